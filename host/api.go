@@ -1,0 +1,76 @@
+package host
+
+// This file holds the Host API other packages build against. Bodies marked
+// "unimplemented" are being written in the host core issue.
+
+import (
+	"log/slog"
+	"time"
+)
+
+// State is where an instance is in its life.
+type State string
+
+const (
+	StatePending  State = "pending"  // waiting for a required service
+	StateStarting State = "starting" // apply is running
+	StateActive   State = "active"
+	StateFailed   State = "failed"
+	StateDisabled State = "disabled"
+)
+
+// InstanceStatus is one instance in a Status snapshot.
+type InstanceStatus struct {
+	ID     string
+	Plugin string
+	State  State
+	Since  time.Time
+	Err    string // the failure, or what a pending instance waits for
+	Detail string // what the instance last said of itself (Scope.SetDetail)
+}
+
+// Options configures a Host. The zero value (or nil) means defaults.
+type Options struct {
+	// Logger receives the host's and every instance's logs.
+	Logger *slog.Logger
+	// DisposeTimeout bounds the dispose of one instance (default 10s).
+	DisposeTimeout time.Duration
+	// LookupEnv resolves ${VAR} in the composition (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+// Entry is one instance in a composition.
+type Entry struct {
+	ID       string
+	Name     string
+	Disabled bool
+	// Config is the entry's config after ${VAR} expansion, as generic YAML
+	// values (maps, slices, scalars).
+	Config map[string]any
+	// File and Line locate the entry, for error messages.
+	File string
+	Line int
+}
+
+// Composition is a parsed, expanded composition file.
+type Composition struct {
+	File    string
+	Entries []Entry
+}
+
+// PluginInfo describes a registered plugin for listings.
+type PluginInfo struct {
+	Name        string
+	Description string
+	Builtin     bool
+	Inject      []Dep
+	Provides    []string
+	Fields      []ConfigField
+}
+
+// ConfigField is one key of a plugin's config.
+type ConfigField struct {
+	Key     string // dotted path, e.g. "reconnect.maxAttempts"
+	Type    string
+	Default string
+}

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"sync"
+)
+
+// Definition describes a plugin: its name in the composition, the services it
+// injects and provides, its typed config and its apply function. Register it
+// once, from the plugin package's init.
+type Definition[C any] struct {
+	// Name is what composition entries name in their `name:` key.
+	Name string
+	// Description is one line for `dsh-host plugins`.
+	Description string
+	// Inject lists the services the plugin uses (Require or Optional). An
+	// instance starts only once every required service is active.
+	Inject []Dep
+	// Provides lists the services an instance provides with Provide; the host
+	// orders startup and detects cycles from it.
+	Provides []AnyKey
+	// Builtin makes the host add an instance with id == Name when the
+	// composition does not list that id (the built-in services).
+	Builtin bool
+	// Defaults returns the config before the entry's values are decoded over
+	// it. Nil means the zero C.
+	Defaults func() C
+	// Validate checks a decoded config before any running instance is
+	// touched. Its error should name the offending key.
+	Validate func(cfg *C) error
+	// Apply starts an instance. Everything it registers on s is undone when
+	// the instance is disposed, or at once if Apply returns an error.
+	Apply func(s *Scope, cfg C) error
+}
+
+// plugin is a registered Definition with its config type erased.
+type plugin struct {
+	name        string
+	description string
+	inject      []Dep
+	provides    []string
+	builtin     bool
+	configType  reflect.Type
+	// newConfig returns a pointer to a fresh config holding the defaults.
+	newConfig func() any
+	// validate and apply take the pointer newConfig returned.
+	validate func(cfg any) error
+	apply    func(s *Scope, cfg any) error
+}
+
+var (
+	pluginsMu sync.RWMutex
+	plugins   = map[string]*plugin{}
+)
+
+var pluginName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Register adds a plugin to the process-wide registry. It panics on a
+// programmer error: an invalid or duplicate name, or a missing Apply.
+func Register[C any](d Definition[C]) {
+	if !pluginName.MatchString(d.Name) {
+		panic(fmt.Sprintf("host: plugin name %q must match %s", d.Name, pluginName))
+	}
+	if d.Apply == nil {
+		panic(fmt.Sprintf("host: plugin %q has no Apply", d.Name))
+	}
+	p := &plugin{
+		name:        d.Name,
+		description: d.Description,
+		inject:      append([]Dep(nil), d.Inject...),
+		builtin:     d.Builtin,
+		configType:  reflect.TypeFor[C](),
+		newConfig: func() any {
+			c := new(C)
+			if d.Defaults != nil {
+				*c = d.Defaults()
+			}
+			return c
+		},
+		validate: func(cfg any) error {
+			if d.Validate == nil {
+				return nil
+			}
+			return d.Validate(cfg.(*C))
+		},
+		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
+	}
+	for _, k := range d.Provides {
+		p.provides = append(p.provides, k.ServiceName())
+	}
+	pluginsMu.Lock()
+	defer pluginsMu.Unlock()
+	if _, dup := plugins[d.Name]; dup {
+		panic(fmt.Sprintf("host: plugin %q registered twice", d.Name))
+	}
+	plugins[d.Name] = p
+}
+
+func lookupPlugin(name string) (*plugin, bool) {
+	pluginsMu.RLock()
+	defer pluginsMu.RUnlock()
+	p, ok := plugins[name]
+	return p, ok
+}
+
+func registeredPlugins() []*plugin {
+	pluginsMu.RLock()
+	defer pluginsMu.RUnlock()
+	out := make([]*plugin, 0, len(plugins))
+	for _, p := range plugins {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}

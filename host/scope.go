@@ -1,0 +1,179 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Scope is the lifetime of one plugin instance: everything the instance does
+// that outlives a call is registered on it and undone, last first, when the
+// instance is disposed. Its Context is cancelled at dispose.
+type Scope struct {
+	id     string
+	ctx    context.Context
+	cancel context.CancelFunc
+	logger *slog.Logger
+	inst   *instance // nil for a scope made by NewScope
+
+	mu        sync.Mutex
+	disposers []disposer
+	disposed  bool
+
+	detail atomic.Pointer[string]
+}
+
+type disposer struct {
+	label string
+	fn    func() error
+}
+
+// NewScope returns a scope that belongs to no host, for code that runs plugin
+// parts outside a host (tests, tools). The caller disposes it with Dispose.
+func NewScope(parent context.Context, id string, logger *slog.Logger) *Scope {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return newScope(parent, id, logger, nil)
+}
+
+func newScope(parent context.Context, id string, logger *slog.Logger, inst *instance) *Scope {
+	ctx, cancel := context.WithCancel(parent)
+	return &Scope{id: id, ctx: ctx, cancel: cancel, logger: logger.With("instance", id), inst: inst}
+}
+
+// ID returns the composition id of the instance.
+func (s *Scope) ID() string { return s.id }
+
+// Context returns a context cancelled when the scope is disposed. Work that
+// outlives apply selects on its Done channel.
+func (s *Scope) Context() context.Context { return s.ctx }
+
+// Logger returns the instance's logger, tagged with its id.
+func (s *Scope) Logger() *slog.Logger { return s.logger }
+
+// OnDispose registers fn to run when the scope is disposed, after every
+// disposer registered later than it. An error fn returns is logged and does
+// not stop the others. Registering on a scope that is already disposed runs
+// fn at once, so nothing registered late is leaked.
+func (s *Scope) OnDispose(label string, fn func() error) {
+	s.mu.Lock()
+	if s.disposed {
+		s.mu.Unlock()
+		s.logger.Warn("registered on a disposed scope; undone at once", "what", label)
+		s.runDisposer(disposer{label, fn})
+		return
+	}
+	s.disposers = append(s.disposers, disposer{label, fn})
+	s.mu.Unlock()
+}
+
+// Go runs fn on its own goroutine, tied to the scope: fn's context is the
+// scope's, and dispose waits for fn to return.
+func (s *Scope) Go(label string, fn func(ctx context.Context)) {
+	done := make(chan struct{})
+	s.OnDispose("goroutine "+label, func() error {
+		s.cancel()
+		<-done
+		return nil
+	})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Error("goroutine panicked", "goroutine", label, "panic", r)
+			}
+		}()
+		fn(s.ctx)
+	}()
+}
+
+// AfterFunc calls fn once after d unless the scope is disposed first.
+func (s *Scope) AfterFunc(label string, d time.Duration, fn func()) {
+	t := time.AfterFunc(d, fn)
+	s.OnDispose("timer "+label, func() error { t.Stop(); return nil })
+}
+
+// SetDetail publishes a one-line, human-readable state of the instance
+// ("connected, 12 tools", "reconnecting 3/10"); Status reports it.
+func (s *Scope) SetDetail(detail string) { s.detail.Store(&detail) }
+
+// Detail returns what SetDetail last published.
+func (s *Scope) Detail() string {
+	if p := s.detail.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Disposed reports whether dispose has begun.
+func (s *Scope) Disposed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disposed
+}
+
+// Dispose cancels the scope's context and runs its disposers, last first. It
+// gives up after timeout (if positive), logging the disposer that is stuck
+// and leaving it to finish on its own. Dispose is idempotent; it returns the
+// disposers' errors joined, or a timeout error.
+func (s *Scope) Dispose(timeout time.Duration) error {
+	s.mu.Lock()
+	if s.disposed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.disposed = true
+	list := s.disposers
+	s.disposers = nil
+	s.mu.Unlock()
+
+	s.cancel()
+	var current atomic.Pointer[string]
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i := len(list) - 1; i >= 0; i-- {
+			current.Store(&list[i].label)
+			if err := s.runDisposer(list[i]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		done <- errors.Join(errs...)
+	}()
+	if timeout <= 0 {
+		return <-done
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		label := ""
+		if p := current.Load(); p != nil {
+			label = *p
+		}
+		s.logger.Error("dispose did not finish in time; abandoned", "timeout", timeout, "stuck", label)
+		return fmt.Errorf("dispose %s: %q still running after %s", s.id, label, timeout)
+	}
+}
+
+func (s *Scope) runDisposer(d disposer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: panic: %v", d.label, r)
+		}
+		if err != nil {
+			s.logger.Error("disposer failed", "what", d.label, "err", err)
+		}
+	}()
+	if e := d.fn(); e != nil {
+		return fmt.Errorf("%s: %w", d.label, e)
+	}
+	return nil
+}

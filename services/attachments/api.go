@@ -1,0 +1,28 @@
+// Package attachments is the durable, content-addressed image store.
+package attachments
+
+import "github.com/dsh-host/dsh-host/host"
+
+// Key is the attachment store service.
+var Key = host.NewKey[*Store]("attachments")
+
+// Image is one member of a batch to save: the declared media type and the
+// decoded bytes.
+type Image struct {
+	MediaType string
+	Data      []byte
+	Name      string // optional, kept in the reference
+}
+
+// Ref is a durable reference to a stored image. It survives restarts.
+type Ref struct {
+	ID        string `json:"id"` // "sha256:<hex>"
+	MediaType string `json:"mediaType"`
+	Bytes     int64  `json:"bytes"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	Name      string `json:"name,omitempty"`
+}
+
+// Store is the attachment store. (Being written in the services issue.)
+type Store struct{}

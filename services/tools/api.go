@@ -1,0 +1,157 @@
+// Package tools is the tool registry: definitions under the model
+// function-name contract, the execute pipeline, and prompt assembly.
+package tools
+
+// This file fixes the types other packages build against; the services issue
+// writes the implementation.
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+)
+
+// Key is the tool registry service.
+var Key = host.NewKey[*Registry]("tools")
+
+// Caller says who is calling a tool and what it accepts.
+type Caller struct {
+	// Kind is "console", "gateway", "model", "test", ...
+	Kind string
+	// ID distinguishes callers of one kind (a session, a client).
+	ID string
+	// ImageInput is true when the caller can take images in model-facing
+	// content; without it, tools must not put images there.
+	ImageInput bool
+	// Mask, when non-nil, limits which tools the caller sees and may call.
+	Mask *Mask
+}
+
+// Mask is a set of allow and deny name patterns (`*` matches any run of
+// characters). A name is visible when it matches some Allow pattern (or
+// Allow is empty) and no Deny pattern.
+type Mask struct {
+	Allow []string
+	Deny  []string
+}
+
+// Call is one execution of a tool.
+type Call struct {
+	Caller Caller
+	// Name is the tool's registered (public) name.
+	Name string
+	// Args is the JSON arguments object as the caller sent it (pre-execute
+	// hooks may have rewritten it).
+	Args json.RawMessage
+}
+
+// Output is what a tool's Execute returns.
+type Output struct {
+	// Value is the canonical, JSON-marshalable result for programmatic
+	// callers.
+	Value any
+	// Content, when non-nil, is the model-facing content the tool projected
+	// itself (for example with durable image references). When nil, the
+	// registry renders Value with the definition's Render. A post-execute
+	// hook that replaces Value discards this projection.
+	Content []Content
+}
+
+// Content is one block of model-facing content.
+type Content struct {
+	Type  string           `json:"type"` // "text" or "image"
+	Text  string           `json:"text,omitempty"`
+	Image *attachments.Ref `json:"image,omitempty"`
+}
+
+// Text returns a text block.
+func Text(s string) Content { return Content{Type: "text", Text: s} }
+
+// Origin says where a tool comes from, for listings and policy.
+type Origin struct {
+	Instance string // composition id of the registering instance
+	Server   string // MCP serverName, for MCP tools
+	RawName  string // the tool's name on its server, for MCP tools
+}
+
+// Definition is a tool.
+type Definition struct {
+	Name        string
+	Description string
+	// InputSchema is the raw JSON Schema of the arguments; it passes through
+	// to the model unchanged.
+	InputSchema json.RawMessage
+	// OutputSchema optionally constrains Output.Value.
+	OutputSchema json.RawMessage
+	Execute      func(ctx context.Context, call Call) (Output, error)
+	// Render turns a canonical value into model-facing content. It must be
+	// pure and synchronous. Nil renders the value as JSON text.
+	Render func(value any) []Content
+	Origin Origin
+}
+
+// Registry is the tool registry. (Being written in the services issue.)
+type Registry struct{}
+
+// Schema is one tool as the model sees it.
+type Schema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Section is a named piece of system prompt text (for example an MCP
+// server's instructions).
+type Section struct {
+	Name string
+	Text string
+}
+
+// Assembly is what the model sees for one request.
+type Assembly struct {
+	Caller   Caller
+	Sections []Section
+	Tools    []Schema
+}
+
+// Result is the outcome of Execute.
+type Result struct {
+	// Value is the canonical value (nil on error).
+	Value any
+	// Content is the model-facing content. On error it is one text block
+	// "Error: <message>".
+	Content []Content
+	// Err is nil on success. errors.Is(Err, ErrRefused) tells a policy
+	// refusal (pre-execute, guard, post-execute block, mask) from a tool
+	// error; ErrUnknownTool and context.Canceled are also distinguishable.
+	Err error
+}
+
+// PreExecuteHook runs before guards; it may rewrite call.Args, or refuse by
+// returning an error (reported as a refusal).
+type PreExecuteHook func(ctx context.Context, call *Call) error
+
+// GuardHook allows a call (nil) or denies it with a reason (the error).
+type GuardHook func(ctx context.Context, call Call) error
+
+// PostExecuteHook sees a successful result. It may replace res.Value (set
+// res.Content to nil to have it rendered again from the new value), replace
+// res.Content, or block the result by returning an error (a refusal).
+type PostExecuteHook func(ctx context.Context, call Call, res *Result) error
+
+// ChangeKind says whether a tool came or went.
+type ChangeKind int
+
+const (
+	Registered ChangeKind = iota + 1
+	Unregistered
+)
+
+// Change is a registration or unregistration.
+type Change struct {
+	Kind   ChangeKind
+	Name   string
+	Origin Origin
+}
