@@ -26,3 +26,12 @@ type Ref struct {
 
 // Store is the attachment store. (Being written in the services issue.)
 type Store struct{}
+
+// Limits bound what SaveImages admits. Zero fields take the defaults.
+type Limits struct {
+	MaxImageBytes int64 // per image (default 3.5 MiB)
+	MaxImages     int   // per batch (default 20)
+	MaxBatchBytes int64 // per batch (default 100 MiB)
+	MaxPixels     int64 // width*height (default 40 Mpx)
+	MaxSide       int   // width or height (default 2000)
+}
