@@ -10,8 +10,8 @@ import (
 
 var errUnimplemented = errors.New("attachments: unimplemented")
 
-// Open returns the store rooted at dir (created if missing).
-func Open(dir string, limits *Limits) (*Store, error) { return nil, errUnimplemented }
+// New returns the store rooted at dir (created if missing).
+func New(dir string, limits *Limits) (*Store, error) { return nil, errUnimplemented }
 
 // SaveImages validates every member, then persists all of them or none.
 // References come back in input order. A refusal is an *Error.
@@ -22,8 +22,8 @@ func (s *Store) SaveImages(ctx context.Context, batch []Image) ([]Ref, error) {
 // Stat returns the reference stored under id ("sha256:<hex>").
 func (s *Store) Stat(id string) (Ref, error) { return Ref{}, errUnimplemented }
 
-// Read opens the image stored under id.
-func (s *Store) Read(id string) (io.ReadCloser, Ref, error) { return nil, Ref{}, errUnimplemented }
+// Open opens the image stored under id.
+func (s *Store) Open(id string) (io.ReadCloser, Ref, error) { return nil, Ref{}, errUnimplemented }
 
 // IsAdmissionError reports whether err is a refusal of the batch's content
 // (too many, too large, wrong type, invalid image...), as opposed to a
