@@ -1,13 +1,31 @@
 // Package commands is the slash-command service: front ends (the console,
 // `dsh-host command`) run commands that plugins register.
+//
+// # Registering
+//
+// A plugin that injects [Key] registers a [Command] on its scope; the command
+// goes away with the scope:
+//
+//	cmds, ok := host.Lookup(s, commands.Key)
+//	if ok {
+//		_, err := cmds.Register(s, commands.Command{Name: "mcp", ...})
+//	}
+//
+// # Running
+//
+// A front end passes the user's line to [Registry.Run]; the reply is text
+// plus an error flag, never a Go error, so every front end renders it the
+// same way.
 package commands
-
-// This file fixes the API other packages build against; the mcpfold issue
-// writes the implementation.
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -41,22 +59,109 @@ type Reply struct {
 	Error bool
 }
 
-// Registry holds the commands. (Being written in the mcpfold issue.)
-type Registry struct{}
+// Registry holds the commands. It is safe for concurrent use; the zero
+// value is ready to use.
+type Registry struct {
+	mu   sync.RWMutex
+	cmds map[string]*entry
+}
 
-var errUnimplemented = errors.New("commands: unimplemented")
+// entry is a registered command; removal compares the pointer so that a
+// stale remove never deletes a later registration of the same name.
+type entry struct{ cmd Command }
+
+// NameRule is the pattern every command name must match.
+var NameRule = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// New returns an empty registry.
+func New() *Registry { return &Registry{} }
 
 // Register adds c; a taken or invalid name is an error. With a non-nil scope
 // the command goes away with it.
 func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error) {
-	return nil, errUnimplemented
+	if !NameRule.MatchString(c.Name) {
+		return nil, fmt.Errorf("command name %q must match %s (lowercase, no slash)", c.Name, NameRule)
+	}
+	if c.Handler == nil {
+		return nil, fmt.Errorf("command /%s has no handler", c.Name)
+	}
+	e := &entry{cmd: c}
+	r.mu.Lock()
+	if _, taken := r.cmds[c.Name]; taken {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("command /%s is already registered: pick another name or remove the other registration", c.Name)
+	}
+	if r.cmds == nil {
+		r.cmds = map[string]*entry{}
+	}
+	r.cmds[c.Name] = e
+	r.mu.Unlock()
+
+	var once sync.Once
+	remove = func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.cmds[c.Name] == e {
+				delete(r.cmds, c.Name)
+			}
+		})
+	}
+	if s != nil {
+		s.OnDispose("command /"+c.Name, func() error { remove(); return nil })
+	}
+	return remove, nil
 }
 
 // Run parses line ("/name input") and runs the command. An unknown command
-// is an error reply listing the known ones.
-func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) Reply {
-	return Reply{Text: errUnimplemented.Error(), Error: true}
+// is an error reply listing the known ones. The leading slash is optional.
+// A handler that panics yields an error reply instead of taking the front
+// end down.
+func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (reply Reply) {
+	line = strings.TrimSpace(line)
+	line = strings.TrimPrefix(line, "/")
+	name, input := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		name, input = line[:i], strings.TrimSpace(line[i:])
+	}
+	if name == "" {
+		return Reply{Text: "no command given — " + r.known(), Error: true}
+	}
+	r.mu.RLock()
+	e, ok := r.cmds[name]
+	r.mu.RUnlock()
+	if !ok {
+		return Reply{Text: fmt.Sprintf("unknown command /%s — %s", name, r.known()), Error: true}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			reply = Reply{Text: fmt.Sprintf("/%s failed: %v", name, p), Error: true}
+		}
+	}()
+	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller})
+}
+
+// known lists the registered commands for an error reply.
+func (r *Registry) known() string {
+	list := r.List()
+	if len(list) == 0 {
+		return "no commands are registered"
+	}
+	names := make([]string, len(list))
+	for i, c := range list {
+		names[i] = "/" + c.Name
+	}
+	return "known commands: " + strings.Join(names, ", ")
 }
 
 // List returns the commands sorted by name.
-func (r *Registry) List() []Command { return nil }
+func (r *Registry) List() []Command {
+	r.mu.RLock()
+	out := make([]Command, 0, len(r.cmds))
+	for _, e := range r.cmds {
+		out = append(out, e.cmd)
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

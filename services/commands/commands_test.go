@@ -1,0 +1,141 @@
+package commands
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// echo replies with what it was given, so tests can see the parse.
+func echo(_ context.Context, inv Invocation) Reply {
+	return Reply{Text: "[" + inv.Input + "] " + inv.Caller.Kind}
+}
+
+func TestRegisterValidates(t *testing.T) {
+	tests := []struct {
+		name    string
+		cmd     Command
+		wantErr string
+	}{
+		{"ok", Command{Name: "mcp", Handler: echo}, ""},
+		{"digits and dashes", Command{Name: "a1-b_c", Handler: echo}, ""},
+		{"empty", Command{Name: "", Handler: echo}, "must match"},
+		{"slash", Command{Name: "/mcp", Handler: echo}, "must match"},
+		{"upper", Command{Name: "Mcp", Handler: echo}, "must match"},
+		{"leading digit", Command{Name: "1mcp", Handler: echo}, "must match"},
+		{"no handler", Command{Name: "mcp"}, "no handler"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New().Register(nil, tt.cmd)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Register: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Register error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRegisterDuplicateAndRemove(t *testing.T) {
+	r := New()
+	remove, err := r.Register(nil, Command{Name: "mcp", Handler: echo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(nil, Command{Name: "mcp", Handler: echo}); err == nil || !strings.Contains(err.Error(), "already registered") {
+		t.Fatalf("duplicate Register error = %v", err)
+	}
+	remove()
+	// A second registration after removal works, and the stale remove does
+	// not take it away.
+	if _, err := r.Register(nil, Command{Name: "mcp", Description: "second", Handler: echo}); err != nil {
+		t.Fatalf("Register after remove: %v", err)
+	}
+	remove()
+	if got := r.List(); len(got) != 1 || got[0].Description != "second" {
+		t.Fatalf("List after stale remove = %+v, want the second registration", got)
+	}
+}
+
+func TestScopeDisposeRemoves(t *testing.T) {
+	r := New()
+	s := host.NewScope(context.Background(), "t", nil)
+	if _, err := r.Register(s, Command{Name: "mcp", Handler: echo}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispose(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.List(); len(got) != 0 {
+		t.Fatalf("List after dispose = %+v, want none", got)
+	}
+}
+
+func TestRun(t *testing.T) {
+	r := New()
+	for _, n := range []string{"mcp", "help"} {
+		if _, err := r.Register(nil, Command{Name: n, Handler: echo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Register(nil, Command{Name: "boom", Handler: func(context.Context, Invocation) Reply { panic("kaput") }}); err != nil {
+		t.Fatal(err)
+	}
+	caller := tools.Caller{Kind: "console"}
+	tests := []struct {
+		line string
+		want Reply
+	}{
+		{"/mcp", Reply{Text: "[] console"}},
+		{"/mcp list github", Reply{Text: "[list github] console"}},
+		{"  /mcp   list  ", Reply{Text: "[list] console"}},
+		{"/mcp\tconfig", Reply{Text: "[config] console"}},
+		{"mcp config", Reply{Text: "[config] console"}},
+		{"/nope x", Reply{Text: "unknown command /nope — known commands: /boom, /help, /mcp", Error: true}},
+		{"/", Reply{Text: "no command given — known commands: /boom, /help, /mcp", Error: true}},
+		{"/boom", Reply{Text: "/boom failed: kaput", Error: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			got := r.Run(context.Background(), caller, tt.line)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("Run(%q) mismatch (-want +got):\n%s", tt.line, diff)
+			}
+		})
+	}
+}
+
+func TestRunEmptyRegistry(t *testing.T) {
+	var r Registry // the zero value is ready to use
+	got := r.Run(context.Background(), tools.Caller{}, "/x")
+	want := Reply{Text: "unknown command /x — no commands are registered", Error: true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestListSorted(t *testing.T) {
+	r := New()
+	for _, n := range []string{"zeta", "alpha", "mid"} {
+		if _, err := r.Register(nil, Command{Name: n, Handler: echo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, c := range r.List() {
+		got = append(got, c.Name)
+	}
+	if diff := cmp.Diff([]string{"alpha", "mid", "zeta"}, got); diff != "" {
+		t.Fatalf("List order (-want +got):\n%s", diff)
+	}
+}
