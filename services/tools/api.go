@@ -1,9 +1,6 @@
-// Package tools is the tool registry: definitions under the model
-// function-name contract, the execute pipeline, and prompt assembly.
 package tools
 
-// This file fixes the types other packages build against; the services issue
-// writes the implementation.
+// This file holds the types other packages build against.
 
 import (
 	"context"
@@ -91,9 +88,6 @@ type Definition struct {
 	Render func(value any) []Content
 	Origin Origin
 }
-
-// Registry is the tool registry. (Being written in the services issue.)
-type Registry struct{}
 
 // Schema is one tool as the model sees it.
 type Schema struct {

@@ -1,0 +1,124 @@
+package tools
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+// hookSet is an immutable snapshot of every pipeline hook. Writers build a
+// new one under Registry.hookMu; Execute loads it without locking.
+type hookSet struct {
+	pre   []*hook[PreExecuteHook]
+	guard []*hook[GuardHook]
+	post  []*hook[PostExecuteHook]
+}
+
+type hook[F any] struct {
+	pattern string
+	fn      F
+}
+
+// matchedHooks are the hooks of one hookSet whose patterns match one tool,
+// in registration order.
+type matchedHooks struct {
+	set   *hookSet
+	pre   []PreExecuteHook
+	guard []GuardHook
+	post  []PostExecuteHook
+}
+
+var noHooks = &hookSet{}
+
+func (r *Registry) hookSet() *hookSet {
+	if s := r.hooks.Load(); s != nil {
+		return s
+	}
+	return noHooks
+}
+
+// hooksFor returns the hooks matching e's name. The match is computed once
+// per tool and hook set, so Execute does no pattern matching in the steady
+// state.
+func (e *entry) hooksFor(set *hookSet) *matchedHooks {
+	if m := e.matched.Load(); m != nil && m.set == set {
+		return m
+	}
+	m := &matchedHooks{
+		set:   set,
+		pre:   matching(set.pre, e.def.Name),
+		guard: matching(set.guard, e.def.Name),
+		post:  matching(set.post, e.def.Name),
+	}
+	e.matched.Store(m)
+	return m
+}
+
+func matching[F any](hooks []*hook[F], name string) []F {
+	var out []F
+	for _, h := range hooks {
+		if Match(h.pattern, name) {
+			out = append(out, h.fn)
+		}
+	}
+	return out
+}
+
+// addHook appends fn to the list field selects, in a new hook set, and
+// returns its idempotent remover (also bound to s when s is not nil).
+func addHook[F any](r *Registry, s *host.Scope, label, pattern string, fn F, field func(*hookSet) *[]*hook[F]) (remove func()) {
+	h := &hook[F]{pattern: pattern, fn: fn}
+	r.updateHooks(func(set *hookSet) {
+		l := field(set)
+		*l = append(slices.Clip(*l), h)
+	})
+	var once sync.Once
+	remove = func() {
+		once.Do(func() {
+			r.updateHooks(func(set *hookSet) {
+				l := field(set)
+				*l = slices.DeleteFunc(slices.Clone(*l), func(x *hook[F]) bool { return x == h })
+			})
+		})
+	}
+	if s != nil {
+		s.OnDispose(label+" "+pattern, func() error { remove(); return nil })
+	}
+	return remove
+}
+
+func (r *Registry) updateHooks(change func(*hookSet)) {
+	r.hookMu.Lock()
+	defer r.hookMu.Unlock()
+	next := *r.hookSet()
+	change(&next)
+	r.hooks.Store(&next)
+}
+
+// OnPreExecute registers a hook for tools whose name matches pattern (`*`
+// matches any run of characters; the match is anchored, see Match). Hooks
+// run in registration order, each seeing the arguments as the previous one
+// left them. A hook may replace call.Args; changes to call.Name and
+// call.Caller are ignored. An error refuses the call (a *RefusalError at
+// StagePreExecute, unless it is the caller's own cancellation). With a
+// non-nil scope the hook goes away when the scope is disposed.
+func (r *Registry) OnPreExecute(s *host.Scope, pattern string, fn PreExecuteHook) (remove func()) {
+	return addHook(r, s, "tools pre-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PreExecuteHook] { return &h.pre })
+}
+
+// OnGuard registers a guard for tools whose name matches pattern. Guards run
+// after every pre-execute hook, in registration order; the first that
+// returns an error denies the call with that reason (a *RefusalError at
+// StageGuard).
+func (r *Registry) OnGuard(s *host.Scope, pattern string, fn GuardHook) (remove func()) {
+	return addHook(r, s, "tools guard", pattern, fn, func(h *hookSet) *[]*hook[GuardHook] { return &h.guard })
+}
+
+// OnPostExecute registers a hook for tools whose name matches pattern. It
+// sees every successful result, after output validation and rendering, in
+// registration order. See PostExecuteHook for what it may change; its
+// changes take precedence over the tool's own projection.
+func (r *Registry) OnPostExecute(s *host.Scope, pattern string, fn PostExecuteHook) (remove func()) {
+	return addHook(r, s, "tools post-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PostExecuteHook] { return &h.post })
+}

@@ -1,0 +1,296 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+// Options configures a Registry; nil means defaults.
+type Options struct {
+	// Logger receives panics recovered from tools and hooks, and other
+	// events worth an operator's attention. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Registry is the tool registry. The zero value is an empty registry that
+// logs to slog.Default(); New sets options. Every method is safe for
+// concurrent use.
+type Registry struct {
+	logger *slog.Logger
+
+	mu     sync.RWMutex
+	tools  map[string]*entry
+	sorted []*entry // every entry by name; nil after a change, rebuilt lazily
+
+	hookMu sync.Mutex              // serializes hook set writers
+	hooks  atomic.Pointer[hookSet] // copy on write; nil means no hooks
+
+	changes  host.Event[Change]
+	assemble host.Waterfall[Assembly]
+
+	// Change delivery: changes queue in the order they happened and one
+	// goroutine at a time delivers them (see notify).
+	evMu       sync.Mutex
+	evQueue    []Change
+	evDraining bool
+}
+
+// entry is one registration. Its identity (the pointer), not its name,
+// is what unregister removes.
+type entry struct {
+	def    Definition
+	params json.RawMessage      // InputSchema, or the empty object schema
+	output *jsonschema.Resolved // nil without an OutputSchema
+	// matched caches the hooks whose patterns match def.Name, for the hook
+	// set it was computed from.
+	matched atomic.Pointer[matchedHooks]
+}
+
+// emptyParameters is the parameters schema of a tool registered without an
+// InputSchema: an object with no properties.
+const emptyParameters = `{"type":"object","properties":{}}`
+
+// New returns an empty registry.
+func New(opts *Options) *Registry {
+	r := &Registry{}
+	if opts != nil {
+		r.logger = opts.Logger
+	}
+	return r
+}
+
+func (r *Registry) log() *slog.Logger {
+	if r.logger != nil {
+		return r.logger
+	}
+	return slog.Default()
+}
+
+// Register adds def. A name outside ^[A-Za-z0-9_-]{1,64}$ (ErrInvalidName)
+// or already taken (ErrDuplicateName, naming the holder) is an error, as is
+// a definition without Execute, an InputSchema that is not a JSON object or
+// an OutputSchema that does not resolve (ErrInvalidDefinition).
+//
+// The schemas are copied: the caller may reuse its buffers. unregister
+// removes this registration and no other (not a later one under the same
+// name); it is idempotent and safe to call from any goroutine.
+func (r *Registry) Register(def Definition) (unregister func(), err error) {
+	e, err := newEntry(def)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if held, dup := r.tools[def.Name]; dup {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: %q is held by %s; unregister it first or choose another name",
+			ErrDuplicateName, def.Name, holder(held.def.Origin))
+	}
+	if r.tools == nil {
+		r.tools = make(map[string]*entry)
+	}
+	r.tools[def.Name] = e
+	r.sorted = nil
+	r.enqueue(Change{Kind: Registered, Name: def.Name, Origin: def.Origin})
+	r.mu.Unlock()
+	r.drain()
+
+	var once sync.Once
+	return func() { once.Do(func() { r.remove(e) }) }, nil
+}
+
+func (r *Registry) remove(e *entry) {
+	r.mu.Lock()
+	if r.tools[e.def.Name] != e {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.tools, e.def.Name)
+	r.sorted = nil
+	r.enqueue(Change{Kind: Unregistered, Name: e.def.Name, Origin: e.def.Origin})
+	r.mu.Unlock()
+	r.drain()
+}
+
+func holder(o Origin) string {
+	if o.Instance == "" {
+		return "another registration (no instance recorded)"
+	}
+	s := fmt.Sprintf("instance %q", o.Instance)
+	if o.Server != "" {
+		s += fmt.Sprintf(" (MCP server %q, tool %q)", o.Server, o.RawName)
+	}
+	return s
+}
+
+func newEntry(def Definition) (*entry, error) {
+	if err := CheckName(def.Name); err != nil {
+		return nil, err
+	}
+	if def.Execute == nil {
+		return nil, fmt.Errorf("%w %q: Execute is nil", ErrInvalidDefinition, def.Name)
+	}
+	e := &entry{def: def}
+	if len(bytes.TrimSpace(def.InputSchema)) == 0 {
+		e.def.InputSchema = nil
+		e.params = json.RawMessage(emptyParameters)
+	} else {
+		if !isJSONObject(def.InputSchema) {
+			return nil, fmt.Errorf("%w %q: InputSchema must be a JSON object schema", ErrInvalidDefinition, def.Name)
+		}
+		e.def.InputSchema = bytes.Clone(def.InputSchema)
+		e.params = e.def.InputSchema
+	}
+	if len(bytes.TrimSpace(def.OutputSchema)) == 0 {
+		e.def.OutputSchema = nil
+	} else {
+		e.def.OutputSchema = bytes.Clone(def.OutputSchema)
+		rs, err := resolveSchema(e.def.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: OutputSchema: %w", ErrInvalidDefinition, def.Name, err)
+		}
+		e.output = rs
+	}
+	return e, nil
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(b)
+}
+
+func (r *Registry) lookup(name string) *entry {
+	r.mu.RLock()
+	e := r.tools[name]
+	r.mu.RUnlock()
+	return e
+}
+
+// Get returns the definition registered under name, whatever any caller's
+// mask says. Its schemas are shared with the registry: do not modify them.
+func (r *Registry) Get(name string) (Definition, bool) {
+	if e := r.lookup(name); e != nil {
+		return e.def, true
+	}
+	return Definition{}, false
+}
+
+// Lookup returns the definition registered under name when caller may see
+// it (its Mask allows the name). It is Get for code that acts on behalf of a
+// caller, such as a dispatcher that calls tools by name.
+func (r *Registry) Lookup(caller Caller, name string) (Definition, bool) {
+	if !caller.Mask.Allows(name) {
+		return Definition{}, false
+	}
+	return r.Get(name)
+}
+
+// List returns the definitions visible to caller, sorted by name.
+func (r *Registry) List(caller Caller) []Definition {
+	all := r.all()
+	out := make([]Definition, 0, len(all))
+	for _, e := range all {
+		if caller.Mask.Allows(e.def.Name) {
+			out = append(out, e.def)
+		}
+	}
+	return out
+}
+
+// Names returns the registered names visible to caller, sorted.
+func (r *Registry) Names(caller Caller) []string {
+	all := r.all()
+	out := make([]string, 0, len(all))
+	for _, e := range all {
+		if caller.Mask.Allows(e.def.Name) {
+			out = append(out, e.def.Name)
+		}
+	}
+	return out
+}
+
+// Len returns the number of registered tools.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.tools)
+}
+
+// all returns every entry sorted by name. The slice is shared and never
+// modified after it is built; a change builds a new one.
+func (r *Registry) all() []*entry {
+	r.mu.RLock()
+	s := r.sorted
+	r.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sorted == nil {
+		s := make([]*entry, 0, len(r.tools))
+		for _, e := range r.tools {
+			s = append(s, e)
+		}
+		slices.SortFunc(s, func(a, b *entry) int { return strings.Compare(a.def.Name, b.def.Name) })
+		r.sorted = s
+	}
+	return r.sorted
+}
+
+// OnChange follows registrations and unregistrations. Handlers run one at a
+// time, in the order the changes happened; a change made by a handler (or
+// concurrently by another goroutine) is delivered after the running handler
+// returns, possibly on another goroutine. To start from the current set,
+// call List after OnChange.
+func (r *Registry) OnChange(s *host.Scope, fn func(Change)) (remove func()) {
+	return r.changes.On(s, func(c Change) {
+		// A panicking handler must not keep the others from the change.
+		defer func() {
+			if p := recover(); p != nil {
+				r.log().Error("tool change handler panicked", "tool", c.Name, "change", c.Kind, "panic", p)
+			}
+		}()
+		fn(c)
+	})
+}
+
+// enqueue records a change; the caller holds r.mu, so the queue has the
+// order of the map's mutations.
+func (r *Registry) enqueue(c Change) {
+	r.evMu.Lock()
+	r.evQueue = append(r.evQueue, c)
+	r.evMu.Unlock()
+}
+
+// drain delivers queued changes unless another goroutine (or an outer frame
+// of this one) already is; that one then delivers them.
+func (r *Registry) drain() {
+	r.evMu.Lock()
+	if r.evDraining {
+		r.evMu.Unlock()
+		return
+	}
+	r.evDraining = true
+	for len(r.evQueue) > 0 {
+		c := r.evQueue[0]
+		r.evQueue[0] = Change{}
+		r.evQueue = r.evQueue[1:]
+		r.evMu.Unlock()
+		r.changes.Emit(c)
+		r.evMu.Lock()
+	}
+	r.evQueue = nil
+	r.evDraining = false
+	r.evMu.Unlock()
+}
