@@ -1,0 +1,197 @@
+package main
+
+// The interactive console of `dsh-host run` on a terminal.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// consoleCaller is who the console calls tools and commands as. A terminal
+// shows images only as references, so the console is not image-capable.
+var consoleCaller = tools.Caller{Kind: "console", ID: "console"}
+
+// builtinConsoleCommands are the console's own commands, for /help. Any other
+// /name goes to the commands service.
+var builtinConsoleCommands = [][2]string{
+	{"/help", "this list"},
+	{"/status", "every instance: state, since when, tools, detail or error"},
+	{"/tools", "registered tools; folded ones are in the registry but not in the prompt"},
+	{"/prompt", "the assembled model-facing tools array, its bytes and estimated tokens"},
+	{"/call <tool> [json]", "call a tool through the registry's pipeline"},
+	{"/reload", "re-read the composition now (as SIGHUP does)"},
+	{"/quit", "shut down and exit (Ctrl-D too)"},
+}
+
+// runConsole reads command lines from in and writes replies to out until
+// /quit, the end of in, or ctx is done.
+func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
+	lines := make(chan string)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+	}()
+	c := &console{h: h, out: out}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case line, ok := <-lines:
+			if !ok {
+				return
+			}
+			if !c.exec(ctx, line) {
+				return
+			}
+		}
+	}
+}
+
+type console struct {
+	h   *host.Host
+	out io.Writer
+}
+
+// exec runs one line and reports whether the console goes on.
+func (c *console) exec(ctx context.Context, line string) bool {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return true
+	}
+	if !strings.HasPrefix(line, "/") {
+		fmt.Fprintln(c.out, "commands start with /; /help lists them")
+		return true
+	}
+	name, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	switch name {
+	case "/quit", "/exit":
+		fmt.Fprintln(c.out, "bye")
+		return false
+	case "/help":
+		c.help()
+	case "/status":
+		reg, _ := registry(c.h)
+		writeInstances(c.out, c.h.Status(), countTools(reg), time.Now())
+	case "/tools":
+		c.tools(ctx)
+	case "/prompt":
+		c.prompt(ctx)
+	case "/call":
+		c.call(ctx, rest)
+	case "/reload":
+		c.h.Reload()
+		fmt.Fprintln(c.out, "reloading; /status shows the result")
+	default:
+		c.command(ctx, line)
+	}
+	return true
+}
+
+func (c *console) help() {
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	for _, b := range builtinConsoleCommands {
+		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
+	}
+	if reg, err := commandRegistry(c.h); err == nil {
+		cmds := reg.List()
+		sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+		for _, cmd := range cmds {
+			usage := "/" + cmd.Name
+			if cmd.Usage != "" {
+				usage += " " + cmd.Usage
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", usage, oneLine(cmd.Description, 80))
+		}
+	}
+	tw.Flush()
+}
+
+func (c *console) tools(ctx context.Context) {
+	reg, err := registry(c.h)
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+		return
+	}
+	rows, err := listTools(ctx, reg, consoleCaller)
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+		return
+	}
+	writeTools(c.out, rows)
+}
+
+func (c *console) prompt(ctx context.Context) {
+	reg, err := registry(c.h)
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+		return
+	}
+	asm, err := reg.Assemble(ctx, consoleCaller)
+	if err == nil {
+		err = writePrompt(c.out, asm)
+	}
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+	}
+}
+
+func (c *console) call(ctx context.Context, rest string) {
+	name, rawArgs, _ := strings.Cut(rest, " ")
+	if name == "" {
+		fmt.Fprintln(c.out, `usage: /call <tool> [json], for example /call greet {"name":"Ada"}`)
+		return
+	}
+	args, err := parseToolArgs(rawArgs)
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+		return
+	}
+	reg, err := registry(c.h)
+	if err != nil {
+		fmt.Fprintln(c.out, err)
+		return
+	}
+	res := reg.Execute(ctx, consoleCaller, name, args)
+	if res.Err != nil {
+		fmt.Fprintf(c.out, "error: %v\n", res.Err)
+		return
+	}
+	writeContent(c.out, res.Content)
+}
+
+func (c *console) command(ctx context.Context, line string) {
+	reg, err := commandRegistry(c.h)
+	if err != nil {
+		fmt.Fprintf(c.out, "unknown console command %s (/help lists them); %v\n", strings.Fields(line)[0], err)
+		return
+	}
+	reply := reg.Run(ctx, consoleCaller, line)
+	text := reply.Text
+	if reply.Error {
+		text = "error: " + text
+	}
+	fmt.Fprint(c.out, text)
+	if !strings.HasSuffix(text, "\n") {
+		fmt.Fprintln(c.out)
+	}
+}

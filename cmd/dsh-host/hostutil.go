@@ -1,0 +1,90 @@
+package main
+
+// Helpers every subcommand that starts a host shares (run, tools, call,
+// prompt, command, serve).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+// shutdownTimeout bounds Host.Shutdown when a subcommand ends. The host
+// already bounds each instance's dispose; this is the backstop for the whole.
+const shutdownTimeout = 30 * time.Second
+
+// startHost reads, validates and applies the composition in file and returns
+// the running host. Apply returns once every instance has settled (active,
+// failed or pending); an instance that failed is in Status, not in the error.
+// On error nothing is left running.
+func startHost(ctx context.Context, file string, logger *slog.Logger) (*host.Host, error) {
+	h := host.New(&host.Options{Logger: logger})
+	if err := h.LoadFile(ctx, file); err != nil {
+		shutdownHost(h, logger)
+		return nil, err
+	}
+	return h, nil
+}
+
+// shutdownHost disposes every instance of h, bounded by shutdownTimeout, and
+// logs a dispose that did not finish. It reports whether shutdown was clean.
+func shutdownHost(h *host.Host, logger *slog.Logger) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		logger.Error("shutdown was not clean", "err", err)
+		return false
+	}
+	return true
+}
+
+// newLogger returns a logger writing to w in format ("text" or "json") at
+// level ("debug", "info", "warn", "error"). Text on a terminal is rendered by
+// tint, in colour. Values checkLogFlags rejects fall back to text and info.
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
+	}
+	if strings.EqualFold(format, "json") {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
+	}
+	if isTerminal(w) {
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly}))
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
+}
+
+// checkLogFlags validates --log-format and --log-level values.
+func checkLogFlags(format, level string) error {
+	switch strings.ToLower(format) {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return nil
+}
+
+// isTerminal reports whether v is an *os.File open on a terminal. A character
+// device is not enough: /dev/null is one too.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

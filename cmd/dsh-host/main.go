@@ -1,0 +1,187 @@
+// Command dsh-host runs a composition of plugins (MCP clients, prompt
+// folding, the built-in services) and offers one-shot subcommands to inspect
+// it: check, plugins, tools, call, prompt, command, import, and serve for
+// gateway mode. The logic lives in the packages it imports; this command only
+// parses flags, wires signals and prints.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Stdio is where a subcommand reads and writes. Subcommands never touch
+// os.Stdin, os.Stdout or os.Stderr directly, so tests can run them in-process.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK    = 0 // success
+	exitFail  = 1 // failure, tool error, invalid composition
+	exitUsage = 2 // bad flags or arguments
+)
+
+// subcommand is one entry of the dispatch table. Every subcommand has the
+// signature of run, so that other files (serve.go) can add theirs.
+type subcommand struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io Stdio) int
+}
+
+// subcommands returns the dispatch table, in the order help lists it.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"run", "start the composition, watch it, and open a console on a terminal (default)", cmdRun},
+		{"check", "validate a composition without starting anything", cmdCheck},
+		{"plugins", "list the registered plugins and their config fields", cmdPlugins},
+		{"tools", "start the composition and list the registered tools", cmdTools},
+		{"call", "call one tool through the registry's pipeline", cmdCall},
+		{"prompt", "print the model-facing tools array and its size", cmdPrompt},
+		{"command", "run one slash command, such as '/mcp list'", cmdCommand},
+		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},
+		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal, give the default behaviour back: a second
+	// Ctrl-C kills a shutdown that takes too long.
+	go func() { <-ctx.Done(); stop() }()
+	code := dispatch(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// dispatch runs the subcommand args names; with none (or only flags) it runs
+// `run`.
+func dispatch(ctx context.Context, args []string, io Stdio) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
+		return cmdRun(ctx, args, io)
+	}
+	name := args[0]
+	if name == "help" || isHelpFlag(name) {
+		if len(args) > 1 && !isHelpFlag(args[1]) {
+			return dispatch(ctx, []string{args[1], "-h"}, io)
+		}
+		printUsage(io.Out)
+		return exitOK
+	}
+	for _, c := range subcommands() {
+		if c.name == name {
+			return c.run(ctx, args[1:], io)
+		}
+	}
+	fmt.Fprintf(io.Err, "dsh-host: unknown subcommand %q\n\n", name)
+	printUsage(io.Err)
+	return exitUsage
+}
+
+func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "dsh-host runs a composition of plugins: MCP servers as native tools, prompt folding, and the built-in services.")
+	fmt.Fprintln(w, "\nusage: dsh-host [subcommand] [flags]")
+	fmt.Fprintln(w, "\nSubcommands:")
+	for _, c := range subcommands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'dsh-host <subcommand> -h' for its flags. Exit codes: 0 ok, 1 failure, 2 usage error.")
+}
+
+// commonFlags are the flags every subcommand that reads a composition takes.
+type commonFlags struct {
+	file      string
+	logFormat string
+	logLevel  string
+}
+
+// register adds -c, --log-format and --log-level to fs. Long-running
+// subcommands log at info by default; one-shot ones at warn, so that their
+// output is not drowned.
+func (c *commonFlags) register(fs *flag.FlagSet, defaultLevel string) {
+	fs.StringVar(&c.file, "c", "composition.yml", "composition `file`")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
+	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level: debug, info, warn or error")
+}
+
+// flagSet returns a flag set for subcommand name whose help shows synopsis
+// and about.
+func flagSet(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet("dsh-host "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: dsh-host %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(about))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseArgs parses args with fs, allowing flags after positional arguments
+// (`call echo '{}' --json`); everything after a literal "--" is positional.
+// When it returns ok false, the caller exits with code: help was printed to
+// io.Out (0), or a usage error to io.Err (2).
+func parseArgs(fs *flag.FlagSet, args []string, io Stdio) (positional []string, code int, ok bool) {
+	var tail []string
+	for i, a := range args {
+		if a == "--" {
+			args, tail = args[:i], args[i+1:]
+			break
+		}
+	}
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
+	fs.SetOutput(io.Err)
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(io.Out)
+			usage()
+			return nil, exitOK, false
+		}
+		if err != nil {
+			fmt.Fprintln(io.Err)
+			usage()
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return append(positional, tail...), exitOK, true
+}
+
+// usageError prints msg and the subcommand's help to io.Err and returns
+// exitUsage.
+func usageError(fs *flag.FlagSet, io Stdio, format string, args ...any) int {
+	fmt.Fprintf(io.Err, "%s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.SetOutput(io.Err)
+	fs.Usage()
+	return exitUsage
+}
+
+// fail prints err prefixed with the subcommand and returns exitFail.
+func fail(io Stdio, name string, err error) int {
+	fmt.Fprintf(io.Err, "dsh-host %s: %v\n", name, err)
+	return exitFail
+}

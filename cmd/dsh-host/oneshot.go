@@ -1,0 +1,350 @@
+package main
+
+// The one-shot subcommands: check and plugins start nothing; tools, call,
+// prompt and command start the composition, do one thing and shut it down.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// oneShot is the flag set of a subcommand that starts the composition.
+type oneShot struct {
+	commonFlags
+	wait time.Duration
+}
+
+func (o *oneShot) register(fs *flag.FlagSet) {
+	o.commonFlags.register(fs, "warn")
+	fs.DurationVar(&o.wait, "wait", 30*time.Second, "how long to wait for every instance to settle (active, failed or pending)")
+}
+
+// withHost starts the composition, waits up to o.wait for it to settle, runs
+// fn and shuts the host down. An instance still starting when the wait ends
+// shows as "starting" in Status.
+func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
+	if err := checkLogFlags(o.logFormat, o.logLevel); err != nil {
+		fmt.Fprintf(io.Err, "dsh-host %s: %v\n", name, err)
+		return exitUsage
+	}
+	logger := newLogger(io.Err, o.logFormat, o.logLevel)
+	h := host.New(&host.Options{Logger: logger})
+	loadCtx, cancel := context.WithTimeout(ctx, o.wait)
+	defer cancel()
+	loaded := make(chan error, 1)
+	go func() { loaded <- h.LoadFile(loadCtx, o.file) }()
+	var err error
+	select {
+	case err = <-loaded:
+	case <-loadCtx.Done():
+		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
+	}
+	code := exitFail
+	if err != nil {
+		fail(io, name, err)
+	} else if ctx.Err() == nil {
+		code = fn(h)
+	}
+	cancel()
+	if !shutdownHost(h, logger) && code == exitOK {
+		code = exitFail
+	}
+	// LoadFile returns once its context is cancelled or the host is shut down.
+	<-loaded
+	return code
+}
+
+func cmdCheck(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("check", "[-c FILE]", `
+Check validates a composition without starting anything: YAML syntax, ${VAR}
+expansion, plugin names, unique ids, each entry's config (strictly decoded and
+validated) and service cycles. Every problem is listed with file:line and the
+entry id; the exit code is 1 if there is any.`)
+	var cf commonFlags
+	fs.StringVar(&cf.file, "c", "composition.yml", "composition `file`")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) == 1 && cf.file == "composition.yml" {
+		cf.file = pos[0] // `dsh-host check FILE` reads as well as `-c FILE`
+	} else if len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos)
+	}
+	c, err := host.ReadComposition(cf.file, nil)
+	if err == nil {
+		err = host.Check(c)
+	}
+	if err != nil {
+		var multi interface{ Unwrap() []error }
+		n := 1
+		if errors.As(err, &multi) {
+			n = len(multi.Unwrap())
+		}
+		fmt.Fprintf(io.Err, "%s: %d problem(s):\n", cf.file, n)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(io.Err, "  %s\n", line)
+		}
+		return exitFail
+	}
+	fmt.Fprintf(io.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
+	return exitOK
+}
+
+func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("plugins", "[--json]", `
+Plugins lists the plugins built into this binary: name, description, the
+services each injects and provides, and every config key with its type and
+default. Built-in plugins start even when the composition does not list them.`)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos)
+	}
+	ps := host.Plugins()
+	if *asJSON {
+		if err := writeJSON(io.Out, ps); err != nil {
+			return fail(io, "plugins", err)
+		}
+		return exitOK
+	}
+	for i, p := range ps {
+		if i > 0 {
+			fmt.Fprintln(io.Out)
+		}
+		fmt.Fprintf(io.Out, "%s", p.Name)
+		if p.Builtin {
+			fmt.Fprint(io.Out, " (built in)")
+		}
+		fmt.Fprintf(io.Out, "\n  %s\n", p.Description)
+		if len(p.Inject) > 0 {
+			var deps []string
+			for _, d := range p.Inject {
+				s := d.Service
+				if d.Optional {
+					s += " (optional)"
+				}
+				deps = append(deps, s)
+			}
+			fmt.Fprintf(io.Out, "  injects:  %s\n", strings.Join(deps, ", "))
+		}
+		if len(p.Provides) > 0 {
+			fmt.Fprintf(io.Out, "  provides: %s\n", strings.Join(p.Provides, ", "))
+		}
+		if len(p.Fields) == 0 {
+			fmt.Fprintln(io.Out, "  config:   none")
+			continue
+		}
+		fmt.Fprintln(io.Out, "  config:")
+		tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		for _, f := range p.Fields {
+			def := ""
+			if f.Default != "" {
+				def = "default " + f.Default
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%s\n", f.Key, f.Type, def)
+		}
+		tw.Flush()
+	}
+	return exitOK
+}
+
+func cmdTools(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("tools", "[-c FILE] [--json] [--wait 30s]", `
+Tools starts the composition, waits until every instance has settled (active,
+failed, or pending with its reason; bounded by --wait), prints every registered
+tool (public name, server, raw name on its server, whether the prompt carries
+it natively or folded, description) and every instance that is not active with
+its error, then shuts down. A server that failed does not change the exit code:
+it is listed, not hidden.`)
+	var o oneShot
+	o.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON: {tools, instances}")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos)
+	}
+	return o.withHost(ctx, io, "tools", func(h *host.Host) int {
+		reg, err := registry(h)
+		if err != nil {
+			return fail(io, "tools", err)
+		}
+		rows, err := listTools(ctx, reg, tools.Caller{Kind: "cli"})
+		if err != nil {
+			return fail(io, "tools", err)
+		}
+		st := h.Status()
+		if *asJSON {
+			if err := writeJSON(io.Out, struct {
+				Tools     []toolRow   `json:"tools"`
+				Instances []statusRow `json:"instances"`
+			}{rows, statusRows(st)}); err != nil {
+				return fail(io, "tools", err)
+			}
+			return exitOK
+		}
+		writeTools(io.Out, rows)
+		if bad := notActive(st); len(bad) > 0 {
+			fmt.Fprintln(io.Out, "\ninstances not active:")
+			for _, s := range bad {
+				msg := s.Err
+				if msg == "" {
+					msg = s.Detail
+				}
+				fmt.Fprintf(io.Out, "  %s (%s) %s: %s\n", s.ID, s.Plugin, s.State, dash(msg))
+			}
+		}
+		return exitOK
+	})
+}
+
+func cmdCall(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--image-input] [--json]", `
+Call starts the composition, runs one tool call through the registry's whole
+pipeline (hooks, guards, validation, render) and prints the model-facing
+content. With --json it prints the content, the canonical value and the error
+as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
+tool fails or the call is refused, 2 on a usage error.`)
+	var o oneShot
+	o.register(fs)
+	imageInput := fs.Bool("image-input", false, "call as an image-capable caller (tools may return images)")
+	asJSON := fs.Bool("json", false, "print {tool, content, value, error} as JSON")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageError(fs, io, "want a tool name and optionally a JSON object of arguments")
+	}
+	name, rawArgs := pos[0], ""
+	if len(pos) == 2 {
+		rawArgs = pos[1]
+	}
+	callArgs, err := parseToolArgs(rawArgs)
+	if err != nil {
+		return usageError(fs, io, "%v", err)
+	}
+	return o.withHost(ctx, io, "call", func(h *host.Host) int {
+		reg, err := registry(h)
+		if err != nil {
+			return fail(io, "call", err)
+		}
+		res := reg.Execute(ctx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
+		if *asJSON {
+			out := callResult{Tool: name, Content: res.Content, Value: res.Value}
+			if res.Err != nil {
+				out.Error = res.Err.Error()
+				out.Refused = errors.Is(res.Err, tools.ErrRefused)
+			}
+			if err := writeJSON(io.Out, out); err != nil {
+				return fail(io, "call", err)
+			}
+		} else if res.Err == nil {
+			writeContent(io.Out, res.Content)
+		}
+		switch {
+		case errors.Is(res.Err, tools.ErrUnknownTool):
+			fmt.Fprintf(io.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.file)
+			return exitFail
+		case res.Err != nil:
+			fmt.Fprintf(io.Err, "dsh-host call: %s: %v\n", name, res.Err)
+			return exitFail
+		}
+		return exitOK
+	})
+}
+
+func cmdPrompt(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("prompt", "[-c FILE] [--json]", `
+Prompt starts the composition and prints the model-facing tools array exactly
+as an OpenAI-compatible chat request carries it (after folding, if the
+composition folds), with its size in bytes and estimated tokens (bytes/4).
+With --json stdout gets the array's exact bytes and nothing else; the size
+line goes to stderr.`)
+	var o oneShot
+	o.register(fs)
+	asJSON := fs.Bool("json", false, "print only the exact tools array")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos)
+	}
+	return o.withHost(ctx, io, "prompt", func(h *host.Host) int {
+		reg, err := registry(h)
+		if err != nil {
+			return fail(io, "prompt", err)
+		}
+		asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
+		if err != nil {
+			return fail(io, "prompt", err)
+		}
+		if !*asJSON {
+			if err := writePrompt(io.Out, asm); err != nil {
+				return fail(io, "prompt", err)
+			}
+			return exitOK
+		}
+		b, err := asm.ToolsJSON()
+		if err != nil {
+			return fail(io, "prompt", err)
+		}
+		fmt.Fprintf(io.Out, "%s\n", b)
+		fmt.Fprintln(io.Err, promptSize(asm, b))
+		return exitOK
+	})
+}
+
+func cmdCommand(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("command", "[-c FILE] '/name [input]'", `
+Command starts the composition, runs one slash command registered on the
+commands service (for example '/mcp list github') and prints its reply. Exit 1
+when the reply is an error.`)
+	var o oneShot
+	o.register(fs)
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	line := strings.TrimSpace(strings.Join(pos, " "))
+	if line == "" || line == "/" {
+		return usageError(fs, io, "want a command line such as '/mcp list'")
+	}
+	if !strings.HasPrefix(line, "/") {
+		line = "/" + line
+	}
+	return o.withHost(ctx, io, "command", func(h *host.Host) int {
+		reg, err := commandRegistry(h)
+		if err != nil {
+			return fail(io, "command", err)
+		}
+		reply := reg.Run(ctx, tools.Caller{Kind: "cli"}, line)
+		w := io.Out
+		if reply.Error {
+			w = io.Err
+		}
+		fmt.Fprint(w, reply.Text)
+		if !strings.HasSuffix(reply.Text, "\n") {
+			fmt.Fprintln(w)
+		}
+		if reply.Error {
+			return exitFail
+		}
+		return exitOK
+	})
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+func cmdRun(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("run", "[-c FILE] [--console auto|on|off] [flags]", `
+Run starts every instance of the composition and keeps them running. It
+watches the file: an edit disposes and recreates exactly the entries that
+changed, and a file that does not parse or validate changes nothing (the
+error is logged with file and line). SIGHUP reloads too. SIGINT or SIGTERM
+disposes every instance and exits 0.
+
+On a terminal, run also opens a console on stdin: /help lists its commands
+(/status, /tools, /prompt, /call, /reload, /quit and every registered slash
+command such as /mcp).`)
+	var cf commonFlags
+	cf.register(fs, "info")
+	consoleMode := fs.String("console", "auto", "console on stdin: auto (when stdin and stdout are terminals), on, or off")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos)
+	}
+	if err := checkLogFlags(cf.logFormat, cf.logLevel); err != nil {
+		return usageError(fs, io, "%v", err)
+	}
+	var useConsole bool
+	switch *consoleMode {
+	case "auto":
+		useConsole = isTerminal(io.In) && isTerminal(io.Out)
+	case "on":
+		useConsole = true
+	case "off":
+	default:
+		return usageError(fs, io, "--console %q: want auto, on or off", *consoleMode)
+	}
+
+	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
+	h := host.New(&host.Options{Logger: logger})
+	var prog *progress
+	if useConsole {
+		prog = newProgress(io.Out, cf.file)
+		remove := h.OnStatus(prog.observe)
+		defer remove()
+	}
+	if err := h.LoadFile(ctx, cf.file); err != nil {
+		shutdownHost(h, logger)
+		return fail(io, "run", err)
+	}
+	if prog != nil {
+		prog.finish(h.Status())
+	}
+
+	// Watch applies the file once more (a no-op unless it changed since
+	// LoadFile) and then follows it.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- h.Watch(watchCtx, cf.file) }()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	quit := make(chan struct{})
+	if useConsole {
+		go func() {
+			defer close(quit)
+			runConsole(watchCtx, h, io.In, io.Out)
+		}()
+	}
+	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)
+	watching := true
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-quit:
+			break loop
+		case <-hup:
+			logger.Info("SIGHUP: reloading", "file", cf.file)
+			h.Reload()
+		case err := <-watchDone:
+			watching = false
+			if err != nil && ctx.Err() == nil {
+				logger.Error("watching the composition stopped; edits are no longer applied", "file", cf.file, "err", err)
+			}
+			watchDone = nil
+		}
+	}
+	logger.Info("shutting down")
+	stopWatch()
+	if watching {
+		<-watchDone
+	}
+	if !shutdownHost(h, logger) {
+		return exitFail
+	}
+	return exitOK
+}
+
+// progress prints "connecting 2/5: github…" lines while the composition
+// starts, from the host's status changes.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	total   int
+	started map[string]bool
+	done    bool
+}
+
+func newProgress(w io.Writer, file string) *progress {
+	return &progress{w: w, total: expectedInstances(file), started: map[string]bool{}}
+}
+
+// expectedInstances counts the instances a composition will start: its
+// enabled entries and the built-in plugins it does not list. It returns 0
+// when the file cannot be read (LoadFile reports why).
+func expectedInstances(file string) int {
+	c, err := host.ReadComposition(file, nil)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	listed := map[string]bool{}
+	for _, e := range c.Entries {
+		listed[e.ID] = true
+		if !e.Disabled {
+			n++
+		}
+	}
+	for _, p := range host.Plugins() {
+		if p.Builtin && !listed[p.Name] {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *progress) observe(s host.InstanceStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	switch s.State {
+	case host.StateStarting:
+		if p.started[s.ID] {
+			return
+		}
+		p.started[s.ID] = true
+		verb := "starting"
+		if s.Plugin == "mcp-client" {
+			verb = "connecting"
+		}
+		if p.total >= len(p.started) {
+			fmt.Fprintf(p.w, "%s %d/%d: %s…\n", verb, len(p.started), p.total, s.ID)
+		} else {
+			fmt.Fprintf(p.w, "%s %d: %s…\n", verb, len(p.started), s.ID)
+		}
+	case host.StateFailed:
+		fmt.Fprintf(p.w, "failed: %s: %s\n", s.ID, s.Err)
+	}
+}
+
+// finish stops the progress lines and prints a summary of st.
+func (p *progress) finish(st []host.InstanceStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	fmt.Fprintln(p.w, summary(st)+" — /help for commands")
+}
+
+// summary counts st by state: "ready: 4 active, 1 failed".
+func summary(st []host.InstanceStatus) string {
+	order := []host.State{host.StateActive, host.StateStarting, host.StatePending, host.StateFailed, host.StateDisabled}
+	n := map[host.State]int{}
+	for _, s := range st {
+		n[s.State]++
+	}
+	out := "ready:"
+	sep := " "
+	for _, state := range order {
+		if n[state] > 0 {
+			out += fmt.Sprintf("%s%d %s", sep, n[state], state)
+			sep = ", "
+		}
+	}
+	if sep == " " {
+		out += " no instances"
+	}
+	return out
+}

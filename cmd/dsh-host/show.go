@@ -1,0 +1,276 @@
+package main
+
+// Printing shared by the one-shot subcommands and the console.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// errNoTools is returned when the tools service is not running.
+var errNoTools = errors.New("the tools service is not running (check the composition's status)")
+
+// errNoCommands is returned when the commands service is not running.
+var errNoCommands = errors.New("the commands service is not running (check the composition's status)")
+
+// registry returns the running tool registry of h.
+func registry(h *host.Host) (*tools.Registry, error) {
+	r, ok := host.Service(h, tools.Key)
+	if !ok || r == nil {
+		return nil, errNoTools
+	}
+	return r, nil
+}
+
+// commandRegistry returns the running commands service of h.
+func commandRegistry(h *host.Host) (*commands.Registry, error) {
+	r, ok := host.Service(h, commands.Key)
+	if !ok || r == nil {
+		return nil, errNoCommands
+	}
+	return r, nil
+}
+
+// toolRow is one registered tool as listings show it.
+type toolRow struct {
+	Name        string `json:"name"`
+	Server      string `json:"server,omitempty"`
+	RawName     string `json:"rawName,omitempty"`
+	Instance    string `json:"instance,omitempty"`
+	Folded      bool   `json:"folded"`
+	Description string `json:"description"`
+}
+
+// listTools returns every tool caller may see, marking as folded those
+// present in the registry but absent from the assembled prompt.
+func listTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]toolRow, error) {
+	asm, err := reg.Assemble(ctx, caller)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the prompt: %w", err)
+	}
+	inPrompt := make(map[string]bool, len(asm.Tools))
+	for _, s := range asm.Tools {
+		inPrompt[s.Name] = true
+	}
+	defs := reg.List(caller)
+	rows := make([]toolRow, 0, len(defs))
+	for _, d := range defs {
+		rows = append(rows, toolRow{
+			Name:        d.Name,
+			Server:      d.Origin.Server,
+			RawName:     d.Origin.RawName,
+			Instance:    d.Origin.Instance,
+			Folded:      !inPrompt[d.Name],
+			Description: d.Description,
+		})
+	}
+	return rows, nil
+}
+
+// writeTools prints rows as a table.
+func writeTools(w io.Writer, rows []toolRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no tools registered")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tRAW NAME\tPROMPT\tDESCRIPTION")
+	folded := 0
+	for _, r := range rows {
+		prompt := "native"
+		if r.Folded {
+			prompt = "folded"
+			folded++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Server), dash(r.RawName), prompt, oneLine(r.Description, 72))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d tools, %d folded (in the registry, absent from the prompt)\n", len(rows), folded)
+}
+
+// writeInstances prints a status table. toolCount, when non-nil, maps an
+// instance id to the number of tools it registered.
+func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]int, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPLUGIN\tSTATE\tSINCE\tTOOLS\tDETAIL")
+	for _, s := range st {
+		detail := s.Detail
+		if s.Err != "" {
+			if detail != "" {
+				detail += "; "
+			}
+			detail += s.Err
+		}
+		tc := "-"
+		if n, ok := toolCount[s.ID]; ok {
+			tc = fmt.Sprint(n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Plugin, s.State, since(s.Since, now), tc, dash(oneLine(detail, 100)))
+	}
+	tw.Flush()
+}
+
+// countTools maps each instance id to the number of tools it registered.
+func countTools(reg *tools.Registry) map[string]int {
+	n := map[string]int{}
+	if reg == nil {
+		return n
+	}
+	for _, d := range reg.List(tools.Caller{Kind: "console"}) {
+		n[d.Origin.Instance]++
+	}
+	return n
+}
+
+// since renders t relative to now ("3s ago") with its clock time.
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.TimeOnly), d)
+}
+
+// writeContent prints model-facing content: text as it is, images as a
+// one-line reference.
+func writeContent(w io.Writer, content []tools.Content) {
+	for _, c := range content {
+		switch {
+		case c.Type == "image" && c.Image != nil:
+			fmt.Fprintf(w, "[image %s %s %dx%d, %d bytes]\n", c.Image.ID, c.Image.MediaType, c.Image.Width, c.Image.Height, c.Image.Bytes)
+		case c.Type == "text":
+			fmt.Fprint(w, c.Text)
+			if !strings.HasSuffix(c.Text, "\n") {
+				fmt.Fprintln(w)
+			}
+		default:
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(w, "%s\n", b)
+		}
+	}
+}
+
+// callResult is what `call --json` prints.
+type callResult struct {
+	Tool    string          `json:"tool"`
+	Content []tools.Content `json:"content"`
+	Value   any             `json:"value"`
+	Error   string          `json:"error,omitempty"`
+	Refused bool            `json:"refused,omitempty"`
+}
+
+// parseToolArgs checks that s is a JSON object; empty means {}.
+func parseToolArgs(s string) (json.RawMessage, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return json.RawMessage(`{}`), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("arguments must be a JSON object, like '{\"path\":\"/tmp\"}': %q", oneLine(s, 60))
+	}
+	return json.RawMessage(s), nil
+}
+
+// promptSize is the size line of an assembled tools array.
+func promptSize(asm tools.Assembly, b []byte) string {
+	return fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", len(asm.Tools), len(b), (len(b)+3)/4)
+}
+
+// writePrompt prints the tools array indented for reading, its sections and
+// its size.
+func writePrompt(w io.Writer, asm tools.Assembly) error {
+	b, err := asm.ToolsJSON()
+	if err != nil {
+		return fmt.Errorf("encode the tools array: %w", err)
+	}
+	var pretty strings.Builder
+	if err := indentJSON(&pretty, b); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, pretty.String())
+	for _, s := range asm.Sections {
+		fmt.Fprintf(w, "section %s: %d bytes\n", s.Name, len(s.Text))
+	}
+	fmt.Fprintln(w, promptSize(asm, b))
+	return nil
+}
+
+func indentJSON(w io.Writer, b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("the tools array is not valid JSON: %w", err)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// oneLine returns the first line of s, cut to max runes with an ellipsis.
+func oneLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// statusRow is one instance in JSON listings.
+type statusRow struct {
+	ID     string     `json:"id"`
+	Plugin string     `json:"plugin"`
+	State  host.State `json:"state"`
+	Since  time.Time  `json:"since"`
+	Error  string     `json:"error,omitempty"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+func statusRows(st []host.InstanceStatus) []statusRow {
+	rows := make([]statusRow, 0, len(st))
+	for _, s := range st {
+		rows = append(rows, statusRow{s.ID, s.Plugin, s.State, s.Since, s.Err, s.Detail})
+	}
+	return rows
+}
+
+// notActive returns the instances that are not active, sorted by id.
+func notActive(st []host.InstanceStatus) []host.InstanceStatus {
+	var out []host.InstanceStatus
+	for _, s := range st {
+		if s.State != host.StateActive {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
