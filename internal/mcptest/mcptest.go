@@ -1,0 +1,394 @@
+// Package mcptest gives tests real MCP servers to talk to: the in-repo
+// fixture server (testdata/mcpfixture) built once per test process, and the
+// pinned npm servers that .ci/run installs (found through
+// DSH_TEST_NODE_MODULES).
+//
+// Everything a helper starts listens on 127.0.0.1 only and is stopped when
+// the test that started it ends.
+package mcptest
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// NodeModulesEnv names the variable that points at the node_modules
+// directory holding the pinned npm MCP servers.
+const NodeModulesEnv = "DSH_TEST_NODE_MODULES"
+
+// Packages of the pinned npm servers, for NodeModule.
+const (
+	ServerEverything = "@modelcontextprotocol/server-everything"
+	ServerFilesystem = "@modelcontextprotocol/server-filesystem"
+	InspectorCLI     = "@modelcontextprotocol/inspector-cli"
+)
+
+// installHint is what a developer runs to get the npm servers.
+const installHint = `npm install --no-audit --no-fund --prefix "$REPO/.cache/npm" ` +
+	`@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 ` +
+	`@modelcontextprotocol/inspector-cli@1.0.3 && export ` + NodeModulesEnv + `="$REPO/.cache/npm/node_modules"` +
+	` (or run .ci/run)`
+
+// startTimeout bounds how long a helper waits for a server it started to
+// say where it listens.
+const startTimeout = 30 * time.Second
+
+// ModuleRoot returns the directory of the repository's go.mod, found by
+// walking up from the working directory (a package's directory under go
+// test).
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("mcptest: locate the module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("mcptest: no go.mod above the working directory; run the tests from inside the module")
+		}
+		dir = parent
+	}
+}
+
+var fixture struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// FixtureBinary returns the path of the testdata/mcpfixture server, built at
+// most once per test process. Builds are cached under the user cache
+// directory, keyed by the fixture's sources, go.mod, go.sum and the Go
+// version, so a warm run costs no build at all.
+func FixtureBinary(t testing.TB) string {
+	t.Helper()
+	fixture.once.Do(func() { fixture.path, fixture.err = buildFixture() })
+	if fixture.err != nil {
+		t.Fatal(fixture.err)
+	}
+	return fixture.path
+}
+
+func buildFixture() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, "testdata", "mcpfixture")
+	key, err := sourceKey(root, src)
+	if err != nil {
+		return "", fmt.Errorf("mcptest: hash the fixture sources: %w", err)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "dsh-host", "mcpfixture", key)
+	exe := filepath.Join(dir, "mcpfixture")
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	if _, err := os.Stat(exe); err == nil {
+		return exe, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("mcptest: fixture cache: %w", err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	// Build next to the final name and rename, so that test processes
+	// building at the same time never see a half-written binary.
+	tmp := fmt.Sprintf("%s.%d.tmp", exe, os.Getpid())
+	cmd := exec.Command(goTool, "build", "-o", tmp, "./testdata/mcpfixture")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("mcptest: go build ./testdata/mcpfixture: %w\n%s", err, out)
+	}
+	if err := os.Rename(tmp, exe); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("mcptest: fixture cache: %w", err)
+	}
+	return exe, nil
+}
+
+// sourceKey hashes everything the fixture binary is built from.
+func sourceKey(root, src string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s/%s %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, os.Getenv("GOFLAGS"))
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files[2:])
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		rel, _ := filepath.Rel(root, f)
+		fmt.Fprintf(h, "%s %d\n", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// skipOrFail skips the test with msg, or fails it when CI=true: under CI the
+// npm servers must be there.
+func skipOrFail(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: these tests must run)")
+	}
+	t.Skip(msg)
+}
+
+// Node returns the path of the node executable, skipping the test when there
+// is none (failing it under CI=true).
+func Node(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "node is not on PATH: the npm MCP server tests need Node.js 20 or newer")
+	}
+	return node
+}
+
+// NodeModule returns the directory of the installed npm package pkg (for
+// example ServerEverything) under $DSH_TEST_NODE_MODULES. It skips the test
+// when the variable is unset or node is missing, and fails it when CI=true;
+// it fails it when the variable is set but the package is not installed.
+func NodeModule(t testing.TB, pkg string) string {
+	t.Helper()
+	Node(t)
+	modules := os.Getenv(NodeModulesEnv)
+	if modules == "" {
+		skipOrFail(t, NodeModulesEnv+" is unset; to run the npm MCP server tests: "+installHint)
+	}
+	dir := filepath.Join(modules, filepath.FromSlash(pkg))
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+		t.Fatalf("mcptest: %s is not installed under %s=%s: %v; install it with: %s", pkg, NodeModulesEnv, modules, err, installHint)
+	}
+	return dir
+}
+
+// NodeServer returns the command line that runs the npm MCP server pkg with
+// node directly on its dist/index.js (about twice as fast to start as npx),
+// followed by args: for example NodeServer(t, ServerEverything, "stdio").
+func NodeServer(t testing.TB, pkg string, args ...string) (command string, argv []string) {
+	t.Helper()
+	dir := NodeModule(t, pkg)
+	entry := filepath.Join(dir, "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("mcptest: %s has no dist/index.js: %v", pkg, err)
+	}
+	return Node(t), append([]string{entry}, args...)
+}
+
+// StartHTTPFixture starts the fixture server over Streamable HTTP on
+// 127.0.0.1 (a free port) with the extra flags args (for example
+// "-require-header", "Authorization: Bearer x") and returns its endpoint URL,
+// http://127.0.0.1:PORT/mcp. The server is killed when the test ends.
+func StartHTTPFixture(t testing.TB, args ...string) (url string) {
+	t.Helper()
+	return startProcess(t, FixtureBinary(t), append([]string{"-http", "127.0.0.1:0"}, args...), nil, stdoutLine("listening on "))
+}
+
+// StartEverythingHTTP starts @modelcontextprotocol/server-everything in its
+// streamableHttp mode, confined to 127.0.0.1 (see LoopbackPreload), on a free
+// port, and returns its endpoint URL, http://127.0.0.1:PORT/mcp. It skips
+// like NodeModule when the npm servers are not installed. The server is
+// killed when the test ends.
+func StartEverythingHTTP(t testing.TB) (url string) {
+	t.Helper()
+	node, argv := NodeServer(t, ServerEverything, "streamableHttp")
+	argv = append([]string{"--import", LoopbackPreload(t)}, argv...)
+	addr := startProcess(t, node, argv, []string{"PORT=0"}, stderrLine(loopbackMarker))
+	return "http://" + addr + "/mcp"
+}
+
+// loopbackMarker starts the stderr line the preload prints once a server
+// listens; the address follows it.
+const loopbackMarker = "dsh-loopback-listening "
+
+// loopbackModule makes every net.Server listen on 127.0.0.1 unless given a
+// loopback host, and reports each TCP address it listens on to stderr.
+const loopbackModule = `// Written by internal/mcptest: confine a node server to loopback.
+import net from 'node:net';
+
+const listen = net.Server.prototype.listen;
+const loopback = new Set(['127.0.0.1', 'localhost', '::1']);
+const isPort = (v) => typeof v === 'number' || (typeof v === 'string' && v !== '' && !Number.isNaN(Number(v)));
+
+net.Server.prototype.listen = function (...args) {
+  if (args.length === 0 || typeof args[0] === 'function') {
+    args.unshift(0);
+  }
+  if (isPort(args[0])) {
+    if (typeof args[1] === 'string') {
+      if (!loopback.has(args[1])) args[1] = '127.0.0.1';
+    } else {
+      args.splice(1, 0, '127.0.0.1');
+    }
+  } else if (args[0] !== null && typeof args[0] === 'object' && !(args[0] instanceof net.Server) && args[0].path === undefined && args[0].fd === undefined && args[0]._handle === undefined) {
+    if (!loopback.has(args[0].host)) args[0] = { ...args[0], host: '127.0.0.1' };
+  }
+  this.once('listening', () => {
+    const a = this.address();
+    if (a && typeof a === 'object') {
+      const host = a.family === 'IPv6' ? '[' + a.address + ']' : a.address;
+      process.stderr.write('` + loopbackMarker + `' + host + ':' + a.port + '\n');
+    }
+  });
+  return listen.apply(this, args);
+};
+`
+
+// LoopbackPreload writes a small ES module into a temporary directory and
+// returns its path, for `node --import PATH ...`: it makes net.Server#listen
+// bind 127.0.0.1 whatever host (or none) the server asks for, and prints
+// "dsh-loopback-listening HOST:PORT" to stderr for every TCP listener. Node
+// servers that have no host option (server-everything's streamableHttp mode
+// listens on all interfaces) can then run in tests.
+func LoopbackPreload(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "loopback.mjs")
+	if err := os.WriteFile(path, []byte(loopbackModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// lineMatcher picks the address out of a server's output line, and says
+// which stream to watch.
+type lineMatcher struct {
+	stderr bool
+	prefix string
+}
+
+func stdoutLine(prefix string) lineMatcher { return lineMatcher{prefix: prefix} }
+func stderrLine(prefix string) lineMatcher { return lineMatcher{stderr: true, prefix: prefix} }
+
+// startProcess runs name with args (extra env on top of the test's), waits
+// for the first line of the watched stream that starts with m.prefix and
+// returns the rest of it. The process is killed, and waited for, when the
+// test ends; its output is logged if the test failed.
+func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &lockedBuffer{}
+	watchR, watchW := io.Pipe()
+	if m.stderr {
+		cmd.Stdout = out
+		cmd.Stderr = io.MultiWriter(out, watchW)
+	} else {
+		cmd.Stdout = io.MultiWriter(out, watchW)
+		cmd.Stderr = out
+	}
+	// A grandchild holding the pipes open must not hold up Wait.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("mcptest: start %s: %v", name, err)
+	}
+	exited := make(chan struct{})
+	scanned := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+		_ = watchW.Close()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		<-scanned
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", filepath.Base(name), out.String())
+		}
+	})
+
+	found := make(chan string, 1)
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(watchR)
+		sent := false
+		for sc.Scan() {
+			if line := sc.Text(); !sent && strings.HasPrefix(line, m.prefix) {
+				found <- strings.TrimSpace(strings.TrimPrefix(line, m.prefix))
+				sent = true
+			}
+		}
+		// Keep draining so the child never blocks on a full pipe.
+		_, _ = io.Copy(io.Discard, watchR)
+		close(found)
+	}()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case s, ok := <-found:
+		if !ok {
+			t.Fatalf("mcptest: %s exited before printing %q:\n%s", filepath.Base(name), m.prefix, out.String())
+		}
+		return s
+	case <-timer.C:
+		t.Fatalf("mcptest: %s did not print %q within %s:\n%s", filepath.Base(name), m.prefix, startTimeout, out.String())
+		return ""
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
+// child's stdout and stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,373 @@
+package mcptest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitFor = 20 * time.Second
+
+func connect(t *testing.T, tr mcp.Transport, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "0"}, opts).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func stdioFixture(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(mcptest.FixtureBinary(t), args...)
+	return connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatalf("list tools: %v", err)
+		}
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+var fixtureTools = []string{"add", "add-tool", "admin.reset", "bad-image", "crash", "env", "fail", "greet", "image", "ping", "shout", "slow"}
+
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, c.Text)
+		case *mcp.ImageContent:
+			out = append(out, "<"+c.MIMEType+">")
+		default:
+			out = append(out, "<other>")
+		}
+	}
+	return out
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func TestFixtureStdioTools(t *testing.T) {
+	cs := stdioFixture(t, "-name", "fx-test")
+	if got := cs.InitializeResult().ServerInfo.Name; got != "fx-test" {
+		t.Errorf("serverInfo name = %q, want fx-test", got)
+	}
+	if diff := cmp.Diff(fixtureTools, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+
+	tests := []struct {
+		tool    string
+		args    any
+		want    []string
+		isError bool
+	}{
+		{"add", map[string]any{"a": 2, "b": 3}, []string{"5"}, false},
+		{"add", map[string]any{"a": 0.5, "b": -2}, []string{"-1.5"}, false},
+		{"greet", map[string]any{}, []string{"Hello, World!"}, false},
+		{"greet", map[string]any{"name": "Ada"}, []string{"Hello, Ada!"}, false},
+		{"shout", map[string]any{"text": "quiet please"}, []string{"QUIET PLEASE"}, false},
+		{"ping", nil, []string{"pong"}, false},
+		{"admin.reset", nil, []string{"reset done"}, false},
+		{"fail", nil, []string{"the fixture failed on purpose"}, true},
+		{"image", nil, []string{"before the image", "<image/png>", "after the image"}, false},
+		{"slow", map[string]any{"ms": 1}, []string{"slept 1 ms"}, false},
+	}
+	for _, tc := range tests {
+		res := call(t, cs, tc.tool, tc.args)
+		if diff := cmp.Diff(tc.want, texts(res)); diff != "" {
+			t.Errorf("%s %v content (-want +got):\n%s", tc.tool, tc.args, diff)
+		}
+		if res.IsError != tc.isError {
+			t.Errorf("%s isError = %v, want %v", tc.tool, res.IsError, tc.isError)
+		}
+	}
+}
+
+func TestFixtureStructuredAdd(t *testing.T) {
+	cs := stdioFixture(t)
+	var schema any
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name == "add" {
+			schema = tool.OutputSchema
+		}
+	}
+	if schema == nil {
+		t.Fatal("add has no outputSchema")
+	}
+	res := call(t, cs, "add", map[string]any{"a": 2, "b": 3})
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != `{"sum":5}` {
+		t.Errorf("structuredContent = %s, want {\"sum\":5}", got)
+	}
+}
+
+func TestFixtureImageIsARealPNG(t *testing.T) {
+	cs := stdioFixture(t)
+	res := call(t, cs, "image", nil)
+	img, ok := res.Content[1].(*mcp.ImageContent)
+	if !ok {
+		t.Fatalf("block 1 is %T, want an image", res.Content[1])
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(img.Data))
+	if err != nil {
+		t.Fatalf("image data is not a PNG: %v", err)
+	}
+	if cfg.Width != 4 || cfg.Height != 4 {
+		t.Errorf("image is %dx%d, want 4x4", cfg.Width, cfg.Height)
+	}
+
+	res = call(t, cs, "bad-image", nil)
+	bad, ok := res.Content[1].(*mcp.ImageContent)
+	if !ok {
+		t.Fatalf("bad-image block 1 is %T, want an image", res.Content[1])
+	}
+	if _, err := png.DecodeConfig(bytes.NewReader(bad.Data)); err == nil || bad.MIMEType != "image/png" {
+		t.Errorf("bad-image: want bytes that are not a PNG declared as image/png, got %s that decodes", bad.MIMEType)
+	}
+}
+
+func TestFixturePagination(t *testing.T) {
+	cs := stdioFixture(t, "-page-size", "2", "-extra-tools", "3")
+	want := append(slices.Clone(fixtureTools), "filler_001", "filler_002", "filler_003")
+	slices.Sort(want)
+	if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools over pages of 2 (-want +got):\n%s", diff)
+	}
+}
+
+func TestFixtureEnv(t *testing.T) {
+	cmd := exec.Command(mcptest.FixtureBinary(t))
+	cmd.Env = []string{"FIXTURE_PROBE=seen", "PATH=" + os.Getenv("PATH")}
+	cs := connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	got := strings.Split(texts(call(t, cs, "env", nil))[0], "\n")
+	if !slices.Contains(got, "FIXTURE_PROBE=seen") {
+		t.Errorf("env output lacks FIXTURE_PROBE=seen: %q", got)
+	}
+}
+
+// waitFile waits until path contains line.
+func waitFile(t *testing.T, path, line string) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		b, _ := os.ReadFile(path)
+		if slices.Contains(strings.Split(string(b), "\n"), line) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got %q; it holds %q", path, line, b)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a file: there is nothing to block on
+	}
+}
+
+func TestFixtureSlowHonoursCancellation(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	cs := stdioFixture(t, "-cancel-file", events)
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+		errc <- err
+	}()
+	waitFile(t, events, "slow started")
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("cancelled call returned no error")
+	}
+	waitFile(t, events, "slow cancelled")
+}
+
+func TestFixtureListChanged(t *testing.T) {
+	changed := make(chan struct{}, 8)
+	cmd := exec.Command(mcptest.FixtureBinary(t))
+	cs := connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	if got := texts(call(t, cs, "add-tool", map[string]any{"name": "late"})); !slices.Equal(got, []string{"added tool late"}) {
+		t.Fatalf("add-tool = %q", got)
+	}
+	select {
+	case <-changed:
+	case <-time.After(waitFor):
+		t.Fatal("no notifications/tools/list_changed after add-tool")
+	}
+	if !slices.Contains(toolNames(t, cs), "late") {
+		t.Error("tool late not listed after add-tool")
+	}
+	if got := texts(call(t, cs, "late", nil)); !slices.Equal(got, []string{"hello from late"}) {
+		t.Errorf("late = %q", got)
+	}
+}
+
+func TestFixtureCrash(t *testing.T) {
+	cs := stdioFixture(t)
+	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
+		t.Fatalf("crash = %q", got)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(waitFor):
+		t.Fatal("session still open after crash")
+	}
+}
+
+func TestFixtureCrashOnStart(t *testing.T) {
+	cmd := exec.Command(mcptest.FixtureBinary(t), "-crash-on-start")
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err == nil {
+		_ = cs.Close()
+		t.Fatal("connect to a server that crashes on start succeeded")
+	}
+}
+
+func TestFixtureStdoutCarriesOnlyProtocol(t *testing.T) {
+	// With stdin closed at once the server logs to stderr and exits; stdout
+	// must stay empty.
+	cmd := exec.Command(mcptest.FixtureBinary(t))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("fixture with empty stdin: %v\n%s", err, stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "serving mcpfixture on stdio") {
+		t.Errorf("stderr = %q, want the startup line", stderr.String())
+	}
+}
+
+// headerTransport adds a header to every request.
+type headerTransport struct {
+	name, value string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestFixtureHTTP(t *testing.T) {
+	endpoint := mcptest.StartHTTPFixture(t, "-require-header", "Authorization: Bearer x")
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Hostname() != "127.0.0.1" || u.Path != "/mcp" {
+		t.Fatalf("endpoint %s: want http://127.0.0.1:PORT/mcp", endpoint)
+	}
+
+	client := &http.Client{Transport: headerTransport{"Authorization", "Bearer x"}}
+	t.Cleanup(client.CloseIdleConnections)
+	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
+	if got := texts(call(t, cs, "shout", map[string]any{"text": "hi"})); !slices.Equal(got, []string{"HI"}) {
+		t.Errorf("shout = %q", got)
+	}
+
+	for _, value := range []string{"", "Bearer wrong"} {
+		c := &http.Client{Transport: headerTransport{"Authorization", value}}
+		ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: c, MaxRetries: -1}, nil)
+		cancel()
+		c.CloseIdleConnections()
+		if err == nil {
+			_ = cs.Close()
+			t.Errorf("Authorization %q: connect succeeded, want 401", value)
+		} else if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+			t.Errorf("Authorization %q: error %v does not say 401", value, err)
+		}
+	}
+}
+
+func TestLoopbackPreload(t *testing.T) {
+	node := mcptest.Node(t)
+	script := `const net = await import('node:net');
+const calls = [[0], [0, '0.0.0.0'], [{port: 0}], [{port: 0, host: '::'}], [0, '127.0.0.1']];
+for (const args of calls) {
+  const s = net.createServer();
+  await new Promise((resolve) => s.listen(...args, resolve));
+  console.log(s.address().address);
+  s.close();
+}`
+	out, err := exec.Command(node, "--import", mcptest.LoopbackPreload(t), "--input-type=module", "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	want := []string{"127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"}
+	if diff := cmp.Diff(want, strings.Fields(string(out))); diff != "" {
+		t.Errorf("listen addresses (-want +got):\n%s", diff)
+	}
+}
+
+func TestEverythingHTTP(t *testing.T) {
+	endpoint := mcptest.StartEverythingHTTP(t)
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Hostname() != "127.0.0.1" {
+		t.Fatalf("endpoint %q: want a 127.0.0.1 URL (%v)", endpoint, err)
+	}
+	client := &http.Client{}
+	t.Cleanup(client.CloseIdleConnections)
+	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
+	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+func TestNodeServerStdio(t *testing.T) {
+	command, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
+	cs := connect(t, &mcp.CommandTransport{Command: exec.Command(command, argv...), TerminateDuration: time.Second}, nil)
+	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
+		t.Errorf("echo = %q", got)
+	}
+}

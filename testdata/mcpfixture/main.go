@@ -1,0 +1,350 @@
+// Command mcpfixture is a small MCP server for tests and demos, built with
+// go-sdk. It speaks stdio by default, or Streamable HTTP with -http ADDR.
+//
+// In stdio mode stdout carries the protocol and nothing else; every log line
+// goes to stderr. In HTTP mode the first stdout line is
+//
+//	listening on http://127.0.0.1:PORT/mcp
+//
+// so a test can start it on port 0 and read the address back.
+//
+// Tools:
+//
+//	add {a, b}          text "a+b" and structuredContent {sum} (with an outputSchema)
+//	greet {name?}       "Hello, <name>!" ("Hello, World!" by default)
+//	shout {text}        text in upper case
+//	ping                "pong"
+//	fail                an isError result with a text block
+//	image               text, a real 4x4 PNG, text
+//	bad-image           an image block declared image/png whose bytes are not a PNG
+//	admin.reset         a dotted name, which hosts must normalize
+//	slow {ms}           sleeps ms milliseconds; honours cancellation
+//	crash               replies, then exits (status 3) about 25ms later
+//	add-tool {name?}    adds a tool at runtime, so the server sends
+//	                    notifications/tools/list_changed
+//	env                 the server's environment, one KEY=value per line, sorted
+//
+// The slow tool appends "slow started", then "slow cancelled" or "slow done",
+// one per line, to the file named by -cancel-file or FIXTURE_CANCEL_FILE, so a
+// test can wait for a call to be in flight and prove that
+// notifications/cancelled reached the server.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("mcpfixture: ")
+	if err := run(os.Args[1:]); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type options struct {
+	name          string
+	httpAddr      string
+	stateless     bool
+	requireHeader string
+	crashOnStart  bool
+	cancelFile    string
+	instructions  string
+	pageSize      int
+	extraTools    int
+}
+
+func run(args []string) error {
+	var o options
+	fs := flag.NewFlagSet("mcpfixture", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.StringVar(&o.name, "name", "mcpfixture", "serverInfo name")
+	fs.StringVar(&o.httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
+	fs.BoolVar(&o.stateless, "stateless", false, "with -http: serve without sessions")
+	fs.StringVar(&o.requireHeader, "require-header", "", `with -http: answer 401 to any request lacking this header, e.g. "Authorization: Bearer x"`)
+	fs.BoolVar(&o.crashOnStart, "crash-on-start", false, "exit with status 1 before serving anything")
+	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
+	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
+	fs.IntVar(&o.pageSize, "page-size", 0, "tools/list page size (0: the SDK default)")
+	fs.IntVar(&o.extraTools, "extra-tools", 0, "register this many extra tools named filler_NNN")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.crashOnStart {
+		log.Print("crashing on start, as asked by -crash-on-start")
+		os.Exit(1)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	server := newServer(o)
+	if o.httpAddr == "" {
+		log.Printf("serving %s on stdio (pid %d)", o.name, os.Getpid())
+		err := server.Run(ctx, &mcp.StdioTransport{})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	return serveHTTP(ctx, server, o)
+}
+
+func serveHTTP(ctx context.Context, server *mcp.Server, o options) error {
+	var handler http.Handler = mcp.NewStreamableHTTPHandler(
+		func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: o.stateless, Logger: logger()},
+	)
+	if o.requireHeader != "" {
+		name, value, ok := strings.Cut(o.requireHeader, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return fmt.Errorf(`-require-header %q: want "Name: value"`, o.requireHeader)
+		}
+		handler = requireHeader(handler, name, value)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", handler)
+
+	ln, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The line tests parse: keep its shape.
+	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
+	log.Printf("serving %s on http://%s/mcp (pid %d)", o.name, ln.Addr(), os.Getpid())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		return nil
+	}
+}
+
+func requireHeader(next http.Handler, name, value string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(name) != value {
+			log.Printf("refused %s %s: header %s missing or wrong", r.Method, r.URL.Path, name)
+			http.Error(w, name+" header missing or wrong", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// textResult is a successful result with one text block.
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"the first addend"`
+	B float64 `json:"b" jsonschema:"the second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum" jsonschema:"a plus b"`
+}
+
+type greetIn struct {
+	Name string `json:"name,omitempty" jsonschema:"who to greet (default World)"`
+}
+
+type shoutIn struct {
+	Text string `json:"text" jsonschema:"the text to shout"`
+}
+
+type slowIn struct {
+	MS int `json:"ms" jsonschema:"how long to sleep, in milliseconds"`
+}
+
+type addToolIn struct {
+	Name string `json:"name,omitempty" jsonschema:"name of the tool to add (default added)"`
+}
+
+type empty struct{}
+
+func newServer(o options) *mcp.Server {
+	server := mcp.NewServer(
+		&mcp.Implementation{Name: o.name, Version: "1.0.0"},
+		&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()},
+	)
+	events := &eventLog{path: o.cancelFile}
+
+	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "Add two numbers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			sum := in.A + in.B
+			return textResult(strconv.FormatFloat(sum, 'f', -1, 64)), addOut{Sum: sum}, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "greet", Description: "Greet someone by name."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+			name := in.Name
+			if name == "" {
+				name = "World"
+			}
+			return textResult("Hello, " + name + "!"), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "shout", Description: "Return the text in upper case."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in shoutIn) (*mcp.CallToolResult, any, error) {
+			return textResult(strings.ToUpper(in.Text)), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "ping", Description: "Answer pong."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return textResult("pong"), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "fail", Description: "Always fail with a tool error."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{
+				IsError: true,
+				Content: []mcp.Content{&mcp.TextContent{Text: "the fixture failed on purpose"}},
+			}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "image", Description: "Return text, a 4x4 PNG, and text."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "before the image"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: tinyPNG},
+				&mcp.TextContent{Text: "after the image"},
+			}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "bad-image", Description: "Return an image block whose bytes do not match its declared type."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a broken image follows"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("this is not a PNG")},
+			}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "admin.reset", Description: "A tool whose name has a dot."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return textResult("reset done"), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "slow", Description: "Sleep for ms milliseconds; stop early when cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+			events.add("slow started")
+			t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				events.add("slow done")
+				return textResult(fmt.Sprintf("slept %d ms", in.MS)), nil, nil
+			case <-ctx.Done():
+				events.add("slow cancelled")
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "crash", Description: "Reply, then exit about 25ms later."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			// Exit after the reply has had time to reach the client: the
+			// point is a server that dies between calls.
+			time.AfterFunc(25*time.Millisecond, func() {
+				log.Print("crashing, as asked by the crash tool")
+				os.Exit(3)
+			})
+			return textResult("crashing in 25ms"), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "add-tool", Description: "Add a tool at runtime (the server then sends notifications/tools/list_changed)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
+			name := in.Name
+			if name == "" {
+				name = "added"
+			}
+			mcp.AddTool(server, &mcp.Tool{Name: name, Description: "A tool added at runtime by add-tool."},
+				func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+					return textResult("hello from " + name), nil, nil
+				})
+			return textResult("added tool " + name), nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "env", Description: "Return the server's environment, one KEY=value per line."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			env := os.Environ()
+			slices.Sort(env)
+			return textResult(strings.Join(env, "\n")), nil, nil
+		})
+	for i := range o.extraTools {
+		name := fmt.Sprintf("filler_%03d", i+1)
+		mcp.AddTool(server, &mcp.Tool{
+			Name:        name,
+			Description: fmt.Sprintf("Filler tool number %d: echoes its text argument back, to give hosts many tools to list.", i+1),
+		}, func(_ context.Context, _ *mcp.CallToolRequest, in shoutIn) (*mcp.CallToolResult, any, error) {
+			return textResult(in.Text), nil, nil
+		})
+	}
+	return server
+}
+
+// eventLog appends lines to a file, if one is configured.
+type eventLog struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (l *eventLog) add(line string) {
+	if l.path == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		log.Printf("event log: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		log.Printf("event log: %v", err)
+	}
+}
+
+// tinyPNG is a real 4x4 PNG (a red square with a blue diagonal).
+var tinyPNG = func() []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 4, 4))
+	for y := range 4 {
+		for x := range 4 {
+			c := color.NRGBA{R: 0xd0, G: 0x20, B: 0x20, A: 0xff}
+			if x == y {
+				c = color.NRGBA{R: 0x20, G: 0x40, B: 0xd0, A: 0xff}
+			}
+			img.SetNRGBA(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()
