@@ -1,0 +1,578 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// wait bounds every wait for something that must happen.
+const wait = 10 * time.Second
+
+// register adds a tool to reg for the rest of the test.
+func register(t *testing.T, reg *tools.Registry, def tools.Definition) (unregister func()) {
+	t.Helper()
+	if def.Execute == nil {
+		def.Execute = func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			return tools.Output{Value: "ok"}, nil
+		}
+	}
+	un, err := reg.Register(def)
+	if err != nil {
+		t.Fatalf("register %s: %v", def.Name, err)
+	}
+	t.Cleanup(un)
+	return un
+}
+
+// echo is a tool returning its "text" argument.
+func echo(name string) tools.Definition {
+	return tools.Definition{
+		Name:        name,
+		Description: "Echo the text back.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			var in struct{ Text string }
+			if err := json.Unmarshal(call.Args, &in); err != nil {
+				return tools.Output{}, err
+			}
+			return tools.Output{Value: in.Text, Content: []tools.Content{tools.Text(in.Text)}}, nil
+		},
+	}
+}
+
+// harness is a gateway on reg with one go-sdk client connected in memory.
+type harness struct {
+	g        *Gateway
+	cs       *mcp.ClientSession
+	changed  chan struct{} // one value per tools/list_changed the client saw
+	syncs    chan syncStats
+	settings *Options
+}
+
+type syncStats struct{ added, removed int }
+
+func newHarness(t *testing.T, reg *tools.Registry, store *attachments.Store) *harness {
+	t.Helper()
+	ctx := context.Background()
+	h := &harness{changed: make(chan struct{}, 100), syncs: make(chan syncStats, 100)}
+	g, err := New(ctx, reg, store, &Options{Debounce: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	g.syncMu.Lock()
+	g.afterSync = func(added, removed int, err error) {
+		if err != nil {
+			t.Errorf("sync: %v", err)
+		}
+		h.syncs <- syncStats{added, removed}
+	}
+	g.syncMu.Unlock()
+	h.g = g
+
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { h.changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	h.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+		g.Close()
+	})
+	return h
+}
+
+// list returns the tools the client sees, by name.
+func (h *harness) list(t *testing.T) map[string]*mcp.Tool {
+	t.Helper()
+	out := map[string]*mcp.Tool{}
+	for tool, err := range h.cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+func (h *harness) call(t *testing.T, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// nextSync waits for the gateway's next re-assembly.
+func (h *harness) nextSync(t *testing.T) syncStats {
+	t.Helper()
+	select {
+	case s := <-h.syncs:
+		return s
+	case <-time.After(wait):
+		t.Fatal("the gateway did not re-assemble after a registry change")
+		return syncStats{}
+	}
+}
+
+// waitChanged waits for a tools/list_changed notification.
+func (h *harness) waitChanged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.changed:
+	case <-time.After(wait):
+		t.Fatal("the client saw no notifications/tools/list_changed")
+	}
+}
+
+// asJSON decodes b, for comparing schemas whatever their formatting.
+func asJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+func TestListIsTheAssembly(t *testing.T) {
+	reg := tools.New(nil)
+	register(t, reg, echo("echo"))
+	register(t, reg, tools.Definition{Name: "no_args", Description: "Takes nothing."})
+	register(t, reg, tools.Definition{
+		Name:        "rich",
+		Description: "A schema with nesting, enums and defaults.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"enum":["a","b"],"default":"a"},"opts":{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}},"additionalProperties":false}`),
+	})
+	register(t, reg, tools.Definition{Name: "folded_away", Description: "Hidden by an assemble handler."})
+	// An assemble handler stands in for folding: the gateway must serve what
+	// the waterfall produces, not the raw registry.
+	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		a, err := next(ctx, a)
+		var kept []tools.Schema
+		for _, s := range a.Tools {
+			if s.Name != "folded_away" {
+				kept = append(kept, s)
+			}
+		}
+		a.Tools = append(kept, tools.Schema{Name: "meta", Description: "Added by the handler.", Parameters: json.RawMessage(`{"type":"object"}`)})
+		return a, err
+	})
+
+	h := newHarness(t, reg, nil)
+	want, err := reg.Assemble(context.Background(), tools.Caller{Kind: "gateway", ImageInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tool struct {
+		Description string
+		Schema      any
+	}
+	wantTools := map[string]tool{}
+	for _, s := range want.Tools {
+		wantTools[s.Name] = tool{s.Description, asJSON(t, s.Parameters)}
+	}
+	gotTools := map[string]tool{}
+	for name, tl := range h.list(t) {
+		b, err := json.Marshal(tl.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotTools[name] = tool{tl.Description, asJSON(t, b)}
+	}
+	if diff := cmp.Diff(wantTools, gotTools); diff != "" {
+		t.Errorf("tools/list differs from the assembly (-assembly +list):\n%s", diff)
+	}
+	if _, ok := gotTools["folded_away"]; ok {
+		t.Error("a tool the assembly dropped is listed")
+	}
+}
+
+func TestInputSchema(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{name: "object passes through byte for byte", in: `{"type": "object",  "properties":{"z":{},"a":{}}}`, want: `{"type": "object",  "properties":{"z":{},"a":{}}}`},
+		{name: "absent", in: ``, want: `{"type":"object"}`},
+		{name: "null", in: `null`, want: `{"type":"object"}`},
+		{name: "untyped object schema gets the type", in: `{"properties":{"a":{"type":"string"}}}`, want: `{"properties":{"a":{"type":"string"}},"type":"object"}`},
+		{name: "non-object type", in: `{"type":"string"}`, wantErr: true},
+		{name: "type list", in: `{"type":["object","null"]}`, wantErr: true},
+		{name: "not an object", in: `[1]`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := inputSchema(json.RawMessage(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("inputSchema(%s) error = %v, want error %v", tt.in, err, tt.wantErr)
+			}
+			if err == nil && string(got) != tt.want {
+				t.Errorf("inputSchema(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// texts returns the text of every block, "<image mime n bytes>" for images.
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, c.Text)
+		case *mcp.ImageContent:
+			out = append(out, fmt.Sprintf("<image %s %d bytes>", c.MIMEType, len(c.Data)))
+		default:
+			out = append(out, fmt.Sprintf("<%T>", c))
+		}
+	}
+	return out
+}
+
+func TestCallThroughThePipeline(t *testing.T) {
+	reg := tools.New(nil)
+	register(t, reg, echo("echo"))
+	register(t, reg, echo("guarded"))
+	register(t, reg, tools.Definition{
+		Name: "broken",
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			return tools.Output{}, errors.New("the disk is full")
+		},
+	})
+	register(t, reg, tools.Definition{
+		Name: "value_only",
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			return tools.Output{Value: map[string]int{"n": 1}}, nil
+		},
+	})
+	reg.OnGuard(nil, "guarded", func(ctx context.Context, call tools.Call) error {
+		return errors.New("guarded needs an approval")
+	})
+	var callers []tools.Caller
+	var mu sync.Mutex
+	reg.OnPreExecute(nil, "echo", func(ctx context.Context, call *tools.Call) error {
+		mu.Lock()
+		callers = append(callers, call.Caller)
+		mu.Unlock()
+		call.Args = json.RawMessage(`{"text":"rewritten by a hook"}`)
+		return nil
+	})
+	h := newHarness(t, reg, nil)
+
+	tests := []struct {
+		tool      string
+		args      any
+		wantError bool
+		want      []string
+	}{
+		{tool: "echo", args: map[string]any{"text": "hi"}, want: []string{"rewritten by a hook"}},
+		{tool: "guarded", args: map[string]any{"text": "hi"}, wantError: true, want: []string{`call to "guarded" denied by a guard: guarded needs an approval`}},
+		{tool: "broken", wantError: true, want: []string{"the disk is full"}},
+		{tool: "value_only", want: []string{`{"n":1}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res := h.call(t, tt.tool, tt.args)
+			if res.IsError != tt.wantError {
+				t.Errorf("isError = %v, want %v", res.IsError, tt.wantError)
+			}
+			if diff := cmp.Diff(tt.want, texts(res)); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]tools.Caller{{Kind: "gateway", ImageInput: true}}, callers); diff != "" {
+		t.Errorf("the registry saw callers (-want +got):\n%s", diff)
+	}
+}
+
+func pngBytes(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		for y := range h {
+			img.Set(x, y, color.NRGBA{uint8(x * 40), uint8(y * 40), 200, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestImageContent(t *testing.T) {
+	store, err := attachments.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := pngBytes(t, 4, 4)
+	refs, err := store.SaveImages(context.Background(), []attachments.Image{{MediaType: "image/png", Data: data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refs[0]
+	missing := attachments.Ref{ID: "sha256:" + strings.Repeat("0", 64), MediaType: "image/png"}
+
+	reg := tools.New(nil)
+	register(t, reg, tools.Definition{
+		Name: "snapshot",
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			return tools.Output{Value: "snap", Content: []tools.Content{
+				tools.Text("before"), {Type: "image", Image: &ref}, tools.Text("after"),
+			}}, nil
+		},
+	})
+	register(t, reg, tools.Definition{
+		Name: "lost",
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			return tools.Output{Value: "lost", Content: []tools.Content{{Type: "image", Image: &missing}, tools.Text("still here")}}, nil
+		},
+	})
+
+	t.Run("stored image reaches the client", func(t *testing.T) {
+		h := newHarness(t, reg, store)
+		res := h.call(t, "snapshot", nil)
+		if res.IsError {
+			t.Fatalf("isError: %v", texts(res))
+		}
+		want := []mcp.Content{&mcp.TextContent{Text: "before"}, &mcp.ImageContent{Data: data, MIMEType: "image/png"}, &mcp.TextContent{Text: "after"}}
+		if diff := cmp.Diff(want, res.Content); diff != "" {
+			t.Errorf("content (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("unreadable image becomes a notice", func(t *testing.T) {
+		h := newHarness(t, reg, store)
+		got := texts(h.call(t, "lost", nil))
+		if len(got) != 2 || !strings.HasPrefix(got[0], "[image unavailable: open "+missing.ID) || got[1] != "still here" {
+			t.Errorf("content = %q, want an image-unavailable notice then the text", got)
+		}
+	})
+	t.Run("no store", func(t *testing.T) {
+		h := newHarness(t, reg, nil)
+		got := texts(h.call(t, "snapshot", nil))
+		want := []string{"before", "[image unavailable: no attachment store is running to read " + ref.ID + "]", "after"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("content (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestCancellationReachesTheTool(t *testing.T) {
+	reg := tools.New(nil)
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	register(t, reg, tools.Definition{
+		Name: "slow",
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+				return tools.Output{}, ctx.Err()
+			case <-time.After(wait):
+				stopped <- nil
+				return tools.Output{Value: "finished"}, nil
+			}
+		},
+	})
+	h := newHarness(t, reg, nil)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		callErr <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(wait):
+		t.Fatal("the tool never started")
+	}
+	cancel()
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the tool's context ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the client's cancellation did not reach the tool")
+	}
+	if err := <-callErr; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+}
+
+func TestListChangedOnRegistryChange(t *testing.T) {
+	reg := tools.New(nil)
+	register(t, reg, echo("first"))
+	h := newHarness(t, reg, nil)
+	if _, ok := h.list(t)["first"]; !ok {
+		t.Fatal("first is not listed")
+	}
+
+	un := register(t, reg, echo("second"))
+	if s := h.nextSync(t); s != (syncStats{added: 1}) {
+		t.Errorf("sync after a registration = %+v, want one tool added", s)
+	}
+	h.waitChanged(t)
+	if got := h.list(t); got["second"] == nil || got["first"] == nil {
+		t.Errorf("after the notification the list is %v, want first and second", keys(got))
+	}
+
+	un()
+	if s := h.nextSync(t); s != (syncStats{removed: 1}) {
+		t.Errorf("sync after an unregistration = %+v, want one tool removed", s)
+	}
+	h.waitChanged(t)
+	if got := h.list(t); got["second"] != nil {
+		t.Errorf("after the notification the list is %v, want second gone", keys(got))
+	}
+
+	// A changed description is a change; the tool is replaced, not duplicated.
+	unThird := register(t, reg, tools.Definition{Name: "third"})
+	h.nextSync(t)
+	h.waitChanged(t)
+	unThird()
+	h.nextSync(t)
+	h.waitChanged(t)
+	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		a, err := next(ctx, a)
+		for i := range a.Tools {
+			a.Tools[i].Description += " (annotated)"
+		}
+		return a, err
+	})
+	h.g.Refresh()
+	if s := h.nextSync(t); s != (syncStats{added: 1}) {
+		t.Errorf("sync after a description change = %+v, want one tool replaced", s)
+	}
+	h.waitChanged(t)
+	if got := h.list(t); len(got) != 1 || got["first"].Description != "Echo the text back. (annotated)" {
+		t.Errorf("after a description change the list is %v", got)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestNoNotificationWhenTheAssemblyIsUnchanged(t *testing.T) {
+	reg := tools.New(nil)
+	register(t, reg, echo("visible"))
+	// Hides every tool named hidden_*, as folding hides mcp__* tools.
+	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		a, err := next(ctx, a)
+		var kept []tools.Schema
+		for _, s := range a.Tools {
+			if !strings.HasPrefix(s.Name, "hidden_") {
+				kept = append(kept, s)
+			}
+		}
+		a.Tools = kept
+		return a, err
+	})
+	h := newHarness(t, reg, nil)
+
+	// A registration the assembly hides, and a refresh with nothing new.
+	register(t, reg, tools.Definition{Name: "hidden_one"})
+	if s := h.nextSync(t); s != (syncStats{}) {
+		t.Errorf("sync after a hidden registration = %+v, want no change", s)
+	}
+	h.g.Refresh()
+	if s := h.nextSync(t); s != (syncStats{}) {
+		t.Errorf("sync after a refresh = %+v, want no change", s)
+	}
+	// Re-registering an identical tool (an MCP server re-syncing) changes
+	// nothing either. Holding the sync lock makes both changes land before
+	// the gateway assembles, whatever the scheduler does.
+	un := register(t, reg, echo("resynced"))
+	h.nextSync(t)
+	h.waitChanged(t)
+	h.g.syncMu.Lock()
+	un()
+	register(t, reg, echo("resynced"))
+	h.g.syncMu.Unlock()
+	if s := h.nextSync(t); s != (syncStats{}) {
+		t.Errorf("sync after a re-registration = %+v, want no change", s)
+	}
+
+	// The first notification the client sees is the one for the next real
+	// change: none was sent for the no-ops above.
+	select {
+	case <-h.changed:
+		t.Fatal("a notification was sent for an unchanged assembly")
+	default:
+	}
+	register(t, reg, echo("real"))
+	// Skip a second no-op sync the re-registration may have scheduled.
+	for s := h.nextSync(t); s == (syncStats{}); s = h.nextSync(t) {
+	}
+	h.waitChanged(t)
+}
+
+func TestRebind(t *testing.T) {
+	a, b := tools.New(nil), tools.New(nil)
+	register(t, a, echo("from_a"))
+	register(t, b, echo("from_b"))
+	h := newHarness(t, a, nil)
+
+	h.g.Rebind(b, nil)
+	if s := h.nextSync(t); s != (syncStats{added: 1, removed: 1}) {
+		t.Errorf("sync after a rebind = %+v, want one added and one removed", s)
+	}
+	h.waitChanged(t)
+	if got := keys(h.list(t)); !cmp.Equal(got, []string{"from_b"}) {
+		t.Errorf("after a rebind the list is %v, want [from_b]", got)
+	}
+	// The old registry no longer drives the gateway.
+	register(t, a, echo("late_a"))
+	register(t, b, echo("late_b"))
+	h.nextSync(t)
+	h.waitChanged(t)
+	if got := h.list(t); got["late_a"] != nil || got["late_b"] == nil {
+		t.Errorf("the list is %v, want late_b and not late_a", keys(got))
+	}
+	if res := h.call(t, "from_b", map[string]any{"text": "b"}); res.IsError {
+		t.Errorf("call after a rebind: %v", texts(res))
+	}
+}
