@@ -1,4 +1,15 @@
 // Package attachments is the durable, content-addressed image store.
+//
+// [Store.SaveImages] validates a whole batch of images first (count, sizes,
+// declared media type against the bytes' signature, header dimensions) and
+// then writes all of them or none, each under the sha256 of its bytes, with
+// a temporary file, fsync and rename. The [Ref]s it returns name images by
+// that hash ("sha256:<hex>"), so the same bytes always give the same ref and
+// a ref stays valid across restarts: [Store.Stat] and [Store.Open] find it
+// again in a new Store on the same directory.
+//
+// A refused batch is an [*Error] whose Kind says why; [IsAdmissionError]
+// tells such refusals from storage failures.
 package attachments
 
 import "github.com/dsh-host/dsh-host/host"
@@ -23,9 +34,6 @@ type Ref struct {
 	Height    int    `json:"height"`
 	Name      string `json:"name,omitempty"`
 }
-
-// Store is the attachment store. (Being written in the services issue.)
-type Store struct{}
 
 // Limits bound what SaveImages admits. Zero fields take the defaults.
 type Limits struct {
