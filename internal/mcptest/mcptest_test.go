@@ -371,3 +371,44 @@ func TestNodeServerStdio(t *testing.T) {
 		t.Errorf("echo = %q", got)
 	}
 }
+
+func TestChildProcesses(t *testing.T) {
+	exe := mcptest.FixtureBinary(t)
+	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
+		t.Fatalf("children before start: %v", got)
+	}
+	cs := stdioFixture(t)
+	if got := mcptest.ChildProcesses(t, exe); len(got) != 1 {
+		t.Errorf("children while connected: %v, want one", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
+		t.Errorf("children after close: %v, want none", got)
+	}
+}
+
+func TestFixtureStartsFileAndCrashIfExists(t *testing.T) {
+	dir := t.TempDir()
+	starts, trigger := filepath.Join(dir, "starts"), filepath.Join(dir, "crash")
+	args := []string{"-starts-file", starts, "-crash-if-exists", trigger}
+	stdioFixture(t, args...)
+	if err := os.WriteFile(trigger, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	cmd := exec.Command(mcptest.FixtureBinary(t), args...)
+	if cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil); err == nil {
+		_ = cs.Close()
+		t.Fatal("connect succeeded although the crash trigger exists")
+	}
+	b, err := os.ReadFile(starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Split(strings.TrimSpace(string(b)), "\n")); n != 2 {
+		t.Errorf("starts file has %d lines, want 2:\n%s", n, b)
+	}
+}

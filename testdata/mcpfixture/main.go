@@ -8,6 +8,13 @@
 //
 // so a test can start it on port 0 and read the address back.
 //
+// Flags pick the serverInfo name (-name), require a header on every HTTP
+// request (-require-header "Authorization: Bearer x", else 401), serve
+// without sessions (-stateless), crash on start (-crash-on-start, or
+// -crash-if-exists FILE for a crash loop a test switches on), record every
+// start (-starts-file FILE), page tools/list (-page-size N), add filler
+// tools (-extra-tools N) and set initialize's instructions (-instructions).
+//
 // Tools:
 //
 //	add {a, b}          text "a+b" and structuredContent {sum} (with an outputSchema)
@@ -69,6 +76,8 @@ type options struct {
 	stateless     bool
 	requireHeader string
 	crashOnStart  bool
+	crashIfExists string
+	startsFile    string
 	cancelFile    string
 	instructions  string
 	pageSize      int
@@ -84,6 +93,8 @@ func run(args []string) error {
 	fs.BoolVar(&o.stateless, "stateless", false, "with -http: serve without sessions")
 	fs.StringVar(&o.requireHeader, "require-header", "", `with -http: answer 401 to any request lacking this header, e.g. "Authorization: Bearer x"`)
 	fs.BoolVar(&o.crashOnStart, "crash-on-start", false, "exit with status 1 before serving anything")
+	fs.StringVar(&o.crashIfExists, "crash-if-exists", "", "exit with status 1 on start when this file exists (a crash loop a test can switch on)")
+	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
 	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
 	fs.IntVar(&o.pageSize, "page-size", 0, "tools/list page size (0: the SDK default)")
@@ -94,9 +105,18 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if o.startsFile != "" {
+		(&eventLog{path: o.startsFile}).add(fmt.Sprintf("start %d", os.Getpid()))
+	}
 	if o.crashOnStart {
 		log.Print("crashing on start, as asked by -crash-on-start")
 		os.Exit(1)
+	}
+	if o.crashIfExists != "" {
+		if _, err := os.Stat(o.crashIfExists); err == nil {
+			log.Printf("crashing on start: %s exists (-crash-if-exists)", o.crashIfExists)
+			os.Exit(1)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
