@@ -1,0 +1,501 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// defaultCloseTimeout bounds the wait for a connection to close (and, for
+// stdio, its process to exit) before the supervisor stops rather than risk
+// two server processes at once.
+const defaultCloseTimeout = 5 * time.Second
+
+// probeTimeout bounds the ping that checks a connection after a call failed
+// below the protocol level.
+const probeTimeout = 5 * time.Second
+
+// clientInfo is how the host introduces itself to servers.
+var clientInfo = &mcp.Implementation{Name: "dsh-host", Version: "0.1.0"}
+
+// options are a client's collaborators, passed explicitly so that tests can
+// run the core without a host.
+type options struct {
+	cfg      Config
+	instance string
+	logger   *slog.Logger
+	// detail publishes the instance's one-line state (Scope.SetDetail).
+	detail   func(string)
+	registry *tools.Registry
+	// store is nil when no attachment store is mounted.
+	store     *attachments.Store
+	transport transportFactory
+	// closeTimeout defaults to defaultCloseTimeout.
+	closeTimeout time.Duration
+}
+
+// client is one MCP server: a supervisor goroutine (run) owns the
+// connection, the registered tool generation and the reconnect state, and
+// serializes every sync through its select loop.
+type client struct {
+	opt   options
+	cfg   *Config
+	label string
+	log   *slog.Logger
+
+	ready    chan struct{} // closed after the first attempt settled
+	startErr error         // the first attempt's failure, set before ready closes
+
+	// Owned by the run goroutine.
+	conn        *conn
+	failed      int
+	connectedAt time.Time
+	timer       *time.Timer
+	halted      bool
+	generation  []*registered
+	signature   string
+	lastErr     error
+	hung        bool // a close never finished: do not wait for watchers
+	watchers    sync.WaitGroup
+
+	resync chan struct{} // coalesced list_changed signal, cap 1
+	down   chan downEvent
+	probe  chan *conn // cap 1
+
+	mu           sync.Mutex
+	live         *conn  // the connection calls use; nil during an outage
+	unavailable  string // why live is nil, for call errors
+	instructions string
+	resyncFor    *conn
+}
+
+// conn is one connection generation.
+type conn struct {
+	session *mcp.ClientSession
+	closed  chan struct{} // closed when the session ended
+}
+
+type downEvent struct {
+	cn  *conn
+	err error
+}
+
+// registered is one tool of the current generation.
+type registered struct {
+	public     string
+	unregister func()
+}
+
+func newClient(opt options) *client {
+	if opt.closeTimeout <= 0 {
+		opt.closeTimeout = defaultCloseTimeout
+	}
+	if opt.detail == nil {
+		opt.detail = func(string) {}
+	}
+	c := &client{
+		opt:         opt,
+		cfg:         &opt.cfg,
+		label:       "mcp-client(" + opt.cfg.ServerName + ")",
+		log:         opt.logger,
+		ready:       make(chan struct{}),
+		resync:      make(chan struct{}, 1),
+		down:        make(chan downEvent),
+		probe:       make(chan *conn, 1),
+		unavailable: "the server is still connecting",
+	}
+	return c
+}
+
+// setState publishes detail, and why calls fail while there is no
+// connection (empty when connected).
+func (c *client) setState(detail, unavailable string) {
+	c.opt.detail(detail)
+	c.mu.Lock()
+	c.unavailable = unavailable
+	c.mu.Unlock()
+}
+
+// current returns the live connection, or an error saying why there is none.
+func (c *client) current() (*conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live == nil {
+		return nil, fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+	}
+	return c.live, nil
+}
+
+// run is the supervisor. It returns when ctx is done, after closing the
+// connection (bounded) and unregistering every tool.
+func (c *client) run(ctx context.Context) {
+	defer c.shutdown()
+	c.attempt(ctx, true)
+	close(c.ready)
+	for {
+		var fire <-chan time.Time
+		if c.timer != nil {
+			fire = c.timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-fire:
+			c.timer = nil
+			c.attempt(ctx, false)
+		case ev := <-c.down:
+			if ev.cn == c.conn {
+				c.lost(ctx, ev.err)
+			}
+		case <-c.resync:
+			c.resyncTools(ctx)
+		case cn := <-c.probe:
+			c.probeConn(ctx, cn)
+		}
+	}
+}
+
+// attempt connects, discovers and registers. The first attempt with
+// failOnStartupError fails the instance instead of scheduling a retry.
+func (c *client) attempt(ctx context.Context, first bool) {
+	strict := first && c.cfg.FailOnStartupError
+	if first {
+		c.setState("connecting", "the server is still connecting")
+	}
+	actx, cancel := context.WithTimeout(ctx, ms(c.cfg.StartupTimeoutMs))
+	defer cancel()
+	cn, list, err := c.connectBounded(actx)
+	if ctx.Err() != nil {
+		// Disposed while connecting: whatever came up is closed by
+		// connectBounded or shutdown; say nothing.
+		if cn != nil {
+			c.closeConn(cn, "")
+		}
+		return
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && actx.Err() != nil {
+			err = fmt.Errorf("no answer within startupTimeoutMs (%dms) while connecting and listing tools: %w", c.cfg.StartupTimeoutMs, err)
+		}
+		c.lastErr = err
+		if cn != nil && !c.closeConn(cn, "failed generation") {
+			return
+		}
+		if c.halted {
+			return
+		}
+		if first {
+			c.log.Error(c.label+": initial connection or tool synchronization failed", "err", err)
+		} else {
+			c.log.Warn(c.label+": connection attempt failed", "err", err)
+		}
+		if strict {
+			c.startErr = err
+			c.setState("failed: "+err.Error(), "the first connection failed")
+			return
+		}
+		c.scheduleReconnect("failed", err)
+		return
+	}
+
+	if err := c.swap(list); err != nil && strict {
+		c.startErr = err
+		c.closeConn(cn, "")
+		c.setState("failed: "+err.Error(), "tool registration failed")
+		return
+	}
+	c.conn = cn
+	c.connectedAt = time.Now()
+	c.mu.Lock()
+	c.live = cn
+	c.instructions = c.capInstructions(cn.session.InitializeResult())
+	c.mu.Unlock()
+	if c.failed > 0 {
+		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
+	}
+	c.setState(fmt.Sprintf("connected, %d tools", len(c.generation)), "")
+	// A list_changed that arrived during discovery is handled by the loop
+	// (resyncFor already points at cn).
+}
+
+// connectBounded runs connect, and gives up on it if it outlives ctx by
+// more than the close timeout (a transport whose close never returns would
+// otherwise hold the supervisor, and dispose, forever).
+func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error) {
+	type result struct {
+		cn   *conn
+		list []*mcp.Tool
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		cn, list, err := c.connect(ctx)
+		ch <- result{cn, list, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.cn, r.list, r.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(c.opt.closeTimeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.cn, r.list, r.err
+	case <-t.C:
+	}
+	go func() {
+		if r := <-ch; r.cn != nil {
+			_ = r.cn.session.Close()
+		}
+	}()
+	c.hung = true
+	c.halt(fmt.Sprintf("a connection attempt did not finish within %s after it was abandoned", c.opt.closeTimeout),
+		"reconnect stopped to avoid overlapping server processes; reload the instance or restart the host to retry")
+	return nil, nil, errors.New("connection attempt abandoned")
+}
+
+// connect opens a session and lists every tool.
+func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
+	cn := &conn{closed: make(chan struct{})}
+	client := mcp.NewClient(clientInfo, &mcp.ClientOptions{
+		Logger: c.log.With("component", "go-sdk"),
+		// The host offers no roots, sampling or elicitation.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.listChanged(cn)
+		},
+	})
+	session, err := client.Connect(ctx, c.opt.transport(), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	cn.session = session
+	c.watch(cn)
+	list, err := listTools(ctx, session)
+	if err != nil {
+		return cn, nil, err
+	}
+	select {
+	case <-cn.closed:
+		return cn, nil, errors.New("the connection closed during tool discovery")
+	default:
+	}
+	return cn, list, nil
+}
+
+// watch reports cn's end to the supervisor.
+func (c *client) watch(cn *conn) {
+	c.watchers.Add(1)
+	go func() {
+		defer c.watchers.Done()
+		err := cn.session.Wait()
+		close(cn.closed)
+		// The loop takes every event until shutdown, which drains the rest.
+		c.down <- downEvent{cn, err}
+	}()
+}
+
+// listChanged queues a re-sync for cn; notifications of a stale session are
+// dropped by the loop.
+func (c *client) listChanged(cn *conn) {
+	c.mu.Lock()
+	c.resyncFor = cn
+	c.mu.Unlock()
+	select {
+	case c.resync <- struct{}{}:
+	default:
+	}
+}
+
+func (c *client) resyncTools(ctx context.Context) {
+	c.mu.Lock()
+	target := c.resyncFor
+	c.resyncFor = nil
+	c.mu.Unlock()
+	if target == nil || target != c.conn || c.halted {
+		return
+	}
+	c.log.Info(c.label + ": tool list changed, re-syncing")
+	lctx, cancel := context.WithTimeout(ctx, ms(c.cfg.StartupTimeoutMs))
+	defer cancel()
+	list, err := listTools(lctx, target.session)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error(c.label+": tool re-sync failed; keeping the previous tools", "err", err)
+		}
+		return
+	}
+	c.swap(list)
+	if c.conn == target {
+		c.setState(fmt.Sprintf("connected, %d tools", len(c.generation)), "")
+	}
+}
+
+// requestProbe asks the supervisor to check cn after a call failed below
+// the protocol level (for Streamable HTTP, a dropped server surfaces only
+// per request).
+func (c *client) requestProbe(cn *conn) {
+	select {
+	case c.probe <- cn:
+	default:
+	}
+}
+
+func (c *client) probeConn(ctx context.Context, cn *conn) {
+	if cn != c.conn {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	err := cn.session.Ping(pctx, nil)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return // the server answered
+	}
+	c.log.Warn(c.label+": the server did not answer a ping after a failed call", "err", err)
+	c.lost(ctx, err)
+}
+
+// lost handles the end of the current connection.
+func (c *client) lost(ctx context.Context, err error) {
+	cn := c.conn
+	c.conn = nil
+	c.mu.Lock()
+	c.live = nil
+	c.mu.Unlock()
+	if err == nil {
+		err = errors.New("the server closed the connection")
+	}
+	c.lastErr = err
+	if !c.closeConn(cn, "lost generation") {
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	c.scheduleReconnect("lost", err)
+}
+
+// closeConn closes cn and waits for it (for stdio: the process exited),
+// bounded by the close timeout. On a timeout it halts the supervisor:
+// starting another server while this one may still run is never done.
+// what names the generation in the error ("" during dispose).
+func (c *client) closeConn(cn *conn, what string) bool {
+	done := make(chan struct{})
+	go func() {
+		_ = cn.session.Close()
+		close(done)
+	}()
+	t := time.NewTimer(c.opt.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	}
+	c.hung = true
+	if what == "" {
+		c.log.Error(fmt.Sprintf("%s: connection did not close within %s during disposal — server shutdown may be incomplete", c.label, c.opt.closeTimeout))
+		return false
+	}
+	c.halt(fmt.Sprintf("%s did not close within %s", what, c.opt.closeTimeout),
+		"reconnect stopped to avoid overlapping server processes; reload the instance or restart the host to retry")
+	return false
+}
+
+// halt stops reconnecting for good; tools stay registered and fail.
+func (c *client) halt(why, hint string) {
+	c.halted = true
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.log.Error(fmt.Sprintf("%s: %s — %s", c.label, why, hint))
+	c.setState("stopped: "+why, why+"; "+hint)
+}
+
+// scheduleReconnect applies the reconnect policy after a lost connection
+// ("lost") or a failed attempt ("failed").
+func (c *client) scheduleReconnect(kind string, err error) {
+	p := &c.cfg.Reconnect
+	if !p.Enabled {
+		c.halted = true
+		if kind == "lost" {
+			c.log.Error(c.label+": connection lost and reconnect is disabled — registered tools will fail until the instance is reloaded or the host restarts", "err", err)
+		} else {
+			c.log.Error(c.label+": connection failed and reconnect is disabled — no tools were registered; reload the instance or restart the host to connect", "err", err)
+		}
+		c.setState("disconnected (reconnect disabled)", "the connection was lost and reconnect is disabled; reload the instance")
+		return
+	}
+	if !c.connectedAt.IsZero() && time.Since(c.connectedAt) >= ms(p.MaxDelayMs) {
+		c.failed = 0
+	}
+	c.connectedAt = time.Time{}
+	c.failed++
+	if c.failed > p.MaxAttempts {
+		c.giveUp(err)
+		return
+	}
+	delay := p.backoff(c.failed)
+	verb := "connection lost; reconnecting"
+	if kind == "failed" {
+		verb = "connection failed; retrying"
+	}
+	c.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.failed, p.MaxAttempts), "err", err)
+	c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.failed, p.MaxAttempts, delay),
+		fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.failed, p.MaxAttempts))
+	c.timer = time.NewTimer(delay)
+}
+
+func (c *client) giveUp(err error) {
+	c.halted = true
+	c.unregisterAll()
+	max := c.cfg.Reconnect.MaxAttempts
+	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
+	c.setState(fmt.Sprintf("gave up after %d attempts: %v", max, err),
+		"the server could not be reached; reload the instance")
+}
+
+// shutdown runs when the scope is disposed.
+func (c *client) shutdown() {
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.mu.Lock()
+	c.live = nil
+	c.unavailable = "the instance is shutting down"
+	c.mu.Unlock()
+	if c.conn != nil {
+		c.closeConn(c.conn, "")
+		c.conn = nil
+	}
+	c.unregisterAll()
+	if c.hung {
+		return
+	}
+	// Watchers of closed sessions are about to report; take their events.
+	done := make(chan struct{})
+	go func() { c.watchers.Wait(); close(done) }()
+	for {
+		select {
+		case <-c.down:
+		case <-done:
+			return
+		}
+	}
+}

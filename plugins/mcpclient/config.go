@@ -1,0 +1,206 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Transports a Config may name.
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+)
+
+// maxMs is the largest millisecond value a config accepts (2^31-1, the
+// original's timer limit).
+const maxMs = math.MaxInt32
+
+// maxInstructionBytes caps the server instructions kept for the prompt.
+const maxInstructionBytes = 32 << 10
+
+var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// Config is one mcp-client instance: one MCP server. Defaults returns the
+// values a composition entry's config is decoded over.
+type Config struct {
+	// Transport is "stdio" or "streamable-http".
+	Transport string `yaml:"transport"`
+	// ServerName namespaces the server's tools (mcp__<serverName>__<tool>);
+	// it must match ^[A-Za-z0-9_-]{1,32}$ and be unique among live instances.
+	ServerName string `yaml:"serverName"`
+
+	// Command, Args, Env and Cwd start a stdio server. Env is merged over
+	// the host's environment minus secrets (see the package doc).
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Cwd     string            `yaml:"cwd"`
+
+	// URL and Headers reach a Streamable HTTP server; Headers go on every
+	// request.
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+
+	// ToolCallTimeoutMs bounds one tools/call (default 60000).
+	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs"`
+	// StartupTimeoutMs bounds one connection attempt: connect, initialize
+	// and the full tool discovery (default 30000).
+	StartupTimeoutMs int `yaml:"startupTimeoutMs"`
+	// FailOnStartupError makes the instance fail when its first connection
+	// attempt fails, instead of starting with no tools and retrying.
+	FailOnStartupError bool `yaml:"failOnStartupError"`
+	// Reconnect is the supervisor's policy after a lost connection.
+	Reconnect Reconnect `yaml:"reconnect"`
+	// Tools filters the server's tools by raw name.
+	Tools ToolFilter `yaml:"tools"`
+	// MaxResultBytes caps the model-facing text of one result (default
+	// 1 MiB); the canonical value is never cut.
+	MaxResultBytes int `yaml:"maxResultBytes"`
+}
+
+// Reconnect is the reconnect policy. A partial block in a composition is
+// merged over the defaults.
+type Reconnect struct {
+	// Enabled turns automatic reconnection on (default true).
+	Enabled bool `yaml:"enabled"`
+	// InitialDelayMs is the first delay; it doubles per consecutive failed
+	// attempt (default 500).
+	InitialDelayMs int `yaml:"initialDelayMs"`
+	// MaxDelayMs caps the delay, and is the uptime after which the attempt
+	// budget resets (default 30000).
+	MaxDelayMs int `yaml:"maxDelayMs"`
+	// MaxAttempts is the number of consecutive failed attempts per outage
+	// before giving up (default 10).
+	MaxAttempts int `yaml:"maxAttempts"`
+}
+
+// ToolFilter selects tools by raw name with glob patterns where `*` matches
+// any run of characters. A tool is kept when Include is empty or one of its
+// patterns matches, and no Exclude pattern matches.
+type ToolFilter struct {
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+}
+
+// Defaults returns the default config: every optional field at its default,
+// transport and serverName unset.
+func Defaults() Config {
+	return Config{
+		ToolCallTimeoutMs: 60000,
+		StartupTimeoutMs:  30000,
+		Reconnect: Reconnect{
+			Enabled:        true,
+			InitialDelayMs: 500,
+			MaxDelayMs:     30000,
+			MaxAttempts:    10,
+		},
+		MaxResultBytes: 1 << 20,
+	}
+}
+
+// Validate checks cfg and returns every problem found, each naming its key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	switch {
+	case cfg.ServerName == "":
+		bad("serverName is required: a short name that namespaces this server's tools, like github")
+	case !serverNamePattern.MatchString(cfg.ServerName):
+		bad("serverName %q must match ^[A-Za-z0-9_-]{1,32}$", cfg.ServerName)
+	}
+
+	stdioSet := map[string]bool{
+		"command": cfg.Command != "", "args": len(cfg.Args) > 0, "env": len(cfg.Env) > 0, "cwd": cfg.Cwd != "",
+	}
+	httpSet := map[string]bool{"url": cfg.URL != "", "headers": len(cfg.Headers) > 0}
+	foreign := func(set map[string]bool, order []string, transport string) {
+		for _, k := range order {
+			if set[k] {
+				bad("%s is not an option of the %s transport; remove it or change transport", k, transport)
+			}
+		}
+	}
+	switch cfg.Transport {
+	case TransportStdio:
+		if strings.TrimSpace(cfg.Command) == "" {
+			bad("command is required with transport stdio")
+		}
+		foreign(httpSet, []string{"url", "headers"}, TransportStdio)
+	case TransportStreamableHTTP:
+		if cfg.URL == "" {
+			bad("url is required with transport streamable-http")
+		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url %q must be an absolute http:// or https:// URL", cfg.URL)
+		}
+		foreign(stdioSet, []string{"command", "args", "env", "cwd"}, TransportStreamableHTTP)
+		for k := range cfg.Headers {
+			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+				bad("headers: %q is not a valid header name", k)
+			}
+		}
+	case "":
+		bad("transport is required: stdio or streamable-http")
+	default:
+		bad("transport %q must be stdio or streamable-http", cfg.Transport)
+	}
+
+	positiveMs := func(key string, v int) {
+		if v <= 0 || v > maxMs {
+			bad("%s must be a positive number no greater than %d", key, maxMs)
+		}
+	}
+	positiveMs("toolCallTimeoutMs", cfg.ToolCallTimeoutMs)
+	positiveMs("startupTimeoutMs", cfg.StartupTimeoutMs)
+	if cfg.MaxResultBytes <= 0 {
+		bad("maxResultBytes must be a positive integer")
+	}
+	if err := cfg.Reconnect.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for i, p := range cfg.Tools.Include {
+		if p == "" {
+			bad("tools.include[%d] is empty; use * to match every tool", i)
+		}
+	}
+	for i, p := range cfg.Tools.Exclude {
+		if p == "" {
+			bad("tools.exclude[%d] is empty", i)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconnect) validate() error {
+	var errs []error
+	if r.InitialDelayMs <= 0 || r.InitialDelayMs > maxMs {
+		errs = append(errs, fmt.Errorf("reconnect.initialDelayMs must be a positive number no greater than %d", maxMs))
+	}
+	if r.MaxDelayMs <= 0 || r.MaxDelayMs > maxMs {
+		errs = append(errs, fmt.Errorf("reconnect.maxDelayMs must be a positive number no greater than %d", maxMs))
+	}
+	if len(errs) == 0 && r.InitialDelayMs > r.MaxDelayMs {
+		errs = append(errs, errors.New("reconnect.initialDelayMs must be less than or equal to maxDelayMs"))
+	}
+	if r.MaxAttempts <= 0 {
+		errs = append(errs, errors.New("reconnect.maxAttempts must be a positive integer"))
+	}
+	return errors.Join(errs...)
+}
+
+// backoff returns the delay before reconnect attempt n (1-based):
+// min(maxDelay, initialDelay·2^(n-1)), without jitter.
+func (r *Reconnect) backoff(n int) time.Duration {
+	d := float64(r.InitialDelayMs) * math.Pow(2, float64(n-1))
+	if d > float64(r.MaxDelayMs) {
+		d = float64(r.MaxDelayMs)
+	}
+	return time.Duration(d) * time.Millisecond
+}
+
+func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }

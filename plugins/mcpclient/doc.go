@@ -1,0 +1,77 @@
+// Package mcpclient is the mcp-client plugin: each instance connects to one
+// MCP server, over stdio or Streamable HTTP, and registers the server's
+// tools in the tool registry as native tools named
+// mcp__<serverName>__<tool>.
+//
+// # Configuration
+//
+//	plugins:
+//	  - id: github
+//	    name: mcp-client
+//	    config:
+//	      serverName: github          # ^[A-Za-z0-9_-]{1,32}$, unique per host
+//	      transport: stdio            # or streamable-http (url, headers)
+//	      command: npx
+//	      args: [-y, "@modelcontextprotocol/server-github"]
+//	      env: {GITHUB_TOKEN: "${GITHUB_TOKEN}"}
+//	      toolCallTimeoutMs: 60000
+//	      startupTimeoutMs: 30000     # connect + initialize + full discovery
+//	      failOnStartupError: false
+//	      reconnect: {enabled: true, initialDelayMs: 500, maxDelayMs: 30000, maxAttempts: 10}
+//	      tools: {include: ["search_*"], exclude: ["*_admin"]}   # globs over raw names
+//	      maxResultBytes: 1048576
+//
+// A stdio server inherits the host's environment minus every variable whose
+// name matches /KEY|PASSWORD|SECRET|TOKEN/i or starts with DSH_
+// (case-insensitive); env is merged on top, so explicit entries always
+// win. Its stderr goes to the instance's logger, line by line.
+//
+// # Names
+//
+// PublicToolName derives the model-facing name from (serverName, raw name)
+// alone, so reloads, reconnects and other servers never rename a tool. Only
+// the raw name goes on the wire.
+//
+// # Discovery and re-sync
+//
+// Activation waits for the first connection attempt: connect, initialize,
+// every page of tools/list, registration. A server that lists a name twice
+// sends an invalid list: the previous tools stay. notifications/tools/list_changed
+// re-syncs through the supervisor's one queue; a failed fetch keeps the
+// previous tools, and a registration conflict (a foreign tool squatting on
+// the namespace) rolls the whole generation back to zero tools with an
+// error in the log. The server's instructions (up to 32 KiB) reach the
+// prompt as the section "mcp:<serverName>".
+//
+// # Calls and results
+//
+// A call sends the raw name and the arguments (anything but a JSON object
+// becomes {}); the caller's cancellation and toolCallTimeoutMs reach the
+// server as notifications/cancelled. The canonical value (CallResult) keeps
+// every content block as JSON plus structuredContent, validated against the
+// tool's outputSchema with full JSON Schema. The model sees one text block:
+// text joined with "\n", placeholders for what it cannot read, cut at
+// maxResultBytes with a marker. isError becomes a tool error.
+//
+// Images are checked as a batch (PNG, JPEG, GIF or WebP, bytes matching the
+// declared type), then admitted only with an attachment store and a caller
+// that takes image input, and stored all-or-nothing; they reach the model as
+// durable references in their original positions, or every one of them as
+// a diagnostic line saying why not. Base64 never enters model content.
+//
+// # Reconnect
+//
+// A supervisor reconnects after a lost connection (a stdio server's exit, a
+// Streamable HTTP session that expired or a server that stopped answering)
+// with delays min(maxDelayMs, initialDelayMs·2^(n-1)), at most maxAttempts
+// consecutive failures per outage; the budget resets after maxDelayMs of
+// uptime. The old connection (and process) is confirmed closed before a new
+// one starts. During an outage the tools stay registered and fail; when the
+// budget is spent they are unregistered. The instance's detail in host
+// status says where it stands: "connected, 12 tools", "reconnecting 3/10 in
+// 4s", "gave up after 10 attempts: ...", "disconnected (reconnect disabled)".
+//
+// Teardown is bounded: stdin is closed, then SIGTERM after a second, then
+// SIGKILL after one more, and what is left of the server's process group is
+// killed.
+package mcpclient

@@ -1,0 +1,70 @@
+package mcpclient
+
+import (
+	"fmt"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// PluginName is the name composition entries use.
+const PluginName = "mcp-client"
+
+func init() {
+	host.Register(host.Definition[Config]{
+		Name:        PluginName,
+		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Defaults:    Defaults,
+		Validate:    func(cfg *Config) error { return cfg.Validate() },
+		Apply:       apply,
+	})
+}
+
+// apply adapts the host's instance to the client core.
+func apply(s *host.Scope, cfg Config) error {
+	reg := host.Get(s, tools.Key)
+	store, _ := host.Lookup(s, attachments.Key)
+	factory, cleanup := newTransportFactory(&cfg, s.Logger())
+	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
+	return start(s, options{
+		cfg:       cfg,
+		registry:  reg,
+		store:     store,
+		transport: factory,
+	})
+}
+
+// start runs a client on s: it reserves the serverName, adds the server's
+// instructions to prompt assembly, starts the supervisor and waits for the
+// first connection attempt (bounded by startupTimeoutMs). opt.instance,
+// logger and detail default to s's.
+func start(s *host.Scope, opt options) error {
+	if opt.instance == "" {
+		opt.instance = s.ID()
+	}
+	if opt.logger == nil {
+		opt.logger = s.Logger()
+	}
+	if opt.detail == nil {
+		opt.detail = s.SetDetail
+	}
+	release, err := reserveServerName(opt.registry, opt.cfg.ServerName, opt.instance)
+	if err != nil {
+		return err
+	}
+	s.OnDispose("release serverName "+opt.cfg.ServerName, func() error { release(); return nil })
+	c := newClient(opt)
+	opt.registry.OnAssemble(s, c.assemble)
+	s.Go("mcp-client supervisor", c.run)
+	select {
+	case <-c.ready:
+	case <-s.Context().Done():
+		return s.Context().Err()
+	}
+	if c.startErr != nil {
+		return fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
+	}
+	return nil
+}

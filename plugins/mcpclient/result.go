@@ -1,0 +1,401 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// CallResult is the canonical value of a successful MCP tool call, what
+// programmatic callers get: every content block as JSON, as the server sent
+// it (go-sdk re-encodes it, so image and audio data are canonical base64),
+// and structuredContent when the server sent one.
+type CallResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+}
+
+// executor returns the Execute of one tool: the raw name goes on the wire,
+// the caller's ctx (and the per-call timeout) cancels the call on the
+// server too, since go-sdk sends notifications/cancelled.
+func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.Output, error) {
+	return func(ctx context.Context, call tools.Call) (tools.Output, error) {
+		cn, err := c.current()
+		if err != nil {
+			return tools.Output{}, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
+		defer cancel()
+		res, err := cn.session.CallTool(cctx, &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)})
+		if err != nil {
+			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
+		}
+		value, err := canonical(res)
+		if err != nil {
+			return tools.Output{}, fmt.Errorf("%s: tool %q returned a result that cannot be encoded: %w", c.label, t.raw, err)
+		}
+		if res.IsError {
+			// The registry owns the failure path; images are not stored.
+			return tools.Output{}, errors.New(joinText(project(t.raw, value.Content, nil)))
+		}
+		if t.output != nil {
+			if err := validateStructured(t.output, res.StructuredContent); err != nil {
+				return tools.Output{}, fmt.Errorf("%w of %q: %s: structuredContent does not match the tool's outputSchema: %v",
+					tools.ErrInvalidOutput, t.public, c.label, err)
+			}
+		}
+		var image func(int, string) (tools.Content, bool)
+		if imgs := images(res.Content); len(imgs) > 0 {
+			image = c.admitImages(ctx, call.Caller, t.raw, imgs)
+		}
+		return tools.Output{Value: value, Content: c.truncate(project(t.raw, value.Content, image))}, nil
+	}
+}
+
+// callError explains a failed tools/call. Cancellation and timeouts stay
+// recognizable with errors.Is; a failure below the protocol level makes the
+// supervisor check the connection.
+func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: tool %q: %w", c.label, t.raw, ctx.Err())
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s: tool %q did not answer within toolCallTimeoutMs (%dms); the call was cancelled: %w",
+			c.label, t.raw, c.cfg.ToolCallTimeoutMs, context.DeadlineExceeded)
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)
+	}
+	c.requestProbe(cn)
+	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.raw, err)
+}
+
+// objectArgs passes a JSON object through unchanged and turns anything else
+// (null, a string, an array, nothing) into {}.
+func objectArgs(raw json.RawMessage) any {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return json.RawMessage(t)
+	}
+	return map[string]any{}
+}
+
+func canonical(res *mcp.CallToolResult) (CallResult, error) {
+	v := CallResult{Content: make([]json.RawMessage, 0, len(res.Content))}
+	for _, b := range res.Content {
+		raw, err := b.MarshalJSON()
+		if err != nil {
+			return CallResult{}, err
+		}
+		v.Content = append(v.Content, raw)
+	}
+	if res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return CallResult{}, err
+		}
+		v.StructuredContent = raw
+	}
+	return v, nil
+}
+
+// validateStructured checks structuredContent against a resolved schema.
+// A tool that declares an outputSchema must send structuredContent.
+func validateStructured(rs interface{ Validate(any) error }, sc any) error {
+	if sc == nil {
+		return errors.New("the result has no structuredContent")
+	}
+	return rs.Validate(sc)
+}
+
+// renderer returns the pure render of canonical values: one text block, and
+// a diagnostic in place of each image (images reach model content only from
+// Execute, after durable storage).
+func (c *client) renderer(raw string) func(any) []tools.Content {
+	return func(v any) []tools.Content {
+		switch r := v.(type) {
+		case CallResult:
+			return c.truncate(project(raw, r.Content, nil))
+		case *CallResult:
+			if r != nil {
+				return c.truncate(project(raw, r.Content, nil))
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return []tools.Content{tools.Text(fmt.Sprintf("[unrenderable value: %v]", err))}
+		}
+		return c.truncate([]tools.Content{tools.Text(string(b))})
+	}
+}
+
+// wireBlock is what the projection reads of a content block.
+type wireBlock struct {
+	Type     *string `json:"type"`
+	Text     *string `json:"text"`
+	MIMEType string  `json:"mimeType"`
+	Name     string  `json:"name"`
+	URI      string  `json:"uri"`
+}
+
+// project maps content blocks to model-facing content: text runs joined
+// with "\n", a placeholder for every block the model cannot take as text,
+// and, when image is non-nil, what image returns for the n-th image block
+// (an image reference splits the text run; a diagnostic joins it).
+func project(raw string, blocks []json.RawMessage, image func(n int, mime string) (tools.Content, bool)) []tools.Content {
+	var out []tools.Content
+	var run []string
+	flush := func() {
+		if len(run) > 0 {
+			out = append(out, tools.Text(strings.Join(run, "\n")))
+			run = nil
+		}
+	}
+	n := 0
+	for _, rawBlock := range blocks {
+		var b wireBlock
+		if t := bytes.TrimSpace(rawBlock); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &b) != nil {
+			run = append(run, "[unsupported MCP content block: expected an object]")
+			continue
+		}
+		typ := ""
+		if b.Type != nil {
+			typ = *b.Type
+		}
+		mime := b.MIMEType
+		if mime == "" {
+			mime = "unknown media type"
+		}
+		switch typ {
+		case "text":
+			if b.Text != nil {
+				run = append(run, *b.Text)
+			}
+		case "image":
+			if image != nil {
+				if block, isRef := image(n, mime); isRef {
+					flush()
+					out = append(out, block)
+				} else {
+					run = append(run, block.Text)
+				}
+			} else {
+				run = append(run, imageDiagnostic(mime, "this result was not admitted to durable model context"))
+			}
+			n++
+		case "audio":
+			run = append(run, "[audio result unsupported: "+mime+"; raw audio data remains available to programmatic callers]")
+		case "resource":
+			run = append(run, "[embedded resource unsupported; raw resource data remains available to programmatic callers]")
+		case "resource_link":
+			if b.Name == "" || b.URI == "" {
+				run = append(run, "[resource link unavailable: the MCP block is missing its name or URI]")
+			} else {
+				run = append(run, "Resource link: "+b.Name+" ("+b.URI+")")
+			}
+		default:
+			if b.Type == nil {
+				typ = "(missing)"
+			}
+			run = append(run, "[unsupported MCP content type: "+typ+"]")
+		}
+	}
+	flush()
+	visible := false
+	for _, b := range out {
+		if b.Type != "text" || b.Text != "" {
+			visible = true
+			break
+		}
+	}
+	if !visible {
+		return []tools.Content{tools.Text("(" + raw + " returned no model-visible content)")}
+	}
+	return out
+}
+
+func imageDiagnostic(mime, reason string) string {
+	return "[image unavailable: " + mime + "; " + reason + "; raw image data remains available to programmatic callers]"
+}
+
+// joinText returns the text of content, one line per block.
+func joinText(content []tools.Content) string {
+	var parts []string
+	for _, b := range content {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// truncate cuts model-facing text beyond maxResultBytes, with a marker that
+// says how much was dropped. Image references are kept.
+func (c *client) truncate(content []tools.Content) []tools.Content {
+	limit := c.cfg.MaxResultBytes
+	total := 0
+	for _, b := range content {
+		if b.Type == "text" {
+			total += len(b.Text)
+		}
+	}
+	if limit <= 0 || total <= limit {
+		return content
+	}
+	out := make([]tools.Content, 0, len(content))
+	kept, cut := 0, false
+	for _, b := range content {
+		if b.Type != "text" {
+			out = append(out, b)
+			continue
+		}
+		if cut {
+			continue
+		}
+		if kept+len(b.Text) <= limit {
+			out = append(out, b)
+			kept += len(b.Text)
+			continue
+		}
+		n := limit - kept
+		for n > 0 && !utf8.RuneStart(b.Text[n]) {
+			n--
+		}
+		kept += n
+		cut = true
+		out = append(out, tools.Text(b.Text[:n]+fmt.Sprintf(
+			"\n[output truncated: %d of %d bytes dropped (maxResultBytes %d); the full result remains available to programmatic callers]",
+			total-kept, total, limit)))
+	}
+	return out
+}
+
+// images returns the image blocks of a result, in order.
+func images(content []mcp.Content) []*mcp.ImageContent {
+	var out []*mcp.ImageContent
+	for _, b := range content {
+		if im, ok := b.(*mcp.ImageContent); ok {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// Reasons an image stays out of model content.
+const (
+	reasonBadType     = "the declared media type is not PNG, JPEG, WebP, or GIF"
+	reasonEmpty       = "the image data is empty"
+	reasonMismatch    = "the image bytes do not match the declared media type"
+	reasonSibling     = "another image in the same result was invalid"
+	reasonNoStore     = "no attachment store is mounted"
+	reasonNoInput     = "the caller does not accept image input"
+	reasonCanceled    = "the tool call was canceled before image storage"
+	reasonStorage     = "durable image storage rejected the result"
+	reasonAdmissionAt = "image admission rejected the result: "
+)
+
+// admitImages checks the whole batch, then stores it all-or-nothing, and
+// returns what each image becomes in model content: a durable reference, or
+// (for every image, on any refusal) a diagnostic that says why.
+func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw string, imgs []*mcp.ImageContent) func(int, string) (tools.Content, bool) {
+	refuse := func(reasons []string) func(int, string) (tools.Content, bool) {
+		return func(n int, mime string) (tools.Content, bool) {
+			return tools.Text(imageDiagnostic(mime, reasons[n])), false
+		}
+	}
+	all := func(reason string) []string {
+		r := make([]string, len(imgs))
+		for i := range r {
+			r[i] = reason
+		}
+		return r
+	}
+
+	batch := make([]attachments.Image, len(imgs))
+	reasons := make([]string, len(imgs))
+	invalid := false
+	for i, im := range imgs {
+		mediaType, ok := imageType(im.MIMEType)
+		switch {
+		case !ok:
+			reasons[i] = reasonBadType
+		case len(im.Data) == 0:
+			reasons[i] = reasonEmpty
+		case !sniff(mediaType, im.Data):
+			reasons[i] = reasonMismatch
+		default:
+			batch[i] = attachments.Image{MediaType: mediaType, Data: im.Data}
+			continue
+		}
+		invalid = true
+	}
+	if invalid {
+		for i := range reasons {
+			if reasons[i] == "" {
+				reasons[i] = reasonSibling
+			}
+		}
+		return refuse(reasons)
+	}
+	switch {
+	case c.opt.store == nil:
+		return refuse(all(reasonNoStore))
+	case !caller.ImageInput:
+		return refuse(all(reasonNoInput))
+	case ctx.Err() != nil:
+		return refuse(all(reasonCanceled))
+	}
+	refs, err := c.opt.store.SaveImages(ctx, batch)
+	if err != nil {
+		if attachments.IsAdmissionError(err) {
+			return refuse(all(reasonAdmissionAt + err.Error()))
+		}
+		if ctx.Err() != nil {
+			return refuse(all(reasonCanceled))
+		}
+		c.log.Warn(c.label+": durable image storage failed", "tool", raw, "err", err)
+		return refuse(all(reasonStorage))
+	}
+	return func(n int, _ string) (tools.Content, bool) {
+		ref := refs[n]
+		return tools.Content{Type: "image", Image: &ref}, true
+	}
+}
+
+// imageType normalizes a declared media type and reports whether models
+// take it.
+func imageType(declared string) (string, bool) {
+	t, _, _ := strings.Cut(declared, ";")
+	t = strings.ToLower(strings.TrimSpace(t))
+	switch t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return t, true
+	}
+	return t, false
+}
+
+// sniff reports whether data starts like an image of mediaType.
+func sniff(mediaType string, data []byte) bool {
+	switch mediaType {
+	case "image/png":
+		return bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n"))
+	case "image/jpeg":
+		return bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF})
+	case "image/gif":
+		return bytes.HasPrefix(data, []byte("GIF87a")) || bytes.HasPrefix(data, []byte("GIF89a"))
+	case "image/webp":
+		return len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP"
+	}
+	return false
+}
