@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -130,9 +131,13 @@ type PreExecuteHook func(ctx context.Context, call *Call) error
 // GuardHook allows a call (nil) or denies it with a reason (the error).
 type GuardHook func(ctx context.Context, call Call) error
 
-// PostExecuteHook sees a successful result. It may replace res.Value (set
-// res.Content to nil to have it rendered again from the new value), replace
-// res.Content, or block the result by returning an error (a refusal).
+// PostExecuteHook sees a successful result. It may replace res.Value (the
+// content is then rendered again from the new value, discarding the tool's
+// own projection, unless the hook also assigns res.Content), replace
+// res.Content (setting it to nil renders the value again), or block the
+// result by returning an error (a refusal). A hook replaces a value by
+// assigning a new one; changing a map or slice in place is not seen as a
+// replacement.
 type PostExecuteHook func(ctx context.Context, call Call, res *Result) error
 
 // ChangeKind says whether a tool came or went.
@@ -142,6 +147,16 @@ const (
 	Registered ChangeKind = iota + 1
 	Unregistered
 )
+
+func (k ChangeKind) String() string {
+	switch k {
+	case Registered:
+		return "registered"
+	case Unregistered:
+		return "unregistered"
+	}
+	return "ChangeKind(" + strconv.Itoa(int(k)) + ")"
+}
 
 // Change is a registration or unregistration.
 type Change struct {

@@ -1,0 +1,117 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// benchRegistry has 1,000 registered tools, one of them the no-op
+// "mcp__bench__noop" that the benchmarks call.
+func benchRegistry(b *testing.B) *tools.Registry {
+	r := tools.New(nil)
+	for i := range 999 {
+		mustRegister(b, r, tools.Definition{
+			Name:        fmt.Sprintf("mcp__s%02d__tool_%03d", i%20, i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
+			Execute: func(context.Context, tools.Call) (tools.Output, error) {
+				return tools.Output{}, nil
+			},
+		})
+	}
+	content := []tools.Content{tools.Text("ok")}
+	mustRegister(b, r, tools.Definition{Name: "mcp__bench__noop", Execute: func(context.Context, tools.Call) (tools.Output, error) {
+		return tools.Output{Value: true, Content: content}, nil
+	}})
+	return r
+}
+
+// BenchmarkExecute measures the registry's overhead around a no-op tool
+// with 1,000 registered tools: without hooks, with 8 hooks that match the
+// tool (3 pre-execute, 3 guards, 2 post-execute) and with 8 that do not.
+func BenchmarkExecute(b *testing.B) {
+	ctx := context.Background()
+	args := json.RawMessage(`{"q":"x"}`)
+	pre := func(context.Context, *tools.Call) error { return nil }
+	guard := func(context.Context, tools.Call) error { return nil }
+	post := func(context.Context, tools.Call, *tools.Result) error { return nil }
+	install := func(r *tools.Registry, patterns []string) {
+		for i, p := range patterns {
+			switch {
+			case i < 3:
+				r.OnPreExecute(nil, p, pre)
+			case i < 6:
+				r.OnGuard(nil, p, guard)
+			default:
+				r.OnPostExecute(nil, p, post)
+			}
+		}
+	}
+	cases := []struct {
+		name     string
+		patterns []string
+		caller   tools.Caller
+	}{
+		{"hooks=0", nil, testCaller},
+		{"hooks=8-matching", []string{"*", "mcp__*", "mcp__bench__*", "*", "mcp__*", "*noop", "mcp__bench__noop", "*"}, testCaller},
+		{"hooks=8-other", []string{"mcp__s01__*", "read", "x*", "mcp__s02__*", "*_000", "mcp__s03__*", "mcp__s04__*", "write"}, testCaller},
+		{"hooks=8-matching/mask", []string{"*", "mcp__*", "mcp__bench__*", "*", "mcp__*", "*noop", "mcp__bench__noop", "*"},
+			tools.Caller{Kind: "model", Mask: &tools.Mask{Allow: []string{"mcp__*"}, Deny: []string{"mcp__s01__*"}}}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			r := benchRegistry(b)
+			install(r, c.patterns)
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := r.Execute(ctx, c.caller, "mcp__bench__noop", args); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+	b.Run("hooks=8-matching/parallel", func(b *testing.B) {
+		r := benchRegistry(b)
+		install(r, cases[1].patterns)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r.Execute(ctx, testCaller, "mcp__bench__noop", args)
+			}
+		})
+	})
+}
+
+// BenchmarkAssemble measures building and serializing the tool list of
+// 1,000 tools.
+func BenchmarkAssemble(b *testing.B) {
+	r := benchRegistry(b)
+	ctx := context.Background()
+	b.Run("Assemble", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.Assemble(ctx, testCaller); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	a, _ := r.Assemble(ctx, testCaller)
+	b.Run("ToolsJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.ToolsJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkMatch(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tools.Match("mcp__*__search*", "mcp__github__search_code")
+	}
+}

@@ -1,0 +1,70 @@
+// Package tools is the tool registry: definitions under the model
+// function-name contract, the execute pipeline, and prompt assembly.
+//
+// Plugins reach the registry as the `tools` service (Key); the built-in
+// plugin of the same name provides it.
+//
+// # Definitions and names
+//
+// Register adds a Definition and returns its unregister function. Names obey
+// the function-name contract of OpenAI-compatible model APIs,
+// ^[A-Za-z0-9_-]{1,64}$ (NamePattern, CheckName). A name that is taken is an
+// error naming the instance that holds it: nothing is ever overwritten.
+// Unregister removes exactly the registration it came from, so an old
+// registration's unregister cannot remove a newer one under the same name,
+// and calling it again does nothing. InputSchema is raw JSON Schema that
+// passes to the model byte for byte; OutputSchema, when set, is resolved
+// once at registration and checks every Output.Value.
+//
+// # The execute pipeline
+//
+// Execute(ctx, caller, name, args) runs, in order:
+//
+//  1. Lookup and mask: a name that is not registered, or that the caller's
+//     Mask hides, is an unknown tool. Empty args become `{}`.
+//  2. Cancellation: a ctx that is already done ends the call here; the tool
+//     is never dispatched.
+//  3. Pre-execute hooks (OnPreExecute), in registration order: each may
+//     rewrite call.Args or refuse.
+//  4. Guards (OnGuard): the first that returns an error denies the call with
+//     that reason. This is where a permission system plugs in.
+//  5. The tool's Execute, with the caller's ctx (its cancellation reaches
+//     the tool). No registry lock is held while it runs.
+//  6. Output validation against OutputSchema; a failure names the JSON path
+//     (value.items[2].id).
+//  7. Content: the tool's own Output.Content when it projected one, else
+//     Render(Value), else the value as JSON text.
+//  8. Post-execute hooks (OnPostExecute): each may replace the value (the
+//     content is then rendered again from the new value, discarding the
+//     tool's own projection, unless the hook also set content), replace the
+//     content, or block the result.
+//
+// Hooks match tool names with anchored `*` patterns (Match): "mcp__*" is
+// every MCP tool, "mcp__github__*" one server's, "*" everything. The match
+// of each tool against the hook set is computed once per change of hooks,
+// so the per-call cost does not grow with the number of hooks that do not
+// apply.
+//
+// # Errors
+//
+// A failed call has Result.Err set, a nil Value, and Content of one text
+// block "Error: <message>". The error says which kind of failure it was:
+// errors.Is ErrRefused (a *RefusalError with its Stage and Reason) for a
+// policy refusal, ErrUnknownTool, context.Canceled or DeadlineExceeded,
+// ErrInvalidOutput, or a *ToolError wrapping the tool's own error. A panic
+// in a tool, hook or render becomes an error and is logged with its stack.
+//
+// # Assembly
+//
+// Assemble(ctx, caller) builds what the model sees for one request: one
+// Schema per visible tool, sorted by name, passed through the assemble
+// waterfall (OnAssemble; the earlier-registered handler is the outer one),
+// which is how folding replaces MCP schemas with meta-tools.
+// Assembly.ToolsJSON gives the OpenAI-compatible `tools` array with every
+// parameters schema embedded verbatim, and Size its length in bytes.
+//
+// # Changes
+//
+// OnChange follows registrations and unregistrations, delivered one at a
+// time in the order they happened.
+package tools
