@@ -1,0 +1,302 @@
+package mcpfold
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// adapter is one mcp-fold instance: the meta-tools, the fold, the guard and
+// the /mcp command, over the collaborators it is given.
+type adapter struct {
+	rules    *rules
+	reg      *tools.Registry
+	store    gateStore // nil without the settings service
+	instance string    // the scope id the meta-tools are registered under
+	log      *slog.Logger
+
+	// gate is the last known gate state (never nil after newAdapter).
+	gate atomic.Pointer[gateState]
+	// live is true while this adapter's meta-tools are registered; with
+	// Origin.Instance it tells them from foreign tools of the same names.
+	live atomic.Bool
+
+	// persistMu serializes the adapter's own writes of the gate state.
+	persistMu sync.Mutex
+
+	schemas schemaCache
+}
+
+func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance string, log *slog.Logger) (*adapter, error) {
+	r, err := compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &adapter{rules: r, reg: reg, store: store, instance: instance, log: log}
+	a.gate.Store(&gateState{ServerIDs: map[string]int{}})
+	return a, nil
+}
+
+// start loads the gate state and registers everything on s: the meta-tools
+// and, only when both registered, the fold; the guard that enforces
+// disabled servers; the /mcp command when cmds is non-nil.
+func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
+	if a.store != nil {
+		g, problems, err := a.store.load()
+		if err != nil {
+			a.log.Warn("mcp-fold: could not read the settings section; every server counts as enabled until it reads again",
+				"section", section, "err", err)
+		} else {
+			a.setGate(g, problems)
+		}
+		a.store.watch(s, func(g gateState, problems []string, err error) {
+			if err != nil {
+				a.log.Warn("mcp-fold: settings file unreadable; keeping the last good gate state", "err", err)
+				return
+			}
+			a.setGate(g, problems)
+		})
+	}
+
+	if err := a.registerMeta(s); err != nil {
+		a.log.Warn(fmt.Sprintf("mcp-fold: meta-tool registration failed (%v) — keeping the full-schema prompt passthrough", err))
+		s.SetDetail("fail-open: meta-tools not registered")
+	} else {
+		a.reg.OnAssemble(s, a.assemble)
+		s.SetDetail("folding " + a.rules.prefix + "* tools behind mcp_list/mcp_call")
+	}
+
+	a.reg.OnGuard(s, a.rules.prefix+"*", a.guard)
+
+	if cmds == nil {
+		a.log.Info("mcp-fold: no commands service; /mcp is unavailable (folding and the meta-tools work)")
+		return nil
+	}
+	if _, err := cmds.Register(s, a.command()); err != nil {
+		a.log.Warn("mcp-fold: /mcp not registered; folding and the meta-tools work", "err", err)
+	}
+	return nil
+}
+
+func (a *adapter) setGate(g gateState, problems []string) {
+	if len(problems) > 0 {
+		a.log.Warn("mcp-fold: settings section normalized; invalid entries ignored", "section", section, "problems", strings.Join(problems, "; "))
+	}
+	if g.ServerIDs == nil {
+		g.ServerIDs = map[string]int{}
+	}
+	a.gate.Store(&g)
+}
+
+// registerMeta registers both meta-tools, or neither.
+func (a *adapter) registerMeta(s *host.Scope) error {
+	origin := tools.Origin{Instance: a.instance}
+	unList, err := a.reg.Register(tools.Definition{
+		Name: listName, Description: listDescription, InputSchema: json.RawMessage(listSchema),
+		Execute: a.list, Render: renderValue, Origin: origin,
+	})
+	if err != nil {
+		return err
+	}
+	unCall, err := a.reg.Register(tools.Definition{
+		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
+		Execute: a.call, Render: renderValue, Origin: origin,
+	})
+	if err != nil {
+		unList()
+		return err
+	}
+	a.live.Store(true)
+	s.OnDispose("meta-tools", func() error {
+		a.live.Store(false)
+		unCall()
+		unList()
+		return nil
+	})
+	return nil
+}
+
+// own reports whether the meta-tools registered now are this adapter's.
+func (a *adapter) own() bool {
+	if !a.live.Load() {
+		return false
+	}
+	for _, n := range [...]string{listName, callName} {
+		def, ok := a.reg.Get(n)
+		if !ok || def.Origin.Instance != a.instance {
+			return false
+		}
+	}
+	return true
+}
+
+// metaVisible reports whether both meta-tools are among names.
+func metaVisible(names func(yield func(string) bool)) bool {
+	var l, c bool
+	for n := range names {
+		l = l || n == listName
+		c = c || n == callName
+	}
+	return l && c
+}
+
+// assemble is the fold, in the assembly waterfall. It folds only when the
+// meta-tools are this adapter's own and the caller can see them; otherwise,
+// and when nothing folds, it returns the assembly it got, untouched.
+func (a *adapter) assemble(ctx context.Context, in tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	out, err := next(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	if !a.own() || !metaVisible(func(yield func(string) bool) {
+		for _, t := range out.Tools {
+			if !yield(t.Name) {
+				return
+			}
+		}
+	}) {
+		return out, nil
+	}
+	g := a.gate.Load()
+	folded := 0
+	for _, t := range out.Tools {
+		if a.rules.judge(t.Name, g) == fold {
+			folded++
+		}
+	}
+	if folded == 0 {
+		return out, nil
+	}
+	kept := make([]tools.Schema, 0, len(out.Tools)-folded)
+	for _, t := range out.Tools {
+		if a.rules.judge(t.Name, g) != fold {
+			kept = append(kept, t)
+		}
+	}
+	out.Tools = kept
+	return out, nil
+}
+
+// guard refuses any call, direct or through mcp_call, to a disabled
+// server's tools.
+func (a *adapter) guard(_ context.Context, call tools.Call) error {
+	if isMeta(call.Name) || !a.rules.isMCP(call.Name) {
+		return nil
+	}
+	server := a.rules.serverOf(call.Name)
+	g := a.gate.Load()
+	if g.disabled(server) {
+		return fmt.Errorf("server %q is disabled — ask the operator to run \"/mcp enable %d\" to restore it", server, g.idOf(server))
+	}
+	return nil
+}
+
+// mcpTools returns the MCP tools caller can see, meta-tools excluded, in
+// name order.
+func (a *adapter) mcpTools(caller tools.Caller) []tools.Definition {
+	var out []tools.Definition
+	for _, d := range a.reg.List(caller) {
+		if a.rules.isMCP(d.Name) && !isMeta(d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// group is one server's tools, in first-seen order.
+type group struct {
+	server string
+	tools  []tools.Definition
+}
+
+func (a *adapter) groups(defs []tools.Definition) []group {
+	var out []group
+	index := map[string]int{}
+	for _, d := range defs {
+		s := a.rules.serverOf(d.Name)
+		i, ok := index[s]
+		if !ok {
+			i = len(out)
+			index[s] = i
+			out = append(out, group{server: s})
+		}
+		out[i].tools = append(out[i].tools, d)
+	}
+	return out
+}
+
+// parameters returns a definition's input schema as the model sees it.
+func parameters(d tools.Definition) json.RawMessage {
+	if len(d.InputSchema) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return d.InputSchema
+}
+
+// renderValue renders a meta-tool value: an error as its plain text, any
+// other value as indented JSON.
+func renderValue(v any) []tools.Content {
+	if e, ok := v.(errorValue); ok {
+		return []tools.Content{tools.Text(e.String())}
+	}
+	if e, ok := v.(*errorValue); ok {
+		return []tools.Content{tools.Text(e.String())}
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return []tools.Content{tools.Text(fmt.Sprint(v))}
+	}
+	return []tools.Content{tools.Text(string(b))}
+}
+
+// errorValue is a meta-tool's answer to a request it cannot serve: a value,
+// not a Go error, so the model gets plain, actionable text.
+type errorValue struct {
+	Error       string          `json:"error"`
+	DidYouMean  []string        `json:"didYouMean,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+func (e errorValue) String() string {
+	var b strings.Builder
+	b.WriteString(e.Error)
+	if len(e.DidYouMean) > 0 {
+		b.WriteString(" — did you mean ")
+		for i, n := range e.DidYouMean {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", n)
+		}
+		b.WriteString("?")
+	}
+	if len(e.InputSchema) > 0 {
+		b.WriteString("\ninputSchema:\n")
+		b.WriteString(indentJSON(e.InputSchema))
+	}
+	return b.String()
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+func fail(format string, args ...any) (tools.Output, error) {
+	return tools.Output{Value: errorValue{Error: fmt.Sprintf(format, args...)}}, nil
+}

@@ -1,0 +1,156 @@
+package mcpfold
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Config is the mcp-fold plugin's config.
+type Config struct {
+	// Prefix is the tool-name prefix that marks a tool as an MCP tool
+	// (default "mcp__"); it must match ^[A-Za-z0-9_-]{1,64}$.
+	Prefix string `yaml:"prefix" koanf:"prefix" json:"prefix"`
+	// Keep lists name patterns that stay native in the prompt: `*` matches
+	// any run of characters, everything else is literal, and a pattern
+	// must match the whole name.
+	Keep []string `yaml:"keep" koanf:"keep" json:"keep"`
+	// Servers, when non-empty, is the whitelist of server names whose tools
+	// are folded, cataloged and dispatchable; other servers stay native.
+	Servers []string `yaml:"servers" koanf:"servers" json:"servers"`
+	// DescriptionLimit caps each description in the mcp_list catalog, in
+	// characters (default 200, at least 1).
+	DescriptionLimit int `yaml:"descriptionLimit" koanf:"descriptionLimit" json:"descriptionLimit"`
+}
+
+// Defaults returns the config an empty entry gets.
+func Defaults() Config {
+	return Config{Prefix: "mcp__", DescriptionLimit: 200}
+}
+
+var prefixRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Validate checks cfg, naming the offending key.
+func (cfg *Config) Validate() error {
+	if !prefixRule.MatchString(cfg.Prefix) {
+		return fmt.Errorf("prefix: %q must match %s (the model function-name alphabet)", cfg.Prefix, prefixRule)
+	}
+	for i, k := range cfg.Keep {
+		if k == "" {
+			return fmt.Errorf("keep[%d]: empty pattern: remove it or give a tool name (`*` is the only wildcard)", i)
+		}
+	}
+	for i, s := range cfg.Servers {
+		if s == "" || strings.Contains(s, "__") {
+			return fmt.Errorf("servers[%d]: %q is not a server name: give the segment after the prefix, without \"__\"", i, s)
+		}
+	}
+	if cfg.DescriptionLimit < 1 {
+		return fmt.Errorf("descriptionLimit: %d must be at least 1", cfg.DescriptionLimit)
+	}
+	return nil
+}
+
+// rules is a validated config, compiled for matching.
+type rules struct {
+	prefix  string
+	keep    []*regexp.Regexp
+	keepSrc []string
+	servers map[string]bool // nil: every server is allowed
+	list    []string        // servers in config order
+	limit   int
+}
+
+func compile(cfg Config) (*rules, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &rules{prefix: cfg.Prefix, keepSrc: append([]string(nil), cfg.Keep...), limit: cfg.DescriptionLimit}
+	for _, k := range cfg.Keep {
+		r.keep = append(r.keep, globRegexp(k))
+	}
+	if len(cfg.Servers) > 0 {
+		r.servers = map[string]bool{}
+		for _, s := range cfg.Servers {
+			if !r.servers[s] {
+				r.list = append(r.list, s)
+			}
+			r.servers[s] = true
+		}
+	}
+	return r, nil
+}
+
+// globRegexp turns a keep pattern into an anchored regexp in which `*`
+// matches any run of characters and everything else is literal.
+func globRegexp(pattern string) *regexp.Regexp {
+	parts := strings.Split(pattern, "*")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)
+}
+
+// kept reports whether name matches a keep pattern.
+func (r *rules) kept(name string) bool {
+	for _, re := range r.keep {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowed reports whether the whitelist lets server through.
+func (r *rules) allowed(server string) bool {
+	return r.servers == nil || r.servers[server]
+}
+
+// isMCP reports whether name carries the prefix.
+func (r *rules) isMCP(name string) bool { return strings.HasPrefix(name, r.prefix) }
+
+// serverOf returns the server segment of an MCP tool name: the text after
+// the prefix up to the first "__".
+func (r *rules) serverOf(name string) string {
+	rest := strings.TrimPrefix(name, r.prefix)
+	server, _, _ := strings.Cut(rest, "__")
+	return server
+}
+
+// Meta-tool names.
+const (
+	listName = "mcp_list"
+	callName = "mcp_call"
+)
+
+func isMeta(name string) bool { return name == listName || name == callName }
+
+// verdict is what folding does with one assembled tool.
+type verdict int
+
+const (
+	native verdict = iota // not an MCP tool, or a meta-tool
+	fold                  // out of the prompt, reachable through the meta-tools
+	keep                  // an MCP tool exempted by keep or servers
+)
+
+// judge applies the fold rule, in order: meta-tools are never folded; tools
+// without the prefix stay native; a disabled server's tools fold whatever
+// keep and servers say; otherwise a tool folds unless a keep pattern
+// matches it or its server is not whitelisted.
+func (r *rules) judge(name string, g *gateState) verdict {
+	if isMeta(name) {
+		return native
+	}
+	if !r.isMCP(name) {
+		return native
+	}
+	server := r.serverOf(name)
+	if g.disabled(server) {
+		return fold
+	}
+	if !r.kept(name) && r.allowed(server) {
+		return fold
+	}
+	return keep
+}
