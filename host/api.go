@@ -1,8 +1,5 @@
 package host
 
-// This file holds the Host API other packages build against. Bodies marked
-// "unimplemented" are being written in the host core issue.
-
 import (
 	"log/slog"
 	"time"
@@ -37,6 +34,9 @@ type Options struct {
 	DisposeTimeout time.Duration
 	// LookupEnv resolves ${VAR} in the composition (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Debounce is how long Watch waits for a file to stop changing before
+	// reading it (default DefaultDebounce, 100ms).
+	Debounce time.Duration
 }
 
 // Entry is one instance in a composition.
@@ -50,6 +50,10 @@ type Entry struct {
 	// File and Line locate the entry, for error messages.
 	File string
 	Line int
+	// KeyLines maps each config key, as a dotted path ("env.TOKEN",
+	// "args[1]"), to its line in File, so config errors can point at it.
+	// It may be nil (an entry built in code); errors then give Line.
+	KeyLines map[string]int
 }
 
 // Composition is a parsed, expanded composition file.

@@ -3,30 +3,113 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
 )
 
-// errUnimplemented marks API the host core issue is still writing.
-var errUnimplemented = errors.New("host: unimplemented")
+// ErrClosed is returned by Apply, LoadFile and Watch after Shutdown.
+var ErrClosed = errors.New("host: shut down")
+
+// DefaultDisposeTimeout bounds the dispose of one instance when
+// Options.DisposeTimeout is zero.
+const DefaultDisposeTimeout = 10 * time.Second
 
 // Host runs the instances of a composition. It is safe for concurrent use.
 type Host struct {
 	opts Options
+	log  *slog.Logger
+
+	// base is the parent of every instance's scope context; Shutdown
+	// cancels it.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	// sem is held by whoever reconciles (Apply, a settle after a late
+	// Provide, Shutdown): one at a time.
+	sem chan struct{}
+	// wg counts background goroutines (late settles, the watch worker);
+	// Shutdown waits for them.
+	wg sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	order    []*instance // composition order, built-ins first
+	byID     map[string]*instance
+	services map[string]*provision
+	lastRun  uint64
+	changed  chan struct{} // closed and replaced at every change (WaitStatus)
+	notes    []InstanceStatus
+	stats    ReloadStats
+	reload   chan struct{} // the running Watch's reload signal, or nil
+
+	statusHooks hookList[func(InstanceStatus)]
+	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order
 }
 
 // instance is one running (or pending, failed, disabled) composition entry.
 type instance struct {
-	entry Entry
-	scope *Scope
+	host   *Host
+	entry  Entry
+	plugin *plugin
+	cfg    any // the config Check decoded, used by the first start
+
+	// Fields below are guarded by host.mu.
+
+	// providers are the enabled instances whose plugins provide a service
+	// this one injects: it is evaluated only after them.
+	providers []*instance
+	scope     *Scope // the current run, nil when not running
+	last      *Scope // the last run, for Detail after it ended
+	run       uint64 // the current run's number, unique in the host
+	state     State
+	since     time.Time
+	err       string
+	// evaluated is false while the instance still has to be started (or
+	// found pending); seen is the run of each injected service's provider
+	// (0: none) when it was. A change in those runs restarts the instance.
+	evaluated bool
+	seen      map[string]uint64
 }
 
 // New returns a host with no instances. Nil options mean defaults.
 func New(opts *Options) *Host {
-	h := &Host{}
+	h := &Host{
+		sem:      make(chan struct{}, 1),
+		byID:     map[string]*instance{},
+		services: map[string]*provision{},
+		changed:  make(chan struct{}),
+	}
 	if opts != nil {
 		h.opts = *opts
 	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
+	}
+	if h.opts.DisposeTimeout <= 0 {
+		h.opts.DisposeTimeout = DefaultDisposeTimeout
+	}
+	if h.opts.LookupEnv == nil {
+		h.opts.LookupEnv = os.LookupEnv
+	}
+	h.log = h.opts.Logger
+	h.base, h.cancelBase = context.WithCancel(context.Background())
 	return h
 }
+
+func (h *Host) lock(ctx context.Context) error {
+	select {
+	case h.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Host) unlock() { <-h.sem }
 
 // Apply reconciles the running instances with c by id: added entries start,
 // removed ones are disposed, changed ones (plugin, config or disabled) are
@@ -35,75 +118,229 @@ func New(opts *Options) *Host {
 // every problem found. Apply returns once every started instance has settled
 // (active, failed or pending); an instance's failure is in Status, not in the
 // returned error.
-func (h *Host) Apply(ctx context.Context, c *Composition) error { return errUnimplemented }
+func (h *Host) Apply(ctx context.Context, c *Composition) error {
+	list, err := plan(c)
+	if err != nil {
+		return err
+	}
+	if err := h.lock(ctx); err != nil {
+		return err
+	}
+	defer h.unlock()
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	h.reconcile(list)
+	h.settle()
+	return nil
+}
 
 // LoadFile reads, validates and applies the composition at path.
-func (h *Host) LoadFile(ctx context.Context, path string) error { return errUnimplemented }
-
-// Watch applies path now and again whenever it changes on disk (debounced;
-// editors that save by rename are followed) or Reload is called, until ctx
-// is done. A file that fails to parse or validate changes nothing and is
-// logged with its file and line.
-func (h *Host) Watch(ctx context.Context, path string) error { return errUnimplemented }
-
-// Reload asks a running Watch to re-read its file (what SIGHUP does).
-func (h *Host) Reload() {}
+func (h *Host) LoadFile(ctx context.Context, path string) error {
+	c, err := ReadComposition(path, h.opts.LookupEnv)
+	if err != nil {
+		return err
+	}
+	return h.Apply(ctx, c)
+}
 
 // Status returns a snapshot of every instance, in composition order.
-func (h *Host) Status() []InstanceStatus { return nil }
+func (h *Host) Status() []InstanceStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statusLocked()
+}
+
+func (h *Host) statusLocked() []InstanceStatus {
+	out := make([]InstanceStatus, len(h.order))
+	for i, in := range h.order {
+		out[i] = in.statusLocked()
+	}
+	return out
+}
+
+func (in *instance) statusLocked() InstanceStatus {
+	st := InstanceStatus{ID: in.entry.ID, Plugin: in.entry.Name, State: in.state, Since: in.since, Err: in.err}
+	if in.last != nil {
+		st.Detail = in.last.Detail()
+	}
+	return st
+}
 
 // OnStatus calls fn whenever an instance changes state. The returned func
-// removes fn.
-func (h *Host) OnStatus(fn func(InstanceStatus)) (remove func()) { return func() {} }
+// removes fn. Calls are made one at a time, in the order of the changes;
+// fn must not call Apply or Shutdown.
+func (h *Host) OnStatus(fn func(InstanceStatus)) (remove func()) {
+	return h.statusHooks.add(nil, "", fn)
+}
+
+// WaitStatus blocks until cond holds for a Status snapshot (it is checked
+// now and after every change, Scope.SetDetail included) or ctx is done.
+// Tests and commands use it to wait for a reload's effect without polling:
+//
+//	err := h.WaitStatus(ctx, func(st []host.InstanceStatus) bool {
+//		return host.Find(st, "github").State == host.StateActive
+//	})
+func (h *Host) WaitStatus(ctx context.Context, cond func([]InstanceStatus) bool) error {
+	for {
+		h.mu.Lock()
+		st := h.statusLocked()
+		ch := h.changed
+		h.mu.Unlock()
+		if cond(st) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for status: %w (status now: %s)", ctx.Err(), formatStatus(st))
+		}
+	}
+}
+
+// Find returns the instance id in a Status snapshot, or a zero
+// InstanceStatus (State "") when there is none.
+func Find(st []InstanceStatus, id string) InstanceStatus {
+	for _, s := range st {
+		if s.ID == id {
+			return s
+		}
+	}
+	return InstanceStatus{}
+}
+
+func formatStatus(st []InstanceStatus) string {
+	var b []byte
+	for i, s := range st {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%s=%s", s.ID, s.State)
+		if s.Err != "" {
+			b = fmt.Appendf(b, " (%s)", s.Err)
+		}
+	}
+	if len(b) == 0 {
+		return "no instances"
+	}
+	return string(b)
+}
+
+// touch wakes WaitStatus callers.
+func (h *Host) touch() {
+	h.mu.Lock()
+	h.touchLocked()
+	h.mu.Unlock()
+}
+
+func (h *Host) touchLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// setStateLocked records a state change and queues its OnStatus delivery,
+// which unlockNotify makes.
+func (h *Host) setStateLocked(in *instance, state State, errText string) {
+	if in.state == state && in.err == errText {
+		return
+	}
+	in.state, in.err, in.since = state, errText, time.Now()
+	h.notes = append(h.notes, in.statusLocked())
+	h.touchLocked()
+}
+
+// unlockNotify releases h.mu and delivers queued status changes, in order.
+func (h *Host) unlockNotify() {
+	h.mu.Unlock()
+	h.notifyMu.Lock()
+	defer h.notifyMu.Unlock()
+	h.mu.Lock()
+	notes := h.notes
+	h.notes = nil
+	h.mu.Unlock()
+	if len(notes) == 0 {
+		return
+	}
+	hooks := h.statusHooks.snapshot()
+	for _, n := range notes {
+		for _, fn := range hooks {
+			fn(n)
+		}
+	}
+}
 
 // Shutdown disposes every instance, dependents first, each bounded by
 // Options.DisposeTimeout. It returns an error if any dispose timed out.
-func (h *Host) Shutdown(ctx context.Context) error { return errUnimplemented }
-
-// ReadComposition reads and parses the composition file at path, expanding
-// ${VAR} and ${VAR:-default} with lookupEnv (os.LookupEnv if nil).
-func ReadComposition(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
-	return nil, errUnimplemented
-}
-
-// ParseComposition parses composition YAML; file names it in errors.
-func ParseComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, error) {
-	return nil, errUnimplemented
-}
-
-// Check validates c without starting anything: unique ids, known plugin
-// names, every entry's config decoded strictly and validated, no service
-// cycles. It returns every problem, each naming file:line and entry id.
-func Check(c *Composition) error { return errUnimplemented }
-
-// Plugins lists the registered plugins, sorted by name.
-func Plugins() []PluginInfo { return nil }
-
-// Provide makes v the service k for as long as s lives. Providing a service
-// another active instance already provides is an error.
-func Provide[T any](s *Scope, k Key[T], v T) error { return errUnimplemented }
-
-// Get returns the injected service k. It panics if the plugin did not
-// declare k in Inject (a programmer error); a required service is always
-// present while the instance runs.
-func Get[T any](s *Scope, k Key[T]) T {
-	v, ok := Lookup(s, k)
-	if !ok {
-		panic("host: service " + k.name + " is not available to " + s.id)
+// After Shutdown the host runs nothing and Apply returns ErrClosed. If ctx
+// ends while an Apply is still starting instances, Shutdown cancels their
+// scopes and returns without disposing.
+func (h *Host) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	if err := h.lock(ctx); err != nil {
+		h.cancelBase()
+		return fmt.Errorf("shutdown: instances still starting: %w", err)
 	}
-	return v
+	h.mu.Lock()
+	order := slices.Clone(h.order)
+	h.mu.Unlock()
+	var errs []error
+	// Last first; disposeInst takes an instance's dependents down before it.
+	for i := len(order) - 1; i >= 0; i-- {
+		if err := h.disposeInst(order[i], h.boundedTimeout(ctx)); errors.Is(err, ErrDisposeTimeout) {
+			errs = append(errs, err)
+		}
+	}
+	h.mu.Lock()
+	h.order = nil
+	h.byID = map[string]*instance{}
+	h.touchLocked()
+	h.mu.Unlock()
+	h.cancelBase()
+	h.unlock()
+
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("shutdown: background work still running: %w", ctx.Err()))
+	}
+	return errors.Join(errs...)
 }
 
-// Lookup returns the injected service k and whether it is present; use it for
-// optional injections.
-func Lookup[T any](s *Scope, k Key[T]) (T, bool) {
-	var zero T
-	return zero, false
+// boundedTimeout is the dispose timeout, shortened to what is left of ctx.
+func (h *Host) boundedTimeout(ctx context.Context) time.Duration {
+	d := h.opts.DisposeTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < d {
+			d = max(left, time.Millisecond)
+		}
+	}
+	return d
 }
 
-// Service returns the service k as currently provided on h, for code outside
-// any plugin (the binary, tests).
-func Service[T any](h *Host, k Key[T]) (T, bool) {
-	var zero T
-	return zero, false
+// ReloadStats counts what the watcher did, for status output and tests.
+type ReloadStats struct {
+	// Applied counts compositions applied (the first load included).
+	Applied int
+	// Failed counts files that did not parse or validate; nothing changed.
+	Failed int
+	// Skipped counts file events whose content was unchanged.
+	Skipped int
+	// LastError is the last failure, cleared by the next success.
+	LastError error
+	// LastApplied is when a composition was last applied.
+	LastApplied time.Time
+}
+
+// Reloads returns what Watch has done so far.
+func (h *Host) Reloads() ReloadStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
 }

@@ -25,7 +25,18 @@ type Scope struct {
 	disposed  bool
 
 	detail atomic.Pointer[string]
+
+	// injected holds the services the host resolved for the instance before
+	// apply; it is not written after, so reads need no lock.
+	injected map[string]any
+	// local holds services provided on a scope that belongs to no host
+	// (NewScope), guarded by mu.
+	local map[string]any
 }
+
+// ErrDisposeTimeout is returned (wrapped) by Dispose and Host.Shutdown when
+// a disposer did not finish in time and was abandoned.
+var ErrDisposeTimeout = errors.New("dispose timed out")
 
 type disposer struct {
 	label string
@@ -100,7 +111,12 @@ func (s *Scope) AfterFunc(label string, d time.Duration, fn func()) {
 
 // SetDetail publishes a one-line, human-readable state of the instance
 // ("connected, 12 tools", "reconnecting 3/10"); Status reports it.
-func (s *Scope) SetDetail(detail string) { s.detail.Store(&detail) }
+func (s *Scope) SetDetail(detail string) {
+	s.detail.Store(&detail)
+	if s.inst != nil {
+		s.inst.host.touch()
+	}
+}
 
 // Detail returns what SetDetail last published.
 func (s *Scope) Detail() string {
@@ -159,7 +175,7 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 			label = *p
 		}
 		s.logger.Error("dispose did not finish in time; abandoned", "timeout", timeout, "stuck", label)
-		return fmt.Errorf("dispose %s: %q still running after %s", s.id, label, timeout)
+		return fmt.Errorf("dispose %s: %q still running after %s: %w", s.id, label, timeout, ErrDisposeTimeout)
 	}
 }
 

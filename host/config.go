@@ -1,0 +1,437 @@
+package host
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// planned is one entry of a validated composition: its plugin and its
+// decoded config (a pointer to the plugin's config type).
+type planned struct {
+	entry  Entry
+	plugin *plugin
+	cfg    any
+}
+
+// Check validates c without starting anything: unique ids, known plugin
+// names, every entry's config decoded strictly and validated, no service
+// cycles. It returns every problem, each naming file:line and entry id.
+func Check(c *Composition) error {
+	_, err := plan(c)
+	return err
+}
+
+// plan validates c and returns its entries in order, with an entry for every
+// built-in plugin c does not list put first (they provide the services the
+// others inject).
+func plan(c *Composition) ([]*planned, error) {
+	if c == nil {
+		c = &Composition{}
+	}
+	var errs []error
+	var out []*planned
+	listed := map[string]int{}
+	for _, e := range c.Entries {
+		if line, dup := listed[e.ID]; dup {
+			errs = append(errs, fmt.Errorf("%s: duplicate id (first at line %d); ids must be unique", e.where(e.Line), line))
+			continue
+		}
+		listed[e.ID] = e.Line
+	}
+	for _, p := range registeredPlugins() {
+		if _, ok := listed[p.name]; p.builtin && !ok {
+			out = append(out, &planned{entry: Entry{ID: p.name, Name: p.name, File: "(built-in)"}})
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range c.Entries {
+		if seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		if e.ID == "" {
+			errs = append(errs, fmt.Errorf("%s: has no id; give every entry a unique id", e.where(e.Line)))
+			continue
+		}
+		out = append(out, &planned{entry: e})
+	}
+	for _, pl := range out {
+		e := &pl.entry
+		p, ok := lookupPlugin(e.Name)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown plugin %q (registered: %s)", e.where(e.Line), e.Name, strings.Join(pluginNames(), ", ")))
+			continue
+		}
+		pl.plugin = p
+		cfg, cerrs := decodeConfig(p, e)
+		errs = append(errs, cerrs...)
+		pl.cfg = cfg
+	}
+	if len(errs) == 0 {
+		errs = append(errs, checkServices(out)...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func pluginNames() []string {
+	var names []string
+	for _, p := range registeredPlugins() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// where prefixes a message about e with its file, line and id.
+func (e *Entry) where(line int) string {
+	if line <= 0 {
+		line = e.Line
+	}
+	file := e.File
+	if file == "" {
+		file = "composition"
+	}
+	if line <= 0 {
+		return fmt.Sprintf("%s: entry %q", file, e.ID)
+	}
+	return fmt.Sprintf("%s:%d: entry %q", file, line, e.ID)
+}
+
+// checkServices reports services two enabled entries would both provide, and
+// injection cycles among enabled entries.
+func checkServices(list []*planned) []error {
+	var errs []error
+	providers := map[string]*planned{}
+	for _, pl := range list {
+		if pl.entry.Disabled {
+			continue
+		}
+		for _, svc := range pl.plugin.provides {
+			if other, dup := providers[svc]; dup {
+				errs = append(errs, fmt.Errorf("%s: provides service %q, which entry %q already provides; disable one of them", pl.entry.where(pl.entry.Line), svc, other.entry.ID))
+				continue
+			}
+			providers[svc] = pl
+		}
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	mark := map[*planned]int{}
+	var stack []string
+	var visit func(pl *planned) bool
+	visit = func(pl *planned) bool {
+		switch mark[pl] {
+		case visiting:
+			i := slices.Index(stack, pl.entry.ID)
+			cycle := append(slices.Clone(stack[i:]), pl.entry.ID)
+			errs = append(errs, fmt.Errorf("%s: service cycle %s; break it by making one injection Optional or removing an entry", pl.entry.where(pl.entry.Line), strings.Join(cycle, " -> ")))
+			return false
+		case done:
+			return true
+		}
+		mark[pl] = visiting
+		stack = append(stack, pl.entry.ID)
+		for _, d := range pl.plugin.inject {
+			if prov := providers[d.Service]; prov != nil && prov != pl {
+				if !visit(prov) {
+					return false
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		mark[pl] = done
+		return true
+	}
+	for _, pl := range list {
+		if !pl.entry.Disabled && mark[pl] == unvisited {
+			if !visit(pl) {
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// decodeConfig decodes e's config over the plugin's defaults, strictly, and
+// validates it. It returns the pointer newConfig made.
+func decodeConfig(p *plugin, e *Entry) (any, []error) {
+	cfg := p.newConfig()
+	d := &configDecoder{entry: e, plugin: p}
+	d.value(reflect.ValueOf(cfg).Elem(), e.Config, "")
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	if err := p.validate(cfg); err != nil {
+		return nil, []error{fmt.Errorf("%s: invalid config: %w", e.where(e.Line), err)}
+	}
+	return cfg, nil
+}
+
+// configDecoder decodes generic YAML values into a typed config, reporting
+// every key the type does not have. yaml.v3's KnownFields works only on a
+// Decoder reading bytes, and its line numbers would then be those of a
+// re-encoded document; walking the types here keeps the composition's lines.
+type configDecoder struct {
+	entry  *Entry
+	plugin *plugin
+	errs   []error
+}
+
+func (d *configDecoder) fail(path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	d.errs = append(d.errs, fmt.Errorf("%s: config key %s: %s", d.entry.where(d.entry.KeyLines[path]), path, msg))
+}
+
+// value decodes src into v (settable). Structs, and slices and maps of
+// structs, are walked key by key; everything else is decoded by yaml.
+func (d *configDecoder) value(v reflect.Value, src any, path string) {
+	t := v.Type()
+	if path == "" && src == nil {
+		return
+	}
+	switch {
+	case plainStruct(t):
+		if m, ok := src.(map[string]any); ok {
+			d.structFields(v, m, path)
+			return
+		}
+	case t.Kind() == reflect.Pointer && plainStruct(t.Elem()):
+		if m, ok := src.(map[string]any); ok {
+			if v.IsNil() {
+				v.Set(reflect.New(t.Elem()))
+			}
+			d.structFields(v.Elem(), m, path)
+			return
+		}
+	case t.Kind() == reflect.Slice && structLike(t.Elem()):
+		if items, ok := src.([]any); ok {
+			out := reflect.MakeSlice(t, len(items), len(items))
+			for i, item := range items {
+				d.value(out.Index(i), item, fmt.Sprintf("%s[%d]", path, i))
+			}
+			v.Set(out)
+			return
+		}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && structLike(t.Elem()):
+		if m, ok := src.(map[string]any); ok {
+			out := reflect.MakeMapWithSize(t, len(m))
+			for k, item := range m {
+				elem := reflect.New(t.Elem()).Elem()
+				d.value(elem, item, joinKey(path, k))
+				out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
+			}
+			v.Set(out)
+			return
+		}
+	}
+	b, err := yamlv3.Marshal(src)
+	if err == nil {
+		err = yamlv3.Unmarshal(b, v.Addr().Interface())
+	}
+	switch {
+	case err == nil:
+	case path == "":
+		d.errs = append(d.errs, fmt.Errorf("%s: config: %s", d.entry.where(d.entry.Line), stripYAMLLine(err)))
+	default:
+		d.fail(path, "%s", stripYAMLLine(err))
+	}
+}
+
+func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path string) {
+	fields := yamlFields(v.Type())
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Report in file order, so the first error is the first line.
+	sort.Slice(keys, func(i, j int) bool {
+		li, lj := d.entry.KeyLines[joinKey(path, keys[i])], d.entry.KeyLines[joinKey(path, keys[j])]
+		if li != lj {
+			return li < lj
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		p := joinKey(path, k)
+		f, ok := fields[k]
+		if !ok {
+			known := make([]string, 0, len(fields))
+			for name := range fields {
+				known = append(known, name)
+			}
+			sort.Strings(known)
+			if len(known) == 0 {
+				d.fail(p, "unknown key; plugin %s takes no config here", d.plugin.name)
+			} else {
+				d.fail(p, "unknown key (known keys: %s)", strings.Join(known, ", "))
+			}
+			continue
+		}
+		d.value(v.FieldByIndex(f.index), m[k], p)
+	}
+}
+
+var (
+	yamlUnmarshaler = reflect.TypeFor[yamlv3.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// plainStruct reports whether t is a struct that yaml decodes field by field
+// (one with its own unmarshaler decodes itself).
+func plainStruct(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	pt := reflect.PointerTo(t)
+	return !pt.Implements(yamlUnmarshaler) && !pt.Implements(textUnmarshaler)
+}
+
+func structLike(t reflect.Type) bool {
+	return plainStruct(t) || t.Kind() == reflect.Pointer && plainStruct(t.Elem())
+}
+
+type yamlField struct {
+	index []int
+	field reflect.StructField
+}
+
+// yamlFields maps the YAML keys of struct type t to its fields, following
+// yaml.v3's rules: the yaml tag's name, else the lowercased field name;
+// "-" skips; ",inline" merges an embedded struct's keys.
+func yamlFields(t reflect.Type) map[string]yamlField {
+	out := map[string]yamlField{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if slices.Contains(strings.Split(opts, ","), "inline") && plainStruct(f.Type) {
+			for k, sub := range yamlFields(f.Type) {
+				out[k] = yamlField{index: append([]int{i}, sub.index...), field: sub.field}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = yamlField{index: []int{i}, field: f}
+	}
+	return out
+}
+
+var yamlLinePrefix = regexp.MustCompile(`line \d+: `)
+
+// stripYAMLLine drops the line numbers yaml puts in decode errors: they
+// count lines of a re-encoded value, not of the composition.
+func stripYAMLLine(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	msg = yamlLinePrefix.ReplaceAllString(msg, "")
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// Plugins lists the registered plugins, sorted by name.
+func Plugins() []PluginInfo {
+	var out []PluginInfo
+	for _, p := range registeredPlugins() {
+		info := PluginInfo{
+			Name:        p.name,
+			Description: p.description,
+			Builtin:     p.builtin,
+			Inject:      slices.Clone(p.inject),
+			Provides:    slices.Clone(p.provides),
+		}
+		def := reflect.ValueOf(p.newConfig()).Elem()
+		info.Fields = configFields(def, "")
+		out = append(out, info)
+	}
+	return out
+}
+
+// configFields lists the keys of a config value, recursing into structs.
+func configFields(v reflect.Value, path string) []ConfigField {
+	t := v.Type()
+	if t.Kind() == reflect.Pointer && plainStruct(t.Elem()) {
+		if v.IsNil() {
+			v = reflect.New(t.Elem()).Elem()
+		} else {
+			v = v.Elem()
+		}
+		t = v.Type()
+	}
+	if !plainStruct(t) {
+		return nil
+	}
+	fields := yamlFields(t)
+	// Field order, not key order: the order the author wrote them in.
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return slices.Compare(fields[keys[i]].index, fields[keys[j]].index) < 0
+	})
+	var out []ConfigField
+	for _, k := range keys {
+		f := fields[k]
+		fv := v.FieldByIndex(f.index)
+		p := joinKey(path, k)
+		if sub := configFields(fv, p); sub != nil {
+			out = append(out, sub...)
+			continue
+		}
+		out = append(out, ConfigField{Key: p, Type: f.field.Type.String(), Default: formatDefault(fv)})
+	}
+	return out
+}
+
+func formatDefault(v reflect.Value) string {
+	if v.IsZero() {
+		return ""
+	}
+	if s, ok := v.Interface().(fmt.Stringer); ok {
+		return s.String()
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map, reflect.Struct, reflect.Pointer:
+		b, err := yamlv3.Marshal(v.Interface())
+		if err != nil {
+			return fmt.Sprint(v.Interface())
+		}
+		var flow any
+		_ = yamlv3.Unmarshal(b, &flow)
+		n := &yamlv3.Node{}
+		_ = n.Encode(flow)
+		setFlow(n)
+		b, _ = yamlv3.Marshal(n)
+		return strings.TrimSpace(string(b))
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func setFlow(n *yamlv3.Node) {
+	n.Style |= yamlv3.FlowStyle
+	for _, c := range n.Content {
+		setFlow(c)
+	}
+}

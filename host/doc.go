@@ -1,0 +1,82 @@
+// Package host runs plugin instances from a composition file and keeps them
+// in step with it: the Go equivalent of a cordis loader, in the shape of a
+// Caddy module system.
+//
+// # Plugins
+//
+// A plugin is registered once, by name, from its package's init, with
+// [Register] and a [Definition]: the services it injects ([Require],
+// [Optional]) and provides, a typed config with defaults and validation, and
+// an Apply function. The binary blank-imports the plugins it ships; host
+// imports none of them.
+//
+//	func init() {
+//		host.Register(host.Definition[Config]{
+//			Name:   "greeter",
+//			Inject: []host.Dep{host.Require(tools.Key)},
+//			Apply: func(s *host.Scope, cfg Config) error {
+//				reg := host.Get(s, tools.Key)
+//				...
+//			},
+//		})
+//	}
+//
+// # Compositions
+//
+// A composition ([ParseComposition], [ReadComposition]) lists instances:
+//
+//	plugins:
+//	  - id: github          # unique, stable: reloads diff by it
+//	    name: mcp-client    # the registered plugin
+//	    disabled: false
+//	    config:
+//	      env:
+//	        GITHUB_TOKEN: ${GITHUB_TOKEN}
+//
+// String values expand ${VAR} and ${VAR:-default}; an unset variable
+// without a default is an error naming it. [Check] decodes each entry's
+// config into the plugin's config type strictly: a key the type does not
+// have is an error naming the file, line, entry id and key. Plugins marked
+// Builtin get an instance with id equal to their name unless the
+// composition lists that id.
+//
+// # Instances and scopes
+//
+// Each entry runs as an instance. Apply receives the instance's [Scope]:
+// everything the instance does that outlives the call (event handlers,
+// provided services, goroutines via [Scope.Go], timers, child processes,
+// any [Scope.OnDispose] cleanup) is registered on it and undone, last first,
+// when the instance is disposed. The scope's context is cancelled at
+// dispose. If Apply returns an error, what it registered is undone at once
+// and the instance is failed. Register the teardown first, then do the work,
+// so that a partial failure cleans itself up.
+//
+// # Services
+//
+// A service is a Go value under a typed [Key]. An instance provides it with
+// [Provide]; an instance that injects it reads it with [Get] or [Lookup]. A
+// service is visible only while its provider is active. An instance whose
+// required service is missing is pending, and says what it waits for; it
+// starts when a provider becomes active, is disposed when the provider goes
+// away, and starts again when one returns. A change of provider of an
+// optional service restarts the instance too. Instances start after the
+// providers of what they inject, independent ones in parallel; a cycle is
+// an error.
+//
+// # Reload
+//
+// [Host.Apply] reconciles the running instances with a composition by id:
+// added entries start, removed ones are disposed, changed ones (plugin,
+// config or disabled) are disposed and started again, and unchanged ones are
+// not touched at all. A composition that does not parse or validate changes
+// nothing. [Host.Watch] applies a file and re-applies it whenever it changes
+// on disk, following editors that save by rename, one reload at a time.
+//
+// # Status and shutdown
+//
+// [Host.Status] reports every instance's [State] (pending, starting, active,
+// failed, disabled), since when, and its error; [Host.OnStatus] and
+// [Host.WaitStatus] follow changes. [Host.Shutdown] disposes every instance,
+// dependents first, each within Options.DisposeTimeout: a stuck disposer is
+// logged and abandoned, never waited on forever.
+package host

@@ -1,0 +1,330 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sameEntry reports whether a running entry can stay as it is: same plugin,
+// same disabled flag, deeply equal expanded config. Positions in the file
+// do not count: moving an entry does not restart it.
+func sameEntry(a, b Entry) bool {
+	return a.Name == b.Name && a.Disabled == b.Disabled && reflect.DeepEqual(normConfig(a.Config), normConfig(b.Config))
+}
+
+func normConfig(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// reconcile replaces the host's entries with list: unchanged instances are
+// kept as they are, removed and changed ones disposed (their dependents
+// first), and new ones queued for settle. Callers hold h.sem.
+func (h *Host) reconcile(list []*planned) {
+	h.mu.Lock()
+	next := make([]*instance, 0, len(list))
+	nextByID := make(map[string]*instance, len(list))
+	var stale []*instance
+	for _, pl := range list {
+		old := h.byID[pl.entry.ID]
+		if old != nil && sameEntry(old.entry, pl.entry) {
+			old.entry = pl.entry // positions only
+			next = append(next, old)
+			nextByID[old.entry.ID] = old
+			continue
+		}
+		if old != nil {
+			stale = append(stale, old)
+		}
+		in := &instance{host: h, entry: pl.entry, plugin: pl.plugin, cfg: pl.cfg}
+		if pl.entry.Disabled {
+			in.evaluated = true
+			h.setStateLocked(in, StateDisabled, "")
+		} else {
+			h.setStateLocked(in, StatePending, "not started yet")
+		}
+		next = append(next, in)
+		nextByID[in.entry.ID] = in
+	}
+	for i := len(h.order) - 1; i >= 0; i-- {
+		if old := h.order[i]; nextByID[old.entry.ID] == nil {
+			stale = append(stale, old)
+		}
+	}
+	h.mu.Unlock()
+
+	for _, in := range stale {
+		if err := h.disposeInst(in, h.opts.DisposeTimeout); err != nil {
+			h.log.Warn("dispose of replaced instance incomplete", "instance", in.entry.ID, "err", err)
+		}
+	}
+
+	h.mu.Lock()
+	h.order, h.byID = next, nextByID
+	providers := map[string]*instance{}
+	for _, in := range next {
+		if !in.entry.Disabled {
+			for _, svc := range in.plugin.provides {
+				providers[svc] = in
+			}
+		}
+	}
+	for _, in := range next {
+		in.providers = in.providers[:0]
+		for _, d := range in.plugin.inject {
+			if p := providers[d.Service]; p != nil && p != in {
+				in.providers = append(in.providers, p)
+			}
+		}
+	}
+	h.touchLocked()
+	h.unlockNotify()
+}
+
+// settle starts every instance that should run and is not running, in
+// waves: an instance is evaluated once every instance providing a service it
+// injects has been, and independent ones start in parallel. Running
+// instances whose injected services changed provider are disposed and
+// started again. It returns when nothing is left to do. Callers hold h.sem.
+func (h *Host) settle() {
+	for {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return
+		}
+		var stale []*instance
+		for _, in := range h.order {
+			if in.entry.Disabled || !in.evaluated || maps.Equal(in.seen, h.seenLocked(in)) {
+				continue
+			}
+			if in.scope != nil {
+				stale = append(stale, in)
+			} else {
+				in.evaluated = false
+			}
+		}
+		h.mu.Unlock()
+		if len(stale) > 0 {
+			for _, in := range stale {
+				h.log.Info("restarting: a service it injects changed", "instance", in.entry.ID)
+				if err := h.disposeInst(in, h.opts.DisposeTimeout); err != nil {
+					h.log.Warn("dispose incomplete", "instance", in.entry.ID, "err", err)
+				}
+			}
+			continue
+		}
+
+		h.mu.Lock()
+		var ready []*instance
+		for _, in := range h.order {
+			if in.entry.Disabled || in.evaluated {
+				continue
+			}
+			if allEvaluated(in.providers) {
+				ready = append(ready, in)
+			}
+		}
+		h.mu.Unlock()
+		if len(ready) == 0 {
+			return
+		}
+		if len(ready) == 1 {
+			h.start(ready[0])
+			continue
+		}
+		var wg sync.WaitGroup
+		for _, in := range ready {
+			wg.Go(func() { h.start(in) })
+		}
+		wg.Wait()
+	}
+}
+
+func allEvaluated(list []*instance) bool {
+	for _, p := range list {
+		if !p.evaluated {
+			return false
+		}
+	}
+	return true
+}
+
+// seenLocked returns, for each service in injects, the run of the instance
+// providing it now (0 when none is active).
+func (h *Host) seenLocked(in *instance) map[string]uint64 {
+	out := make(map[string]uint64, len(in.plugin.inject))
+	for _, d := range in.plugin.inject {
+		var run uint64
+		if p := h.services[d.Service]; p != nil && p.visibleLocked() {
+			run = p.inst.run
+		}
+		out[d.Service] = run
+	}
+	return out
+}
+
+// start evaluates in: pending when a required service is missing, else a
+// new scope and the plugin's Apply, leaving it active or failed.
+func (h *Host) start(in *instance) {
+	h.mu.Lock()
+	in.seen = h.seenLocked(in)
+	in.evaluated = true
+	injected := map[string]any{}
+	var missing []string
+	for _, d := range in.plugin.inject {
+		if in.seen[d.Service] == 0 {
+			if !d.Optional {
+				missing = append(missing, d.Service)
+			}
+			continue
+		}
+		injected[d.Service] = h.services[d.Service].value
+	}
+	if len(missing) > 0 {
+		h.setStateLocked(in, StatePending, h.waitingLocked(in, missing))
+		h.unlockNotify()
+		return
+	}
+	h.lastRun++
+	in.run = h.lastRun
+	s := newScope(h.base, in.entry.ID, h.log, in)
+	s.injected = injected
+	in.scope, in.last = s, s
+	h.setStateLocked(in, StateStarting, "")
+	cfg := in.cfg
+	in.cfg = nil
+	h.unlockNotify()
+
+	begin := time.Now()
+	err := h.apply(in, s, cfg)
+
+	h.mu.Lock()
+	if err != nil {
+		// Invisible before its disposers run: nothing may inject a
+		// service of a failed instance.
+		in.scope = nil
+		h.mu.Unlock()
+		s.Dispose(h.opts.DisposeTimeout)
+		h.mu.Lock()
+		h.setStateLocked(in, StateFailed, err.Error())
+		h.unlockNotify()
+		h.log.Error("instance failed", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
+		return
+	}
+	h.setStateLocked(in, StateActive, "")
+	h.unlockNotify()
+	h.log.Debug("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
+}
+
+// apply runs the plugin's Apply, turning a panic into an error. A config
+// already used by an earlier run is decoded afresh, so a run cannot see
+// what an earlier one did to it.
+func (h *Host) apply(in *instance, s *Scope, cfg any) (err error) {
+	if cfg == nil {
+		c, errs := decodeConfig(in.plugin, &in.entry)
+		if len(errs) > 0 {
+			return errs[0]
+		}
+		cfg = c
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("apply panicked: %v", r)
+		}
+	}()
+	return in.plugin.apply(s, cfg)
+}
+
+// waitingLocked says what a pending instance waits for, and why.
+func (h *Host) waitingLocked(in *instance, missing []string) string {
+	var parts []string
+	for _, svc := range missing {
+		var prov *instance
+		for _, p := range in.providers {
+			for _, ps := range p.plugin.provides {
+				if ps == svc {
+					prov = p
+				}
+			}
+		}
+		switch {
+		case prov == nil:
+			parts = append(parts, fmt.Sprintf("service %q (no entry provides it; add one)", svc))
+		case prov.state == StateActive:
+			parts = append(parts, fmt.Sprintf("service %q (instance %q is active but did not provide it)", svc, prov.entry.ID))
+		default:
+			parts = append(parts, fmt.Sprintf("service %q (instance %q is %s)", svc, prov.entry.ID, prov.state))
+		}
+	}
+	return "waiting for " + strings.Join(parts, ", ")
+}
+
+// disposeInst stops the current run of in, if any: first the running
+// instances that inject a service of this run (recursively), then its own
+// scope, bounded by timeout. It leaves in to be evaluated again.
+func (h *Host) disposeInst(in *instance, timeout time.Duration) error {
+	h.mu.Lock()
+	if in.scope == nil {
+		in.evaluated = false
+		h.mu.Unlock()
+		return nil
+	}
+	var deps []*instance
+	for _, d := range h.order {
+		if d == in || d.scope == nil {
+			continue
+		}
+		for _, run := range d.seen {
+			if run == in.run {
+				deps = append(deps, d)
+				break
+			}
+		}
+	}
+	h.mu.Unlock()
+	var errs []error
+	for _, d := range deps {
+		if err := h.disposeInst(d, timeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.mu.Lock()
+	s := in.scope
+	if s == nil { // a dependent's dispose took it down already
+		h.mu.Unlock()
+		return errors.Join(errs...)
+	}
+	in.scope = nil
+	in.evaluated = false
+	h.setStateLocked(in, StatePending, "stopping")
+	h.unlockNotify()
+	if err := s.Dispose(timeout); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// requestSettle runs a settle in the background, for changes that happen
+// outside Apply (a service provided after its instance's Apply returned).
+func (h *Host) requestSettle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.wg.Go(func() {
+		if h.lock(h.base) != nil {
+			return
+		}
+		defer h.unlock()
+		h.settle()
+	})
+}

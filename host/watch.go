@@ -1,0 +1,219 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultDebounce is how long Watch waits after the last change to the file
+// before reading it, when Options.Debounce is zero: editors write a file in
+// several steps (truncate, write, rename), and one reload should see the
+// end result.
+const DefaultDebounce = 100 * time.Millisecond
+
+// Watch applies path now and again whenever it changes on disk (debounced;
+// editors that save by rename are followed) or Reload is called, until ctx
+// is done. A file that fails to parse or validate changes nothing and is
+// logged with its file and line.
+//
+// Watch watches the file's directory, not the file, so a save that replaces
+// the file (rename over it, or delete and create) is seen like one that
+// writes it in place. Content identical to the last one read is skipped.
+// Reloads run one at a time on one goroutine: a change that arrives while
+// instances are still starting is applied after them, from the file as it
+// is then, so intermediate versions may be skipped.
+//
+// Watch returns the error of the first load (nothing runs then), or nil
+// once ctx is done. It leaves the instances running: call Shutdown, which
+// also waits for a reload still in flight.
+func (h *Host) Watch(ctx context.Context, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	// Subscribe before the first load, so no change falls between them.
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(abs)); err != nil {
+		return fmt.Errorf("watch %s: %w", filepath.Dir(abs), err)
+	}
+
+	signal := make(chan struct{}, 1)
+	h.mu.Lock()
+	switch {
+	case h.closed:
+		h.mu.Unlock()
+		return ErrClosed
+	case h.reload != nil:
+		h.mu.Unlock()
+		return errors.New("watch: this host already watches a composition")
+	}
+	h.reload = signal
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.reload = nil
+		h.mu.Unlock()
+	}()
+
+	r := &reloader{h: h, path: path, abs: abs}
+	if err := r.load(ctx, true); err != nil {
+		return err
+	}
+
+	// The worker reloads; this goroutine only turns events into kicks, so
+	// it never waits on a slow plugin.
+	kick := make(chan struct{}, 1)
+	var forced atomic.Bool
+	stop := make(chan struct{})
+	defer close(stop)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-kick:
+				if ctx.Err() != nil {
+					return
+				}
+				r.load(ctx, forced.Swap(false))
+			}
+		}
+	})
+	h.mu.Unlock()
+	poke := func() {
+		select {
+		case kick <- struct{}{}:
+		default: // a reload is queued already; it will read the latest file
+		}
+	}
+
+	debounce := h.opts.Debounce
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	timer := time.NewTimer(debounce)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Clean(ev.Name) == abs && ev.Op != fsnotify.Chmod {
+				timer.Reset(debounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			h.log.Warn("watching the composition", "file", path, "err", err)
+		case <-timer.C:
+			poke()
+		case <-signal:
+			forced.Store(true)
+			poke()
+		}
+	}
+}
+
+// Reload asks a running Watch to re-read its file (what SIGHUP does). The
+// file is applied even when its content did not change.
+func (h *Host) Reload() {
+	h.mu.Lock()
+	signal := h.reload
+	h.mu.Unlock()
+	if signal == nil {
+		h.log.Warn("reload requested, but no composition file is watched")
+		return
+	}
+	select {
+	case signal <- struct{}{}:
+	default:
+	}
+}
+
+// reloader reads and applies one watched file; only the Watch worker (and
+// the first load, before it starts) uses it.
+type reloader struct {
+	h        *Host
+	path     string // as the user gave it, for messages
+	abs      string
+	last     [sha256.Size]byte
+	haveLast bool
+}
+
+func (r *reloader) load(ctx context.Context, force bool) error {
+	h := r.h
+	data, err := os.ReadFile(r.abs)
+	if err != nil {
+		if !force && errors.Is(err, fs.ErrNotExist) {
+			// Mid-save (deleted, not yet created): the create that follows
+			// brings another event.
+			h.log.Warn("composition file is gone; the running instances are unchanged", "file", r.path)
+			return nil
+		}
+		err = fmt.Errorf("read composition: %w", err)
+		r.failed(err)
+		return err
+	}
+	sum := sha256.Sum256(data)
+	if !force && r.haveLast && sum == r.last {
+		h.mu.Lock()
+		h.stats.Skipped++
+		h.mu.Unlock()
+		return nil
+	}
+	r.last, r.haveLast = sum, true
+	begin := time.Now()
+	c, err := ParseComposition(r.path, data, h.opts.LookupEnv)
+	if err == nil {
+		err = h.Apply(ctx, c)
+	}
+	if err != nil {
+		if errors.Is(err, ErrClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			r.haveLast = false // not applied: read it again next time
+			return err
+		}
+		r.failed(err)
+		return err
+	}
+	h.mu.Lock()
+	h.stats.Applied++
+	h.stats.LastError = nil
+	h.stats.LastApplied = time.Now()
+	h.touchLocked()
+	h.mu.Unlock()
+	h.log.Info("composition applied", "file", r.path, "entries", len(c.Entries), "took", time.Since(begin).Round(time.Microsecond))
+	return nil
+}
+
+func (r *reloader) failed(err error) {
+	h := r.h
+	h.mu.Lock()
+	h.stats.Failed++
+	h.stats.LastError = err
+	h.touchLocked()
+	h.mu.Unlock()
+	h.log.Error("composition not applied; the running instances are unchanged", "file", r.path, "err", err)
+}
