@@ -1,0 +1,233 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+// watch starts h.Watch on path in the background and waits for its first
+// load. The returned stop ends the watch and waits for it.
+func watch(t *testing.T, h *Host, path string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Watch(ctx, path) }()
+	err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool {
+		select {
+		case err := <-done:
+			done <- err
+			return true
+		default:
+		}
+		return h.Reloads().Applied+h.Reloads().Failed > 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		cancel()
+		t.Fatalf("Watch returned at once: %v", err)
+	default:
+	}
+	var stopped bool
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitReloads waits until cond holds for h.Reloads().
+func waitReloads(t *testing.T, h *Host, cond func(ReloadStats) bool) {
+	t.Helper()
+	err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool { return cond(h.Reloads()) })
+	if err != nil {
+		t.Fatalf("%v; reloads: %+v", err, h.Reloads())
+	}
+}
+
+func TestWatchEditorSaves(t *testing.T) {
+	const v1 = "plugins:\n  - {id: a, name: test-noop, config: {greeting: v1}}\n  - {id: b, name: test-noop}\n"
+	const v2 = "plugins:\n  - {id: a, name: test-noop, config: {greeting: v2}}\n  - {id: b, name: test-noop}\n"
+	saves := []struct {
+		name string
+		save func(t *testing.T, path, data string)
+	}{
+		{"write in place", func(t *testing.T, path, data string) { writeFile(t, path, data) }},
+		{"rename over", func(t *testing.T, path, data string) {
+			tmp := filepath.Join(filepath.Dir(path), ".composition.yml.swp")
+			writeFile(t, tmp, data)
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"delete and create", func(t *testing.T, path, data string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, data)
+		}},
+		{"truncate then write", func(t *testing.T, path, data string) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, line := range strings.SplitAfter(data, "\n") {
+				if _, err := f.WriteString(line); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	}
+	for _, sv := range saves {
+		t.Run(sv.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "composition.yml")
+			writeFile(t, path, v1)
+			h := newHost(t, nil)
+			stop := watch(t, h, path)
+			b := scopes(h)["b"]
+
+			sv.save(t, path, v2)
+			err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+				return h.Reloads().Applied == 2 && Find(st, "a").State == StateActive
+			})
+			if err != nil {
+				t.Fatalf("%v; reloads %+v", err, h.Reloads())
+			}
+			stop()
+			if err := h.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"apply a v1", "apply b hello", "dispose a", "apply a v2"}
+			got := rec.take()
+			if diff := cmp.Diff(sorted(want), sorted(got[:len(got)-2])); diff != "" {
+				t.Errorf("events before shutdown (-want +got):\n%s", diff)
+			}
+			if st := h.Reloads(); st.Applied != 2 || st.Failed != 0 {
+				t.Errorf("reloads = %+v; want the save applied exactly once, no failure", st)
+			}
+			if !b.Disposed() || slices.Contains(got[:len(got)-2], "dispose b") {
+				t.Errorf("events %q: b was touched before shutdown", got)
+			}
+		})
+	}
+}
+
+func TestWatchBadFileChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop, config: {greeting: v1}}\n")
+	h := newHost(t, nil)
+	watch(t, h, path)
+	rec.take()
+	before := scopes(h)
+
+	writeFile(t, path, "plugins:\n  - id: a\n    name: test-noop\n    config:\n      greting: v2\n")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Failed == 1 })
+	err := h.Reloads().LastError
+	for _, w := range []string{path + ":5:", `entry "a"`, "greting"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("last error %v lacks %q", err, w)
+		}
+	}
+	if got := rec.take(); len(got) != 0 {
+		t.Errorf("a bad file touched instances: %q", got)
+	}
+	if diff := cmp.Diff(before, scopes(h), sameScope); diff != "" {
+		t.Errorf("running set changed (-before +after):\n%s", diff)
+	}
+
+	// The next good save applies.
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop, config: {greeting: v3}}\n")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
+	if diff := cmp.Diff([]string{"dispose a", "apply a v3"}, rec.take()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if h.Reloads().LastError != nil {
+		t.Errorf("last error not cleared: %v", h.Reloads().LastError)
+	}
+}
+
+func TestWatchFirstLoadError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-nope}\n")
+	h := newHost(t, nil)
+	err := h.Watch(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), path+":2:") {
+		t.Fatalf("Watch = %v; want the load error with file:line", err)
+	}
+}
+
+// TestWatchReloadDuringSlowStart pins that a change arriving while an apply
+// is still starting instances waits for it, and that the reload after it
+// reads the file as it is then: the intermediate version is never applied.
+func TestWatchReloadDuringSlowStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v1}}\n")
+	h := newHost(t, nil)
+	watch(t, h, path)
+
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v1}}\n  - {id: s, name: test-slow}\n")
+	err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting })
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v3}}\n  - {id: s, name: test-slow}\n")
+	h.Reload() // must not block on the slow apply
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v4}}\n  - {id: s, name: test-slow}\n")
+	close(gate)
+	err = h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+		return Find(st, "s").State == StateActive && rec.count("apply n v4") == 1
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.count("apply n v3"); n != 0 {
+		t.Errorf("the intermediate version was applied %d times", n)
+	}
+}
+
+func TestReloadForcesReapply(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop}\n")
+	h := newHost(t, nil)
+	watch(t, h, path)
+	a := scopes(h)["a"]
+	h.Reload()
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
+	if scopes(h)["a"] != a {
+		t.Error("a forced reload of an unchanged file restarted an instance")
+	}
+}
+
+func TestDisposeLeavesNoGoroutine(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	h := New(&Options{Logger: testLogger(t)})
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: p, name: test-provider}\n  - {id: c, name: test-consumer}\n  - {id: f, name: test-fail}\n")
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	goleak.VerifyNone(t, ignore)
+}
