@@ -41,6 +41,8 @@ type options struct {
 	transport transportFactory
 	// closeTimeout defaults to defaultCloseTimeout.
 	closeTimeout time.Duration
+	// now is the clock for uptime (the budget reset); time.Now by default.
+	now func() time.Time
 }
 
 // client is one MCP server: a supervisor goroutine (run) owns the
@@ -101,6 +103,9 @@ func newClient(opt options) *client {
 	}
 	if opt.detail == nil {
 		opt.detail = func(string) {}
+	}
+	if opt.now == nil {
+		opt.now = time.Now
 	}
 	c := &client{
 		opt:         opt,
@@ -214,7 +219,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		return
 	}
 	c.conn = cn
-	c.connectedAt = time.Now()
+	c.connectedAt = c.opt.now()
 	c.mu.Lock()
 	c.live = cn
 	c.instructions = c.capInstructions(cn.session.InitializeResult())
@@ -441,7 +446,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		c.setState("disconnected (reconnect disabled)", "the connection was lost and reconnect is disabled; reload the instance")
 		return
 	}
-	if !c.connectedAt.IsZero() && time.Since(c.connectedAt) >= ms(p.MaxDelayMs) {
+	if !c.connectedAt.IsZero() && c.opt.now().Sub(c.connectedAt) >= ms(p.MaxDelayMs) {
 		c.failed = 0
 	}
 	c.connectedAt = time.Time{}

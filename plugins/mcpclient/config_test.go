@@ -1,0 +1,139 @@
+package mcpclient
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+func TestValidate(t *testing.T) {
+	stdio := func(edit func(*Config)) Config {
+		c := Defaults()
+		c.Transport, c.ServerName, c.Command = TransportStdio, "github", "npx"
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
+	http := func(edit func(*Config)) Config {
+		c := Defaults()
+		c.Transport, c.ServerName, c.URL = TransportStreamableHTTP, "web", "http://127.0.0.1:3000/mcp"
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string // substrings of the error; none means valid
+	}{
+		{"stdio", stdio(nil), nil},
+		{"http with headers", http(func(c *Config) { c.Headers = map[string]string{"Authorization": "Bearer x"} }), nil},
+		{"accepts github-prod_1", stdio(func(c *Config) { c.ServerName = "github-prod_1" }), nil},
+		{"missing serverName", stdio(func(c *Config) { c.ServerName = "" }), []string{"serverName is required"}},
+		{"invalid serverName", stdio(func(c *Config) { c.ServerName = "bad name!" }), []string{`serverName "bad name!" must match`}},
+		{"33 characters", stdio(func(c *Config) { c.ServerName = strings.Repeat("a", 33) }), []string{"serverName", "must match"}},
+		{"missing transport", stdio(func(c *Config) { c.Transport = "" }), []string{"transport is required"}},
+		{"unknown transport", stdio(func(c *Config) { c.Transport = "sse" }), []string{`transport "sse" must be stdio or streamable-http`}},
+		{"stdio without command", stdio(func(c *Config) { c.Command = "" }), []string{"command is required with transport stdio"}},
+		{"stdio with url", stdio(func(c *Config) { c.URL = "http://x" }), []string{"url is not an option of the stdio transport"}},
+		{"stdio with headers", stdio(func(c *Config) { c.Headers = map[string]string{"a": "b"} }), []string{"headers is not an option of the stdio transport"}},
+		{"http without url", http(func(c *Config) { c.URL = "" }), []string{"url is required with transport streamable-http"}},
+		{"http relative url", http(func(c *Config) { c.URL = "/mcp" }), []string{`url "/mcp" must be an absolute`}},
+		{"http with command", http(func(c *Config) { c.Command = "npx"; c.Env = map[string]string{"A": "b"} }),
+			[]string{"command is not an option of the streamable-http transport", "env is not an option"}},
+		{"bad header name", http(func(c *Config) { c.Headers = map[string]string{"Bad Name": "x"} }), []string{`headers: "Bad Name" is not a valid header name`}},
+		{"zero toolCallTimeoutMs", stdio(func(c *Config) { c.ToolCallTimeoutMs = 0 }), []string{"toolCallTimeoutMs must be a positive number no greater than 2147483647"}},
+		{"zero startupTimeoutMs", stdio(func(c *Config) { c.StartupTimeoutMs = -1 }), []string{"startupTimeoutMs must be a positive number"}},
+		{"zero maxResultBytes", stdio(func(c *Config) { c.MaxResultBytes = 0 }), []string{"maxResultBytes must be a positive integer"}},
+		{"initialDelayMs zero", stdio(func(c *Config) { c.Reconnect.InitialDelayMs = 0 }),
+			[]string{"reconnect.initialDelayMs must be a positive number no greater than 2147483647"}},
+		{"maxDelayMs too large", stdio(func(c *Config) { c.Reconnect.MaxDelayMs = 1 << 31 }),
+			[]string{"reconnect.maxDelayMs must be a positive number no greater than 2147483647"}},
+		{"initial above max", stdio(func(c *Config) { c.Reconnect.InitialDelayMs = 40000 }),
+			[]string{"reconnect.initialDelayMs must be less than or equal to maxDelayMs"}},
+		{"maxAttempts zero", stdio(func(c *Config) { c.Reconnect.MaxAttempts = 0 }), []string{"reconnect.maxAttempts must be a positive integer"}},
+		{"empty include pattern", stdio(func(c *Config) { c.Tools.Include = []string{""} }), []string{"tools.include[0] is empty"}},
+		{"every problem at once", Config{}, []string{"serverName is required", "transport is required", "toolCallTimeoutMs", "reconnect.maxAttempts"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error with %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// A partial reconnect block decoded over Defaults keeps the other defaults.
+func TestPartialReconnectMergesOverDefaults(t *testing.T) {
+	cfg := Defaults()
+	src := "serverName: gh\ntransport: stdio\ncommand: x\nreconnect:\n  maxAttempts: 3\n"
+	if err := yaml.Unmarshal([]byte(src), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := Reconnect{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 3}
+	if diff := cmp.Diff(want, cfg.Reconnect); diff != "" {
+		t.Errorf("reconnect (-want +got):\n%s", diff)
+	}
+	if cfg.ToolCallTimeoutMs != 60000 || cfg.StartupTimeoutMs != 30000 || cfg.MaxResultBytes != 1<<20 {
+		t.Errorf("defaults lost: %+v", cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate() = %v", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	r := Reconnect{InitialDelayMs: 500, MaxDelayMs: 30000}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+		8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	for i, w := range want {
+		if got := r.backoff(i + 1); got != w {
+			t.Errorf("backoff(%d) = %s, want %s", i+1, got, w)
+		}
+	}
+	if got := r.backoff(5000); got != 30*time.Second {
+		t.Errorf("backoff(5000) = %s, want the cap", got)
+	}
+}
+
+func TestToolFilter(t *testing.T) {
+	f := ToolFilter{Include: []string{"search_*", "get"}, Exclude: []string{"*_admin"}}
+	for raw, want := range map[string]bool{
+		"search_code": true, "search_admin": false, "get": true, "getx": false, "other": false,
+	} {
+		if got := f.keep(raw); got != want {
+			t.Errorf("keep(%q) = %v, want %v", raw, got, want)
+		}
+	}
+	if !(&ToolFilter{}).keep("anything") {
+		t.Error("an empty filter must keep every tool")
+	}
+}
+
+func TestChildEnv(t *testing.T) {
+	ambient := []string{"PATH=/bin", "HOME=/root", "GITHUB_TOKEN=t", "my_api_key=k", "DB_PASSWORD=p",
+		"Client_Secret=s", "DSH_HOME=/d", "dsh_debug=1", "PLAIN=1", "KEYBOARD=us", "NOEQUALS"}
+	got := childEnv(ambient, map[string]string{"GITHUB_TOKEN": "explicit", "EXTRA": "x"})
+	want := []string{"EXTRA=x", "GITHUB_TOKEN=explicit", "HOME=/root", "PATH=/bin", "PLAIN=1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("childEnv (-want +got):\n%s", diff)
+	}
+}

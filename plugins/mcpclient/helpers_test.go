@@ -1,0 +1,308 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// waitTimeout bounds every condition wait in these tests.
+const waitTimeout = 10 * time.Second
+
+// eventually waits for cond, failing the test after waitTimeout.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// logRecorder is a slog.Handler that keeps every record.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []logRecord
+}
+
+type logRecord struct {
+	Level slog.Level
+	Msg   string
+	Attrs string
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler            { return l }
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	var attrs []string
+	r.Attrs(func(a slog.Attr) bool {
+		attrs = append(attrs, a.String())
+		return true
+	})
+	l.mu.Lock()
+	l.recs = append(l.recs, logRecord{r.Level, r.Message, strings.Join(attrs, " ")})
+	l.mu.Unlock()
+	return nil
+}
+
+// find returns the records at level whose message contains substr.
+func (l *logRecorder) find(level slog.Level, substr string) []logRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logRecord
+	for _, r := range l.recs {
+		if r.Level == level && strings.Contains(r.Msg, substr) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (l *logRecorder) has(level slog.Level, substr string) bool {
+	return len(l.find(level, substr)) > 0
+}
+
+func (l *logRecorder) dump() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, r := range l.recs {
+		fmt.Fprintf(&b, "%s %s %s\n", r.Level, r.Msg, r.Attrs)
+	}
+	return b.String()
+}
+
+// fakeServer is a go-sdk server reached over in-memory transports, one
+// fresh pair per connection attempt, so that tests can crash sessions,
+// refuse attempts and count them.
+type fakeServer struct {
+	t        *testing.T
+	srv      *mcp.Server
+	attempts atomic.Int32
+	// refuse, when set, makes attempts fail at connect.
+	refuse atomic.Bool
+	// wrap, when set, wraps the client end of each connection.
+	wrap func(mcp.Connection) mcp.Connection
+
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+}
+
+func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
+	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts)}
+	t.Cleanup(func() {
+		f.mu.Lock()
+		sessions := f.sessions
+		f.mu.Unlock()
+		for _, ss := range sessions {
+			_ = ss.Close()
+			_ = ss.Wait()
+		}
+	})
+	return f
+}
+
+// addTool adds a tool with an object input schema.
+func (f *fakeServer) addTool(name string, h mcp.ToolHandler) {
+	f.srv.AddTool(&mcp.Tool{Name: name, Description: "tool " + name, InputSchema: map[string]any{"type": "object"}}, h)
+}
+
+func (f *fakeServer) factory() transportFactory {
+	return func() mcp.Transport {
+		f.attempts.Add(1)
+		if f.refuse.Load() {
+			return failTransport{errors.New("connection refused by the test")}
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := f.srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			return failTransport{err}
+		}
+		f.mu.Lock()
+		f.sessions = append(f.sessions, ss)
+		f.mu.Unlock()
+		if f.wrap != nil {
+			return wrapTransport{ct, f.wrap}
+		}
+		return ct
+	}
+}
+
+// crash closes the newest server session, as a server exit would.
+func (f *fakeServer) crash() {
+	f.mu.Lock()
+	ss := f.sessions[len(f.sessions)-1]
+	f.mu.Unlock()
+	_ = ss.Close()
+}
+
+type failTransport struct{ err error }
+
+func (t failTransport) Connect(context.Context) (mcp.Connection, error) { return nil, t.err }
+
+type wrapTransport struct {
+	inner mcp.Transport
+	wrap  func(mcp.Connection) mcp.Connection
+}
+
+func (t wrapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.wrap(c), nil
+}
+
+// textResult is a handler result of text blocks.
+func textResult(texts ...string) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{}
+	for _, s := range texts {
+		r.Content = append(r.Content, &mcp.TextContent{Text: s})
+	}
+	return r
+}
+
+// testEnv is one client running on a scope of its own, like an instance.
+type testEnv struct {
+	t      *testing.T
+	reg    *tools.Registry
+	store  *attachments.Store
+	scope  *host.Scope
+	logs   *logRecorder
+	srv    *fakeServer
+	detail atomic.Value
+	clock  *fakeClock
+}
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// testConfig is a config with fast reconnects.
+func testConfig(server string) Config {
+	cfg := Defaults()
+	cfg.ServerName = server
+	cfg.Transport = TransportStdio
+	cfg.Command = "unused-in-memory"
+	cfg.StartupTimeoutMs = 5000
+	cfg.Reconnect.InitialDelayMs = 1
+	cfg.Reconnect.MaxDelayMs = 4
+	cfg.Reconnect.MaxAttempts = 3
+	return cfg
+}
+
+type envOption func(*testEnv, *options)
+
+func withStore(e *testEnv, o *options) {
+	st, err := attachments.New(e.t.TempDir(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.store, o.store = st, st
+}
+
+func withRegistry(reg *tools.Registry) envOption {
+	return func(e *testEnv, o *options) { e.reg, o.registry = reg, reg }
+}
+
+func withCloseTimeout(d time.Duration) envOption {
+	return func(_ *testEnv, o *options) { o.closeTimeout = d }
+}
+
+// startEnv starts a client for cfg against srv and returns its environment
+// and start's error. The scope is disposed at cleanup.
+func startEnv(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) (*testEnv, error) {
+	t.Helper()
+	e := &testEnv{t: t, logs: &logRecorder{}, srv: srv, clock: &fakeClock{now: time.Unix(1e9, 0)}}
+	e.detail.Store("")
+	o := options{cfg: cfg, transport: srv.factory(), now: e.clock.Now}
+	for _, opt := range opts {
+		opt(e, &o)
+	}
+	if o.registry == nil {
+		e.reg = tools.New(nil)
+		o.registry = e.reg
+	}
+	o.detail = func(s string) { e.detail.Store(s) }
+	e.scope = host.NewScope(context.Background(), "inst-"+cfg.ServerName, slog.New(e.logs))
+	t.Cleanup(func() {
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Errorf("dispose: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("logs:\n%s", e.logs.dump())
+		}
+	})
+	err := start(e.scope, o)
+	return e, err
+}
+
+// mustStart is startEnv that fails the test on a start error.
+func mustStart(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) *testEnv {
+	t.Helper()
+	e, err := startEnv(t, cfg, srv, opts...)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	return e
+}
+
+// names returns the registered public names of server.
+func (e *testEnv) names() []string {
+	var out []string
+	for _, d := range e.reg.List(tools.Caller{}) {
+		if d.Origin.Server == e.scope.ID()[len("inst-"):] {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+func (e *testEnv) call(caller tools.Caller, public string, args string) tools.Result {
+	return e.reg.Execute(context.Background(), caller, public, []byte(args))
+}
+
+func (e *testEnv) Detail() string { return e.detail.Load().(string) }
+
+func resultText(r tools.Result) string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "|")
+}

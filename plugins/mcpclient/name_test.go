@@ -1,0 +1,60 @@
+package mcpclient
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Golden values computed with the original TypeScript function (node), so
+// that the Go port is pinned to it byte for byte.
+func TestPublicToolNameGolden(t *testing.T) {
+	tests := []struct{ server, raw, want string }{
+		{"github", "create_issue", "mcp__github__create_issue"},
+		{"web", "search", "mcp__web__search"},
+		{"fs", "read-file", "mcp__fs__read-file"},
+		{"everything", "get-tiny-image", "mcp__everything__get-tiny-image"},
+		{"x", "a_b", "mcp__x__a_b"},
+		{"srv", "", "mcp__srv__"},
+		{"s", strings.Repeat("a", 56), "mcp__s__" + strings.Repeat("a", 56)},
+		// Invalid characters: replaced, hash appended.
+		{"fx", "admin.reset", "mcp__fx__admin_reset_b885577a4582"},
+		{"x", "a.b", "mcp__x__a_b_e6f972983393"},
+		{"github-prod_1", "tool/with spaces", "mcp__github-prod_1__tool_with_spaces_2a27a5f6edcf"},
+		{"x", "café", "mcp__x__caf__18115fc5d69c"},
+		{"x", "tool😀", "mcp__x__tool___045433da763b"},
+		// Too long: truncated to 51, hash appended.
+		{"s", strings.Repeat("a", 57), "mcp__s__aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_9fb5156b525a"},
+		{"s", strings.Repeat("a", 58), "mcp__s__aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_55fd726fa038"},
+		{"abcdefghijklmnopqrstuvwxyz012345", "a.very.long.dotted.tool.name.that.goes.on.and.on",
+			"mcp__abcdefghijklmnopqrstuvwxyz012345__a_very_long__ca10fa93247b"},
+	}
+	for _, tt := range tests {
+		if got := PublicToolName(tt.server, tt.raw); got != tt.want {
+			t.Errorf("PublicToolName(%q, %q) = %q, want %q", tt.server, tt.raw, got, tt.want)
+		}
+	}
+}
+
+func TestPublicToolNameContract(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	raws := []string{"a.b", "a_b", "a/b", "a b", "a-b", "ab", strings.Repeat("x", 128),
+		strings.Repeat("x", 127) + "y", "日本語", "a\x00b", "🙂", "_"}
+	seen := map[string]string{}
+	for _, server := range []string{"a", "github", strings.Repeat("s", 32)} {
+		for _, raw := range raws {
+			name := PublicToolName(server, raw)
+			if !valid.MatchString(name) {
+				t.Errorf("PublicToolName(%q, %q) = %q breaks the function-name contract", server, raw, name)
+			}
+			if again := PublicToolName(server, raw); again != name {
+				t.Errorf("PublicToolName(%q, %q) is not deterministic: %q then %q", server, raw, name, again)
+			}
+			id := server + "\x00" + raw
+			if prev, dup := seen[name]; dup {
+				t.Errorf("identities %q and %q collapse into %q", prev, id, name)
+			}
+			seen[name] = id
+		}
+	}
+}
