@@ -216,10 +216,10 @@ type rigConfig struct {
 }
 
 func withConfig(f func(*Config)) rigOpt { return func(c *rigConfig) { f(&c.cfg) } }
-func withoutSettings() rigOpt             { return func(c *rigConfig) { c.noStore = true } }
-func withStore(m *memGate) rigOpt         { return func(c *rigConfig) { c.store = m } }
-func withoutCommands() rigOpt             { return func(c *rigConfig) { c.noCmds = true } }
-func withTools(list ...fakeTool) rigOpt   { return func(c *rigConfig) { c.tools = list } }
+func withoutSettings() rigOpt           { return func(c *rigConfig) { c.noStore = true } }
+func withStore(m *memGate) rigOpt       { return func(c *rigConfig) { c.store = m } }
+func withoutCommands() rigOpt           { return func(c *rigConfig) { c.noCmds = true } }
+func withTools(list ...fakeTool) rigOpt { return func(c *rigConfig) { c.tools = list } }
 func before(f func(*tools.Registry, *commands.Registry)) rigOpt {
 	return func(c *rigConfig) { c.before = f }
 }

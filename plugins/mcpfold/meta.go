@@ -318,6 +318,15 @@ type cachedSchema struct {
 	rs  *jsonschema.Resolved // nil: the schema does not resolve; skip validation
 }
 
+// validatable lists the $schema values the validator implements; a schema
+// of another draft is left to the child.
+var validatable = map[string]bool{
+	"": true,
+	"http://json-schema.org/draft-07/schema#":      true,
+	"https://json-schema.org/draft-07/schema#":     true,
+	"https://json-schema.org/draft/2020-12/schema": true,
+}
+
 // check validates args against schema and returns the problem, or "" when
 // they match or the schema cannot be used for validation (then the child
 // judges its arguments itself, as it would without folding).
@@ -330,7 +339,7 @@ func (c *schemaCache) check(name string, schema, args json.RawMessage) string {
 	if e == nil || !bytes.Equal(e.raw, schema) {
 		e = &cachedSchema{raw: bytes.Clone(schema)}
 		var s jsonschema.Schema
-		if json.Unmarshal(schema, &s) == nil {
+		if json.Unmarshal(schema, &s) == nil && validatable[s.Schema] {
 			if rs, err := s.Resolve(nil); err == nil {
 				e.rs = rs
 			}

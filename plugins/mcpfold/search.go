@@ -51,6 +51,10 @@ func tokenize(text string) []string {
 		if len(word) == 0 {
 			return
 		}
+		// An acronym's plural ("PRs", "URLs") is the acronym.
+		if n := len(word); n >= 3 && word[n-1] == 's' && allUpper(word[:n-1]) {
+			word = word[:n-1]
+		}
 		start := 0
 		for i := 1; i < len(word); i++ {
 			prev, cur := word[i-1], word[i]
@@ -244,4 +248,13 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+func allUpper(rs []rune) bool {
+	for _, r := range rs {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
 }
