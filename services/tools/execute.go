@@ -228,22 +228,36 @@ func sameValue(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	if va.Type() != vb.Type() {
+	t := reflect.TypeOf(a)
+	if t != reflect.TypeOf(b) {
 		return false
 	}
-	switch va.Kind() {
+	switch t.Kind() {
 	case reflect.Map, reflect.Pointer, reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return va.UnsafePointer() == vb.UnsafePointer()
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 	case reflect.Slice:
+		va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 		return va.UnsafePointer() == vb.UnsafePointer() && va.Len() == vb.Len()
 	}
-	if va.Comparable() {
-		return va.Equal(vb)
+	if t.Comparable() {
+		if eq, ok := safeEqual(a, b); ok {
+			return eq
+		}
 	}
 	// A struct or array holding maps or slices: equal contents mean the
 	// hook kept it.
 	return reflect.DeepEqual(a, b)
+}
+
+// safeEqual compares two values of a comparable type, which can still
+// panic when an interface field holds an incomparable value.
+func safeEqual(a, b any) (eq, ok bool) {
+	defer func() {
+		if recover() != nil {
+			eq, ok = false, false
+		}
+	}()
+	return a == b, true
 }
 
 // sameContent reports whether b is the very slice a (not a copy).

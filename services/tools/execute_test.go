@@ -325,10 +325,16 @@ func TestPostExecutePrecedence(t *testing.T) {
 			func(context.Context, tools.Call, *tools.Result) error { return nil },
 			map[string]any{"n": 1.0}, projection},
 		{"value replaced re-renders and drops the projection",
-			func(_ context.Context, _ tools.Call, r *tools.Result) error { r.Value = map[string]any{"n": 2}; return nil },
+			func(_ context.Context, _ tools.Call, r *tools.Result) error {
+				r.Value = map[string]any{"n": 2}
+				return nil
+			},
 			map[string]any{"n": 2}, []tools.Content{tools.Text(`rendered {"n":2}`)}},
 		{"value replaced by an equal copy still re-renders",
-			func(_ context.Context, _ tools.Call, r *tools.Result) error { r.Value = map[string]any{"n": 1.0}; return nil },
+			func(_ context.Context, _ tools.Call, r *tools.Result) error {
+				r.Value = map[string]any{"n": 1.0}
+				return nil
+			},
 			map[string]any{"n": 1.0}, []tools.Content{tools.Text(`rendered {"n":1}`)}},
 		{"value replaced by a scalar",
 			func(_ context.Context, _ tools.Call, r *tools.Result) error { r.Value = "redacted"; return nil },
