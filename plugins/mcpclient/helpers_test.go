@@ -124,6 +124,11 @@ func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
 
 // addTool adds a tool with an object input schema.
 func (f *fakeServer) addTool(name string, h mcp.ToolHandler) {
+	if h == nil {
+		h = func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult(req.Params.Name + ":" + string(req.Params.Arguments)), nil
+		}
+	}
 	f.srv.AddTool(&mcp.Tool{Name: name, Description: "tool " + name, InputSchema: map[string]any{"type": "object"}}, h)
 }
 
@@ -192,6 +197,7 @@ type testEnv struct {
 	srv    *fakeServer
 	detail atomic.Value
 	clock  *fakeClock
+	client atomic.Pointer[client]
 }
 
 type fakeClock struct {
@@ -266,7 +272,8 @@ func startEnv(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) (*te
 			t.Logf("logs:\n%s", e.logs.dump())
 		}
 	})
-	err := start(e.scope, o)
+	c, err := start(e.scope, o)
+	e.client.Store(c)
 	return e, err
 }
 

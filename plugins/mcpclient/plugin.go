@@ -28,19 +28,20 @@ func apply(s *host.Scope, cfg Config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger())
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
-	return start(s, options{
+	_, err := start(s, options{
 		cfg:       cfg,
 		registry:  reg,
 		store:     store,
 		transport: factory,
 	})
+	return err
 }
 
 // start runs a client on s: it reserves the serverName, adds the server's
 // instructions to prompt assembly, starts the supervisor and waits for the
 // first connection attempt (bounded by startupTimeoutMs). opt.instance,
 // logger and detail default to s's.
-func start(s *host.Scope, opt options) error {
+func start(s *host.Scope, opt options) (*client, error) {
 	if opt.instance == "" {
 		opt.instance = s.ID()
 	}
@@ -52,7 +53,7 @@ func start(s *host.Scope, opt options) error {
 	}
 	release, err := reserveServerName(opt.registry, opt.cfg.ServerName, opt.instance)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.OnDispose("release serverName "+opt.cfg.ServerName, func() error { release(); return nil })
 	c := newClient(opt)
@@ -61,10 +62,10 @@ func start(s *host.Scope, opt options) error {
 	select {
 	case <-c.ready:
 	case <-s.Context().Done():
-		return s.Context().Err()
+		return c, s.Context().Err()
 	}
 	if c.startErr != nil {
-		return fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
+		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
 	}
-	return nil
+	return c, nil
 }
