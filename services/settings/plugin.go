@@ -1,0 +1,54 @@
+package settings
+
+import (
+	"fmt"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
+)
+
+// Config is the config of the built-in `settings` plugin.
+type Config struct {
+	// File is the settings file (default $DSH_HOME/settings.yaml).
+	File string `yaml:"file"`
+}
+
+// DefaultConfig returns the config a `settings` entry starts from; File is
+// empty when $DSH_HOME cannot be resolved (ValidateConfig then says why).
+func DefaultConfig() Config {
+	f, _ := dshhome.Path("settings.yaml")
+	return Config{File: f}
+}
+
+// ValidateConfig checks c, naming the offending key.
+func ValidateConfig(c *Config) error {
+	if c.File == "" {
+		if _, err := dshhome.Dir(); err != nil {
+			return fmt.Errorf("file: not set and no default: %w", err)
+		}
+		return fmt.Errorf("file: must not be empty")
+	}
+	return nil
+}
+
+func init() {
+	host.Register(host.Definition[Config]{
+		Name:        "settings",
+		Description: "the user settings file, read and updated by section",
+		Provides:    []host.AnyKey{Key},
+		Builtin:     true,
+		Defaults:    DefaultConfig,
+		Validate:    ValidateConfig,
+		Apply: func(s *host.Scope, cfg Config) error {
+			st, err := Open(cfg.File, s.Logger())
+			if err != nil {
+				return err
+			}
+			if err := host.Provide(s, Key, st); err != nil {
+				return err
+			}
+			s.SetDetail(st.Path())
+			return nil
+		},
+	})
+}

@@ -1,0 +1,303 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-host/dsh-host/internal/fsutil"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Store is the settings file. It is safe for concurrent use, and several
+// processes may share one file.
+type Store struct {
+	path   string
+	logger *slog.Logger
+
+	mu sync.Mutex // serializes Update in this process; the lock file does across processes
+
+	debounce time.Duration // how long Watch lets a burst of file events settle
+
+	watchMu sync.Mutex
+	hub     *hub // the directory watcher, while any Watch is active
+}
+
+// DefaultDebounce is how long Watch waits after the last file event before
+// it reads the file: editors save in bursts (write, rename, chmod).
+const DefaultDebounce = 100 * time.Millisecond
+
+// Open returns the store of the settings file at path. The file need not
+// exist: it reads as empty and the first Update creates it and its
+// directory. A file that does not parse is logged here, reported by every
+// Read and refused by every Update until it is fixed; Open itself does not
+// fail on it, so that a fix made by hand is picked up without a restart.
+func Open(path string, logger *slog.Logger) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("settings: no file given")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("settings: resolve %s: %w", path, err)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	st := &Store{path: abs, logger: logger, debounce: DefaultDebounce}
+	if _, _, err := st.load(); err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			return nil, err
+		}
+		logger.Warn("the settings file does not parse; it will not be written until fixed", "err", err)
+	}
+	return st, nil
+}
+
+// Path returns the settings file's path, absolute.
+func (st *Store) Path() string { return st.path }
+
+// ParseError reports a settings file that does not parse, or whose top level
+// is not a mapping of section names. The file is left untouched.
+type ParseError struct {
+	File string
+	Line int // 1-based; 0 when unknown
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where += ":" + strconv.Itoa(e.Line)
+	}
+	return fmt.Sprintf("settings file %s: %s; fix the file by hand (it is not written while it does not parse)", where, e.Msg)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+
+func splitYAMLError(err error) (line int, msg string) {
+	msg = err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	return line, msg
+}
+
+// parseError turns yaml's error into a ParseError on the line that holds the
+// problem. yaml reports where the enclosing construct starts (a mapping
+// begun two lines above a bad key) or no line at all; the problem's own line
+// is the shortest prefix of the file, from that point on, that fails with
+// the same message.
+func parseError(file string, data []byte, err error) *ParseError {
+	line, msg := splitYAMLError(err)
+	starts := lineStarts(data)
+	if len(starts) <= maxProblemSearch {
+		for k := max(line, 1); k <= len(starts); k++ {
+			end := len(data)
+			if k < len(starts) {
+				end = starts[k]
+			}
+			var n yaml.Node
+			if perr := yaml.Unmarshal(data[:end], &n); perr != nil {
+				if _, m := splitYAMLError(perr); m == msg {
+					line = k
+					break
+				}
+			}
+		}
+	}
+	return &ParseError{File: file, Line: line, Msg: msg}
+}
+
+// maxProblemSearch bounds the files parseError searches line by line.
+const maxProblemSearch = 5000
+
+var sectionName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+func checkSection(section string) error {
+	if !sectionName.MatchString(section) {
+		return fmt.Errorf("settings: section name %q must match %s", section, sectionName)
+	}
+	return nil
+}
+
+// file is a parsed settings file.
+type file struct {
+	data []byte
+	doc  *yaml.Node // the document node; nil for an empty file
+	top  *yaml.Node // the top-level mapping; nil when the file has none yet
+}
+
+// section returns the key and value nodes of name, or nils.
+func (f *file) section(name string) (key, val *yaml.Node) {
+	if f.top == nil {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(f.top.Content); i += 2 {
+		if k := f.top.Content[i]; k.Kind == yaml.ScalarNode && k.Value == name {
+			return k, f.top.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// load reads and parses the file. A missing file is an empty one.
+func (st *Store) load() (*file, []byte, error) {
+	data, err := os.ReadFile(st.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &file{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("settings: read %s: %w", st.path, err)
+	}
+	f, err := parse(st.path, data)
+	return f, data, err
+}
+
+// parse parses a settings file: one YAML document whose top level is a
+// mapping with unique keys (or nothing at all).
+func parse(name string, data []byte) (*file, error) {
+	f := &file{data: data}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, errEOF) {
+			return f, nil // empty, or comments only
+		}
+		return nil, parseError(name, data, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &ParseError{File: name, Line: extra.Line, Msg: "a second YAML document; the settings file holds one"}
+	} else if !errors.Is(err, errEOF) {
+		return nil, parseError(name, data, err)
+	}
+	f.doc = &doc
+	if len(doc.Content) == 0 {
+		return f, nil
+	}
+	top := doc.Content[0]
+	switch {
+	case top.Kind == yaml.MappingNode:
+	case top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null":
+		return f, nil // "~" or "null": no sections yet
+	default:
+		return nil, &ParseError{File: name, Line: top.Line, Msg: "the top level must be a mapping of section names to values"}
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k := top.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, &ParseError{File: name, Line: k.Line, Msg: fmt.Sprintf("section %q appears twice (first on line %d)", k.Value, first)}
+		}
+		seen[k.Value] = k.Line
+	}
+	f.top = top
+	return f, nil
+}
+
+// decode decodes a section's value node into a T. A null value is the zero T.
+func decode[T any](st *Store, section string, val *yaml.Node, v *T) error {
+	if err := val.Decode(v); err != nil {
+		return fmt.Errorf("settings file %s: section %q (line %d): %s; fix it by hand", st.path, section, val.Line, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+	}
+	return nil
+}
+
+// Read decodes section into a T. ok is false when the file has no such
+// section (v is then the zero T).
+func Read[T any](st *Store, section string) (v T, ok bool, err error) {
+	if err := checkSection(section); err != nil {
+		return v, false, err
+	}
+	f, _, err := st.load()
+	if err != nil {
+		return v, false, err
+	}
+	_, val := f.section(section)
+	if val == nil {
+		return v, false, nil
+	}
+	if err := decode(st, section, val, &v); err != nil {
+		return v, false, err
+	}
+	return v, true, nil
+}
+
+// Update applies fn to the current value of section (re-read under the file
+// lock) and writes the result atomically, keeping every other section and the
+// file's comments. If fn returns an error nothing is written. A file that
+// does not parse, or a section that does not decode into a T, is refused
+// and left as it is. An update that changes nothing writes nothing.
+func Update[T any](st *Store, section string, fn func(v *T) error) error {
+	if err := checkSection(section); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := fsutil.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
+		return fmt.Errorf("settings: create the directory of %s: %w", st.path, err)
+	}
+	unlock, err := fsutil.Lock(st.path + ".lock")
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	defer unlock()
+
+	f, _, err := st.load()
+	if err != nil {
+		return err
+	}
+	var v T
+	_, old := f.section(section)
+	if old != nil {
+		if err := decode(st, section, old, &v); err != nil {
+			return err
+		}
+	}
+	if err := fn(&v); err != nil {
+		return err
+	}
+	var nv yaml.Node
+	if err := nv.Encode(v); err != nil {
+		return fmt.Errorf("settings: encode section %q: %w", section, err)
+	}
+	if old != nil && sameValue(old, &nv) {
+		return nil
+	}
+	out, err := rewrite(f, section, &nv)
+	if err != nil {
+		return fmt.Errorf("settings file %s: %w", st.path, err)
+	}
+	perm := fs.FileMode(0o600)
+	if fi, err := os.Stat(st.path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if err := fsutil.WriteFile(st.path, out, perm); err != nil {
+		return fmt.Errorf("settings: write %s: %w", st.path, err)
+	}
+	return nil
+}
+
+// sameValue reports whether two nodes decode to the same generic value.
+func sameValue(a, b *yaml.Node) bool {
+	var x, y any
+	if a.Decode(&x) != nil || b.Decode(&y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}

@@ -1,0 +1,202 @@
+package settings
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/fsutil"
+	"github.com/fsnotify/fsnotify"
+)
+
+// hub watches the settings file's directory (editors save by rename, which
+// a watch on the file itself would lose) and, once a burst of events on the
+// file has settled, pokes every watcher. One hub serves every Watch of a
+// Store; it stops with the last one.
+type hub struct {
+	w    *fsnotify.Watcher
+	subs map[*watcher]struct{}
+	done chan struct{}
+}
+
+// watcher is one Watch call: a goroutine that re-reads the file when poked.
+type watcher struct {
+	poke chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (st *Store) subscribe(w *watcher) error {
+	st.watchMu.Lock()
+	defer st.watchMu.Unlock()
+	if st.hub == nil {
+		dir := filepath.Dir(st.path)
+		if err := fsutil.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("settings: create %s to watch it: %w", dir, err)
+		}
+		fw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return fmt.Errorf("settings: watch %s: %w", st.path, err)
+		}
+		if err := fw.Add(dir); err != nil {
+			fw.Close()
+			return fmt.Errorf("settings: watch %s: %w", dir, err)
+		}
+		h := &hub{w: fw, subs: map[*watcher]struct{}{}, done: make(chan struct{})}
+		st.hub = h
+		go st.run(h)
+	}
+	st.hub.subs[w] = struct{}{}
+	return nil
+}
+
+func (st *Store) unsubscribe(w *watcher) {
+	st.watchMu.Lock()
+	h := st.hub
+	if h == nil {
+		st.watchMu.Unlock()
+		return
+	}
+	delete(h.subs, w)
+	last := len(h.subs) == 0
+	if last {
+		st.hub = nil
+	}
+	st.watchMu.Unlock()
+	if last {
+		h.w.Close()
+		<-h.done
+	}
+}
+
+// run turns the directory's events into debounced pokes.
+func (st *Store) run(h *hub) {
+	defer close(h.done)
+	base := filepath.Base(st.path)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-h.w.Events:
+			if !ok {
+				return
+			}
+			if filepath.Base(ev.Name) == base {
+				timer.Reset(st.debounce)
+			}
+		case err, ok := <-h.w.Errors:
+			if !ok {
+				return
+			}
+			st.logger.Warn("settings watch", "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				timer.Reset(st.debounce) // events were lost: read again to be sure
+			}
+		case <-timer.C:
+			st.watchMu.Lock()
+			for w := range h.subs {
+				select {
+				case w.poke <- struct{}{}:
+				default: // already poked; it will read the latest file
+				}
+			}
+			st.watchMu.Unlock()
+		}
+	}
+}
+
+// Watch calls fn with the section's value whenever the file changes on disk
+// and the section's content changed; err reports a file that no longer parses
+// (the last good value is kept). With a non-nil scope the watch ends with it.
+//
+// Each bad version of the file is reported once, with the last good value.
+// When the file is good again fn gets the value even if it equals the last
+// good one, so that a consumer can clear the error it showed. The value at
+// the time Watch is called is the starting point and is not reported; read
+// it with Read. fn runs on a goroutine of its own, one call at a time. After
+// remove returns fn is not called again; remove must not be called from fn.
+func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err error)) (remove func()) {
+	var (
+		last     T
+		lastBad  [32]byte // hash of the last bad version reported
+		reported bool     // a bad version was reported and not yet cleared
+	)
+	// state reads the file and returns the section's value, or an error and
+	// the hash of the version that caused it.
+	state := func() (T, [32]byte, error) {
+		var v T
+		data, err := os.ReadFile(st.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return v, [32]byte{}, nil
+		}
+		sum := sha256.Sum256(data)
+		if err != nil {
+			return v, sum, fmt.Errorf("settings: read %s: %w", st.path, err)
+		}
+		f, err := parse(st.path, data)
+		if err != nil {
+			return v, sum, err
+		}
+		if _, val := f.section(section); val != nil {
+			if err := decode(st, section, val, &v); err != nil {
+				return v, sum, err
+			}
+		}
+		return v, sum, nil
+	}
+	if err := checkSection(section); err != nil {
+		panic(err) // section names are constants in the calling plugin
+	}
+	if v, sum, err := state(); err != nil {
+		lastBad = sum // already there: Read reports it
+	} else {
+		last = v
+	}
+
+	w := &watcher{poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if err := st.subscribe(w); err != nil {
+		st.logger.Error("settings: cannot watch the file; hand edits need a restart", "section", section, "err", err)
+		return func() {}
+	}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-w.poke:
+			}
+			v, sum, err := state()
+			switch {
+			case err != nil:
+				if sum != lastBad {
+					lastBad, reported = sum, true
+					fn(last, err)
+				}
+			case reported || !reflect.DeepEqual(v, last):
+				last, reported, lastBad = v, false, [32]byte{}
+				fn(v, nil)
+			}
+		}
+	}()
+	var once sync.Once
+	remove = func() {
+		once.Do(func() {
+			close(w.stop)
+			<-w.done
+			st.unsubscribe(w)
+		})
+	}
+	if s != nil {
+		s.OnDispose("settings watch "+section, func() error { remove(); return nil })
+	}
+	return remove
+}

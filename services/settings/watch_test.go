@@ -1,0 +1,174 @@
+package settings
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+type event struct {
+	v   ui
+	err error
+}
+
+// watchUI watches the ui section, reporting each call on the returned
+// channel.
+func watchUI(t *testing.T, st *Store, s *host.Scope) (<-chan event, func()) {
+	t.Helper()
+	ch := make(chan event, 16)
+	remove := Watch(st, s, "ui", func(v ui, err error) { ch <- event{v, err} })
+	return ch, remove
+}
+
+func next(t *testing.T, ch <-chan event) event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch call within 10s")
+		return event{}
+	}
+}
+
+func write(t *testing.T, st *Store, content string) {
+	t.Helper()
+	if err := os.WriteFile(st.Path(), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveByRename replaces the file the way many editors do.
+func saveByRename(t *testing.T, st *Store, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(st.Path()), "settings.yaml~")
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, st.Path()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchSeesHandEdits(t *testing.T) {
+	st := openAt(t, "ui:\n  theme: dark\nother: 1\n")
+	ch, remove := watchUI(t, st, nil)
+	defer remove()
+
+	write(t, st, "ui:\n  theme: light\nother: 1\n")
+	if ev := next(t, ch); ev.err != nil || ev.v.Theme != "light" {
+		t.Fatalf("after a write: %+v", ev)
+	}
+	// A change elsewhere, or to comments only, is not the section's change;
+	// the next call is for the edit after it.
+	write(t, st, "ui:\n  theme: light # comment\nother: 2\n")
+	saveByRename(t, st, "ui:\n  theme: blue\nother: 2\n")
+	if ev := next(t, ch); ev.err != nil || ev.v.Theme != "blue" {
+		t.Fatalf("after a save by rename: %+v", ev)
+	}
+	// Update is seen like any other writer.
+	if err := Update(st, "ui", func(u *ui) error { u.Width = 9; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.err != nil || ev.v != (ui{Theme: "blue", Width: 9}) {
+		t.Fatalf("after Update: %+v", ev)
+	}
+	// Removing the file empties the section.
+	if err := os.Remove(st.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.err != nil || ev.v != (ui{}) {
+		t.Fatalf("after removal: %+v", ev)
+	}
+}
+
+func TestWatchBadEditKeepsLastGood(t *testing.T) {
+	st := openAt(t, "ui:\n  theme: dark\n")
+	ch, remove := watchUI(t, st, nil)
+	defer remove()
+
+	write(t, st, "ui:\n  theme: dark\n bad: indentation\n")
+	ev := next(t, ch)
+	var pe *ParseError
+	if !errors.As(ev.err, &pe) || pe.Line != 3 || ev.v.Theme != "dark" {
+		t.Fatalf("bad edit: %+v, want the last good value and a ParseError on line 3", ev)
+	}
+	// The same bad version again is not reported twice; the next call is
+	// for the next, different bad version.
+	write(t, st, "ui:\n  theme: dark\n bad: indentation\n")
+	write(t, st, "ui:\n  theme: [unclosed\n")
+	ev = next(t, ch)
+	if !errors.As(ev.err, &pe) || pe.Line == 3 || ev.v.Theme != "dark" {
+		t.Fatalf("second bad edit: %+v", ev)
+	}
+	// A section that parses but does not fit the type is a bad edit too.
+	write(t, st, "ui:\n  theme: [a, b]\n")
+	if ev = next(t, ch); ev.err == nil || ev.v.Theme != "dark" {
+		t.Fatalf("ill-typed edit: %+v", ev)
+	}
+	// Fixed: reported even though the value equals the last good one, so
+	// that the consumer can clear its error.
+	write(t, st, "ui:\n  theme: dark\n")
+	if ev = next(t, ch); ev.err != nil || ev.v.Theme != "dark" {
+		t.Fatalf("after the fix: %+v", ev)
+	}
+}
+
+func TestWatchEndsWithScope(t *testing.T) {
+	st := openAt(t, "ui:\n  theme: dark\n")
+	s := host.NewScope(context.Background(), "test", slog.New(slog.DiscardHandler))
+	ch, _ := watchUI(t, st, s)
+	ch2, _ := watchUI(t, st, s) // two watches share one directory watcher
+	write(t, st, "ui:\n  theme: light\n")
+	if next(t, ch).v.Theme != "light" || next(t, ch2).v.Theme != "light" {
+		t.Fatal("watch did not see the edit")
+	}
+	if err := s.Dispose(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	st.watchMu.Lock()
+	h := st.hub
+	st.watchMu.Unlock()
+	if h != nil {
+		t.Error("the directory watcher outlived its last watch")
+	}
+	// goleak in TestMain checks that no goroutine is left.
+}
+
+func TestWatchStartsOnAMissingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "settings.yaml")
+	st, err := Open(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.debounce = 10 * time.Millisecond
+	ch, remove := watchUI(t, st, nil)
+	defer remove()
+	if err := Update(st, "ui", func(u *ui) error { u.Theme = "x"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.err != nil || ev.v.Theme != "x" {
+		t.Fatalf("%+v", ev)
+	}
+}
+
+func TestWatchInvalidSectionPanics(t *testing.T) {
+	st := openAt(t, "")
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	Watch(st, nil, "Not Valid", func(ui, error) {})
+}
