@@ -33,6 +33,9 @@ type Caller struct {
 type Mask struct {
 	Allow []string
 	Deny  []string
+	// Within, when non-nil, is an outer mask the name must also pass: a
+	// restriction of an already restricted caller (see Caller.Restrict).
+	Within *Mask
 }
 
 // Call is one execution of a tool.

@@ -63,6 +63,30 @@
 // Assembly.ToolsJSON gives the OpenAI-compatible `tools` array with every
 // parameters schema embedded verbatim, and Size its length in bytes.
 //
+// # Masks
+//
+// Caller.Mask limits what a caller sees and calls: List, Names, Lookup,
+// Assemble and Execute all apply it, and a hidden tool is simply unknown to
+// that caller. Caller.Restrict narrows an already restricted caller (a
+// sub-agent of a session) without ever widening it.
+//
+// # Dispatching from another tool
+//
+// A tool that calls other tools by name (a meta-tool such as mcp_call)
+// has two ways, with different policy:
+//
+//   - r.Execute(ctx, call.Caller, name, args) runs the child through the
+//     whole pipeline: its own hooks and guards fire, its output is
+//     validated, and its Result (Value, Content, Err) can be returned as the
+//     meta-tool's Output, keeping the child's projection.
+//   - r.Lookup(call.Caller, name) and then def.Execute (and def.Render when
+//     the Output has no Content) runs only the child's body, as the original
+//     adapter does: only the meta-tool's hooks fire, so policy must guard
+//     the meta-tool itself.
+//
+// Either way, pass the call's ctx and Caller on, so cancellation and the
+// caller's mask and image capability reach the child.
+//
 // # Changes
 //
 // OnChange follows registrations and unregistrations, delivered one at a

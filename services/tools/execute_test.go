@@ -631,3 +631,45 @@ func TestExecuteHoldsNoLock(t *testing.T) {
 		t.Errorf("Result = %+v, want Value 2", res)
 	}
 }
+
+// TestDispatchThroughExecute pins the meta-tool pattern the package doc
+// describes: a tool that runs another through r.Execute keeps the child's
+// projection and lets the child's guards and errors show through.
+func TestDispatchThroughExecute(t *testing.T) {
+	r := tools.New(nil)
+	projection := []tools.Content{tools.Text("child projection")}
+	mustRegister(t, r, tools.Definition{Name: "mcp__s__ok", Execute: func(_ context.Context, call tools.Call) (tools.Output, error) {
+		if !call.Caller.ImageInput {
+			return tools.Output{}, errors.New("caller lost on the way")
+		}
+		return tools.Output{Value: "v", Content: projection}, nil
+	}})
+	mustRegister(t, r, noop("mcp__s__denied"))
+	r.OnGuard(nil, "mcp__s__denied", func(context.Context, tools.Call) error { return errNeedsApproval })
+	mustRegister(t, r, tools.Definition{Name: "mcp_call", Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+		var in struct {
+			Tool      string          `json:"tool"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(call.Args, &in); err != nil {
+			return tools.Output{}, err
+		}
+		res := r.Execute(ctx, call.Caller, in.Tool, in.Arguments)
+		return tools.Output{Value: res.Value, Content: res.Content}, res.Err
+	}})
+	caller := tools.Caller{Kind: "model", ImageInput: true}
+	res := r.Execute(context.Background(), caller, "mcp_call", json.RawMessage(`{"tool":"mcp__s__ok"}`))
+	if diff := cmp.Diff(tools.Result{Value: "v", Content: projection}, res); diff != "" {
+		t.Errorf("dispatched (-want +got):\n%s", diff)
+	}
+	res = r.Execute(context.Background(), caller, "mcp_call", json.RawMessage(`{"tool":"mcp__s__denied"}`))
+	var te *tools.ToolError
+	if !errors.As(res.Err, &te) || te.Tool != "mcp_call" || !errors.Is(res.Err, tools.ErrRefused) || !errors.Is(res.Err, errNeedsApproval) {
+		t.Errorf("denied child: Err = %v, want mcp_call's tool error carrying the child's refusal", res.Err)
+	}
+	masked := caller.Restrict(tools.Mask{Deny: []string{"mcp__s__ok"}})
+	res = r.Execute(context.Background(), masked, "mcp_call", json.RawMessage(`{"tool":"mcp__s__ok"}`))
+	if !errors.Is(res.Err, tools.ErrUnknownTool) {
+		t.Errorf("child hidden by the mask: Err = %v, want ErrUnknownTool", res.Err)
+	}
+}

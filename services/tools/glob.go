@@ -39,13 +39,21 @@ func Match(pattern, name string) bool {
 // Allows reports whether m lets a caller see and call the tool name. A nil
 // mask allows everything.
 func (m *Mask) Allows(name string) bool {
-	if m == nil {
-		return true
+	for ; m != nil; m = m.Within {
+		if len(m.Allow) > 0 && !matchAny(m.Allow, name) || matchAny(m.Deny, name) {
+			return false
+		}
 	}
-	if len(m.Allow) > 0 && !matchAny(m.Allow, name) {
-		return false
-	}
-	return !matchAny(m.Deny, name)
+	return true
+}
+
+// Restrict returns c limited further by m: it sees a tool only when both
+// its current mask and m allow it. A restriction can only narrow what a
+// caller sees, never widen it.
+func (c Caller) Restrict(m Mask) Caller {
+	m.Within = c.Mask
+	c.Mask = &m
+	return c
 }
 
 func matchAny(patterns []string, name string) bool {

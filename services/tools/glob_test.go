@@ -99,3 +99,33 @@ func TestMaskAllows(t *testing.T) {
 		}
 	}
 }
+
+func TestCallerRestrict(t *testing.T) {
+	session := tools.Caller{Kind: "gateway", ID: "s1", Mask: &tools.Mask{Allow: []string{"mcp__*", "read"}}}
+	agent := session.Restrict(tools.Mask{Deny: []string{"mcp__github__*"}})
+	sub := agent.Restrict(tools.Mask{Allow: []string{"*"}}) // cannot widen
+	tests := []struct {
+		name                string
+		session, agent, sub bool
+	}{
+		{"read", true, true, true},
+		{"write", false, false, false},
+		{"mcp__web__fetch", true, true, true},
+		{"mcp__github__push", true, false, false},
+	}
+	for _, tt := range tests {
+		got := [3]bool{session.Mask.Allows(tt.name), agent.Mask.Allows(tt.name), sub.Mask.Allows(tt.name)}
+		if want := [3]bool{tt.session, tt.agent, tt.sub}; got != want {
+			t.Errorf("%s: allowed by session, agent, sub = %v, want %v", tt.name, got, want)
+		}
+	}
+	if session.Mask.Within != nil || len(session.Mask.Deny) != 0 {
+		t.Error("Restrict changed the original caller's mask")
+	}
+	if agent.Kind != "gateway" || agent.ID != "s1" {
+		t.Errorf("Restrict changed who the caller is: %+v", agent)
+	}
+	if got := (tools.Caller{}).Restrict(tools.Mask{Allow: []string{"read"}}); !got.Mask.Allows("read") || got.Mask.Allows("write") {
+		t.Error("Restrict of an unrestricted caller")
+	}
+}

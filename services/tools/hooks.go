@@ -2,6 +2,7 @@ package tools
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -68,6 +69,11 @@ func matching[F any](hooks []*hook[F], name string) []F {
 // addHook appends fn to the list field selects, in a new hook set, and
 // returns its idempotent remover (also bound to s when s is not nil).
 func addHook[F any](r *Registry, s *host.Scope, label, pattern string, fn F, field func(*hookSet) *[]*hook[F]) (remove func()) {
+	// A pattern whose literal characters break the name contract is a
+	// mistake (a regexp, a dotted name) that would silently never fire.
+	if literal := strings.ReplaceAll(pattern, "*", ""); pattern == "" || literal != "" && !ValidName(literal) {
+		r.log().Warn("tool hook pattern can match no tool name", "hook", label, "pattern", pattern, "names", NamePattern)
+	}
 	h := &hook[F]{pattern: pattern, fn: fn}
 	r.updateHooks(func(set *hookSet) {
 		l := field(set)

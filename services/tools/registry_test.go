@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -301,5 +302,44 @@ func TestConcurrency(t *testing.T) {
 		if n != 0 {
 			t.Errorf("changes for %s do not balance: %+d", name, n)
 		}
+	}
+}
+
+func TestHookPatternWarning(t *testing.T) {
+	var logs strings.Builder
+	r := tools.New(&tools.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, p := range []string{"*", "mcp__*", "mcp__*__search_*", strings.Repeat("a", 64) + "*"} {
+		r.OnGuard(nil, p, func(context.Context, tools.Call) error { return nil })
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("warned about a usable pattern: %s", logs.String())
+	}
+	for _, p := range []string{"", "mcp.github.*", "mcp__(a|b)__*", strings.Repeat("a", 65) + "*"} {
+		logs.Reset()
+		r.OnGuard(nil, p, func(context.Context, tools.Call) error { return nil })
+		if !strings.Contains(logs.String(), "can match no tool name") {
+			t.Errorf("pattern %q: no warning", p)
+		}
+	}
+}
+
+func TestUnregisterDuringExecute(t *testing.T) {
+	r := tools.New(nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	unreg := mustRegister(t, r, tools.Definition{Name: "t", Execute: func(context.Context, tools.Call) (tools.Output, error) {
+		close(started)
+		<-release
+		return tools.Output{Value: "done"}, nil
+	}})
+	done := make(chan tools.Result)
+	go func() { done <- r.Execute(context.Background(), testCaller, "t", nil) }()
+	<-started
+	unreg() // must not wait for the call, nor break it
+	if res := r.Execute(context.Background(), testCaller, "t", nil); !errors.Is(res.Err, tools.ErrUnknownTool) {
+		t.Errorf("call after unregister: %v, want ErrUnknownTool", res.Err)
+	}
+	close(release)
+	if res := <-done; res.Err != nil || res.Value != "done" {
+		t.Errorf("in-flight call: %+v", res)
 	}
 }
