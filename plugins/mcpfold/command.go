@@ -227,7 +227,10 @@ func (a *adapter) detail(caller tools.Caller, name string) commands.Reply {
 			if v.gate.disabled(g.server) {
 				lines = append(lines, fmt.Sprintf("⏸ server disabled — \"/mcp enable %d\" restores it", v.gate.idOf(g.server)))
 			}
-			lines = append(lines, d.Description, "inputSchema:", indentJSON(parameters(d)))
+			if d.Description != "" {
+				lines = append(lines, d.Description)
+			}
+			lines = append(lines, "inputSchema:", indentJSON(parameters(d)))
 			return commands.Reply{Text: strings.Join(lines, "\n")}
 		}
 	}

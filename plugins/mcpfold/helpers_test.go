@@ -312,3 +312,10 @@ func (r *rig) run(input string) commands.Reply {
 
 // errBoom is a failure tests inject.
 var errBoom = errors.New("disk full")
+
+// contextCanceled returns a context that is already canceled.
+func contextCanceled() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx, cancel
+}
