@@ -52,8 +52,10 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 		return nil, yamlError(file, err)
 	}
 	var errs []error
-	for key := range k.Raw() {
-		if key != "plugins" {
+	reported := map[string]bool{}
+	for _, key := range k.Keys() {
+		if key, _, _ = strings.Cut(key, "."); key != "plugins" && !reported[key] {
+			reported[key] = true
 			errs = append(errs, fmt.Errorf("%s: unknown top-level key %q; a composition has only \"plugins\"", file, key))
 		}
 	}

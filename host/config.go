@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -237,6 +238,9 @@ func (d *configDecoder) value(v reflect.Value, src any, path string) {
 			return
 		}
 	}
+	if assignFast(v, src) {
+		return
+	}
 	b, err := yamlv3.Marshal(src)
 	if err == nil {
 		err = yamlv3.Unmarshal(b, v.Addr().Interface())
@@ -283,6 +287,83 @@ func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path str
 		d.value(v.FieldByIndex(f.index), m[k], p)
 	}
 }
+
+// assignFast sets v from src when both are plain scalars, or slices and
+// string-keyed maps of them, exactly as yaml would; it reports false to
+// leave anything else to yaml (a round trip through yaml costs a
+// hundredfold more, and Apply decodes every entry of every reload).
+func assignFast(v reflect.Value, src any) bool {
+	t := v.Type()
+	if t == durationType || reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return false
+	}
+	switch x := src.(type) {
+	case string:
+		if t.Kind() == reflect.String {
+			v.SetString(x)
+			return true
+		}
+	case bool:
+		if t.Kind() == reflect.Bool {
+			v.SetBool(x)
+			return true
+		}
+	case int:
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			if !v.OverflowInt(int64(x)) {
+				v.SetInt(int64(x))
+				return true
+			}
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if x >= 0 && !v.OverflowUint(uint64(x)) {
+				v.SetUint(uint64(x))
+				return true
+			}
+		case reflect.Float32, reflect.Float64:
+			v.SetFloat(float64(x))
+			return true
+		}
+	case float64:
+		if t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
+			v.SetFloat(x)
+			return true
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return false
+		}
+		out := reflect.MakeSlice(t, len(x), len(x))
+		for i, item := range x {
+			if !assignFast(out.Index(i), item) {
+				return false
+			}
+		}
+		v.Set(out)
+		return true
+	case map[string]any:
+		if t.Kind() != reflect.Map || t.Key().Kind() != reflect.String {
+			return false
+		}
+		// Like yaml, merge into a map that holds defaults.
+		out := v
+		if v.IsNil() {
+			out = reflect.MakeMapWithSize(t, len(x))
+		}
+		for k, item := range x {
+			elem := reflect.New(t.Elem()).Elem()
+			if !assignFast(elem, item) {
+				return false
+			}
+			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
+		}
+		v.Set(out)
+		return true
+	}
+	return false
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
 
 var (
 	yamlUnmarshaler = reflect.TypeFor[yamlv3.Unmarshaler]()
