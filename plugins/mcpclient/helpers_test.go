@@ -313,3 +313,5 @@ func resultText(r tools.Result) string {
 	}
 	return strings.Join(parts, "|")
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
