@@ -54,13 +54,7 @@ func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance strin
 // disabled servers; the /mcp command when cmds is non-nil.
 func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
 	if a.store != nil {
-		g, problems, err := a.store.load()
-		if err != nil {
-			a.log.Warn("mcp-fold: could not read the settings section; every server counts as enabled until it reads again",
-				"section", section, "err", err)
-		} else {
-			a.setGate(g, problems)
-		}
+		// Watch first, so that no edit between the read and the watch is lost.
 		a.store.watch(s, func(g gateState, problems []string, err error) {
 			if err != nil {
 				a.log.Warn("mcp-fold: settings file unreadable; keeping the last good gate state", "err", err)
@@ -68,6 +62,13 @@ func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
 			}
 			a.setGate(g, problems)
 		})
+		g, problems, err := a.store.load()
+		if err != nil {
+			a.log.Warn("mcp-fold: could not read the settings section; every server counts as enabled until it reads again",
+				"section", section, "err", err)
+		} else {
+			a.setGate(g, problems)
+		}
 	}
 
 	if err := a.registerMeta(s); err != nil {
