@@ -37,7 +37,7 @@ var dshHost struct {
 }
 
 // dshHostBinary builds cmd/dsh-host once per test process.
-func dshHostBinary(t *testing.T) string {
+func dshHostBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the end-to-end tests build and run the dsh-host binary")

@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// BenchmarkGatewayVsDirect measures one trivial tool call (the fixture's
+// ping) made by a go-sdk client through the gateway (client → gateway →
+// registry pipeline → mcp-client → fixture server over stdio) against the
+// same client calling the fixture server directly over stdio. Each
+// iteration makes one call of each kind, interleaved, so that both see the
+// same machine load; the result is reported as direct-µs/call,
+// gateway-µs/call and gateway/direct.
+//
+//   - inprocess: the client reaches an in-process gateway over go-sdk's
+//     in-memory transport: the cost of the gateway and the pipeline alone.
+//   - stdio: the client starts `dsh-host serve --stdio`, as Claude Code or
+//     Codex would: the deployment's cost, one more stdio hop included.
+func BenchmarkGatewayVsDirect(b *testing.B) {
+	b.Setenv("DSH_HOME", b.TempDir())
+	fixture := mcptest.FixtureBinary(b)
+	composition := fmt.Sprintf(`plugins:
+  - id: fixture
+    name: mcp-client
+    config:
+      serverName: fx
+      transport: stdio
+      command: %q
+`, fixture)
+
+	b.Run("inprocess", func(b *testing.B) {
+		ctx := context.Background()
+		h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
+		defer h.Shutdown(context.Background())
+		c, err := host.ParseComposition("bench.yml", []byte(composition), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Apply(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		reg, ok := host.Service(h, tools.Key)
+		if !ok {
+			b.Fatalf("no tools service: %v", h.Status())
+		}
+		store, _ := host.Service(h, attachments.Key)
+		g, err := New(ctx, reg, store, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := g.Server().Connect(ctx, st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ss.Wait()
+		gw := benchClient(b, ct)
+		defer gw.Close()
+		sideBySide(b, gw, "mcp__fx__ping", benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}))
+	})
+
+	b.Run("stdio", func(b *testing.B) {
+		bin := dshHostBinary(b)
+		file := filepath.Join(b.TempDir(), "composition.yml")
+		if err := os.WriteFile(file, []byte(composition), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		gw := benchClient(b, &mcp.CommandTransport{Command: exec.Command(bin, "serve", "--stdio", "--log-level", "warn", "-c", file)})
+		defer gw.Close()
+		sideBySide(b, gw, "mcp__fx__ping", benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}))
+	})
+}
+
+func benchClient(b *testing.B, tr mcp.Transport) *mcp.ClientSession {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+// sideBySide calls gatewayTool on gw and ping on direct, once each per
+// iteration, and reports both latencies and their ratio.
+func sideBySide(b *testing.B, gw *mcp.ClientSession, gatewayTool string, direct *mcp.ClientSession) {
+	defer direct.Close()
+	ctx := context.Background()
+	call := func(cs *mcp.ClientSession, name string) time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
+		d := time.Since(start)
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "pong" {
+			b.Fatalf("%s: unexpected result %+v", name, res.Content)
+		}
+		return d
+	}
+	// Warm both paths (connections, schema caches) outside the timing.
+	for range 20 {
+		call(direct, "ping")
+		call(gw, gatewayTool)
+	}
+	var dDirect, dGateway time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		dDirect += call(direct, "ping")
+		dGateway += call(gw, gatewayTool)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(dDirect.Microseconds())/n, "direct-µs/call")
+	b.ReportMetric(float64(dGateway.Microseconds())/n, "gateway-µs/call")
+	b.ReportMetric(float64(dGateway)/float64(dDirect), "gateway/direct")
+}
