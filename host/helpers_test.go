@@ -84,6 +84,14 @@ var stuckGate atomic.Pointer[chan struct{}]
 // applyGate, when set, makes test-slow instances wait for it in Apply.
 var applyGate atomic.Pointer[chan struct{}]
 
+// lateGate releases the Provide of test-late-provider instances.
+var lateGate atomic.Pointer[chan struct{}]
+
+var (
+	testEvent     = NewEvent[string]("test-event")
+	testWaterfall = NewWaterfall[string]("test-waterfall")
+)
+
 // noopApplies counts test-noop applies, for the benchmark.
 var noopApplies atomic.Int64
 
@@ -155,8 +163,30 @@ func init() {
 		Name: "test-fail",
 		Apply: func(s *Scope, _ struct{}) error {
 			s.OnDispose("rollback", func() error { rec.add("rollback %s", s.ID()); return nil })
+			testEvent.On(s, func(v string) { rec.add("event %s %s", s.ID(), v) })
+			testWaterfall.On(s, func(ctx context.Context, v string, next Next[string]) (string, error) {
+				return next(ctx, v+" "+s.ID())
+			})
 			s.Go("worker", func(ctx context.Context) { <-ctx.Done() })
 			return errors.New("cannot start: told to fail")
+		},
+	})
+	Register(Definition[struct{}]{
+		Name:     "test-late-provider",
+		Provides: []AnyKey{testKey},
+		Apply: func(s *Scope, _ struct{}) error {
+			g := lateGate.Load()
+			s.Go("provide later", func(ctx context.Context) {
+				select {
+				case <-*g:
+				case <-ctx.Done():
+					return
+				}
+				if err := Provide(s, testKey, &greeter{"late"}); err != nil {
+					rec.add("provide failed: %v", err)
+				}
+			})
+			return nil
 		},
 	})
 	Register(Definition[struct{}]{

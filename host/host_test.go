@@ -266,6 +266,9 @@ plugins:
 		if st := Find(h.Status(), "p2"); st.State != StateFailed || st.Err != "provider told to fail" {
 			t.Errorf("provider status = %+v; want failed with its error", st)
 		}
+		if _, ok := Service(h, testKey); ok {
+			t.Error("the failed provider's service is visible")
+		}
 	})
 }
 
@@ -283,6 +286,13 @@ func TestApplyFailureRollsBack(t *testing.T) {
 			}
 			if st := Find(h.Status(), "ok"); st.State != StateActive {
 				t.Errorf("sibling status = %+v; want active", st)
+			}
+			testEvent.Emit("after")
+			if got, _ := testWaterfall.Run(context.Background(), "v", nil); got != "v" {
+				t.Errorf("waterfall = %q: a failed apply left its handler", got)
+			}
+			if got := rec.take(); len(got) != 0 {
+				t.Errorf("events %q: a failed apply left its event handler", got)
 			}
 		})
 	}
@@ -594,5 +604,49 @@ func TestPlugins(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, info.Fields); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestLateProvideStartsDependents(t *testing.T) {
+	gate := make(chan struct{})
+	lateGate.Store(&gate)
+	defer lateGate.Store(nil)
+	h := newHost(t, nil)
+	apply(t, h, "plugins:\n  - {id: p, name: test-late-provider}\n  - {id: c, name: test-consumer}\n")
+	if st := Find(h.Status(), "c"); st.State != StatePending || !strings.Contains(st.Err, `instance "p" is active but did not provide it`) {
+		t.Fatalf("consumer = %+v; want pending on the active provider", st)
+	}
+	close(gate)
+	err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "c").State == StateActive })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"apply c late"}, rec.take()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestIndependentInstancesStartInParallel(t *testing.T) {
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	h := newHost(t, nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s1, name: test-slow}\n  - {id: s2, name: test-slow}\n"))
+	}()
+	// Both applies are running at once: neither waits for the other.
+	err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+		return Find(st, "s1").State == StateStarting && Find(st, "s2").State == StateStarting
+	})
+	close(gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]State{"s1": StateActive, "s2": StateActive}, states(h)); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
 	}
 }

@@ -139,7 +139,9 @@ func (h *Host) provide(s *Scope, name string, v any) error {
 		return fmt.Errorf("provide %s: instance %s is disposed", name, s.id)
 	}
 	h.mu.Lock()
-	if p := h.services[name]; p != nil {
+	// A provision whose run has ended but whose disposer has not run yet
+	// (a dispose that timed out before reaching it) no longer counts.
+	if p := h.services[name]; p != nil && p.inst.scope == p.scope {
 		h.mu.Unlock()
 		if p.scope == s {
 			return fmt.Errorf("provide %s: instance %s already provides it", name, s.id)
