@@ -50,7 +50,7 @@ var (
 // harness is one host with the built-in services and the instances a test
 // applies.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	h       *host.Host
 	logs    *syncBuffer
 	attDir  string
@@ -63,7 +63,13 @@ type harness struct {
 // newHarness starts a host whose data lives in temporary directories. At the
 // end of the test it shuts the host down and checks that no fixture process
 // and no goroutine started by the test is left.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
+	t.Helper()
+	return newHarnessLogging(t, slog.LevelDebug)
+}
+
+// newHarnessLogging is newHarness with the host logging at level.
+func newHarnessLogging(t testing.TB, level slog.Level) *harness {
 	t.Helper()
 	// Registered first, so it runs last: after the host's shutdown.
 	existing := goleak.IgnoreCurrent()
@@ -76,7 +82,7 @@ func newHarness(t *testing.T) *harness {
 		logs:   logs,
 		attDir: filepath.Join(t.TempDir(), "attachments"),
 		h: host.New(&host.Options{
-			Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})),
 			DisposeTimeout: 15 * time.Second,
 		}),
 	}
@@ -182,7 +188,7 @@ func (hs *harness) serverTools(server string) []string {
 }
 
 // eventually waits until cond holds, re-checking it until the deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(e2eWait)
 	for !cond() {
@@ -205,7 +211,7 @@ func publicNames(server string, raw ...string) []string {
 
 // stdioFixture is an mcp-client entry for the fixture over stdio, with a
 // quick reconnect policy; extra is merged over its config.
-func stdioFixture(t *testing.T, id, server string, extra map[string]any, args ...string) host.Entry {
+func stdioFixture(t testing.TB, id, server string, extra map[string]any, args ...string) host.Entry {
 	t.Helper()
 	cfg := map[string]any{
 		"transport":  "stdio",
@@ -248,7 +254,7 @@ func images(res tools.Result) []*attachments.Ref {
 }
 
 // canonical returns a result's canonical value as generic JSON.
-func canonical(t *testing.T, res tools.Result) map[string]any {
+func canonical(t testing.TB, res tools.Result) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(res.Value)
 	if err != nil {
