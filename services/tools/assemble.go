@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/host"
 )
@@ -59,28 +60,32 @@ func callerString(c Caller) string {
 // empty object schema. Strings are not HTML-escaped, which saves the model
 // tokens on every '<', '>' and '&'. An empty assembly gives `[]`.
 func (a Assembly) ToolsJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('[')
+	const head, mid1, mid2, tail = `{"type":"function","function":{"name":`, `,"description":`, `,"parameters":`, `}}`
+	n := 2
+	for _, t := range a.Tools {
+		n += len(head) + len(mid1) + len(mid2) + len(tail) + 1 + len(t.Name) + len(t.Description) + 4 + max(len(t.Parameters), len(emptyParameters))
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
 	for i, t := range a.Tools {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(`{"type":"function","function":{"name":`)
-		writeString(&b, t.Name)
-		b.WriteString(`,"description":`)
-		writeString(&b, t.Description)
-		b.WriteString(`,"parameters":`)
+		b = append(b, head...)
+		b = appendString(b, t.Name)
+		b = append(b, mid1...)
+		b = appendString(b, t.Description)
+		b = append(b, mid2...)
 		params := t.Parameters
 		if len(bytes.TrimSpace(params)) == 0 {
 			params = json.RawMessage(emptyParameters)
 		} else if !json.Valid(params) {
 			return nil, fmt.Errorf("tool %q: parameters are not valid JSON; an assemble handler or the registration produced them", t.Name)
 		}
-		b.Write(params)
-		b.WriteString(`}}`)
+		b = append(b, params...)
+		b = append(b, tail...)
 	}
-	b.WriteByte(']')
-	return b.Bytes(), nil
+	return append(b, ']'), nil
 }
 
 // Size returns the length in bytes of ToolsJSON: what the tool list costs
@@ -90,10 +95,57 @@ func (a Assembly) Size() (int, error) {
 	return len(b), err
 }
 
-// writeString appends s as a JSON string without HTML escaping.
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)       // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode's newline
+// appendString appends s as a JSON string the way encoding/json writes it
+// with HTML escaping off: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD, and U+2028/U+2029 escaped (some
+// JavaScript parsers take them for line ends).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			switch r {
+			case utf8.RuneError:
+				b = append(b, `\ufffd`...)
+			default:
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

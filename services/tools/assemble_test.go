@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,4 +198,29 @@ func TestAssembleMaskAndFailures(t *testing.T) {
 	if _, err := r.Assemble(context.Background(), testCaller); err == nil || !strings.Contains(err.Error(), "panicked: bug") {
 		t.Errorf("Assemble with a panicking handler = %v, want an error", err)
 	}
+}
+
+// FuzzToolsJSONStrings checks the strings ToolsJSON writes against
+// encoding/json with HTML escaping off.
+func FuzzToolsJSONStrings(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"b\s`, "<&>", "\x00\x1f\b\f\n\r\t", "é名", "\xff\xfe", "\u2028\u2029", "a\u007fb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a := tools.Assembly{Tools: []tools.Schema{{Name: "t", Description: s}}}
+		got, err := a.ToolsJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		wantJSON := `[{"type":"function","function":{"name":"t","description":` + strings.TrimSuffix(want.String(), "\n") + `,"parameters":{"type":"object","properties":{}}}}]`
+		if string(got) != wantJSON {
+			t.Fatalf("ToolsJSON with description %q:\n got %s\nwant %s", s, got, wantJSON)
+		}
+	})
 }
