@@ -229,7 +229,18 @@ func NodeServer(t testing.TB, pkg string, args ...string) (command string, argv 
 // http://127.0.0.1:PORT/mcp. The server is killed when the test ends.
 func StartHTTPFixture(t testing.TB, args ...string) (url string) {
 	t.Helper()
-	return startProcess(t, FixtureBinary(t), append([]string{"-http", "127.0.0.1:0"}, args...), nil, stdoutLine("listening on "))
+	return StartHTTPFixtureServer(t, args...).URL
+}
+
+// StartHTTPFixtureServer is StartHTTPFixture for tests that stop the server
+// themselves, for example to restart it on the same address: pass
+// "-http", srv.Addr to the next one (the last -http flag wins).
+func StartHTTPFixtureServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	srv := startProcess(t, FixtureBinary(t), append([]string{"-http", "127.0.0.1:0"}, args...), nil, stdoutLine("listening on "))
+	srv.URL = srv.line
+	srv.Addr = strings.TrimSuffix(strings.TrimPrefix(srv.line, "http://"), "/mcp")
+	return srv
 }
 
 // StartEverythingHTTP starts @modelcontextprotocol/server-everything in its
@@ -241,8 +252,8 @@ func StartEverythingHTTP(t testing.TB) (url string) {
 	t.Helper()
 	node, argv := NodeServer(t, ServerEverything, "streamableHttp")
 	argv = append([]string{"--import", LoopbackPreload(t)}, argv...)
-	addr := startProcess(t, node, argv, []string{"PORT=0"}, stderrLine(loopbackMarker))
-	return "http://" + addr + "/mcp"
+	srv := startProcess(t, node, argv, []string{"PORT=0"}, stderrLine(loopbackMarker))
+	return "http://" + srv.line + "/mcp"
 }
 
 // loopbackMarker starts the stderr line the preload prints once a server
@@ -307,11 +318,35 @@ type lineMatcher struct {
 func stdoutLine(prefix string) lineMatcher { return lineMatcher{prefix: prefix} }
 func stderrLine(prefix string) lineMatcher { return lineMatcher{stderr: true, prefix: prefix} }
 
+// Server is a server process a helper started.
+type Server struct {
+	// URL is the server's MCP endpoint, http://127.0.0.1:PORT/mcp.
+	URL string
+	// Addr is the address it listens on, 127.0.0.1:PORT.
+	Addr string
+
+	line   string // what followed the watched prefix
+	cmd    *exec.Cmd
+	exited chan struct{}
+	done   chan struct{} // the output is drained
+}
+
+// Stop kills the server and waits for it to exit. It is idempotent, and runs
+// by itself when the test ends.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	<-s.done
+}
+
+// Exited is closed once the server process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
 // startProcess runs name with args (extra env on top of the test's), waits
-// for the first line of the watched stream that starts with m.prefix and
-// returns the rest of it. The process is killed, and waited for, when the
-// test ends; its output is logged if the test failed.
-func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) string {
+// for the first line of the watched stream that starts with m.prefix, and
+// keeps the rest of that line in Server.line. The process is killed, and
+// waited for, when the test ends; its output is logged if the test failed.
+func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) *Server {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -336,10 +371,9 @@ func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) 
 		close(exited)
 		_ = watchW.Close()
 	}()
+	srv := &Server{cmd: cmd, exited: exited, done: scanned}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		<-scanned
+		srv.Stop()
 		if t.Failed() {
 			t.Logf("output of %s:\n%s", filepath.Base(name), out.String())
 		}
@@ -367,10 +401,11 @@ func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) 
 		if !ok {
 			t.Fatalf("mcptest: %s exited before printing %q:\n%s", filepath.Base(name), m.prefix, out.String())
 		}
-		return s
+		srv.line = s
+		return srv
 	case <-timer.C:
 		t.Fatalf("mcptest: %s did not print %q within %s:\n%s", filepath.Base(name), m.prefix, startTimeout, out.String())
-		return ""
+		return nil
 	}
 }
 

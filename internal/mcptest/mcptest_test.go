@@ -412,3 +412,23 @@ func TestFixtureStartsFileAndCrashIfExists(t *testing.T) {
 		t.Errorf("starts file has %d lines, want 2:\n%s", n, b)
 	}
 }
+
+func TestHTTPFixtureRestartOnSameAddress(t *testing.T) {
+	first := mcptest.StartHTTPFixtureServer(t, "-name", "first")
+	first.Stop()
+	select {
+	case <-first.Exited():
+	default:
+		t.Fatal("Exited not closed after Stop")
+	}
+	second := mcptest.StartHTTPFixtureServer(t, "-http", first.Addr, "-name", "second")
+	if second.URL != first.URL {
+		t.Fatalf("restart listens on %s, want %s", second.URL, first.URL)
+	}
+	client := &http.Client{}
+	t.Cleanup(client.CloseIdleConnections)
+	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: second.URL, HTTPClient: client}, nil)
+	if got := cs.InitializeResult().ServerInfo.Name; got != "second" {
+		t.Errorf("serverInfo name = %q, want second", got)
+	}
+}
