@@ -481,6 +481,18 @@ func configFields(v reflect.Value, path string) []ConfigField {
 			out = append(out, sub...)
 			continue
 		}
+		// The keys of each item of a list or map of structs.
+		ft := f.field.Type
+		if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String) && structLike(ft.Elem()) {
+			suffix := "[]"
+			if ft.Kind() == reflect.Map {
+				suffix = ".*"
+			}
+			if sub := configFields(reflect.New(ft.Elem()).Elem(), p+suffix); sub != nil {
+				out = append(out, sub...)
+				continue
+			}
+		}
 		out = append(out, ConfigField{Key: p, Type: f.field.Type.String(), Default: formatDefault(fv)})
 	}
 	return out

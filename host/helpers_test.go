@@ -214,7 +214,11 @@ func init() {
 		Apply: func(s *Scope, _ struct{}) error {
 			if g := applyGate.Load(); g != nil {
 				rec.add("waiting %s", s.ID())
-				<-*g
+				select {
+				case <-*g:
+				case <-s.Context().Done():
+					return s.Context().Err()
+				}
 			}
 			rec.add("apply %s", s.ID())
 			return nil

@@ -35,16 +35,17 @@ type Host struct {
 	// Shutdown waits for them.
 	wg sync.WaitGroup
 
-	mu       sync.Mutex
-	closed   bool
-	order    []*instance // composition order, built-ins first
-	byID     map[string]*instance
-	services map[string]*provision
-	lastRun  uint64
-	changed  chan struct{} // closed and replaced at every change (WaitStatus)
-	notes    []InstanceStatus
-	stats    ReloadStats
-	reload   chan struct{} // the running Watch's reload signal, or nil
+	mu        sync.Mutex
+	closed    bool
+	abandoned bool        // Shutdown gave up waiting for an Apply
+	order     []*instance // composition order, built-ins first
+	byID      map[string]*instance
+	services  map[string]*provision
+	lastRun   uint64
+	changed   chan struct{} // closed and replaced at every change (WaitStatus)
+	notes     []InstanceStatus
+	stats     ReloadStats
+	reload    chan struct{} // the running Watch's reload signal, or nil
 
 	statusHooks hookList[func(InstanceStatus)]
 	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order
@@ -118,6 +119,11 @@ func (h *Host) unlock() { <-h.sem }
 // every problem found. Apply returns once every started instance has settled
 // (active, failed or pending); an instance's failure is in Status, not in the
 // returned error.
+//
+// Applies run one at a time; ctx bounds the wait for an earlier one. If ctx
+// ends while instances are still starting, Apply returns ctx's error and
+// the reconcile finishes in the background (a plugin's Apply cannot be
+// interrupted, only its scope's context cancelled, which Shutdown does).
 func (h *Host) Apply(ctx context.Context, c *Composition) error {
 	list, err := plan(c)
 	if err != nil {
@@ -126,16 +132,33 @@ func (h *Host) Apply(ctx context.Context, c *Composition) error {
 	if err := h.lock(ctx); err != nil {
 		return err
 	}
-	defer h.unlock()
 	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
+	if h.closed {
+		h.mu.Unlock()
+		h.unlock()
 		return ErrClosed
 	}
-	h.reconcile(list)
-	h.settle()
-	return nil
+	done := make(chan struct{})
+	h.wg.Go(func() {
+		defer h.unlock()
+		defer close(done)
+		h.reconcile(list)
+		h.settle()
+		h.mu.Lock()
+		abandoned := h.abandoned
+		h.mu.Unlock()
+		if abandoned {
+			// Shutdown gave up waiting for this apply: finish its work.
+			h.disposeAll(h.opts.DisposeTimeout)
+		}
+	})
+	h.mu.Unlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("apply: %w; instances still starting finish in the background", ctx.Err())
+	}
 }
 
 // LoadFile reads, validates and applies the composition at path.
@@ -275,31 +298,21 @@ func (h *Host) unlockNotify() {
 // Shutdown disposes every instance, dependents first, each bounded by
 // Options.DisposeTimeout. It returns an error if any dispose timed out.
 // After Shutdown the host runs nothing and Apply returns ErrClosed. If ctx
-// ends while an Apply is still starting instances, Shutdown cancels their
-// scopes and returns without disposing.
+// ends while an Apply is still starting instances, Shutdown cancels every
+// scope's context and returns an error; the instances are disposed once
+// the plugin Apply calls they wait for return.
 func (h *Host) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
 	if err := h.lock(ctx); err != nil {
+		h.mu.Lock()
+		h.abandoned = true
+		h.mu.Unlock()
 		h.cancelBase()
-		return fmt.Errorf("shutdown: instances still starting: %w", err)
+		return fmt.Errorf("shutdown: instances still starting; they are disposed once their apply returns: %w", err)
 	}
-	h.mu.Lock()
-	order := slices.Clone(h.order)
-	h.mu.Unlock()
-	var errs []error
-	// Last first; disposeInst takes an instance's dependents down before it.
-	for i := len(order) - 1; i >= 0; i-- {
-		if err := h.disposeInst(order[i], h.boundedTimeout(ctx)); errors.Is(err, ErrDisposeTimeout) {
-			errs = append(errs, err)
-		}
-	}
-	h.mu.Lock()
-	h.order = nil
-	h.byID = map[string]*instance{}
-	h.touchLocked()
-	h.mu.Unlock()
+	errs := h.disposeAll(h.boundedTimeout(ctx))
 	h.cancelBase()
 	h.unlock()
 
@@ -311,6 +324,27 @@ func (h *Host) Shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("shutdown: background work still running: %w", ctx.Err()))
 	}
 	return errors.Join(errs...)
+}
+
+// disposeAll disposes every instance, last first (disposeInst takes an
+// instance's dependents down before it), and forgets them. It returns the
+// dispose timeouts. Callers hold h.sem.
+func (h *Host) disposeAll(timeout time.Duration) []error {
+	h.mu.Lock()
+	order := slices.Clone(h.order)
+	h.mu.Unlock()
+	var errs []error
+	for i := len(order) - 1; i >= 0; i-- {
+		if err := h.disposeInst(order[i], timeout); errors.Is(err, ErrDisposeTimeout) {
+			errs = append(errs, err)
+		}
+	}
+	h.mu.Lock()
+	h.order = nil
+	h.byID = map[string]*instance{}
+	h.touchLocked()
+	h.mu.Unlock()
+	return errs
 }
 
 // boundedTimeout is the dispose timeout, shortened to what is left of ctx.

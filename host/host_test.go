@@ -600,7 +600,7 @@ func TestPlugins(t *testing.T) {
 		{Key: "tags", Type: "[]string"},
 		{Key: "nested.level", Type: "int"},
 		{Key: "nested.wait", Type: "time.Duration"},
-		{Key: "items", Type: "[]struct { Name string \"yaml:\\\"name\\\"\" }"},
+		{Key: "items[].name", Type: "string"},
 	}
 	if diff := cmp.Diff(want, info.Fields); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
@@ -648,5 +648,61 @@ func TestIndependentInstancesStartInParallel(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]State{"s1": StateActive, "s2": StateActive}, states(h)); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyContextEndsWhileStarting(t *testing.T) {
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	h := newHost(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Apply(ctx, parse(t, "plugins:\n  - {id: s, name: test-slow}\n")) }()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Apply = %v; want context.Canceled", err)
+	}
+	close(gate)
+	// The start goes on in the background and settles.
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateActive }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShutdownDuringSlowApply(t *testing.T) {
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	defer close(gate)
+	h := New(&Options{Logger: testLogger(t)})
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-slow}\n  - {id: n, name: test-noop}\n"))
+	}()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v; want it to give up at its deadline", err)
+	}
+	// Shutdown cancelled the slow apply's scope; the apply ends and what
+	// it started is disposed.
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return len(st) == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); !slices.Contains(got, "apply n hello") || !slices.Contains(got, "dispose n") {
+		t.Errorf("events %q: an instance started before shutdown was not disposed", got)
+	}
+	if err := h.Shutdown(context.Background()); err != nil {
+		t.Errorf("second Shutdown = %v", err)
 	}
 }
