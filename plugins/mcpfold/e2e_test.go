@@ -1,0 +1,328 @@
+package mcpfold_test
+
+// End-to-end: a real host.Host runs three mcp-client instances against real
+// MCP server processes (the in-repo fixture twice, under two serverNames,
+// and @modelcontextprotocol/server-everything over stdio) next to mcp-fold,
+// with the settings service on a file in a temporary directory. The test
+// acts only through the host's services, as the binary and the model do.
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	_ "github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/commands"
+	_ "github.com/dsh-host/dsh-host/services/settings"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+const e2eWait = 60 * time.Second
+
+var model = tools.Caller{Kind: "test", ID: "e2e", ImageInput: true}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// e2eHost is one host over the given entries; stop shuts it down and checks
+// that no fixture process is left.
+type e2eHost struct {
+	t    *testing.T
+	h    *host.Host
+	logs *syncBuf
+	once sync.Once
+}
+
+func startHost(t *testing.T, entries []host.Entry) *e2eHost {
+	t.Helper()
+	logs := &syncBuf{}
+	eh := &e2eHost{t: t, logs: logs, h: host.New(&host.Options{
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		DisposeTimeout: 15 * time.Second,
+	})}
+	t.Cleanup(eh.stop)
+	eh.apply(entries)
+	return eh
+}
+
+func (eh *e2eHost) apply(entries []host.Entry) {
+	eh.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	if err := eh.h.Apply(ctx, &host.Composition{File: "e2e.yml", Entries: entries}); err != nil {
+		eh.t.Fatalf("apply: %v", err)
+	}
+	for _, e := range entries {
+		for _, st := range eh.h.Status() {
+			if st.ID == e.ID && st.State != host.StateActive {
+				eh.t.Fatalf("instance %s is %s (%s)\nlog:\n%s", st.ID, st.State, st.Err, eh.logs)
+			}
+		}
+	}
+}
+
+func (eh *e2eHost) stop() {
+	eh.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+		defer cancel()
+		if err := eh.h.Shutdown(ctx); err != nil {
+			eh.t.Errorf("shutdown: %v", err)
+		}
+		if pids := mcptest.ChildProcesses(eh.t, mcptest.FixtureBinary(eh.t)); len(pids) > 0 {
+			eh.t.Errorf("fixture processes left after shutdown: %v", pids)
+		}
+		if eh.t.Failed() {
+			eh.t.Logf("host log:\n%s", eh.logs)
+		}
+	})
+}
+
+func (eh *e2eHost) registry() *tools.Registry {
+	eh.t.Helper()
+	reg, ok := host.Service(eh.h, tools.Key)
+	if !ok {
+		eh.t.Fatal("no tools service")
+	}
+	return reg
+}
+
+func (eh *e2eHost) command(line string) commands.Reply {
+	eh.t.Helper()
+	cmds, ok := host.Service(eh.h, commands.Key)
+	if !ok {
+		eh.t.Fatal("no commands service")
+	}
+	return cmds.Run(context.Background(), model, line)
+}
+
+func (eh *e2eHost) call(name string, args any) tools.Result {
+	eh.t.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		eh.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	return eh.registry().Execute(ctx, model, name, b)
+}
+
+// prompt returns the assembled tool names and the size of the
+// OpenAI-compatible tools JSON.
+func (eh *e2eHost) prompt() ([]string, int) {
+	eh.t.Helper()
+	asm, err := eh.registry().Assemble(context.Background(), model)
+	if err != nil {
+		eh.t.Fatal(err)
+	}
+	b, err := asm.ToolsJSON()
+	if err != nil {
+		eh.t.Fatal(err)
+	}
+	var names []string
+	for _, s := range asm.Tools {
+		names = append(names, s.Name)
+	}
+	return names, len(b)
+}
+
+func resultText(res tools.Result) string {
+	var parts []string
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func TestE2EThreeServers(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	dir := t.TempDir()
+	settingsFile := filepath.Join(dir, "settings.yaml")
+	fixture := mcptest.FixtureBinary(t)
+	node, everything := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
+
+	base := []host.Entry{
+		{ID: "attachments", Name: "attachments", Config: map[string]any{"dir": filepath.Join(dir, "attachments")}},
+		{ID: "settings", Name: "settings", Config: map[string]any{"file": settingsFile}},
+		{ID: "alpha", Name: "mcp-client", Config: map[string]any{"transport": "stdio", "serverName": "alpha", "command": fixture, "args": []any{"-name", "alpha"}}},
+		{ID: "beta", Name: "mcp-client", Config: map[string]any{"transport": "stdio", "serverName": "beta", "command": fixture, "args": []any{"-name", "beta"}}},
+		{ID: "everything", Name: "mcp-client", Config: map[string]any{"transport": "stdio", "serverName": "everything", "command": node, "args": toAny(everything)}},
+	}
+	fold := host.Entry{ID: "fold", Name: "mcp-fold", Config: map[string]any{}}
+	withFold := append(slices.Clone(base), fold)
+
+	// Unfolded first: every MCP schema is in the prompt.
+	eh := startHost(t, base)
+	unfoldedNames, unfolded := eh.prompt()
+	mcpCount := 0
+	for _, n := range unfoldedNames {
+		if strings.HasPrefix(n, "mcp__") {
+			mcpCount++
+		}
+	}
+	for _, server := range []string{"alpha", "beta", "everything"} {
+		if !slices.ContainsFunc(unfoldedNames, func(n string) bool { return strings.HasPrefix(n, "mcp__"+server+"__") }) {
+			t.Fatalf("server %s has no tools in the prompt: %v", server, unfoldedNames)
+		}
+	}
+
+	// Adding the fold is a reload that touches no other instance.
+	eh.apply(withFold)
+	foldedNames, folded := eh.prompt()
+	var native []string
+	for _, n := range unfoldedNames {
+		if !strings.HasPrefix(n, "mcp__") {
+			native = append(native, n)
+		}
+	}
+	wantFolded := append(slices.Clone(native), "mcp_call", "mcp_list")
+	slices.Sort(wantFolded)
+	if diff := cmp.Diff(wantFolded, foldedNames); diff != "" {
+		t.Fatalf("folded prompt (-want +got):\n%s", diff)
+	}
+	t.Logf("assembled tools JSON: %d MCP tools from 3 servers: unfolded %d bytes, folded %d bytes (%.1f%%)",
+		mcpCount, unfolded, folded, 100*float64(folded)/float64(unfolded))
+	if folded >= unfolded/4 {
+		t.Fatalf("folding saved too little: %d → %d bytes", unfolded, folded)
+	}
+
+	// mcp_list → mcp_call round trip, as a model would do it.
+	res := eh.call("mcp_list", map[string]any{})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	catalog := resultText(res)
+	for _, w := range []string{`"server": "alpha"`, `"server": "beta"`, `"server": "everything"`, `"name": "mcp__beta__greet"`, `"name": "mcp__everything__echo"`} {
+		if !strings.Contains(catalog, w) {
+			t.Fatalf("catalog lacks %s:\n%s", w, catalog)
+		}
+	}
+	search := resultText(eh.call("mcp_list", map[string]any{"query": "echo message"}))
+	if !strings.Contains(search, `"name": "mcp__everything__echo"`) {
+		t.Fatalf("search did not find echo:\n%s", search)
+	}
+	schema := resultText(eh.call("mcp_list", map[string]any{"tool": "mcp__everything__echo"}))
+	if !strings.Contains(schema, `"message"`) {
+		t.Fatalf("expanded schema lacks message:\n%s", schema)
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__beta__greet", "arguments": map[string]any{"name": "fold"}})); got != "Hello, fold!" {
+		t.Fatalf("mcp_call greet = %q", got)
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__everything__echo", "arguments": map[string]any{"message": "hi"}})); got != "Echo: hi" {
+		t.Fatalf("mcp_call echo = %q", got)
+	}
+	// A real server's schema catches bad arguments before dispatch.
+	bad := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__everything__echo", "arguments": map[string]any{}}))
+	if !strings.Contains(bad, "do not match its input schema") || !strings.Contains(bad, "message") {
+		t.Fatalf("mcp_call with missing arguments:\n%s", bad)
+	}
+	// Images project exactly as a native call.
+	native1 := eh.call("mcp__alpha__image", map[string]any{})
+	viaFold := eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__image"})
+	if native1.Err != nil || viaFold.Err != nil {
+		t.Fatalf("image: %v / %v", native1.Err, viaFold.Err)
+	}
+	if diff := cmp.Diff(native1.Content, viaFold.Content); diff != "" {
+		t.Fatalf("image content differs (-native +mcp_call):\n%s", diff)
+	}
+	// A tool error is wrapped.
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__fail"})); !strings.HasPrefix(got, `MCP tool "mcp__alpha__fail" failed: `) {
+		t.Fatalf("mcp_call fail = %q", got)
+	}
+
+	// /mcp gives every server an id; disable beta.
+	overview := eh.command("/mcp")
+	if overview.Error {
+		t.Fatalf("/mcp: %s", overview.Text)
+	}
+	m := regexp.MustCompile(`(?m)^\[(\d+)\] beta \(`).FindStringSubmatch(overview.Text)
+	if m == nil {
+		t.Fatalf("no id for beta:\n%s", overview.Text)
+	}
+	id := m[1]
+	if !strings.Contains(overview.Text, "folding ACTIVE — folded ") {
+		t.Fatalf("footer:\n%s", overview.Text)
+	}
+	if r := eh.command("/mcp disable " + id); r.Error {
+		t.Fatalf("disable: %s", r.Text)
+	}
+	assertBetaDisabled(t, eh, id)
+
+	data, err := os.ReadFile(settingsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "mcp-adapter:") || !strings.Contains(string(data), "beta: "+id) {
+		t.Fatalf("settings file:\n%s", data)
+	}
+
+	// Restart the host: the ids and the gate come back from settings.yaml.
+	eh.stop()
+	eh2 := startHost(t, withFold)
+	assertBetaDisabled(t, eh2, id)
+	if r := eh2.command("/mcp"); !strings.Contains(r.Text, "["+id+"] beta ⏸ disabled") {
+		t.Fatalf("/mcp after restart:\n%s", r.Text)
+	}
+	if r := eh2.command("/mcp enable " + id); r.Error {
+		t.Fatalf("enable: %s", r.Text)
+	}
+	if got := resultText(eh2.call("mcp_call", map[string]any{"tool": "mcp__beta__greet"})); got != "Hello, World!" {
+		t.Fatalf("mcp_call after enable = %q", got)
+	}
+	if r := eh2.command("/mcp"); !strings.Contains(r.Text, "["+id+"] beta (") {
+		t.Fatalf("beta lost its id across enable:\n%s", r.Text)
+	}
+}
+
+func assertBetaDisabled(t *testing.T, eh *e2eHost, id string) {
+	t.Helper()
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__beta__greet"})); !strings.Contains(got, `server "beta" is disabled`) || !strings.Contains(got, "/mcp enable "+id) {
+		t.Fatalf("mcp_call to a disabled server = %q", got)
+	}
+	if res := eh.call("mcp__beta__greet", map[string]any{}); res.Err == nil {
+		t.Fatal("a direct call to a disabled server's tool ran")
+	}
+	if got := resultText(eh.call("mcp_list", map[string]any{})); strings.Contains(got, "mcp__beta__") {
+		t.Fatalf("the catalog shows a disabled server:\n%s", got)
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__ping"})); got != "pong" {
+		t.Fatalf("another server was affected: %q", got)
+	}
+}
