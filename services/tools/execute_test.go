@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -671,5 +672,67 @@ func TestDispatchThroughExecute(t *testing.T) {
 	res = r.Execute(context.Background(), masked, "mcp_call", json.RawMessage(`{"tool":"mcp__s__ok"}`))
 	if !errors.Is(res.Err, tools.ErrUnknownTool) {
 		t.Errorf("child hidden by the mask: Err = %v, want ErrUnknownTool", res.Err)
+	}
+}
+
+type withMap struct{ M map[string]int }
+type withAny struct{ V any }
+
+// TestPostExecuteValueIdentity pins what counts as replacing the value, for
+// every kind of value a tool may return: a hook that reassigns the same
+// value keeps the tool's projection, a new value drops it.
+func TestPostExecuteValueIdentity(t *testing.T) {
+	shared := map[string]int{"a": 1}
+	slice := []int{1, 2}
+	ptr := &withMap{}
+	tests := []struct {
+		name     string
+		value    any
+		same     any // assigned by the hook: the value kept
+		replaced any // assigned by the hook: a new value
+	}{
+		{"int", 1, 1, 2},
+		{"string", "a", "a", "b"},
+		{"map", shared, shared, map[string]int{"a": 1}},
+		{"slice", slice, slice, []int{1, 2}},
+		{"slice shortened", slice, slice, slice[:1]},
+		{"pointer", ptr, ptr, &withMap{}},
+		{"struct with a map", withMap{M: shared}, withMap{M: shared}, withMap{M: map[string]int{"b": 2}}},
+		{"struct holding a map in an interface", withAny{V: shared}, withAny{V: shared}, withAny{V: 3}},
+		{"raw JSON", json.RawMessage(`{}`), nil, json.RawMessage(`[]`)},
+		{"type change", 1, 1, int64(1)},
+		{"to nil", 1, 1, nil},
+	}
+	projection := []tools.Content{tools.Text("projection")}
+	for _, tt := range tests {
+		for _, replace := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/replace=%v", tt.name, replace), func(t *testing.T) {
+				r := tools.New(nil)
+				mustRegister(t, r, tools.Definition{
+					Name: "t",
+					Execute: func(context.Context, tools.Call) (tools.Output, error) {
+						return tools.Output{Value: tt.value, Content: projection}, nil
+					},
+					Render: func(any) []tools.Content { return []tools.Content{tools.Text("rendered")} },
+				})
+				r.OnPostExecute(nil, "*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
+					switch {
+					case replace:
+						res.Value = tt.replaced
+					case tt.same != nil:
+						res.Value = tt.same
+					}
+					return nil
+				})
+				res := r.Execute(context.Background(), testCaller, "t", nil)
+				want := "projection"
+				if replace {
+					want = "rendered"
+				}
+				if res.Err != nil || len(res.Content) != 1 || res.Content[0].Text != want {
+					t.Errorf("Result = %+v, want content %q", res, want)
+				}
+			})
+		}
 	}
 }
