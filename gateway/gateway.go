@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,20 +118,41 @@ func New(ctx context.Context, reg *tools.Registry, store *attachments.Store, opt
 		debounce: o.Debounce,
 		current:  map[string]toolState{},
 	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	// Follow the registry before the first assembly, so that no change falls
+	// between the two; a re-assembly it triggers waits for the lock until
+	// the server exists.
+	g.syncMu.Lock()
+	g.bind(reg)
+	a, err := g.assemble(ctx)
+	if err != nil {
+		g.syncMu.Unlock()
+		g.Close()
+		return nil, err
+	}
 	g.server = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-		Logger: slog.New(quietInfo{o.Logger.Handler()}),
+		Logger:       slog.New(quietInfo{o.Logger.Handler()}),
+		Instructions: instructions(a.Sections),
 		// Advertise tools with listChanged even while the surface is empty:
 		// clients subscribe to the notification only when the capability is
 		// there at connect, and a composition may gain tools later.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.bind(reg)
-	if err := g.Sync(ctx); err != nil {
-		g.Close()
-		return nil, err
-	}
+	g.apply(a.Tools)
+	g.syncMu.Unlock()
 	return g, nil
+}
+
+// instructions joins the assembly's prompt sections (such as each MCP
+// server's instructions) into the server's instructions for its clients.
+func instructions(sections []tools.Section) string {
+	texts := make([]string, 0, len(sections))
+	for _, s := range sections {
+		if t := strings.TrimSpace(s.Text); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n\n")
 }
 
 // Server returns the MCP server; connect it to a transport with Run or
@@ -217,25 +239,39 @@ func (g *Gateway) fire() {
 // assembly: only tools whose name, description or schema bytes changed are
 // added, replaced or removed, so an unchanged assembly sends clients nothing.
 // On an assembly error the server keeps its tools.
-func (g *Gateway) Sync(ctx context.Context) (err error) {
+//
+// The server's instructions are the assembly's sections when the gateway
+// was created: MCP has no notification for changed instructions.
+func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	added, removed := 0, 0
-	defer func() {
+	a, err := g.assemble(ctx)
+	if err != nil {
 		if g.afterSync != nil {
-			g.afterSync(added, removed, err)
+			g.afterSync(0, 0, err)
 		}
-	}()
-
-	var want []tools.Schema
-	if reg := g.Registry(); reg != nil {
-		a, err := reg.Assemble(ctx, g.caller)
-		if err != nil {
-			return fmt.Errorf("gateway: assemble the tool surface: %w", err)
-		}
-		want = a.Tools
+		return err
 	}
+	g.apply(a.Tools)
+	return nil
+}
 
+// assemble returns the registry's assembly for the gateway's caller, or an
+// empty one without a registry.
+func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
+	reg := g.Registry()
+	if reg == nil {
+		return tools.Assembly{Caller: g.caller}, nil
+	}
+	a, err := reg.Assemble(ctx, g.caller)
+	if err != nil {
+		return tools.Assembly{}, fmt.Errorf("gateway: assemble the tool surface: %w", err)
+	}
+	return a, nil
+}
+
+// apply makes want the server's tool set by diff. The caller holds syncMu.
+func (g *Gateway) apply(want []tools.Schema) {
 	next := make(map[string]toolState, len(want))
 	var add []*mcp.Tool
 	for _, s := range want {
@@ -274,15 +310,15 @@ func (g *Gateway) Sync(ctx context.Context) (err error) {
 				g.server.RemoveTools(t.Name)
 				remove = append(remove, t.Name)
 			}
-			continue
 		}
 	}
 	g.current = next
-	added, removed = len(add), len(remove)
-	if added > 0 || removed > 0 {
-		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", added, "removed", removed)
+	if len(add) > 0 || len(remove) > 0 {
+		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
 	}
-	return nil
+	if g.afterSync != nil {
+		g.afterSync(len(add), len(remove), nil)
+	}
 }
 
 // addTool registers t with go-sdk, turning its panics on schemas it refuses

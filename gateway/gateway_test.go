@@ -585,3 +585,20 @@ func TestRebind(t *testing.T) {
 		t.Errorf("call after a rebind: %v", texts(res))
 	}
 }
+
+func TestInstructionsAreTheSections(t *testing.T) {
+	reg := tools.New(nil)
+	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		a.Sections = append(a.Sections,
+			tools.Section{Name: "mcp:github", Text: "### MCP server: github\n\nSearch before you create."},
+			tools.Section{Name: "empty", Text: "  "},
+			tools.Section{Name: "mcp:fs", Text: "### MCP server: fs\n\nPaths are absolute.\n"},
+		)
+		return next(ctx, a)
+	})
+	h := newHarness(t, reg, nil)
+	want := "### MCP server: github\n\nSearch before you create.\n\n### MCP server: fs\n\nPaths are absolute."
+	if got := h.cs.InitializeResult().Instructions; got != want {
+		t.Errorf("instructions = %q, want %q", got, want)
+	}
+}
