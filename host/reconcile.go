@@ -189,8 +189,10 @@ func (h *Host) start(in *instance) {
 		injected[d.Service] = h.services[d.Service].value
 	}
 	if len(missing) > 0 {
-		h.setStateLocked(in, StatePending, h.waitingLocked(in, missing))
+		why := h.waitingLocked(in, missing)
+		h.setStateLocked(in, StatePending, why)
 		h.unlockNotify()
+		h.log.Info("instance pending", "instance", in.entry.ID, "plugin", in.plugin.name, "why", why)
 		return
 	}
 	h.lastRun++
@@ -221,7 +223,7 @@ func (h *Host) start(in *instance) {
 	}
 	h.setStateLocked(in, StateActive, "")
 	h.unlockNotify()
-	h.log.Debug("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
+	h.log.Info("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
 }
 
 // apply runs the plugin's Apply, turning a panic into an error. A config

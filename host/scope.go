@@ -126,6 +126,20 @@ func (s *Scope) Detail() string {
 	return ""
 }
 
+// Effects returns the labels of what is registered on the scope and not yet
+// undone, in registration order (dispose undoes them last first): "on
+// tools.changed", "provide tools", "goroutine reconnect". Tests assert on
+// it; it is empty once dispose has begun.
+func (s *Scope) Effects() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.disposers))
+	for i, d := range s.disposers {
+		out[i] = d.label
+	}
+	return out
+}
+
 // Disposed reports whether dispose has begun.
 func (s *Scope) Disposed() bool {
 	s.mu.Lock()

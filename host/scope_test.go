@@ -1,0 +1,82 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestScopeDisposeOrder(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	var got []string
+	add := func(label string, err error) {
+		s.OnDispose(label, func() error { got = append(got, label); return err })
+	}
+	add("first", nil)
+	add("failing", errors.New("cannot close"))
+	s.OnDispose("panicking", func() error { got = append(got, "panicking"); panic("boom") })
+	add("last", nil)
+	ev := NewEvent[int]("numbers")
+	ev.On(s, func(int) { got = append(got, "handler") })
+
+	if diff := cmp.Diff([]string{"first", "failing", "panicking", "last", "on numbers"}, s.Effects()); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	err := s.Dispose(time.Second)
+	if diff := cmp.Diff([]string{"last", "panicking", "failing", "first"}, got); diff != "" {
+		t.Errorf("dispose order (-want +got):\n%s", diff)
+	}
+	if err == nil || !strings.Contains(err.Error(), "failing: cannot close") || !strings.Contains(err.Error(), "panicking: panic: boom") {
+		t.Errorf("Dispose = %v; want both failures joined", err)
+	}
+	if s.Context().Err() == nil {
+		t.Error("the scope's context is not cancelled")
+	}
+	ev.Emit(1)
+	if len(got) != 4 {
+		t.Errorf("a handler outlived its scope: %q", got)
+	}
+	if err := s.Dispose(time.Second); err != nil || len(got) != 4 {
+		t.Errorf("second Dispose = %v, ran %q; want a no-op", err, got)
+	}
+	// Registering late undoes at once, so nothing leaks.
+	add("late", nil)
+	if got[len(got)-1] != "late" {
+		t.Errorf("a disposer registered after dispose did not run: %q", got)
+	}
+}
+
+func TestScopeGoAndTimers(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	stopped := make(chan struct{})
+	s.Go("worker", func(ctx context.Context) {
+		<-ctx.Done()
+		close(stopped)
+	})
+	fired := make(chan struct{})
+	s.AfterFunc("never", time.Hour, func() { close(fired) })
+	if err := s.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Error("Dispose returned before the goroutine ended")
+	}
+}
+
+func TestScopeDisposeTimeout(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	release := make(chan struct{})
+	defer close(release)
+	s.OnDispose("quick", func() error { return nil })
+	s.OnDispose("stuck", func() error { <-release; return nil })
+	err := s.Dispose(20 * time.Millisecond)
+	if !errors.Is(err, ErrDisposeTimeout) || !strings.Contains(err.Error(), `"stuck"`) {
+		t.Errorf("Dispose = %v; want a timeout naming the stuck disposer", err)
+	}
+}
