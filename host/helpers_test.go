@@ -84,6 +84,9 @@ var stuckGate atomic.Pointer[chan struct{}]
 // applyGate, when set, makes test-slow instances wait for it in Apply.
 var applyGate atomic.Pointer[chan struct{}]
 
+// flakyFails makes test-flaky instances fail.
+var flakyFails atomic.Bool
+
 // lateGate releases the Provide of test-late-provider instances.
 var lateGate atomic.Pointer[chan struct{}]
 
@@ -186,6 +189,16 @@ func init() {
 					rec.add("provide failed: %v", err)
 				}
 			})
+			return nil
+		},
+	})
+	Register(Definition[struct{}]{
+		Name: "test-flaky",
+		Apply: func(s *Scope, _ struct{}) error {
+			rec.add("apply %s", s.ID())
+			if flakyFails.Load() {
+				return errors.New("server is down")
+			}
 			return nil
 		},
 	})

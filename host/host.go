@@ -125,6 +125,10 @@ func (h *Host) unlock() { <-h.sem }
 // the reconcile finishes in the background (a plugin's Apply cannot be
 // interrupted, only its scope's context cancelled, which Shutdown does).
 func (h *Host) Apply(ctx context.Context, c *Composition) error {
+	return h.apply(ctx, c, false)
+}
+
+func (h *Host) apply(ctx context.Context, c *Composition, retryFailed bool) error {
 	list, err := plan(c)
 	if err != nil {
 		return err
@@ -142,7 +146,7 @@ func (h *Host) Apply(ctx context.Context, c *Composition) error {
 	h.wg.Go(func() {
 		defer h.unlock()
 		defer close(done)
-		h.reconcile(list)
+		h.reconcile(list, retryFailed)
 		h.settle()
 		h.mu.Lock()
 		abandoned := h.abandoned

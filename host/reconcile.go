@@ -25,9 +25,10 @@ func normConfig(m map[string]any) map[string]any {
 }
 
 // reconcile replaces the host's entries with list: unchanged instances are
-// kept as they are, removed and changed ones disposed (their dependents
-// first), and new ones queued for settle. Callers hold h.sem.
-func (h *Host) reconcile(list []*planned) {
+// kept as they are (failed ones are queued again if retryFailed), removed
+// and changed ones disposed (their dependents first), and new ones queued
+// for settle. Callers hold h.sem.
+func (h *Host) reconcile(list []*planned, retryFailed bool) {
 	h.mu.Lock()
 	next := make([]*instance, 0, len(list))
 	nextByID := make(map[string]*instance, len(list))
@@ -36,6 +37,9 @@ func (h *Host) reconcile(list []*planned) {
 		old := h.byID[pl.entry.ID]
 		if old != nil && sameEntry(old.entry, pl.entry) {
 			old.entry = pl.entry // positions only
+			if retryFailed && old.state == StateFailed {
+				old.evaluated = false
+			}
 			next = append(next, old)
 			nextByID[old.entry.ID] = old
 			continue
@@ -206,7 +210,7 @@ func (h *Host) start(in *instance) {
 	h.unlockNotify()
 
 	begin := time.Now()
-	err := h.apply(in, s, cfg)
+	err := h.runApply(in, s, cfg)
 
 	h.mu.Lock()
 	if err != nil {
@@ -226,10 +230,10 @@ func (h *Host) start(in *instance) {
 	h.log.Info("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
 }
 
-// apply runs the plugin's Apply, turning a panic into an error. A config
+// runApply runs the plugin's Apply, turning a panic into an error. A config
 // already used by an earlier run is decoded afresh, so a run cannot see
 // what an earlier one did to it.
-func (h *Host) apply(in *instance, s *Scope, cfg any) (err error) {
+func (h *Host) runApply(in *instance, s *Scope, cfg any) (err error) {
 	if cfg == nil {
 		c, errs := decodeConfig(in.plugin, &in.entry)
 		if len(errs) > 0 {

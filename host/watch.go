@@ -69,7 +69,7 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	}()
 
 	r := &reloader{h: h, path: path, abs: abs}
-	if err := r.load(ctx, true); err != nil {
+	if err := r.load(ctx, true, false); err != nil {
 		return err
 	}
 
@@ -93,7 +93,8 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 				if ctx.Err() != nil {
 					return
 				}
-				r.load(ctx, forced.Swap(false))
+				forced := forced.Swap(false)
+				r.load(ctx, forced, forced)
 			}
 		}
 	})
@@ -138,7 +139,10 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 }
 
 // Reload asks a running Watch to re-read its file (what SIGHUP does). The
-// file is applied even when its content did not change.
+// file is applied even when its content did not change, and failed
+// instances are started again: an explicit reload is how a user retries an
+// instance whose apply failed for a reason outside the file (a server that
+// was down). A reload caused by a change on disk retries nothing.
 func (h *Host) Reload() {
 	h.mu.Lock()
 	signal := h.reload
@@ -163,7 +167,9 @@ type reloader struct {
 	haveLast bool
 }
 
-func (r *reloader) load(ctx context.Context, force bool) error {
+// load reads the file and applies it, unless its content is the one read
+// last and force is false; retryFailed starts failed instances again.
+func (r *reloader) load(ctx context.Context, force, retryFailed bool) error {
 	h := r.h
 	data, err := os.ReadFile(r.abs)
 	if err != nil {
@@ -188,7 +194,7 @@ func (r *reloader) load(ctx context.Context, force bool) error {
 	begin := time.Now()
 	c, err := ParseComposition(r.path, data, h.opts.LookupEnv)
 	if err == nil {
-		err = h.Apply(ctx, c)
+		err = h.apply(ctx, c, retryFailed)
 	}
 	if err != nil {
 		if errors.Is(err, ErrClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {

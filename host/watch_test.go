@@ -231,3 +231,33 @@ func TestDisposeLeavesNoGoroutine(t *testing.T) {
 	}
 	goleak.VerifyNone(t, ignore)
 }
+
+func TestReloadRetriesFailedInstances(t *testing.T) {
+	flakyFails.Store(true)
+	defer flakyFails.Store(false)
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: f, name: test-flaky}\n  - {id: a, name: test-noop, config: {greeting: v1}}\n")
+	h := newHost(t, nil)
+	watch(t, h, path)
+	if st := Find(h.Status(), "f"); st.State != StateFailed || st.Err != "server is down" {
+		t.Fatalf("f = %+v; want failed", st)
+	}
+	flakyFails.Store(false)
+
+	// A change on disk leaves the unchanged, failed instance alone.
+	writeFile(t, path, "plugins:\n  - {id: f, name: test-flaky}\n  - {id: a, name: test-noop, config: {greeting: v2}}\n")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
+	if n := rec.count("apply f"); n != 1 {
+		t.Errorf("f applied %d times after a file change; want once (at the start)", n)
+	}
+
+	// An explicit reload retries it, and only it.
+	a := scopes(h)["a"]
+	h.Reload()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "f").State == StateActive }); err != nil {
+		t.Fatal(err)
+	}
+	if scopes(h)["a"] != a {
+		t.Error("Reload restarted an instance that had not failed")
+	}
+}
