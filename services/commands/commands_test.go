@@ -139,3 +139,24 @@ func TestListSorted(t *testing.T) {
 		t.Fatalf("List order (-want +got):\n%s", diff)
 	}
 }
+
+func TestBuiltinPlugin(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir()) // other built-ins may keep data there
+	h := host.New(nil)
+	if err := h.Apply(context.Background(), &host.Composition{File: "t.yml"}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
+	r, ok := host.Service(h, Key)
+	if !ok || r == nil {
+		t.Fatalf("no commands service from the built-in instance; status %+v", h.Status())
+	}
+	if _, err := r.Register(nil, Command{Name: "x", Handler: echo}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range h.Status() {
+		if st.ID == "commands" && (st.Plugin != "commands" || st.State != host.StateActive) {
+			t.Fatalf("commands instance: %+v", st)
+		}
+	}
+}
