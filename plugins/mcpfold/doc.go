@@ -5,13 +5,14 @@
 //
 // # Composition
 //
-//	- id: fold
-//	  name: mcp-fold
-//	  config:
-//	    prefix: mcp__             # tools named so are MCP tools (default)
-//	    keep: [mcp__github__search_*]  # stay native; `*` is the only wildcard
-//	    servers: [github, fs]     # whitelist; empty means every server
-//	    descriptionLimit: 200     # characters per catalog description
+//	plugins:
+//	  - id: fold
+//	    name: mcp-fold
+//	    config:
+//	      prefix: mcp__                  # tools named so are MCP tools (default)
+//	      keep: [mcp__github__search_*]  # stay native; `*` is the only wildcard
+//	      servers: [github, fs]          # whitelist; empty means every server
+//	      descriptionLimit: 200          # characters per catalog description
 //
 // The plugin requires the tools service and uses the settings and commands
 // services when they are present. Without settings, nothing can be
