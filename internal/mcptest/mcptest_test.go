@@ -432,3 +432,18 @@ func TestHTTPFixtureRestartOnSameAddress(t *testing.T) {
 		t.Errorf("serverInfo name = %q, want second", got)
 	}
 }
+
+func TestFixtureCrashOverHTTP(t *testing.T) {
+	srv := mcptest.StartHTTPFixtureServer(t)
+	client := &http.Client{}
+	t.Cleanup(client.CloseIdleConnections)
+	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, MaxRetries: -1}, nil)
+	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
+		t.Fatalf("crash = %q", got)
+	}
+	select {
+	case <-srv.Exited():
+	case <-time.After(waitFor):
+		t.Fatal("HTTP fixture still running after crash")
+	}
+}

@@ -790,6 +790,72 @@ func TestE2EStreamableHTTP(t *testing.T) {
 	}
 }
 
+func TestE2EStreamableHTTPServerRestart(t *testing.T) {
+	// A restarted server knows nothing of the old session (HTTP 404 on it)
+	// and was unreachable for a while: the supervisor re-initializes.
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "sessions"},
+		{name: "stateless", args: []string{"-stateless"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := newHarness(t)
+			first := mcptest.StartHTTPFixtureServer(t, append([]string{"-name", "first"}, tc.args...)...)
+			hs.apply(host.Entry{ID: "web", Name: "mcp-client", Config: map[string]any{
+				"transport": "streamable-http", "serverName": "web", "url": first.URL,
+				"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 10},
+			}})
+			ping := mcpclient.PublicToolName("web", "ping")
+			if got := text(hs.call(modelCaller, ping, nil)); got != "pong" {
+				t.Fatalf("ping = %q", got)
+			}
+
+			first.Stop()
+			res := hs.call(modelCaller, ping, nil)
+			if res.Err == nil {
+				t.Fatalf("ping succeeded with the server down: %q", text(res))
+			}
+			mcptest.StartHTTPFixtureServer(t, append([]string{"-http", first.Addr, "-name", "second"}, tc.args...)...)
+			eventually(t, "calls to succeed on the restarted server", func() bool {
+				return hs.call(modelCaller, ping, nil).Err == nil
+			})
+			if diff := cmp.Diff(publicNames("web", fixtureRawTools...), hs.serverTools("web")); diff != "" {
+				t.Errorf("tools after the restart (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestE2EServerEverythingDisposeIsBounded(t *testing.T) {
+	// server-everything ignores stdin EOF once simulated logging is on:
+	// dispose must not wait go-sdk's default 5s before SIGTERM.
+	command, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
+	hs := newHarness(t)
+	hs.exes = append(hs.exes, command)
+	hs.apply(host.Entry{ID: "everything", Name: "mcp-client", Config: map[string]any{
+		"transport": "stdio", "serverName": "everything", "command": command, "args": toAny(argv),
+	}})
+	hs.requireActive("everything")
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("everything", "toggle-simulated-logging"), nil); res.Err != nil {
+		t.Fatalf("toggle-simulated-logging: %v", res.Err)
+	}
+	start := time.Now()
+	hs.apply()
+	took := time.Since(start)
+	t.Logf("dispose of server-everything with simulated logging on took %s", took)
+	if pids := mcptest.ChildProcesses(t, command); len(pids) != 0 {
+		t.Errorf("node processes left after dispose: %v", pids)
+	}
+	// A bound, not a speed check: 5s is what an unbounded close waits
+	// before its first signal.
+	if took >= 5*time.Second {
+		t.Errorf("dispose took %s: a stdio server ignoring EOF must get SIGTERM after a short grace", took)
+	}
+}
+
 func TestE2EServerEverything(t *testing.T) {
 	command, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
 	hs := newHarness(t)

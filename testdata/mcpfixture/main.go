@@ -46,6 +46,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -56,6 +57,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -125,7 +127,9 @@ func run(args []string) error {
 	server := newServer(o)
 	if o.httpAddr == "" {
 		log.Printf("serving %s on stdio (pid %d)", o.name, os.Getpid())
-		err := server.Run(ctx, &mcp.StdioTransport{})
+		// Stdout goes through crashWriter so that the crash tool exits only
+		// once its reply has been written.
+		err := server.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: crashWriter{os.Stdout}})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
@@ -148,7 +152,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, o options) error {
 		handler = requireHeader(handler, name, value)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
+	mux.Handle("/mcp", crashAfterReply(handler))
 
 	ln, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {
@@ -289,13 +293,11 @@ func newServer(o options) *mcp.Server {
 		})
 	mcp.AddTool(server, &mcp.Tool{Name: "crash", Description: "Reply, then exit about 25ms later."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
-			// Exit after the reply has had time to reach the client: the
-			// point is a server that dies between calls.
-			time.AfterFunc(25*time.Millisecond, func() {
-				log.Print("crashing, as asked by the crash tool")
-				os.Exit(3)
-			})
-			return textResult("crashing in 25ms"), nil, nil
+			// The exit is armed here and fired by the writer that sends
+			// this reply: the point is a server that dies between calls,
+			// whatever the machine's load.
+			crashArmed.Store(true)
+			return textResult(crashReply), nil, nil
 		})
 	mcp.AddTool(server, &mcp.Tool{Name: "add-tool", Description: "Add a tool at runtime (the server then sends notifications/tools/list_changed)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
@@ -326,6 +328,52 @@ func newServer(o options) *mcp.Server {
 	}
 	return server
 }
+
+// crashReply is the crash tool's text; the write that carries it triggers
+// the exit.
+const crashReply = "crashing in 25ms"
+
+var crashArmed atomic.Bool
+
+// wrote exits the process 25ms after p, if p carries the armed crash reply.
+func wrote(p []byte) {
+	if crashArmed.Load() && bytes.Contains(p, []byte(crashReply)) && crashArmed.CompareAndSwap(true, false) {
+		time.AfterFunc(25*time.Millisecond, func() {
+			log.Print("crashing, as asked by the crash tool")
+			os.Exit(3)
+		})
+	}
+}
+
+// crashWriter is stdout, watched for the crash reply. Close leaves stdout
+// open, as mcp.StdioTransport does.
+type crashWriter struct{ w io.Writer }
+
+func (c crashWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	wrote(p[:n])
+	return n, err
+}
+
+func (crashWriter) Close() error { return nil }
+
+// crashAfterReply watches HTTP responses for the crash reply.
+func crashAfterReply(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&crashResponseWriter{ResponseWriter: w}, r)
+	})
+}
+
+type crashResponseWriter struct{ http.ResponseWriter }
+
+func (c *crashResponseWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	wrote(p[:n])
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (c *crashResponseWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // eventLog appends lines to a file, if one is configured.
 type eventLog struct {
