@@ -1,0 +1,153 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Status returns a snapshot of every instance, in composition order.
+func (h *Host) Status() []InstanceStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statusLocked()
+}
+
+func (h *Host) statusLocked() []InstanceStatus {
+	out := make([]InstanceStatus, len(h.order))
+	for i, in := range h.order {
+		out[i] = in.statusLocked()
+	}
+	return out
+}
+
+func (in *instance) statusLocked() InstanceStatus {
+	st := InstanceStatus{ID: in.entry.ID, Plugin: in.entry.Name, State: in.state, Since: in.since, Err: in.err}
+	if in.last != nil {
+		st.Detail = in.last.Detail()
+	}
+	return st
+}
+
+// OnStatus calls fn whenever an instance changes state. The returned func
+// removes fn. Calls are made one at a time, in the order of the changes;
+// fn must not call Apply or Shutdown.
+func (h *Host) OnStatus(fn func(InstanceStatus)) (remove func()) {
+	return h.statusHooks.add(nil, "", fn)
+}
+
+// WaitStatus blocks until cond holds for a Status snapshot (it is checked
+// now and after every change, Scope.SetDetail included) or ctx is done.
+// Tests and commands use it to wait for a reload's effect without polling:
+//
+//	err := h.WaitStatus(ctx, func(st []host.InstanceStatus) bool {
+//		return host.Find(st, "github").State == host.StateActive
+//	})
+func (h *Host) WaitStatus(ctx context.Context, cond func([]InstanceStatus) bool) error {
+	for {
+		h.mu.Lock()
+		st := h.statusLocked()
+		ch := h.changed
+		h.mu.Unlock()
+		if cond(st) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for status: %w (status now: %s)", ctx.Err(), formatStatus(st))
+		}
+	}
+}
+
+// Find returns the instance id in a Status snapshot, or a zero
+// InstanceStatus (State "") when there is none.
+func Find(st []InstanceStatus, id string) InstanceStatus {
+	for _, s := range st {
+		if s.ID == id {
+			return s
+		}
+	}
+	return InstanceStatus{}
+}
+
+func formatStatus(st []InstanceStatus) string {
+	var b []byte
+	for i, s := range st {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%s=%s", s.ID, s.State)
+		if s.Err != "" {
+			b = fmt.Appendf(b, " (%s)", s.Err)
+		}
+	}
+	if len(b) == 0 {
+		return "no instances"
+	}
+	return string(b)
+}
+
+// touch wakes WaitStatus callers.
+func (h *Host) touch() {
+	h.mu.Lock()
+	h.touchLocked()
+	h.mu.Unlock()
+}
+
+func (h *Host) touchLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// setStateLocked records a state change and queues its OnStatus delivery,
+// which unlockNotify makes.
+func (h *Host) setStateLocked(in *instance, state State, errText string) {
+	if in.state == state && in.err == errText {
+		return
+	}
+	in.state, in.err, in.since = state, errText, time.Now()
+	h.notes = append(h.notes, in.statusLocked())
+	h.touchLocked()
+}
+
+// unlockNotify releases h.mu and delivers queued status changes, in order.
+func (h *Host) unlockNotify() {
+	h.mu.Unlock()
+	h.notifyMu.Lock()
+	defer h.notifyMu.Unlock()
+	h.mu.Lock()
+	notes := h.notes
+	h.notes = nil
+	h.mu.Unlock()
+	if len(notes) == 0 {
+		return
+	}
+	hooks := h.statusHooks.snapshot()
+	for _, n := range notes {
+		for _, fn := range hooks {
+			fn(n)
+		}
+	}
+}
+
+// ReloadStats counts what the watcher did, for status output and tests.
+type ReloadStats struct {
+	// Applied counts compositions applied (the first load included).
+	Applied int
+	// Failed counts files that did not parse or validate; nothing changed.
+	Failed int
+	// Skipped counts file events whose content was unchanged.
+	Skipped int
+	// LastError is the last failure, cleared by the next success.
+	LastError error
+	// LastApplied is when a composition was last applied.
+	LastApplied time.Time
+}
+
+// Reloads returns what Watch has done so far.
+func (h *Host) Reloads() ReloadStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
+}
