@@ -138,7 +138,25 @@ func buildFixture() (string, error) {
 		_ = os.Remove(tmp)
 		return "", fmt.Errorf("mcptest: fixture cache: %w", err)
 	}
+	pruneBuilds(filepath.Dir(dir), key)
 	return exe, nil
+}
+
+// pruneBuilds removes cached fixture builds other than keep that are more
+// than a week old, so edits to the fixture do not pile up binaries.
+func pruneBuilds(cache, keep string) {
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() == keep || !e.IsDir() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 7*24*time.Hour {
+			_ = os.RemoveAll(filepath.Join(cache, e.Name()))
+		}
+	}
 }
 
 // sourceKey hashes everything the fixture binary is built from.
