@@ -252,6 +252,18 @@ plugins:
 		}
 	})
 
+	t.Run("disabled provider", func(t *testing.T) {
+		apply(t, h, `
+plugins:
+  - {id: c, name: test-consumer}
+  - {id: p2, name: test-provider, disabled: true}
+`)
+		rec.take()
+		if st := Find(h.Status(), "c"); st.State != StatePending || !strings.Contains(st.Err, `entry "p2" provides it but is disabled`) {
+			t.Errorf("consumer status = %+v; want pending, naming the disabled provider", st)
+		}
+	})
+
 	t.Run("failed provider leaves dependents pending", func(t *testing.T) {
 		apply(t, h, `
 plugins:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +38,9 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) {
 		old := h.byID[pl.entry.ID]
 		if old != nil && sameEntry(old.entry, pl.entry) {
 			old.entry = pl.entry // positions only
-			if retryFailed && old.state == StateFailed {
+			// A pending instance is looked at again: what it waits for
+			// may have changed with the entries around it.
+			if old.state == StatePending || retryFailed && old.state == StateFailed {
 				old.evaluated = false
 			}
 			next = append(next, old)
@@ -263,7 +266,11 @@ func (h *Host) waitingLocked(in *instance, missing []string) string {
 		}
 		switch {
 		case prov == nil:
-			parts = append(parts, fmt.Sprintf("service %q (no entry provides it; add one)", svc))
+			if d := h.disabledProviderLocked(svc); d != nil {
+				parts = append(parts, fmt.Sprintf("service %q (entry %q provides it but is disabled)", svc, d.entry.ID))
+			} else {
+				parts = append(parts, fmt.Sprintf("service %q (no entry provides it; add one)", svc))
+			}
 		case prov.state == StateActive:
 			parts = append(parts, fmt.Sprintf("service %q (instance %q is active but did not provide it)", svc, prov.entry.ID))
 		default:
@@ -271,6 +278,15 @@ func (h *Host) waitingLocked(in *instance, missing []string) string {
 		}
 	}
 	return "waiting for " + strings.Join(parts, ", ")
+}
+
+func (h *Host) disabledProviderLocked(svc string) *instance {
+	for _, in := range h.order {
+		if in.entry.Disabled && slices.Contains(in.plugin.provides, svc) {
+			return in
+		}
+	}
+	return nil
 }
 
 // disposeInst stops the current run of in, if any: first the running
