@@ -61,6 +61,18 @@ func BenchmarkExecute(b *testing.B) {
 		{"hooks=8-matching/mask", []string{"*", "mcp__*", "mcp__bench__*", "*", "mcp__*", "*noop", "mcp__bench__noop", "*"},
 			tools.Caller{Kind: "model", Mask: &tools.Mask{Allow: []string{"mcp__*"}, Deny: []string{"mcp__s01__*"}}}},
 	}
+	// The baseline: the tool's own function, called directly, so that the
+	// registry's overhead reads as a difference within one run.
+	b.Run("direct", func(b *testing.B) {
+		def, _ := benchRegistry(b).Get("mcp__bench__noop")
+		call := tools.Call{Caller: testCaller, Name: def.Name, Args: args}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := def.Execute(ctx, call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			r := benchRegistry(b)
