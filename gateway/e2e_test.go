@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	_ "image/png"
 	"io"
 	"net/http"
 	"os"
@@ -545,4 +547,41 @@ func TestE2ECancellationReachesTheServer(t *testing.T) {
 func fileHasLine(path, line string) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && slices.Contains(strings.Split(string(b), "\n"), line)
+}
+
+func TestE2EImageReachesTheClient(t *testing.T) {
+	bin := dshHostBinary(t)
+	e := newE2E(t)
+	cmd := exec.Command(bin, "serve", "--stdio", "-c", e.composition)
+	cmd.Env = e.env()
+	cs, _ := goClient(t, &mcp.CommandTransport{Command: cmd})
+
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_call", Arguments: map[string]any{"tool": "mcp__fx__image"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("mcp_call mcp__fx__image: %q", texts(res))
+	}
+	var images []*mcp.ImageContent
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok {
+			images = append(images, img)
+		}
+	}
+	if len(images) != 1 {
+		t.Fatalf("content = %q, want one image among text", texts(res))
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(images[0].Data))
+	if err != nil || format != "png" || images[0].MIMEType != "image/png" {
+		t.Fatalf("image: %s %q, decode: %v", images[0].MIMEType, format, err)
+	}
+	if cfg.Width != 4 || cfg.Height != 4 {
+		t.Errorf("image is %dx%d, want the fixture's 4x4 PNG", cfg.Width, cfg.Height)
+	}
+	// The image went through the durable store, not inline.
+	stored, _ := filepath.Glob(filepath.Join(e.home, "attachments", "*", "*"))
+	if len(stored) == 0 {
+		t.Errorf("no file under %s: the image did not go through the attachment store", filepath.Join(e.home, "attachments"))
+	}
 }
