@@ -42,8 +42,10 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	loaded := make(chan error, 1)
 	go func() { loaded <- h.LoadFile(loadCtx, o.file) }()
 	var err error
+	settled := false
 	select {
 	case err = <-loaded:
+		settled = true
 	case <-loadCtx.Done():
 		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
 	}
@@ -57,8 +59,11 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	if !shutdownHost(h, logger) && code == exitOK {
 		code = exitFail
 	}
-	// LoadFile returns once its context is cancelled or the host is shut down.
-	<-loaded
+	if !settled {
+		// LoadFile returns once its context is cancelled or the host is
+		// shut down.
+		<-loaded
+	}
 	return code
 }
 

@@ -3,6 +3,9 @@ package main
 // The plugins and services this binary ships. Each registers itself from its
 // package's init; a new capability is one more line here.
 import (
+	_ "github.com/dsh-host/dsh-host/plugins/greeter"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/services/attachments"
 	_ "github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/settings"

@@ -3,6 +3,7 @@ package main
 // Printing shared by the one-shot subcommands and the console.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,15 +208,14 @@ func writePrompt(w io.Writer, asm tools.Assembly) error {
 	return nil
 }
 
+// indentJSON indents b keeping its members' order (what the model sees).
 func indentJSON(w io.Writer, b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
 		return fmt.Errorf("the tools array is not valid JSON: %w", err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 // writeJSON prints v as indented JSON.
