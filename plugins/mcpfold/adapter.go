@@ -34,6 +34,7 @@ type adapter struct {
 	persistMu sync.Mutex
 
 	schemas schemaCache
+	docs    docCache
 }
 
 func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance string, log *slog.Logger) (*adapter, error) {

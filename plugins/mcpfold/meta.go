@@ -203,7 +203,7 @@ func (a *adapter) expand(caller tools.Caller, name string, g *gateState) (tools.
 func (a *adapter) search(defs []tools.Definition, query string) Search {
 	docs := make([]searchDoc, len(defs))
 	for i, d := range defs {
-		docs[i] = newDoc(d.Name, strings.TrimPrefix(d.Name, a.rules.prefix), d.Description)
+		docs[i] = a.docs.get(d.Name, strings.TrimPrefix(d.Name, a.rules.prefix), d.Description)
 	}
 	hits := rank(docs, query)
 	out := Search{Query: query, Total: len(hits), Ranked: []SearchHit{}}
@@ -304,6 +304,32 @@ func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, erro
 		return fail("MCP tool %q failed: %s", name, res.Err.Error())
 	}
 	return tools.Output{Value: res.Value, Content: res.Content}, nil
+}
+
+// docCache keeps each tool's search document while its description stays
+// the same, so a query tokenizes only the query.
+type docCache struct {
+	mu sync.Mutex
+	m  map[string]cachedDoc
+}
+
+type cachedDoc struct {
+	description string
+	doc         searchDoc
+}
+
+func (c *docCache) get(name, shortName, description string) searchDoc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[name]; ok && e.description == description {
+		return e.doc
+	}
+	d := newDoc(name, shortName, description)
+	if c.m == nil {
+		c.m = map[string]cachedDoc{}
+	}
+	c.m[name] = cachedDoc{description, d}
+	return d
 }
 
 // schemaCache holds resolved input schemas by tool name; an entry is

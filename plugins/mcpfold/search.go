@@ -70,6 +70,13 @@ func tokenize(text string) []string {
 	}
 	for _, r := range text {
 		switch {
+		case r < utf8.RuneSelf:
+			// ASCII fast path: most names and descriptions.
+			if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+				word = append(word, r)
+			} else {
+				flush()
+			}
 		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
 			flush()
 			out = append(out, string(r))
