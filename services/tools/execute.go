@@ -65,7 +65,7 @@ func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args
 	}
 	if err := ctx.Err(); err != nil {
 		// The caller gave up while the tool ran; the result reaches no one.
-		return errorResult(fmt.Errorf("tool call %q aborted: %w", name, context.Cause(ctx)))
+		return errorResult(fmt.Errorf("tool call %q aborted: %w", name, ctxErr(ctx)))
 	}
 	if e.output != nil {
 		if err := validateOutput(e.output, name, out.Value); err != nil {
@@ -111,7 +111,18 @@ func normalizeArgs(args json.RawMessage) json.RawMessage {
 }
 
 func canceledBeforeDispatch(ctx context.Context, name string) error {
-	return fmt.Errorf("tool call %q canceled before dispatch: %w", name, context.Cause(ctx))
+	return fmt.Errorf("tool call %q canceled before dispatch: %w", name, ctxErr(ctx))
+}
+
+// ctxErr is ctx.Err() (so errors.Is finds context.Canceled or
+// DeadlineExceeded) with the cancellation's cause, when one was given, also
+// reachable and in the message.
+func ctxErr(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
 }
 
 // refusal classifies a hook's error: the caller's own cancellation stays a
@@ -186,7 +197,7 @@ func (r *Registry) runTool(ctx context.Context, e *entry, call Call) (out Output
 	te := &ToolError{Tool: call.Name, Err: err}
 	if ctx.Err() != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		// Keep both the cancellation and the tool's own error reachable.
-		return Output{}, fmt.Errorf("tool call %q aborted: %w (%w)", call.Name, context.Cause(ctx), te)
+		return Output{}, fmt.Errorf("tool call %q aborted: %w: %w", call.Name, ctxErr(ctx), te)
 	}
 	return Output{}, te
 }

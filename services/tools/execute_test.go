@@ -736,3 +736,18 @@ func TestPostExecuteValueIdentity(t *testing.T) {
 		}
 	}
 }
+
+func TestCancellationCause(t *testing.T) {
+	errWithdrawn := errors.New("approval withdrawn")
+	r := tools.New(nil)
+	mustRegister(t, r, noop("t"))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errWithdrawn)
+	res := r.Execute(ctx, testCaller, "t", nil)
+	if !errors.Is(res.Err, context.Canceled) || !errors.Is(res.Err, errWithdrawn) {
+		t.Errorf("Err = %v, want both context.Canceled and the cause", res.Err)
+	}
+	if want := `Error: tool call "t" canceled before dispatch: context canceled (approval withdrawn)`; res.Content[0].Text != want {
+		t.Errorf("content = %q, want %q", res.Content[0].Text, want)
+	}
+}
