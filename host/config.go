@@ -277,9 +277,12 @@ func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path str
 				known = append(known, name)
 			}
 			sort.Strings(known)
-			if len(known) == 0 {
+			switch near := closest(k, known); {
+			case len(known) == 0:
 				d.fail(p, "unknown key; plugin %s takes no config here", d.plugin.name)
-			} else {
+			case near != "":
+				d.fail(p, "unknown key; did you mean %s? (known keys: %s)", near, strings.Join(known, ", "))
+			default:
 				d.fail(p, "unknown key (known keys: %s)", strings.Join(known, ", "))
 			}
 			continue
@@ -364,6 +367,38 @@ func assignFast(v reflect.Value, src any) bool {
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
+
+// closest returns the known key nearest to key (case-insensitive edit
+// distance of at most a third of its length), or "".
+func closest(key string, known []string) string {
+	best, bestDist := "", len(key)/3+1
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
 
 var (
 	yamlUnmarshaler = reflect.TypeFor[yamlv3.Unmarshaler]()

@@ -88,5 +88,5 @@ plugins:
 `), nil)
 	fmt.Println(host.Check(c))
 	// Output:
-	// composition.yml:6: entry "greeter": config key greting: unknown key (known keys: greeting)
+	// composition.yml:6: entry "greeter": config key greting: unknown key; did you mean greeting? (known keys: greeting)
 }

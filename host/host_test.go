@@ -332,7 +332,7 @@ plugins:
 		{
 			name: "unknown key",
 			yaml: "plugins:\n  - id: a\n    name: test-noop\n    config:\n      greeting: a2\n      greetng: typo\n",
-			want: []string{"test.yml:6:", `entry "a"`, "greetng", "unknown key", "known keys: greeting"},
+			want: []string{"test.yml:6:", `entry "a"`, "greetng", "unknown key; did you mean greeting?", "known keys: greeting"},
 		},
 		{
 			name: "unknown nested key",

@@ -85,13 +85,13 @@ func (s *Scope) OnDispose(label string, fn func() error) {
 
 // Go runs fn on its own goroutine, tied to the scope: fn's context is the
 // scope's, and dispose waits for fn to return.
+//
+// On a scope already disposed, fn still runs, with a cancelled context, and
+// Go returns once it has.
 func (s *Scope) Go(label string, fn func(ctx context.Context)) {
 	done := make(chan struct{})
-	s.OnDispose("goroutine "+label, func() error {
-		s.cancel()
-		<-done
-		return nil
-	})
+	// Started before OnDispose: on a disposed scope OnDispose runs the
+	// disposer at once, and it waits for done.
 	go func() {
 		defer close(done)
 		defer func() {
@@ -101,6 +101,11 @@ func (s *Scope) Go(label string, fn func(ctx context.Context)) {
 		}()
 		fn(s.ctx)
 	}()
+	s.OnDispose("goroutine "+label, func() error {
+		s.cancel()
+		<-done
+		return nil
+	})
 }
 
 // AfterFunc calls fn once after d unless the scope is disposed first.

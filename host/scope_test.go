@@ -80,3 +80,18 @@ func TestScopeDisposeTimeout(t *testing.T) {
 		t.Errorf("Dispose = %v; want a timeout naming the stuck disposer", err)
 	}
 }
+
+func TestScopeGoAfterDispose(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	if err := s.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	s.Go("late", func(ctx context.Context) {
+		<-ctx.Done()
+		ran = true
+	})
+	if !ran {
+		t.Error("Go on a disposed scope returned before its goroutine ended")
+	}
+}
