@@ -2,10 +2,13 @@ package settings
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -13,22 +16,19 @@ import (
 
 var errEOF = io.EOF
 
-// rewrite returns the file's bytes with section set to nv.
+// rewrite returns the file's bytes with section set to val (see merge).
 //
 // It replaces only the lines of the section (from its key to its last line
 // of content; the comments and blank lines that follow belong to what comes
 // next) with the section encoded anew, so every other byte of the file stays
-// as it was. The new value is merged into the old nodes first (merge), which
-// carries the section's own comments and scalar styles over where the keys
-// remain. When the file's shape defeats line splicing (a flow-style top
+// as it was. When the file's shape defeats line splicing (a flow-style top
 // level, a section sharing an anchor with another...) the whole document is
 // re-encoded instead, which keeps every value and most comments. Either way
 // the result is parsed again and checked to hold exactly the old sections
 // and the new value before it is returned.
-func rewrite(f *file, section string, nv *yaml.Node) ([]byte, error) {
+func rewrite(f *file, section string, val *yaml.Node) ([]byte, error) {
 	indent := detectIndent(f.top)
-	key, old := f.section(section)
-	val := merge(old, nv)
+	key, _ := f.section(section)
 	if out, err := splice(f, section, key, val, indent); err == nil {
 		if verify(f, section, val, out) == nil {
 			return out, nil
@@ -208,8 +208,8 @@ func reencode(f *file, section string, key, val *yaml.Node, indent int) ([]byte,
 	return encode(&doc, indent)
 }
 
-// verify checks that out parses, holds the same sections as f in the same
-// order with the same values, except section, which holds val.
+// verify checks that out parses and holds the same sections as f, in the
+// same order and with the same values, except section, which holds val.
 func verify(f *file, section string, val *yaml.Node, out []byte) error {
 	g, err := parse("", out)
 	if err != nil {
@@ -218,40 +218,50 @@ func verify(f *file, section string, val *yaml.Node, out []byte) error {
 	if g.top == nil {
 		return errors.New("no sections after the update")
 	}
-	want := []string{}
+	var want []*yaml.Node // key, value, key, value...
 	if f.top != nil {
-		for i := 0; i+1 < len(f.top.Content); i += 2 {
-			want = append(want, f.top.Content[i].Value)
-		}
+		want = append(want, f.top.Content...)
 	}
 	if k, _ := f.section(section); k == nil {
-		want = append(want, section)
+		want = append(want, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: section}, val)
 	}
-	var got []string
-	for i := 0; i+1 < len(g.top.Content); i += 2 {
-		got = append(got, g.top.Content[i].Value)
+	if len(want) != len(g.top.Content) {
+		return fmt.Errorf("%d sections became %d", len(want)/2, len(g.top.Content)/2)
 	}
-	if !reflect.DeepEqual(want, got) {
-		return fmt.Errorf("sections %v became %v", want, got)
-	}
-	for _, name := range want {
-		_, nv := g.section(name)
-		ov := val
-		if name != section {
-			_, ov = f.section(name)
+	for i := 0; i+1 < len(want); i += 2 {
+		k, v := want[i], want[i+1]
+		if k.Kind == yaml.ScalarNode && k.Value == section {
+			v = val
 		}
-		var a, b any
-		if err := ov.Decode(&a); err != nil {
-			return err
+		if err := sameNode(k, g.top.Content[i]); err != nil {
+			return fmt.Errorf("key %d: %w", i/2+1, err)
 		}
-		if err := nv.Decode(&b); err != nil {
-			return fmt.Errorf("section %q: %w", name, err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			return fmt.Errorf("section %q changed", name)
+		if err := sameNode(v, g.top.Content[i+1]); err != nil {
+			return fmt.Errorf("section %q: %w", k.Value, err)
 		}
 	}
 	return nil
+}
+
+// sameNode reports an error unless a and b decode to equal generic values.
+func sameNode(a, b *yaml.Node) error {
+	var x, y any
+	if err := a.Decode(&x); err != nil {
+		return err
+	}
+	if err := b.Decode(&y); err != nil {
+		return err
+	}
+	if reflect.DeepEqual(x, y) {
+		return nil
+	}
+	// NaN is not equal to itself; compare such values by their encoding.
+	ex, err1 := yaml.Marshal(x)
+	ey, err2 := yaml.Marshal(y)
+	if err1 == nil && err2 == nil && bytes.Equal(ex, ey) {
+		return nil
+	}
+	return errors.New("value changed")
 }
 
 // detectIndent returns the indentation the file uses for nested mappings
@@ -274,14 +284,22 @@ func detectIndent(top *yaml.Node) int {
 // merge returns nv with the comments, key order and scalar styles of old
 // carried over wherever the two agree in shape, so that updating one value
 // of a commented section keeps the section's comments.
-func merge(old, nv *yaml.Node) *yaml.Node {
+//
+// t is the Go type nv was encoded from (nil when unknown). Where it is a
+// struct, keys of old that are none of its fields are kept: they belong to
+// a newer version of the section's owner, or were added by hand, and the
+// update cannot have meant to remove them. Keys of a map go when fn
+// deleted them.
+func merge(old, nv *yaml.Node, t reflect.Type) *yaml.Node {
 	if old == nil || nv == nil {
 		return nv
 	}
+	t = deref(t)
 	var out *yaml.Node
 	switch {
 	case old.Kind == yaml.MappingNode && nv.Kind == yaml.MappingNode:
 		out = &yaml.Node{Kind: yaml.MappingNode, Tag: nv.Tag, Style: old.Style}
+		fields, isStruct := structKeys(t)
 		idx := map[string]int{}
 		for j := 0; j+1 < len(nv.Content); j += 2 {
 			if k := nv.Content[j]; k.Kind == yaml.ScalarNode {
@@ -290,13 +308,23 @@ func merge(old, nv *yaml.Node) *yaml.Node {
 		}
 		used := map[int]bool{}
 		for i := 0; i+1 < len(old.Content); i += 2 {
-			ok := old.Content[i]
+			ok, ov := old.Content[i], old.Content[i+1]
 			j, found := idx[ok.Value]
-			if ok.Kind != yaml.ScalarNode || !found || used[j] {
-				continue // a key fn removed goes with its comments
+			switch {
+			case ok.Kind == yaml.ScalarNode && found && !used[j]:
+				used[j] = true
+				var ct reflect.Type
+				if isStruct {
+					ct = fields[ok.Value]
+				} else if t != nil && t.Kind() == reflect.Map {
+					ct = t.Elem()
+				}
+				out.Content = append(out.Content, ok, merge(ov, nv.Content[j+1], ct))
+			case isStruct && ok.Kind == yaml.ScalarNode && !hasKey(fields, ok.Value):
+				out.Content = append(out.Content, ok, ov) // not the type's: keep it
 			}
-			used[j] = true
-			out.Content = append(out.Content, ok, merge(old.Content[i+1], nv.Content[j+1]))
+			// Otherwise fn removed the key (or zeroed an omitempty field):
+			// it goes, with its comments.
 		}
 		for j := 0; j+1 < len(nv.Content); j += 2 {
 			if !used[j] {
@@ -305,9 +333,13 @@ func merge(old, nv *yaml.Node) *yaml.Node {
 		}
 	case old.Kind == yaml.SequenceNode && nv.Kind == yaml.SequenceNode:
 		out = &yaml.Node{Kind: yaml.SequenceNode, Tag: nv.Tag, Style: old.Style}
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
 		for j, item := range nv.Content {
 			if j < len(old.Content) {
-				item = merge(old.Content[j], item)
+				item = merge(old.Content[j], item, et)
 			}
 			out.Content = append(out.Content, item)
 		}
@@ -329,4 +361,61 @@ func merge(old, nv *yaml.Node) *yaml.Node {
 	}
 	out.HeadComment, out.LineComment, out.FootComment = old.HeadComment, old.LineComment, old.FootComment
 	return out
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func hasKey(m map[string]reflect.Type, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+var (
+	yamlMarshaler = reflect.TypeFor[yaml.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// structKeys returns the YAML keys of struct type t and their field types,
+// following yaml.v3's rules (the tag's name, else the lowercased field name;
+// ",inline" structs flattened). ok is false when t is not a plain struct: a
+// custom encoding, or an inline map that takes every other key, leaves no
+// key unknown to the type.
+func structKeys(t reflect.Type) (keys map[string]reflect.Type, ok bool) {
+	if t == nil || t.Kind() != reflect.Struct || t.Implements(yamlMarshaler) || reflect.PointerTo(t).Implements(yamlMarshaler) ||
+		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return nil, false
+	}
+	keys = map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if slices.Contains(strings.Split(opts, ","), "inline") {
+			sub, ok := structKeys(deref(f.Type))
+			if !ok {
+				return nil, false
+			}
+			maps.Copy(keys, sub)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys[name] = f.Type
+	}
+	return keys, true
 }

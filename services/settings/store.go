@@ -102,26 +102,28 @@ func splitYAMLError(err error) (line int, msg string) {
 func parseError(file string, data []byte, err error) *ParseError {
 	line, msg := splitYAMLError(err)
 	starts := lineStarts(data)
-	if len(starts) <= maxProblemSearch {
-		for k := max(line, 1); k <= len(starts); k++ {
-			end := len(data)
-			if k < len(starts) {
-				end = starts[k]
-			}
-			var n yaml.Node
-			if perr := yaml.Unmarshal(data[:end], &n); perr != nil {
-				if _, m := splitYAMLError(perr); m == msg {
-					line = k
-					break
-				}
+	budget := problemSearchBudget
+	for k := max(line, 1); k <= len(starts) && budget > 0; k++ {
+		end := len(data)
+		if k < len(starts) {
+			end = starts[k]
+		}
+		budget -= end
+		var n yaml.Node
+		if perr := yaml.Unmarshal(data[:end], &n); perr != nil {
+			if _, m := splitYAMLError(perr); m == msg {
+				line = k
+				break
 			}
 		}
 	}
 	return &ParseError{File: file, Line: line, Msg: msg}
 }
 
-// maxProblemSearch bounds the files parseError searches line by line.
-const maxProblemSearch = 5000
+// problemSearchBudget bounds the bytes parseError parses again while it
+// looks for the problem's line (a few milliseconds of work); beyond it,
+// yaml's own line is reported.
+const problemSearchBudget = 1 << 20
 
 var sectionName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
@@ -210,10 +212,11 @@ func parse(name string, data []byte) (*file, error) {
 	return f, nil
 }
 
-// decode decodes a section's value node into a T. A null value is the zero T.
-func decode[T any](st *Store, section string, val *yaml.Node, v *T) error {
+// decodeSection decodes a section's value node into a T. A null value is
+// the zero T.
+func decodeSection[T any](path, section string, val *yaml.Node, v *T) error {
 	if err := val.Decode(v); err != nil {
-		return fmt.Errorf("settings file %s: section %q (line %d): %s; fix it by hand", st.path, section, val.Line, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+		return fmt.Errorf("settings file %s: section %q (line %d): %s; fix it by hand", path, section, val.Line, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
 	}
 	return nil
 }
@@ -232,7 +235,7 @@ func Read[T any](st *Store, section string) (v T, ok bool, err error) {
 	if val == nil {
 		return v, false, nil
 	}
-	if err := decode(st, section, val, &v); err != nil {
+	if err := decodeSection(st.path, section, val, &v); err != nil {
 		return v, false, err
 	}
 	return v, true, nil
@@ -243,6 +246,11 @@ func Read[T any](st *Store, section string) (v T, ok bool, err error) {
 // file's comments. If fn returns an error nothing is written. A file that
 // does not parse, or a section that does not decode into a T, is refused
 // and left as it is. An update that changes nothing writes nothing.
+//
+// The section is written as T encodes it, merged into what the file held:
+// the section's comments stay where their keys remain, and keys that are
+// no field of a struct in T (a newer version's, or the user's) are kept.
+// Keys fn removes from a map, or fields it zeroes under omitempty, go.
 func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	if err := checkSection(section); err != nil {
 		return err
@@ -262,26 +270,9 @@ func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	if err != nil {
 		return err
 	}
-	var v T
-	_, old := f.section(section)
-	if old != nil {
-		if err := decode(st, section, old, &v); err != nil {
-			return err
-		}
-	}
-	if err := fn(&v); err != nil {
+	out, changed, err := apply(st.path, f, section, fn)
+	if err != nil || !changed {
 		return err
-	}
-	var nv yaml.Node
-	if err := nv.Encode(v); err != nil {
-		return fmt.Errorf("settings: encode section %q: %w", section, err)
-	}
-	if old != nil && sameValue(old, &nv) {
-		return nil
-	}
-	out, err := rewrite(f, section, &nv)
-	if err != nil {
-		return fmt.Errorf("settings file %s: %w", st.path, err)
 	}
 	perm := fs.FileMode(0o600)
 	if fi, err := os.Stat(st.path); err == nil {
@@ -293,11 +284,35 @@ func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	return nil
 }
 
-// sameValue reports whether two nodes decode to the same generic value.
-func sameValue(a, b *yaml.Node) bool {
-	var x, y any
-	if a.Decode(&x) != nil || b.Decode(&y) != nil {
-		return false
+// apply runs fn on section of f and returns the file's new bytes, or
+// changed false when there is nothing to write.
+func apply[T any](path string, f *file, section string, fn func(v *T) error) (out []byte, changed bool, err error) {
+	var v T
+	_, old := f.section(section)
+	if old != nil {
+		if err := decodeSection(path, section, old, &v); err != nil {
+			return nil, false, err
+		}
 	}
-	return reflect.DeepEqual(x, y)
+	if err := fn(&v); err != nil {
+		return nil, false, err
+	}
+	var nv yaml.Node
+	if err := nv.Encode(v); err != nil {
+		return nil, false, fmt.Errorf("settings: encode section %q: %w", section, err)
+	}
+	// The new value is merged into the old nodes, which carries the
+	// section's comments and styles over and keeps keys T does not know.
+	val := merge(old, &nv, reflect.TypeFor[T]())
+	if old != nil && sameValue(old, val) {
+		return nil, false, nil
+	}
+	out, err = rewrite(f, section, val)
+	if err != nil {
+		return nil, false, fmt.Errorf("settings file %s: %w", path, err)
+	}
+	return out, true, nil
 }
+
+// sameValue reports whether two nodes decode to the same generic value.
+func sameValue(a, b *yaml.Node) bool { return sameNode(a, b) == nil }

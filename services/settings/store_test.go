@@ -160,3 +160,5 @@ func TestUpdateEdgeShapes(t *testing.T) {
 		})
 	}
 }
+
+var discard = slog.New(slog.DiscardHandler)

@@ -146,7 +146,7 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 			return v, sum, err
 		}
 		if _, val := f.section(section); val != nil {
-			if err := decode(st, section, val, &v); err != nil {
+			if err := decodeSection(st.path, section, val, &v); err != nil {
 				return v, sum, err
 			}
 		}
