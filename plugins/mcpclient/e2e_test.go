@@ -50,11 +50,10 @@ var (
 // harness is one host with the built-in services and the instances a test
 // applies.
 type harness struct {
-	t       testing.TB
-	h       *host.Host
-	logs    *syncBuffer
-	attDir  string
-	entries []host.Entry
+	t      testing.TB
+	h      *host.Host
+	logs   *syncBuffer
+	attDir string
 	// exes are the server executables that must have no process left when
 	// the host has shut down.
 	exes []string
@@ -109,7 +108,6 @@ func newHarnessLogging(t testing.TB, level slog.Level) *harness {
 // directory) plus entries, and returns once every instance has settled.
 func (hs *harness) apply(entries ...host.Entry) {
 	hs.t.Helper()
-	hs.entries = entries
 	c := &host.Composition{File: "e2e.yml", Entries: append([]host.Entry{{
 		ID: "attachments", Name: "attachments", Config: map[string]any{"dir": hs.attDir},
 	}}, entries...)}
@@ -996,4 +994,65 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestE2EBeyondTheOriginal(t *testing.T) {
+	t.Run("tools include and exclude", func(t *testing.T) {
+		hs := newHarness(t)
+		hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+			"tools": map[string]any{"include": []any{"a*", "greet"}, "exclude": []any{"admin.*"}},
+		}))
+		if diff := cmp.Diff(publicNames("fx", "add", "add-tool", "greet"), hs.serverTools("fx")); diff != "" {
+			t.Errorf("filtered tools (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("server instructions reach the prompt", func(t *testing.T) {
+		hs := newHarness(t)
+		hs.apply(stdioFixture(t, "fx", "fx", nil, "-instructions", "Use fx for arithmetic."))
+		ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+		defer cancel()
+		a, err := hs.registry().Assemble(ctx, modelCaller)
+		if err != nil {
+			t.Fatalf("assemble: %v", err)
+		}
+		var found bool
+		for _, s := range a.Sections {
+			if strings.Contains(s.Text, "Use fx for arithmetic.") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no prompt section carries the server's instructions: %+v", a.Sections)
+		}
+	})
+
+	t.Run("maxResultBytes cuts model text, not the value", func(t *testing.T) {
+		hs := newHarness(t)
+		hs.apply(stdioFixture(t, "fx", "fx", map[string]any{"maxResultBytes": 100}))
+		long := strings.Repeat("abcdefghij", 50)
+		res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "shout"), map[string]any{"text": long})
+		got := text(res)
+		if strings.Contains(got, strings.ToUpper(long)) || !strings.Contains(got, strings.ToUpper(long[:50])) || !strings.Contains(got, "truncated") {
+			t.Errorf("model text of %d bytes = %.200q..., want the first 100 bytes and a truncation marker", len(got), got)
+		}
+		blocks, _ := canonical(t, res)["content"].([]any)
+		if len(blocks) != 1 || blocks[0].(map[string]any)["text"] != strings.ToUpper(long) {
+			t.Errorf("canonical value lost text: %v", blocks)
+		}
+	})
+
+	t.Run("startupTimeoutMs bounds an unresponsive server", func(t *testing.T) {
+		hs := newHarness(t)
+		start := time.Now()
+		hs.apply(stdioFixture(t, "hung", "hung", map[string]any{"startupTimeoutMs": 300, "failOnStartupError": true}, "-hang"))
+		t.Logf("activation of a server that never answers took %s", time.Since(start))
+		if st := hs.status("hung"); st.State != host.StateFailed {
+			t.Errorf("hung = %q (%q), want failed", st.State, st.Err)
+		}
+		// The server ignores stdin EOF: it must have been signalled.
+		eventually(t, "the unresponsive server to be gone", func() bool {
+			return len(mcptest.ChildProcesses(t, mcptest.FixtureBinary(t))) == 0
+		})
+	})
 }

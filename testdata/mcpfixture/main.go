@@ -10,10 +10,11 @@
 //
 // Flags pick the serverInfo name (-name), require a header on every HTTP
 // request (-require-header "Authorization: Bearer x", else 401), serve
-// without sessions (-stateless), crash on start (-crash-on-start, or
-// -crash-if-exists FILE for a crash loop a test switches on), record every
-// start (-starts-file FILE), page tools/list (-page-size N), add filler
-// tools (-extra-tools N) and set initialize's instructions (-instructions).
+// without sessions (-stateless), never answer (-hang), crash on start
+// (-crash-on-start, or -crash-if-exists FILE for a crash loop a test
+// switches on), record every start (-starts-file FILE), page tools/list
+// (-page-size N), add filler tools (-extra-tools N) and set initialize's
+// instructions (-instructions).
 //
 // Tools:
 //
@@ -79,6 +80,7 @@ type options struct {
 	requireHeader string
 	crashOnStart  bool
 	crashIfExists string
+	hang          bool
 	startsFile    string
 	cancelFile    string
 	instructions  string
@@ -96,6 +98,7 @@ func run(args []string) error {
 	fs.StringVar(&o.requireHeader, "require-header", "", `with -http: answer 401 to any request lacking this header, e.g. "Authorization: Bearer x"`)
 	fs.BoolVar(&o.crashOnStart, "crash-on-start", false, "exit with status 1 before serving anything")
 	fs.StringVar(&o.crashIfExists, "crash-if-exists", "", "exit with status 1 on start when this file exists (a crash loop a test can switch on)")
+	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
 	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
@@ -123,6 +126,12 @@ func run(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.hang {
+		log.Print("hanging, as asked by -hang: no answer until a signal")
+		<-ctx.Done()
+		log.Print("signalled; exiting")
+		return nil
+	}
 
 	server := newServer(o)
 	if o.httpAddr == "" {
