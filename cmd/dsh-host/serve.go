@@ -14,7 +14,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,8 +39,8 @@ const serveAbout = `
 Serve the composition's tools (folded or not, as the composition says) as one
 MCP server. tools/call runs the registry's whole pipeline, so guards apply;
 images reach the client as MCP image content. The composition file is watched:
-an edit that changes the tool surface sends notifications/tools/list_changed
-to connected clients.
+an edit (or SIGHUP) that changes the tool surface sends
+notifications/tools/list_changed to connected clients.
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol
@@ -96,10 +99,10 @@ func cmdServe(ctx context.Context, args []string, std Stdio) int {
 
 	reg, store := hostServices(h)
 	if reg == nil {
-		logger.Warn("the tools service is not running: the gateway serves no tools until it is", "status", "dsh-host check -c "+common.file)
+		logger.Warn("the tools service is not running: the gateway serves no tools until it is; see the host's status above, or run dsh-host check", "file", common.file)
 	}
 	g, err := gateway.New(ctx, reg, store, &gateway.Options{
-		Implementation: &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: "dev"},
+		Implementation: &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: buildVersion()},
 		Logger:         logger,
 	})
 	if err != nil {
@@ -129,12 +132,18 @@ func cmdServe(ctx context.Context, args []string, std Stdio) int {
 		}
 	})
 	defer removeStatus()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	go func() {
 		defer wg.Done()
 		for {
 			select {
 			case <-watchCtx.Done():
 				return
+			case <-hup:
+				logger.Info("SIGHUP: reloading", "file", common.file)
+				h.Reload()
 			case <-changed:
 				g.Rebind(hostServices(h))
 				g.Refresh()
@@ -234,6 +243,15 @@ func serveHTTP(ctx context.Context, g *gateway.Gateway, addr, token string, std 
 	}
 	<-served
 	return exitOK
+}
+
+// buildVersion is the module version the binary was built at ("dev" for a
+// build from a work tree), which the gateway reports to its clients.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }
 
 // readCloser returns r as an io.ReadCloser, closing it only if it can be.
