@@ -153,6 +153,34 @@ func (eh *e2eHost) prompt() ([]string, int) {
 	return names, len(b)
 }
 
+func (eh *e2eHost) toolsJSON() []byte {
+	eh.t.Helper()
+	asm, err := eh.registry().Assemble(context.Background(), model)
+	if err != nil {
+		eh.t.Fatal(err)
+	}
+	b, err := asm.ToolsJSON()
+	if err != nil {
+		eh.t.Fatal(err)
+	}
+	return b
+}
+
+// waitFor re-checks cond until it holds or e2eWait passes; the state it
+// waits for is produced by another process.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(e2eWait)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", e2eWait, what)
+		}
+		<-tick.C
+	}
+}
+
 func resultText(res tools.Result) string {
 	var parts []string
 	for _, c := range res.Content {
@@ -265,6 +293,20 @@ func TestE2EThreeServers(t *testing.T) {
 	// A tool error is wrapped.
 	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__fail"})); !strings.HasPrefix(got, `MCP tool "mcp__alpha__fail" failed: `) {
 		t.Fatalf("mcp_call fail = %q", got)
+	}
+
+	// A real re-sync (the server adds a tool and sends list_changed) leaves
+	// the folded prompt byte for byte the same: the prompt cache holds.
+	before := eh.toolsJSON()
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__add-tool", "arguments": map[string]any{"name": "late"}})); got != "added tool late" {
+		t.Fatalf("add-tool = %q", got)
+	}
+	waitFor(t, "the re-synced tool", func() bool { _, ok := eh.registry().Get("mcp__alpha__late"); return ok })
+	if after := eh.toolsJSON(); string(before) != string(after) {
+		t.Fatalf("the folded prompt changed across a re-sync:\nbefore %s\nafter  %s", before, after)
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__late"})); got != "hello from late" {
+		t.Fatalf("the re-synced tool through mcp_call = %q", got)
 	}
 
 	// /mcp gives every server an id; disable beta.
