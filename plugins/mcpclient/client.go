@@ -71,6 +71,7 @@ type client struct {
 
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
+	stop   chan struct{} // closed at shutdown: watchers stop reporting
 	probe  chan *conn // cap 1
 
 	mu           sync.Mutex
@@ -115,6 +116,7 @@ func newClient(opt options) *client {
 		ready:       make(chan struct{}),
 		resync:      make(chan struct{}, 1),
 		down:        make(chan downEvent),
+		stop:        make(chan struct{}),
 		probe:       make(chan *conn, 1),
 		unavailable: "the server is still connecting",
 	}
@@ -305,8 +307,10 @@ func (c *client) watch(cn *conn) {
 		defer c.watchers.Done()
 		err := cn.session.Wait()
 		close(cn.closed)
-		// The loop takes every event until shutdown, which drains the rest.
-		c.down <- downEvent{cn, err}
+		select {
+		case c.down <- downEvent{cn, err}:
+		case <-c.stop:
+		}
 	}()
 }
 
@@ -477,6 +481,7 @@ func (c *client) giveUp(err error) {
 
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
+	close(c.stop)
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
@@ -490,17 +495,8 @@ func (c *client) shutdown() {
 		c.conn = nil
 	}
 	c.unregisterAll()
-	if c.hung {
-		return
-	}
-	// Watchers of closed sessions are about to report; take their events.
-	done := make(chan struct{})
-	go func() { c.watchers.Wait(); close(done) }()
-	for {
-		select {
-		case <-c.down:
-		case <-done:
-			return
-		}
+	if !c.hung {
+		// Every session is closed: their watchers are returning.
+		c.watchers.Wait()
 	}
 }

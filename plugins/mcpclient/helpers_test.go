@@ -103,6 +103,9 @@ type fakeServer struct {
 	refuse atomic.Bool
 	// wrap, when set, wraps the client end of each connection.
 	wrap func(mcp.Connection) mcp.Connection
+	// gate, when set, scripts attempts: each receives true (connect) or
+	// false (refuse) from it.
+	gate chan bool
 
 	mu       sync.Mutex
 	sessions []*mcp.ServerSession
@@ -135,6 +138,9 @@ func (f *fakeServer) addTool(name string, h mcp.ToolHandler) {
 func (f *fakeServer) factory() transportFactory {
 	return func() mcp.Transport {
 		f.attempts.Add(1)
+		if f.gate != nil && !<-f.gate {
+			return failTransport{errors.New("connection refused by the test script")}
+		}
 		if f.refuse.Load() {
 			return failTransport{errors.New("connection refused by the test")}
 		}

@@ -1,0 +1,320 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestReconnectsAndServesCalls(t *testing.T) {
+	srv := echoServer(t, "a")
+	e := mustStart(t, testConfig("rc"), srv)
+
+	// An outage: the tools stay registered and fail.
+	srv.refuse.Store(true)
+	srv.crash()
+	eventually(t, "the first retry to fail", func() bool { return srv.attempts.Load() >= 2 })
+	res := e.call(tools.Caller{}, "mcp__rc__a", "{}")
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "mcp-client(rc): not connected") {
+		t.Errorf("call during the outage: %v", res.Err)
+	}
+	if diff := cmp.Diff([]string{"mcp__rc__a"}, e.names()); diff != "" {
+		t.Errorf("registered during the outage (-want +got):\n%s", diff)
+	}
+
+	srv.refuse.Store(false)
+	eventually(t, "recovery", func() bool { return e.logs.has(slog.LevelInfo, "reconnected and re-synced tools") })
+	if !e.logs.has(slog.LevelWarn, "mcp-client(rc): connection lost; reconnecting in 1ms (attempt 1/3)") {
+		t.Errorf("no reconnecting log:\n%s", e.logs.dump())
+	}
+	if diff := cmp.Diff([]string{"mcp__rc__a"}, e.names()); diff != "" {
+		t.Errorf("registered after recovery (-want +got):\n%s", diff)
+	}
+	if res := e.call(tools.Caller{}, "mcp__rc__a", "{}"); res.Err != nil {
+		t.Errorf("call after recovery: %v", res.Err)
+	}
+	eventually(t, "the detail", func() bool { return e.Detail() == "connected, 1 tools" })
+}
+
+func TestGivesUpAtTheCap(t *testing.T) {
+	srv := echoServer(t, "a")
+	e := mustStart(t, testConfig("cap"), srv)
+	srv.refuse.Store(true)
+	srv.crash()
+	eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up after 3 attempts") })
+	if got := srv.attempts.Load(); got != 1+3 {
+		t.Errorf("connected %d times, want the first connection and 3 retries", got)
+	}
+	if got := e.names(); len(got) != 0 {
+		t.Errorf("still registered: %v", got)
+	}
+	if !e.logs.has(slog.LevelError, "mcp-client(cap): giving up after 3 consecutive failed reconnect attempts — tools unregistered") {
+		t.Errorf("no give-up log:\n%s", e.logs.dump())
+	}
+	for n, d := range []string{"1ms (attempt 1/3)", "2ms (attempt 2/3)", "4ms (attempt 3/3)"} {
+		verb := "connection failed; retrying in "
+		if n == 0 {
+			verb = "connection lost; reconnecting in "
+		}
+		if !e.logs.has(slog.LevelWarn, verb+d) {
+			t.Errorf("no log %q:\n%s", verb+d, e.logs.dump())
+		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	cfg := testConfig("bud")
+	cfg.Reconnect.MaxAttempts = 2
+	t.Run("uptime past maxDelayMs resets it", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		srv.gate = make(chan bool)
+		go func() { srv.gate <- true }()
+		e := mustStart(t, cfg, srv)
+		srv.crash()
+		srv.gate <- false // attempt 1/2 fails
+		srv.gate <- true  // attempt 2/2 recovers
+		eventually(t, "recovery", func() bool { return e.logs.has(slog.LevelInfo, "(attempt 2/2)") })
+		e.clock.Advance(ms(cfg.Reconnect.MaxDelayMs))
+		srv.crash()
+		srv.gate <- true
+		eventually(t, "the second recovery", func() bool { return len(e.logs.find(slog.LevelInfo, "reconnected")) == 2 })
+		if got := len(e.logs.find(slog.LevelWarn, "connection lost; reconnecting in 1ms (attempt 1/2)")); got != 2 {
+			t.Errorf("the second outage started at attempt 1 %d times, want 2:\n%s", got, e.logs.dump())
+		}
+	})
+	t.Run("a crash loop with brief successes still exhausts it", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		srv.gate = make(chan bool)
+		go func() { srv.gate <- true }()
+		e := mustStart(t, cfg, srv)
+		for i := range 2 {
+			srv.crash()
+			srv.gate <- true
+			eventually(t, "recovery", func() bool { return len(e.logs.find(slog.LevelInfo, "reconnected")) == i+1 })
+		}
+		srv.crash()
+		eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up") })
+		if got := e.names(); len(got) != 0 {
+			t.Errorf("still registered: %v", got)
+		}
+	})
+}
+
+// blockingClose makes Close of the client's connections wait for release,
+// and records events in order.
+type blockingClose struct {
+	mu      sync.Mutex
+	events  []string
+	release chan struct{}
+	closing chan struct{} // receives when a Close begins
+}
+
+func newBlockingClose() *blockingClose {
+	return &blockingClose{release: make(chan struct{}), closing: make(chan struct{}, 16)}
+}
+
+func (b *blockingClose) note(ev string) {
+	b.mu.Lock()
+	b.events = append(b.events, ev)
+	b.mu.Unlock()
+}
+
+func (b *blockingClose) log() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.events)
+}
+
+type blockingConn struct {
+	mcp.Connection
+	b    *blockingClose
+	once sync.Once
+}
+
+func (c *blockingConn) Close() error {
+	c.once.Do(func() {
+		c.b.closing <- struct{}{}
+		<-c.b.release
+		c.b.note("closed")
+	})
+	return c.Connection.Close()
+}
+
+func TestCloseBarrier(t *testing.T) {
+	t.Run("the next attempt waits for the failed generation's close", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		b := newBlockingClose()
+		srv.wrap = func(c mcp.Connection) mcp.Connection { b.note("connect"); return &blockingConn{Connection: c, b: b} }
+		var lists atomic.Int32
+		listMiddleware(srv, func(*mcp.ListToolsResult) error {
+			if lists.Add(1) == 1 {
+				return errors.New("first discovery fails")
+			}
+			return nil
+		})
+		done := make(chan *testEnv)
+		go func() { done <- mustStart(t, testConfig("bar"), srv) }()
+		<-b.closing
+		close(b.release)
+		e := <-done
+		eventually(t, "the second connection", func() bool { return slices.Equal(e.names(), []string{"mcp__bar__a"}) })
+		if diff := cmp.Diff([]string{"connect", "closed", "connect"}, b.log()); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("reconnect stops when close never arrives", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		b := newBlockingClose()
+		t.Cleanup(func() { close(b.release) })
+		srv.wrap = func(c mcp.Connection) mcp.Connection { return &blockingConn{Connection: c, b: b} }
+		listMiddleware(srv, func(*mcp.ListToolsResult) error { return errors.New("discovery fails") })
+		e := mustStart(t, testConfig("hang"), srv, withCloseTimeout(20*time.Millisecond))
+		if !e.logs.has(slog.LevelError, "mcp-client(hang): failed generation did not close within 20ms — reconnect stopped to avoid overlapping server processes") {
+			t.Errorf("no close-barrier error:\n%s", e.logs.dump())
+		}
+		if got := srv.attempts.Load(); got != 1 {
+			t.Errorf("connected %d times after a close that never came", got)
+		}
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Errorf("dispose: %v", err)
+		}
+	})
+	t.Run("disposal is bounded when close never arrives", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		b := newBlockingClose()
+		t.Cleanup(func() { close(b.release) })
+		srv.wrap = func(c mcp.Connection) mcp.Connection { return &blockingConn{Connection: c, b: b} }
+		e := mustStart(t, testConfig("dh"), srv, withCloseTimeout(20*time.Millisecond))
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Errorf("dispose: %v", err)
+		}
+		if !e.logs.has(slog.LevelError, "connection did not close within 20ms during disposal") {
+			t.Errorf("no disposal error:\n%s", e.logs.dump())
+		}
+		if got := e.reg.List(tools.Caller{}); len(got) != 0 {
+			t.Errorf("still registered: %v", got)
+		}
+	})
+}
+
+func TestDisposal(t *testing.T) {
+	t.Run("during backoff it cancels the reconnect", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		cfg := testConfig("bo")
+		cfg.Reconnect.InitialDelayMs, cfg.Reconnect.MaxDelayMs = 60000, 60000
+		e := mustStart(t, cfg, srv)
+		srv.crash()
+		eventually(t, "the backoff", func() bool { return e.Detail() == "reconnecting 1/3 in 1m0s" })
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.attempts.Load(); got != 1 {
+			t.Errorf("connected %d times", got)
+		}
+		if got := e.reg.List(tools.Caller{}); len(got) != 0 {
+			t.Errorf("still registered: %v", got)
+		}
+	})
+	t.Run("a close after dispose schedules nothing", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		e := mustStart(t, testConfig("ad"), srv)
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+		srv.crash()
+		if got := srv.attempts.Load(); got != 1 || e.logs.has(slog.LevelWarn, "reconnecting") {
+			t.Errorf("connected %d times after dispose", got)
+		}
+	})
+	t.Run("during an in-flight re-sync it leaks nothing", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		listing := make(chan struct{})
+		var n atomic.Int32
+		srv.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/list" && n.Add(1) == 2 {
+					close(listing)
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				return next(ctx, method, req)
+			}
+		})
+		e := mustStart(t, testConfig("inf"), srv)
+		srv.addTool("b", nil)
+		<-listing
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.reg.List(tools.Caller{}); len(got) != 0 {
+			t.Errorf("still registered: %v", got)
+		}
+		if e.logs.has(slog.LevelError, "re-sync failed") {
+			t.Error("a re-sync cancelled by dispose logged an error")
+		}
+	})
+	t.Run("a pending connect is dropped silently", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		srv.gate = make(chan bool)
+		go func() { srv.gate <- true }()
+		e := mustStart(t, testConfig("pc"), srv)
+		srv.crash()
+		eventually(t, "the reconnect attempt", func() bool { return srv.attempts.Load() == 2 })
+		// The attempt waits on the gate; dispose, then let it fail.
+		disposed := make(chan error)
+		go func() { disposed <- e.scope.Dispose(waitTimeout) }()
+		srv.gate <- false
+		if err := <-disposed; err != nil {
+			t.Fatal(err)
+		}
+		if e.logs.has(slog.LevelWarn, "connection attempt failed") {
+			t.Errorf("a failure after dispose was logged:\n%s", e.logs.dump())
+		}
+	})
+}
+
+func TestReconnectDisabled(t *testing.T) {
+	cfg := testConfig("off")
+	cfg.Reconnect.Enabled = false
+	t.Run("a lost connection keeps the tools, failing", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		e := mustStart(t, cfg, srv)
+		srv.crash()
+		eventually(t, "the loss", func() bool { return e.Detail() == "disconnected (reconnect disabled)" })
+		if !e.logs.has(slog.LevelError, "connection lost and reconnect is disabled — registered tools will fail") {
+			t.Errorf("no manual-recovery log:\n%s", e.logs.dump())
+		}
+		if diff := cmp.Diff([]string{"mcp__off__a"}, e.names()); diff != "" {
+			t.Errorf("registered (-want +got):\n%s", diff)
+		}
+		res := e.call(tools.Caller{}, "mcp__off__a", "{}")
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "reconnect is disabled") {
+			t.Errorf("call = %v", res.Err)
+		}
+		if got := srv.attempts.Load(); got != 1 {
+			t.Errorf("connected %d times", got)
+		}
+	})
+	t.Run("a failed first connection logs no tools", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		srv.refuse.Store(true)
+		e := mustStart(t, cfg, srv)
+		if !e.logs.has(slog.LevelError, "connection failed and reconnect is disabled — no tools were registered") {
+			t.Errorf("no log:\n%s", e.logs.dump())
+		}
+		if got := srv.attempts.Load(); got != 1 {
+			t.Errorf("connected %d times", got)
+		}
+	})
+}
