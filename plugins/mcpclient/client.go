@@ -72,7 +72,7 @@ type client struct {
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
 	stop   chan struct{} // closed at shutdown: watchers stop reporting
-	probe  chan *conn // cap 1
+	probe  chan *conn    // cap 1
 
 	mu           sync.Mutex
 	live         *conn  // the connection calls use; nil during an outage
