@@ -38,6 +38,7 @@ type Host struct {
 	mu        sync.Mutex
 	closed    bool
 	abandoned bool        // Shutdown gave up waiting for an Apply
+	applied   bool        // a composition was applied at least once
 	order     []*instance // composition order, built-ins first
 	byID      map[string]*instance
 	services  map[string]*provision
@@ -147,6 +148,9 @@ func (h *Host) apply(ctx context.Context, c *Composition, retryFailed bool) erro
 		defer h.unlock()
 		defer close(done)
 		h.reconcile(list, retryFailed)
+		h.mu.Lock()
+		h.applied = true
+		h.mu.Unlock()
 		h.settle()
 		h.mu.Lock()
 		abandoned := h.abandoned
@@ -161,6 +165,11 @@ func (h *Host) apply(ctx context.Context, c *Composition, retryFailed bool) erro
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		select {
+		case <-done: // finished as ctx ended: report what happened
+			return nil
+		default:
+		}
 		return fmt.Errorf("apply: %w; instances still starting finish in the background", ctx.Err())
 	}
 }

@@ -32,8 +32,8 @@ const DefaultDebounce = 100 * time.Millisecond
 // instances are still starting is applied after them, from the file as it
 // is then, so intermediate versions may be skipped.
 //
-// Watch returns the error of the first load (nothing runs then), or nil
-// once ctx is done. It leaves the instances running: call Shutdown, which
+// Watch returns the error of the first load if no composition was applied
+// before (nothing runs then), or nil once ctx is done. It leaves the instances running: call Shutdown, which
 // also waits for a reload still in flight.
 func (h *Host) Watch(ctx context.Context, path string) error {
 	abs, err := filepath.Abs(path)
@@ -69,7 +69,13 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	}()
 
 	r := &reloader{h: h, path: path, abs: abs}
-	if err := r.load(ctx, true, false); err != nil {
+	h.mu.Lock()
+	running := h.applied
+	h.mu.Unlock()
+	if err := r.load(ctx, true, false); err != nil && !running {
+		// Nothing runs: the caller should hear of it. When a composition
+		// was applied before (LoadFile, then Watch), it keeps running and
+		// the next good save applies, as for any bad save.
 		return err
 	}
 

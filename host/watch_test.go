@@ -261,3 +261,27 @@ func TestReloadRetriesFailedInstances(t *testing.T) {
 		t.Error("Reload restarted an instance that had not failed")
 	}
 }
+
+func TestWatchAfterLoadFileKeepsRunningOnBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop}\n")
+	h := newHost(t, nil)
+	if err := h.LoadFile(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	a := scopes(h)["a"]
+	// The file goes bad before Watch starts: Watch keeps watching.
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-nope}\n")
+	watch(t, h, path)
+	if st := h.Reloads(); st.Failed != 1 || st.LastError == nil || !strings.Contains(st.LastError.Error(), path+":2:") {
+		t.Errorf("reloads = %+v; want the bad file reported", st)
+	}
+	if scopes(h)["a"] != a {
+		t.Error("a bad file touched the running instance")
+	}
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop, config: {greeting: fixed}}\n")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 1 })
+	if !slices.Contains(rec.take(), "apply a fixed") {
+		t.Error("the fixed file was not applied")
+	}
+}
