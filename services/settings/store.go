@@ -243,7 +243,8 @@ func Read[T any](st *Store, section string) (v T, ok bool, err error) {
 
 // Update applies fn to the current value of section (re-read under the file
 // lock) and writes the result atomically, keeping every other section and the
-// file's comments. If fn returns an error nothing is written. A file that
+// file's comments. fn runs under the lock and must not call Update itself.
+// If fn returns an error nothing is written. A file that
 // does not parse, or a section that does not decode into a T, is refused
 // and left as it is. An update that changes nothing writes nothing.
 //
@@ -278,10 +279,22 @@ func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	if fi, err := os.Stat(st.path); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	if err := fsutil.WriteFile(st.path, out, perm); err != nil {
-		return fmt.Errorf("settings: write %s: %w", st.path, err)
+	// Replacing a symlink would cut the user's link to wherever the file
+	// really lives (a dotfiles repository): write the target instead.
+	target := st.target()
+	if err := fsutil.WriteFile(target, out, perm); err != nil {
+		return fmt.Errorf("settings: write %s: %w", target, err)
 	}
 	return nil
+}
+
+// target returns the file the settings path leads to: the path itself, or
+// where its symlinks point.
+func (st *Store) target() string {
+	if t, err := filepath.EvalSymlinks(st.path); err == nil {
+		return t
+	}
+	return st.path
 }
 
 // apply runs fn on section of f and returns the file's new bytes, or

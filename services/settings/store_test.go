@@ -162,3 +162,5 @@ func TestUpdateEdgeShapes(t *testing.T) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+func writeString(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }

@@ -21,9 +21,10 @@ import (
 // file has settled, pokes every watcher. One hub serves every Watch of a
 // Store; it stops with the last one.
 type hub struct {
-	w    *fsnotify.Watcher
-	subs map[*watcher]struct{}
-	done chan struct{}
+	w     *fsnotify.Watcher
+	names map[string]bool // the paths whose events count: the file, and its target if it is a symlink
+	subs  map[*watcher]struct{}
+	done  chan struct{}
 }
 
 // watcher is one Watch call: a goroutine that re-reads the file when poked.
@@ -45,11 +46,22 @@ func (st *Store) subscribe(w *watcher) error {
 		if err != nil {
 			return fmt.Errorf("settings: watch %s: %w", st.path, err)
 		}
-		if err := fw.Add(dir); err != nil {
-			fw.Close()
-			return fmt.Errorf("settings: watch %s: %w", dir, err)
+		h := &hub{w: fw, names: map[string]bool{st.path: true}, subs: map[*watcher]struct{}{}, done: make(chan struct{})}
+		dirs := []string{dir}
+		// A settings file linked from a dotfiles repository is edited
+		// there: follow the target's directory too.
+		if target := st.target(); target != st.path {
+			h.names[target] = true
+			if d := filepath.Dir(target); d != dir {
+				dirs = append(dirs, d)
+			}
 		}
-		h := &hub{w: fw, subs: map[*watcher]struct{}{}, done: make(chan struct{})}
+		for _, d := range dirs {
+			if err := fw.Add(d); err != nil {
+				fw.Close()
+				return fmt.Errorf("settings: watch %s: %w", d, err)
+			}
+		}
 		st.hub = h
 		go st.run(h)
 	}
@@ -76,22 +88,29 @@ func (st *Store) unsubscribe(w *watcher) {
 	}
 }
 
-// run turns the directory's events into debounced pokes.
+// run turns the directory's events into debounced pokes. A file written
+// without pause still gets its watchers poked every maxWait.
 func (st *Store) run(h *hub) {
 	defer close(h.done)
-	base := filepath.Base(st.path)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	maxWait := 10 * st.debounce
+	var first time.Time // of the burst being debounced; zero when none
 	for {
 		select {
 		case ev, ok := <-h.w.Events:
 			if !ok {
 				return
 			}
-			if filepath.Base(ev.Name) == base {
-				timer.Reset(st.debounce)
+			if !h.names[filepath.Clean(ev.Name)] {
+				continue
 			}
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			timer.Reset(max(0, min(st.debounce, first.Add(maxWait).Sub(now))))
 		case err, ok := <-h.w.Errors:
 			if !ok {
 				return
@@ -101,6 +120,7 @@ func (st *Store) run(h *hub) {
 				timer.Reset(st.debounce) // events were lost: read again to be sure
 			}
 		case <-timer.C:
+			first = time.Time{}
 			st.watchMu.Lock()
 			for w := range h.subs {
 				select {
@@ -121,7 +141,7 @@ func (st *Store) run(h *hub) {
 // When the file is good again fn gets the value even if it equals the last
 // good one, so that a consumer can clear the error it showed. The value at
 // the time Watch is called is the starting point and is not reported; read
-// it with Read. fn runs on a goroutine of its own, one call at a time. After
+// it with Read after Watch returns, and no change falls between the two. fn runs on a goroutine of its own, one call at a time. After
 // remove returns fn is not called again; remove must not be called from fn.
 func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err error)) (remove func()) {
 	var (

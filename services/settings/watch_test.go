@@ -172,3 +172,45 @@ func TestWatchInvalidSectionPanics(t *testing.T) {
 	}()
 	Watch(st, nil, "Not Valid", func(ui, error) {})
 }
+
+func TestSymlinkedFile(t *testing.T) {
+	dotfiles := t.TempDir()
+	target := filepath.Join(dotfiles, "dsh-settings.yaml")
+	if err := os.WriteFile(target, []byte("# mine\nui:\n  theme: dark\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "settings.yaml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(link, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.debounce = 10 * time.Millisecond
+	ch, remove := watchUI(t, st, nil)
+	defer remove()
+
+	if err := Update(st, "ui", func(u *ui) error { u.Theme = "light"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "# mine\nui:\n  theme: light\n" {
+		t.Errorf("target holds %q", b)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("target mode %v, want 0644 kept", fi.Mode().Perm())
+	}
+	if ev := next(t, ch); ev.v.Theme != "light" {
+		t.Fatalf("%+v", ev)
+	}
+	// An edit made in the dotfiles directory is seen.
+	if err := os.WriteFile(target, []byte("ui:\n  theme: blue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.err != nil || ev.v.Theme != "blue" {
+		t.Fatalf("%+v", ev)
+	}
+}
