@@ -59,12 +59,15 @@ type e2eHost struct {
 	h    *host.Host
 	logs *syncBuf
 	once sync.Once
+	// exes are the server executables that must have no process left once
+	// the host has shut down.
+	exes []string
 }
 
-func startHost(t *testing.T, entries []host.Entry) *e2eHost {
+func startHost(t *testing.T, entries []host.Entry, exes ...string) *e2eHost {
 	t.Helper()
 	logs := &syncBuf{}
-	eh := &e2eHost{t: t, logs: logs, h: host.New(&host.Options{
+	eh := &e2eHost{t: t, logs: logs, exes: exes, h: host.New(&host.Options{
 		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		DisposeTimeout: 15 * time.Second,
 	})}
@@ -96,8 +99,10 @@ func (eh *e2eHost) stop() {
 		if err := eh.h.Shutdown(ctx); err != nil {
 			eh.t.Errorf("shutdown: %v", err)
 		}
-		if pids := mcptest.ChildProcesses(eh.t, mcptest.FixtureBinary(eh.t)); len(pids) > 0 {
-			eh.t.Errorf("fixture processes left after shutdown: %v", pids)
+		for _, exe := range eh.exes {
+			if pids := mcptest.ChildProcesses(eh.t, exe); len(pids) > 0 {
+				eh.t.Errorf("%s processes left after shutdown: %v", filepath.Base(exe), pids)
+			}
 		}
 		if eh.t.Failed() {
 			eh.t.Logf("host log:\n%s", eh.logs)
@@ -217,7 +222,7 @@ func TestE2EThreeServers(t *testing.T) {
 	withFold := append(slices.Clone(base), fold)
 
 	// Unfolded first: every MCP schema is in the prompt.
-	eh := startHost(t, base)
+	eh := startHost(t, base, fixture, node)
 	unfoldedNames, unfolded := eh.prompt()
 	mcpCount := 0
 	for _, n := range unfoldedNames {
@@ -337,7 +342,7 @@ func TestE2EThreeServers(t *testing.T) {
 
 	// Restart the host: the ids and the gate come back from settings.yaml.
 	eh.stop()
-	eh2 := startHost(t, withFold)
+	eh2 := startHost(t, withFold, fixture, node)
 	assertBetaDisabled(t, eh2, id)
 	if r := eh2.command("/mcp"); !strings.Contains(r.Text, "["+id+"] beta ⏸ disabled") {
 		t.Fatalf("/mcp after restart:\n%s", r.Text)
