@@ -718,3 +718,29 @@ func TestShutdownDuringSlowApply(t *testing.T) {
 		t.Errorf("second Shutdown = %v", err)
 	}
 }
+
+func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
+	apply := func(*Scope, struct{}) error { return nil }
+	tests := []struct {
+		name string
+		def  Definition[struct{}]
+		want string
+	}{
+		{"bad name", Definition[struct{}]{Name: "Bad Name", Apply: apply}, "must match"},
+		{"no apply", Definition[struct{}]{Name: "test-no-apply"}, "has no Apply"},
+		{"duplicate", Definition[struct{}]{Name: "test-noop", Apply: apply}, "registered twice"},
+		{"injects twice", Definition[struct{}]{Name: "test-inject-twice", Inject: []Dep{Require(testKey), Optional(testKey)}, Apply: apply}, "injects service \"test-greeting\" twice"},
+		{"injects what it provides", Definition[struct{}]{Name: "test-self", Inject: []Dep{Require(testKey)}, Provides: []AnyKey{testKey}, Apply: apply}, "both injects and provides"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tt.want) {
+					t.Errorf("panic %v; want one containing %q", r, tt.want)
+				}
+			}()
+			Register(tt.def)
+		})
+	}
+}

@@ -59,7 +59,8 @@ var (
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // Register adds a plugin to the process-wide registry. It panics on a
-// programmer error: an invalid or duplicate name, or a missing Apply.
+// programmer error: an invalid or duplicate name, a missing Apply, or a
+// service injected twice or both injected and provided.
 func Register[C any](d Definition[C]) {
 	if !pluginName.MatchString(d.Name) {
 		panic(fmt.Sprintf("host: plugin name %q must match %s", d.Name, pluginName))
@@ -90,6 +91,18 @@ func Register[C any](d Definition[C]) {
 	}
 	for _, k := range d.Provides {
 		p.provides = append(p.provides, k.ServiceName())
+	}
+	seen := map[string]bool{}
+	for _, dep := range d.Inject {
+		if seen[dep.Service] {
+			panic(fmt.Sprintf("host: plugin %q injects service %q twice", d.Name, dep.Service))
+		}
+		seen[dep.Service] = true
+		for _, svc := range p.provides {
+			if svc == dep.Service {
+				panic(fmt.Sprintf("host: plugin %q both injects and provides service %q", d.Name, svc))
+			}
+		}
 	}
 	pluginsMu.Lock()
 	defer pluginsMu.Unlock()
