@@ -69,8 +69,14 @@
 // added entries start, removed ones are disposed, changed ones (plugin,
 // config or disabled) are disposed and started again, and unchanged ones are
 // not touched at all. A composition that does not parse or validate changes
-// nothing. [Host.Watch] applies a file and re-applies it whenever it changes
-// on disk, following editors that save by rename, one reload at a time.
+// nothing. A plugin whose Apply fails leaves its instance failed, visible
+// in Status, and touches no other instance; nothing retries it until its
+// entry changes or [Host.Reload] is called.
+//
+// [Host.Watch] applies a file and re-applies it whenever it changes on disk,
+// following editors that save by rename, one reload at a time: a change
+// that arrives while instances are still starting waits, then the file as
+// it is by then is applied.
 //
 // # Status and shutdown
 //
@@ -79,4 +85,15 @@
 // [Host.WaitStatus] follow changes. [Host.Shutdown] disposes every instance,
 // dependents first, each within Options.DisposeTimeout: a stuck disposer is
 // logged and abandoned, never waited on forever.
+//
+// # Differences from cordis
+//
+// A changed entry is disposed before its replacement starts, rather than
+// updated in place: an id owns exclusive things (a provided service, a
+// server process) that old and new could not both hold. Plugins declare the
+// services they provide, so the host can order startup and reject cycles
+// before running anything. Services are found by typed keys, never by
+// strings, and an instance sees the values it was started with: a new
+// provider means a restart, not a value swapped under it. There are no
+// nested plugins or groups: a composition is a flat list of entries.
 package host
