@@ -2,8 +2,6 @@ package attachments
 
 import (
 	"bytes"
-	"encoding/base64"
-	"fmt"
 	"image"
 	"image/gif"
 	"image/jpeg"
@@ -21,68 +19,6 @@ const (
 	GIF  = "image/gif"
 	WebP = "image/webp"
 )
-
-// The default limits, those of the original store.
-const (
-	DefaultMaxImageBytes = 3.5 * 1024 * 1024
-	DefaultMaxImages     = 20
-	DefaultMaxBatchBytes = 100 * 1024 * 1024
-	DefaultMaxPixels     = 40_000_000
-	DefaultMaxSide       = 2000
-)
-
-// DefaultLimits returns the limits a zero Limits stands for.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxImageBytes: DefaultMaxImageBytes,
-		MaxImages:     DefaultMaxImages,
-		MaxBatchBytes: DefaultMaxBatchBytes,
-		MaxPixels:     DefaultMaxPixels,
-		MaxSide:       DefaultMaxSide,
-	}
-}
-
-// withDefaults returns l with every zero field set to its default.
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxImageBytes == 0 {
-		l.MaxImageBytes = d.MaxImageBytes
-	}
-	if l.MaxImages == 0 {
-		l.MaxImages = d.MaxImages
-	}
-	if l.MaxBatchBytes == 0 {
-		l.MaxBatchBytes = d.MaxBatchBytes
-	}
-	if l.MaxPixels == 0 {
-		l.MaxPixels = d.MaxPixels
-	}
-	if l.MaxSide == 0 {
-		l.MaxSide = d.MaxSide
-	}
-	return l
-}
-
-// Validate reports the first negative limit, naming its config key.
-func (l Limits) Validate() error {
-	switch {
-	case l.MaxImageBytes < 0:
-		return negative("maxImageBytes", l.MaxImageBytes)
-	case l.MaxImages < 0:
-		return negative("maxImages", int64(l.MaxImages))
-	case l.MaxBatchBytes < 0:
-		return negative("maxBatchBytes", l.MaxBatchBytes)
-	case l.MaxPixels < 0:
-		return negative("maxPixels", l.MaxPixels)
-	case l.MaxSide < 0:
-		return negative("maxSide", int64(l.MaxSide))
-	}
-	return nil
-}
-
-func negative(key string, v int64) error {
-	return fmt.Errorf("%s: must not be negative (got %d; 0 means the default)", key, v)
-}
 
 // canonicalType returns the supported media type declared, ignoring case and
 // parameters ("image/PNG; foo=bar" is PNG), or "" if it is not supported.
@@ -201,28 +137,3 @@ func validateImage(t string, data []byte, l Limits) (Ref, *Error) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
-
-// DecodeBase64Strict decodes s, which must be canonical standard base64:
-// padded, no line breaks or other characters outside the alphabet, and no
-// stray bits in the last quantum, so that encoding the result gives s again.
-// Anything else is an *Error of kind KindInvalidBase64.
-func DecodeBase64Strict(s string) ([]byte, error) {
-	bad := func(why error) error {
-		return &Error{Kind: KindInvalidBase64, Index: -1, Err: why}
-	}
-	if len(s)%4 != 0 {
-		return nil, bad(errorString("its length is not a multiple of 4"))
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
-		if !ok && !(c == '=' && i >= len(s)-2) {
-			return nil, bad(fmt.Errorf("unexpected character %q at offset %d", c, i))
-		}
-	}
-	b, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil {
-		return nil, bad(err)
-	}
-	return b, nil
-}

@@ -181,6 +181,15 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 		last = v
 	}
 
+	// A panicking fn is logged, not fatal: the watch goes on.
+	call := func(v T, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				st.logger.Error("settings watcher panicked", "section", section, "panic", r)
+			}
+		}()
+		fn(v, err)
+	}
 	w := &watcher{poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := st.subscribe(w); err != nil {
 		st.logger.Error("settings: cannot watch the file; hand edits need a restart", "section", section, "err", err)
@@ -199,11 +208,11 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 			case err != nil:
 				if sum != lastBad {
 					lastBad, reported = sum, true
-					fn(last, err)
+					call(last, err)
 				}
 			case reported || !reflect.DeepEqual(v, last):
 				last, reported, lastBad = v, false, [32]byte{}
-				fn(v, nil)
+				call(v, nil)
 			}
 		}
 	}()
