@@ -237,6 +237,14 @@ func TestListErrors(t *testing.T) {
 	}
 }
 
+func TestListUnknownServerSuggests(t *testing.T) {
+	r := newRig(t)
+	res := r.exec(listName, `{"server":"githb"}`)
+	if got, want := text(res), `no MCP tools match server "githb" — did you mean "github"?`; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestErrorValueRendersAsPlainText(t *testing.T) {
 	r := newRig(t)
 	res := r.exec(listName, `{"tool":"bash"}`)

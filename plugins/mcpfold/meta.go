@@ -151,7 +151,16 @@ func (a *adapter) list(_ context.Context, call tools.Call) (tools.Output, error)
 		case args.server == "":
 			return fail("no MCP tools are registered under the %q prefix", r.prefix)
 		default:
-			return fail("no MCP tools match server %q", args.server)
+			var servers []string
+			for _, grp := range a.groups(all) {
+				if r.allowed(grp.server) && !g.disabled(grp.server) {
+					servers = append(servers, grp.server)
+				}
+			}
+			return tools.Output{Value: errorValue{
+				Error:      fmt.Sprintf("no MCP tools match server %q", args.server),
+				DidYouMean: suggest(args.server, servers),
+			}}, nil
 		}
 	}
 
