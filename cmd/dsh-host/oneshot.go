@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -203,16 +204,7 @@ it is listed, not hidden.`)
 			return exitOK
 		}
 		writeTools(io.Out, rows)
-		if bad := notActive(st); len(bad) > 0 {
-			fmt.Fprintln(io.Out, "\ninstances not active:")
-			for _, s := range bad {
-				msg := s.Err
-				if msg == "" {
-					msg = s.Detail
-				}
-				fmt.Fprintf(io.Out, "  %s (%s) %s: %s\n", s.ID, s.Plugin, s.State, dash(msg))
-			}
-		}
+		writeInstanceLines(io.Out, st)
 		return exitOK
 	})
 }
@@ -352,4 +344,29 @@ when the reply is an error.`)
 		}
 		return exitOK
 	})
+}
+
+// writeInstanceLines prints one line per instance of the composition (and
+// per built-in service that is not active): its state and detail or error,
+// so that a server that failed is listed, not hidden.
+func writeInstanceLines(w io.Writer, st []host.InstanceStatus) {
+	builtin := map[string]bool{}
+	for _, p := range host.Plugins() {
+		builtin[p.Name] = p.Builtin
+	}
+	header := false
+	for _, s := range st {
+		if builtin[s.Plugin] && s.ID == s.Plugin && s.State == host.StateActive {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\ninstances:")
+			header = true
+		}
+		msg := s.Err
+		if msg == "" {
+			msg = s.Detail
+		}
+		fmt.Fprintf(w, "  %s (%s) %s: %s\n", s.ID, s.Plugin, s.State, dash(msg))
+	}
 }

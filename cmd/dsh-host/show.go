@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -261,16 +260,4 @@ func statusRows(st []host.InstanceStatus) []statusRow {
 		rows = append(rows, statusRow{s.ID, s.Plugin, s.State, s.Since, s.Err, s.Detail})
 	}
 	return rows
-}
-
-// notActive returns the instances that are not active, sorted by id.
-func notActive(st []host.InstanceStatus) []host.InstanceStatus {
-	var out []host.InstanceStatus
-	for _, s := range st {
-		if s.State != host.StateActive {
-			out = append(out, s)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+// consoleComposition is the greeter, the fixture server and folding.
+func consoleComposition(t *testing.T) string {
+	return fmt.Sprintf(`plugins:
+  - id: hi
+    name: greeter
+    config:
+      greeting: Hej
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+  - id: fold
+    name: mcp-fold
+`, mcptest.FixtureBinary(t))
+}
+
+// startTestHost starts text in-process, with DSH_HOME in a temporary
+// directory, and shuts it down when the test ends.
+func startTestHost(t *testing.T, text string) *host.Host {
+	t.Helper()
+	t.Setenv("DSH_HOME", t.TempDir())
+	logger := slog.New(slog.DiscardHandler)
+	h, err := startHost(context.Background(), writeComposition(t, text), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !shutdownHost(h, logger) {
+			t.Error("shutdown was not clean")
+		}
+	})
+	return h
+}
+
+func TestConsole(t *testing.T) {
+	h := startTestHost(t, consoleComposition(t))
+	tests := []struct {
+		name    string
+		input   string
+		want    []string
+		notWant []string
+	}{
+		{"help", "/help\n", []string{"/status", "/call <tool> [json]", "/quit", "/mcp "}, nil},
+		{"status", "/status\n", []string{"ID ", "hi ", "greeter", "demo ", "mcp-client", "active", "connected", "12 "}, []string{"failed"}},
+		{"tools", "/tools\n", []string{"mcp__demo__add ", "folded", "greet ", "native", "mcp_call"}, nil},
+		{"prompt", "/prompt\n", []string{`"name": "mcp_list"`, `"name": "greet"`, "3 tools, ", " bytes, ~"}, []string{`"name": "mcp__demo__add"`}},
+		{"call", "/call greet {\"name\":\"Ada\"}\n", []string{"Hej, Ada!"}, nil},
+		{"call through the server", "/call mcp__demo__add {\"a\":1,\"b\":2}\n", []string{"3"}, []string{"error"}},
+		{"call without arguments object", "/call greet [1]\n", []string{"must be a JSON object"}, []string{"Hej"}},
+		{"call an unknown tool", "/call nope\n", []string{"error: ", "unknown tool"}, nil},
+		{"call without a tool", "/call\n", []string{"usage: /call"}, nil},
+		{"a registered command", "/mcp list demo\n", []string{"mcp__demo__add"}, []string{"error: "}},
+		{"an unknown command", "/nope\n", []string{"error: "}, nil},
+		{"not a command", "hello\n", []string{"/help lists them"}, nil},
+		{"reload", "/reload\n", []string{"reloading"}, nil},
+		{"blank lines are ignored", "\n\n  \n", nil, []string{"/help"}},
+		{"quit stops reading", "/quit\n/status\n", []string{"bye"}, []string{"ID "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			runConsole(context.Background(), h, strings.NewReader(tt.input), &out)
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output has %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestConsoleStopsWithContext ends the console when its context ends, while
+// stdin stays open (as a terminal does on SIGINT).
+func TestConsoleStopsWithContext(t *testing.T) {
+	h := startTestHost(t, greeterComposition)
+	pr, pw := io.Pipe()
+	defer pw.Close() // lets the line reader go
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runConsole(ctx, h, pr, &out)
+	}()
+	// The write returns once the console has read the line.
+	if _, err := io.WriteString(pw, "/call greet {\"name\":\"Bo\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if strings.Contains(out.String(), "bye") {
+		t.Errorf("output %q: the console quit as if told to", out.String())
+	}
+}
+
+// TestProgress shows one line per instance as the composition starts, then
+// a summary.
+func TestProgress(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, consoleComposition(t))
+	logger := slog.New(slog.DiscardHandler)
+	h := host.New(&host.Options{Logger: logger})
+	var out bytes.Buffer
+	p := newProgress(&out, file)
+	remove := h.OnStatus(p.observe)
+	defer remove()
+	if err := h.LoadFile(context.Background(), file); err != nil {
+		t.Fatal(err)
+	}
+	p.finish(h.Status())
+	defer shutdownHost(h, logger)
+
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	// 3 entries and the 4 built-in services, then the summary.
+	if len(lines) != 8 {
+		t.Fatalf("want 8 lines, got:\n%s", out.String())
+	}
+	for i, l := range lines[:7] {
+		if !strings.Contains(l, fmt.Sprintf(" %d/7: ", i+1)) {
+			t.Errorf("line %d = %q", i+1, l)
+		}
+	}
+	if !strings.Contains(out.String(), "connecting ") || !strings.Contains(out.String(), ": demo…") {
+		t.Errorf("no connecting line for demo:\n%s", out.String())
+	}
+	if lines[7] != "ready: 7 active — /help for commands" {
+		t.Errorf("summary = %q", lines[7])
+	}
+}

@@ -1,0 +1,489 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+// binary is dsh-host built once for the tests that run it as a process.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "dsh-host-cli")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "dsh-host")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build dsh-host:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// writeComposition writes text to composition.yml in a new temporary
+// directory and returns its path.
+func writeComposition(t *testing.T, text string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "composition.yml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// command returns the built binary as a command, with DSH_HOME in a
+// temporary directory so that tests never touch the user's settings.
+func command(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "DSH_HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	return cmd
+}
+
+// dshHost runs the binary to completion.
+func dshHost(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatalf("run dsh-host %q: %v", args, err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+const greeterComposition = `plugins:
+  - id: hi
+    name: greeter
+    config:
+      greeting: Hej
+`
+
+func TestCLIExitCodes(t *testing.T) {
+	file := writeComposition(t, greeterComposition)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"help", []string{"help"}, exitOK, "Subcommands:", ""},
+		{"help of a subcommand", []string{"help", "tools"}, exitOK, "usage: dsh-host tools", ""},
+		{"-h", []string{"call", "-h"}, exitOK, "usage: dsh-host call", ""},
+		{"unknown subcommand", []string{"frobnicate"}, exitUsage, "", `unknown subcommand "frobnicate"`},
+		{"unknown flag", []string{"tools", "--nope"}, exitUsage, "", "flag provided but not defined: -nope"},
+		{"call without a tool", []string{"call", "-c", file}, exitUsage, "", "want a tool name"},
+		{"call with arguments that are not an object", []string{"call", "-c", file, "greet", "[1]"}, exitUsage, "", "must be a JSON object"},
+		{"bad log level", []string{"run", "-c", file, "--log-level", "loud"}, exitUsage, "", "--log-level"},
+		{"bad console mode", []string{"run", "-c", file, "--console", "maybe"}, exitUsage, "", "--console"},
+		{"command without a line", []string{"command", "-c", file}, exitUsage, "", "want a command line"},
+		{"missing composition", []string{"tools", "-c", filepath.Join(t.TempDir(), "none.yml")}, exitFail, "", "none.yml"},
+		{"unknown tool", []string{"call", "-c", file, "nope"}, exitFail, "", `unknown tool`},
+		{"tool error", []string{"call", "-c", file, "greet", `{"name": 1}`}, exitFail, "", "greet"},
+		{"unknown slash command", []string{"command", "-c", file, "/nope"}, exitFail, "", "nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := dshHost(t, tt.args...)
+			if code != tt.wantCode || !strings.Contains(stdout, tt.wantStdout) || !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("exit %d; want %d with stdout containing %q and stderr %q\nstdout:\n%s\nstderr:\n%s",
+					code, tt.wantCode, tt.wantStdout, tt.wantStderr, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestCLICheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		text     string
+		env      string
+		wantCode int
+		want     []string // in stdout for 0, stderr otherwise
+	}{
+		{"valid", greeterComposition, "", exitOK, []string{"ok, 1 entries"}},
+		{
+			"every problem listed",
+			"plugins:\n  - id: a\n    name: nope\n  - id: b\n    name: greeter\n    config:\n      greting: x\n",
+			"", exitFail,
+			[]string{"2 problem(s)", ":2", `"a"`, `unknown plugin "nope"`, ":7", `"b"`, "greting"},
+		},
+		{"unset variable", "plugins:\n  - id: a\n    name: greeter\n    config:\n      greeting: ${DSH_TEST_UNSET_VAR}\n", "", exitFail, []string{"DSH_TEST_UNSET_VAR"}},
+		{"bad yaml", "plugins:\n  - id: [\n", "", exitFail, []string{"composition.yml:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writeComposition(t, tt.text)
+			code, stdout, stderr := dshHost(t, "check", "-c", file)
+			got := stdout
+			if tt.wantCode != exitOK {
+				got = stderr
+			}
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestCLIPlugins(t *testing.T) {
+	code, stdout, stderr := dshHost(t, "plugins")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"greeter", "greeting  string  default Hello", "mcp-client", "serverName", "mcp-fold", "tools (built in)"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("plugins output lacks %q:\n%s", w, stdout)
+		}
+	}
+	code, stdout, _ = dshHost(t, "plugins", "--json")
+	var ps []struct{ Name string }
+	if err := json.Unmarshal([]byte(stdout), &ps); code != exitOK || err != nil || len(ps) < 5 {
+		t.Errorf("plugins --json: exit %d, %v, %d plugins", code, err, len(ps))
+	}
+}
+
+func TestCLIGreeter(t *testing.T) {
+	file := writeComposition(t, greeterComposition)
+
+	t.Run("tools", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "tools", "-c", file)
+		if code != exitOK || !strings.Contains(stdout, "greet ") || !strings.Contains(stdout, "Greet someone by name.") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("call", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "call", "-c", file, "greet", `{"name":"Ada"}`)
+		if code != exitOK || stdout != "Hej, Ada!\n" {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("call --json, flags after arguments", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "call", "greet", `{"name":"Ada"}`, "-c", file, "--json")
+		var got callResult
+		if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
+			t.Fatalf("exit %d, %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+		}
+		want := callResult{Tool: "greet", Value: "Hej, Ada!", Content: got.Content}
+		if diff := cmp.Diff(want, got); diff != "" || len(got.Content) != 1 || got.Content[0].Text != "Hej, Ada!" {
+			t.Errorf("(-want +got):\n%s\ncontent %+v", diff, got.Content)
+		}
+	})
+	t.Run("prompt --json", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "prompt", "-c", file, "--json")
+		var tools []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &tools); code != exitOK || err != nil {
+			t.Fatalf("exit %d, %v\nstdout:\n%s", code, err, stdout)
+		}
+		if len(tools) != 1 || tools[0].Type != "function" || tools[0].Function.Name != "greet" {
+			t.Errorf("tools = %+v", tools)
+		}
+		wantSize := fmt.Sprintf("1 tools, %d bytes, ~%d tokens", len(stdout)-1, (len(stdout)-1+3)/4)
+		if !strings.Contains(stderr, wantSize) {
+			t.Errorf("stderr %q lacks %q", stderr, wantSize)
+		}
+	})
+}
+
+// fixtureComposition runs the in-repo fixture server twice: demo works,
+// broken exits at start. marker tags the processes, to find strays.
+func fixtureComposition(t *testing.T, marker string) string {
+	fixture := mcptest.FixtureBinary(t)
+	return fmt.Sprintf(`plugins:
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %[1]q
+      args: [-name, %[2]q]
+  - id: broken
+    name: mcp-client
+    config:
+      serverName: broken
+      transport: stdio
+      command: %[1]q
+      args: [-crash-on-start, -name, %[2]q]
+      failOnStartupError: true
+      reconnect: {enabled: false}
+  - id: fold
+    name: mcp-fold
+    config:
+      keep: [mcp__demo__greet]
+`, fixture, marker)
+}
+
+// processesWith returns the pids of live processes whose command line
+// contains marker.
+func processesWith(t *testing.T, marker string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func TestCLIFixture(t *testing.T) {
+	marker := fmt.Sprintf("dsh-cli-%d-%d", os.Getpid(), time.Now().UnixNano())
+	file := writeComposition(t, fixtureComposition(t, marker))
+	defer func() {
+		if pids := processesWith(t, marker); len(pids) > 0 {
+			t.Errorf("server processes left behind: %v", pids)
+		}
+	}()
+
+	t.Run("tools lists tools and the failed server", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "tools", "-c", file)
+		for _, w := range []string{"mcp__demo__add  ", "demo", "admin.reset", "folded", "mcp_list", "broken (mcp-client) failed", "demo (mcp-client) active"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("stdout lacks %q", w)
+			}
+		}
+		if code != exitOK {
+			t.Errorf("exit %d, want 0 even with a failed server", code)
+		}
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+	})
+	t.Run("tools --json", func(t *testing.T) {
+		code, stdout, _ := dshHost(t, "tools", "-c", file, "--json")
+		var got struct {
+			Tools     []toolRow
+			Instances []statusRow
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
+			t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
+		}
+		var add toolRow
+		for _, r := range got.Tools {
+			if r.Name == "mcp__demo__add" {
+				add = r
+			}
+		}
+		want := toolRow{Name: "mcp__demo__add", Server: "demo", RawName: "add", Instance: "demo", Folded: true, Description: "Add two numbers."}
+		if diff := cmp.Diff(want, add); diff != "" {
+			t.Errorf("mcp__demo__add (-want +got):\n%s", diff)
+		}
+		states := map[string]string{}
+		for _, s := range got.Instances {
+			states[s.ID] = string(s.State)
+		}
+		if states["demo"] != "active" || states["broken"] != "failed" {
+			t.Errorf("states = %v", states)
+		}
+	})
+	t.Run("call through the server", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "call", "-c", file, "mcp__demo__add", `{"a":2,"b":3}`, "--json")
+		if code != exitOK || !strings.Contains(stdout, `"sum": 5`) {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		code, _, stderr = dshHost(t, "call", "-c", file, "mcp__demo__fail")
+		if code != exitFail || !strings.Contains(stderr, "mcp__demo__fail") {
+			t.Errorf("fail: exit %d, stderr:\n%s", code, stderr)
+		}
+	})
+	t.Run("prompt is folded", func(t *testing.T) {
+		code, stdout, _ := dshHost(t, "prompt", "-c", file)
+		if code != exitOK || !strings.Contains(stdout, `"name": "mcp_call"`) || strings.Contains(stdout, `"name": "mcp__demo__add"`) ||
+			!strings.Contains(stdout, `"name": "mcp__demo__greet"`) || !strings.Contains(stdout, "3 tools, ") {
+			t.Errorf("exit %d\n%s", code, stdout)
+		}
+	})
+	t.Run("command", func(t *testing.T) {
+		code, stdout, stderr := dshHost(t, "command", "-c", file, "/mcp list demo")
+		if code != exitOK || !strings.Contains(stdout, "mcp__demo__add") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+}
+
+// logLines follows a JSON log stream.
+func logLines(t *testing.T, r *bufio.Scanner) <-chan map[string]any {
+	ch := make(chan map[string]any, 100)
+	go func() {
+		defer close(ch)
+		for r.Scan() {
+			var m map[string]any
+			if json.Unmarshal(r.Bytes(), &m) == nil {
+				ch <- m
+			}
+		}
+	}()
+	return ch
+}
+
+// waitLog waits for a log record for which match is true.
+func waitLog(t *testing.T, ch <-chan map[string]any, what string, match func(map[string]any) bool) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case m, ok := <-ch:
+			if !ok {
+				t.Fatalf("log ended while waiting for %s", what)
+			}
+			if match(m) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no log record for %s within a minute", what)
+		}
+	}
+}
+
+func msg(text string, kv ...string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		if m["msg"] != text {
+			return false
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if m[kv[i]] != kv[i+1] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestRunReloadAndSignals runs `dsh-host run` as a process: an edit of the
+// file restarts the changed entry, a broken edit changes nothing, SIGHUP
+// reloads, SIGINT shuts down with exit 0 and leaves no server process.
+func TestRunReloadAndSignals(t *testing.T) {
+	marker := fmt.Sprintf("dsh-run-%d-%d", os.Getpid(), time.Now().UnixNano())
+	fixture := mcptest.FixtureBinary(t)
+	text := func(greeting string) string {
+		return fmt.Sprintf("plugins:\n  - id: hi\n    name: greeter\n    config:\n      greeting: %s\n  - id: demo\n    name: mcp-client\n    config:\n      serverName: demo\n      transport: stdio\n      command: %q\n      args: [-name, %q]\n", greeting, fixture, marker)
+	}
+	file := writeComposition(t, text("Hej"))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, "run", "-c", file, "--log-format", "json", "--console", "off")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := logLines(t, bufio.NewScanner(stderr))
+	exited := false
+	defer func() {
+		if !exited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	waitLog(t, logs, "running", msg("running; SIGHUP reloads, SIGINT or SIGTERM stops"))
+
+	// A changed greeting restarts hi, and only hi.
+	if err := os.WriteFile(file, []byte(text("Hallo")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "hi restarted", func(m map[string]any) bool {
+		if m["msg"] == "instance active" && m["instance"] == "demo" {
+			t.Errorf("demo restarted although its entry did not change")
+		}
+		return msg("instance active", "instance", "hi")(m)
+	})
+
+	// A file that does not parse changes nothing.
+	if err := os.WriteFile(file, []byte("plugins: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "the rejected file", msg("composition not applied; the running instances are unchanged"))
+
+	if err := os.WriteFile(file, []byte(text("Hallo")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "the repaired file", msg("composition applied"))
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "SIGHUP", msg("SIGHUP: reloading"))
+	waitLog(t, logs, "the reload", msg("composition applied"))
+
+	if len(processesWith(t, marker)) != 1 {
+		t.Errorf("want one fixture server running, have %v", processesWith(t, marker))
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	for range logs {
+	}
+	err = cmd.Wait()
+	exited = true
+	if err != nil {
+		t.Errorf("run after SIGINT: %v, want exit 0", err)
+	}
+	if pids := processesWith(t, marker); len(pids) > 0 {
+		t.Errorf("server processes left behind: %v", pids)
+	}
+}
