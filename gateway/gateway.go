@@ -39,6 +39,10 @@ const DefaultDebounce = 50 * time.Millisecond
 // store admits far smaller images, so this only guards against a corrupt one.
 const maxImageBytes = 64 << 20
 
+// maxDebounceFactor bounds how many debounce delays a burst of changes may
+// postpone a re-assembly.
+const maxDebounceFactor = 20
+
 // Options configures a Gateway. The zero value (or nil) means defaults.
 type Options struct {
 	// Implementation names the server to its clients (default "dsh-host").
@@ -75,7 +79,12 @@ type Gateway struct {
 	store       *attachments.Store
 	unsubscribe func()
 	timer       *time.Timer
-	closed      bool
+	// pendingSince is when the first change not yet assembled came; zero
+	// when none is pending.
+	pendingSince time.Time
+	closed       bool
+
+	bindMu sync.Mutex // serializes Rebind
 
 	syncMu  sync.Mutex           // serializes syncs
 	current map[string]toolState // what the server lists; guarded by syncMu
@@ -163,6 +172,8 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // what it had (a reload may replace the services), and re-assembles if the
 // registry changed. A nil reg empties the surface until the next Rebind.
 func (g *Gateway) Rebind(reg *tools.Registry, store *attachments.Store) {
+	g.bindMu.Lock()
+	defer g.bindMu.Unlock()
 	g.mu.Lock()
 	g.store = store
 	same := g.reg == reg
@@ -208,21 +219,33 @@ func (g *Gateway) bind(reg *tools.Registry) {
 // delay coalesce into one. Registry changes call it; call it too when
 // something else may have changed the assembly (an assemble handler came or
 // went without any tool doing so).
+//
+// A steady stream of changes postpones the re-assembly by at most
+// maxDebounceFactor debounce delays from the first, so clients never wait
+// indefinitely on a flapping server.
 func (g *Gateway) Refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
-	if g.timer == nil {
-		g.timer = time.AfterFunc(g.debounce, g.fire)
-	} else {
+	now := time.Now()
+	switch {
+	case g.pendingSince.IsZero():
+		g.pendingSince = now
+		if g.timer == nil {
+			g.timer = time.AfterFunc(g.debounce, g.fire)
+		} else {
+			g.timer.Reset(g.debounce)
+		}
+	case now.Sub(g.pendingSince)+g.debounce <= maxDebounceFactor*g.debounce:
 		g.timer.Reset(g.debounce)
 	}
 }
 
 func (g *Gateway) fire() {
 	g.mu.Lock()
+	g.pendingSince = time.Time{}
 	if g.closed {
 		g.mu.Unlock()
 		return

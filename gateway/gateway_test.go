@@ -602,3 +602,39 @@ func TestInstructionsAreTheSections(t *testing.T) {
 		t.Errorf("instructions = %q, want %q", got, want)
 	}
 }
+
+func TestFlappingChangesStillReachClients(t *testing.T) {
+	reg := tools.New(nil)
+	// The debounce is long next to the changes' period, so that a stalled
+	// test goroutine does not let the timer fire on its own.
+	g, err := New(context.Background(), reg, nil, &Options{Debounce: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	synced := make(chan struct{}, 1)
+	g.syncMu.Lock()
+	g.afterSync = func(int, int, error) {
+		select {
+		case synced <- struct{}{}:
+		default:
+		}
+	}
+	g.syncMu.Unlock()
+
+	// Changes every 5ms would postpone a plain debounce forever; the
+	// gateway must re-assemble within maxDebounceFactor delays anyway.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(wait)
+	for {
+		select {
+		case <-synced:
+			return
+		case <-tick.C:
+			g.Refresh()
+		case <-deadline:
+			t.Fatal("a steady stream of changes postponed the re-assembly indefinitely")
+		}
+	}
+}
