@@ -1,0 +1,83 @@
+package greeter_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host"
+	_ "github.com/dsh-host/dsh-host/plugins/greeter"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// apply runs composition text on h and fails the test if it does not apply.
+func apply(t *testing.T, h *host.Host, text string) {
+	t.Helper()
+	c, err := host.ParseComposition("composition.yml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func greet(t *testing.T, h *host.Host, args string) tools.Result {
+	t.Helper()
+	reg, ok := host.Service(h, tools.Key)
+	if !ok {
+		t.Fatal("no tools service")
+	}
+	return reg.Execute(context.Background(), tools.Caller{Kind: "test"}, "greet", json.RawMessage(args))
+}
+
+// TestGreeterThroughHost runs the plugin as the binary does: from a
+// composition, on a host, called through the registry; a changed config
+// restarts it with the new greeting, and a removed entry takes the tool away.
+func TestGreeterThroughHost(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer h.Shutdown(context.Background())
+
+	steps := []struct {
+		name, composition, args, want string
+		wantErr                       bool
+	}{
+		{"default greeting", "plugins:\n  - id: hi\n    name: greeter\n", `{"name":"Ada"}`, "Hello, Ada!", false},
+		{"configured greeting", "plugins:\n  - id: hi\n    name: greeter\n    config:\n      greeting: Hej\n", `{"name":"Ada"}`, "Hej, Ada!", false},
+		{"arguments of the wrong type", "plugins:\n  - id: hi\n    name: greeter\n    config:\n      greeting: Hej\n", `{"name":1}`, "", true},
+		{"entry removed", "plugins: []\n", `{"name":"Ada"}`, "", true},
+	}
+	for _, st := range steps {
+		apply(t, h, st.composition)
+		res := greet(t, h, st.args)
+		if st.wantErr {
+			if res.Err == nil {
+				t.Errorf("%s: got %v, want an error", st.name, res.Content)
+			}
+			continue
+		}
+		if res.Err != nil || len(res.Content) != 1 || res.Content[0].Text != st.want || res.Value != st.want {
+			t.Errorf("%s: got %+v, want %q", st.name, res, st.want)
+		}
+	}
+}
+
+// TestGreeterConfigIsStrict: an unknown key is an error naming it, before
+// anything starts.
+func TestGreeterConfigIsStrict(t *testing.T) {
+	c, err := host.ParseComposition("composition.yml", []byte("plugins:\n  - id: hi\n    name: greeter\n    config:\n      greting: Hej\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = host.Check(c)
+	if err == nil || !strings.Contains(err.Error(), "greting") || !strings.Contains(err.Error(), "composition.yml:5") {
+		t.Errorf("Check = %v, want an error naming greting at composition.yml:5", err)
+	}
+}
