@@ -144,15 +144,19 @@ func (a *adapter) own() bool {
 	return true
 }
 
-// metaVisible reports whether both meta-tools are among names.
-func metaVisible(names func(yield func(string) bool)) bool {
+// metaVisible reports whether both meta-tools are among items.
+func metaVisible[T any](items []T, name func(T) string) bool {
 	var l, c bool
-	for n := range names {
+	for _, it := range items {
+		n := name(it)
 		l = l || n == listName
 		c = c || n == callName
 	}
 	return l && c
 }
+
+func schemaName(s tools.Schema) string         { return s.Name }
+func definitionName(d tools.Definition) string { return d.Name }
 
 // assemble is the fold, in the assembly waterfall. It folds only when the
 // meta-tools are this adapter's own and the caller can see them; otherwise,
@@ -162,13 +166,7 @@ func (a *adapter) assemble(ctx context.Context, in tools.Assembly, next host.Nex
 	if err != nil {
 		return out, err
 	}
-	if !a.own() || !metaVisible(func(yield func(string) bool) {
-		for _, t := range out.Tools {
-			if !yield(t.Name) {
-				return
-			}
-		}
-	}) {
+	if !a.own() || !metaVisible(out.Tools, schemaName) {
 		return out, nil
 	}
 	g := a.gate.Load()

@@ -142,14 +142,7 @@ func treeLines(defs []tools.Definition, indent string) []string {
 // fold, over the same tools, so the two never disagree.
 func (a *adapter) health(caller tools.Caller, v view) string {
 	all := a.reg.List(caller)
-	names := func(yield func(string) bool) {
-		for _, d := range all {
-			if !yield(d.Name) {
-				return
-			}
-		}
-	}
-	if !a.own() || !metaVisible(names) {
+	if !a.own() || !metaVisible(all, definitionName) {
 		return "folding INACTIVE (fail-open) — full schemas are passing through"
 	}
 	folded, kept, chars := 0, 0, 0

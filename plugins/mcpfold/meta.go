@@ -104,6 +104,7 @@ type SearchHit struct {
 	Score       float64 `json:"score"`
 }
 
+// enableHint is the command that restores server.
 func (a *adapter) enableHint(g *gateState, server string) string {
 	return fmt.Sprintf("/mcp enable %d", g.idOf(server))
 }
