@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -45,40 +44,27 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	// koanf loads the document and gives its top-level keys; the yaml.Node
-	// tree of the same bytes gives the line of every entry and config key.
+	// koanf loads the document; its parser keeps the yaml.Node tree, which
+	// gives the line of every entry and config key.
 	k := koanf.New(".")
-	if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
-		return nil, yamlError(file, err)
+	parser := &nodeParser{file: file}
+	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
+		return nil, err
 	}
 	var errs []error
-	reported := map[string]bool{}
 	for _, key := range k.Keys() {
-		if key, _, _ = strings.Cut(key, "."); key != "plugins" && !reported[key] {
-			reported[key] = true
+		if key != "plugins" {
 			errs = append(errs, fmt.Errorf("%s: unknown top-level key %q; a composition has only \"plugins\"", file, key))
 		}
 	}
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(file, err)
-	}
 	c := &Composition{File: file}
-	if len(doc.Content) == 0 {
-		return c, errors.Join(errs...)
-	}
-	root := doc.Content[0]
-	if root.Kind != yamlv3.MappingNode {
-		return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", file, root.Line)
-	}
-	var list *yamlv3.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "plugins" {
-			list = root.Content[i+1]
-		}
-	}
+	// From the parser, not k.Get, which would deep-copy the node tree.
+	list := parser.top["plugins"]
 	if list == nil || list.ShortTag() == "!!null" {
-		return c, errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	if list.Kind != yamlv3.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", file, list.Line)
@@ -108,6 +94,41 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	}
 	return c, nil
 }
+
+// nodeParser is a koanf.Parser for YAML that maps each top-level key to
+// its *yaml.Node (a leaf to koanf), so the document is parsed once and
+// every value keeps its position.
+type nodeParser struct {
+	file string
+	top  map[string]*yamlv3.Node
+}
+
+func (p *nodeParser) Unmarshal(b []byte) (map[string]any, error) {
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(b, &doc); err != nil {
+		return nil, yamlError(p.file, err)
+	}
+	out := map[string]any{}
+	p.top = map[string]*yamlv3.Node{}
+	if len(doc.Content) == 0 {
+		return out, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yamlv3.MappingNode {
+		return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", p.file, root.Line)
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key := root.Content[i]
+		if _, dup := out[key.Value]; dup {
+			return nil, fmt.Errorf("%s:%d: key %q appears twice", p.file, key.Line, key.Value)
+		}
+		out[key.Value] = root.Content[i+1]
+		p.top[key.Value] = root.Content[i+1]
+	}
+	return out, nil
+}
+
+func (p *nodeParser) Marshal(m map[string]any) ([]byte, error) { return yamlv3.Marshal(m) }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
@@ -152,8 +173,14 @@ func parseEntry(file string, n *yamlv3.Node, lookupEnv func(string) (string, boo
 		errs = append(errs, fmt.Errorf("%s: has no id; give every entry a unique id", where(n.Line)))
 	}
 	var config *yamlv3.Node
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, v := n.Content[i], n.Content[i+1]
+		if seen[key.Value] {
+			errs = append(errs, fmt.Errorf("%s: key %q appears twice", where(key.Line), key.Value))
+			continue
+		}
+		seen[key.Value] = true
 		if !slices.Contains(entryKeys, key.Value) {
 			errs = append(errs, fmt.Errorf("%s: unknown key %q (an entry has %s)", where(key.Line), key.Value, strings.Join(entryKeys, ", ")))
 			continue

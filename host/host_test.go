@@ -375,6 +375,16 @@ plugins:
 			want: []string{"test.yml:4:", `entry "a"`, `unknown key "disable"`},
 		},
 		{
+			name: "entry key twice",
+			yaml: "plugins:\n  - id: a\n    name: test-noop\n    name: test-optional\n",
+			want: []string{"test.yml:4:", `entry "a"`, `key "name" appears twice`},
+		},
+		{
+			name: "config key twice",
+			yaml: "plugins:\n  - id: a\n    name: test-noop\n    config:\n      greeting: x\n      greeting: y\n",
+			want: []string{"test.yml:", `entry "a"`, "greeting", "already defined"},
+		},
+		{
 			name: "unknown top-level key",
 			yaml: "plugin:\n  - id: a\n",
 			want: []string{"test.yml", `"plugin"`},
