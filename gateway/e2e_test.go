@@ -523,24 +523,35 @@ func TestE2EReloadSendsListChanged(t *testing.T) {
 
 func TestE2ECancellationReachesTheServer(t *testing.T) {
 	bin := dshHostBinary(t)
-	e := newE2E(t)
-	p := e.serveHTTPProc(t, bin, nil)
-	cs, _ := goClient(t, &mcp.StreamableClientTransport{Endpoint: p.url})
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			e := newE2E(t)
+			var tr mcp.Transport
+			if transport == "stdio" {
+				cmd := exec.Command(bin, "serve", "--stdio", "-c", e.composition)
+				cmd.Env = e.env()
+				tr = &mcp.CommandTransport{Command: cmd}
+			} else {
+				tr = &mcp.StreamableClientTransport{Endpoint: e.serveHTTPProc(t, bin, nil).url}
+			}
+			cs, _ := goClient(t, tr)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_call", Arguments: map[string]any{
-			"tool": "mcp__fx__slow", "arguments": map[string]any{"ms": 60000},
-		}})
-		done <- err
-	}()
-	waitFor(t, "the fixture's slow tool to start", func() bool { return fileHasLine(e.cancelFile, "slow started") })
-	cancel()
-	waitFor(t, "the cancellation to reach the fixture server", func() bool { return fileHasLine(e.cancelFile, "slow cancelled") })
-	if err := <-done; err == nil {
-		t.Error("the cancelled call returned no error")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_call", Arguments: map[string]any{
+					"tool": "mcp__fx__slow", "arguments": map[string]any{"ms": 60000},
+				}})
+				done <- err
+			}()
+			waitFor(t, "the fixture's slow tool to start", func() bool { return fileHasLine(e.cancelFile, "slow started") })
+			cancel()
+			waitFor(t, "the cancellation to reach the fixture server", func() bool { return fileHasLine(e.cancelFile, "slow cancelled") })
+			if err := <-done; err == nil {
+				t.Error("the cancelled call returned no error")
+			}
+		})
 	}
 }
 
