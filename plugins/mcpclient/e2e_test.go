@@ -603,7 +603,7 @@ func TestE2ECancellationReachesServer(t *testing.T) {
 		cancel  bool
 	}{
 		{name: "caller cancels", cancel: true},
-		{name: "per-call timeout", timeout: 300},
+		{name: "per-call timeout", timeout: 1000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
