@@ -3,7 +3,9 @@
 // [Store.SaveImages] validates a whole batch of images first (count, sizes,
 // declared media type against the bytes' signature, header dimensions) and
 // then writes all of them or none, each under the sha256 of its bytes, with
-// a temporary file, fsync and rename. The [Ref]s it returns name images by
+// a temporary file, fsync and rename. A batch journal makes "none" hold
+// even if the process dies half-way: the next writer, or the next [New],
+// removes what the unfinished batch wrote. The [Ref]s it returns name images by
 // that hash ("sha256:<hex>"), so the same bytes always give the same ref and
 // a ref stays valid across restarts: [Store.Stat] and [Store.Open] find it
 // again in a new Store on the same directory.

@@ -3,7 +3,9 @@ package attachments
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,7 +36,8 @@ type Store struct {
 
 	// hook, when set by a test, runs before each step of writing the n-th
 	// new file of a batch (stage "write" before the data, "rename" before
-	// the file becomes visible); an error aborts the batch there.
+	// the file becomes visible) and before the batch commits ("commit");
+	// an error aborts the batch there.
 	hook func(stage string, n int) error
 }
 
@@ -65,7 +68,12 @@ func New(dir string, limits *Limits) (*Store, error) {
 	if err := fsutil.MkdirAll(filepath.Join(abs, objectsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("attachments: create the store directory: %w", err)
 	}
-	if err := s.sweep(); err != nil {
+	unlock, err := fsutil.Lock(filepath.Join(abs, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("attachments: %w", err)
+	}
+	defer unlock()
+	if err := s.recoverCrashed(true); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -76,39 +84,6 @@ func (s *Store) Dir() string { return s.dir }
 
 // Limits returns the limits in force, defaults filled in.
 func (s *Store) Limits() Limits { return s.limits }
-
-// sweep removes temporary files a crashed writer left behind. Writers hold
-// the lock while their temporary files exist, so under the lock every one
-// found is stale.
-func (s *Store) sweep() error {
-	unlock, err := fsutil.Lock(filepath.Join(s.dir, lockName))
-	if err != nil {
-		return fmt.Errorf("attachments: %w", err)
-	}
-	defer unlock()
-	shards, err := os.ReadDir(filepath.Join(s.dir, objectsDir))
-	if err != nil {
-		return fmt.Errorf("attachments: %w", err)
-	}
-	for _, sh := range shards {
-		if !sh.IsDir() {
-			continue
-		}
-		d := filepath.Join(s.dir, objectsDir, sh.Name())
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			return fmt.Errorf("attachments: %w", err)
-		}
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), tempPrefix) {
-				if err := os.Remove(filepath.Join(d, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("attachments: remove a stale temporary file: %w", err)
-				}
-			}
-		}
-	}
-	return nil
-}
 
 // SaveImages validates every member, then persists all of them or none.
 // References come back in input order. A refusal is an *Error.
@@ -135,9 +110,16 @@ func (s *Store) SaveImages(ctx context.Context, batch []Image) ([]Ref, error) {
 	return refs, nil
 }
 
-// persist writes the members the store does not hold yet. On any failure
-// it removes the files this batch created (never one that was there
-// before), so the batch leaves nothing behind.
+// persist writes the members the store does not hold yet: all of them or,
+// whatever happens, none.
+//
+// Under the lock it first undoes what a crashed writer left (recoverCrashed).
+// Then it lists the files it is about to create in a journal
+// (<dir>/.batch-*.json), writes them, and removes the journal once every
+// one is durable: that removal commits the batch. On a failure it removes
+// the files again; after a crash, the next writer or the next New does,
+// from the journal. Files that were there before the batch are never
+// removed.
 func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,57 +128,215 @@ func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 		return fmt.Errorf("attachments: %w", err)
 	}
 	defer unlock()
+	if err := s.recoverCrashed(false); err != nil {
+		return err
+	}
 
-	var created, createdDirs []string
-	touched := map[string]bool{}
+	// Each new content once; a file of the right size under its hash is
+	// the same image (a damaged one is rewritten, but not journaled: rolling
+	// back must not remove what was there before).
+	var todo []checked
+	var j journal
+	seen := map[string]bool{}
+	newShard := map[string]bool{}
+	for _, it := range items {
+		if seen[it.hex] {
+			continue
+		}
+		seen[it.hex] = true
+		fi, err := os.Lstat(s.objectPath(it.hex))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(it.data)) {
+			continue
+		}
+		todo = append(todo, it)
+		if err != nil {
+			j.Objects = append(j.Objects, it.hex)
+		}
+		shard := it.hex[:2]
+		if _, err := os.Lstat(filepath.Join(s.dir, objectsDir, shard)); err != nil && !newShard[shard] {
+			newShard[shard] = true
+			j.Dirs = append(j.Dirs, shard)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	jpath, err := s.writeJournal(&j)
+	if err != nil {
+		return err
+	}
+	committed := false
 	defer func() {
-		if err == nil {
+		if committed {
 			return
 		}
-		for _, p := range append(created, createdDirs...) {
-			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				err = errors.Join(err, fmt.Errorf("attachments: roll back %s: %w", p, rerr))
-			}
+		if rerr := s.undo(&j); rerr != nil {
+			// The journal stays: the next writer tries again.
+			err = errors.Join(err, rerr)
+			return
 		}
-		if len(createdDirs) > 0 {
-			touched[filepath.Join(s.dir, objectsDir)] = true
-		}
-		for d := range touched {
-			fsutil.SyncDir(d) // best effort: the batch already failed
+		if rerr := os.Remove(jpath); rerr == nil {
+			fsutil.SyncDir(s.dir) // best effort: a journal left behind is replayed harmlessly
 		}
 	}()
 
-	n := 0
-	done := map[string]bool{}
-	for _, it := range items {
-		if done[it.hex] {
-			continue
-		}
-		done[it.hex] = true
+	touched := map[string]bool{}
+	for n, it := range todo {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("attachments: nothing saved: %w", err)
 		}
 		final := s.objectPath(it.hex)
-		if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(it.data)) {
-			continue // content-addressed: the same name holds the same bytes
-		}
 		shard := filepath.Dir(final)
-		if _, err := os.Lstat(shard); errors.Is(err, fs.ErrNotExist) {
-			if err := fsutil.MkdirAll(shard, 0o700); err != nil {
-				return fmt.Errorf("attachments: save %s: %w", it.ref.ID, err)
-			}
-			createdDirs = append(createdDirs, shard)
-		}
-		n++
-		touched[shard] = true
-		if err := s.writeObject(shard, final, it.data, n); err != nil {
+		if err := fsutil.MkdirAll(shard, 0o700); err != nil {
 			return fmt.Errorf("attachments: save %s: %w", it.ref.ID, err)
 		}
-		created = append(created, final)
+		touched[shard] = true
+		if err := s.writeObject(shard, final, it.data, n+1); err != nil {
+			return fmt.Errorf("attachments: save %s: %w", it.ref.ID, err)
+		}
 	}
 	for d := range touched {
 		if err := fsutil.SyncDir(d); err != nil {
 			return fmt.Errorf("attachments: %w", err)
+		}
+	}
+	if err := s.step("commit", 0); err != nil {
+		return err
+	}
+	if err := os.Remove(jpath); err != nil {
+		return fmt.Errorf("attachments: commit the batch: %w", err)
+	}
+	// From here the files stay. Should the removal of the journal not be
+	// durable, a crash brings it back and the batch is undone: the caller,
+	// told of the failure, holds no ref to it.
+	committed = true
+	if err := fsutil.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("attachments: commit the batch: %w", err)
+	}
+	return nil
+}
+
+// journal lists what an unfinished batch created: object hashes, and shard
+// directories that did not exist before it.
+type journal struct {
+	Objects []string `json:"objects"`
+	Dirs    []string `json:"dirs,omitempty"`
+}
+
+const journalPrefix = ".batch-"
+
+func (s *Store) writeJournal(j *journal) (string, error) {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(s.dir, journalPrefix+rand.Text()+".json")
+	if err := fsutil.WriteFile(p, b, 0o600); err != nil {
+		return "", fmt.Errorf("attachments: write the batch journal: %w", err)
+	}
+	return p, nil
+}
+
+// undo removes what j lists.
+func (s *Store) undo(j *journal) error {
+	var errs []error
+	for _, h := range j.Objects {
+		if len(h) != 2*sha256.Size || !isLowerHex(h) {
+			return fmt.Errorf("attachments: a batch journal names %q, not an object; remove the journal by hand", h)
+		}
+		if err := os.Remove(s.objectPath(h)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("attachments: roll back %s: %w", h, err))
+		}
+	}
+	for _, d := range j.Dirs {
+		if len(d) != 2 || !isLowerHex(d) {
+			return fmt.Errorf("attachments: a batch journal names %q, not a shard; remove the journal by hand", d)
+		}
+		// Only if empty: another batch may have put files there since.
+		os.Remove(filepath.Join(s.dir, objectsDir, d))
+	}
+	objs := filepath.Join(s.dir, objectsDir)
+	for _, h := range j.Objects {
+		fsutil.SyncDir(filepath.Join(objs, h[:2])) // best effort, as the removals may have emptied it
+	}
+	if err := fsutil.SyncDir(objs); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// recoverCrashed undoes the batches whose writer died before committing
+// them, and removes the temporary files it left. Writers hold the lock from
+// their journal to its removal, so under the lock every journal found is a
+// dead writer's. The shards are searched for temporary files only when a
+// journal says a writer died, or when all is true (a new Store).
+func (s *Store) recoverCrashed(all bool) error {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("attachments: %w", err)
+	}
+	var journals []string
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, journalPrefix) && strings.HasSuffix(name, ".json"):
+			journals = append(journals, filepath.Join(s.dir, name))
+		case strings.Contains(name, journalPrefix): // a journal's own temporary file
+			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("attachments: remove a stale temporary file: %w", err)
+			}
+		}
+	}
+	// Temporary files first: they keep the shards a journal lists from
+	// being empty, hence removed.
+	if all || len(journals) > 0 {
+		if err := s.sweep(); err != nil {
+			return err
+		}
+	}
+	for _, p := range journals {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("attachments: read the batch journal: %w", err)
+		}
+		var j journal
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fmt.Errorf("attachments: the batch journal %s is damaged (%v); remove it by hand", p, err)
+		}
+		if err := s.undo(&j); err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("attachments: remove %s: %w", p, err)
+		}
+		if err := fsutil.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("attachments: %w", err)
+		}
+	}
+	return nil
+}
+
+// sweep removes the temporary object files a crashed writer left behind.
+func (s *Store) sweep() error {
+	shards, err := os.ReadDir(filepath.Join(s.dir, objectsDir))
+	if err != nil {
+		return fmt.Errorf("attachments: %w", err)
+	}
+	for _, sh := range shards {
+		if !sh.IsDir() {
+			continue
+		}
+		d := filepath.Join(s.dir, objectsDir, sh.Name())
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return fmt.Errorf("attachments: %w", err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), tempPrefix) {
+				if err := os.Remove(filepath.Join(d, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("attachments: remove a stale temporary file: %w", err)
+				}
+			}
 		}
 	}
 	return nil
@@ -252,15 +392,19 @@ func (s *Store) objectPath(hex string) string {
 // parseID returns the hex digest of a well-formed id.
 func parseID(id string) (string, error) {
 	h, ok := strings.CutPrefix(id, idPrefix)
-	if !ok || len(h) != 2*sha256.Size {
+	if !ok || len(h) != 2*sha256.Size || !isLowerHex(h) {
 		return "", fmt.Errorf("%w %q: want sha256: and 64 lowercase hex digits", ErrInvalidRef, id)
 	}
+	return h, nil
+}
+
+func isLowerHex(h string) bool {
 	for i := 0; i < len(h); i++ {
 		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", fmt.Errorf("%w %q: want sha256: and 64 lowercase hex digits", ErrInvalidRef, id)
+			return false
 		}
 	}
-	return h, nil
+	return true
 }
 
 // Stat returns the reference stored under id ("sha256:<hex>").

@@ -3,6 +3,7 @@ package attachments
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -219,9 +220,20 @@ func TestErrorMessages(t *testing.T) {
 }
 
 func TestCrashBetweenFiles(t *testing.T) {
+	type point struct {
+		stage string
+		n     int
+	}
+	points := []point{{"commit", 0}}
 	for _, stage := range []string{"write", "rename"} {
 		for n := 1; n <= 3; n++ {
-			t.Run(stage+"#"+string(rune('0'+n)), func(t *testing.T) {
+			points = append(points, point{stage, n})
+		}
+	}
+	for _, p := range points {
+		stage, n := p.stage, p.n
+		{
+			t.Run(fmt.Sprintf("%s#%d", stage, n), func(t *testing.T) {
 				s := newStore(t, nil)
 				old := makePNG(t, 1, 1)
 				if _, err := s.SaveImages(context.Background(), []Image{{MediaType: PNG, Data: old}}); err != nil {
