@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,5 +284,34 @@ func TestWatchAfterLoadFileKeepsRunningOnBadFile(t *testing.T) {
 	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 1 })
 	if !slices.Contains(rec.take(), "apply a fixed") {
 		t.Error("the fixed file was not applied")
+	}
+}
+
+func TestWatchBurstOfSavesEndsAtTheLast(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	version := func(i int) string {
+		return fmt.Sprintf("plugins:\n  - {id: a, name: test-noop, config: {greeting: v%d}}\n  - {id: b, name: test-noop}\n", i)
+	}
+	writeFile(t, path, version(0))
+	h := newHost(t, &Options{Debounce: 5 * time.Millisecond})
+	watch(t, h, path)
+	b := scopes(h)["b"]
+	const last = 30
+	for i := 1; i <= last; i++ {
+		tmp := path + ".tmp"
+		writeFile(t, tmp, version(i))
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := fmt.Sprintf("apply a v%d", last)
+	if err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool { return rec.count(want) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Reloads(); st.Applied > last+1 || st.Failed != 0 {
+		t.Errorf("reloads = %+v; want at most one per save, none failed", st)
+	}
+	if scopes(h)["b"] != b {
+		t.Error("the unchanged instance was restarted during the burst")
 	}
 }
