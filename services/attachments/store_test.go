@@ -3,11 +3,11 @@ package attachments
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"io"
