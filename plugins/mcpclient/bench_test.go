@@ -17,13 +17,20 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
-// BenchmarkCallOverhead measures what the host adds to a trivial tool call:
-// each iteration makes one call through the host (Registry.Execute →
-// mcp-client → server) and one call with a bare go-sdk ClientSession on a
-// second process of the same fixture server, alternating which goes first,
-// so that both see the same machine at the same moment. It reports the
-// median and p99 latency of each path and the host's overhead on the median
-// in percent (target: ≤ 5).
+// BenchmarkCallOverhead measures what the host adds to a trivial tool call.
+// Each iteration makes one call on each of three paths, each with its own
+// process of the same fixture server, in rotating order so that all see the
+// same machine at the same moment:
+//
+//   - host: Registry.Execute → mcp-client → server;
+//   - direct: a bare go-sdk ClientSession.CallTool;
+//   - direct-timeout: the same with a per-call context.WithTimeout cancelled
+//     on return, as any client that bounds its calls does (mcp-client does,
+//     for toolCallTimeoutMs): over Streamable HTTP that cancel costs
+//     connections, and this path shows how much.
+//
+// It reports the median and p99 of each path in microseconds and the
+// host's overhead on the direct median in percent (target: ≤ 5).
 //
 //	go test -run '^$' -bench CallOverhead -benchtime 2000x ./plugins/mcpclient
 func BenchmarkCallOverhead(b *testing.B) {
@@ -39,21 +46,19 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.Run(transport+"/"+c.tool, func(b *testing.B) {
 				// A host as it runs in production: info-level logs.
 				hs := newHarnessLogging(b, slog.LevelInfo)
-				var (
-					entry  host.Entry
-					direct *mcp.ClientSession
-				)
+				var entry host.Entry
+				var direct, directTimeout *mcp.ClientSession
 				switch transport {
 				case "stdio":
 					entry = stdioFixture(b, "fx", "fx", nil)
-					direct = connectDirect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second})
+					direct = connectDirectStdio(b)
+					directTimeout = connectDirectStdio(b)
 				case "http":
 					entry = host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{
 						"transport": "streamable-http", "serverName": "fx", "url": mcptest.StartHTTPFixture(b),
 					}}
-					client := &http.Client{}
-					b.Cleanup(client.CloseIdleConnections)
-					direct = connectDirect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client})
+					direct = connectDirectHTTP(b)
+					directTimeout = connectDirectHTTP(b)
 				}
 				hs.apply(entry)
 				reg := hs.registry()
@@ -65,48 +70,71 @@ func BenchmarkCallOverhead(b *testing.B) {
 				params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
 				ctx := b.Context()
 
-				viaHost := func() time.Duration {
-					start := time.Now()
-					res := reg.Execute(ctx, modelCaller, name, args)
-					d := time.Since(start)
-					if res.Err != nil {
-						b.Fatalf("host call: %v", res.Err)
-					}
-					return d
+				paths := []func() time.Duration{
+					func() time.Duration { // host
+						start := time.Now()
+						res := reg.Execute(ctx, modelCaller, name, args)
+						d := time.Since(start)
+						if res.Err != nil {
+							b.Fatalf("host call: %v", res.Err)
+						}
+						return d
+					},
+					func() time.Duration { // direct
+						start := time.Now()
+						res, err := direct.CallTool(ctx, params)
+						d := time.Since(start)
+						if err != nil || res.IsError {
+							b.Fatalf("direct call: %v %+v", err, res)
+						}
+						return d
+					},
+					func() time.Duration { // direct-timeout
+						start := time.Now()
+						cctx, cancel := context.WithTimeout(ctx, time.Minute)
+						res, err := directTimeout.CallTool(cctx, params)
+						cancel()
+						d := time.Since(start)
+						if err != nil || res.IsError {
+							b.Fatalf("direct call with a timeout: %v %+v", err, res)
+						}
+						return d
+					},
 				}
-				viaSDK := func() time.Duration {
-					start := time.Now()
-					res, err := direct.CallTool(ctx, params)
-					d := time.Since(start)
-					if err != nil || res.IsError {
-						b.Fatalf("direct call: %v %+v", err, res)
-					}
-					return d
-				}
-				// Warm both paths (connections, schema caches) before measuring.
+				// Warm every path (connections, schema caches) first.
 				for range 50 {
-					viaHost()
-					viaSDK()
+					for _, p := range paths {
+						p()
+					}
 				}
 
-				var hostD, directD []time.Duration
+				samples := make([][]time.Duration, len(paths))
 				i := 0
 				b.ResetTimer()
 				for b.Loop() {
-					if i%2 == 0 {
-						hostD = append(hostD, viaHost())
-						directD = append(directD, viaSDK())
-					} else {
-						directD = append(directD, viaSDK())
-						hostD = append(hostD, viaHost())
+					for k := range paths {
+						j := (i + k) % len(paths)
+						samples[j] = append(samples[j], paths[j]())
 					}
 					i++
 				}
 				b.StopTimer()
-				reportLatency(b, hostD, directD)
+				reportLatency(b, samples[0], samples[1], samples[2])
 			})
 		}
 	}
+}
+
+func connectDirectStdio(b *testing.B) *mcp.ClientSession {
+	b.Helper()
+	return connectDirect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second})
+}
+
+func connectDirectHTTP(b *testing.B) *mcp.ClientSession {
+	b.Helper()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	b.Cleanup(client.CloseIdleConnections)
+	return connectDirect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client})
 }
 
 func connectDirect(b *testing.B, tr mcp.Transport) *mcp.ClientSession {
@@ -121,20 +149,22 @@ func connectDirect(b *testing.B, tr mcp.Transport) *mcp.ClientSession {
 	return cs
 }
 
-// reportLatency reports the median and p99 of both paths in microseconds
-// and the host's overhead on the median in percent.
-func reportLatency(b *testing.B, hostD, directD []time.Duration) {
+// reportLatency reports the median and p99 of each path in microseconds
+// and the host's overhead on the direct median in percent.
+func reportLatency(b *testing.B, hostD, directD, timeoutD []time.Duration) {
 	if len(hostD) == 0 {
 		return
 	}
-	hp50, hp99 := percentile(hostD, 50), percentile(hostD, 99)
-	dp50, dp99 := percentile(directD, 50), percentile(directD, 99)
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	b.ReportMetric(us(hp50), "host-p50-µs")
-	b.ReportMetric(us(hp99), "host-p99-µs")
-	b.ReportMetric(us(dp50), "direct-p50-µs")
-	b.ReportMetric(us(dp99), "direct-p99-µs")
-	b.ReportMetric(100*(us(hp50)-us(dp50))/us(dp50), "overhead-p50-%")
+	for _, p := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"host", hostD}, {"direct", directD}, {"direct-timeout", timeoutD}} {
+		b.ReportMetric(us(percentile(p.ds, 50)), p.name+"-p50-µs")
+		b.ReportMetric(us(percentile(p.ds, 99)), p.name+"-p99-µs")
+	}
+	hp50, dp50 := us(percentile(hostD, 50)), us(percentile(directD, 50))
+	b.ReportMetric(100*(hp50-dp50)/dp50, "overhead-p50-%")
 }
 
 func percentile(ds []time.Duration, p int) time.Duration {
