@@ -109,7 +109,7 @@ func (h *Host) settle() {
 		}
 		var stale []*instance
 		for _, in := range h.order {
-			if in.entry.Disabled || !in.evaluated || maps.Equal(in.seen, h.seenLocked(in)) {
+			if in.entry.Disabled || !in.evaluated || len(in.plugin.inject) == 0 || maps.Equal(in.seen, h.seenLocked(in)) {
 				continue
 			}
 			if in.scope != nil {
