@@ -34,7 +34,7 @@ func Provide[T any](s *Scope, k Key[T], v T) error {
 func Get[T any](s *Scope, k Key[T]) T {
 	v, ok := Lookup(s, k)
 	if !ok {
-		panic("host: service " + k.name + " is not available to " + s.id)
+		panic(fmt.Sprintf("host: service %q is not available to instance %s; Get is for required services, use Lookup for optional ones", k.name, s.id))
 	}
 	return v
 }
