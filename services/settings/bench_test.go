@@ -24,7 +24,7 @@ func BenchmarkApply(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		if _, _, err := apply("settings.yaml", f, "mcp-adapter", func(a *adapter) error { a.IDs["x"] = n; return nil }); err != nil {
+		if _, _, _, err := apply("settings.yaml", f, "mcp-adapter", func(a *adapter) error { a.IDs["x"] = n; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -110,7 +110,7 @@ func FuzzUpdate(f *testing.F) {
 			}
 			return // Update refuses before it reads the section
 		}
-		after, changed, err := apply(path, before, "ui", func(u *nested) error { u.Theme = theme; u.Note = "fuzz"; return nil })
+		after, changed, _, err := apply(path, before, "ui", func(u *nested) error { u.Theme = theme; u.Note = "fuzz"; return nil })
 		if err != nil || !changed {
 			return // refused, or nothing to do: Update writes nothing
 		}

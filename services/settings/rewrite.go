@@ -25,23 +25,23 @@ var errEOF = io.EOF
 // level, a section sharing an anchor with another...) the whole document is
 // re-encoded instead, which keeps every value and most comments. Either way
 // the result is parsed again and checked to hold exactly the old sections
-// and the new value before it is returned.
-func rewrite(f *file, section string, val *yaml.Node) ([]byte, error) {
+// and the new value before it is returned; whole reports the second way.
+func rewrite(f *file, section string, val *yaml.Node) (out []byte, whole bool, err error) {
 	indent := detectIndent(f.top)
 	key, _ := f.section(section)
 	if out, err := splice(f, section, key, val, indent); err == nil {
 		if verify(f, section, val, out) == nil {
-			return out, nil
+			return out, false, nil
 		}
 	}
-	out, err := reencode(f, section, key, val, indent)
+	out, err = reencode(f, section, key, val, indent)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := verify(f, section, val, out); err != nil {
-		return nil, fmt.Errorf("cannot update section %q without changing others (%v); edit the file by hand", section, err)
+		return nil, false, fmt.Errorf("cannot update section %q without changing others (%v); edit the file by hand", section, err)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // splice replaces the section's lines, or appends the section when the file

@@ -271,9 +271,13 @@ func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	if err != nil {
 		return err
 	}
-	out, changed, err := apply(st.path, f, section, fn)
+	out, changed, whole, err := apply(st.path, f, section, fn)
 	if err != nil || !changed {
 		return err
+	}
+	if whole {
+		st.logger.Info("settings file re-encoded whole: its layout defeats a line-level update; values are kept, formatting may change",
+			"file", st.path, "section", section)
 	}
 	perm := fs.FileMode(0o600)
 	if fi, err := os.Stat(st.path); err == nil {
@@ -298,33 +302,34 @@ func (st *Store) target() string {
 }
 
 // apply runs fn on section of f and returns the file's new bytes, or
-// changed false when there is nothing to write.
-func apply[T any](path string, f *file, section string, fn func(v *T) error) (out []byte, changed bool, err error) {
+// changed false when there is nothing to write; whole reports a file
+// re-encoded whole (see rewrite).
+func apply[T any](path string, f *file, section string, fn func(v *T) error) (out []byte, changed, whole bool, err error) {
 	var v T
 	_, old := f.section(section)
 	if old != nil {
 		if err := decodeSection(path, section, old, &v); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
 	if err := fn(&v); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	var nv yaml.Node
 	if err := nv.Encode(v); err != nil {
-		return nil, false, fmt.Errorf("settings: encode section %q: %w", section, err)
+		return nil, false, false, fmt.Errorf("settings: encode section %q: %w", section, err)
 	}
 	// The new value is merged into the old nodes, which carries the
 	// section's comments and styles over and keeps keys T does not know.
 	val := merge(old, &nv, reflect.TypeFor[T]())
 	if old != nil && sameValue(old, val) {
-		return nil, false, nil
+		return nil, false, false, nil
 	}
-	out, err = rewrite(f, section, val)
+	out, whole, err = rewrite(f, section, val)
 	if err != nil {
-		return nil, false, fmt.Errorf("settings file %s: %w", path, err)
+		return nil, false, false, fmt.Errorf("settings file %s: %w", path, err)
 	}
-	return out, true, nil
+	return out, true, whole, nil
 }
 
 // sameValue reports whether two nodes decode to the same generic value.

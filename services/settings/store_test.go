@@ -127,31 +127,37 @@ func TestUpdateKeepsOtherSectionsByteForByte(t *testing.T) {
 func TestUpdateEdgeShapes(t *testing.T) {
 	tests := []struct {
 		name, before, want string
+		whole              bool // re-encoded whole, not spliced
 	}{
-		{"missing file", "", "ui:\n  theme: t\n"},
-		{"comments only", "# nothing yet\n", "# nothing yet\nui:\n  theme: t\n"},
-		{"no final newline", "a: 1", "a: 1\nui:\n  theme: t\n"},
-		{"no final newline, last section", "a: 1\nui:\n  theme: old", "a: 1\nui:\n  theme: t\n"},
-		{"null document", "~\n", "ui:\n  theme: t\n"},
-		{"empty section", "ui:\nb: 2\n", "ui:\n  theme: t\nb: 2\n"},
-		{"flow top level is re-encoded", "{a: 1, ui: {theme: x}}\n", "a: 1\nui: {theme: t}\n"},
-		{"document markers", "---\na: 1\nui:\n  theme: x\n...\n", "---\na: 1\nui:\n  theme: t\n...\n"},
-		{"CRLF", "a: 1\r\nui:\r\n  theme: x\r\n# c\r\nb: 2\r\n", "a: 1\r\nui:\r\n  theme: t\r\n# c\r\nb: 2\r\n"},
-		{"four-space indent kept", "a:\n    x: 1\nui:\n    theme: x\n    width: 3\n", "a:\n    x: 1\nui:\n    theme: t\n    width: 3\n"},
-		{"removed key takes its comment", "ui:\n  theme: x\n  # the width\n  width: 3\nz: 1\n", "ui:\n  theme: t\nz: 1\n"},
-		{"literal block kept", "ui:\n  theme: |\n    multi\n    line\nz: 1\n", "ui:\n  theme: t\nz: 1\n"},
+		{"missing file", "", "ui:\n  theme: t\n", false},
+		{"comments only", "# nothing yet\n", "# nothing yet\nui:\n  theme: t\n", false},
+		{"no final newline", "a: 1", "a: 1\nui:\n  theme: t\n", false},
+		{"no final newline, last section", "a: 1\nui:\n  theme: old", "a: 1\nui:\n  theme: t\n", false},
+		{"null document", "~\n", "ui:\n  theme: t\n", true},
+		{"empty section", "ui:\nb: 2\n", "ui:\n  theme: t\nb: 2\n", false},
+		{"flow top level is re-encoded", "{a: 1, ui: {theme: x}}\n", "a: 1\nui: {theme: t}\n", true},
+		{"document markers", "---\na: 1\nui:\n  theme: x\n...\n", "---\na: 1\nui:\n  theme: t\n...\n", false},
+		{"CRLF", "a: 1\r\nui:\r\n  theme: x\r\n# c\r\nb: 2\r\n", "a: 1\r\nui:\r\n  theme: t\r\n# c\r\nb: 2\r\n", false},
+		{"four-space indent kept", "a:\n    x: 1\nui:\n    theme: x\n    width: 3\n", "a:\n    x: 1\nui:\n    theme: t\n    width: 3\n", false},
+		{"removed key takes its comment", "ui:\n  theme: x\n  # the width\n  width: 3\nz: 1\n", "ui:\n  theme: t\nz: 1\n", false},
+		{"literal block kept", "ui:\n  theme: |\n    multi\n    line\nz: 1\n", "ui:\n  theme: t\nz: 1\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := openAt(t, tt.before)
-			err := Update(st, "ui", func(u *ui) error {
+			fn := func(u *ui) error {
 				u.Theme = "t"
 				if tt.name == "removed key takes its comment" {
 					u.Width = 0
 				}
 				return nil
-			})
-			if err != nil {
+			}
+			if f, err := parse("s", []byte(tt.before)); err == nil {
+				if _, _, whole, _ := apply("s", f, "ui", fn); whole != tt.whole {
+					t.Errorf("re-encoded whole: %v, want %v", whole, tt.whole)
+				}
+			}
+			if err := Update(st, "ui", fn); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, readFile(t, st)); diff != "" {
