@@ -107,12 +107,25 @@ type fakeServer struct {
 	// false (refuse) from it.
 	gate chan bool
 
-	mu       sync.Mutex
-	sessions []*mcp.ServerSession
+	mu        sync.Mutex
+	sessions  []*mcp.ServerSession
+	listening map[mcp.Session]bool
 }
 
 func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
-	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts)}
+	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts), listening: map[mcp.Session]bool{}}
+	// go-sdk's ServerSession.Close deadlocks when it races the start of a
+	// subscriptions/listen request, so crash waits for the subscription.
+	f.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "subscriptions/listen" {
+				f.mu.Lock()
+				f.listening[req.GetSession()] = true
+				f.mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
 	t.Cleanup(func() {
 		f.mu.Lock()
 		sessions := f.sessions
@@ -164,6 +177,11 @@ func (f *fakeServer) crash() {
 	f.mu.Lock()
 	ss := f.sessions[len(f.sessions)-1]
 	f.mu.Unlock()
+	eventually(f.t, "the session's subscription", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.listening[ss]
+	})
 	_ = ss.Close()
 }
 

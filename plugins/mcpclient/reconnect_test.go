@@ -274,6 +274,7 @@ func TestDisposal(t *testing.T) {
 		// The attempt waits on the gate; dispose, then let it fail.
 		disposed := make(chan error)
 		go func() { disposed <- e.scope.Dispose(waitTimeout) }()
+		<-e.scope.Context().Done()
 		srv.gate <- false
 		if err := <-disposed; err != nil {
 			t.Fatal(err)
