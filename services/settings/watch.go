@@ -175,12 +175,6 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 	if err := checkSection(section); err != nil {
 		panic(err) // section names are constants in the calling plugin
 	}
-	if v, sum, err := state(); err != nil {
-		lastBad = sum // already there: Read reports it
-	} else {
-		last = v
-	}
-
 	// A panicking fn is logged, not fatal: the watch goes on.
 	call := func(v T, err error) {
 		defer func() {
@@ -194,6 +188,13 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 	if err := st.subscribe(w); err != nil {
 		st.logger.Error("settings: cannot watch the file; hand edits need a restart", "section", section, "err", err)
 		return func() {}
+	}
+	// The starting point is read once the directory is watched, so that no
+	// edit falls between the two: one made meanwhile leaves a poke behind.
+	if v, sum, err := state(); err != nil {
+		lastBad = sum // already there: Read reports it
+	} else {
+		last = v
 	}
 	go func() {
 		defer close(w.done)
