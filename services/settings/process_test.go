@@ -141,3 +141,44 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	t.Logf("final file:\n%s", strconv.Quote(readFile(t, st)[:60]))
 }
+
+// TestConcurrentUpdatesInProcess runs writers on two Stores of one file
+// (as two plugins might) and on one Store shared by goroutines.
+func TestConcurrentUpdatesInProcess(t *testing.T) {
+	st := openAt(t, "# shared\n")
+	other, err := Open(st.Path(), discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i, s := range []*Store{st, st, other, other} {
+		wg.Go(func() {
+			sec := fmt.Sprintf("w%d", i)
+			for range n {
+				if err := Update(s, sec, func(c *counter) error { c.N++; return nil }); err != nil {
+					errs <- err
+					return
+				}
+				if err := Update(s, "all", func(c *counter) error { c.N++; return nil }); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if c, _, err := Read[counter](st, fmt.Sprintf("w%d", i)); err != nil || c.N != n {
+			t.Errorf("w%d: %d (%v), want %d", i, c.N, err, n)
+		}
+	}
+	if c, _, err := Read[counter](st, "all"); err != nil || c.N != 4*n {
+		t.Errorf("all: %d (%v), want %d", c.N, err, 4*n)
+	}
+}
