@@ -140,7 +140,7 @@ func New(ctx context.Context, reg *tools.Registry, store *attachments.Store, opt
 		return nil, err
 	}
 	g.server = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-		Logger:       slog.New(quietInfo{o.Logger.Handler()}),
+		Logger:       g.sdkLogger(),
 		Instructions: instructions(a.Sections),
 		// Advertise tools with listChanged even while the surface is empty:
 		// clients subscribe to the notification only when the capability is
@@ -510,6 +510,10 @@ func (g *Gateway) Close() error {
 	g.wg.Wait()
 	return nil
 }
+
+// sdkLogger is the logger handed to go-sdk: the gateway's, with go-sdk's
+// routine records demoted to debug.
+func (g *Gateway) sdkLogger() *slog.Logger { return slog.New(quietInfo{g.logger.Handler()}) }
 
 // quietInfo demotes go-sdk's info records (every session connecting and
 // disconnecting) to debug, so that the gateway's own log stays readable.

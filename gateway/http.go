@@ -35,7 +35,7 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.logger})
+		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger()})
 	return protect(h, o.Token)
 }
 
