@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -30,9 +32,18 @@ func startHost(ctx context.Context, file string, logger *slog.Logger) (*host.Hos
 	h := host.New(&host.Options{Logger: logger})
 	if err := h.LoadFile(ctx, file); err != nil {
 		shutdownHost(h, logger)
-		return nil, err
+		return nil, explainLoadError(file, err)
 	}
 	return h, nil
+}
+
+// explainLoadError adds what to do to the error of loading file when the
+// file is missing.
+func explainLoadError(file string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w\n(pass the composition with -c FILE; to start one from a Claude Code, Cursor or VS Code config, run: dsh-host import .mcp.json --write -c %s)", err, file)
+	}
+	return err
 }
 
 // shutdownHost disposes every instance of h, bounded by shutdownTimeout, and

@@ -52,7 +52,7 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	}
 	code := exitFail
 	if err != nil {
-		fail(io, name, err)
+		fail(io, name, explainLoadError(o.file, err))
 	} else if ctx.Err() == nil {
 		code = fn(h)
 	}
@@ -88,6 +88,8 @@ entry id; the exit code is 1 if there is any.`)
 	c, err := host.ReadComposition(cf.file, nil)
 	if err == nil {
 		err = host.Check(c)
+	} else {
+		err = explainLoadError(cf.file, err)
 	}
 	if err != nil {
 		var multi interface{ Unwrap() []error }

@@ -57,7 +57,7 @@ command such as /mcp).`)
 	}
 	if err := h.LoadFile(ctx, cf.file); err != nil {
 		shutdownHost(h, logger)
-		return fail(io, "run", err)
+		return fail(io, "run", explainLoadError(cf.file, err))
 	}
 	if prog != nil {
 		prog.finish(h.Status())
