@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -370,9 +369,8 @@ func (c *client) probeConn(ctx context.Context, cn *conn) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return // the server answered
+	if answered(err) {
+		return
 	}
 	c.log.Warn(c.label+": the server did not answer a ping after a failed call", "err", err)
 	c.lost(ctx, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(childModeEnv); mode != "" {
+		runChild(mode)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -268,6 +273,17 @@ func withRegistry(reg *tools.Registry) envOption {
 	return func(e *testEnv, o *options) { e.reg, o.registry = reg, reg }
 }
 
+// withTransport uses the production transport for the config (stdio
+// process or Streamable HTTP).
+func withTransport(e *testEnv, o *options) {
+	f, cleanup := newTransportFactory(&o.cfg, o.logger)
+	if o.logger == nil {
+		f, cleanup = newTransportFactory(&o.cfg, slog.New(e.logs))
+	}
+	o.transport = f
+	e.t.Cleanup(cleanup)
+}
+
 func withCloseTimeout(d time.Duration) envOption {
 	return func(_ *testEnv, o *options) { o.closeTimeout = d }
 }
@@ -278,7 +294,10 @@ func startEnv(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) (*te
 	t.Helper()
 	e := &testEnv{t: t, logs: &logRecorder{}, srv: srv, clock: &fakeClock{now: time.Unix(1e9, 0)}}
 	e.detail.Store("")
-	o := options{cfg: cfg, transport: srv.factory(), now: e.clock.Now}
+	o := options{cfg: cfg, now: e.clock.Now}
+	if srv != nil {
+		o.transport = srv.factory()
+	}
 	for _, opt := range opts {
 		opt(e, &o)
 	}

@@ -73,12 +73,22 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err
 		return fmt.Errorf("%s: tool %q did not answer within toolCallTimeoutMs (%dms); the call was cancelled: %w",
 			c.label, t.raw, c.cfg.ToolCallTimeoutMs, context.DeadlineExceeded)
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	if answered(err) {
 		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)
 	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.raw, err)
+}
+
+// codeRejectedByTransport is the JSON-RPC code go-sdk gives a request that
+// never reached the server (its jsonrpc2.ErrRejected).
+const codeRejectedByTransport = -32005
+
+// answered reports whether err is an error response from the server, as
+// opposed to a failure to reach it.
+func answered(err error) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport
 }
 
 // objectArgs passes a JSON object through unchanged and turns anything else

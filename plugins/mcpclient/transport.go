@@ -127,9 +127,9 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		l.emit(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
-	if len(l.buf) > maxStderrLine {
-		l.emit(l.buf)
-		l.buf = nil
+	for len(l.buf) > maxStderrLine {
+		l.emit(l.buf[:maxStderrLine])
+		l.buf = l.buf[maxStderrLine:]
 	}
 	return len(p), nil
 }

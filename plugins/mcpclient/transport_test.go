@@ -1,0 +1,254 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// childModeEnv makes the test binary run as a stdio MCP server (TestMain).
+const childModeEnv = "MCPCLIENT_TEST_CHILD"
+
+// runChild is the stdio server the test binary becomes in a child process.
+// Mode "stubborn" ignores SIGTERM, keeps running after stdin EOF, and
+// leaves a grandchild in its process group: the worst case for teardown.
+func runChild(mode string) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "child", Version: "1"}, nil)
+	var grandchild int
+	server.AddTool(&mcp.Tool{Name: "pids", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult(fmt.Sprintf("%d %d", os.Getpid(), grandchild)), nil
+		})
+	fmt.Fprintln(os.Stderr, "child says hello")
+	fmt.Fprint(os.Stderr, "partial line without newline")
+	if mode == "stubborn" {
+		signal.Ignore(syscall.SIGTERM)
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err == nil {
+			grandchild = cmd.Process.Pid
+		}
+	}
+	_ = server.Run(context.Background(), &mcp.StdioTransport{})
+	if mode == "stubborn" {
+		time.Sleep(time.Hour)
+	}
+	os.Exit(0)
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesized command name.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+func TestStdioTeardownIsBounded(t *testing.T) {
+	cfg := testConfig("kid")
+	cfg.Command = os.Args[0]
+	cfg.Args = []string{"-test.run=^$"}
+	cfg.Env = map[string]string{childModeEnv: "stubborn"}
+	e := mustStart(t, cfg, nil, withTransport)
+	res := e.call(tools.Caller{}, "mcp__kid__pids", "{}")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var pid, grandchild int
+	if _, err := fmt.Sscanf(resultText(res), "%d %d", &pid, &grandchild); err != nil || grandchild == 0 {
+		t.Fatalf("pids = %q (%v)", resultText(res), err)
+	}
+	began := time.Now()
+	if err := e.scope.Dispose(waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dispose of a server that ignores stdin EOF and SIGTERM took %s", time.Since(began))
+	if alive(pid) {
+		t.Errorf("server process %d survived dispose", pid)
+	}
+	eventually(t, "the grandchild's end", func() bool { return !alive(grandchild) })
+	var lines []string
+	for _, r := range e.logs.find(slog.LevelInfo, "server stderr") {
+		lines = append(lines, r.Attrs)
+	}
+	if want := []string{"line=child says hello", "line=partial line without newline"}; strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Errorf("stderr lines = %q, want %q", lines, want)
+	}
+}
+
+func TestStdioStartFailureIsRetried(t *testing.T) {
+	cfg := testConfig("nope")
+	cfg.Command = "/nonexistent/mcp-server"
+	cfg.Reconnect.MaxAttempts = 1
+	e := mustStart(t, cfg, nil, withTransport)
+	eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up after 1 attempts") })
+	if !strings.Contains(e.Detail(), `start "/nonexistent/mcp-server"`) {
+		t.Errorf("detail = %q", e.Detail())
+	}
+}
+
+// httpServer is a Streamable HTTP MCP server on 127.0.0.1 whose sessions a
+// test can expire, and which it can stop and start again on the same
+// address.
+type httpServer struct {
+	t       *testing.T
+	server  *mcp.Server
+	handler http.Handler
+	addr    string
+	ts      *httptest.Server
+
+	mu      sync.Mutex
+	auth    []string
+	last    string // the last session id seen
+	expired string
+}
+
+func newHTTPServer(t *testing.T) *httpServer {
+	h := &httpServer{t: t, server: mcp.NewServer(&mcp.Implementation{Name: "http", Version: "1"}, nil)}
+	h.server.AddTool(&mcp.Tool{Name: "ping", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("pong"), nil
+		})
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, nil)
+	h.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		h.mu.Lock()
+		h.auth = append(h.auth, r.Header.Get("Authorization"))
+		if id != "" {
+			h.last = id
+		}
+		expired := id != "" && id == h.expired
+		h.mu.Unlock()
+		if expired {
+			http.NotFound(w, r)
+			return
+		}
+		streamable.ServeHTTP(w, r)
+	})
+	h.start("127.0.0.1:0")
+	t.Cleanup(func() {
+		for ss := range h.server.Sessions() {
+			_ = ss.Close()
+		}
+		h.stop()
+	})
+	return h
+}
+
+func (h *httpServer) start(addr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.ts = httptest.NewUnstartedServer(h.handler)
+	h.ts.Listener = l
+	h.ts.Start()
+	h.addr = l.Addr().String()
+}
+
+func (h *httpServer) stop() {
+	if h.ts != nil {
+		h.ts.CloseClientConnections()
+		h.ts.Close()
+		h.ts = nil
+	}
+}
+
+func (h *httpServer) expire() {
+	h.mu.Lock()
+	h.expired = h.last
+	h.mu.Unlock()
+}
+
+func httpConfig(h *httpServer) Config {
+	cfg := testConfig("web")
+	cfg.Transport, cfg.Command = TransportStreamableHTTP, ""
+	cfg.URL = "http://" + h.addr + "/mcp"
+	cfg.Headers = map[string]string{"Authorization": "Bearer sekrit"}
+	cfg.Reconnect = Reconnect{Enabled: true, InitialDelayMs: 10, MaxDelayMs: 100, MaxAttempts: 100}
+	return cfg
+}
+
+func TestStreamableHTTPHeadersAndExpiredSession(t *testing.T) {
+	h := newHTTPServer(t)
+	e := mustStart(t, httpConfig(h), nil, withTransport)
+	if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+		t.Fatalf("ping = %q, %v", resultText(res), res.Err)
+	}
+	h.mu.Lock()
+	for i, a := range h.auth {
+		if a != "Bearer sekrit" {
+			t.Errorf("request %d carried Authorization %q", i, a)
+		}
+	}
+	h.mu.Unlock()
+
+	h.expire()
+	// The next request meets a 404 on the session: go-sdk ends the
+	// session, and the supervisor initializes a new one.
+	_ = e.call(tools.Caller{}, "mcp__web__ping", "{}")
+	eventually(t, "a new session", func() bool { return e.logs.has(slog.LevelInfo, "reconnected and re-synced tools") })
+	if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+		t.Errorf("ping after re-initialize = %q, %v", resultText(res), res.Err)
+	}
+}
+
+func TestStreamableHTTPServerDownAndBack(t *testing.T) {
+	h := newHTTPServer(t)
+	e := mustStart(t, httpConfig(h), nil, withTransport)
+	addr := h.addr
+	h.stop()
+	res := e.call(tools.Caller{}, "mcp__web__ping", "{}")
+	if res.Err == nil {
+		t.Fatal("a call to a stopped server succeeded")
+	}
+	eventually(t, "the supervisor to notice", func() bool { return strings.HasPrefix(e.Detail(), "reconnecting") })
+	if got := e.names(); len(got) != 1 {
+		t.Errorf("tools during the outage: %v", got)
+	}
+	h.start(addr)
+	eventually(t, "recovery", func() bool { return e.Detail() == "connected, 1 tools" })
+	if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+		t.Errorf("ping after recovery = %q, %v", resultText(res), res.Err)
+	}
+}
+
+func TestLineLogger(t *testing.T) {
+	logs := &logRecorder{}
+	l := &lineLogger{logger: slog.New(logs)}
+	for _, chunk := range []string{"one\ntw", "o\r\n", "\n", strings.Repeat("x", maxStderrLine+5), "\nlast"} {
+		if _, err := l.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.flush()
+	var got []string
+	for _, r := range logs.find(slog.LevelInfo, "server stderr") {
+		got = append(got, strings.TrimPrefix(r.Attrs, "line="))
+	}
+	want := []string{"one", "two", strings.Repeat("x", maxStderrLine), "xxxxx", "last"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lines = %d %q..., want %d", len(got), got[:min(2, len(got))], len(want))
+	}
+}
