@@ -487,3 +487,56 @@ func TestRunReloadAndSignals(t *testing.T) {
 		t.Errorf("server processes left behind: %v", pids)
 	}
 }
+
+// TestImportThenRun imports a Claude Code style .mcp.json naming real
+// servers (server-everything and server-filesystem from npm over stdio, the
+// fixture over Streamable HTTP behind a bearer token taken from the
+// environment), writes the entries into a new composition, and calls tools
+// through it.
+func TestImportThenRun(t *testing.T) {
+	everything, everythingArgs := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
+	filesystem, filesystemArgs := mcptest.NodeServer(t, mcptest.ServerFilesystem)
+	shared := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shared, "note.txt"), []byte("imported"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := mcptest.StartHTTPFixture(t, "-require-header", "Authorization: Bearer s3cret")
+	servers := map[string]any{
+		"everything": map[string]any{"command": everything, "args": everythingArgs},
+		"files":      map[string]any{"type": "stdio", "command": filesystem, "args": append(filesystemArgs, shared)},
+		"fixture":    map[string]any{"type": "http", "url": url, "headers": map[string]string{"Authorization": "Bearer ${FIXTURE_TOKEN}"}},
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpJSON := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(mcpJSON, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "composition.yml")
+	if code, stdout, stderr := dshHost(t, "import", mcpJSON, "--write", "-c", file); code != exitOK {
+		t.Fatalf("import: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	defer func() {
+		if pids := processesWith(t, shared); len(pids) > 0 {
+			t.Errorf("server processes left behind: %v", pids)
+		}
+	}()
+	t.Setenv("FIXTURE_TOKEN", "s3cret")
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "mcp__everything__echo", `{"message":"hi"}`}, "Echo: hi"},
+		{[]string{"call", "mcp__fixture__add", `{"a":20,"b":22}`}, "42"},
+		{[]string{"call", "mcp__files__read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(shared, "note.txt"))}, "imported"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := dshHost(t, append(tt.args, "-c", file)...)
+		if code != exitOK || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%q: exit %d, want %q\nstdout:\n%s\nstderr:\n%s", tt.args, code, tt.want, stdout, stderr)
+		}
+	}
+}
