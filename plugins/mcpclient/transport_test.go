@@ -29,7 +29,8 @@ const childModeEnv = "MCPCLIENT_TEST_CHILD"
 // Mode "stubborn" ignores SIGTERM, keeps running after stdin EOF, and
 // leaves a grandchild in its process group: the worst case for teardown.
 func runChild(mode string) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "child", Version: "1"}, nil)
+	server := mcp.NewServer(&mcp.Implementation{Name: "child", Version: "1"},
+		&mcp.ServerOptions{Instructions: "Child instructions."})
 	var grandchild int
 	server.AddTool(&mcp.Tool{Name: "pids", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
