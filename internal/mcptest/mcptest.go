@@ -344,6 +344,7 @@ type Server struct {
 	Addr string
 
 	line   string // what followed the watched prefix
+	out    *lockedBuffer
 	cmd    *exec.Cmd
 	exited chan struct{}
 	done   chan struct{} // the output is drained
@@ -356,6 +357,11 @@ func (s *Server) Stop() {
 	<-s.exited
 	<-s.done
 }
+
+// Output returns what the server has written so far, stdout and stderr
+// interleaved. The fixture logs every request it refuses with
+// -require-header ("refused POST /mcp: ...").
+func (s *Server) Output() string { return s.out.String() }
 
 // Exited is closed once the server process has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
@@ -389,7 +395,7 @@ func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) 
 		close(exited)
 		_ = watchW.Close()
 	}()
-	srv := &Server{cmd: cmd, exited: exited, done: scanned}
+	srv := &Server{out: out, cmd: cmd, exited: exited, done: scanned}
 	t.Cleanup(func() {
 		srv.Stop()
 		if t.Failed() {

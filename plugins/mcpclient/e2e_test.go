@@ -722,7 +722,11 @@ func TestE2EStreamableHTTP(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			hs := newHarness(t)
-			url := mcptest.StartHTTPFixture(t, append([]string{"-name", "web", "-require-header", "Authorization: Bearer s3cret"}, tc.args...)...)
+			// Each server answers 401 to, and logs, any request without
+			// the right header.
+			guard := append([]string{"-require-header", "Authorization: Bearer s3cret"}, tc.args...)
+			good := mcptest.StartHTTPFixtureServer(t, append([]string{"-name", "web"}, guard...)...)
+			bad := mcptest.StartHTTPFixtureServer(t, append([]string{"-name", "web-bad"}, guard...)...)
 			// The composition as a user writes it, with the token from the
 			// environment.
 			yml := fmt.Sprintf(`plugins:
@@ -747,7 +751,7 @@ func TestE2EStreamableHTTP(t *testing.T) {
       failOnStartupError: true
       headers:
         Authorization: Bearer wrong
-`, hs.attDir, url, url)
+`, hs.attDir, good.URL, bad.URL)
 			env := map[string]string{"WEB_TOKEN": "s3cret"}
 			c, err := host.ParseComposition("e2e-http.yml", []byte(yml), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			if err != nil {
@@ -776,13 +780,26 @@ func TestE2EStreamableHTTP(t *testing.T) {
 					t.Errorf("%s = %q (err %v), want %q", c.raw, got, res.Err, c.want)
 				}
 			}
-			// The server answers 401 to any request without the header: a
-			// wrong token fails the strict instance and registers nothing.
+			// A wrong token fails the strict instance and registers nothing.
 			if st := hs.status("web-bad"); st.State != host.StateFailed {
 				t.Errorf("web-bad = %q (%q), want failed", st.State, st.Err)
 			}
 			if got := hs.serverTools("web-bad"); len(got) != 0 {
 				t.Errorf("tools registered without a valid token: %v", got)
+			}
+			if !strings.Contains(bad.Output(), "refused POST /mcp") {
+				t.Errorf("the server behind a wrong token refused nothing:\n%s", bad.Output())
+			}
+
+			// Every request of the good instance, the session's end
+			// included, carried the header.
+			sctx, scancel := context.WithTimeout(t.Context(), e2eWait)
+			defer scancel()
+			if err := hs.h.Shutdown(sctx); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			if out := good.Output(); strings.Contains(out, "refused") {
+				t.Errorf("a request reached the server without the header:\n%s", out)
 			}
 		})
 	}
