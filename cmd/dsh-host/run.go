@@ -113,41 +113,32 @@ loop:
 }
 
 // progress prints "connecting 2/5: github…" lines while the composition
-// starts, from the host's status changes.
+// starts, from the host's status changes. The built-in services start in
+// microseconds and are left out.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	total   int
+	builtin map[string]bool
 	started map[string]bool
 	done    bool
 }
 
 func newProgress(w io.Writer, file string) *progress {
-	return &progress{w: w, total: expectedInstances(file), started: map[string]bool{}}
-}
-
-// expectedInstances counts the instances a composition will start: its
-// enabled entries and the built-in plugins it does not list. It returns 0
-// when the file cannot be read (LoadFile reports why).
-func expectedInstances(file string) int {
-	c, err := host.ReadComposition(file, nil)
-	if err != nil {
-		return 0
+	p := &progress{w: w, builtin: map[string]bool{}, started: map[string]bool{}}
+	for _, pl := range host.Plugins() {
+		p.builtin[pl.Name] = pl.Builtin
 	}
-	n := 0
-	listed := map[string]bool{}
-	for _, e := range c.Entries {
-		listed[e.ID] = true
-		if !e.Disabled {
-			n++
+	// The total is what the file lists; 0 when it cannot be read (LoadFile
+	// reports why).
+	if c, err := host.ReadComposition(file, nil); err == nil {
+		for _, e := range c.Entries {
+			if !e.Disabled && !p.builtin[e.Name] {
+				p.total++
+			}
 		}
 	}
-	for _, p := range host.Plugins() {
-		if p.Builtin && !listed[p.Name] {
-			n++
-		}
-	}
-	return n
+	return p
 }
 
 func (p *progress) observe(s host.InstanceStatus) {
@@ -158,7 +149,7 @@ func (p *progress) observe(s host.InstanceStatus) {
 	}
 	switch s.State {
 	case host.StateStarting:
-		if p.started[s.ID] {
+		if p.started[s.ID] || p.builtin[s.Plugin] {
 			return
 		}
 		p.started[s.ID] = true
