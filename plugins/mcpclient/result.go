@@ -46,7 +46,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
-			return tools.Output{}, errors.New(joinText(project(t.raw, value.Content, nil)))
+			return tools.Output{}, errors.New(joinText(project(t.raw, typedViews(res.Content), nil)))
 		}
 		if t.output != nil {
 			if err := validateStructured(t.output, res.StructuredContent); err != nil {
@@ -58,7 +58,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		if imgs := images(res.Content); len(imgs) > 0 {
 			image = c.admitImages(ctx, call.Caller, t.raw, imgs)
 		}
-		return tools.Output{Value: value, Content: c.truncate(project(t.raw, value.Content, image))}, nil
+		return tools.Output{Value: value, Content: c.truncate(project(t.raw, typedViews(res.Content), image))}, nil
 	}
 }
 
@@ -136,10 +136,10 @@ func (c *client) renderer(raw string) func(any) []tools.Content {
 	return func(v any) []tools.Content {
 		switch r := v.(type) {
 		case CallResult:
-			return c.truncate(project(raw, r.Content, nil))
+			return c.truncate(project(raw, rawViews(r.Content), nil))
 		case *CallResult:
 			if r != nil {
-				return c.truncate(project(raw, r.Content, nil))
+				return c.truncate(project(raw, rawViews(r.Content), nil))
 			}
 		}
 		b, err := json.Marshal(v)
@@ -150,20 +150,74 @@ func (c *client) renderer(raw string) func(any) []tools.Content {
 	}
 }
 
-// wireBlock is what the projection reads of a content block.
-type wireBlock struct {
-	Type     *string `json:"type"`
-	Text     *string `json:"text"`
-	MIMEType string  `json:"mimeType"`
-	Name     string  `json:"name"`
-	URI      string  `json:"uri"`
+// blockView is what the projection reads of a content block.
+type blockView struct {
+	object   bool    // false: the block is not a JSON object
+	typ      *string // nil: no type
+	text     *string // nil: no text
+	mimeType string
+	name     string
+	uri      string
+}
+
+// typedViews views the blocks go-sdk decoded, without re-parsing them.
+func typedViews(content []mcp.Content) []blockView {
+	views := make([]blockView, len(content))
+	for i, c := range content {
+		v := blockView{object: true}
+		typ := func(s string) { v.typ = &s }
+		switch b := c.(type) {
+		case *mcp.TextContent:
+			typ("text")
+			v.text = &b.Text
+		case *mcp.ImageContent:
+			typ("image")
+			v.mimeType = b.MIMEType
+		case *mcp.AudioContent:
+			typ("audio")
+			v.mimeType = b.MIMEType
+		case *mcp.ResourceLink:
+			typ("resource_link")
+			v.name, v.uri = b.Name, b.URI
+		case *mcp.EmbeddedResource:
+			typ("resource")
+		case *mcp.ToolUseContent:
+			typ("tool_use")
+		case *mcp.ToolResultContent:
+			typ("tool_result")
+		default:
+			typ(fmt.Sprintf("%T", c))
+		}
+		views[i] = v
+	}
+	return views
+}
+
+// rawViews views canonical JSON blocks (a value to render may come from
+// anywhere, for example a post-execute hook).
+func rawViews(blocks []json.RawMessage) []blockView {
+	views := make([]blockView, len(blocks))
+	for i, raw := range blocks {
+		var w struct {
+			Type     *string `json:"type"`
+			Text     *string `json:"text"`
+			MIMEType string  `json:"mimeType"`
+			Name     string  `json:"name"`
+			URI      string  `json:"uri"`
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &w) != nil {
+			continue // not an object
+		}
+		views[i] = blockView{object: true, typ: w.Type, text: w.Text, mimeType: w.MIMEType, name: w.Name, uri: w.URI}
+	}
+	return views
 }
 
 // project maps content blocks to model-facing content: text runs joined
 // with "\n", a placeholder for every block the model cannot take as text,
 // and, when image is non-nil, what image returns for the n-th image block
 // (an image reference splits the text run; a diagnostic joins it).
-func project(raw string, blocks []json.RawMessage, image func(n int, mime string) (tools.Content, bool)) []tools.Content {
+func project(raw string, blocks []blockView, image func(n int, mime string) (tools.Content, bool)) []tools.Content {
 	var out []tools.Content
 	var run []string
 	flush := func() {
@@ -173,24 +227,23 @@ func project(raw string, blocks []json.RawMessage, image func(n int, mime string
 		}
 	}
 	n := 0
-	for _, rawBlock := range blocks {
-		var b wireBlock
-		if t := bytes.TrimSpace(rawBlock); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &b) != nil {
+	for _, b := range blocks {
+		if !b.object {
 			run = append(run, "[unsupported MCP content block: expected an object]")
 			continue
 		}
 		typ := ""
-		if b.Type != nil {
-			typ = *b.Type
+		if b.typ != nil {
+			typ = *b.typ
 		}
-		mime := b.MIMEType
+		mime := b.mimeType
 		if mime == "" {
 			mime = "unknown media type"
 		}
 		switch typ {
 		case "text":
-			if b.Text != nil {
-				run = append(run, *b.Text)
+			if b.text != nil {
+				run = append(run, *b.text)
 			}
 		case "image":
 			if image != nil {
@@ -209,13 +262,13 @@ func project(raw string, blocks []json.RawMessage, image func(n int, mime string
 		case "resource":
 			run = append(run, "[embedded resource unsupported; raw resource data remains available to programmatic callers]")
 		case "resource_link":
-			if b.Name == "" || b.URI == "" {
+			if b.name == "" || b.uri == "" {
 				run = append(run, "[resource link unavailable: the MCP block is missing its name or URI]")
 			} else {
-				run = append(run, "Resource link: "+b.Name+" ("+b.URI+")")
+				run = append(run, "Resource link: "+b.name+" ("+b.uri+")")
 			}
 		default:
-			if b.Type == nil {
+			if b.typ == nil {
 				typ = "(missing)"
 			}
 			run = append(run, "[unsupported MCP content type: "+typ+"]")

@@ -77,6 +77,12 @@ func TestTextResults(t *testing.T) {
 			if diff := cmp.Diff([]tools.Content{tools.Text(tt.want)}, res.Content); diff != "" {
 				t.Errorf("content (-want +got):\n%s", diff)
 			}
+			def, _ := e.reg.Get("mcp__res__r")
+			if rendered := def.Render(res.Value); !strings.HasPrefix(tt.name, "image") {
+				if diff := cmp.Diff(res.Content, rendered); diff != "" {
+					t.Errorf("Render of the canonical value differs from Execute's content (-execute +render):\n%s", diff)
+				}
+			}
 			v := res.Value.(CallResult)
 			if len(v.Content) != len(tt.content) {
 				t.Errorf("canonical value has %d blocks, want %d", len(v.Content), len(tt.content))
@@ -102,7 +108,7 @@ func TestProjectPlaceholders(t *testing.T) {
 		{`{"type":"text"}`, "(t returned no model-visible content)"},
 	}
 	for _, tt := range tests {
-		got := project("t", []json.RawMessage{json.RawMessage(tt.block)}, nil)
+		got := project("t", rawViews([]json.RawMessage{json.RawMessage(tt.block)}), nil)
 		if diff := cmp.Diff([]tools.Content{tools.Text(tt.want)}, got); diff != "" {
 			t.Errorf("project(%s) (-want +got):\n%s", tt.block, diff)
 		}
