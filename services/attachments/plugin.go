@@ -10,13 +10,19 @@ import (
 // Config is the config of the built-in `attachments` plugin. Zero limits
 // take the defaults.
 type Config struct {
-	// Dir is the store's directory (default $DSH_HOME/attachments).
-	Dir           string `yaml:"dir"`
-	MaxImageBytes int64  `yaml:"maxImageBytes"`
-	MaxImages     int    `yaml:"maxImages"`
-	MaxBatchBytes int64  `yaml:"maxBatchBytes"`
-	MaxPixels     int64  `yaml:"maxPixels"`
-	MaxSide       int    `yaml:"maxSide"`
+	// Dir is the store's directory (default $DSH_HOME/attachments); a
+	// relative one is taken from the working directory.
+	Dir string `yaml:"dir"`
+	// MaxImageBytes bounds one image (default 3.5 MiB).
+	MaxImageBytes int64 `yaml:"maxImageBytes"`
+	// MaxImages bounds the images of one batch (default 20).
+	MaxImages int `yaml:"maxImages"`
+	// MaxBatchBytes bounds the bytes of one batch (default 100 MiB).
+	MaxBatchBytes int64 `yaml:"maxBatchBytes"`
+	// MaxPixels bounds width*height (default 40,000,000).
+	MaxPixels int64 `yaml:"maxPixels"`
+	// MaxSide bounds the width and the height (default 2000).
+	MaxSide int `yaml:"maxSide"`
 }
 
 // Limits returns the config's limits.
