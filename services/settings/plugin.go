@@ -9,7 +9,8 @@ import (
 
 // Config is the config of the built-in `settings` plugin.
 type Config struct {
-	// File is the settings file (default $DSH_HOME/settings.yaml).
+	// File is the settings file (default $DSH_HOME/settings.yaml); a
+	// relative one is taken from the working directory.
 	File string `yaml:"file"`
 }
 
