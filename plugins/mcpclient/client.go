@@ -213,18 +213,23 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		return
 	}
 
-	if err := c.swap(list); err != nil && strict {
-		c.startErr = err
-		c.closeConn(cn, "")
-		c.setState("failed: "+err.Error(), "tool registration failed")
-		return
-	}
+	// Calls may use the connection as soon as its tools are registered.
 	c.conn = cn
 	c.connectedAt = c.opt.now()
 	c.mu.Lock()
 	c.live = cn
 	c.instructions = c.capInstructions(cn.session.InitializeResult())
 	c.mu.Unlock()
+	if err := c.swap(list); err != nil && strict {
+		c.conn = nil
+		c.mu.Lock()
+		c.live, c.instructions = nil, ""
+		c.mu.Unlock()
+		c.startErr = err
+		c.closeConn(cn, "")
+		c.setState("failed: "+err.Error(), "tool registration failed")
+		return
+	}
 	if c.failed > 0 {
 		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
 	}
@@ -338,8 +343,13 @@ func (c *client) resyncTools(ctx context.Context) {
 	defer cancel()
 	list, err := listTools(lctx, target.session)
 	if err != nil {
-		if ctx.Err() == nil {
-			c.log.Error(c.label+": tool re-sync failed; keeping the previous tools", "err", err)
+		select {
+		case <-target.closed:
+			// The connection ended: the supervisor reconnects and re-syncs.
+		default:
+			if ctx.Err() == nil {
+				c.log.Error(c.label+": tool re-sync failed; keeping the previous tools", "err", err)
+			}
 		}
 		return
 	}
@@ -471,6 +481,9 @@ func (c *client) scheduleReconnect(kind string, err error) {
 func (c *client) giveUp(err error) {
 	c.halted = true
 	c.unregisterAll()
+	c.mu.Lock()
+	c.instructions = ""
+	c.mu.Unlock()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
 	c.setState(fmt.Sprintf("gave up after %d attempts: %v", max, err),
