@@ -64,7 +64,6 @@ type client struct {
 	halted      bool
 	generation  []*registered
 	signature   string
-	lastErr     error
 	hung        bool // a close never finished: do not wait for watchers
 	watchers    sync.WaitGroup
 
@@ -192,7 +191,6 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if errors.Is(err, context.DeadlineExceeded) && actx.Err() != nil {
 			err = fmt.Errorf("no answer within startupTimeoutMs (%dms) while connecting and listing tools: %w", c.cfg.StartupTimeoutMs, err)
 		}
-		c.lastErr = err
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
@@ -396,7 +394,6 @@ func (c *client) lost(ctx context.Context, err error) {
 	if err == nil {
 		err = errors.New("the server closed the connection")
 	}
-	c.lastErr = err
 	if !c.closeConn(cn, "lost generation") {
 		return
 	}
