@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -35,8 +36,8 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 			return tools.Output{}, err
 		}
 		cctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
-		defer cancel()
 		res, err := cn.session.CallTool(cctx, &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)})
+		c.release(cancel, err)
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
@@ -60,6 +61,23 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		return tools.Output{Value: value, Content: c.truncate(project(t.raw, typedViews(res.Content), image))}, nil
 	}
+}
+
+// httpReleaseDelay is how long a successful Streamable HTTP call's context
+// outlives the call.
+const httpReleaseDelay = time.Second
+
+// release cancels a call's context. Over Streamable HTTP, go-sdk returns
+// the result while it may still be finishing the HTTP exchange on that
+// context in the background; cancelling at once would abort it and throw
+// the keep-alive connection away, costing every call a new TCP connection.
+// So a successful HTTP call's context is released a little later.
+func (c *client) release(cancel context.CancelFunc, err error) {
+	if err == nil && c.cfg.Transport == TransportStreamableHTTP {
+		time.AfterFunc(httpReleaseDelay, cancel)
+		return
+	}
+	cancel()
 }
 
 // callError explains a failed tools/call. Cancellation and timeouts stay
