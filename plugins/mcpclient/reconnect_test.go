@@ -173,6 +173,22 @@ func TestCloseBarrier(t *testing.T) {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("after a crash the old connection closes before the next starts", func(t *testing.T) {
+		srv := echoServer(t, "a")
+		b := newBlockingClose()
+		srv.wrap = func(c mcp.Connection) mcp.Connection { b.note("connect"); return &blockingConn{Connection: c, b: b} }
+		e := mustStart(t, testConfig("bar2"), srv)
+		srv.crash()
+		<-b.closing
+		if got := srv.attempts.Load(); got != 1 {
+			t.Errorf("a new connection started while the old one was closing (%d attempts)", got)
+		}
+		close(b.release)
+		eventually(t, "the reconnect", func() bool { return e.logs.has(slog.LevelInfo, "reconnected") })
+		if diff := cmp.Diff([]string{"connect", "closed", "connect"}, b.log()[:3]); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("reconnect stops when close never arrives", func(t *testing.T) {
 		srv := echoServer(t, "a")
 		b := newBlockingClose()
