@@ -9,23 +9,6 @@ import (
 	"path/filepath"
 )
 
-// SyncDir fsyncs the directory dir, so that entries created, renamed or
-// removed in it survive a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
-
 // MkdirAll creates dir and any missing parents with perm, fsyncing the
 // parent of every directory it creates so that the new entries are durable.
 func MkdirAll(dir string, perm os.FileMode) error {
