@@ -62,7 +62,7 @@ type client struct {
 	connectedAt time.Time
 	timer       *time.Timer
 	halted      bool
-	generation  []*registered
+	generation  []func() // unregisters each tool of the current generation
 	signature   string
 	hung        bool // a close never finished: do not wait for watchers
 	watchers    sync.WaitGroup
@@ -88,12 +88,6 @@ type conn struct {
 type downEvent struct {
 	cn  *conn
 	err error
-}
-
-// registered is one tool of the current generation.
-type registered struct {
-	public     string
-	unregister func()
 }
 
 func newClient(opt options) *client {

@@ -85,7 +85,7 @@ func (c *client) swap(list []*mcp.Tool) error {
 			c.log.Error(err.Error())
 			return err
 		}
-		c.generation = append(c.generation, &registered{public: def.Name, unregister: unregister})
+		c.generation = append(c.generation, unregister)
 	}
 	c.signature = string(sig)
 	return nil
@@ -94,7 +94,7 @@ func (c *client) swap(list []*mcp.Tool) error {
 // unregisterAll removes the current generation.
 func (c *client) unregisterAll() {
 	for i := len(c.generation) - 1; i >= 0; i-- {
-		c.generation[i].unregister()
+		c.generation[i]()
 	}
 	c.generation = nil
 	c.signature = ""
