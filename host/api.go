@@ -37,6 +37,11 @@ type Options struct {
 	// Debounce is how long Watch waits for a file to stop changing before
 	// reading it (default DefaultDebounce, 100ms).
 	Debounce time.Duration
+	// DebounceMax bounds how long a stream of changes may postpone a
+	// reload, counted from the first change not yet read (default
+	// DefaultDebounceMax, 1s): a file rewritten without pause, by a tool
+	// that saves every few milliseconds, is still read.
+	DebounceMax time.Duration
 }
 
 // Entry is one instance in a composition.

@@ -20,9 +20,13 @@ import (
 // end result.
 const DefaultDebounce = 100 * time.Millisecond
 
-// Watch applies path now and again whenever it changes on disk (debounced;
-// editors that save by rename are followed) or Reload is called, until ctx
-// is done. A file that fails to parse or validate changes nothing and is
+// DefaultDebounceMax is the longest a stream of changes postpones a reload
+// when Options.DebounceMax is zero.
+const DefaultDebounceMax = time.Second
+
+// Watch applies path now and again whenever it changes on disk (debounced,
+// at most Options.DebounceMax after the first change; editors that save by
+// rename are followed) or Reload is called, until ctx is done. A file that fails to parse or validate changes nothing and is
 // logged with its file and line.
 //
 // Watch watches the file's directory, not the file, so a save that replaces
@@ -33,8 +37,9 @@ const DefaultDebounce = 100 * time.Millisecond
 // is then, so intermediate versions may be skipped.
 //
 // Watch returns the error of the first load if no composition was applied
-// before (nothing runs then), or nil once ctx is done. It leaves the instances running: call Shutdown, which
-// also waits for a reload still in flight.
+// before (nothing runs then), or nil once ctx is done. It leaves the
+// instances running: call Shutdown, which also waits for a reload still in
+// flight.
 func (h *Host) Watch(ctx context.Context, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -116,9 +121,15 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	if debounce <= 0 {
 		debounce = DefaultDebounce
 	}
+	debounceMax := h.opts.DebounceMax
+	if debounceMax <= 0 {
+		debounceMax = DefaultDebounceMax
+	}
 	timer := time.NewTimer(debounce)
 	timer.Stop()
 	defer timer.Stop()
+	// first is when the oldest change not yet read came; zero when none.
+	var first time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,15 +138,21 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) == abs && ev.Op != fsnotify.Chmod {
-				timer.Reset(debounce)
+			if filepath.Clean(ev.Name) != abs || ev.Op == fsnotify.Chmod {
+				continue
 			}
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			timer.Reset(min(debounce, max(0, debounceMax-now.Sub(first))))
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			h.log.Warn("watching the composition", "file", path, "err", err)
 		case <-timer.C:
+			first = time.Time{}
 			poke()
 		case <-signal:
 			forced.Store(true)

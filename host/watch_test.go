@@ -315,3 +315,39 @@ func TestWatchBurstOfSavesEndsAtTheLast(t *testing.T) {
 		t.Error("the unchanged instance was restarted during the burst")
 	}
 }
+
+// TestWatchDebounceHasAMaximum rewrites the file without pause, faster than
+// the debounce: with an hour-long debounce, only the maximum wait lets a
+// reload through while the writes go on.
+func TestWatchDebounceHasAMaximum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop, config: {greeting: v0}}\n")
+	h := newHost(t, &Options{Debounce: time.Hour, DebounceMax: 20 * time.Millisecond})
+	watch(t, h, path)
+
+	stop := make(chan struct{})
+	written := make(chan error, 1)
+	go func() {
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				written <- nil
+				return
+			default:
+			}
+			data := fmt.Sprintf("plugins:\n  - {id: a, name: test-noop, config: {greeting: v%d}}\n", i)
+			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+				written <- err
+				return
+			}
+		}
+	}()
+	err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool { return h.Reloads().Applied >= 2 })
+	close(stop)
+	if werr := <-written; werr != nil {
+		t.Fatal(werr)
+	}
+	if err != nil {
+		t.Fatalf("a file rewritten without pause was never reloaded: %v", err)
+	}
+}
