@@ -41,6 +41,36 @@ func ReadComposition(path string, lookupEnv func(string) (string, bool)) (*Compo
 // number. ParseComposition checks the file's shape only; Check validates the
 // entries against the registered plugins.
 func ParseComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, error) {
+	c, errs := parseComposition(file, data, lookupEnv)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CheckFile reads the composition at path and validates it as Check does,
+// without starting anything, and returns every problem of the file: those
+// of its shape and, for each entry that parsed, those of its plugin and
+// config. The composition it returns holds the entries that parsed; it is
+// nil when the file could not be read or is not a composition at all.
+func CheckFile(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read composition: %w", err)
+	}
+	c, errs := parseComposition(path, data, lookupEnv)
+	if c != nil {
+		if _, err := plan(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// parseComposition is ParseComposition that goes on past a bad entry: it
+// returns the entries that parsed, and every problem found. The composition
+// is nil when the document is unusable (bad YAML, plugins not a list).
+func parseComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, []error) {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
@@ -49,7 +79,7 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	k := koanf.New(".")
 	parser := &nodeParser{file: file}
 	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
-		return nil, err
+		return nil, []error{err}
 	}
 	var errs []error
 	for _, key := range k.Keys() {
@@ -61,13 +91,10 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	// From the parser, not k.Get, which would deep-copy the node tree.
 	list := parser.top["plugins"]
 	if list == nil || list.ShortTag() == "!!null" {
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return c, errs
 	}
 	if list.Kind != yamlv3.SequenceNode {
-		return nil, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", file, list.Line)
+		return nil, append(errs, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", file, list.Line))
 	}
 	seen := map[string]int{}
 	for _, n := range list.Content {
@@ -89,10 +116,7 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 			c.Entries = append(c.Entries, *e)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c, errs
 }
 
 // nodeParser is a koanf.Parser for YAML that maps each top-level key to

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -442,6 +444,57 @@ plugins:
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
+	}
+}
+
+// TestCheckFileReportsEveryProblem mixes problems found while parsing (an
+// unset variable, a duplicate id) with problems of entries that parsed (an
+// unknown plugin, an unknown config key): each is reported, at its line.
+func TestCheckFileReportsEveryProblem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yml")
+	writeFile(t, path, `plugins:
+  - id: a
+    name: test-noop
+    config:
+      greeting: ${TEST_CHECK_UNSET}
+  - id: b
+    name: test-missing
+  - id: c
+    name: test-noop
+    config: {bogus: 1}
+  - id: c
+    name: test-noop
+  - id: d
+    name: test-noop
+`)
+	c, err := CheckFile(path, func(string) (string, bool) { return "", false })
+	if err == nil {
+		t.Fatal("CheckFile passed an invalid composition")
+	}
+	for _, w := range []string{
+		path + `:5: entry "a": config key greeting: environment variable TEST_CHECK_UNSET is not set`,
+		path + `:6: entry "b": unknown plugin "test-missing"`,
+		path + `:10: entry "c": config key bogus: unknown key`,
+		path + `:11: entry "c": duplicate id (first at line 8)`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	var ids []string
+	for _, e := range c.Entries {
+		ids = append(ids, e.ID)
+	}
+	if diff := cmp.Diff([]string{"b", "c", "d"}, ids); diff != "" {
+		t.Errorf("entries that parsed (-want +got):\n%s", diff)
+	}
+
+	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop}\n")
+	if c, err := CheckFile(path, nil); err != nil || len(c.Entries) != 1 {
+		t.Errorf("CheckFile of a valid file = %+v, %v", c, err)
+	}
+	if _, err := CheckFile(filepath.Join(t.TempDir(), "none.yml"), nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CheckFile of a missing file = %v; want fs.ErrNotExist", err)
 	}
 }
 

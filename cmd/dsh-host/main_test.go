@@ -136,24 +136,31 @@ func TestCLICheck(t *testing.T) {
 	tests := []struct {
 		name     string
 		text     string
-		env      string
+		extra    []string // more arguments
 		wantCode int
 		want     []string // in stdout for 0, stderr otherwise
 	}{
-		{"valid", greeterComposition, "", exitOK, []string{"ok, 1 entries"}},
+		{"valid", greeterComposition, nil, exitOK, []string{"ok, 1 entries"}},
 		{
 			"every problem listed",
 			"plugins:\n  - id: a\n    name: nope\n  - id: b\n    name: greeter\n    config:\n      greting: x\n",
-			"", exitFail,
+			nil, exitFail,
 			[]string{"2 problem(s)", ":2", `"a"`, `unknown plugin "nope"`, ":7", `"b"`, "greting"},
 		},
-		{"unset variable", "plugins:\n  - id: a\n    name: greeter\n    config:\n      greeting: ${DSH_TEST_UNSET_VAR}\n", "", exitFail, []string{"DSH_TEST_UNSET_VAR"}},
-		{"bad yaml", "plugins:\n  - id: [\n", "", exitFail, []string{"composition.yml:"}},
+		{
+			"problems found while parsing and in entries that parsed",
+			"plugins:\n  - id: a\n    name: greeter\n    config:\n      greeting: ${DSH_TEST_UNSET_VAR}\n  - id: b\n    name: nope\n  - id: c\n    name: greeter\n    config: {greting: x, bogus: 1}\n",
+			nil, exitFail,
+			[]string{"4 problem(s)", `:5: entry "a": config key greeting: environment variable DSH_TEST_UNSET_VAR`, `:6: entry "b": unknown plugin "nope"`, `:10: entry "c": config key bogus`, `:10: entry "c": config key greting`},
+		},
+		{"log flags accepted", greeterComposition, []string{"--log-level", "debug", "--log-format", "json"}, exitOK, []string{"ok, 1 entries"}},
+		{"unset variable", "plugins:\n  - id: a\n    name: greeter\n    config:\n      greeting: ${DSH_TEST_UNSET_VAR}\n", nil, exitFail, []string{"DSH_TEST_UNSET_VAR"}},
+		{"bad yaml", "plugins:\n  - id: [\n", nil, exitFail, []string{"composition.yml:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			file := writeComposition(t, tt.text)
-			code, stdout, stderr := dshHost(t, "check", "-c", file)
+			code, stdout, stderr := dshHost(t, append([]string{"check", "-c", file}, tt.extra...)...)
 			got := stdout
 			if tt.wantCode != exitOK {
 				got = stderr

@@ -75,7 +75,7 @@ expansion, plugin names, unique ids, each entry's config (strictly decoded and
 validated) and service cycles. Every problem is listed with file:line and the
 entry id; the exit code is 1 if there is any.`)
 	var cf commonFlags
-	fs.StringVar(&cf.file, "c", "composition.yml", "composition `file`")
+	cf.register(fs, "warn")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -85,26 +85,43 @@ entry id; the exit code is 1 if there is any.`)
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	c, err := host.ReadComposition(cf.file, nil)
-	if err == nil {
-		err = host.Check(c)
-	} else {
-		err = explainLoadError(cf.file, err)
+	if err := checkLogFlags(cf.logFormat, cf.logLevel); err != nil {
+		return usageError(fs, io, "%v", err)
 	}
+	c, err := host.CheckFile(cf.file, nil)
 	if err != nil {
-		var multi interface{ Unwrap() []error }
-		n := 1
-		if errors.As(err, &multi) {
-			n = len(multi.Unwrap())
-		}
-		fmt.Fprintf(io.Err, "%s: %d problem(s):\n", cf.file, n)
-		for _, line := range strings.Split(err.Error(), "\n") {
+		problems := problemLines(explainLoadError(cf.file, err))
+		fmt.Fprintf(io.Err, "%s: %d problem(s):\n", cf.file, len(problems))
+		for _, line := range problems {
 			fmt.Fprintf(io.Err, "  %s\n", line)
 		}
 		return exitFail
 	}
 	fmt.Fprintf(io.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
 	return exitOK
+}
+
+// problemLines flattens err into one line per problem: the errors joined
+// in it (errors.Join, recursively), each on its own line, with any further
+// lines of one problem indented under it.
+func problemLines(err error) []string {
+	if multi, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := multi.Unwrap()
+		msgs := make([]string, len(parts))
+		for i, e := range parts {
+			msgs[i] = e.Error()
+		}
+		// Only a plain join: an error that wraps several with text of
+		// its own stays one problem.
+		if strings.Join(msgs, "\n") == err.Error() {
+			var out []string
+			for _, e := range parts {
+				out = append(out, problemLines(e)...)
+			}
+			return out
+		}
+	}
+	return []string{strings.ReplaceAll(err.Error(), "\n", "\n    ")}
 }
 
 func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
