@@ -132,7 +132,7 @@ func TestProgress(t *testing.T) {
 	if err := h.LoadFile(context.Background(), file); err != nil {
 		t.Fatal(err)
 	}
-	p.finish(h.Status())
+	p.finish(h.Status(), " — /help for commands")
 	defer shutdownHost(h, logger)
 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

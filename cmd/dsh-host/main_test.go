@@ -433,6 +433,8 @@ func TestRunReloadAndSignals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := command(t, ctx, "run", "-c", file, "--log-format", "json", "--console", "off")
+	var stdout bytes.Buffer // read after Wait
+	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -489,6 +491,13 @@ func TestRunReloadAndSignals(t *testing.T) {
 	exited = true
 	if err != nil {
 		t.Errorf("run after SIGINT: %v, want exit 0", err)
+	}
+	// Without a console, the start still shows its progress (the two
+	// entries start in parallel, in either order).
+	for _, w := range []string{"1/2: ", "2/2: ", "starting ", "connecting ", ": hi…\n", ": demo…\n", "ready: 6 active\n"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+		}
 	}
 	if pids := processesWith(t, marker); len(pids) > 0 {
 		t.Errorf("server processes left behind: %v", pids)

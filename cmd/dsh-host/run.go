@@ -18,7 +18,8 @@ Run starts every instance of the composition and keeps them running. It
 watches the file: an edit disposes and recreates exactly the entries that
 changed, and a file that does not parse or validate changes nothing (the
 error is logged with file and line). SIGHUP reloads too. SIGINT or SIGTERM
-disposes every instance and exits 0.
+disposes every instance and exits 0. While the instances start, stdout shows
+progress (connecting 2/5: github…), then a summary (ready: 7 active).
 
 On a terminal, run also opens a console on stdin: /help lists its commands
 (/status, /tools, /prompt, /call, /reload, /quit and every registered slash
@@ -49,19 +50,20 @@ command such as /mcp).`)
 
 	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
 	h := host.New(&host.Options{Logger: logger})
-	var prog *progress
-	if useConsole {
-		prog = newProgress(io.Out, cf.file)
-		remove := h.OnStatus(prog.observe)
-		defer remove()
-	}
+	// Progress goes to stdout whether or not there is a console: under a
+	// supervisor too, a slow start shows what it waits for.
+	prog := newProgress(io.Out, cf.file)
+	removeProgress := h.OnStatus(prog.observe)
+	defer removeProgress()
 	if err := h.LoadFile(ctx, cf.file); err != nil {
 		shutdownHost(h, logger)
 		return fail(io, "run", explainLoadError(cf.file, err))
 	}
-	if prog != nil {
-		prog.finish(h.Status())
+	hint := ""
+	if useConsole {
+		hint = " — /help for commands"
 	}
+	prog.finish(h.Status(), hint)
 
 	// Watch applies the file once more (a no-op unless it changed since
 	// LoadFile) and then follows it.
@@ -167,12 +169,12 @@ func (p *progress) observe(s host.InstanceStatus) {
 	}
 }
 
-// finish stops the progress lines and prints a summary of st.
-func (p *progress) finish(st []host.InstanceStatus) {
+// finish stops the progress lines and prints a summary of st, then hint.
+func (p *progress) finish(st []host.InstanceStatus, hint string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = true
-	fmt.Fprintln(p.w, summary(st)+" — /help for commands")
+	fmt.Fprintln(p.w, summary(st)+hint)
 }
 
 // summary counts st by state: "ready: 4 active, 1 failed".
