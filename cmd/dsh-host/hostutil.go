@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/lmittmann/tint"
@@ -59,34 +58,20 @@ func shutdownHost(h *host.Host, logger *slog.Logger) bool {
 }
 
 // newLogger returns a logger writing to w in format ("text" or "json") at
-// level ("debug", "info", "warn", "error"). Text on a terminal is rendered by
-// tint, in colour. Values checkLogFlags rejects fall back to text and info.
+// level ("debug", "info", "warn", "error"), as the log flags allow them.
+// Text on a terminal is rendered by tint, in colour.
 func newLogger(w io.Writer, format, level string) *slog.Logger {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
 	}
-	if strings.EqualFold(format, "json") {
+	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
 	}
 	if isTerminal(w) {
 		return slog.New(tint.NewHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly}))
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
-}
-
-// checkLogFlags validates --log-format and --log-level values.
-func checkLogFlags(format, level string) error {
-	switch strings.ToLower(format) {
-	case "text", "json":
-	default:
-		return fmt.Errorf("--log-format %q: want text or json", format)
-	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	return nil
 }
 
 // isTerminal reports whether v is an *os.File open on a terminal. A character

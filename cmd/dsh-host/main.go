@@ -109,15 +109,40 @@ type commonFlags struct {
 
 // register adds -c, --log-format and --log-level to fs. Long-running
 // subcommands log at info by default; one-shot ones at warn, so that their
-// output is not drowned.
+// output is not drowned. A value outside the choices is a usage error at
+// parse time, like any bad flag.
 func (c *commonFlags) register(fs *flag.FlagSet, defaultLevel string) {
 	fs.StringVar(&c.file, "c", "composition.yml", "composition `file`")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
-	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level: debug, info, warn or error")
+	c.logFormat, c.logLevel = "text", defaultLevel
+	fs.Var(choice{&c.logFormat, []string{"text", "json"}}, "log-format", "log `format`: text or json (logs go to stderr)")
+	fs.Var(choice{&c.logLevel, []string{"debug", "info", "warn", "error"}}, "log-level", "log `level`: debug, info, warn or error")
 }
 
-// flagSet returns a flag set for subcommand name whose help shows synopsis
-// and about.
+// choice is a string flag that takes one of a fixed set of values.
+type choice struct {
+	value   *string
+	allowed []string
+}
+
+func (c choice) String() string {
+	if c.value == nil { // the zero value flag.PrintDefaults makes
+		return ""
+	}
+	return *c.value
+}
+
+func (c choice) Set(s string) error {
+	for _, a := range c.allowed {
+		if strings.EqualFold(s, a) {
+			*c.value = a
+			return nil
+		}
+	}
+	return fmt.Errorf("want %s", strings.Join(c.allowed, ", "))
+}
+
+// flagSet returns a flag set for subcommand name whose help shows synopsis,
+// about, the flags and the exit codes every subcommand shares.
 func flagSet(name, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet("dsh-host "+name, flag.ContinueOnError)
 	fs.Usage = func() {
@@ -129,6 +154,7 @@ func flagSet(name, synopsis, about string) *flag.FlagSet {
 			fmt.Fprintln(w, "\nFlags:")
 			fs.PrintDefaults()
 		}
+		fmt.Fprintln(w, "\nExit codes: 0 success, 1 failure, 2 usage error.")
 	}
 	return fs
 }

@@ -32,10 +32,6 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // fn and shuts the host down. An instance still starting when the wait ends
 // shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
-	if err := checkLogFlags(o.logFormat, o.logLevel); err != nil {
-		fmt.Fprintf(io.Err, "dsh-host %s: %v\n", name, err)
-		return exitUsage
-	}
 	logger := newLogger(io.Err, o.logFormat, o.logLevel)
 	h := host.New(&host.Options{Logger: logger})
 	loadCtx, cancel := context.WithTimeout(ctx, o.wait)
@@ -69,7 +65,7 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 }
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("check", "[-c FILE]", `
+	fs := flagSet("check", "[-c FILE | FILE] [flags]", `
 Check validates a composition without starting anything: YAML syntax, ${VAR}
 expansion, plugin names, unique ids, each entry's config (strictly decoded and
 validated) and service cycles. Every problem is listed with file:line and the
@@ -84,9 +80,6 @@ entry id; the exit code is 1 if there is any.`)
 		cf.file = pos[0] // `dsh-host check FILE` reads as well as `-c FILE`
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
-	}
-	if err := checkLogFlags(cf.logFormat, cf.logLevel); err != nil {
-		return usageError(fs, io, "%v", err)
 	}
 	c, err := host.CheckFile(cf.file, nil)
 	if err != nil {
@@ -186,7 +179,7 @@ default. Built-in plugins start even when the composition does not list them.`)
 }
 
 func cmdTools(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("tools", "[-c FILE] [--json] [--wait 30s]", `
+	fs := flagSet("tools", "[-c FILE] [--json] [--wait 30s] [flags]", `
 Tools starts the composition, waits until every instance has settled (active,
 failed, or pending with its reason; bounded by --wait), prints every registered
 tool (public name, server, raw name on its server, whether the prompt carries
@@ -229,7 +222,7 @@ it is listed, not hidden.`)
 }
 
 func cmdCall(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--image-input] [--json]", `
+	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--image-input] [--json] [flags]", `
 Call starts the composition, runs one tool call through the registry's whole
 pipeline (hooks, guards, validation, render) and prints the model-facing
 content. With --json it prints the content, the canonical value and the error
@@ -285,7 +278,7 @@ tool fails or the call is refused, 2 on a usage error.`)
 }
 
 func cmdPrompt(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("prompt", "[-c FILE] [--json]", `
+	fs := flagSet("prompt", "[-c FILE] [--json] [flags]", `
 Prompt starts the composition and prints the model-facing tools array exactly
 as an OpenAI-compatible chat request carries it (after folding, if the
 composition folds), with its size in bytes and estimated tokens (bytes/4).
@@ -327,7 +320,7 @@ line goes to stderr.`)
 }
 
 func cmdCommand(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("command", "[-c FILE] '/name [input]'", `
+	fs := flagSet("command", "[-c FILE] '/name [input]' [flags]", `
 Command starts the composition, runs one slash command registered on the
 commands service (for example '/mcp list github') and prints its reply. Exit 1
 when the reply is an error.`)

@@ -26,7 +26,8 @@ On a terminal, run also opens a console on stdin: /help lists its commands
 command such as /mcp).`)
 	var cf commonFlags
 	cf.register(fs, "info")
-	consoleMode := fs.String("console", "auto", "console on stdin: auto (when stdin and stdout are terminals), on, or off")
+	consoleMode := "auto"
+	fs.Var(choice{&consoleMode, []string{"auto", "on", "off"}}, "console", "console `mode` on stdin: auto (when stdin and stdout are terminals), on, or off")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -34,19 +35,7 @@ command such as /mcp).`)
 	if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	if err := checkLogFlags(cf.logFormat, cf.logLevel); err != nil {
-		return usageError(fs, io, "%v", err)
-	}
-	var useConsole bool
-	switch *consoleMode {
-	case "auto":
-		useConsole = isTerminal(io.In) && isTerminal(io.Out)
-	case "on":
-		useConsole = true
-	case "off":
-	default:
-		return usageError(fs, io, "--console %q: want auto, on or off", *consoleMode)
-	}
+	useConsole := consoleMode == "on" || consoleMode == "auto" && isTerminal(io.In) && isTerminal(io.Out)
 
 	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
 	h := host.New(&host.Options{Logger: logger})

@@ -52,9 +52,9 @@ Example, for a client's MCP configuration:
   {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`
 
 // cmdServe runs gateway mode until the client goes away (stdio), or until
-// SIGINT or SIGTERM.
-func cmdServe(ctx context.Context, args []string, std Stdio) int {
-	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR]", serveAbout)
+// SIGINT or SIGTERM. As for run, a shutdown that is not clean exits 1.
+func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
+	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR] [flags]", serveAbout)
 	var common commonFlags
 	common.register(fs, "info")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
@@ -66,9 +66,6 @@ func cmdServe(ctx context.Context, args []string, std Stdio) int {
 	}
 	if len(rest) > 0 {
 		return usageError(fs, std, "unexpected argument %q", rest[0])
-	}
-	if err := checkLogFlags(common.logFormat, common.logLevel); err != nil {
-		return usageError(fs, std, "%v", err)
 	}
 	httpSet := false
 	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http" })
@@ -95,7 +92,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) int {
 	if err != nil {
 		return fail(std, "serve", err)
 	}
-	defer shutdownHost(h, logger)
+	defer func() {
+		if !shutdownHost(h, logger) && code == exitOK {
+			code = exitFail
+		}
+	}()
 
 	reg, store := hostServices(h)
 	if reg == nil {
