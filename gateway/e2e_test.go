@@ -291,6 +291,32 @@ func inspector(t *testing.T, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
+// inspectorTools lists the tools of server (the inspector's arguments naming
+// it) through the inspector, sorted by name.
+func inspectorTools(t *testing.T, server []string) []string {
+	t.Helper()
+	out, err := inspector(t, slices.Concat(server, []string{"--method", "tools/list"})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return listNames(t, out)
+}
+
+// inspectorCall calls tool through the gateway's mcp_call, with args (a JSON
+// object, or "" for none), and returns the result's text and isError.
+func inspectorCall(t *testing.T, server []string, tool, args string) (string, bool) {
+	t.Helper()
+	call := slices.Concat(server, []string{"--method", "tools/call", "--tool-name", "mcp_call", "--tool-arg", "tool=" + tool})
+	if args != "" {
+		call = append(call, "arguments="+args)
+	}
+	out, err := inspector(t, call...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return callText(t, out)
+}
+
 // listNames decodes an inspector tools/list answer.
 func listNames(t *testing.T, out string) []string {
 	t.Helper()
@@ -332,31 +358,17 @@ func TestE2EInspectorStdio(t *testing.T) {
 	e := newE2E(t)
 	server := []string{"-e", "DSH_HOME=" + e.home, bin, "serve", "--stdio", "-c", e.composition}
 
-	out, err := inspector(t, append(server, "--method", "tools/list")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := listNames(t, out); !slices.Equal(got, foldedSurface) {
+	if got := inspectorTools(t, server); !slices.Equal(got, foldedSurface) {
 		t.Errorf("tools/list over stdio = %v, want the folded surface %v", got, foldedSurface)
 	}
-
-	out, err = inspector(t, append(server, "--method", "tools/call", "--tool-name", "mcp_call",
-		"--tool-arg", "tool=mcp__fx__greet", `arguments={"name":"gateway"}`)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if text, isErr := callText(t, out); isErr || !strings.Contains(text, "Hello, gateway!") {
+	if text, isErr := inspectorCall(t, server, "mcp__fx__greet", `{"name":"gateway"}`); isErr || !strings.Contains(text, "Hello, gateway!") {
 		t.Errorf("mcp_call mcp__fx__greet over stdio = %q (isError %v), want the fixture's greeting", text, isErr)
 	}
 
 	// The server's failure travels back as a result, not as a protocol
 	// failure. (mcp-fold reports a child's failure as mcp_call's value, so
 	// isError is its decision, not the gateway's.)
-	out, err = inspector(t, append(server, "--method", "tools/call", "--tool-name", "mcp_call", "--tool-arg", "tool=mcp__fx__fail")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if text, _ := callText(t, out); !strings.Contains(text, "the fixture failed on purpose") {
+	if text, _ := inspectorCall(t, server, "mcp__fx__fail", ""); !strings.Contains(text, "the fixture failed on purpose") {
 		t.Errorf("mcp_call mcp__fx__fail = %q, want the fixture's failure message", text)
 	}
 	waitFor(t, "every fixture server to exit", func() bool { return len(e.fixturesRunning(t)) == 0 })
@@ -368,19 +380,10 @@ func TestE2EInspectorHTTP(t *testing.T) {
 	p := e.serveHTTPProc(t, bin, []string{"E2E_GATEWAY_TOKEN=tok-123"}, "--token-env", "E2E_GATEWAY_TOKEN")
 	server := []string{p.url, "--transport", "http", "--header", "Authorization: Bearer tok-123"}
 
-	out, err := inspector(t, append(server, "--method", "tools/list")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := listNames(t, out); !slices.Equal(got, foldedSurface) {
+	if got := inspectorTools(t, server); !slices.Equal(got, foldedSurface) {
 		t.Errorf("tools/list over HTTP = %v, want the folded surface %v", got, foldedSurface)
 	}
-	out, err = inspector(t, append(server, "--method", "tools/call", "--tool-name", "mcp_call",
-		"--tool-arg", "tool=mcp__fx__shout", `arguments={"text":"loud"}`)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if text, isErr := callText(t, out); isErr || !strings.Contains(text, "LOUD") {
+	if text, isErr := inspectorCall(t, server, "mcp__fx__shout", `{"text":"loud"}`); isErr || !strings.Contains(text, "LOUD") {
 		t.Errorf("mcp_call mcp__fx__shout over HTTP = %q (isError %v), want LOUD", text, isErr)
 	}
 

@@ -64,6 +64,17 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	return code
 }
 
+// withRegistry is withHost for a subcommand that needs the tool registry.
+func (o *oneShot) withRegistry(ctx context.Context, io Stdio, name string, fn func(h *host.Host, reg *tools.Registry) int) int {
+	return o.withHost(ctx, io, name, func(h *host.Host) int {
+		reg, err := registry(h)
+		if err != nil {
+			return fail(io, name, err)
+		}
+		return fn(h, reg)
+	})
+}
+
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("check", "[-c FILE | FILE] [flags]", `
 Check validates a composition without starting anything: YAML syntax, ${VAR}
@@ -196,11 +207,7 @@ it is listed, not hidden.`)
 	if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	return o.withHost(ctx, io, "tools", func(h *host.Host) int {
-		reg, err := registry(h)
-		if err != nil {
-			return fail(io, "tools", err)
-		}
+	return o.withRegistry(ctx, io, "tools", func(h *host.Host, reg *tools.Registry) int {
 		rows, err := listTools(ctx, reg, tools.Caller{Kind: "cli"})
 		if err != nil {
 			return fail(io, "tools", err)
@@ -247,11 +254,7 @@ tool fails or the call is refused, 2 on a usage error.`)
 	if err != nil {
 		return usageError(fs, io, "%v", err)
 	}
-	return o.withHost(ctx, io, "call", func(h *host.Host) int {
-		reg, err := registry(h)
-		if err != nil {
-			return fail(io, "call", err)
-		}
+	return o.withRegistry(ctx, io, "call", func(h *host.Host, reg *tools.Registry) int {
 		res := reg.Execute(ctx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
 		if *asJSON {
 			out := callResult{Tool: name, Content: res.Content, Value: res.Value}
@@ -294,11 +297,7 @@ line goes to stderr.`)
 	if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	return o.withHost(ctx, io, "prompt", func(h *host.Host) int {
-		reg, err := registry(h)
-		if err != nil {
-			return fail(io, "prompt", err)
-		}
+	return o.withRegistry(ctx, io, "prompt", func(h *host.Host, reg *tools.Registry) int {
 		asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
 		if err != nil {
 			return fail(io, "prompt", err)
