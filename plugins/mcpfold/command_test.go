@@ -155,6 +155,42 @@ func TestLineCap(t *testing.T) {
 	}
 }
 
+func TestLineCapBoundary(t *testing.T) {
+	numbered := func(n int) string {
+		lines := make([]string, n)
+		for i := range lines {
+			lines[i] = fmt.Sprint(i + 1)
+		}
+		return strings.Join(lines, "\n")
+	}
+	tests := []struct {
+		lines    int
+		wantCut  bool
+		wantDrop int
+	}{
+		{lineCap - 1, false, 0},
+		{lineCap, false, 0},
+		{lineCap + 1, true, 2}, // lines 400 and 401 give way to the hint
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.lines), func(t *testing.T) {
+			in := numbered(tt.lines)
+			got := capLines(in)
+			if !tt.wantCut {
+				if got != in {
+					t.Fatalf("%d lines were changed", tt.lines)
+				}
+				return
+			}
+			lines := strings.Split(got, "\n")
+			want := fmt.Sprintf(`… output truncated at %d lines (%d dropped) — narrow with "/mcp list <server>"`, lineCap, tt.wantDrop)
+			if len(lines) != lineCap || lines[lineCap-2] != fmt.Sprint(lineCap-1) || lines[lineCap-1] != want {
+				t.Fatalf("got %d lines ending %q, %q; want %d ending %q, %q", len(lines), lines[len(lines)-2], lines[len(lines)-1], lineCap, fmt.Sprint(lineCap-1), want)
+			}
+		})
+	}
+}
+
 func TestIDSpaceExhausted(t *testing.T) {
 	ids := map[string]any{}
 	for i := 1; i <= maxID; i++ {
