@@ -1,10 +1,8 @@
 package attachments
 
 import (
-	"fmt"
-
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/internal/homepath"
 )
 
 // Config is the config of the built-in `attachments` plugin. Zero limits
@@ -41,9 +39,8 @@ func (c *Config) Limits() Limits {
 // says why) and the default limits.
 func DefaultConfig() Config {
 	d := DefaultLimits()
-	dir, _ := dshhome.Path("attachments")
 	return Config{
-		Dir:           dir,
+		Dir:           homepath.Default("attachments"),
 		MaxImageBytes: d.MaxImageBytes,
 		MaxImages:     d.MaxImages,
 		MaxBatchBytes: d.MaxBatchBytes,
@@ -54,11 +51,8 @@ func DefaultConfig() Config {
 
 // ValidateConfig checks c, naming the offending key.
 func ValidateConfig(c *Config) error {
-	if c.Dir == "" {
-		if _, err := dshhome.Dir(); err != nil {
-			return fmt.Errorf("dir: not set and no default: %w", err)
-		}
-		return fmt.Errorf("dir: must not be empty")
+	if err := homepath.Check("dir", c.Dir); err != nil {
+		return err
 	}
 	l := c.Limits()
 	return l.Validate()

@@ -1,10 +1,8 @@
 package settings
 
 import (
-	"fmt"
-
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/internal/homepath"
 )
 
 // Config is the config of the built-in `settings` plugin.
@@ -17,19 +15,12 @@ type Config struct {
 // DefaultConfig returns the config a `settings` entry starts from; File is
 // empty when $DSH_HOME cannot be resolved (ValidateConfig then says why).
 func DefaultConfig() Config {
-	f, _ := dshhome.Path("settings.yaml")
-	return Config{File: f}
+	return Config{File: homepath.Default("settings.yaml")}
 }
 
 // ValidateConfig checks c, naming the offending key.
 func ValidateConfig(c *Config) error {
-	if c.File == "" {
-		if _, err := dshhome.Dir(); err != nil {
-			return fmt.Errorf("file: not set and no default: %w", err)
-		}
-		return fmt.Errorf("file: must not be empty")
-	}
-	return nil
+	return homepath.Check("file", c.File)
 }
 
 func init() {
