@@ -108,10 +108,26 @@ func (s *Scope) Go(label string, fn func(ctx context.Context)) {
 	})
 }
 
-// AfterFunc calls fn once after d unless the scope is disposed first.
+// AfterFunc calls fn once after d unless the scope is disposed first. A
+// dispose that comes while fn runs waits for it to return, as for Go, so fn
+// never runs against what the scope's later disposers have undone.
 func (s *Scope) AfterFunc(label string, d time.Duration, fn func()) {
-	t := time.AfterFunc(d, fn)
-	s.OnDispose("timer "+label, func() error { t.Stop(); return nil })
+	var mu sync.Mutex
+	stopped := false
+	t := time.AfterFunc(d, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped && s.ctx.Err() == nil {
+			fn()
+		}
+	})
+	s.OnDispose("timer "+label, func() error {
+		t.Stop()
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		return nil
+	})
 }
 
 // SetDetail publishes a one-line, human-readable state of the instance

@@ -67,6 +67,28 @@ func TestScopeGoAndTimers(t *testing.T) {
 	default:
 		t.Error("Dispose returned before the goroutine ended")
 	}
+	select {
+	case <-fired:
+		t.Error("a timer of the disposed scope fired")
+	default:
+	}
+}
+
+// TestScopeDisposeWaitsForRunningTimer: a dispose that comes while a timer's
+// fn runs waits for it; with fn stuck, the dispose times out naming it.
+func TestScopeDisposeWaitsForRunningTimer(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	s.AfterFunc("now", 0, func() {
+		close(started)
+		<-release
+	})
+	<-started
+	err := s.Dispose(20 * time.Millisecond)
+	if !errors.Is(err, ErrDisposeTimeout) || !strings.Contains(err.Error(), `"timer now"`) {
+		t.Errorf("Dispose = %v; want it to wait for the running timer, and time out naming it", err)
+	}
 }
 
 func TestScopeDisposeTimeout(t *testing.T) {
