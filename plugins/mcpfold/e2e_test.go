@@ -139,9 +139,9 @@ func (eh *e2eHost) call(name string, args any) tools.Result {
 	return eh.registry().Execute(ctx, model, name, b)
 }
 
-// prompt returns the assembled tool names and the size of the
-// OpenAI-compatible tools JSON.
-func (eh *e2eHost) prompt() ([]string, int) {
+// prompt returns the assembled tool names and the OpenAI-compatible tools
+// JSON.
+func (eh *e2eHost) prompt() ([]string, []byte) {
 	eh.t.Helper()
 	asm, err := eh.registry().Assemble(context.Background(), model)
 	if err != nil {
@@ -155,20 +155,7 @@ func (eh *e2eHost) prompt() ([]string, int) {
 	for _, s := range asm.Tools {
 		names = append(names, s.Name)
 	}
-	return names, len(b)
-}
-
-func (eh *e2eHost) toolsJSON() []byte {
-	eh.t.Helper()
-	asm, err := eh.registry().Assemble(context.Background(), model)
-	if err != nil {
-		eh.t.Fatal(err)
-	}
-	b, err := asm.ToolsJSON()
-	if err != nil {
-		eh.t.Fatal(err)
-	}
-	return b
+	return names, b
 }
 
 // waitFor re-checks cond until it holds or e2eWait passes; the state it
@@ -223,7 +210,8 @@ func TestE2EThreeServers(t *testing.T) {
 
 	// Unfolded first: every MCP schema is in the prompt.
 	eh := startHost(t, base, fixture, node)
-	unfoldedNames, unfolded := eh.prompt()
+	unfoldedNames, unfoldedJSON := eh.prompt()
+	unfolded := len(unfoldedJSON)
 	mcpCount := 0
 	for _, n := range unfoldedNames {
 		if strings.HasPrefix(n, "mcp__") {
@@ -238,7 +226,8 @@ func TestE2EThreeServers(t *testing.T) {
 
 	// Adding the fold is a reload that touches no other instance.
 	eh.apply(withFold)
-	foldedNames, folded := eh.prompt()
+	foldedNames, foldedJSON := eh.prompt()
+	folded := len(foldedJSON)
 	var native []string
 	for _, n := range unfoldedNames {
 		if !strings.HasPrefix(n, "mcp__") {
@@ -302,12 +291,12 @@ func TestE2EThreeServers(t *testing.T) {
 
 	// A real re-sync (the server adds a tool and sends list_changed) leaves
 	// the folded prompt byte for byte the same: the prompt cache holds.
-	before := eh.toolsJSON()
+	_, before := eh.prompt()
 	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__add-tool", "arguments": map[string]any{"name": "late"}})); got != "added tool late" {
 		t.Fatalf("add-tool = %q", got)
 	}
 	waitFor(t, "the re-synced tool", func() bool { _, ok := eh.registry().Get("mcp__alpha__late"); return ok })
-	if after := eh.toolsJSON(); string(before) != string(after) {
+	if _, after := eh.prompt(); string(before) != string(after) {
 		t.Fatalf("the folded prompt changed across a re-sync:\nbefore %s\nafter  %s", before, after)
 	}
 	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__late"})); got != "hello from late" {
