@@ -486,6 +486,7 @@ func TestRunReloadAndSignals(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
+	waitLog(t, logs, "the clean shutdown", msg("shut down cleanly"))
 	for range logs {
 	}
 	err = cmd.Wait()

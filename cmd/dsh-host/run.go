@@ -100,6 +100,7 @@ loop:
 	if !shutdownHost(h, logger) {
 		return exitFail
 	}
+	logger.Info("shut down cleanly")
 	return exitOK
 }
 
