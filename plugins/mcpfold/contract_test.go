@@ -82,7 +82,7 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	g, _ := normalize(r.store.stored())
+	g, _ := normalize(r.store.stored(), nil)
 	if diff := cmp.Diff(map[string]int{"fs": 1, "github": 2}, g.ServerIDs); diff != "" {
 		t.Fatalf("ids changed under concurrent use (-want +got):\n%s", diff)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/settings"
 )
@@ -109,10 +111,11 @@ func (g *gateState) section() map[string]any {
 }
 
 // normalize reads a stored section whatever shape it has: invalid entries
-// are dropped, a duplicate id goes to the first name in name order (the
-// stored mapping has no order of its own), and disabled is deduplicated in
-// order. It returns what it dropped, for one warning.
-func normalize(raw any) (g gateState, problems []string) {
+// are dropped, a duplicate id goes to the name serverIds lists first (order
+// is that list, from the file; names it lacks come after it, by name), and
+// disabled is deduplicated in order. It returns what it dropped, for one
+// warning.
+func normalize(raw any, order []string) (g gateState, problems []string) {
 	g.ServerIDs = map[string]int{}
 	if raw == nil {
 		return g, nil
@@ -135,7 +138,24 @@ func normalize(raw any) (g gateState, problems []string) {
 		for name := range ids {
 			names = append(names, name)
 		}
-		sort.Strings(names)
+		pos := make(map[string]int, len(order))
+		for i, name := range order {
+			if _, dup := pos[name]; !dup {
+				pos[name] = i
+			}
+		}
+		rank := func(name string) int {
+			if i, ok := pos[name]; ok {
+				return i
+			}
+			return len(order)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			if ri, rj := rank(names[i]), rank(names[j]); ri != rj {
+				return ri < rj
+			}
+			return names[i] < names[j]
+		})
 		taken := map[int]string{}
 		for _, name := range names {
 			id, ok := asID(ids[name])
@@ -230,18 +250,48 @@ type gateStore interface {
 	watch(s *host.Scope, fn func(g gateState, problems []string, err error))
 }
 
+// storedSection is the section as the settings file holds it: the decoded
+// value, and the names of serverIds in the order the file lists them, which
+// a decoded map loses and normalize needs to let the first of two names
+// with one id keep it.
+type storedSection struct {
+	raw   any
+	order []string
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (s *storedSection) UnmarshalYAML(n *yaml.Node) error {
+	if err := n.Decode(&s.raw); err != nil {
+		return err
+	}
+	s.order = nil
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if ids := n.Content[i+1]; n.Content[i].Value == "serverIds" && ids.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(ids.Content); j += 2 {
+				s.order = append(s.order, ids.Content[j].Value)
+			}
+		}
+	}
+	return nil
+}
+
+func (s storedSection) normalize() (gateState, []string) { return normalize(s.raw, s.order) }
+
 // settingsGate is the gateStore on the settings service.
 type settingsGate struct{ st *settings.Store }
 
 func (sg settingsGate) load() (gateState, []string, error) {
-	v, ok, err := settings.Read[any](sg.st, section)
+	v, ok, err := settings.Read[storedSection](sg.st, section)
 	if err != nil {
 		return gateState{}, nil, err
 	}
 	if !ok {
 		return gateState{ServerIDs: map[string]int{}}, nil, nil
 	}
-	g, problems := normalize(v)
+	g, problems := v.normalize()
 	return g, problems, nil
 }
 
@@ -251,7 +301,13 @@ var errUnchanged = errors.New("unchanged")
 func (sg settingsGate) update(fn func(g *gateState) (bool, error)) (gateState, error) {
 	var out gateState
 	err := settings.Update[any](sg.st, section, func(v *any) error {
-		g, _ := normalize(*v)
+		// The file as Update read it, under the lock, for the order of
+		// serverIds that *v, a decoded map, lacks.
+		stored, _, err := settings.Read[storedSection](sg.st, section)
+		if err != nil {
+			return err
+		}
+		g, _ := normalize(*v, stored.order)
 		changed, err := fn(&g)
 		out = g
 		if err != nil {
@@ -270,12 +326,12 @@ func (sg settingsGate) update(fn func(g *gateState) (bool, error)) (gateState, e
 }
 
 func (sg settingsGate) watch(s *host.Scope, fn func(gateState, []string, error)) {
-	settings.Watch[any](sg.st, s, section, func(v any, err error) {
+	settings.Watch[storedSection](sg.st, s, section, func(v storedSection, err error) {
 		if err != nil {
 			fn(gateState{}, nil, err)
 			return
 		}
-		g, problems := normalize(v)
+		g, problems := v.normalize()
 		fn(g, problems, nil)
 	})
 }

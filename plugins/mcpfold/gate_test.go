@@ -33,7 +33,7 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, problems := normalize(tt.raw)
+			got, problems := normalize(tt.raw, nil)
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("normalize (-want +got):\n%s", diff)
 			}
@@ -111,14 +111,14 @@ func TestIDsPersistOnceAndAreStable(t *testing.T) {
 	if got := r.store.writeCount(); got != 1 {
 		t.Fatalf("%d writes, want exactly 1 (only when an id is added)", got)
 	}
-	g, _ := normalize(r.store.stored())
+	g, _ := normalize(r.store.stored(), nil)
 	if diff := cmp.Diff(map[string]int{"fs": 1, "github": 2}, g.ServerIDs); diff != "" {
 		t.Fatalf("stored ids (-want +got):\n%s", diff)
 	}
 	// A new server gets the next id; a server that goes keeps its id.
 	register(t, r.reg, nil, fakeTool{"mcp__web__fetch", "Fetch a URL.", `{}`})
 	r.run("")
-	g, _ = normalize(r.store.stored())
+	g, _ = normalize(r.store.stored(), nil)
 	if diff := cmp.Diff(map[string]int{"fs": 1, "github": 2, "web": 3}, g.ServerIDs); diff != "" {
 		t.Fatalf("stored ids after a new server (-want +got):\n%s", diff)
 	}
@@ -174,7 +174,7 @@ func TestToggleFlow(t *testing.T) {
 	if res := r.exec("mcp__github__create_issue", `{"title":"x"}`); res.Err != nil {
 		t.Fatalf("direct call after enable: %v", res.Err)
 	}
-	g, _ := normalize(r.store.stored())
+	g, _ := normalize(r.store.stored(), nil)
 	if g.ServerIDs["github"] != 2 || len(g.Disabled) != 0 {
 		t.Fatalf("stored after enable: %+v (the id must be kept)", g)
 	}
@@ -263,7 +263,7 @@ func TestCorruptSectionIsNormalizedNotFatal(t *testing.T) {
 		t.Fatalf("mcp_call: %q", got)
 	}
 	r.run("")
-	g, _ := normalize(store.stored())
+	g, _ := normalize(store.stored(), nil)
 	if diff := cmp.Diff(gateState{ServerIDs: map[string]int{"fs": 3, "github": 1}, Disabled: []int{3}}, g); diff != "" {
 		t.Fatalf("rewritten section (-want +got):\n%s", diff)
 	}

@@ -36,7 +36,7 @@ func (m *memGate) load() (gateState, []string, error) {
 	if m.loadErr != nil {
 		return gateState{}, nil, m.loadErr
 	}
-	g, p := normalize(m.raw)
+	g, p := normalize(m.raw, nil)
 	return g, p, nil
 }
 
@@ -46,7 +46,7 @@ func (m *memGate) update(fn func(*gateState) (bool, error)) (gateState, error) {
 	if m.updateHit != nil {
 		m.updateHit()
 	}
-	g, _ := normalize(m.raw)
+	g, _ := normalize(m.raw, nil)
 	changed, err := fn(&g)
 	if err != nil {
 		return g, err
@@ -75,7 +75,7 @@ func (m *memGate) edit(raw any) {
 	m.raw = raw
 	fn := m.watchFn
 	m.mu.Unlock()
-	g, p := normalize(raw)
+	g, p := normalize(raw, nil)
 	fn(g, p, nil)
 }
 

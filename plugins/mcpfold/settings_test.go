@@ -73,7 +73,7 @@ func TestSettingsFilePersistsIDsAndGates(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Read: %v %v", ok, err)
 	}
-	g, problems := normalize(got)
+	g, problems := normalize(got, nil)
 	if len(problems) > 0 {
 		t.Fatalf("the written section is not clean: %v", problems)
 	}
@@ -122,10 +122,42 @@ func TestSettingsFileCorruptSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, problems := normalize(got)
+	g, problems := normalize(got, nil)
 	if len(problems) != 0 || g.ServerIDs["github"] != 1 || g.ServerIDs["fs"] != 4 {
 		t.Fatalf("normalized section %+v, problems %v", g, problems)
 	}
+}
+
+func TestSettingsFileDuplicateIDGoesToTheNameListedFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.yaml")
+	// In name order fs would come first; the file lists github first.
+	body := "mcp-adapter:\n  serverIds:\n    github: 4\n    fs: 4\n  disabled: [4]\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fr := startOnFile(t, path)
+	if g := fr.a.gate.Load(); !g.disabled("github") || g.disabled("fs") {
+		t.Fatalf("loaded gate %+v: want github to keep id 4 (disabled), fs to lose it", *g)
+	}
+	// The next /mcp gives fs a new id and writes the section: the update
+	// must judge the duplicate the same way.
+	if reply := fr.run(t, ""); reply.Error || !strings.Contains(reply.Text, "[4] github ⏸ disabled") || !strings.Contains(reply.Text, "[1] fs (3)") {
+		t.Fatalf("overview: %+v", reply)
+	}
+	got, _, err := settings.Read[any](settingsStore(t, path), section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, problems := normalize(got, nil)
+	if diff := cmp.Diff(gateState{ServerIDs: map[string]int{"github": 4, "fs": 1}, Disabled: []int{4}}, g); diff != "" || len(problems) != 0 {
+		t.Fatalf("written section (-want +got):\n%s\nproblems %v", diff, problems)
+	}
+
+	// A hand edit that lists the other name first moves the id with it.
+	if err := os.WriteFile(path, []byte("mcp-adapter:\n  serverIds: {fs: 4, github: 4}\n  disabled: [4]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { g := fr.a.gate.Load(); return g.disabled("fs") && !g.disabled("github") })
 }
 
 func TestSettingsFileNotASection(t *testing.T) {
