@@ -117,3 +117,66 @@ func TestScopeGoAfterDispose(t *testing.T) {
 		t.Error("Go on a disposed scope returned before its goroutine ended")
 	}
 }
+
+func TestEventsAndWaterfall(t *testing.T) {
+	s := NewScope(context.Background(), "t", testLogger(t))
+	ev := NewEvent[string]("words")
+	var got []string
+	ev.On(s, func(v string) { got = append(got, "first "+v) })
+	removeSecond := ev.On(nil, func(v string) { got = append(got, "second "+v) })
+	ev.On(s, func(v string) { got = append(got, "third "+v) })
+	ev.Emit("a")
+	removeSecond()
+	removeSecond() // idempotent
+	ev.Emit("b")
+	want := []string{"first a", "second a", "third a", "first b", "third b"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("event handlers (-want +got):\n%s", diff)
+	}
+
+	w := NewWaterfall[string]("text")
+	tag := func(name string) WaterfallHandler[string] {
+		return func(ctx context.Context, v string, next Next[string]) (string, error) {
+			out, err := next(ctx, v+" >"+name)
+			return out + " <" + name, err
+		}
+	}
+	w.On(s, tag("outer"))
+	w.On(s, tag("inner"))
+	last := func(ctx context.Context, v string) (string, error) { return v + " |last", nil }
+	tests := []struct {
+		name string
+		last Next[string]
+		want string
+	}{
+		{"earlier-registered is outer", last, "v >outer >inner |last <inner <outer"},
+		{"nil last returns the value", nil, "v >outer >inner <inner <outer"},
+	}
+	for _, tt := range tests {
+		if got, err := w.Run(context.Background(), "v", tt.last); err != nil || got != tt.want {
+			t.Errorf("%s: Run = %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+
+	// A handler may answer without calling next: the inner ones and last
+	// do not run.
+	stop := w.On(nil, func(ctx context.Context, v string, next Next[string]) (string, error) {
+		return "", errors.New("refused " + v)
+	})
+	if got, err := w.Run(context.Background(), "v", last); err == nil || err.Error() != "refused v >outer >inner" || got != " <inner <outer" {
+		t.Errorf("short-circuit: Run = %q, %v", got, err)
+	}
+	stop()
+
+	if err := s.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	ev.Emit("c")
+	if len(got) != 0 {
+		t.Errorf("handlers outlived their scope: %q", got)
+	}
+	if out, _ := w.Run(context.Background(), "v", nil); out != "v" {
+		t.Errorf("waterfall after dispose = %q; want the value unchanged", out)
+	}
+}
