@@ -1,6 +1,7 @@
 package mcpfold
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -150,8 +152,7 @@ func (a *adapter) health(caller tools.Caller, v view) string {
 		switch a.rules.judge(d.Name, v.gate) {
 		case fold:
 			folded++
-			b, _ := json.Marshal(tools.Schema{Name: d.Name, Description: d.Description, Parameters: parameters(d)})
-			chars += len(b)
+			chars += schemaChars(d)
 		case keep:
 			kept++
 		}
@@ -165,6 +166,19 @@ func (a *adapter) health(caller tools.Caller, v view) string {
 	default:
 		return live + "folding INACTIVE (nothing folded) — no MCP tools match the configured prefix"
 	}
+}
+
+// schemaChars is the length of d's model-facing schema as JSON, in
+// characters (not bytes, not tokens: the unit the footer promises), without
+// HTML escaping, which the prompt does not carry either.
+func schemaChars(d tools.Definition) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(tools.Schema{Name: d.Name, Description: d.Description, Parameters: parameters(d)}) != nil {
+		return 0
+	}
+	return utf8.RuneCount(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 func (a *adapter) overview(caller tools.Caller) commands.Reply {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -66,13 +67,15 @@ func TestCommandParse(t *testing.T) {
 
 func TestOverview(t *testing.T) {
 	fleetPlus := append([]fakeTool(nil), fleet...)
-	fleetPlus[0].desc = "Create a new issue.\n\n   " + strings.Repeat("Long text. ", 20)
+	// Characters, not bytes, and no HTML escaping: "é" counts once,
+	// "<" and "&" once each.
+	fleetPlus[0].desc = "Create a new <issue> & café.\n\n   " + strings.Repeat("Long text. ", 20)
 	r := newRig(t, withTools(fleetPlus...), withConfig(func(c *Config) { c.Keep = []string{"mcp__fs__read_file"} }))
 	got := r.run("").Text
 	schemaChars := 0
 	for _, f := range fleetPlus {
 		if strings.HasPrefix(f.name, "mcp__") && f.name != "mcp__fs__read_file" {
-			schemaChars += len(fmt.Sprintf(`{"name":%q,"description":%q,"parameters":%s}`, f.name, f.desc, f.schema))
+			schemaChars += utf8.RuneCountInString(fmt.Sprintf(`{"name":%q,"description":%q,"parameters":%s}`, f.name, f.desc, f.schema))
 		}
 	}
 	want := strings.Join([]string{
