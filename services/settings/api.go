@@ -7,7 +7,7 @@
 //
 //	# my settings
 //	mcp-adapter:
-//	  ids: {github: 1}
+//	  serverIds: {github: 1}
 //
 // [Read] decodes one section into a typed value. [Update] changes one
 // section under an advisory lock on settings.yaml.lock, re-reading the file
