@@ -506,6 +506,33 @@ func TestRunReloadAndSignals(t *testing.T) {
 	}
 }
 
+// TestRunStopsOnSIGTERM: SIGTERM, what service managers send, shuts `run`
+// down cleanly with exit 0, as SIGINT does.
+func TestRunStopsOnSIGTERM(t *testing.T) {
+	file := writeComposition(t, greeterComposition)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, "run", "-c", file, "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := logLines(t, bufio.NewScanner(stderr))
+	waitLog(t, logs, "running", msg("running; SIGHUP reloads, SIGINT or SIGTERM stops"))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "the clean shutdown", msg("shut down cleanly"))
+	for range logs {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("run after SIGTERM: %v, want exit 0", err)
+	}
+}
+
 // TestImportThenRun imports a Claude Code style .mcp.json naming real
 // servers (server-everything and server-filesystem from npm over stdio, the
 // fixture over Streamable HTTP behind a bearer token taken from the
