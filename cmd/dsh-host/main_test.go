@@ -506,6 +506,50 @@ func TestRunReloadAndSignals(t *testing.T) {
 	}
 }
 
+// TestDefaultComposition runs the repository's own composition.yml, as a
+// fresh clone would with Go alone: it validates, and every entry starts,
+// the fixture server through `go run` included.
+func TestDefaultComposition(t *testing.T) {
+	root := mcptest.ModuleRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	check := command(t, ctx, "check")
+	check.Dir = root
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	tools := command(t, ctx, "tools", "--json", "--wait", "3m")
+	tools.Dir = root
+	var stderr bytes.Buffer
+	tools.Stderr = &stderr
+	out, err := tools.Output()
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Tools     []toolRow
+		Instances []statusRow
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, s := range got.Instances {
+		if s.State != "active" {
+			t.Errorf("instance %s is %s: %s", s.ID, s.State, s.Error)
+		}
+	}
+	folded := map[string]bool{}
+	for _, r := range got.Tools {
+		folded[r.Name] = r.Folded
+	}
+	want := map[string]bool{"greet": false, "mcp__demo__greet": false, "mcp__demo__add": true, "mcp_list": false, "mcp_call": false}
+	for name, f := range want {
+		if g, ok := folded[name]; !ok || g != f {
+			t.Errorf("tool %s: listed %v, folded %v; want listed, folded %v", name, ok, g, f)
+		}
+	}
+}
+
 // TestRunStopsOnSIGTERM: SIGTERM, what service managers send, shuts `run`
 // down cleanly with exit 0, as SIGINT does.
 func TestRunStopsOnSIGTERM(t *testing.T) {
