@@ -81,6 +81,12 @@ func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
 	}
 
 	a.reg.OnGuard(s, a.rules.prefix+"*", a.guard)
+	a.reg.OnChange(s, func(c tools.Change) {
+		if c.Kind == tools.Unregistered {
+			a.schemas.forget(c.Name)
+			a.docs.forget(c.Name)
+		}
+	})
 
 	if cmds == nil {
 		a.log.Info("mcp-fold: no commands service; /mcp is unavailable (folding and the meta-tools work)")

@@ -314,3 +314,32 @@ func TestCallForwardsImageContent(t *testing.T) {
 }
 
 var cmpResult = cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) })
+
+func TestCachesForgetUnregisteredTools(t *testing.T) {
+	r := newRig(t, withTools())
+	unreg, err := r.reg.Register(tools.Definition{
+		Name: "mcp__s__gone", Description: "Goes away.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exec(callName, `{"tool":"mcp__s__gone"}`)
+	r.exec(listName, `{"query":"gone"}`)
+	cached := func() (schema, doc bool) {
+		r.a.schemas.mu.Lock()
+		_, schema = r.a.schemas.m["mcp__s__gone"]
+		r.a.schemas.mu.Unlock()
+		r.a.docs.mu.Lock()
+		_, doc = r.a.docs.m["mcp__s__gone"]
+		r.a.docs.mu.Unlock()
+		return schema, doc
+	}
+	if schema, doc := cached(); !schema || !doc {
+		t.Fatalf("after a call and a search: schema cached %v, search document cached %v; want both", schema, doc)
+	}
+	unreg()
+	if schema, doc := cached(); schema || doc {
+		t.Fatalf("after unregister: schema cached %v, search document cached %v; want neither", schema, doc)
+	}
+}

@@ -328,6 +328,14 @@ type cachedDoc struct {
 	doc         searchDoc
 }
 
+// forget drops name's entry, so that the cache holds only tools that are
+// registered (servers add and remove tools for as long as the host runs).
+func (c *docCache) forget(name string) {
+	c.mu.Lock()
+	delete(c.m, name)
+	c.mu.Unlock()
+}
+
 func (c *docCache) get(name, shortName, description string) searchDoc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -352,6 +360,13 @@ type schemaCache struct {
 type cachedSchema struct {
 	raw []byte
 	rs  *jsonschema.Resolved // nil: the schema does not resolve; skip validation
+}
+
+// forget drops name's entry (see docCache.forget).
+func (c *schemaCache) forget(name string) {
+	c.mu.Lock()
+	delete(c.m, name)
+	c.mu.Unlock()
 }
 
 // validatable lists the $schema values the validator implements; a schema
