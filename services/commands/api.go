@@ -21,7 +21,9 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -135,7 +137,8 @@ func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (r
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			reply = Reply{Text: fmt.Sprintf("/%s failed: %v", name, p), Error: true}
+			slog.Default().Error("command panicked", "command", "/"+name, "panic", p, "stack", string(debug.Stack()))
+			reply = Reply{Text: fmt.Sprintf("/%s failed: %v — a bug in the plugin that registered it; the log has the stack to report", name, p), Error: true}
 		}
 	}()
 	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller})

@@ -103,7 +103,7 @@ func TestRun(t *testing.T) {
 		{"mcp config", Reply{Text: "[config] console"}},
 		{"/nope x", Reply{Text: "unknown command /nope — known commands: /boom, /help, /mcp", Error: true}},
 		{"/", Reply{Text: "no command given — known commands: /boom, /help, /mcp", Error: true}},
-		{"/boom", Reply{Text: "/boom failed: kaput", Error: true}},
+		{"/boom", Reply{Text: "/boom failed: kaput — a bug in the plugin that registered it; the log has the stack to report", Error: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
