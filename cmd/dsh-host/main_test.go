@@ -183,10 +183,13 @@ func TestCLIPlugins(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, w := range []string{"greeter", "greeting  string  default Hello", "mcp-client", "serverName", "mcp-fold", "tools (built in)"} {
+	for _, w := range []string{"greeter", "greeting  string  default Hello", "mcp-client", "\n    serverName  ", "reconnect.maxAttempts", "default 60000\n", "mcp-fold", "tools (built in)"} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("plugins output lacks %q:\n%s", w, stdout)
 		}
+	}
+	if strings.Contains(stdout, " \n") {
+		t.Errorf("plugins output has trailing spaces:\n%s", stdout)
 	}
 	code, stdout, _ = dshHost(t, "plugins", "--json")
 	var ps []struct{ Name string }

@@ -4,6 +4,7 @@ package main
 // prompt and command start the composition, do one thing and shut it down.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -176,7 +177,8 @@ default. Built-in plugins start even when the composition does not list them.`)
 			continue
 		}
 		fmt.Fprintln(io.Out, "  config:")
-		tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		var table bytes.Buffer
+		tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 		for _, f := range p.Fields {
 			def := ""
 			if f.Default != "" {
@@ -185,6 +187,10 @@ default. Built-in plugins start even when the composition does not list them.`)
 			fmt.Fprintf(tw, "    %s\t%s\t%s\n", f.Key, f.Type, def)
 		}
 		tw.Flush()
+		// A key without a default would end in the padding of its type.
+		for line := range strings.Lines(table.String()) {
+			fmt.Fprintln(io.Out, strings.TrimRight(line, " \n"))
+		}
 	}
 	return exitOK
 }
