@@ -42,6 +42,8 @@ type options struct {
 	closeTimeout time.Duration
 	// now is the clock for uptime (the budget reset); time.Now by default.
 	now func() time.Time
+	// releaseDelay defaults to httpReleaseDelay (see client.release).
+	releaseDelay time.Duration
 }
 
 // client is one MCP server: a supervisor goroutine (run) owns the
@@ -69,8 +71,11 @@ type client struct {
 
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
-	stop   chan struct{} // closed at shutdown: watchers stop reporting
-	probe  chan *conn    // cap 1
+	probe  chan *conn // cap 1
+	// stopped is cancelled at shutdown: watchers stop reporting, and
+	// successful HTTP calls still finishing their exchange are let go.
+	stopped context.Context
+	stop    context.CancelFunc
 
 	mu           sync.Mutex
 	live         *conn  // the connection calls use; nil during an outage
@@ -100,6 +105,9 @@ func newClient(opt options) *client {
 	if opt.now == nil {
 		opt.now = time.Now
 	}
+	if opt.releaseDelay <= 0 {
+		opt.releaseDelay = httpReleaseDelay
+	}
 	c := &client{
 		opt:         opt,
 		cfg:         &opt.cfg,
@@ -108,10 +116,10 @@ func newClient(opt options) *client {
 		ready:       make(chan struct{}),
 		resync:      make(chan struct{}, 1),
 		down:        make(chan downEvent),
-		stop:        make(chan struct{}),
 		probe:       make(chan *conn, 1),
 		unavailable: "the server is still connecting",
 	}
+	c.stopped, c.stop = context.WithCancel(context.Background())
 	return c
 }
 
@@ -305,7 +313,7 @@ func (c *client) watch(cn *conn) {
 		close(cn.closed)
 		select {
 		case c.down <- downEvent{cn, err}:
-		case <-c.stop:
+		case <-c.stopped.Done():
 		}
 	}()
 }
@@ -483,7 +491,7 @@ func (c *client) giveUp(err error) {
 
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
-	close(c.stop)
+	c.stop()
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil

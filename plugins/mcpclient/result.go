@@ -67,17 +67,28 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 // outlives the call.
 const httpReleaseDelay = time.Second
 
-// release cancels a call's context. Over Streamable HTTP, go-sdk returns
-// the result while it may still be finishing the HTTP exchange on that
-// context in the background; cancelling at once would abort it and throw
-// the keep-alive connection away, costing every call a new TCP connection.
-// So a successful HTTP call's context is released a little later.
+// release cancels a call's context once the call is over.
+//
+// Over Streamable HTTP, go-sdk hands back the result as soon as the
+// response event arrives on the POST's SSE stream, and drains the rest of
+// that stream in the background on the same context (its request context
+// is the call's). Cancelling at once aborts the drain, and net/http then
+// closes the connection instead of keeping it alive: every call would pay
+// a new TCP connection. There is no hook that says the drain is done, and
+// a context detached from the caller would not abort a stream the server
+// never ends, so a successful HTTP call's context is released after
+// releaseDelay (the end of the stream is normally already in flight), or
+// at dispose, whichever comes first. A failed call has nothing to drain.
 func (c *client) release(cancel context.CancelFunc, err error) {
-	if err == nil && c.cfg.Transport == TransportStreamableHTTP {
-		time.AfterFunc(httpReleaseDelay, cancel)
+	if err != nil || c.cfg.Transport != TransportStreamableHTTP {
+		cancel()
 		return
 	}
-	cancel()
+	stop := context.AfterFunc(c.stopped, cancel)
+	time.AfterFunc(c.opt.releaseDelay, func() {
+		stop()
+		cancel()
+	})
 }
 
 // callError explains a failed tools/call. Cancellation and timeouts stay

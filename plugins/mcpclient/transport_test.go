@@ -1,8 +1,10 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -123,6 +125,9 @@ type httpServer struct {
 	auth    []string
 	last    string // the last session id seen
 	expired string
+	// hold, when set, keeps the stream of each tools/call response open
+	// after the response (see holdCalls).
+	hold *holding
 }
 
 func newHTTPServer(t *testing.T) *httpServer {
@@ -140,12 +145,22 @@ func newHTTPServer(t *testing.T) *httpServer {
 			h.last = id
 		}
 		expired := id != "" && id == h.expired
+		hold := h.hold
 		h.mu.Unlock()
 		if expired {
 			http.NotFound(w, r)
 			return
 		}
+		if hold == nil || r.Method != http.MethodPost {
+			streamable.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		streamable.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			hold.wait(r.Context())
+		}
 	})
 	h.start("127.0.0.1:0")
 	t.Cleanup(func() {
@@ -174,6 +189,41 @@ func (h *httpServer) stop() {
 		h.ts.Close()
 		h.ts = nil
 	}
+}
+
+// holding is how a server ends the stream of a tools/call response it
+// already answered: after d (never when 0), or when the client lets go of
+// the request. ended receives who ended each stream.
+type holding struct {
+	d     time.Duration
+	ended chan string
+}
+
+func (h *holding) wait(ctx context.Context) {
+	var timeout <-chan time.Time
+	if h.d > 0 {
+		t := time.NewTimer(h.d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ctx.Done():
+		h.ended <- "client"
+	case <-timeout:
+		h.ended <- "server"
+	}
+}
+
+// holdCalls makes the server keep the stream of each tools/call response
+// open for d after the response (forever when 0), as a server on a slow
+// link or one that never ends its streams does. The channel says who ended
+// each stream.
+func (h *httpServer) holdCalls(d time.Duration) <-chan string {
+	hold := &holding{d: d, ended: make(chan string, 64)}
+	h.mu.Lock()
+	h.hold = hold
+	h.mu.Unlock()
+	return hold.ended
 }
 
 func (h *httpServer) expire() {
@@ -213,6 +263,46 @@ func TestStreamableHTTPHeadersAndExpiredSession(t *testing.T) {
 	if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
 		t.Errorf("ping after re-initialize = %q, %v", resultText(res), res.Err)
 	}
+}
+
+// A successful HTTP call's context outlives the call (see client.release),
+// so that go-sdk drains the response stream and the connection stays
+// alive; dispose still lets go of a stream the server never ends.
+func TestStreamableHTTPCallRelease(t *testing.T) {
+	t.Run("the server ends each stream", func(t *testing.T) {
+		h := newHTTPServer(t)
+		e := mustStart(t, httpConfig(h), nil, withTransport)
+		// 20ms between the response and the end of its stream: a client
+		// that cancels the call's context on return aborts every stream,
+		// and with it the connection.
+		ended := h.holdCalls(20 * time.Millisecond)
+		for i := range 5 {
+			if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+				t.Fatalf("ping = %q, %v", resultText(res), res.Err)
+			}
+			if by := <-ended; by != "server" {
+				t.Fatalf("call %d: the %s ended the response stream, want the server", i, by)
+			}
+		}
+	})
+	t.Run("dispose lets go of a stream the server keeps open", func(t *testing.T) {
+		h := newHTTPServer(t)
+		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = time.Hour })
+		ended := h.holdCalls(0)
+		if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+			t.Fatalf("ping = %q, %v", resultText(res), res.Err)
+		}
+		if err := e.scope.Dispose(waitTimeout); err != nil {
+			t.Fatal(err)
+		}
+		timer := time.NewTimer(waitTimeout)
+		defer timer.Stop()
+		select {
+		case <-ended:
+		case <-timer.C:
+			t.Fatal("the call's response stream outlived dispose")
+		}
+	})
 }
 
 func TestStreamableHTTPServerDownAndBack(t *testing.T) {
