@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,13 +42,13 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
-		value, err := canonical(res)
-		if err != nil {
-			return tools.Output{}, fmt.Errorf("%s: tool %q returned a result that cannot be encoded: %w", c.label, t.raw, err)
-		}
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
 			return tools.Output{}, errors.New(joinText(project(t.raw, typedViews(res.Content), nil)))
+		}
+		value, err := canonical(res)
+		if err != nil {
+			return tools.Output{}, fmt.Errorf("%s: tool %q returned a result that cannot be encoded: %w", c.label, t.raw, err)
 		}
 		if t.output != nil {
 			if err := validateStructured(t.output, res.StructuredContent); err != nil {
@@ -151,7 +152,7 @@ func canonical(res *mcp.CallToolResult) (CallResult, error) {
 
 // validateStructured checks structuredContent against a resolved schema.
 // A tool that declares an outputSchema must send structuredContent.
-func validateStructured(rs interface{ Validate(any) error }, sc any) error {
+func validateStructured(rs *jsonschema.Resolved, sc any) error {
 	if sc == nil {
 		return errors.New("the result has no structuredContent")
 	}

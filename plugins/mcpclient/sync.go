@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -183,5 +182,3 @@ func (c *client) assemble(ctx context.Context, a tools.Assembly, next host.Next[
 	}
 	return next(ctx, a)
 }
-
-var errNoContent = errors.New("no content")
