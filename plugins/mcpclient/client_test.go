@@ -321,9 +321,7 @@ func TestStaleNotificationIsInert(t *testing.T) {
 	e := mustStart(t, testConfig("st"), srv)
 	// Reach into the client to replay a notification from a connection that
 	// is no longer current.
-	stale := &conn{}
-	c := clientOf(t, e)
-	c.listChanged(stale)
+	e.client.Load().listChanged(&conn{})
 	// A real notification afterwards proves the queue still runs, and that
 	// the stale one caused no fetch of its own.
 	srv.addTool("b", nil)
@@ -387,14 +385,4 @@ func TestInstructionsReachTheAssembly(t *testing.T) {
 			}
 		})
 	}
-}
-
-// clientOf finds the client running in e's scope through its tools.
-func clientOf(t *testing.T, e *testEnv) *client {
-	t.Helper()
-	c := e.client.Load()
-	if c == nil {
-		t.Fatal("no client")
-	}
-	return c
 }

@@ -276,10 +276,11 @@ func withRegistry(reg *tools.Registry) envOption {
 // withTransport uses the production transport for the config (stdio
 // process or Streamable HTTP).
 func withTransport(e *testEnv, o *options) {
-	f, cleanup := newTransportFactory(&o.cfg, o.logger)
-	if o.logger == nil {
-		f, cleanup = newTransportFactory(&o.cfg, slog.New(e.logs))
+	logger := o.logger
+	if logger == nil {
+		logger = slog.New(e.logs)
 	}
+	f, cleanup := newTransportFactory(&o.cfg, logger)
 	o.transport = f
 	e.t.Cleanup(cleanup)
 }

@@ -28,6 +28,10 @@ func TestPublicToolNameGolden(t *testing.T) {
 		{"s", strings.Repeat("a", 58), "mcp__s__aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_55fd726fa038"},
 		{"abcdefghijklmnopqrstuvwxyz012345", "a.very.long.dotted.tool.name.that.goes.on.and.on",
 			"mcp__abcdefghijklmnopqrstuvwxyz012345__a_very_long__ca10fa93247b"},
+		// Cut after replacement, counting UTF-16 code units.
+		{"x", "日本語" + strings.Repeat("x", 60), "mcp__x_____xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_4ccf753e7d42"},
+		{"a", strings.Repeat("😀", 40), "mcp__a______________________________________________ae30124cebd6"},
+		{"x", "a\x00b", "mcp__x__a_b_68d4cf7ad188"},
 	}
 	for _, tt := range tests {
 		if got := PublicToolName(tt.server, tt.raw); got != tt.want {

@@ -228,20 +228,24 @@ func TestStructuredContentValidation(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		value any
-		ok    bool
+		want  string // in the error; "" means valid
 	}{
-		{"valid", map[string]any{"answer": 42}, true},
-		{"wrong type through $ref", map[string]any{"answer": "42"}, false},
-		{"below minimum", map[string]any{"answer": -1}, false},
-		{"missing", nil, false},
+		{"valid", map[string]any{"answer": 42}, ""},
+		{"wrong type through $ref", map[string]any{"answer": "42"}, "/properties/answer"},
+		{"below minimum", map[string]any{"answer": -1}, "minimum"},
+		{"missing", nil, "the result has no structuredContent"},
 	} {
 		sc.Store(box{tt.value})
 		res := e.call(tools.Caller{}, "mcp__sc__s", "{}")
-		if tt.ok != (res.Err == nil) {
-			t.Errorf("%s: Err = %v", tt.name, res.Err)
+		if tt.want == "" {
+			if res.Err != nil {
+				t.Errorf("%s: Err = %v", tt.name, res.Err)
+			}
+			continue
 		}
-		if !tt.ok && !errors.Is(res.Err, tools.ErrInvalidOutput) {
-			t.Errorf("%s: Err = %v, want ErrInvalidOutput", tt.name, res.Err)
+		if !errors.Is(res.Err, tools.ErrInvalidOutput) || !strings.Contains(res.Err.Error(), tt.want) ||
+			!strings.Contains(res.Err.Error(), `mcp-client(sc): structuredContent does not match the tool's outputSchema`) {
+			t.Errorf("%s: Err = %v, want ErrInvalidOutput saying %q", tt.name, res.Err, tt.want)
 		}
 	}
 	// An outputSchema that does not resolve is not enforced.
@@ -445,21 +449,50 @@ func TestImageStorageFailureAndCancel(t *testing.T) {
 	}
 }
 
-// A post-execute hook that replaces the value wins over the image
-// projection: the registry renders the new value.
-func TestPostExecuteReplacementWins(t *testing.T) {
+// Post-execute hooks win over the image projection: a replaced value is
+// rendered again, replaced content is kept, and a block is a refusal.
+func TestPostExecuteHooksWin(t *testing.T) {
 	good := pngBytes(t, 2)
-	e := mustStart(t, testConfig("pe"), resultServer(t, func() *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: good}}}
-	}), withStore)
-	remove := e.reg.OnPostExecute(nil, "mcp__pe__*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
-		res.Value = CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}}
-		return nil
-	})
-	defer remove()
-	res := e.call(imageCaller, "mcp__pe__r", "{}")
-	if diff := cmp.Diff([]tools.Content{tools.Text("replaced")}, res.Content); diff != "" {
-		t.Errorf("content (-want +got):\n%s", diff)
+	replaced := CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}}
+	for _, tt := range []struct {
+		name    string
+		hook    func(*tools.Result) error
+		want    []tools.Content
+		refused bool
+	}{
+		{name: "value replaced", hook: func(r *tools.Result) error { r.Value = replaced; return nil },
+			want: []tools.Content{tools.Text("replaced")}},
+		{name: "content replaced", hook: func(r *tools.Result) error { r.Content = []tools.Content{tools.Text("mine")}; return nil },
+			want: []tools.Content{tools.Text("mine")}},
+		{name: "blocked", hook: func(*tools.Result) error { return errors.New("not today") }, refused: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mustStart(t, testConfig("pe"), resultServer(t, func() *mcp.CallToolResult {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: good}}}
+			}), withStore)
+			remove := e.reg.OnPostExecute(nil, "mcp__pe__*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
+				return tt.hook(res)
+			})
+			defer remove()
+			res := e.call(imageCaller, "mcp__pe__r", "{}")
+			if tt.refused {
+				if !errors.Is(res.Err, tools.ErrRefused) || res.Value != nil {
+					t.Errorf("result = %+v, want a refusal", res)
+				}
+				for _, c := range res.Content {
+					if c.Image != nil {
+						t.Errorf("a blocked result carries an image: %+v", res.Content)
+					}
+				}
+				return
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if diff := cmp.Diff(tt.want, res.Content); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
