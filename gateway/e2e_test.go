@@ -131,6 +131,19 @@ func (e *e2e) env() []string {
 	return append(os.Environ(), "DSH_HOME="+e.home)
 }
 
+// transport returns a client transport to `dsh-host serve` (bin) on e's
+// composition: one that starts it with --stdio, or one to a running
+// --http gateway.
+func (e *e2e) transport(t *testing.T, bin, kind string) mcp.Transport {
+	t.Helper()
+	if kind == "stdio" {
+		cmd := exec.Command(bin, "serve", "--stdio", "-c", e.composition)
+		cmd.Env = e.env()
+		return &mcp.CommandTransport{Command: cmd}
+	}
+	return &mcp.StreamableClientTransport{Endpoint: e.serveHTTPProc(t, bin, nil).url}
+}
+
 // fixturesRunning returns the pids of fixture processes started for this
 // test (recognized by its cancel file on their command line).
 func (e *e2e) fixturesRunning(t *testing.T) []int {
@@ -485,16 +498,7 @@ func TestE2EReloadSendsListChanged(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			e := newE2E(t)
-			var tr mcp.Transport
-			if transport == "stdio" {
-				cmd := exec.Command(bin, "serve", "--stdio", "-c", e.composition)
-				cmd.Env = e.env()
-				tr = &mcp.CommandTransport{Command: cmd}
-			} else {
-				p := e.serveHTTPProc(t, bin, nil)
-				tr = &mcp.StreamableClientTransport{Endpoint: p.url}
-			}
-			cs, changed := goClient(t, tr)
+			cs, changed := goClient(t, e.transport(t, bin, transport))
 			if got := names(t, cs); !slices.Equal(got, foldedSurface) {
 				t.Fatalf("tools/list = %v, want %v", got, foldedSurface)
 			}
@@ -529,15 +533,7 @@ func TestE2ECancellationReachesTheServer(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			e := newE2E(t)
-			var tr mcp.Transport
-			if transport == "stdio" {
-				cmd := exec.Command(bin, "serve", "--stdio", "-c", e.composition)
-				cmd.Env = e.env()
-				tr = &mcp.CommandTransport{Command: cmd}
-			} else {
-				tr = &mcp.StreamableClientTransport{Endpoint: e.serveHTTPProc(t, bin, nil).url}
-			}
-			cs, _ := goClient(t, tr)
+			cs, _ := goClient(t, e.transport(t, bin, transport))
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -424,6 +425,29 @@ func msg(text string, kv ...string) func(map[string]any) bool {
 	}
 }
 
+// startRun starts `dsh-host run` with args and JSON logs, its stdout going to
+// stdout (which may be nil), and returns the process and its log records. A
+// process the test has not waited for is killed when the test ends.
+func startRun(t *testing.T, ctx context.Context, stdout io.Writer, args ...string) (*exec.Cmd, <-chan map[string]any) {
+	t.Helper()
+	cmd := command(t, ctx, append([]string{"run", "--log-format", "json"}, args...)...)
+	cmd.Stdout = stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, logLines(t, bufio.NewScanner(stderr))
+}
+
 // TestRunReloadAndSignals runs `dsh-host run` as a process: an edit of the
 // file restarts the changed entry, a broken edit changes nothing, SIGHUP
 // reloads, SIGINT shuts down with exit 0 and leaves no server process.
@@ -436,24 +460,8 @@ func TestRunReloadAndSignals(t *testing.T) {
 	file := writeComposition(t, text("Hej"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := command(t, ctx, "run", "-c", file, "--log-format", "json", "--console", "off")
 	var stdout bytes.Buffer // read after Wait
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := logLines(t, bufio.NewScanner(stderr))
-	exited := false
-	defer func() {
-		if !exited {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
+	cmd, logs := startRun(t, ctx, &stdout, "-c", file, "--console", "off")
 	waitLog(t, logs, "running", msg("running; SIGHUP reloads, SIGINT or SIGTERM stops"))
 
 	// A changed greeting restarts hi, and only hi.
@@ -492,9 +500,7 @@ func TestRunReloadAndSignals(t *testing.T) {
 	waitLog(t, logs, "the clean shutdown", msg("shut down cleanly"))
 	for range logs {
 	}
-	err = cmd.Wait()
-	exited = true
-	if err != nil {
+	if err := cmd.Wait(); err != nil {
 		t.Errorf("run after SIGINT: %v, want exit 0", err)
 	}
 	// Without a console, the start still shows its progress (the two
@@ -559,15 +565,7 @@ func TestRunStopsOnSIGTERM(t *testing.T) {
 	file := writeComposition(t, greeterComposition)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := command(t, ctx, "run", "-c", file, "--log-format", "json")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := logLines(t, bufio.NewScanner(stderr))
+	cmd, logs := startRun(t, ctx, nil, "-c", file)
 	waitLog(t, logs, "running", msg("running; SIGHUP reloads, SIGINT or SIGTERM stops"))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
