@@ -287,6 +287,9 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 	if diff := cmp.Diff(publicNames("fx", fixtureRawTools...), hs.serverTools("fx")); diff != "" {
 		t.Errorf("registered tools (-want +got):\n%s", diff)
 	}
+	if got, want := hs.status("fx").Detail, fmt.Sprintf("connected, %d tools", len(fixtureRawTools)); got != want {
+		t.Errorf("status detail = %q, want %q", got, want)
+	}
 
 	// The dotted name is normalized with a hash, and only the raw name goes
 	// on the wire.
@@ -526,7 +529,8 @@ func TestE2ECrashOnStart(t *testing.T) {
 	// Without failOnStartupError the instance runs with no tools and keeps
 	// trying; with it, the instance fails.
 	hs.requireActive("soft")
-	if st := hs.status("strict"); st.State != host.StateFailed || st.Err == "" {
+	if st := hs.status("strict"); st.State != host.StateFailed ||
+		!strings.Contains(st.Err, "mcp-client(strict): initial connection or tool synchronization failed") {
 		t.Errorf("strict instance = %q (%q), want failed with its error", st.State, st.Err)
 	}
 	eventually(t, "the retry budget to be spent", func() bool { return countLines(t, starts) >= 1+maxAttempts })
@@ -686,6 +690,42 @@ func TestE2EStderrGoesToTheInstanceLog(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// A config that does not validate names the key, and a reload with it
+// touches nothing that runs.
+func TestE2EBadConfig(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", nil))
+	before := mcptest.ChildProcesses(t, mcptest.FixtureBinary(t))
+	for _, tc := range []struct {
+		extra map[string]any
+		want  string
+	}{
+		{map[string]any{"reconnect": map[string]any{"initialDelayMs": 0}},
+			"reconnect.initialDelayMs must be a positive number no greater than 2147483647"},
+		{map[string]any{"reconnect": map[string]any{"initialDelayMs": 5000, "maxDelayMs": 100}},
+			"reconnect.initialDelayMs must be less than or equal to maxDelayMs"},
+		{map[string]any{"url": "http://127.0.0.1:1/mcp"}, "url is not an option of the stdio transport"},
+		{map[string]any{"serverName": "bad name!"}, `serverName "bad name!" must match`},
+		{map[string]any{"toolCallTimeoutMs": -1}, "toolCallTimeoutMs must be a positive number"},
+	} {
+		c := &host.Composition{File: "e2e.yml", Entries: []host.Entry{
+			{ID: "attachments", Name: "attachments", Config: map[string]any{"dir": hs.attDir}},
+			stdioFixture(t, "fx", "fx", tc.extra),
+		}}
+		err := hs.h.Apply(t.Context(), c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "fx") {
+			t.Errorf("apply with %v = %v, want an error naming fx and saying %q", tc.extra, err, tc.want)
+		}
+	}
+	hs.requireActive("fx")
+	if after := mcptest.ChildProcesses(t, mcptest.FixtureBinary(t)); !slices.Equal(before, after) {
+		t.Errorf("server processes %v became %v: a reload that does not validate restarted the instance", before, after)
+	}
+	if got := text(hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil)); got != "pong" {
+		t.Errorf("ping = %q", got)
+	}
 }
 
 func TestE2EDuplicateServerName(t *testing.T) {
@@ -1033,14 +1073,9 @@ func TestE2EBeyondTheOriginal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("assemble: %v", err)
 		}
-		var found bool
-		for _, s := range a.Sections {
-			if strings.Contains(s.Text, "Use fx for arithmetic.") {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no prompt section carries the server's instructions: %+v", a.Sections)
+		want := tools.Section{Name: "mcp:fx", Text: "### MCP server: fx\n\nUse fx for arithmetic."}
+		if !slices.Contains(a.Sections, want) {
+			t.Errorf("no prompt section %+v in %+v", want, a.Sections)
 		}
 	})
 

@@ -21,8 +21,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(childModeEnv); mode != "" {
-		runChild(mode)
+	if os.Getenv(childModeEnv) != "" {
+		runChild()
 		return
 	}
 	goleak.VerifyTestMain(m)
