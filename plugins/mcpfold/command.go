@@ -365,7 +365,7 @@ func (a *adapter) toggle(ctx context.Context, caller tools.Caller, id int, disab
 	g, err := a.store.update(func(g *gateState) (bool, error) {
 		// The file may have moved since the snapshot; re-check the id.
 		if n, ok := g.nameOf(id); !ok || n != name {
-			return false, fmt.Errorf("id %d no longer names %q in the settings file", id, name)
+			return false, fmt.Errorf("id %d no longer names %q in the settings file (edited meanwhile); run /mcp for the current ids", id, name)
 		}
 		has := slices.Contains(g.Disabled, id)
 		switch {

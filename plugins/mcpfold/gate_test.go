@@ -212,6 +212,23 @@ func TestToggleErrors(t *testing.T) {
 			t.Fatalf("overview without settings:\n%s", ov)
 		}
 	})
+	t.Run("ids moved since the snapshot", func(t *testing.T) {
+		store := &memGate{raw: roundTrip(map[string]any{"serverIds": map[string]any{"fs": 1, "github": 2}})}
+		r := newRig(t, withStore(store))
+		store.mu.Lock()
+		store.updateHit = func() { // another writer swaps the ids under the lock
+			store.raw = roundTrip(map[string]any{"serverIds": map[string]any{"fs": 2, "github": 1}})
+		}
+		store.mu.Unlock()
+		reply := r.run("disable 1")
+		want := `/mcp disable 1 could not be persisted: id 1 no longer names "fs" in the settings file (edited meanwhile); run /mcp for the current ids — state unchanged`
+		if !reply.Error || reply.Text != want {
+			t.Fatalf("%+v", reply)
+		}
+		if store.writeCount() != 0 {
+			t.Fatal("the toggle wrote although its id names another server now")
+		}
+	})
 	t.Run("write failure", func(t *testing.T) {
 		store := &memGate{raw: roundTrip(map[string]any{"serverIds": map[string]any{"fs": 1, "github": 2}})}
 		r := newRig(t, withStore(store))
