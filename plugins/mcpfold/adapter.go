@@ -212,8 +212,9 @@ func (a *adapter) guard(_ context.Context, call tools.Call) error {
 // mcpTools returns the MCP tools caller can see, meta-tools excluded, in
 // name order.
 func (a *adapter) mcpTools(caller tools.Caller) []tools.Definition {
-	var out []tools.Definition
-	for _, d := range a.reg.List(caller) {
+	all := a.reg.List(caller) // a fresh slice: filter it in place
+	out := all[:0]
+	for _, d := range all {
 		if a.rules.isMCP(d.Name) && !isMeta(d.Name) {
 			out = append(out, d)
 		}

@@ -119,7 +119,7 @@ func (a *adapter) list(_ context.Context, call tools.Call) (tools.Output, error)
 	}
 
 	all := a.mcpTools(call.Caller)
-	var visible []tools.Definition // whitelisted and enabled
+	visible := make([]tools.Definition, 0, len(all)) // whitelisted and enabled
 	var disabledServers []string
 	seenDisabled := map[string]bool{}
 	for _, d := range all {
