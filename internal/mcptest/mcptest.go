@@ -10,6 +10,7 @@ package mcptest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -25,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // NodeModulesEnv names the variable that points at the node_modules
@@ -241,6 +244,31 @@ func NodeServer(t testing.TB, pkg string, args ...string) (command string, argv 
 	return Node(t), append([]string{entry}, args...)
 }
 
+// Connect connects a go-sdk client with opts (nil for the defaults) over
+// tr, failing the test when that takes longer than the helpers' start
+// timeout, and closes the session when the test ends.
+func Connect(t testing.TB, tr mcp.Transport, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "0"}, opts).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("mcptest: connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// ConnectFixture starts the fixture server over stdio with the flags args
+// and connects a go-sdk client to it (see Connect). Closing the session
+// ends the server: it exits on stdin EOF, and gets SIGTERM a second later
+// if it has not.
+func ConnectFixture(t testing.TB, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(FixtureBinary(t), args...)
+	return Connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+}
+
 // StartHTTPFixture starts the fixture server over Streamable HTTP on
 // 127.0.0.1 (a free port) with the extra flags args (for example
 // "-require-header", "Authorization: Bearer x") and returns its endpoint URL,
@@ -344,7 +372,7 @@ type Server struct {
 	Addr string
 
 	line   string // what followed the watched prefix
-	out    *lockedBuffer
+	out    *SyncBuffer
 	cmd    *exec.Cmd
 	exited chan struct{}
 	done   chan struct{} // the output is drained
@@ -374,7 +402,7 @@ func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) 
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out := &lockedBuffer{}
+	out := &SyncBuffer{}
 	watchR, watchW := io.Pipe()
 	if m.stderr {
 		cmd.Stdout = out
@@ -433,20 +461,20 @@ func startProcess(t testing.TB, name string, args, env []string, m lineMatcher) 
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
-// child's stdout and stderr.
-type lockedBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writers: a server's
+// stdout and stderr, or a host's log handler.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

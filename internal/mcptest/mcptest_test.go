@@ -26,24 +26,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const waitFor = 20 * time.Second
 
-func connect(t *testing.T, tr mcp.Transport, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "0"}, opts).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-func stdioFixture(t *testing.T, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(mcptest.FixtureBinary(t), args...)
-	return connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
-}
-
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
 	var names []string
@@ -86,7 +68,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 }
 
 func TestFixtureStdioTools(t *testing.T) {
-	cs := stdioFixture(t, "-name", "fx-test")
+	cs := mcptest.ConnectFixture(t, "-name", "fx-test")
 	if got := cs.InitializeResult().ServerInfo.Name; got != "fx-test" {
 		t.Errorf("serverInfo name = %q, want fx-test", got)
 	}
@@ -123,7 +105,7 @@ func TestFixtureStdioTools(t *testing.T) {
 }
 
 func TestFixtureStructuredAdd(t *testing.T) {
-	cs := stdioFixture(t)
+	cs := mcptest.ConnectFixture(t)
 	var schema any
 	for tool, err := range cs.Tools(t.Context(), nil) {
 		if err != nil {
@@ -147,7 +129,7 @@ func TestFixtureStructuredAdd(t *testing.T) {
 }
 
 func TestFixtureImageIsARealPNG(t *testing.T) {
-	cs := stdioFixture(t)
+	cs := mcptest.ConnectFixture(t)
 	res := call(t, cs, "image", nil)
 	img, ok := res.Content[1].(*mcp.ImageContent)
 	if !ok {
@@ -172,7 +154,7 @@ func TestFixtureImageIsARealPNG(t *testing.T) {
 }
 
 func TestFixturePagination(t *testing.T) {
-	cs := stdioFixture(t, "-page-size", "2", "-extra-tools", "3")
+	cs := mcptest.ConnectFixture(t, "-page-size", "2", "-extra-tools", "3")
 	want := append(slices.Clone(fixtureTools), "filler_001", "filler_002", "filler_003")
 	slices.Sort(want)
 	if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
@@ -183,7 +165,7 @@ func TestFixturePagination(t *testing.T) {
 func TestFixtureEnv(t *testing.T) {
 	cmd := exec.Command(mcptest.FixtureBinary(t))
 	cmd.Env = []string{"FIXTURE_PROBE=seen", "PATH=" + os.Getenv("PATH")}
-	cs := connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
 	got := strings.Split(texts(call(t, cs, "env", nil))[0], "\n")
 	if !slices.Contains(got, "FIXTURE_PROBE=seen") {
 		t.Errorf("env output lacks FIXTURE_PROBE=seen: %q", got)
@@ -208,7 +190,7 @@ func waitFile(t *testing.T, path, line string) {
 
 func TestFixtureSlowHonoursCancellation(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
-	cs := stdioFixture(t, "-cancel-file", events)
+	cs := mcptest.ConnectFixture(t, "-cancel-file", events)
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
@@ -226,7 +208,7 @@ func TestFixtureSlowHonoursCancellation(t *testing.T) {
 func TestFixtureListChanged(t *testing.T) {
 	changed := make(chan struct{}, 8)
 	cmd := exec.Command(mcptest.FixtureBinary(t))
-	cs := connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientOptions{
+	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	if got := texts(call(t, cs, "add-tool", map[string]any{"name": "late"})); !slices.Equal(got, []string{"added tool late"}) {
@@ -246,7 +228,7 @@ func TestFixtureListChanged(t *testing.T) {
 }
 
 func TestFixtureCrash(t *testing.T) {
-	cs := stdioFixture(t)
+	cs := mcptest.ConnectFixture(t)
 	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
 		t.Fatalf("crash = %q", got)
 	}
@@ -310,7 +292,7 @@ func TestFixtureHTTP(t *testing.T) {
 
 	client := &http.Client{Transport: headerTransport{"Authorization", "Bearer x"}}
 	t.Cleanup(client.CloseIdleConnections)
-	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
+	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
 	if got := texts(call(t, cs, "shout", map[string]any{"text": "hi"})); !slices.Equal(got, []string{"HI"}) {
 		t.Errorf("shout = %q", got)
 	}
@@ -358,7 +340,7 @@ func TestEverythingHTTP(t *testing.T) {
 	}
 	client := &http.Client{}
 	t.Cleanup(client.CloseIdleConnections)
-	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
+	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
 	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
 		t.Errorf("echo = %q", got)
 	}
@@ -366,7 +348,7 @@ func TestEverythingHTTP(t *testing.T) {
 
 func TestNodeServerStdio(t *testing.T) {
 	command, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
-	cs := connect(t, &mcp.CommandTransport{Command: exec.Command(command, argv...), TerminateDuration: time.Second}, nil)
+	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: exec.Command(command, argv...), TerminateDuration: time.Second}, nil)
 	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
 		t.Errorf("echo = %q", got)
 	}
@@ -377,7 +359,7 @@ func TestChildProcesses(t *testing.T) {
 	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
 		t.Fatalf("children before start: %v", got)
 	}
-	cs := stdioFixture(t)
+	cs := mcptest.ConnectFixture(t)
 	if got := mcptest.ChildProcesses(t, exe); len(got) != 1 {
 		t.Errorf("children while connected: %v, want one", got)
 	}
@@ -393,7 +375,7 @@ func TestFixtureStartsFileAndCrashIfExists(t *testing.T) {
 	dir := t.TempDir()
 	starts, trigger := filepath.Join(dir, "starts"), filepath.Join(dir, "crash")
 	args := []string{"-starts-file", starts, "-crash-if-exists", trigger}
-	stdioFixture(t, args...)
+	mcptest.ConnectFixture(t, args...)
 	if err := os.WriteFile(trigger, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +409,7 @@ func TestHTTPFixtureRestartOnSameAddress(t *testing.T) {
 	}
 	client := &http.Client{}
 	t.Cleanup(client.CloseIdleConnections)
-	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: second.URL, HTTPClient: client}, nil)
+	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: second.URL, HTTPClient: client}, nil)
 	if got := cs.InitializeResult().ServerInfo.Name; got != "second" {
 		t.Errorf("serverInfo name = %q, want second", got)
 	}
@@ -437,7 +419,7 @@ func TestFixtureCrashOverHTTP(t *testing.T) {
 	srv := mcptest.StartHTTPFixtureServer(t)
 	client := &http.Client{}
 	t.Cleanup(client.CloseIdleConnections)
-	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, MaxRetries: -1}, nil)
+	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, MaxRetries: -1}, nil)
 	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
 		t.Fatalf("crash = %q", got)
 	}
