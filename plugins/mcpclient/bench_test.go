@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -51,8 +50,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 				switch transport {
 				case "stdio":
 					entry = stdioFixture(b, "fx", "fx", nil)
-					direct = connectDirectStdio(b)
-					directTimeout = connectDirectStdio(b)
+					direct = mcptest.ConnectFixture(b)
+					directTimeout = mcptest.ConnectFixture(b)
 				case "http":
 					entry = host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{
 						"transport": "streamable-http", "serverName": "fx", "url": mcptest.StartHTTPFixture(b),
@@ -125,28 +124,11 @@ func BenchmarkCallOverhead(b *testing.B) {
 	}
 }
 
-func connectDirectStdio(b *testing.B) *mcp.ClientSession {
-	b.Helper()
-	return connectDirect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second})
-}
-
 func connectDirectHTTP(b *testing.B) *mcp.ClientSession {
 	b.Helper()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	b.Cleanup(client.CloseIdleConnections)
-	return connectDirect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client})
-}
-
-func connectDirect(b *testing.B, tr mcp.Transport) *mcp.ClientSession {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(b.Context(), e2eWait)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-direct", Version: "0"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		b.Fatalf("direct connect: %v", err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return mcptest.Connect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client}, nil)
 }
 
 // reportLatency reports the median and p99 of each path in microseconds
