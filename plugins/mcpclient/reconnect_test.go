@@ -151,11 +151,18 @@ func (c *blockingConn) Close() error {
 	return c.Connection.Close()
 }
 
+// closeBlockingServer serves tool "a" over connections whose Close waits
+// for b.release, and notes each connect and close in b.
+func closeBlockingServer(t *testing.T) (*fakeServer, *blockingClose) {
+	srv := echoServer(t, "a")
+	b := newBlockingClose()
+	srv.wrap = func(c mcp.Connection) mcp.Connection { b.note("connect"); return &blockingConn{Connection: c, b: b} }
+	return srv, b
+}
+
 func TestCloseBarrier(t *testing.T) {
 	t.Run("the next attempt waits for the failed generation's close", func(t *testing.T) {
-		srv := echoServer(t, "a")
-		b := newBlockingClose()
-		srv.wrap = func(c mcp.Connection) mcp.Connection { b.note("connect"); return &blockingConn{Connection: c, b: b} }
+		srv, b := closeBlockingServer(t)
 		var lists atomic.Int32
 		listMiddleware(srv, func(*mcp.ListToolsResult) error {
 			if lists.Add(1) == 1 {
@@ -174,9 +181,7 @@ func TestCloseBarrier(t *testing.T) {
 		}
 	})
 	t.Run("after a crash the old connection closes before the next starts", func(t *testing.T) {
-		srv := echoServer(t, "a")
-		b := newBlockingClose()
-		srv.wrap = func(c mcp.Connection) mcp.Connection { b.note("connect"); return &blockingConn{Connection: c, b: b} }
+		srv, b := closeBlockingServer(t)
 		e := mustStart(t, testConfig("bar2"), srv)
 		srv.crash()
 		<-b.closing
@@ -190,10 +195,8 @@ func TestCloseBarrier(t *testing.T) {
 		}
 	})
 	t.Run("reconnect stops when close never arrives", func(t *testing.T) {
-		srv := echoServer(t, "a")
-		b := newBlockingClose()
+		srv, b := closeBlockingServer(t)
 		t.Cleanup(func() { close(b.release) })
-		srv.wrap = func(c mcp.Connection) mcp.Connection { return &blockingConn{Connection: c, b: b} }
 		listMiddleware(srv, func(*mcp.ListToolsResult) error { return errors.New("discovery fails") })
 		e := mustStart(t, testConfig("hang"), srv, withCloseTimeout(20*time.Millisecond))
 		if !e.logs.has(slog.LevelError, "mcp-client(hang): failed generation did not close within 20ms — reconnect stopped to avoid overlapping server processes") {
@@ -207,10 +210,8 @@ func TestCloseBarrier(t *testing.T) {
 		}
 	})
 	t.Run("disposal is bounded when close never arrives", func(t *testing.T) {
-		srv := echoServer(t, "a")
-		b := newBlockingClose()
+		srv, b := closeBlockingServer(t)
 		t.Cleanup(func() { close(b.release) })
-		srv.wrap = func(c mcp.Connection) mcp.Connection { return &blockingConn{Connection: c, b: b} }
 		e := mustStart(t, testConfig("dh"), srv, withCloseTimeout(20*time.Millisecond))
 		if err := e.scope.Dispose(waitTimeout); err != nil {
 			t.Errorf("dispose: %v", err)
