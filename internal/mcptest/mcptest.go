@@ -86,6 +86,12 @@ var fixture struct {
 	err  error
 }
 
+// FixtureTools returns the names of the tools the fixture server lists at
+// start, sorted.
+func FixtureTools() []string {
+	return []string{"add", "add-tool", "admin.reset", "bad-image", "crash", "env", "fail", "greet", "image", "ping", "shout", "slow"}
+}
+
 // FixtureBinary returns the path of the testdata/mcpfixture server, built at
 // most once per test process. Builds are cached under the user cache
 // directory, keyed by the fixture's sources, go.mod, go.sum and the Go

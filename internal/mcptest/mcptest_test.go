@@ -39,8 +39,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-var fixtureTools = []string{"add", "add-tool", "admin.reset", "bad-image", "crash", "env", "fail", "greet", "image", "ping", "shout", "slow"}
-
 func texts(res *mcp.CallToolResult) []string {
 	var out []string
 	for _, c := range res.Content {
@@ -72,7 +70,7 @@ func TestFixtureStdioTools(t *testing.T) {
 	if got := cs.InitializeResult().ServerInfo.Name; got != "fx-test" {
 		t.Errorf("serverInfo name = %q, want fx-test", got)
 	}
-	if diff := cmp.Diff(fixtureTools, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(mcptest.FixtureTools(), toolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 
@@ -155,7 +153,7 @@ func TestFixtureImageIsARealPNG(t *testing.T) {
 
 func TestFixturePagination(t *testing.T) {
 	cs := mcptest.ConnectFixture(t, "-page-size", "2", "-extra-tools", "3")
-	want := append(slices.Clone(fixtureTools), "filler_001", "filler_002", "filler_003")
+	want := append(mcptest.FixtureTools(), "filler_001", "filler_002", "filler_003")
 	slices.Sort(want)
 	if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
 		t.Errorf("tools over pages of 2 (-want +got):\n%s", diff)
