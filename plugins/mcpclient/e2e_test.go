@@ -39,7 +39,7 @@ import (
 const e2eWait = 30 * time.Second
 
 // fixtureRawTools are the tools the fixture lists.
-var fixtureRawTools = []string{"add", "add-tool", "admin.reset", "bad-image", "crash", "env", "fail", "greet", "image", "ping", "shout", "slow"}
+var fixtureRawTools = mcptest.FixtureTools()
 
 var (
 	modelCaller = tools.Caller{Kind: "test", ID: "e2e"}
@@ -117,22 +117,19 @@ func (hs *harness) apply(entries ...host.Entry) {
 	}
 }
 
-func (hs *harness) registry() *tools.Registry {
-	hs.t.Helper()
-	reg, ok := host.Service(hs.h, tools.Key)
-	if !ok {
-		hs.t.Fatalf("no tools service; status: %+v", hs.h.Status())
-	}
-	return reg
-}
+func (hs *harness) registry() *tools.Registry { hs.t.Helper(); return service(hs, tools.Key) }
 
-func (hs *harness) store() *attachments.Store {
+func (hs *harness) store() *attachments.Store { hs.t.Helper(); return service(hs, attachments.Key) }
+
+// service returns the host's service key, failing the test when there is
+// no active provider.
+func service[T any](hs *harness, key host.Key[T]) T {
 	hs.t.Helper()
-	st, ok := host.Service(hs.h, attachments.Key)
+	v, ok := host.Service(hs.h, key)
 	if !ok {
-		hs.t.Fatalf("no attachments service; status: %+v", hs.h.Status())
+		hs.t.Fatalf("no %s service; status: %+v", key.ServiceName(), hs.h.Status())
 	}
-	return st
+	return v
 }
 
 func (hs *harness) status(id string) host.InstanceStatus {
