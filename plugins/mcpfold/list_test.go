@@ -102,6 +102,32 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+func FuzzTruncate(f *testing.F) {
+	for _, s := range []string{"eleven char", "日本語のテキスト", "emoji 😀😀😀 end", " a\t\nb ", "\xff\xfe😀"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		if limit < 1 || limit > 1000 {
+			return
+		}
+		got := truncate(s, limit)
+		collapsed := collapse(s)
+		if n := utf8.RuneCountInString(got); n > limit {
+			t.Fatalf("truncate(%q, %d) = %q: %d characters", s, limit, got, n)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("truncate(%q, %d) = %q split a character", s, limit, got)
+		}
+		if body, cut := strings.CutSuffix(got, "…"); cut && got != collapsed {
+			if !strings.HasPrefix(collapsed, body) || utf8.RuneCountInString(body) != limit-1 {
+				t.Fatalf("truncate(%q, %d) = %q: want the first %d characters and …", s, limit, got, limit-1)
+			}
+		} else if got != collapsed {
+			t.Fatalf("truncate(%q, %d) = %q, want it whole: %q", s, limit, got, collapsed)
+		}
+	})
+}
+
 func TestCatalogDescriptionLimit(t *testing.T) {
 	long := fakeTool{"mcp__s__t", "word " + strings.Repeat("x", 300) + "\n\n  tail", `{"type":"object"}`}
 	r := newRig(t, withTools(long), withConfig(func(c *Config) { c.DescriptionLimit = 20 }))
