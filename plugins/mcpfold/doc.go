@@ -71,8 +71,8 @@
 // They live in the settings section "mcp-adapter" as
 // {serverIds: {name: id}, disabled: [id]}, written only when an id is added
 // or a gate changes. A section that does not have that shape is normalized
-// (invalid entries dropped, duplicate ids resolved in name order, disabled
-// deduplicated) and never fatal; hand edits of the file apply at once.
+// (invalid entries dropped, a duplicate id kept by the name the file lists
+// first, disabled deduplicated) and never fatal; hand edits of the file apply at once.
 //
 // A disabled server is folded out of every prompt, hidden from mcp_list,
 // refused by mcp_call, and refused by a guard in the registry's execute
