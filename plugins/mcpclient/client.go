@@ -132,6 +132,15 @@ func (c *client) setState(detail, unavailable string) {
 	c.mu.Unlock()
 }
 
+// setConnected publishes the connected state with the number of tools.
+func (c *client) setConnected() {
+	noun := "tools"
+	if len(c.generation) == 1 {
+		noun = "tool"
+	}
+	c.setState(fmt.Sprintf("connected, %d %s", len(c.generation), noun), "")
+}
+
 // current returns the live connection, or an error saying why there is none.
 func (c *client) current() (*conn, error) {
 	c.mu.Lock()
@@ -216,9 +225,9 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	// Calls may use the connection as soon as its tools are registered.
 	c.conn = cn
 	c.connectedAt = c.opt.now()
+	instructions := c.capInstructions(cn.session.InitializeResult())
 	c.mu.Lock()
-	c.live = cn
-	c.instructions = c.capInstructions(cn.session.InitializeResult())
+	c.live, c.instructions = cn, instructions
 	c.mu.Unlock()
 	if err := c.swap(list); err != nil && strict {
 		c.conn = nil
@@ -226,14 +235,14 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		c.live, c.instructions = nil, ""
 		c.mu.Unlock()
 		c.startErr = err
-		c.closeConn(cn, "")
+		c.closeConn(cn, "failed generation")
 		c.setState("failed: "+err.Error(), "tool registration failed")
 		return
 	}
 	if c.failed > 0 {
 		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
 	}
-	c.setState(fmt.Sprintf("connected, %d tools", len(c.generation)), "")
+	c.setConnected()
 	// A list_changed that arrived during discovery is handled by the loop
 	// (resyncFor already points at cn).
 }
@@ -355,7 +364,7 @@ func (c *client) resyncTools(ctx context.Context) {
 	}
 	c.swap(list)
 	if c.conn == target {
-		c.setState(fmt.Sprintf("connected, %d tools", len(c.generation)), "")
+		c.setConnected()
 	}
 }
 

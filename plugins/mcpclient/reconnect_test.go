@@ -44,7 +44,7 @@ func TestReconnectsAndServesCalls(t *testing.T) {
 	if res := e.call(tools.Caller{}, "mcp__rc__a", "{}"); res.Err != nil {
 		t.Errorf("call after recovery: %v", res.Err)
 	}
-	eventually(t, "the detail", func() bool { return e.Detail() == "connected, 1 tools" })
+	eventually(t, "the detail", func() bool { return e.Detail() == "connected, 1 tool" })
 }
 
 func TestGivesUpAtTheCap(t *testing.T) {

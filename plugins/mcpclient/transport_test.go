@@ -322,7 +322,7 @@ func TestStreamableHTTPServerDownAndBack(t *testing.T) {
 		t.Errorf("tools during the outage: %v", got)
 	}
 	h.start(addr)
-	eventually(t, "recovery", func() bool { return e.Detail() == "connected, 1 tools" })
+	eventually(t, "recovery", func() bool { return e.Detail() == "connected, 1 tool" })
 	if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
 		t.Errorf("ping after recovery = %q, %v", resultText(res), res.Err)
 	}
