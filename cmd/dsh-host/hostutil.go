@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lmittmann/tint"
-	"golang.org/x/sys/unix"
 
 	"github.com/dsh-host/dsh-host/host"
 )
@@ -78,9 +77,5 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 // device is not enough: /dev/null is one too.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return ok && isTerminalFd(f.Fd())
 }
