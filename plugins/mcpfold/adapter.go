@@ -253,19 +253,20 @@ func parameters(d tools.Definition) json.RawMessage {
 }
 
 // renderValue renders a meta-tool value: an error as its plain text, any
-// other value as indented JSON.
+// other value as indented JSON, without HTML escaping (the model reads it:
+// "<" costs a token where "\u003c" costs several).
 func renderValue(v any) []tools.Content {
 	if e, ok := v.(errorValue); ok {
 		return []tools.Content{tools.Text(e.String())}
 	}
-	if e, ok := v.(*errorValue); ok {
-		return []tools.Content{tools.Text(e.String())}
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return []tools.Content{tools.Text(fmt.Sprint(v))}
 	}
-	return []tools.Content{tools.Text(string(b))}
+	return []tools.Content{tools.Text(strings.TrimSuffix(b.String(), "\n"))}
 }
 
 // errorValue is a meta-tool's answer to a request it cannot serve: a value,

@@ -56,7 +56,8 @@ func TestCatalogGroupsByServer(t *testing.T) {
 }
 
 func TestCatalogRenderedAsIndentedJSON(t *testing.T) {
-	r := newRig(t, withTools(fleet[3]))
+	// No HTML escaping: the model reads "<" and "&", not "\u003c".
+	r := newRig(t, withTools(fakeTool{"mcp__fs__read_file", "Read <path> & return its contents.", `{}`}))
 	got := text(r.exec(listName, `{}`))
 	want := `{
   "servers": [
@@ -65,7 +66,7 @@ func TestCatalogRenderedAsIndentedJSON(t *testing.T) {
       "tools": [
         {
           "name": "mcp__fs__read_file",
-          "description": "Read the complete contents of a file from the file system."
+          "description": "Read <path> & return its contents."
         }
       ]
     }
