@@ -118,6 +118,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{"bad console mode", []string{"run", "-c", file, "--console", "maybe"}, exitUsage, "", "want auto, on, off"},
 		{"command without a line", []string{"command", "-c", file}, exitUsage, "", "want a command line"},
 		{"missing composition", []string{"tools", "-c", filepath.Join(t.TempDir(), "none.yml")}, exitFail, "", "none.yml"},
+		{"flags without a subcommand run run", []string{"-c", filepath.Join(t.TempDir(), "none.yml"), "--console", "off"}, exitFail, "", "dsh-host run: read composition"},
+		{"help without a subcommand", []string{"-h"}, exitOK, "Subcommands:", ""},
 		{"unknown tool", []string{"call", "-c", file, "nope"}, exitFail, "", `unknown tool`},
 		{"tool error", []string{"call", "-c", file, "greet", `{"name": 1}`}, exitFail, "", "greet"},
 		{"unknown slash command", []string{"command", "-c", file, "/nope"}, exitFail, "", "nope"},
