@@ -41,8 +41,10 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	for i, s := range cfg.Servers {
-		if s == "" || strings.Contains(s, "__") {
-			return fmt.Errorf("servers[%d]: %q is not a server name: give the segment after the prefix, without \"__\"", i, s)
+		// A name outside the tool-name alphabet can match no tool, and a
+		// whitelist that matches nothing silently stops all folding.
+		if !prefixRule.MatchString(s) || strings.Contains(s, "__") {
+			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -, no \"__\")", i, s)
 		}
 	}
 	if cfg.DescriptionLimit < 1 {

@@ -131,6 +131,9 @@ func TestConfigValidation(t *testing.T) {
 		{"empty keep", func(c *Config) { c.Keep = []string{"mcp__x", ""} }, "keep[1]:"},
 		{"empty server", func(c *Config) { c.Servers = []string{""} }, "servers[0]:"},
 		{"server with separator", func(c *Config) { c.Servers = []string{"a__b"} }, "servers[0]:"},
+		{"server with a space", func(c *Config) { c.Servers = []string{"fs", "git hub"} }, "servers[1]:"},
+		{"server with a dot", func(c *Config) { c.Servers = []string{"my.server"} }, "servers[0]:"},
+		{"server with dash and underscore", func(c *Config) { c.Servers = []string{"my-server_2"} }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
