@@ -318,3 +318,19 @@ func TestLiveGateUpdates(t *testing.T) {
 		t.Fatalf("the kept tool did not come back: %v", names)
 	}
 }
+
+func TestGuardNeverRefusesTheMetaTools(t *testing.T) {
+	// Under the prefix "mcp_", mcp_list's server segment is "list": a
+	// disabled server of that name must not take the meta-tools down.
+	store := &memGate{raw: roundTrip(map[string]any{"serverIds": map[string]any{"list": 1, "call": 2}, "disabled": []any{1, 2}})}
+	r := newRig(t, withStore(store), withConfig(func(c *Config) { c.Prefix = "mcp_" }),
+		withTools(fakeTool{"mcp_list__echo", "Echo.", `{"type":"object"}`}, fakeTool{"mcp_call__echo", "Echo.", `{"type":"object"}`}))
+	for _, name := range []string{listName, callName} {
+		if res := r.exec(name, `{}`); res.Err != nil {
+			t.Fatalf("%s refused: %v", name, res.Err)
+		}
+	}
+	if res := r.exec("mcp_list__echo", `{}`); res.Err == nil {
+		t.Fatal("a disabled server's tool ran")
+	}
+}
