@@ -238,6 +238,17 @@ func init() {
 		},
 	})
 	Register(Definition[struct{}]{
+		Name: "test-deaf",
+		Apply: func(s *Scope, _ struct{}) error {
+			// Ignores its context: only applyGate ends its Apply.
+			if g := applyGate.Load(); g != nil {
+				<-*g
+			}
+			rec.add("apply %s", s.ID())
+			return nil
+		},
+	})
+	Register(Definition[struct{}]{
 		Name: "test-cycle-a", Inject: []Dep{Require(NewKey[int]("test-cycle-b"))}, Provides: []AnyKey{NewKey[int]("test-cycle-a")},
 		Apply: func(*Scope, struct{}) error { return nil },
 	})

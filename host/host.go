@@ -185,13 +185,22 @@ func (h *Host) LoadFile(ctx context.Context, path string) error {
 
 // Shutdown disposes every instance, dependents first, each bounded by
 // Options.DisposeTimeout. It returns an error if any dispose timed out.
-// After Shutdown the host runs nothing and Apply returns ErrClosed. If ctx
-// ends while an Apply is still starting instances, Shutdown cancels every
-// scope's context and returns an error; the instances are disposed once
-// the plugin Apply calls they wait for return.
+// After Shutdown the host runs nothing and Apply returns ErrClosed. The
+// scopes of instances still starting are cancelled at once, so that their
+// Apply can give up. If ctx ends while an Apply still has not returned,
+// Shutdown cancels every scope's context and returns an error; the
+// instances are disposed once the plugin Apply calls they wait for return.
 func (h *Host) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
+	// Instances still starting are about to be disposed: cancelling their
+	// scopes now lets a plugin's Apply that waits (a server connecting)
+	// return at once, instead of holding the shutdown up until it is done.
+	for _, in := range h.order {
+		if in.state == StateStarting && in.scope != nil {
+			in.scope.cancel()
+		}
+	}
 	h.mu.Unlock()
 	if err := h.lock(ctx); err != nil {
 		h.mu.Lock()

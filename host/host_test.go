@@ -748,12 +748,16 @@ func TestApplyContextEndsWhileStarting(t *testing.T) {
 	}
 }
 
-func TestShutdownDuringSlowApply(t *testing.T) {
+// TestShutdownCancelsStartingInstances: a shutdown during a slow start
+// cancels the starting instance's context, so its Apply gives up, and the
+// shutdown is prompt and clean.
+func TestShutdownCancelsStartingInstances(t *testing.T) {
 	gate := make(chan struct{})
 	applyGate.Store(&gate)
 	defer applyGate.Store(nil)
-	defer close(gate)
+	defer close(gate) // never closed before: only the cancel ends the Apply
 	h := New(&Options{Logger: testLogger(t)})
+	rec.take()
 	done := make(chan error, 1)
 	go func() {
 		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-slow}\n  - {id: n, name: test-noop}\n"))
@@ -761,13 +765,44 @@ func TestShutdownDuringSlowApply(t *testing.T) {
 	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.Shutdown(waitCtx(t)); err != nil {
+		t.Errorf("Shutdown = %v; want a clean shutdown", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := rec.take()
+	if slices.Contains(got, "apply s") || !slices.Contains(got, "dispose n") {
+		t.Errorf("events %q: want s's Apply cancelled and n disposed", got)
+	}
+	if st := h.Status(); len(st) != 0 {
+		t.Errorf("status after shutdown = %+v; want empty", st)
+	}
+}
+
+// TestShutdownDuringSlowApply: an Apply that ignores its context holds the
+// shutdown up until ctx ends; Shutdown then gives up, and what the apply
+// started is disposed once it returns.
+func TestShutdownDuringSlowApply(t *testing.T) {
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	h := New(&Options{Logger: testLogger(t)})
+	rec.take()
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-deaf}\n  - {id: n, name: test-noop}\n"))
+	}()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
+		close(gate)
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown = %v; want it to give up at its deadline", err)
 	}
-	// Shutdown cancelled the slow apply's scope; the apply ends and what
-	// it started is disposed.
+	close(gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

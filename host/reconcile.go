@@ -205,6 +205,9 @@ func (h *Host) start(in *instance) {
 	h.lastRun++
 	in.run = h.lastRun
 	s := newScope(h.base, in.entry.ID, h.log, in)
+	if h.closed {
+		s.cancel() // Shutdown began as this wave was starting
+	}
 	s.injected = injected
 	in.scope, in.last = s, s
 	h.setStateLocked(in, StateStarting, "")
@@ -224,7 +227,12 @@ func (h *Host) start(in *instance) {
 		s.Dispose(h.opts.DisposeTimeout)
 		h.mu.Lock()
 		h.setStateLocked(in, StateFailed, err.Error())
+		closed := h.closed
 		h.unlockNotify()
+		if closed { // cancelled by Shutdown, most likely: not news
+			h.log.Info("instance start ended by shutdown", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
+			return
+		}
 		h.log.Error("instance failed", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
 		return
 	}
