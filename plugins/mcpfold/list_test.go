@@ -379,3 +379,16 @@ func TestBM25PrefersRareTerms(t *testing.T) {
 		t.Fatalf("empty query gave %+v", got)
 	}
 }
+
+func TestSearchNameOutweighsDescription(t *testing.T) {
+	// Same length, same words: only where "issue" stands differs, and a
+	// word in the name says more than the same word in the description.
+	docs := []searchDoc{
+		newDoc("mcp__s__create_entry", "create_entry", "Make a new issue."),
+		newDoc("mcp__s__create_issue", "create_issue", "Make a new entry."),
+	}
+	hits := rank(docs, "issue")
+	if len(hits) != 2 || docs[hits[0].index].name != "mcp__s__create_issue" || hits[0].score <= hits[1].score {
+		t.Fatalf("hits = %+v, want mcp__s__create_issue first with a higher score", hits)
+	}
+}
