@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -45,6 +46,12 @@ command such as /mcp).`)
 	removeProgress := h.OnStatus(prog.observe)
 	defer removeProgress()
 	if err := h.LoadFile(ctx, cf.file); err != nil {
+		if ctx.Err() != nil {
+			// SIGINT or SIGTERM while instances were starting: a stop
+			// like any other, not a failure to load.
+			logger.Info("stopped while starting; shutting down")
+			return stopped(h, logger)
+		}
 		shutdownHost(h, logger)
 		return fail(io, "run", explainLoadError(cf.file, err))
 	}
@@ -97,6 +104,12 @@ loop:
 	if watching {
 		<-watchDone
 	}
+	return stopped(h, logger)
+}
+
+// stopped shuts h down and returns run's exit code: 0 when the shutdown
+// was clean.
+func stopped(h *host.Host, logger *slog.Logger) int {
 	if !shutdownHost(h, logger) {
 		return exitFail
 	}
