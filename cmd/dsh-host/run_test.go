@@ -65,3 +65,17 @@ func TestRunInterruptedWhileStarting(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
+
+// TestServeStoppedWhileStarting: serve, like run, treats a stop that comes
+// while the composition is starting as a clean stop.
+func TestServeStoppedWhileStarting(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, "plugins:\n  - {id: block, name: test-block}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := dispatch(ctx, []string{"serve", "--stdio", "-c", file}, Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	if code != exitOK || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q; want 0 and nothing on stdout\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -90,6 +90,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	h, err := startHost(ctx, common.file, logger)
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitOK // stopped while starting, as run (startHost shut it down)
+		}
 		return fail(std, "serve", err)
 	}
 	defer func() {
