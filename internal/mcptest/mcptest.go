@@ -485,3 +485,40 @@ func (b *SyncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Texts returns what each content block of res says, in order: the text of
+// a text block, "<MIME>" (for example "<image/png>") for an image or audio
+// block, and "<TYPE>" (for example "<*mcp.ResourceLink>") for any other.
+func Texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, c.Text)
+		case *mcp.ImageContent:
+			out = append(out, "<"+c.MIMEType+">")
+		case *mcp.AudioContent:
+			out = append(out, "<"+c.MIMEType+">")
+		default:
+			out = append(out, fmt.Sprintf("<%T>", c))
+		}
+	}
+	return out
+}
+
+// WaitFor re-checks cond every 10ms until it holds, and fails the test,
+// naming what it waited for, once timeout has passed. Tests use it for state
+// another process or goroutine produces, such as a server exiting or a
+// reload landing, where there is no event to wait on.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		<-tick.C
+	}
+}

@@ -39,21 +39,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-func texts(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			out = append(out, c.Text)
-		case *mcp.ImageContent:
-			out = append(out, "<"+c.MIMEType+">")
-		default:
-			out = append(out, "<other>")
-		}
-	}
-	return out
-}
-
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
@@ -93,7 +78,7 @@ func TestFixtureStdioTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		res := call(t, cs, tc.tool, tc.args)
-		if diff := cmp.Diff(tc.want, texts(res)); diff != "" {
+		if diff := cmp.Diff(tc.want, mcptest.Texts(res)); diff != "" {
 			t.Errorf("%s %v content (-want +got):\n%s", tc.tool, tc.args, diff)
 		}
 		if res.IsError != tc.isError {
@@ -164,7 +149,7 @@ func TestFixtureEnv(t *testing.T) {
 	cmd := exec.Command(mcptest.FixtureBinary(t))
 	cmd.Env = []string{"FIXTURE_PROBE=seen", "PATH=" + os.Getenv("PATH")}
 	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
-	got := strings.Split(texts(call(t, cs, "env", nil))[0], "\n")
+	got := strings.Split(mcptest.Texts(call(t, cs, "env", nil))[0], "\n")
 	if !slices.Contains(got, "FIXTURE_PROBE=seen") {
 		t.Errorf("env output lacks FIXTURE_PROBE=seen: %q", got)
 	}
@@ -209,7 +194,7 @@ func TestFixtureListChanged(t *testing.T) {
 	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	if got := texts(call(t, cs, "add-tool", map[string]any{"name": "late"})); !slices.Equal(got, []string{"added tool late"}) {
+	if got := mcptest.Texts(call(t, cs, "add-tool", map[string]any{"name": "late"})); !slices.Equal(got, []string{"added tool late"}) {
 		t.Fatalf("add-tool = %q", got)
 	}
 	select {
@@ -220,14 +205,14 @@ func TestFixtureListChanged(t *testing.T) {
 	if !slices.Contains(toolNames(t, cs), "late") {
 		t.Error("tool late not listed after add-tool")
 	}
-	if got := texts(call(t, cs, "late", nil)); !slices.Equal(got, []string{"hello from late"}) {
+	if got := mcptest.Texts(call(t, cs, "late", nil)); !slices.Equal(got, []string{"hello from late"}) {
 		t.Errorf("late = %q", got)
 	}
 }
 
 func TestFixtureCrash(t *testing.T) {
 	cs := mcptest.ConnectFixture(t)
-	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
+	if got := mcptest.Texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
 		t.Fatalf("crash = %q", got)
 	}
 	done := make(chan error, 1)
@@ -291,7 +276,7 @@ func TestFixtureHTTP(t *testing.T) {
 	client := &http.Client{Transport: headerTransport{"Authorization", "Bearer x"}}
 	t.Cleanup(client.CloseIdleConnections)
 	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
-	if got := texts(call(t, cs, "shout", map[string]any{"text": "hi"})); !slices.Equal(got, []string{"HI"}) {
+	if got := mcptest.Texts(call(t, cs, "shout", map[string]any{"text": "hi"})); !slices.Equal(got, []string{"HI"}) {
 		t.Errorf("shout = %q", got)
 	}
 
@@ -339,7 +324,7 @@ func TestEverythingHTTP(t *testing.T) {
 	client := &http.Client{}
 	t.Cleanup(client.CloseIdleConnections)
 	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
-	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
+	if got := mcptest.Texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
 		t.Errorf("echo = %q", got)
 	}
 }
@@ -347,7 +332,7 @@ func TestEverythingHTTP(t *testing.T) {
 func TestNodeServerStdio(t *testing.T) {
 	command, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
 	cs := mcptest.Connect(t, &mcp.CommandTransport{Command: exec.Command(command, argv...), TerminateDuration: time.Second}, nil)
-	if got := texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
+	if got := mcptest.Texts(call(t, cs, "echo", map[string]any{"message": "hello"})); !slices.Equal(got, []string{"Echo: hello"}) {
 		t.Errorf("echo = %q", got)
 	}
 }
@@ -366,6 +351,23 @@ func TestChildProcesses(t *testing.T) {
 	}
 	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
 		t.Errorf("children after close: %v, want none", got)
+	}
+}
+
+func TestProcessesWith(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	if got := mcptest.ProcessesWith(t, marker); len(got) != 0 {
+		t.Fatalf("processes before start: %v", got)
+	}
+	cs := mcptest.ConnectFixture(t, "-name", marker)
+	if got := mcptest.ProcessesWith(t, marker); len(got) != 1 {
+		t.Errorf("processes while connected: %v, want one", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if got := mcptest.ProcessesWith(t, marker); len(got) != 0 {
+		t.Errorf("processes after close: %v, want none", got)
 	}
 }
 
@@ -418,7 +420,7 @@ func TestFixtureCrashOverHTTP(t *testing.T) {
 	client := &http.Client{}
 	t.Cleanup(client.CloseIdleConnections)
 	cs := mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, MaxRetries: -1}, nil)
-	if got := texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
+	if got := mcptest.Texts(call(t, cs, "crash", nil)); !slices.Equal(got, []string{"crashing in 25ms"}) {
 		t.Fatalf("crash = %q", got)
 	}
 	select {
