@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -148,56 +147,15 @@ func (e *e2e) transport(t *testing.T, bin, kind string) mcp.Transport {
 // test (recognized by its cancel file on their command line).
 func (e *e2e) fixturesRunning(t *testing.T) []int {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		return nil
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, ent := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(ent.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(e.cancelFile)) {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-				continue
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
+	return mcptest.ProcessesWith(t, e.cancelFile)
 }
 
 // gatewayProc is a running `dsh-host serve --http`.
 type gatewayProc struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *lockedBuffer
+	stderr *mcptest.SyncBuffer
 	done   chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // serveHTTPProc starts `dsh-host serve --http 127.0.0.1:0` on the
@@ -209,7 +167,7 @@ func (e *e2e) serveHTTPProc(t *testing.T, bin string, env []string, args ...stri
 	cmd.Env = append(e.env(), env...)
 	cmd.Stdout = io.Discard
 	pr, pw := io.Pipe()
-	p := &gatewayProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &gatewayProc{cmd: cmd, stderr: &mcptest.SyncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -267,13 +225,7 @@ func (e *e2e) serveHTTPProc(t *testing.T, bin string, env []string, args ...stri
 // holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	mcptest.WaitFor(t, wait, what, cond)
 }
 
 // inspector runs the MCP Inspector CLI with args and returns its stdout.
@@ -521,7 +473,7 @@ func TestE2EReloadSendsListChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(got[0], "Hello, reload!") {
+			if got := mcptest.Texts(res); res.IsError || len(got) == 0 || !strings.Contains(got[0], "Hello, reload!") {
 				t.Errorf("mcp__fx__greet after the reload = %q (isError %v)", got, res.IsError)
 			}
 		})
@@ -571,7 +523,7 @@ func TestE2EImageReachesTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.IsError {
-		t.Fatalf("mcp_call mcp__fx__image: %q", texts(res))
+		t.Fatalf("mcp_call mcp__fx__image: %q", mcptest.Texts(res))
 	}
 	var images []*mcp.ImageContent
 	for _, c := range res.Content {
@@ -580,7 +532,7 @@ func TestE2EImageReachesTheClient(t *testing.T) {
 		}
 	}
 	if len(images) != 1 {
-		t.Fatalf("content = %q, want one image among text", texts(res))
+		t.Fatalf("content = %q, want one image among text", mcptest.Texts(res))
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(images[0].Data))
 	if err != nil || format != "png" || images[0].MIMEType != "image/png" {

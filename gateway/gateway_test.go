@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -254,22 +255,6 @@ func TestInputSchema(t *testing.T) {
 	}
 }
 
-// texts returns the text of every block, "<image mime n bytes>" for images.
-func texts(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			out = append(out, c.Text)
-		case *mcp.ImageContent:
-			out = append(out, fmt.Sprintf("<image %s %d bytes>", c.MIMEType, len(c.Data)))
-		default:
-			out = append(out, fmt.Sprintf("<%T>", c))
-		}
-	}
-	return out
-}
-
 func TestCallThroughThePipeline(t *testing.T) {
 	reg := tools.New(nil)
 	register(t, reg, echo("echo"))
@@ -317,7 +302,7 @@ func TestCallThroughThePipeline(t *testing.T) {
 			if res.IsError != tt.wantError {
 				t.Errorf("isError = %v, want %v", res.IsError, tt.wantError)
 			}
-			if diff := cmp.Diff(tt.want, texts(res)); diff != "" {
+			if diff := cmp.Diff(tt.want, mcptest.Texts(res)); diff != "" {
 				t.Errorf("content (-want +got):\n%s", diff)
 			}
 		})
@@ -377,7 +362,7 @@ func TestImageContent(t *testing.T) {
 		h := newHarness(t, reg, store)
 		res := h.call(t, "snapshot", nil)
 		if res.IsError {
-			t.Fatalf("isError: %v", texts(res))
+			t.Fatalf("isError: %v", mcptest.Texts(res))
 		}
 		want := []mcp.Content{&mcp.TextContent{Text: "before"}, &mcp.ImageContent{Data: data, MIMEType: "image/png"}, &mcp.TextContent{Text: "after"}}
 		if diff := cmp.Diff(want, res.Content); diff != "" {
@@ -386,14 +371,14 @@ func TestImageContent(t *testing.T) {
 	})
 	t.Run("unreadable image becomes a notice", func(t *testing.T) {
 		h := newHarness(t, reg, store)
-		got := texts(h.call(t, "lost", nil))
+		got := mcptest.Texts(h.call(t, "lost", nil))
 		if len(got) != 2 || !strings.HasPrefix(got[0], "[image unavailable: open "+missing.ID) || got[1] != "still here" {
 			t.Errorf("content = %q, want an image-unavailable notice then the text", got)
 		}
 	})
 	t.Run("no store", func(t *testing.T) {
 		h := newHarness(t, reg, nil)
-		got := texts(h.call(t, "snapshot", nil))
+		got := mcptest.Texts(h.call(t, "snapshot", nil))
 		want := []string{"before", "[image unavailable: no attachment store is running to read " + ref.ID + "]", "after"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("content (-want +got):\n%s", diff)
@@ -582,7 +567,7 @@ func TestRebind(t *testing.T) {
 		t.Errorf("the list is %v, want late_b and not late_a", keys(got))
 	}
 	if res := h.call(t, "from_b", map[string]any{"text": "b"}); res.IsError {
-		t.Errorf("call after a rebind: %v", texts(res))
+		t.Errorf("call after a rebind: %v", mcptest.Texts(res))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -165,7 +166,7 @@ func TestHTTPClientSeesToolsAndChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(res); len(got) != 1 || got[0] != "over http" {
+	if got := mcptest.Texts(res); len(got) != 1 || got[0] != "over http" {
 		t.Errorf("echo over HTTP = %q", got)
 	}
 
