@@ -276,39 +276,11 @@ func fixtureComposition(t *testing.T, marker string) string {
 `, fixture, marker)
 }
 
-// processesWith returns the pids of live processes whose command line
-// contains marker.
-func processesWith(t *testing.T, marker string) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	var pids []int
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-				continue
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
 func TestCLIFixture(t *testing.T) {
 	marker := fmt.Sprintf("dsh-cli-%d-%d", os.Getpid(), time.Now().UnixNano())
 	file := writeComposition(t, fixtureComposition(t, marker))
 	defer func() {
-		if pids := processesWith(t, marker); len(pids) > 0 {
+		if pids := mcptest.ProcessesWith(t, marker); len(pids) > 0 {
 			t.Errorf("server processes left behind: %v", pids)
 		}
 	}()
@@ -493,8 +465,8 @@ func TestRunReloadAndSignals(t *testing.T) {
 	waitLog(t, logs, "SIGHUP", msg("SIGHUP: reloading"))
 	waitLog(t, logs, "the reload", msg("composition applied"))
 
-	if len(processesWith(t, marker)) != 1 {
-		t.Errorf("want one fixture server running, have %v", processesWith(t, marker))
+	if len(mcptest.ProcessesWith(t, marker)) != 1 {
+		t.Errorf("want one fixture server running, have %v", mcptest.ProcessesWith(t, marker))
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -512,7 +484,7 @@ func TestRunReloadAndSignals(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 		}
 	}
-	if pids := processesWith(t, marker); len(pids) > 0 {
+	if pids := mcptest.ProcessesWith(t, marker); len(pids) > 0 {
 		t.Errorf("server processes left behind: %v", pids)
 	}
 }
@@ -611,7 +583,7 @@ func TestImportThenRun(t *testing.T) {
 		t.Fatalf("import: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	defer func() {
-		if pids := processesWith(t, shared); len(pids) > 0 {
+		if pids := mcptest.ProcessesWith(t, shared); len(pids) > 0 {
 			t.Errorf("server processes left behind: %v", pids)
 		}
 	}()
