@@ -35,29 +35,12 @@ const e2eWait = 60 * time.Second
 
 var model = tools.Caller{Kind: "test", ID: "e2e", ImageInput: true}
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // e2eHost is one host over the given entries; stop shuts it down and checks
 // that no fixture process is left.
 type e2eHost struct {
 	t    *testing.T
 	h    *host.Host
-	logs *syncBuf
+	logs *mcptest.SyncBuffer
 	once sync.Once
 	// exes are the server executables that must have no process left once
 	// the host has shut down.
@@ -66,7 +49,7 @@ type e2eHost struct {
 
 func startHost(t *testing.T, entries []host.Entry, exes ...string) *e2eHost {
 	t.Helper()
-	logs := &syncBuf{}
+	logs := &mcptest.SyncBuffer{}
 	eh := &e2eHost{t: t, logs: logs, exes: exes, h: host.New(&host.Options{
 		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		DisposeTimeout: 15 * time.Second,
@@ -156,21 +139,6 @@ func (eh *e2eHost) prompt() ([]string, []byte) {
 		names = append(names, s.Name)
 	}
 	return names, b
-}
-
-// waitFor re-checks cond until it holds or e2eWait passes; the state it
-// waits for is produced by another process.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", e2eWait, what)
-		}
-		<-tick.C
-	}
 }
 
 func resultText(res tools.Result) string {
@@ -295,7 +263,7 @@ func TestE2EThreeServers(t *testing.T) {
 	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__add-tool", "arguments": map[string]any{"name": "late"}})); got != "added tool late" {
 		t.Fatalf("add-tool = %q", got)
 	}
-	waitFor(t, "the re-synced tool", func() bool { _, ok := eh.registry().Get("mcp__alpha__late"); return ok })
+	mcptest.WaitFor(t, e2eWait, "the re-synced tool", func() bool { _, ok := eh.registry().Get("mcp__alpha__late"); return ok })
 	if _, after := eh.prompt(); string(before) != string(after) {
 		t.Fatalf("the folded prompt changed across a re-sync:\nbefore %s\nafter  %s", before, after)
 	}

@@ -1,7 +1,6 @@
 package mcpfold
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -105,24 +105,6 @@ func roundTrip(v any) any {
 	return out
 }
 
-// logBuf collects log output for assertions.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // fakeTool is an MCP-shaped tool registered straight into a registry.
 type fakeTool struct {
 	name, desc, schema string
@@ -199,7 +181,7 @@ type rig struct {
 	store *memGate
 	a     *adapter
 	scope *host.Scope
-	logs  *logBuf
+	logs  *mcptest.SyncBuffer
 	rec   *seen
 }
 
@@ -230,7 +212,7 @@ func newRig(t *testing.T, opts ...rigOpt) *rig {
 	for _, o := range opts {
 		o(&rc)
 	}
-	r := &rig{t: t, reg: tools.New(nil), logs: &logBuf{}, rec: &seen{}}
+	r := &rig{t: t, reg: tools.New(nil), logs: &mcptest.SyncBuffer{}, rec: &seen{}}
 	if !rc.noCmds {
 		r.cmds = commands.New()
 	}

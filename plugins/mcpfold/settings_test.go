@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/settings"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -23,12 +24,12 @@ type fileRig struct {
 	cmds  *commands.Registry
 	scope *host.Scope
 	a     *adapter
-	logs  *logBuf
+	logs  *mcptest.SyncBuffer
 }
 
 func startOnFile(t *testing.T, path string) *fileRig {
 	t.Helper()
-	logs := &logBuf{}
+	logs := &mcptest.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	st, err := settings.Open(path, logger)
 	if err != nil {
@@ -157,7 +158,10 @@ func TestSettingsFileDuplicateIDGoesToTheNameListedFirst(t *testing.T) {
 	if err := os.WriteFile(path, []byte("mcp-adapter:\n  serverIds: {fs: 4, github: 4}\n  disabled: [4]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { g := fr.a.gate.Load(); return g.disabled("fs") && !g.disabled("github") })
+	mcptest.WaitFor(t, 10*time.Second, "the hand edit to disable fs, not github", func() bool {
+		g := fr.a.gate.Load()
+		return g.disabled("fs") && !g.disabled("github")
+	})
 }
 
 func TestSettingsFileNotASection(t *testing.T) {
@@ -178,22 +182,8 @@ func TestSettingsFileHandEdit(t *testing.T) {
 	if err := os.WriteFile(path, []byte("mcp-adapter:\n  serverIds: {fs: 1, github: 2}\n  disabled: [1]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return fr.a.gate.Load().disabled("fs") })
+	mcptest.WaitFor(t, 10*time.Second, "the hand edit to disable fs", func() bool { return fr.a.gate.Load().disabled("fs") })
 	if res := fr.reg.Execute(context.Background(), testCaller, "mcp__fs__read_file", []byte(`{"path":"x"}`)); res.Err == nil {
 		t.Fatal("a hand-disabled server's tool ran")
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		<-tick.C
 	}
 }
