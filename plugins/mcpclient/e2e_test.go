@@ -181,16 +181,11 @@ func (hs *harness) serverTools(server string) []string {
 	return names
 }
 
-// eventually waits until cond holds, re-checking it until the deadline.
+// eventually waits until cond holds, re-checking it until e2eWait passes:
+// the state lives in another process.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", e2eWait, what)
-		}
-		time.Sleep(10 * time.Millisecond) // re-check: the state lives in another process
-	}
+	mcptest.WaitFor(t, e2eWait, what, cond)
 }
 
 // applyNode runs the npm server pkg (with args) over stdio as the instance
