@@ -337,37 +337,42 @@ func TestNodeServerStdio(t *testing.T) {
 	}
 }
 
-func TestChildProcesses(t *testing.T) {
-	exe := mcptest.FixtureBinary(t)
-	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
-		t.Fatalf("children before start: %v", got)
+// TestProcessFinders: each finder sees the fixture server while a client
+// is connected to it, and not before or after.
+func TestProcessFinders(t *testing.T) {
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string             // the fixture's flags
+		find func(t *testing.T, args []string) []int // the finder under test
+	}{
+		{
+			name: "ChildProcesses",
+			args: func(*testing.T) []string { return nil },
+			find: func(t *testing.T, _ []string) []int { return mcptest.ChildProcesses(t, mcptest.FixtureBinary(t)) },
+		},
+		{
+			name: "ProcessesWith",
+			args: func(t *testing.T) []string { return []string{"-name", filepath.Join(t.TempDir(), "marker")} },
+			find: func(t *testing.T, args []string) []int { return mcptest.ProcessesWith(t, args[1]) },
+		},
 	}
-	cs := mcptest.ConnectFixture(t)
-	if got := mcptest.ChildProcesses(t, exe); len(got) != 1 {
-		t.Errorf("children while connected: %v, want one", got)
-	}
-	if err := cs.Close(); err != nil {
-		t.Logf("close: %v", err)
-	}
-	if got := mcptest.ChildProcesses(t, exe); len(got) != 0 {
-		t.Errorf("children after close: %v, want none", got)
-	}
-}
-
-func TestProcessesWith(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "marker")
-	if got := mcptest.ProcessesWith(t, marker); len(got) != 0 {
-		t.Fatalf("processes before start: %v", got)
-	}
-	cs := mcptest.ConnectFixture(t, "-name", marker)
-	if got := mcptest.ProcessesWith(t, marker); len(got) != 1 {
-		t.Errorf("processes while connected: %v, want one", got)
-	}
-	if err := cs.Close(); err != nil {
-		t.Logf("close: %v", err)
-	}
-	if got := mcptest.ProcessesWith(t, marker); len(got) != 0 {
-		t.Errorf("processes after close: %v, want none", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args(t)
+			if got := tt.find(t, args); len(got) != 0 {
+				t.Fatalf("processes before start: %v", got)
+			}
+			cs := mcptest.ConnectFixture(t, args...)
+			if got := tt.find(t, args); len(got) != 1 {
+				t.Errorf("processes while connected: %v, want one", got)
+			}
+			if err := cs.Close(); err != nil {
+				t.Logf("close: %v", err)
+			}
+			if got := tt.find(t, args); len(got) != 0 {
+				t.Errorf("processes after close: %v, want none", got)
+			}
+		})
 	}
 }
 
