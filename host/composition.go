@@ -90,7 +90,12 @@ func parseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	c := &Composition{File: file}
 	// From the parser, not k.Get, which would deep-copy the node tree.
 	list := parser.top["plugins"]
-	if list == nil || list.ShortTag() == "!!null" {
+	if list == nil {
+		// An empty file is what a watcher reads between an editor's truncate
+		// and its write; taking it for "no instances" would stop them all.
+		return nil, append(errs, fmt.Errorf("%s: no \"plugins\" list; write \"plugins: []\" for a composition without instances", file))
+	}
+	if list.ShortTag() == "!!null" {
 		return c, errs
 	}
 	if list.Kind != yamlv3.SequenceNode {

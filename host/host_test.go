@@ -557,10 +557,17 @@ plugins:
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("composition (-want +got):\n%s", diff)
 	}
-	for _, empty := range []string{"", "plugins:\n", "plugins: []\n"} {
+	for _, empty := range []string{"plugins:\n", "plugins: []\n"} {
 		c, err := ParseComposition("f.yml", []byte(empty), nil)
 		if err != nil || len(c.Entries) != 0 {
 			t.Errorf("ParseComposition(%q) = %+v, %v; want no entries", empty, c, err)
+		}
+	}
+	// A file without the key is what a watcher reads mid-save: an error, not
+	// a composition without instances.
+	for _, blank := range []string{"", "# nothing yet\n"} {
+		if _, err := ParseComposition("f.yml", []byte(blank), nil); err == nil || !strings.Contains(err.Error(), "plugins: []") {
+			t.Errorf("ParseComposition(%q) = %v; want an error saying how to write an empty composition", blank, err)
 		}
 	}
 }

@@ -154,6 +154,13 @@ func TestWatchBadFileChangesNothing(t *testing.T) {
 		t.Errorf("running set changed (-before +after):\n%s", diff)
 	}
 
+	// An empty file (an editor's truncate before its write) is bad too.
+	writeFile(t, path, "")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Failed == 2 })
+	if got := rec.take(); len(got) != 0 {
+		t.Errorf("an empty file touched instances: %q", got)
+	}
+
 	// The next good save applies.
 	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop, config: {greeting: v3}}\n")
 	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
