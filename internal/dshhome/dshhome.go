@@ -37,3 +37,24 @@ func Path(name ...string) (string, error) {
 	}
 	return filepath.Join(append([]string{d}, name...)...), nil
 }
+
+// Default returns name under Dir, or "" when Dir cannot be resolved; it is
+// the default of a config key that names a file or directory (CheckPath
+// then says why it is empty).
+func Default(name string) string {
+	p, _ := Path(name)
+	return p
+}
+
+// CheckPath reports an empty path, naming the config key: either no
+// default could be resolved (the error says why), or the composition set
+// it empty.
+func CheckPath(key, path string) error {
+	if path != "" {
+		return nil
+	}
+	if _, err := Dir(); err != nil {
+		return fmt.Errorf("%s: not set and no default: %w", key, err)
+	}
+	return fmt.Errorf("%s: must not be empty; give a path, or remove the key for the default under $%s", key, EnvVar)
+}

@@ -3,6 +3,7 @@ package dshhome
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,30 @@ func TestDirWithoutHome(t *testing.T) {
 	t.Setenv("HOME", "")
 	if _, err := Dir(); err == nil {
 		t.Error("Dir() without HOME or DSH_HOME succeeded")
+	}
+}
+
+func TestDefaultAndCheckPath(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(EnvVar, home)
+	if got, want := Default("settings.yaml"), filepath.Join(home, "settings.yaml"); got != want {
+		t.Fatalf("Default = %q, want %q", got, want)
+	}
+	if err := CheckPath("file", "/x/settings.yaml"); err != nil {
+		t.Fatalf("Check of a path: %v", err)
+	}
+	err := CheckPath("file", "")
+	if err == nil || !strings.HasPrefix(err.Error(), "file: must not be empty") {
+		t.Fatalf("Check of an empty path = %v, want an error naming the key", err)
+	}
+
+	t.Setenv(EnvVar, "")
+	t.Setenv("HOME", "")
+	if got := Default("attachments"); got != "" {
+		t.Fatalf("Default without a home = %q, want empty", got)
+	}
+	err = CheckPath("dir", "")
+	if err == nil || !strings.HasPrefix(err.Error(), "dir: not set and no default: ") {
+		t.Fatalf("Check without a home = %v, want the reason", err)
 	}
 }

@@ -2,7 +2,7 @@ package attachments
 
 import (
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/services/internal/homepath"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 )
 
 // Config is the config of the built-in `attachments` plugin. Zero limits
@@ -40,7 +40,7 @@ func (c *Config) Limits() Limits {
 func DefaultConfig() Config {
 	d := DefaultLimits()
 	return Config{
-		Dir:           homepath.Default("attachments"),
+		Dir:           dshhome.Default("attachments"),
 		MaxImageBytes: d.MaxImageBytes,
 		MaxImages:     d.MaxImages,
 		MaxBatchBytes: d.MaxBatchBytes,
@@ -51,7 +51,7 @@ func DefaultConfig() Config {
 
 // ValidateConfig checks c, naming the offending key.
 func ValidateConfig(c *Config) error {
-	if err := homepath.Check("dir", c.Dir); err != nil {
+	if err := dshhome.CheckPath("dir", c.Dir); err != nil {
 		return err
 	}
 	l := c.Limits()

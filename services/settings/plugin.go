@@ -2,7 +2,7 @@ package settings
 
 import (
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/services/internal/homepath"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 )
 
 // Config is the config of the built-in `settings` plugin.
@@ -15,12 +15,12 @@ type Config struct {
 // DefaultConfig returns the config a `settings` entry starts from; File is
 // empty when $DSH_HOME cannot be resolved (ValidateConfig then says why).
 func DefaultConfig() Config {
-	return Config{File: homepath.Default("settings.yaml")}
+	return Config{File: dshhome.Default("settings.yaml")}
 }
 
 // ValidateConfig checks c, naming the offending key.
 func ValidateConfig(c *Config) error {
-	return homepath.Check("file", c.File)
+	return dshhome.CheckPath("file", c.File)
 }
 
 func init() {
