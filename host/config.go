@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -255,7 +256,7 @@ func (d *configDecoder) value(v reflect.Value, src any, path string) {
 }
 
 func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path string) {
-	fields := yamlFields(v.Type())
+	fields, _ := yamlfield.Fields(v.Type())
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -287,7 +288,7 @@ func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path str
 			}
 			continue
 		}
-		d.value(v.FieldByIndex(f.index), m[k], p)
+		d.value(v.FieldByIndex(f.Index), m[k], p)
 	}
 }
 
@@ -419,43 +420,6 @@ func structLike(t reflect.Type) bool {
 	return plainStruct(t) || t.Kind() == reflect.Pointer && plainStruct(t.Elem())
 }
 
-type yamlField struct {
-	index []int
-	field reflect.StructField
-}
-
-// yamlFields maps the YAML keys of struct type t to its fields, following
-// yaml.v3's rules: the yaml tag's name, else the lowercased field name;
-// "-" skips; ",inline" merges an embedded struct's keys.
-func yamlFields(t reflect.Type) map[string]yamlField {
-	out := map[string]yamlField{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if slices.Contains(strings.Split(opts, ","), "inline") && plainStruct(f.Type) {
-			for k, sub := range yamlFields(f.Type) {
-				out[k] = yamlField{index: append([]int{i}, sub.index...), field: sub.field}
-			}
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = yamlField{index: []int{i}, field: f}
-	}
-	return out
-}
-
 var yamlLinePrefix = regexp.MustCompile(`line \d+: `)
 
 // stripYAMLLine drops the line numbers yaml puts in decode errors: they
@@ -498,26 +462,26 @@ func configFields(v reflect.Value, path string) []ConfigField {
 	if !plainStruct(t) {
 		return nil
 	}
-	fields := yamlFields(t)
+	fields, _ := yamlfield.Fields(t)
 	// Field order, not key order: the order the author wrote them in.
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		return slices.Compare(fields[keys[i]].index, fields[keys[j]].index) < 0
+		return slices.Compare(fields[keys[i]].Index, fields[keys[j]].Index) < 0
 	})
 	var out []ConfigField
 	for _, k := range keys {
 		f := fields[k]
-		fv := v.FieldByIndex(f.index)
+		fv := v.FieldByIndex(f.Index)
 		p := joinKey(path, k)
 		if sub := configFields(fv, p); sub != nil {
 			out = append(out, sub...)
 			continue
 		}
 		// The keys of each item of a list or map of structs.
-		ft := f.field.Type
+		ft := f.Type
 		if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String) && structLike(ft.Elem()) {
 			suffix := "[]"
 			if ft.Kind() == reflect.Map {
@@ -528,7 +492,7 @@ func configFields(v reflect.Value, path string) []ConfigField {
 				continue
 			}
 		}
-		out = append(out, ConfigField{Key: p, Type: f.field.Type.String(), Default: formatDefault(fv)})
+		out = append(out, ConfigField{Key: p, Type: f.Type.String(), Default: formatDefault(fv)})
 	}
 	return out
 }

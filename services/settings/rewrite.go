@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -380,42 +379,21 @@ var (
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
-// structKeys returns the YAML keys of struct type t and their field types,
-// following yaml.v3's rules (the tag's name, else the lowercased field name;
-// ",inline" structs flattened). ok is false when t is not a plain struct: a
-// custom encoding, or an inline map that takes every other key, leaves no
-// key unknown to the type.
+// structKeys returns the YAML keys of struct type t and their field types.
+// ok is false when t is not a plain struct: a custom encoding, or an inline
+// map that takes every other key, leaves no key unknown to the type.
 func structKeys(t reflect.Type) (keys map[string]reflect.Type, ok bool) {
 	if t == nil || t.Kind() != reflect.Struct || t.Implements(yamlMarshaler) || reflect.PointerTo(t).Implements(yamlMarshaler) ||
 		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
 		return nil, false
 	}
-	keys = map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if slices.Contains(strings.Split(opts, ","), "inline") {
-			sub, ok := structKeys(deref(f.Type))
-			if !ok {
-				return nil, false
-			}
-			maps.Copy(keys, sub)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		keys[name] = f.Type
+	fields, ok := yamlfield.Fields(t)
+	if !ok {
+		return nil, false
+	}
+	keys = make(map[string]reflect.Type, len(fields))
+	for k, f := range fields {
+		keys[k] = f.Type
 	}
 	return keys, true
 }
