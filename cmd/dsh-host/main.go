@@ -159,6 +159,16 @@ func flagSet(name, synopsis, about string) *flag.FlagSet {
 	return fs
 }
 
+// parseFlags is parseArgs for a subcommand that takes no positional
+// arguments: any is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string, io Stdio) (code int, ok bool) {
+	pos, code, ok := parseArgs(fs, args, io)
+	if ok && len(pos) > 0 {
+		return usageError(fs, io, "unexpected arguments %q", pos), false
+	}
+	return code, ok
+}
+
 // parseArgs parses args with fs, allowing flags after positional arguments
 // (`call echo '{}' --json`); everything after a literal "--" is positional.
 // When it returns ok false, the caller exits with code: help was printed to

@@ -135,12 +135,8 @@ Plugins lists the plugins built into this binary: name, description, the
 services each injects and provides, and every config key with its type and
 default. Built-in plugins start even when the composition does not list them.`)
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, code, ok := parseArgs(fs, args, io)
-	if !ok {
+	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
 	ps := host.Plugins()
 	if *asJSON {
@@ -206,12 +202,8 @@ it is listed, not hidden.`)
 	var o oneShot
 	o.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {tools, instances}")
-	pos, code, ok := parseArgs(fs, args, io)
-	if !ok {
+	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
 	return o.withRegistry(ctx, io, "tools", func(h *host.Host, reg *tools.Registry) int {
 		rows, err := listTools(ctx, reg, tools.Caller{Kind: "cli"})
@@ -296,12 +288,8 @@ line goes to stderr.`)
 	var o oneShot
 	o.register(fs)
 	asJSON := fs.Bool("json", false, "print only the exact tools array")
-	pos, code, ok := parseArgs(fs, args, io)
-	if !ok {
+	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
 	return o.withRegistry(ctx, io, "prompt", func(h *host.Host, reg *tools.Registry) int {
 		asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})

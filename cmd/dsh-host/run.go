@@ -29,12 +29,8 @@ command such as /mcp).`)
 	cf.register(fs, "info")
 	consoleMode := "auto"
 	fs.Var(choice{&consoleMode, []string{"auto", "on", "off"}}, "console", "console `mode` on stdin: auto (when stdin and stdout are terminals), on, or off")
-	pos, code, ok := parseArgs(fs, args, io)
-	if !ok {
+	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
 	useConsole := consoleMode == "on" || consoleMode == "auto" && isTerminal(io.In) && isTerminal(io.Out)
 
