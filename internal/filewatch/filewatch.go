@@ -1,0 +1,148 @@
+// Package filewatch tells when files may have changed on disk, for the
+// parts of dsh-host that re-read a file a user edits by hand: the
+// composition and the settings file.
+//
+// A Watcher watches each file's directory, not the file, so a save that
+// replaces the file (rename over it, or delete and create) is seen like a
+// write in place. Editors save in several steps, so events are debounced:
+// one signal follows a burst, at most MaxWait after its first event even
+// when the file is rewritten without pause.
+package filewatch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultDebounce is Options.Debounce when it is zero.
+const DefaultDebounce = 100 * time.Millisecond
+
+// Options configures a Watcher.
+type Options struct {
+	// Debounce is how long the watcher waits after the last event on a
+	// file before it signals (default DefaultDebounce).
+	Debounce time.Duration
+	// MaxWait bounds how long a stream of events may postpone the signal
+	// (default 10 × Debounce).
+	MaxWait time.Duration
+	// Logger receives the errors the watch reports (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Watcher signals on C when one of its files may have changed.
+type Watcher struct {
+	fw    *fsnotify.Watcher
+	files []string        // as given, for messages
+	names map[string]bool // the absolute paths whose events count
+	opts  Options
+	c     chan struct{}
+	done  chan struct{}
+}
+
+// New watches paths. The directories are watched when New returns, so a
+// caller that reads the files after New misses no change made after the
+// read. Close the Watcher to stop it.
+func New(paths []string, opts Options) (*Watcher, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("filewatch: no file to watch")
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", paths[0], err)
+	}
+	w := newWatcher(paths, opts)
+	w.fw = fw
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			// Watching a directory twice is a no-op.
+			err = fw.Add(filepath.Dir(abs))
+		}
+		if err != nil {
+			fw.Close()
+			return nil, fmt.Errorf("watch %s: %w", filepath.Dir(p), err)
+		}
+		w.names[abs] = true
+	}
+	go w.run(fw.Events, fw.Errors)
+	return w, nil
+}
+
+func newWatcher(files []string, opts Options) *Watcher {
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = 10 * opts.Debounce
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Watcher{
+		files: files,
+		names: map[string]bool{},
+		opts:  opts,
+		c:     make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+}
+
+// C receives a value when a watched file may have changed: read it again.
+// Signals not yet received coalesce into one, so a slow reader reads the
+// latest file once. C is closed when the Watcher stops.
+func (w *Watcher) C() <-chan struct{} { return w.c }
+
+// Close stops the Watcher and waits for its goroutine to end.
+func (w *Watcher) Close() error {
+	err := w.fw.Close()
+	<-w.done
+	return err
+}
+
+// run turns events into debounced signals until the event channels close.
+func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
+	defer close(w.done)
+	defer close(w.c)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var first time.Time // of the oldest event not yet signalled; zero when none
+	arm := func() {
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		timer.Reset(min(w.opts.Debounce, max(0, w.opts.MaxWait-now.Sub(first))))
+	}
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			// A chmod alone leaves the content as it was.
+			if ev.Op != fsnotify.Chmod && w.names[filepath.Clean(ev.Name)] {
+				arm()
+			}
+		case err, ok := <-errs:
+			if !ok {
+				return
+			}
+			w.opts.Logger.Warn("watching files", "files", w.files, "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				arm() // events were lost: read again to be sure
+			}
+		case <-timer.C:
+			first = time.Time{}
+			select {
+			case w.c <- struct{}{}:
+			default: // a signal is pending already
+			}
+		}
+	}
+}
