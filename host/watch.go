@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/dsh-host/dsh-host/internal/filewatch"
 )
 
 // DefaultDebounce is how long Watch waits after the last change to the file
@@ -45,15 +45,20 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", path, err)
 	}
+	debounce := h.opts.Debounce
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	debounceMax := h.opts.DebounceMax
+	if debounceMax <= 0 {
+		debounceMax = DefaultDebounceMax
+	}
 	// Subscribe before the first load, so no change falls between them.
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New([]string{abs}, filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log})
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
+		return err
 	}
 	defer w.Close()
-	if err := w.Add(filepath.Dir(abs)); err != nil {
-		return fmt.Errorf("watch %s: %w", filepath.Dir(abs), err)
-	}
 
 	signal := make(chan struct{}, 1)
 	h.mu.Lock()
@@ -117,42 +122,14 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 		}
 	}
 
-	debounce := h.opts.Debounce
-	if debounce <= 0 {
-		debounce = DefaultDebounce
-	}
-	debounceMax := h.opts.DebounceMax
-	if debounceMax <= 0 {
-		debounceMax = DefaultDebounceMax
-	}
-	timer := time.NewTimer(debounce)
-	timer.Stop()
-	defer timer.Stop()
-	// first is when the oldest change not yet read came; zero when none.
-	var first time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.Events:
+		case _, ok := <-w.C():
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) != abs || ev.Op == fsnotify.Chmod {
-				continue
-			}
-			now := time.Now()
-			if first.IsZero() {
-				first = now
-			}
-			timer.Reset(min(debounce, max(0, debounceMax-now.Sub(first))))
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			h.log.Warn("watching the composition", "file", path, "err", err)
-		case <-timer.C:
-			first = time.Time{}
 			poke()
 		case <-signal:
 			forced.Store(true)

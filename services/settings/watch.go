@@ -9,22 +9,18 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
-	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/filewatch"
 	"github.com/dsh-host/dsh-host/internal/fsutil"
-	"github.com/fsnotify/fsnotify"
 )
 
-// hub watches the settings file's directory (editors save by rename, which
-// a watch on the file itself would lose) and, once a burst of events on the
-// file has settled, pokes every watcher. One hub serves every Watch of a
-// Store; it stops with the last one.
+// hub pokes every watcher of a Store when the settings file may have
+// changed. One hub serves every Watch of a Store; it stops with the last one.
 type hub struct {
-	w     *fsnotify.Watcher
-	names map[string]bool // the paths whose events count: the file, and its target if it is a symlink
-	subs  map[*watcher]struct{}
-	done  chan struct{}
+	w    *filewatch.Watcher
+	subs map[*watcher]struct{}
+	done chan struct{}
 }
 
 // watcher is one Watch call: a goroutine that re-reads the file when poked.
@@ -42,28 +38,18 @@ func (st *Store) subscribe(w *watcher) error {
 		if err := fsutil.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("settings: create %s to watch it: %w", dir, err)
 		}
-		fw, err := fsnotify.NewWatcher()
-		if err != nil {
-			return fmt.Errorf("settings: watch %s: %w", st.path, err)
-		}
-		h := &hub{w: fw, names: map[string]bool{st.path: true}, subs: map[*watcher]struct{}{}, done: make(chan struct{})}
-		dirs := []string{dir}
+		paths := []string{st.path}
 		// A settings file linked from a dotfiles repository is edited
-		// there: follow the target's directory too.
+		// there: follow the target too.
 		if target := st.target(); target != st.path {
-			h.names[target] = true
-			if d := filepath.Dir(target); d != dir {
-				dirs = append(dirs, d)
-			}
+			paths = append(paths, target)
 		}
-		for _, d := range dirs {
-			if err := fw.Add(d); err != nil {
-				fw.Close()
-				return fmt.Errorf("settings: watch %s: %w", d, err)
-			}
+		fw, err := filewatch.New(paths, filewatch.Options{Debounce: st.debounce, MaxWait: 10 * st.debounce, Logger: st.logger})
+		if err != nil {
+			return fmt.Errorf("settings: %w", err)
 		}
-		st.hub = h
-		go st.run(h)
+		st.hub = &hub{w: fw, subs: map[*watcher]struct{}{}, done: make(chan struct{})}
+		go st.run(st.hub)
 	}
 	st.hub.subs[w] = struct{}{}
 	return nil
@@ -88,48 +74,19 @@ func (st *Store) unsubscribe(w *watcher) {
 	}
 }
 
-// run turns the directory's events into debounced pokes. A file written
-// without pause still gets its watchers poked every maxWait.
+// run pokes every watcher on each signal of the file watch, until it is
+// closed.
 func (st *Store) run(h *hub) {
 	defer close(h.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	maxWait := 10 * st.debounce
-	var first time.Time // of the burst being debounced; zero when none
-	for {
-		select {
-		case ev, ok := <-h.w.Events:
-			if !ok {
-				return
+	for range h.w.C() {
+		st.watchMu.Lock()
+		for w := range h.subs {
+			select {
+			case w.poke <- struct{}{}:
+			default: // already poked; it will read the latest file
 			}
-			if !h.names[filepath.Clean(ev.Name)] {
-				continue
-			}
-			now := time.Now()
-			if first.IsZero() {
-				first = now
-			}
-			timer.Reset(max(0, min(st.debounce, first.Add(maxWait).Sub(now))))
-		case err, ok := <-h.w.Errors:
-			if !ok {
-				return
-			}
-			st.logger.Warn("settings watch", "err", err)
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				timer.Reset(st.debounce) // events were lost: read again to be sure
-			}
-		case <-timer.C:
-			first = time.Time{}
-			st.watchMu.Lock()
-			for w := range h.subs {
-				select {
-				case w.poke <- struct{}{}:
-				default: // already poked; it will read the latest file
-				}
-			}
-			st.watchMu.Unlock()
 		}
+		st.watchMu.Unlock()
 	}
 }
 
