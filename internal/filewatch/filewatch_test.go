@@ -98,7 +98,7 @@ func TestBurstCoalesces(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	// The debounce is long next to the burst, so that a stalled test
 	// machine does not split it.
-	w, err := New([]string{path}, Options{Debounce: 500 * time.Millisecond, MaxWait: time.Hour})
+	w, err := New([]string{path}, Options{Debounce: time.Second, MaxWait: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
