@@ -19,23 +19,21 @@ func (l *hookList[H]) add(s *Scope, label string, fn H) (remove func()) {
 	l.mu.Lock()
 	l.entries = append(l.entries, e)
 	l.mu.Unlock()
-	var once sync.Once
-	remove = func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			for i, x := range l.entries {
-				if x == e {
-					l.entries = append(l.entries[:i:i], l.entries[i+1:]...)
-					return
-				}
+	undo := func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for i, x := range l.entries {
+			if x == e {
+				l.entries = append(l.entries[:i:i], l.entries[i+1:]...)
+				return
 			}
-		})
+		}
 	}
 	if s != nil {
-		s.OnDispose(label, func() error { remove(); return nil })
+		return s.Effect(label, undo)
 	}
-	return remove
+	var once sync.Once
+	return func() { once.Do(undo) }
 }
 
 func (l *hookList[H]) snapshot() []H {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,8 +22,12 @@ type Scope struct {
 	logger *slog.Logger
 	inst   *instance // nil for a scope made by NewScope
 
-	mu        sync.Mutex
-	disposers []disposer
+	mu sync.Mutex
+	// disposers are keyed by registration number, so that a registration
+	// released early (a tool unregistered by a re-sync) leaves the scope in
+	// O(1); dispose runs them by number, last first.
+	disposers map[uint64]disposer
+	nextSeq   uint64
 	disposed  bool
 
 	detail atomic.Pointer[string]
@@ -72,15 +78,61 @@ func (s *Scope) Logger() *slog.Logger { return s.logger }
 // not stop the others. Registering on a scope that is already disposed runs
 // fn at once, so nothing registered late is leaked.
 func (s *Scope) OnDispose(label string, fn func() error) {
+	s.add(label, fn)
+}
+
+// Effect records a registration made on the scope's behalf (a tool, a
+// hook, a command): undo runs when the scope is disposed, last first like
+// every disposer. The release func it returns undoes the registration
+// earlier, at most once, and forgets it, so a registration released early
+// leaves nothing on the scope. On a scope already disposed, undo runs at
+// once and release does nothing.
+//
+// Services use Effect to tie what a plugin registers to the plugin's
+// scope, so the plugin never writes a teardown of its own.
+func (s *Scope) Effect(label string, undo func()) (release func()) {
+	var once sync.Once
+	run := func() error { once.Do(undo); return nil }
+	seq, ok := s.add(label, run)
+	if !ok {
+		return func() {}
+	}
+	return func() {
+		s.mu.Lock()
+		delete(s.disposers, seq)
+		s.mu.Unlock()
+		run()
+	}
+}
+
+// add records a disposer and returns its number; on a disposed scope it
+// runs fn at once and reports false.
+func (s *Scope) add(label string, fn func() error) (uint64, bool) {
 	s.mu.Lock()
 	if s.disposed {
 		s.mu.Unlock()
 		s.logger.Warn("registered on a disposed scope; undone at once", "what", label)
 		s.runDisposer(disposer{label, fn})
-		return
+		return 0, false
 	}
-	s.disposers = append(s.disposers, disposer{label, fn})
+	if s.disposers == nil {
+		s.disposers = map[uint64]disposer{}
+	}
+	s.nextSeq++
+	seq := s.nextSeq
+	s.disposers[seq] = disposer{label, fn}
 	s.mu.Unlock()
+	return seq, true
+}
+
+// orderedLocked returns the disposers in registration order.
+func (s *Scope) orderedLocked() []disposer {
+	seqs := slices.Sorted(maps.Keys(s.disposers))
+	out := make([]disposer, len(seqs))
+	for i, seq := range seqs {
+		out[i] = s.disposers[seq]
+	}
+	return out
 }
 
 // Go runs fn on its own goroutine, tied to the scope: fn's context is the
@@ -154,8 +206,9 @@ func (s *Scope) Detail() string {
 func (s *Scope) Effects() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, len(s.disposers))
-	for i, d := range s.disposers {
+	list := s.orderedLocked()
+	out := make([]string, len(list))
+	for i, d := range list {
 		out[i] = d.label
 	}
 	return out
@@ -179,7 +232,7 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 		return nil
 	}
 	s.disposed = true
-	list := s.disposers
+	list := s.orderedLocked()
 	s.disposers = nil
 	s.mu.Unlock()
 

@@ -83,23 +83,24 @@ func (p *provision) visibleLocked() bool {
 func (s *Scope) provide(name string, v any) error {
 	if s.inst == nil {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if s.disposed {
+			s.mu.Unlock()
 			return fmt.Errorf("provide %s: scope %s is disposed", name, s.id)
 		}
 		if _, dup := s.local[name]; dup {
+			s.mu.Unlock()
 			return fmt.Errorf("provide %s: already provided on scope %s", name, s.id)
 		}
 		if s.local == nil {
 			s.local = map[string]any{}
 		}
 		s.local[name] = v
-		s.disposers = append(s.disposers, disposer{"provide " + name, func() error {
+		s.mu.Unlock()
+		s.Effect("provide "+name, func() {
 			s.mu.Lock()
 			delete(s.local, name)
 			s.mu.Unlock()
-			return nil
-		}})
+		})
 		return nil
 	}
 	return s.inst.host.provide(s, name, v)
