@@ -51,7 +51,7 @@ func BenchmarkGatewayVsDirect(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := h.Apply(ctx, c); err != nil {
+		if err := h.Update(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 		reg, ok := host.Service(h, tools.Key)

@@ -85,14 +85,14 @@ func BenchmarkApply(b *testing.B) {
 			h := newHost(b, nil)
 			versions := [2]*Composition{parse(b, benchComposition(n, 0)), parse(b, benchComposition(n, 1))}
 			ctx := context.Background()
-			if err := h.Apply(ctx, versions[0]); err != nil {
+			if err := h.Update(ctx, versions[0]); err != nil {
 				b.Fatal(err)
 			}
 			start := noopApplies.Load()
 			i := 0
 			for b.Loop() {
 				i++
-				if err := h.Apply(ctx, versions[i%2]); err != nil {
+				if err := h.Update(ctx, versions[i%2]); err != nil {
 					b.Fatal(err)
 				}
 			}

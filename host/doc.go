@@ -65,7 +65,7 @@
 //
 // # Reload
 //
-// [Host.Apply] reconciles the running instances with a composition by id:
+// [Host.Update] reconciles the running instances with a composition by id:
 // added entries start, removed ones are disposed, changed ones (plugin,
 // config or disabled) are disposed and started again, and unchanged ones are
 // not touched at all. A composition that does not parse or validate changes

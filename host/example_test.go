@@ -65,7 +65,7 @@ plugins:
 		fmt.Println(err)
 		return
 	}
-	if err := h.Apply(context.Background(), c); err != nil {
+	if err := h.Update(context.Background(), c); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -309,7 +309,7 @@ func parse(t testing.TB, yaml string) *Composition {
 // apply parses and applies yaml, failing the test on error.
 func apply(t testing.TB, h *Host, yaml string) {
 	t.Helper()
-	if err := h.Apply(context.Background(), parse(t, yaml)); err != nil {
+	if err := h.Update(context.Background(), parse(t, yaml)); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 }

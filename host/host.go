@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// ErrClosed is returned by Apply, LoadFile and Watch after Shutdown.
+// ErrClosed is returned by Update and Watch after Shutdown.
 var ErrClosed = errors.New("host: shut down")
 
 // DefaultDisposeTimeout bounds the dispose of one instance when
@@ -113,19 +113,19 @@ func (h *Host) lock(ctx context.Context) error {
 
 func (h *Host) unlock() { <-h.sem }
 
-// Apply reconciles the running instances with c by id: added entries start,
+// Update reconciles the running instances with c by id: added entries start,
 // removed ones are disposed, changed ones (plugin, config or disabled) are
 // disposed and started again, unchanged ones are not touched. Built-in
 // plugins missing from c are added. An invalid c changes nothing and returns
-// every problem found. Apply returns once every started instance has settled
+// every problem found. Update returns once every started instance has settled
 // (active, failed or pending); an instance's failure is in Status, not in the
 // returned error.
 //
-// Applies run one at a time; ctx bounds the wait for an earlier one. If ctx
-// ends while instances are still starting, Apply returns ctx's error and
+// Updates run one at a time; ctx bounds the wait for an earlier one. If ctx
+// ends while instances are still starting, Update returns ctx's error and
 // the reconcile finishes in the background (a plugin's Apply cannot be
 // interrupted, only its scope's context cancelled, which Shutdown does).
-func (h *Host) Apply(ctx context.Context, c *Composition) error {
+func (h *Host) Update(ctx context.Context, c *Composition) error {
 	return h.apply(ctx, c, false)
 }
 
@@ -180,12 +180,12 @@ func (h *Host) LoadFile(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	return h.Apply(ctx, c)
+	return h.Update(ctx, c)
 }
 
 // Shutdown disposes every instance, dependents first, each bounded by
 // Options.DisposeTimeout. It returns an error if any dispose timed out.
-// After Shutdown the host runs nothing and Apply returns ErrClosed. The
+// After Shutdown the host runs nothing and Update returns ErrClosed. The
 // scopes of instances still starting are cancelled at once, so that their
 // Apply can give up. If ctx ends while an Apply still has not returned,
 // Shutdown cancels every scope's context and returns an error; the

@@ -401,7 +401,7 @@ plugins:
 			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
 			c, err := ParseComposition("test.yml", []byte(tt.yaml), lookup)
 			if err == nil {
-				err = h.Apply(context.Background(), c)
+				err = h.Update(context.Background(), c)
 			}
 			if err == nil {
 				t.Fatal("no error")
@@ -597,7 +597,7 @@ func TestShutdownBoundedWithStuckPlugin(t *testing.T) {
 
 	h := New(&Options{Logger: testLogger(t), DisposeTimeout: 50 * time.Millisecond})
 	rec.take()
-	if err := h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-stuck}\n  - {id: n, name: test-noop}\n")); err != nil {
+	if err := h.Update(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-stuck}\n  - {id: n, name: test-noop}\n")); err != nil {
 		t.Fatal(err)
 	}
 	err := h.Shutdown(context.Background())
@@ -607,7 +607,7 @@ func TestShutdownBoundedWithStuckPlugin(t *testing.T) {
 	if got := rec.take(); !slices.Contains(got, "dispose n") {
 		t.Errorf("events %q: the healthy instance was not disposed", got)
 	}
-	if err := h.Apply(context.Background(), parse(t, "plugins: []\n")); !errors.Is(err, ErrClosed) {
+	if err := h.Update(context.Background(), parse(t, "plugins: []\n")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Apply after Shutdown = %v; want ErrClosed", err)
 	}
 }
@@ -715,7 +715,7 @@ func TestIndependentInstancesStartInParallel(t *testing.T) {
 	h := newHost(t, nil)
 	done := make(chan error, 1)
 	go func() {
-		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s1, name: test-slow}\n  - {id: s2, name: test-slow}\n"))
+		done <- h.Update(context.Background(), parse(t, "plugins:\n  - {id: s1, name: test-slow}\n  - {id: s2, name: test-slow}\n"))
 	}()
 	// Both applies are running at once: neither waits for the other.
 	err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
@@ -740,7 +740,7 @@ func TestApplyContextEndsWhileStarting(t *testing.T) {
 	h := newHost(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.Apply(ctx, parse(t, "plugins:\n  - {id: s, name: test-slow}\n")) }()
+	go func() { done <- h.Update(ctx, parse(t, "plugins:\n  - {id: s, name: test-slow}\n")) }()
 	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
 		t.Fatal(err)
 	}
@@ -767,7 +767,7 @@ func TestShutdownCancelsStartingInstances(t *testing.T) {
 	rec.take()
 	done := make(chan error, 1)
 	go func() {
-		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-slow}\n  - {id: n, name: test-noop}\n"))
+		done <- h.Update(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-slow}\n  - {id: n, name: test-noop}\n"))
 	}()
 	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
 		t.Fatal(err)
@@ -798,7 +798,7 @@ func TestShutdownDuringSlowApply(t *testing.T) {
 	rec.take()
 	done := make(chan error, 1)
 	go func() {
-		done <- h.Apply(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-deaf}\n  - {id: n, name: test-noop}\n"))
+		done <- h.Update(context.Background(), parse(t, "plugins:\n  - {id: s, name: test-deaf}\n  - {id: n, name: test-noop}\n"))
 	}()
 	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
 		close(gate)

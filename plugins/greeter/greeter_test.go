@@ -23,7 +23,7 @@ func apply(t *testing.T, h *host.Host, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Apply(context.Background(), c); err != nil {
+	if err := h.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 }

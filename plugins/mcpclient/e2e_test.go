@@ -112,7 +112,7 @@ func (hs *harness) apply(entries ...host.Entry) {
 	}}, entries...)}
 	ctx, cancel := context.WithTimeout(hs.t.Context(), e2eWait)
 	defer cancel()
-	if err := hs.h.Apply(ctx, c); err != nil {
+	if err := hs.h.Update(ctx, c); err != nil {
 		hs.t.Fatalf("apply: %v", err)
 	}
 }
@@ -721,7 +721,7 @@ func TestE2EBadConfig(t *testing.T) {
 			{ID: "attachments", Name: "attachments", Config: map[string]any{"dir": hs.attDir}},
 			stdioFixture(t, "fx", "fx", tc.extra),
 		}}
-		err := hs.h.Apply(t.Context(), c)
+		err := hs.h.Update(t.Context(), c)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "fx") {
 			t.Errorf("apply with %v = %v, want an error naming fx and saying %q", tc.extra, err, tc.want)
 		}
@@ -809,7 +809,7 @@ func TestE2EStreamableHTTP(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
 			defer cancel()
-			if err := hs.h.Apply(ctx, c); err != nil {
+			if err := hs.h.Update(ctx, c); err != nil {
 				t.Fatalf("apply: %v", err)
 			}
 			hs.requireActive("web")

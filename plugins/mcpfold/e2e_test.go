@@ -63,7 +63,7 @@ func (eh *e2eHost) apply(entries []host.Entry) {
 	eh.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
-	if err := eh.h.Apply(ctx, &host.Composition{File: "e2e.yml", Entries: entries}); err != nil {
+	if err := eh.h.Update(ctx, &host.Composition{File: "e2e.yml", Entries: entries}); err != nil {
 		eh.t.Fatalf("apply: %v", err)
 	}
 	for _, e := range entries {

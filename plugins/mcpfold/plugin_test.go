@@ -65,7 +65,7 @@ func TestPluginInAHost(t *testing.T) {
 	}
 	h := host.New(nil)
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	if err := h.Apply(context.Background(), c); err != nil {
+	if err := h.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	reg, ok := host.Service(h, tools.Key)
@@ -106,7 +106,7 @@ func TestPluginInAHost(t *testing.T) {
 	// Without the settings service the fold restarts and its toggles refuse.
 	c.Entries = slices.DeleteFunc(c.Entries, func(e host.Entry) bool { return e.ID == "settings" })
 	c.Entries = append(c.Entries, host.Entry{ID: "settings", Name: "settings", Disabled: true})
-	if err := h.Apply(context.Background(), c); err != nil {
+	if err := h.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	if r := cmds.Run(context.Background(), model, "/mcp disable 2"); !r.Error || !strings.Contains(r.Text, "needs the settings service") {

@@ -23,7 +23,7 @@ func runHost(t *testing.T, composition string) (*host.Host, error) {
 	if err != nil {
 		return h, err
 	}
-	return h, h.Apply(context.Background(), c)
+	return h, h.Update(context.Background(), c)
 }
 
 func TestPluginDefaultsToDSHHome(t *testing.T) {

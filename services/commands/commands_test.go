@@ -143,7 +143,7 @@ func TestListSorted(t *testing.T) {
 func TestBuiltinPlugin(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir()) // other built-ins may keep data there
 	h := host.New(nil)
-	if err := h.Apply(context.Background(), &host.Composition{File: "t.yml"}); err != nil {
+	if err := h.Update(context.Background(), &host.Composition{File: "t.yml"}); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })

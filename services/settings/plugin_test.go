@@ -23,7 +23,7 @@ func TestPlugin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Apply(context.Background(), c); err != nil {
+		if err := h.Update(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
 		st, ok := host.Service(h, Key)

@@ -38,7 +38,7 @@ func TestPluginProvidesRegistry(t *testing.T) {
 			entries = append(entries, host.Entry{ID: p.Name, Name: p.Name, Disabled: true})
 		}
 	}
-	if err := h.Apply(ctx, &host.Composition{File: "test.yml", Entries: entries}); err != nil {
+	if err := h.Update(ctx, &host.Composition{File: "test.yml", Entries: entries}); err != nil {
 		t.Fatal(err)
 	}
 	r, ok := host.Service(h, tools.Key)
