@@ -7,6 +7,10 @@
 // write in place. Editors save in several steps, so events are debounced:
 // one signal follows a burst, at most MaxWait after its first event even
 // when the file is rewritten without pause.
+//
+// A path may be a glob in its last element (composition.d/*.yml): every
+// file of that directory the pattern matches counts, including files
+// created after New.
 package filewatch
 
 import (
@@ -14,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -39,14 +44,16 @@ type Watcher struct {
 	fw    *fsnotify.Watcher
 	files []string        // as given, for messages
 	names map[string]bool // the absolute paths whose events count
+	globs []string        // the absolute glob patterns whose matches count
 	opts  Options
 	c     chan struct{}
 	done  chan struct{}
 }
 
-// New watches paths. The directories are watched when New returns, so a
-// caller that reads the files after New misses no change made after the
-// read. Close the Watcher to stop it.
+// New watches paths (files, or globs in the last path element). The
+// directories are watched when New returns, so a caller that reads the
+// files after New misses no change made after the read. Close the Watcher
+// to stop it.
 func New(paths []string, opts Options) (*Watcher, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("filewatch: no file to watch")
@@ -67,7 +74,7 @@ func New(paths []string, opts Options) (*Watcher, error) {
 			fw.Close()
 			return nil, fmt.Errorf("watch %s: %w", filepath.Dir(p), err)
 		}
-		w.names[abs] = true
+		w.add(abs)
 	}
 	go w.run(fw.Events, fw.Errors)
 	return w, nil
@@ -90,6 +97,29 @@ func newWatcher(files []string, opts Options) *Watcher {
 		c:     make(chan struct{}, 1),
 		done:  make(chan struct{}),
 	}
+}
+
+// add makes events on abs, a clean absolute path or glob, count.
+func (w *Watcher) add(abs string) {
+	if strings.ContainsAny(filepath.Base(abs), `*?[\`) {
+		w.globs = append(w.globs, abs)
+		return
+	}
+	w.names[abs] = true
+}
+
+// counts reports whether an event on name concerns a watched file.
+func (w *Watcher) counts(name string) bool {
+	name = filepath.Clean(name)
+	if w.names[name] {
+		return true
+	}
+	for _, g := range w.globs {
+		if ok, _ := filepath.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // C receives a value when a watched file may have changed: read it again.
@@ -126,7 +156,7 @@ func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 				return
 			}
 			// A chmod alone leaves the content as it was.
-			if ev.Op != fsnotify.Chmod && w.names[filepath.Clean(ev.Name)] {
+			if ev.Op != fsnotify.Chmod && w.counts(ev.Name) {
 				arm()
 			}
 		case err, ok := <-errs:

@@ -92,6 +92,25 @@ func TestSecondPath(t *testing.T) {
 	wait(t, w)
 }
 
+// TestGlob watches a glob: a file created after New that it matches
+// signals; one it does not match does not.
+func TestGlob(t *testing.T) {
+	dir := t.TempDir()
+	w, err := New([]string{filepath.Join(dir, "*.yml")}, Options{Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeFile(t, filepath.Join(dir, "a.yml"), "x")
+	wait(t, w)
+	writeFile(t, filepath.Join(dir, "a.txt"), "x")
+	select {
+	case <-w.C():
+		t.Error("a file the glob does not match signalled")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
 // TestBurstCoalesces writes the file many times within the debounce: one
 // signal follows, and none is left once the watcher is closed.
 func TestBurstCoalesces(t *testing.T) {
@@ -159,13 +178,17 @@ func TestNewErrors(t *testing.T) {
 // The tests below feed events by hand in a synctest bubble, where time is
 // virtual: what they assert on timing is exact.
 
-const file = "/d/f"
+const (
+	file = "/d/f"
+	glob = "/d/inc/*.yml"
+)
 
 // start runs a watcher of file on hand-fed channels; closing events stops
 // it.
 func start(opts Options) (w *Watcher, events chan fsnotify.Event, errs chan error) {
-	w = newWatcher([]string{file}, opts)
-	w.names[file] = true
+	w = newWatcher([]string{file, glob}, opts)
+	w.add(file)
+	w.add(glob)
 	events, errs = make(chan fsnotify.Event), make(chan error)
 	go w.run(events, errs)
 	return w, events, errs
@@ -196,6 +219,9 @@ func TestWhichEventsCount(t *testing.T) {
 		{"chmod only", fsnotify.Event{Name: file, Op: fsnotify.Chmod}, false},
 		{"another file", fsnotify.Event{Name: "/d/g", Op: fsnotify.Write}, false},
 		{"the directory", fsnotify.Event{Name: "/d", Op: fsnotify.Write}, false},
+		{"a file the glob matches", fsnotify.Event{Name: "/d/inc/a.yml", Op: fsnotify.Create}, true},
+		{"a file the glob does not match", fsnotify.Event{Name: "/d/inc/a.yml~", Op: fsnotify.Create}, false},
+		{"a file below the glob's directory", fsnotify.Event{Name: "/d/inc/x/a.yml", Op: fsnotify.Create}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
