@@ -42,6 +42,14 @@ type Options struct {
 	// DefaultDebounceMax, 1s): a file rewritten without pause, by a tool
 	// that saves every few milliseconds, is still read.
 	DebounceMax time.Duration
+	// Entries are instances the host runs besides the composition's, as
+	// for the built-in plugins: each is added unless the composition lists
+	// its id, in which case the composition's entry wins. A front end that
+	// needs an instance of its own (`dsh-host serve` and its gateway)
+	// declares it here, so that it is reconciled, watched and shut down
+	// like any entry. File names where an entry comes from in messages
+	// ("(command line)").
+	Entries []Entry
 }
 
 // Entry is one instance in a composition.

@@ -3,14 +3,11 @@ package host
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/knadh/koanf/providers/rawbytes"
-	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -20,144 +17,38 @@ var entryKeys = []string{"id", "name", "config", "disabled"}
 
 var entryID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// ReadComposition reads and parses the composition file at path, expanding
-// ${VAR} and ${VAR:-default} with lookupEnv (os.LookupEnv if nil).
-func ReadComposition(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read composition: %w", err)
-	}
-	return ParseComposition(path, data, lookupEnv)
-}
-
-// ParseComposition parses composition YAML; file names it in errors.
+// ReadComposition reads the composition file at path and the files its
+// include list names, expanding ${VAR} and ${VAR:-default} with lookupEnv
+// (os.LookupEnv if nil).
 //
-// The document is a map with one key, plugins, holding a list of entries
-// with the keys id, name, config and disabled. Every string value is
-// expanded: ${VAR} is replaced by the variable (an unset one is an error
-// naming it), ${VAR:-default} by the variable or, when it is unset or empty,
-// the default, and $${ is a literal ${. An unquoted value that is entirely
-// an expansion is re-typed after expansion, so `port: ${PORT:-8080}` is a
-// number. ParseComposition checks the file's shape only; Check validates the
-// entries against the registered plugins.
+// On error the composition returned holds the entries that parsed (nil
+// when the main file could not be read or is not a composition at all), so
+// that a checker can go on and report the problems of the rest with Check.
+func ReadComposition(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
+	return ParseComposition(path, nil, lookupEnv)
+}
+
+// ParseComposition parses composition YAML given as data, or read from file
+// when data is nil; file names it in errors, and include patterns are
+// relative to its directory.
+//
+// The main file is a map with the keys plugins, a list of entries with the
+// keys id, name, config and disabled, and include, a list of files or
+// globs in the file name (composition.d/*.yml), each holding a plugins list
+// of its own. Entries are taken in order: the main file's, then each
+// included file's (the files of one glob sorted by name); an id defined
+// twice, in one file or two, is an error naming both places. Every string
+// value is expanded: ${VAR} is replaced by the variable (an unset one is
+// an error naming it), ${VAR:-default} by the variable or, when it is
+// unset or empty, the default, and $${ is a literal ${. An unquoted value
+// that is entirely an expansion is re-typed after expansion, so
+// `port: ${PORT:-8080}` is a number. ParseComposition checks the files'
+// shape only; Check validates the entries against the registered plugins.
+// On error the composition holds what parsed, as for ReadComposition.
 func ParseComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, error) {
-	c, errs := parseComposition(file, data, lookupEnv)
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c, l := readComposition(file, data, lookupEnv)
+	return c, errors.Join(l.errs...)
 }
-
-// CheckFile reads the composition at path and validates it as Check does,
-// without starting anything, and returns every problem of the file: those
-// of its shape and, for each entry that parsed, those of its plugin and
-// config. The composition it returns holds the entries that parsed; it is
-// nil when the file could not be read or is not a composition at all.
-func CheckFile(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read composition: %w", err)
-	}
-	c, errs := parseComposition(path, data, lookupEnv)
-	if c != nil {
-		if _, err := plan(c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return c, errors.Join(errs...)
-}
-
-// parseComposition is ParseComposition that goes on past a bad entry: it
-// returns the entries that parsed, and every problem found. The composition
-// is nil when the document is unusable (bad YAML, plugins not a list).
-func parseComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, []error) {
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
-	}
-	// koanf loads the document; its parser keeps the yaml.Node tree, which
-	// gives the line of every entry and config key.
-	k := koanf.New(".")
-	parser := &nodeParser{file: file}
-	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
-		return nil, []error{err}
-	}
-	var errs []error
-	for _, key := range k.Keys() {
-		if key != "plugins" {
-			errs = append(errs, fmt.Errorf("%s: unknown top-level key %q; a composition has only \"plugins\"", file, key))
-		}
-	}
-	c := &Composition{File: file}
-	// From the parser, not k.Get, which would deep-copy the node tree.
-	list := parser.top["plugins"]
-	if list == nil {
-		// An empty file is what a watcher reads between an editor's truncate
-		// and its write; taking it for "no instances" would stop them all.
-		return nil, append(errs, fmt.Errorf("%s: no \"plugins\" list; write \"plugins: []\" for a composition without instances", file))
-	}
-	if list.ShortTag() == "!!null" {
-		return c, errs
-	}
-	if list.Kind != yamlv3.SequenceNode {
-		return nil, append(errs, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", file, list.Line))
-	}
-	seen := map[string]int{}
-	for _, n := range list.Content {
-		e, err := parseEntry(file, n, lookupEnv)
-		if err != nil {
-			errs = append(errs, err)
-			if e == nil {
-				continue
-			}
-		}
-		if e.ID != "" {
-			if line, dup := seen[e.ID]; dup {
-				errs = append(errs, fmt.Errorf("%s:%d: entry %q: duplicate id (first at line %d); ids must be unique", file, e.Line, e.ID, line))
-				continue
-			}
-			seen[e.ID] = e.Line
-		}
-		if err == nil {
-			c.Entries = append(c.Entries, *e)
-		}
-	}
-	return c, errs
-}
-
-// nodeParser is a koanf.Parser for YAML that maps each top-level key to
-// its *yaml.Node (a leaf to koanf), so the document is parsed once and
-// every value keeps its position.
-type nodeParser struct {
-	file string
-	top  map[string]*yamlv3.Node
-}
-
-func (p *nodeParser) Unmarshal(b []byte) (map[string]any, error) {
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal(b, &doc); err != nil {
-		return nil, yamlError(p.file, err)
-	}
-	out := map[string]any{}
-	p.top = map[string]*yamlv3.Node{}
-	if len(doc.Content) == 0 {
-		return out, nil
-	}
-	root := doc.Content[0]
-	if root.Kind != yamlv3.MappingNode {
-		return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", p.file, root.Line)
-	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key := root.Content[i]
-		if _, dup := out[key.Value]; dup {
-			return nil, fmt.Errorf("%s:%d: key %q appears twice", p.file, key.Line, key.Value)
-		}
-		out[key.Value] = root.Content[i+1]
-		p.top[key.Value] = root.Content[i+1]
-	}
-	return out, nil
-}
-
-func (p *nodeParser) Marshal(m map[string]any) ([]byte, error) { return yamlv3.Marshal(m) }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 

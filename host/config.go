@@ -27,14 +27,14 @@ type planned struct {
 // names, every entry's config decoded strictly and validated, no service
 // cycles. It returns every problem, each naming file:line and entry id.
 func Check(c *Composition) error {
-	_, err := plan(c)
+	_, err := plan(c, nil)
 	return err
 }
 
 // plan validates c and returns its entries in order, with an entry for every
 // built-in plugin c does not list put first (they provide the services the
-// others inject).
-func plan(c *Composition) ([]*planned, error) {
+// others inject), and then each of extra whose id c does not list.
+func plan(c *Composition, extra []Entry) ([]*planned, error) {
 	if c == nil {
 		c = &Composition{}
 	}
@@ -64,6 +64,11 @@ func plan(c *Composition) ([]*planned, error) {
 			continue
 		}
 		out = append(out, &planned{entry: e})
+	}
+	for _, e := range extra {
+		if _, ok := listed[e.ID]; !ok {
+			out = append(out, &planned{entry: e})
+		}
 	}
 	for _, pl := range out {
 		e := &pl.entry

@@ -126,11 +126,11 @@ func (h *Host) unlock() { <-h.sem }
 // the reconcile finishes in the background (a plugin's Apply cannot be
 // interrupted, only its scope's context cancelled, which Shutdown does).
 func (h *Host) Update(ctx context.Context, c *Composition) error {
-	return h.apply(ctx, c, false)
+	return h.update(ctx, c, false)
 }
 
-func (h *Host) apply(ctx context.Context, c *Composition, retryFailed bool) error {
-	list, err := plan(c)
+func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) error {
+	list, err := plan(c, h.opts.Entries)
 	if err != nil {
 		return err
 	}

@@ -467,7 +467,7 @@ func TestCheckFileReportsEveryProblem(t *testing.T) {
   - id: d
     name: test-noop
 `)
-	c, err := CheckFile(path, func(string) (string, bool) { return "", false })
+	c, err := checkFile(path, func(string) (string, bool) { return "", false })
 	if err == nil {
 		t.Fatal("CheckFile passed an invalid composition")
 	}
@@ -490,10 +490,10 @@ func TestCheckFileReportsEveryProblem(t *testing.T) {
 	}
 
 	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop}\n")
-	if c, err := CheckFile(path, nil); err != nil || len(c.Entries) != 1 {
+	if c, err := checkFile(path, nil); err != nil || len(c.Entries) != 1 {
 		t.Errorf("CheckFile of a valid file = %+v, %v", c, err)
 	}
-	if _, err := CheckFile(filepath.Join(t.TempDir(), "none.yml"), nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := checkFile(filepath.Join(t.TempDir(), "none.yml"), nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("CheckFile of a missing file = %v; want fs.ErrNotExist", err)
 	}
 }
@@ -848,4 +848,14 @@ func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
 			Register(tt.def)
 		})
 	}
+}
+
+// checkFile is what `dsh-host check` does: read the composition and, with
+// what parsed, check the entries too, for every problem of the file.
+func checkFile(path string, lookupEnv func(string) (string, bool)) (*Composition, error) {
+	c, err := ReadComposition(path, lookupEnv)
+	if c != nil {
+		err = errors.Join(err, Check(c))
+	}
+	return c, err
 }

@@ -2,12 +2,11 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -24,17 +23,19 @@ const DefaultDebounce = 100 * time.Millisecond
 // when Options.DebounceMax is zero.
 const DefaultDebounceMax = time.Second
 
-// Watch applies path now and again whenever it changes on disk (debounced,
-// at most Options.DebounceMax after the first change; editors that save by
-// rename are followed) or Reload is called, until ctx is done. A file that fails to parse or validate changes nothing and is
-// logged with its file and line.
+// Watch applies path now and again whenever it, or a file its include list
+// names, changes on disk (debounced, at most Options.DebounceMax after the
+// first change; editors that save by rename are followed; a file created
+// where an include glob matches counts) or Reload is called, until ctx is
+// done. A composition that fails to parse or validate changes nothing and
+// is logged with its file and line.
 //
-// Watch watches the file's directory, not the file, so a save that replaces
-// the file (rename over it, or delete and create) is seen like one that
-// writes it in place. Content identical to the last one read is skipped.
-// Reloads run one at a time on one goroutine: a change that arrives while
-// instances are still starting is applied after them, from the file as it
-// is then, so intermediate versions may be skipped.
+// Watch watches the files' directories, not the files, so a save that
+// replaces a file (rename over it, or delete and create) is seen like one
+// that writes it in place. Content identical to the last one read is
+// skipped. Reloads run one at a time on one goroutine: a change that
+// arrives while instances are still starting is applied after them, from
+// the files as they are then, so intermediate versions may be skipped.
 //
 // Watch returns the error of the first load if no composition was applied
 // before (nothing runs then), or nil once ctx is done. It leaves the
@@ -53,12 +54,14 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	if debounceMax <= 0 {
 		debounceMax = DefaultDebounceMax
 	}
+	watchOpts := filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log}
 	// Subscribe before the first load, so no change falls between them.
-	w, err := filewatch.New([]string{abs}, filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log})
+	watching := []string{abs}
+	w, err := filewatch.New(watching, watchOpts)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer func() { w.Close() }()
 
 	signal := make(chan struct{}, 1)
 	h.mu.Lock()
@@ -78,13 +81,22 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 		h.mu.Unlock()
 	}()
 
-	r := &reloader{h: h, path: path, abs: abs}
+	// rewatch carries the files a load found the composition to be made
+	// of, for the event loop to follow when they are not those it watches.
+	rewatch := make(chan []string, 1)
+	r := &reloader{h: h, path: path, watched: func(files []string) {
+		select {
+		case <-rewatch:
+		default:
+		}
+		rewatch <- files
+	}}
 	h.mu.Lock()
 	running := h.applied
 	h.mu.Unlock()
 	if err := r.load(ctx, true, false); err != nil && !running {
 		// Nothing runs: the caller should hear of it. When a composition
-		// was applied before (LoadFile, then Watch), it keeps running and
+		// was applied before (Update, then Watch), it keeps running and
 		// the next good save applies, as for any bad save.
 		return err
 	}
@@ -131,6 +143,22 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 				return nil
 			}
 			poke()
+		case files := <-rewatch:
+			if slices.Equal(files, watching) {
+				continue
+			}
+			next, err := filewatch.New(files, watchOpts)
+			if err != nil {
+				h.log.Warn("an included file's directory cannot be watched; edits there apply on the next change of the main file or SIGHUP", "file", path, "err", err)
+				continue
+			}
+			w.Close()
+			w, watching = next, files
+			h.log.Debug("watching the composition's files", "files", files)
+			// A change made between the load that named these files and
+			// the new watch would be missed: read once more (a no-op
+			// when nothing changed).
+			poke()
 		case <-signal:
 			forced.Store(true)
 			poke()
@@ -157,44 +185,41 @@ func (h *Host) Reload() {
 	}
 }
 
-// reloader reads and applies one watched file; only the Watch worker (and
-// the first load, before it starts) uses it.
+// reloader reads and applies one watched composition; only the Watch
+// worker (and the first load, before it starts) uses it.
 type reloader struct {
 	h        *Host
 	path     string // as the user gave it, for messages
-	abs      string
-	last     [sha256.Size]byte
+	last     sha256hash
 	haveLast bool
+	// watched is told the files and globs of every composition read.
+	watched func(files []string)
 }
 
-// load reads the file and applies it, unless its content is the one read
-// last and force is false; retryFailed starts failed instances again.
+// load reads the composition and applies it, unless its content is the
+// one read last and force is false; retryFailed starts failed instances
+// again.
 func (r *reloader) load(ctx context.Context, force, retryFailed bool) error {
 	h := r.h
-	data, err := os.ReadFile(r.abs)
-	if err != nil {
-		if !force && errors.Is(err, fs.ErrNotExist) {
-			// Mid-save (deleted, not yet created): the create that follows
-			// brings another event.
-			h.log.Warn("composition file is gone; the running instances are unchanged", "file", r.path)
-			return nil
-		}
-		err = fmt.Errorf("read composition: %w", err)
-		r.failed(err)
-		return err
+	begin := time.Now()
+	c, l := readComposition(r.path, nil, h.opts.LookupEnv)
+	r.watched(l.watch)
+	err := errors.Join(l.errs...)
+	if c == nil && !force && errors.Is(err, fs.ErrNotExist) {
+		// Mid-save (deleted, not yet created): the create that follows
+		// brings another event.
+		h.log.Warn("composition file is gone; the running instances are unchanged", "file", r.path)
+		return nil
 	}
-	sum := sha256.Sum256(data)
-	if !force && r.haveLast && sum == r.last {
+	if !force && r.haveLast && l.sum == r.last {
 		h.mu.Lock()
 		h.stats.Skipped++
 		h.mu.Unlock()
 		return nil
 	}
-	r.last, r.haveLast = sum, true
-	begin := time.Now()
-	c, err := ParseComposition(r.path, data, h.opts.LookupEnv)
+	r.last, r.haveLast = l.sum, true
 	if err == nil {
-		err = h.apply(ctx, c, retryFailed)
+		err = h.update(ctx, c, retryFailed)
 	}
 	if err != nil {
 		if errors.Is(err, ErrClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {

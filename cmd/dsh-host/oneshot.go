@@ -93,7 +93,12 @@ entry id; the exit code is 1 if there is any.`)
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	c, err := host.CheckFile(cf.file, nil)
+	// ReadComposition returns what parsed along with its problems, so that
+	// Check can report those of the entries too.
+	c, err := host.ReadComposition(cf.file, nil)
+	if c != nil {
+		err = errors.Join(err, host.Check(c))
+	}
 	if err != nil {
 		problems := problemLines(explainLoadError(cf.file, err))
 		fmt.Fprintf(io.Err, "%s: %d problem(s):\n", cf.file, len(problems))

@@ -1,0 +1,287 @@
+package host
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/knadh/koanf/v2"
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// A composition is layered: the main file, then each file its include list
+// names, in order. koanf loads each layer through a source and a parser
+// and merges it into what came before with mergeLayer, which appends the
+// layer's entries and rejects an id defined twice. Entries travel through
+// koanf as entryRefs into the loader's table: koanf deep-copies what it
+// merges, and a parsed entry (its YAML node above all) is not worth
+// copying, nor would a copy keep its identity.
+
+// topKeys are the keys of the main composition file; an included file has
+// only plugins.
+var topKeys = []string{"plugins", "include"}
+
+// entryRef is an entry's index in loader.entries.
+type entryRef int
+
+// loader reads one composition: its layers, their entries, and every
+// problem found on the way.
+type loader struct {
+	lookupEnv func(string) (string, bool)
+	k         *koanf.Koanf
+	entries   []*Entry
+	firstAt   map[string]*Entry // the first entry of each id
+	invalid   map[entryRef]bool // entries with errors, kept for the id check
+	errs      []error
+	// sum covers the name and content of every file read, so a watcher
+	// can tell an unchanged composition from a changed one.
+	sum sha256hash
+	// watch lists what a watcher must follow: the main file, and each
+	// include pattern as an absolute path or glob.
+	watch []string
+}
+
+type sha256hash = [sha256.Size]byte
+
+// source is a koanf.Provider of one file's bytes: read from disk, or given
+// (ParseComposition).
+type source struct {
+	file string
+	data []byte
+	read bool // data is to be read from file
+}
+
+func (s *source) ReadBytes() ([]byte, error) {
+	if s.read {
+		data, err := os.ReadFile(s.file)
+		if err != nil {
+			return nil, fmt.Errorf("read composition: %w", err)
+		}
+		s.data = data
+	}
+	return s.data, nil
+}
+
+func (s *source) Read() (map[string]any, error) {
+	return nil, errors.New("a composition source is read as bytes")
+}
+
+// layerParser is the koanf.Parser of one file: it parses the document,
+// checks its top-level keys and parses its entries into the loader.
+type layerParser struct {
+	l    *loader
+	file string
+	main bool
+}
+
+func (p *layerParser) Unmarshal(b []byte) (map[string]any, error) {
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(b, &doc); err != nil {
+		return nil, yamlError(p.file, err)
+	}
+	keys := topKeys
+	if !p.main {
+		keys = topKeys[:1]
+	}
+	top := map[string]*yamlv3.Node{}
+	if len(doc.Content) > 0 {
+		root := doc.Content[0]
+		if root.Kind != yamlv3.MappingNode {
+			return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", p.file, root.Line)
+		}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			key := root.Content[i]
+			switch {
+			case top[key.Value] != nil:
+				return nil, fmt.Errorf("%s:%d: key %q appears twice", p.file, key.Line, key.Value)
+			case key.Value == "include" && !p.main:
+				p.l.errs = append(p.l.errs, fmt.Errorf("%s:%d: include is read from the main composition file only; move it there", p.file, key.Line))
+			case !slices.Contains(keys, key.Value):
+				p.l.errs = append(p.l.errs, fmt.Errorf("%s:%d: unknown top-level key %q; a composition has %s", p.file, key.Line, key.Value, quoteAll(keys)))
+			}
+			top[key.Value] = root.Content[i+1]
+		}
+	}
+	out := map[string]any{}
+	list := top["plugins"]
+	if list == nil {
+		// An empty file is what a watcher reads between an editor's
+		// truncate and its write; taking it for "no instances" would stop
+		// them all.
+		return nil, fmt.Errorf("%s: no \"plugins\" list; write \"plugins: []\" for a file without instances", p.file)
+	}
+	refs := []any{}
+	switch {
+	case list.ShortTag() == "!!null":
+	case list.Kind != yamlv3.SequenceNode:
+		return nil, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", p.file, list.Line)
+	default:
+		for _, n := range list.Content {
+			e, err := parseEntry(p.file, n, p.l.lookupEnv)
+			if err != nil {
+				p.l.errs = append(p.l.errs, err)
+			}
+			if e == nil {
+				continue
+			}
+			ref := entryRef(len(p.l.entries))
+			refs = append(refs, ref)
+			p.l.entries = append(p.l.entries, e)
+			if err != nil {
+				// Kept for the duplicate-id check only.
+				p.l.invalid[ref] = true
+			}
+		}
+	}
+	out["plugins"] = refs
+	if inc := top["include"]; p.main && inc != nil {
+		patterns, err := includePatterns(p.file, inc)
+		if err != nil {
+			p.l.errs = append(p.l.errs, err)
+		}
+		out["include"] = patterns
+	}
+	return out, nil
+}
+
+func (p *layerParser) Marshal(map[string]any) ([]byte, error) {
+	return nil, errors.New("a composition is not written back through koanf")
+}
+
+// includePatterns reads the include list: file paths or globs, relative to
+// the main file's directory.
+func includePatterns(file string, n *yamlv3.Node) ([]any, error) {
+	if n.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yamlv3.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: include must be a list of files or globs, such as [composition.d/*.yml]", file, n.Line)
+	}
+	var out []any
+	var errs []error
+	for _, item := range n.Content {
+		if item.Kind != yamlv3.ScalarNode || item.ShortTag() != "!!str" || item.Value == "" {
+			errs = append(errs, fmt.Errorf("%s:%d: include: each item is a file path or a glob", file, item.Line))
+			continue
+		}
+		if _, err := filepath.Match(item.Value, ""); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: include %q: %w", file, item.Line, item.Value, err))
+			continue
+		}
+		if strings.ContainsAny(filepath.Dir(item.Value), `*?[`) {
+			errs = append(errs, fmt.Errorf("%s:%d: include %q: a glob may stand only in the file name, not in a directory", file, item.Line, item.Value))
+			continue
+		}
+		out = append(out, includeItem{Pattern: item.Value, Line: item.Line})
+	}
+	return out, errors.Join(errs...)
+}
+
+// includeItem is one item of the include list. Its fields are exported
+// for koanf's deep copy, which skips unexported ones.
+type includeItem struct {
+	Pattern string
+	Line    int
+}
+
+// mergeLayer is the koanf merge function: the layer's entries are appended
+// to those before it, and an id already defined is an error naming both
+// places. Other keys are taken from the layer.
+func (l *loader) mergeLayer(src, dest map[string]any) error {
+	refs, _ := dest["plugins"].([]any)
+	for _, r := range src["plugins"].([]any) {
+		e := l.entries[r.(entryRef)]
+		if e.ID != "" {
+			if first := l.firstAt[e.ID]; first != nil {
+				at := fmt.Sprintf("line %d", first.Line)
+				if first.File != e.File {
+					at = fmt.Sprintf("%s:%d", first.File, first.Line)
+				}
+				l.errs = append(l.errs, fmt.Errorf("%s:%d: entry %q: duplicate id (first at %s); ids must be unique", e.File, e.Line, e.ID, at))
+				continue
+			}
+			l.firstAt[e.ID] = e
+		}
+		refs = append(refs, r)
+	}
+	for k, v := range src {
+		dest[k] = v
+	}
+	dest["plugins"] = refs
+	return nil
+}
+
+// load reads one layer into the loader. It reports false when the file
+// could not be used at all.
+func (l *loader) load(src *source, main bool) bool {
+	err := l.k.Load(src, &layerParser{l: l, file: src.file, main: main}, koanf.WithMergeFunc(l.mergeLayer))
+	h := sha256.New()
+	h.Write(l.sum[:])
+	h.Write([]byte(src.file))
+	h.Write([]byte{0})
+	h.Write(src.data)
+	h.Sum(l.sum[:0])
+	if err != nil {
+		l.errs = append(l.errs, err)
+		return false
+	}
+	return true
+}
+
+// readComposition loads the main file (from data, or from disk when data
+// is nil) and the files it includes. The composition holds the entries
+// that parsed; it is nil when the main file is unusable.
+func readComposition(file string, data []byte, lookupEnv func(string) (string, bool)) (*Composition, *loader) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	l := &loader{lookupEnv: lookupEnv, k: koanf.New("."), firstAt: map[string]*Entry{}, invalid: map[entryRef]bool{}}
+	if abs, err := filepath.Abs(file); err == nil {
+		l.watch = append(l.watch, abs)
+	}
+	if !l.load(&source{file: file, data: data, read: data == nil}, true) {
+		return nil, l
+	}
+	seen := map[string]bool{filepath.Clean(file): true}
+	includes, _ := l.k.Get("include").([]any)
+	for _, v := range includes {
+		item := v.(includeItem)
+		pattern := item.Pattern
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(filepath.Dir(file), pattern)
+		}
+		if abs, err := filepath.Abs(pattern); err == nil {
+			l.watch = append(l.watch, abs)
+		}
+		matches, _ := filepath.Glob(pattern) // the pattern was checked
+		if len(matches) == 0 && !strings.ContainsAny(filepath.Base(pattern), `*?[`) {
+			l.errs = append(l.errs, fmt.Errorf("%s:%d: include %q: no such file", file, item.Line, item.Pattern))
+		}
+		for _, m := range matches {
+			if seen[filepath.Clean(m)] {
+				continue
+			}
+			seen[filepath.Clean(m)] = true
+			l.load(&source{file: m, read: true}, false)
+		}
+	}
+	c := &Composition{File: file}
+	for _, r := range l.k.Get("plugins").([]any) {
+		if ref := r.(entryRef); !l.invalid[ref] {
+			c.Entries = append(c.Entries, *l.entries[ref])
+		}
+	}
+	return c, l
+}
+
+func quoteAll(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = fmt.Sprintf("%q", k)
+	}
+	return strings.Join(q, " and ")
+}
