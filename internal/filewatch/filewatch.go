@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/dsh-host/dsh-host/internal/debounce"
 )
 
 // DefaultDebounce is Options.Debounce when it is zero.
@@ -138,17 +140,9 @@ func (w *Watcher) Close() error {
 func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 	defer close(w.done)
 	defer close(w.c)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	var first time.Time // of the oldest event not yet signalled; zero when none
-	arm := func() {
-		now := time.Now()
-		if first.IsZero() {
-			first = now
-		}
-		timer.Reset(min(w.opts.Debounce, max(0, w.opts.MaxWait-now.Sub(first))))
-	}
+	d := debounce.New(w.opts.Debounce, w.opts.MaxWait, debounce.Signal(w.c))
+	// Stopped before c is closed: Stop waits for a signal being sent.
+	defer d.Stop()
 	for {
 		select {
 		case ev, ok := <-events:
@@ -157,7 +151,7 @@ func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 			}
 			// A chmod alone leaves the content as it was.
 			if ev.Op != fsnotify.Chmod && w.counts(ev.Name) {
-				arm()
+				d.Trigger()
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -165,13 +159,7 @@ func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 			}
 			w.opts.Logger.Warn("watching files", "files", w.files, "err", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				arm() // events were lost: read again to be sure
-			}
-		case <-timer.C:
-			first = time.Time{}
-			select {
-			case w.c <- struct{}{}:
-			default: // a signal is pending already
+				d.Trigger() // events were lost: read again to be sure
 			}
 		}
 	}
