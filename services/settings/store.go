@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
+	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -83,24 +84,13 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("settings file %s: %s; fix the file by hand (it is not written while it does not parse)", where, e.Msg)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
-
-func splitYAMLError(err error) (line int, msg string) {
-	msg = err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	}
-	return line, msg
-}
-
 // parseError turns yaml's error into a ParseError on the line that holds the
 // problem. yaml reports where the enclosing construct starts (a mapping
 // begun two lines above a bad key) or no line at all; the problem's own line
 // is the shortest prefix of the file, from that point on, that fails with
 // the same message.
 func parseError(file string, data []byte, err error) *ParseError {
-	line, msg := splitYAMLError(err)
+	line, msg := yamlfield.ErrorLine(err)
 	starts := lineStarts(data)
 	budget := problemSearchBudget
 	for k := max(line, 1); k <= len(starts) && budget > 0; k++ {
@@ -111,7 +101,7 @@ func parseError(file string, data []byte, err error) *ParseError {
 		budget -= end
 		var n yaml.Node
 		if perr := yaml.Unmarshal(data[:end], &n); perr != nil {
-			if _, m := splitYAMLError(perr); m == msg {
+			if _, m := yamlfield.ErrorLine(perr); m == msg {
 				line = k
 				break
 			}
