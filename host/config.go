@@ -84,6 +84,7 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 	}
 	if len(errs) == 0 {
 		errs = append(errs, checkServices(out)...)
+		errs = append(errs, checkClaims(out)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -112,6 +113,48 @@ func (e *Entry) where(line int) string {
 		return fmt.Sprintf("%s: entry %q", file, e.ID)
 	}
 	return fmt.Sprintf("%s:%d: entry %q", file, line, e.ID)
+}
+
+// checkClaims reports a name two enabled entries both claim, at the later
+// one, naming the first.
+func checkClaims(list []*planned) []error {
+	var errs []error
+	type holder struct {
+		pl  *planned
+		key string
+	}
+	holders := map[Claim]holder{}
+	for _, pl := range list {
+		if pl.entry.Disabled {
+			continue
+		}
+		for _, c := range pl.plugin.claims(pl.cfg) {
+			name := Claim{Kind: c.Kind, Value: c.Value}
+			first, dup := holders[name]
+			if !dup {
+				holders[name] = holder{pl, c.Key}
+				continue
+			}
+			e := &pl.entry
+			at := e.where(e.keyLine(c.Key))
+			if c.Key != "" {
+				at += ": config key " + c.Key
+			}
+			fe := &first.pl.entry
+			errs = append(errs, fmt.Errorf("%s: %s %q is already claimed by entry %q (%s:%d); each must be unique, or disable one entry",
+				at, c.Kind, c.Value, fe.ID, fe.File, fe.keyLine(first.key)))
+		}
+	}
+	return errs
+}
+
+// keyLine is the line of the config key at the dotted path, or the
+// entry's line when it is not known.
+func (e *Entry) keyLine(path string) int {
+	if l := e.KeyLines[path]; l > 0 {
+		return l
+	}
+	return e.Line
 }
 
 // checkServices reports services two enabled entries would both provide, and

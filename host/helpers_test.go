@@ -72,6 +72,10 @@ type noopConfig struct {
 	} `yaml:"items"`
 }
 
+type claimerConfig struct {
+	ServerName string `yaml:"serverName"`
+}
+
 type providerConfig struct {
 	Greeting string `yaml:"greeting"`
 	Fail     bool   `yaml:"fail"`
@@ -159,6 +163,16 @@ func init() {
 			}
 			rec.add("apply %s %s", s.ID(), what)
 			s.OnDispose("record", func() error { rec.add("dispose %s", s.ID()); return nil })
+			return nil
+		},
+	})
+	Register(Definition[claimerConfig]{
+		Name: "test-claimer",
+		Claims: func(c *claimerConfig) []Claim {
+			return []Claim{{Kind: "serverName", Value: c.ServerName, Key: "serverName"}, {Kind: "tool", Value: "claimer_tool"}}
+		},
+		Apply: func(s *Scope, c claimerConfig) error {
+			rec.add("apply %s %s", s.ID(), c.ServerName)
 			return nil
 		},
 	})

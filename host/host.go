@@ -42,6 +42,7 @@ type Host struct {
 	order     []*instance // composition order, built-ins first
 	byID      map[string]*instance
 	services  map[string]*provision
+	claims    map[Claim]*Scope // who holds each claimed name
 	lastRun   uint64
 	changed   chan struct{} // closed and replaced at every change (WaitStatus)
 	notes     []InstanceStatus
@@ -83,6 +84,7 @@ func New(opts *Options) *Host {
 		sem:      make(chan struct{}, 1),
 		byID:     map[string]*instance{},
 		services: map[string]*provision{},
+		claims:   map[Claim]*Scope{},
 		changed:  make(chan struct{}),
 	}
 	if opts != nil {

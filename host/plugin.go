@@ -31,9 +31,26 @@ type Definition[C any] struct {
 	// Validate checks a decoded config before any running instance is
 	// touched. Its error should name the offending key.
 	Validate func(cfg *C) error
+	// Claims lists the names an instance with cfg holds exclusively in the
+	// host: an MCP client's serverName, a tool name the plugin registers
+	// whatever the config. Two enabled entries that claim the same name are
+	// a config error naming both (dsh-host check reports it before
+	// anything runs), and an instance holds its claims while it runs.
+	Claims func(cfg *C) []Claim
 	// Apply starts an instance. Everything it registers on s is undone when
 	// the instance is disposed, or at once if Apply returns an error.
 	Apply func(s *Scope, cfg C) error
+}
+
+// Claim is a name one instance holds exclusively within a host.
+type Claim struct {
+	// Kind is what the name is ("serverName", "tool"); names of different
+	// kinds never clash.
+	Kind  string
+	Value string
+	// Key is the config key the name comes from ("serverName"), for the
+	// line in error messages; empty for a name the plugin fixes.
+	Key string
 }
 
 // plugin is a registered Definition with its config type erased.
@@ -48,6 +65,7 @@ type plugin struct {
 	newConfig func() any
 	// validate and apply take the pointer newConfig returned.
 	validate func(cfg any) error
+	claims   func(cfg any) []Claim
 	apply    func(s *Scope, cfg any) error
 }
 
@@ -86,6 +104,12 @@ func Register[C any](d Definition[C]) {
 				return nil
 			}
 			return d.Validate(cfg.(*C))
+		},
+		claims: func(cfg any) []Claim {
+			if d.Claims == nil {
+				return nil
+			}
+			return d.Claims(cfg.(*C))
 		},
 		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
 	}

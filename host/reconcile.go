@@ -252,6 +252,11 @@ func (h *Host) runApply(in *instance, s *Scope, cfg any) (err error) {
 		}
 		cfg = c
 	}
+	// Held first, so released last: the names stay taken until all the
+	// instance registered under them is undone.
+	if err := h.hold(s, in.plugin.claims(cfg)); err != nil {
+		return err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("apply panicked: %v", r)
@@ -357,4 +362,30 @@ func (h *Host) requestSettle() {
 		defer h.unlock()
 		h.settle()
 	})
+}
+
+// hold takes the claims for s's run, released when s is disposed. Check
+// keeps two entries from claiming one name; what is left to refuse is a
+// name still held by a run whose dispose has not finished.
+func (h *Host) hold(s *Scope, claims []Claim) error {
+	for _, c := range claims {
+		name := Claim{Kind: c.Kind, Value: c.Value}
+		h.mu.Lock()
+		holder := h.claims[name]
+		if holder == nil {
+			h.claims[name] = s
+		}
+		h.mu.Unlock()
+		if holder != nil {
+			return fmt.Errorf("%s %q is still held by instance %q, whose dispose has not finished; try again once it has (SIGHUP reloads)", c.Kind, c.Value, holder.id)
+		}
+		s.Effect(fmt.Sprintf("claim %s %s", c.Kind, c.Value), func() {
+			h.mu.Lock()
+			if h.claims[name] == s {
+				delete(h.claims, name)
+			}
+			h.mu.Unlock()
+		})
+	}
+	return nil
 }

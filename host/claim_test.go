@@ -1,0 +1,103 @@
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestClaimsChecked: two enabled entries that claim one name are a config
+// error at the later one's key, naming the first entry and its line, in
+// one file or across included files; a disabled entry claims nothing.
+func TestClaimsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		main  string
+		files map[string]string
+		want  []string // substrings of the error, DIR for the directory; none: valid
+	}{
+		{
+			name: "one file",
+			main: "plugins:\n  - id: a\n    name: test-claimer\n    config:\n      serverName: gh\n  - id: b\n    name: test-claimer\n    config:\n      serverName: gh\n",
+			want: []string{
+				`DIR/composition.yml:9: entry "b": config key serverName: serverName "gh" is already claimed by entry "a" (DIR/composition.yml:5)`,
+				`DIR/composition.yml:6: entry "b": tool "claimer_tool" is already claimed by entry "a" (DIR/composition.yml:2)`,
+			},
+		},
+		{
+			name:  "two files",
+			main:  "include: [more.yml]\nplugins:\n  - {id: a, name: test-claimer, config: {serverName: gh}}\n",
+			files: map[string]string{"more.yml": "plugins:\n  - id: b\n    name: test-claimer\n    config: {serverName: gh}\n"},
+			want:  []string{`DIR/more.yml:4: entry "b": config key serverName: serverName "gh" is already claimed by entry "a" (DIR/composition.yml:3)`},
+		},
+		{
+			name: "one of them disabled",
+			main: "plugins:\n  - {id: a, name: test-claimer, config: {serverName: gh}}\n  - {id: b, name: test-claimer, disabled: true, config: {serverName: gh}}\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				writeFile(t, filepath.Join(dir, name), data)
+			}
+			main := filepath.Join(dir, "composition.yml")
+			writeFile(t, main, tc.main)
+			_, err := checkFile(main, nil)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("check: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if w = strings.ReplaceAll(w, "DIR", dir); !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestClaimsHeldWhileRunning: a running instance holds its claims on its
+// scope, last to go; the name is free again once it is disposed, so an
+// entry renamed in one edit starts with it.
+func TestClaimsHeldWhileRunning(t *testing.T) {
+	h := newHost(t, nil)
+	apply(t, h, "plugins:\n  - {id: a, name: test-claimer, config: {serverName: gh}}\n")
+	if diff := cmp.Diff([]string{"claim serverName gh", "claim tool claimer_tool"}, scopes(h)["a"].Effects()); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	apply(t, h, "plugins:\n  - {id: b, name: test-claimer, config: {serverName: gh}}\n")
+	if diff := cmp.Diff(map[string]State{"b": StateActive}, states(h)); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+
+	// A run whose dispose has not finished still holds its names.
+	other := NewScope(context.Background(), "other", nil)
+	defer other.Dispose(0)
+	err := h.hold(other, []Claim{{Kind: "serverName", Value: "gh"}})
+	if err == nil || !strings.Contains(err.Error(), `serverName "gh" is still held by instance "b"`) {
+		t.Errorf("hold of a held name = %v", err)
+	}
+}
+
+// TestOptionsEntries: the host runs the entries its options add, unless
+// the composition lists the id, whose entry then wins.
+func TestOptionsEntries(t *testing.T) {
+	extra := Entry{ID: "extra", Name: "test-noop", File: "(command line)", Config: map[string]any{"greeting": "from options"}}
+	h := newHost(t, &Options{Entries: []Entry{extra}})
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n")
+	if diff := cmp.Diff([]string{"apply a hello", "apply extra from options"}, sorted(rec.take())); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: extra, name: test-noop, config: {greeting: from file}}\n")
+	if diff := cmp.Diff([]string{"dispose extra", "apply extra from file"}, rec.take()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
