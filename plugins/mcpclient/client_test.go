@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -78,32 +79,27 @@ func TestServersAndNativeToolsCoexist(t *testing.T) {
 	}
 }
 
-func TestServerNameReservation(t *testing.T) {
-	reg := tools.New(nil)
-	first := mustStart(t, testConfig("gh"), echoServer(t, "a"), withRegistry(reg))
-	dup, err := startEnv(t, testConfig("gh"), echoServer(t, "b"), withRegistry(reg))
-	want := `mcp-client: serverName "gh" is already in use by instance "inst-gh" — pick a unique serverName`
-	if err == nil || err.Error() != want {
-		t.Fatalf("duplicate start = %v, want %q", err, want)
-	}
-	if got := dup.srv.attempts.Load(); got != 0 {
-		t.Errorf("the duplicate connected %d times", got)
-	}
-	if diff := cmp.Diff([]string{"mcp__gh__a"}, first.names()); diff != "" {
-		t.Errorf("first instance touched (-want +got):\n%s", diff)
-	}
-
-	// Another host (registry) has its own names.
-	mustStart(t, testConfig("gh"), echoServer(t, "c"))
-
-	// Disposal releases the name.
-	if err := first.scope.Dispose(waitTimeout); err != nil {
+// TestServerNameClaimed: two enabled entries with one serverName are a
+// config error naming both, reported by the host's check before anything
+// starts.
+func TestServerNameClaimed(t *testing.T) {
+	c, err := host.ParseComposition("composition.yml", []byte(`plugins:
+  - id: a
+    name: mcp-client
+    config: {serverName: gh, command: a}
+  - id: b
+    name: mcp-client
+    config:
+      serverName: gh
+      command: b
+`), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reg.List(tools.Caller{})) != 0 {
-		t.Errorf("tools left after dispose: %v", reg.List(tools.Caller{}))
+	want := `composition.yml:8: entry "b": config key serverName: serverName "gh" is already claimed by entry "a" (composition.yml:4)`
+	if err := host.Check(c); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Check = %v, want it to contain %q", err, want)
 	}
-	mustStart(t, testConfig("gh"), echoServer(t, "d"), withRegistry(reg))
 }
 
 func TestDrainsPagination(t *testing.T) {

@@ -18,7 +18,11 @@ func init() {
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
-		Apply:       apply,
+		// Tools are named after the server: one name, one instance.
+		Claims: func(cfg *Config) []host.Claim {
+			return []host.Claim{{Kind: "serverName", Value: cfg.ServerName, Key: "serverName"}}
+		},
+		Apply: apply,
 	})
 }
 
@@ -37,10 +41,10 @@ func apply(s *host.Scope, cfg Config) error {
 	return err
 }
 
-// start runs a client on s: it reserves the serverName, adds the server's
-// instructions to prompt assembly, starts the supervisor and waits for the
-// first connection attempt (bounded by startupTimeoutMs). opt.instance,
-// logger and detail default to s's.
+// start runs a client on s: it adds the server's instructions to prompt
+// assembly, starts the supervisor and waits for the first connection
+// attempt (bounded by startupTimeoutMs). opt.instance, logger and detail
+// default to s's. The host keeps serverNames unique (Claims).
 func start(s *host.Scope, opt options) (*client, error) {
 	if opt.instance == "" {
 		opt.instance = s.ID()
@@ -51,11 +55,6 @@ func start(s *host.Scope, opt options) (*client, error) {
 	if opt.detail == nil {
 		opt.detail = s.SetDetail
 	}
-	release, err := reserveServerName(opt.registry, opt.cfg.ServerName, opt.instance)
-	if err != nil {
-		return nil, err
-	}
-	s.OnDispose("release serverName "+opt.cfg.ServerName, func() error { release(); return nil })
 	c := newClient(opt)
 	opt.registry.OnAssemble(s, c.assemble)
 	s.Go("mcp-client supervisor", c.run)
