@@ -149,11 +149,12 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 	h.wg.Go(func() {
 		defer h.unlock()
 		defer close(done)
-		h.reconcile(list, retryFailed)
+		rep := h.reconcile(list, retryFailed)
 		h.mu.Lock()
 		h.applied = true
 		h.mu.Unlock()
-		h.settle()
+		h.settle(rep)
+		rep.log(h)
 		h.mu.Lock()
 		abandoned := h.abandoned
 		h.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +30,8 @@ func normConfig(m map[string]any) map[string]any {
 // kept as they are (failed ones are queued again if retryFailed), removed
 // and changed ones disposed (their dependents first), and new ones queued
 // for settle. Callers hold h.sem.
-func (h *Host) reconcile(list []*planned, retryFailed bool) {
+func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
+	rep := &report{}
 	h.mu.Lock()
 	next := make([]*instance, 0, len(list))
 	nextByID := make(map[string]*instance, len(list))
@@ -40,8 +42,15 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) {
 			old.entry = pl.entry // positions only
 			// A pending instance is looked at again: what it waits for
 			// may have changed with the entries around it.
-			if old.state == StatePending || retryFailed && old.state == StateFailed {
+			switch {
+			case retryFailed && old.state == StateFailed:
 				old.evaluated = false
+				rep.add(&rep.retried, old.entry.ID, "failed before; retried by an explicit reload")
+			case old.state == StatePending:
+				old.evaluated = false
+				rep.unchanged++
+			default:
+				rep.unchanged++
 			}
 			next = append(next, old)
 			nextByID[old.entry.ID] = old
@@ -49,6 +58,9 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) {
 		}
 		if old != nil {
 			stale = append(stale, old)
+			rep.add(&rep.restarted, old.entry.ID, entryChange(old.entry, pl.entry))
+		} else {
+			rep.add(&rep.started, pl.entry.ID, "new entry in "+pl.entry.File)
 		}
 		in := &instance{host: h, entry: pl.entry, plugin: pl.plugin, cfg: pl.cfg}
 		if pl.entry.Disabled {
@@ -63,6 +75,7 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) {
 	for i := len(h.order) - 1; i >= 0; i-- {
 		if old := h.order[i]; nextByID[old.entry.ID] == nil {
 			stale = append(stale, old)
+			rep.add(&rep.disposed, old.entry.ID, "entry removed")
 		}
 	}
 	h.mu.Unlock()
@@ -93,14 +106,16 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) {
 	}
 	h.touchLocked()
 	h.unlockNotify()
+	return rep
 }
 
 // settle starts every instance that should run and is not running, in
 // waves: an instance is evaluated once every instance providing a service it
 // injects has been, and independent ones start in parallel. Running
 // instances whose injected services changed provider are disposed and
-// started again. It returns when nothing is left to do. Callers hold h.sem.
-func (h *Host) settle() {
+// started again, and recorded in rep when it is not nil. It returns when
+// nothing is left to do. Callers hold h.sem.
+func (h *Host) settle(rep *report) {
 	for {
 		h.mu.Lock()
 		if h.closed {
@@ -121,7 +136,12 @@ func (h *Host) settle() {
 		h.mu.Unlock()
 		if len(stale) > 0 {
 			for _, in := range stale {
-				h.log.Info("restarting: a service it injects changed", "instance", in.entry.ID)
+				why := "a service it injects changed provider"
+				if rep != nil {
+					rep.add(&rep.restarted, in.entry.ID, why)
+				} else {
+					h.log.Info("restarting: "+why, "instance", in.entry.ID)
+				}
 				if err := h.disposeInst(in, h.opts.DisposeTimeout); err != nil {
 					h.log.Warn("dispose incomplete", "instance", in.entry.ID, "err", err)
 				}
@@ -238,7 +258,7 @@ func (h *Host) start(in *instance) {
 	}
 	h.setStateLocked(in, StateActive, "")
 	h.unlockNotify()
-	h.log.Info("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
+	h.log.Debug("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
 }
 
 // runApply runs the plugin's Apply, turning a panic into an error. A config
@@ -259,7 +279,10 @@ func (h *Host) runApply(in *instance, s *Scope, cfg any) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("apply panicked: %v", r)
+			// The stack is what the plugin's author needs; the instance's
+			// error (in Status) stays one line.
+			s.Logger().Error("apply panicked", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("apply panicked: %v (the log has the stack)", r)
 		}
 	}()
 	return in.plugin.apply(s, cfg)
@@ -360,7 +383,7 @@ func (h *Host) requestSettle() {
 			return
 		}
 		defer h.unlock()
-		h.settle()
+		h.settle(nil)
 	})
 }
 

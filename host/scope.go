@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -148,7 +149,7 @@ func (s *Scope) Go(label string, fn func(ctx context.Context)) {
 		defer close(done)
 		defer func() {
 			if r := recover(); r != nil {
-				s.logger.Error("goroutine panicked", "goroutine", label, "panic", r)
+				s.logger.Error("goroutine panicked", "goroutine", label, "panic", r, "stack", string(debug.Stack()))
 			}
 		}()
 		fn(s.ctx)

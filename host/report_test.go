@@ -1,0 +1,77 @@
+package host
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer is a bytes.Buffer a logger and a test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// take returns what was written and forgets it.
+func (b *syncBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.b.String()
+	b.b.Reset()
+	return s
+}
+
+// TestReloadLog: each update logs at info what it decided (started,
+// restarted, disposed, failed, how many were left alone) and at debug why,
+// naming changed config keys but not their values.
+func TestReloadLog(t *testing.T) {
+	var out syncBuffer
+	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := newHost(t, &Options{Logger: logger})
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: b, name: test-noop, config: {nested: {level: 1, wait: 1s}}}\n  - {id: c, name: test-noop}\n")
+	out.take()
+
+	apply(t, h, `plugins:
+  - {id: a, name: test-noop}
+  - {id: b, name: test-noop, config: {greeting: secret-value, nested: {level: 2, wait: 1s}}}
+  - {id: d, name: test-noop}
+  - {id: f, name: test-fail}
+`)
+	log := out.take()
+	for _, want := range []string{
+		`msg="composition reconciled" started="d, f" restarted=b disposed=c failed=f unchanged=2`,
+		`msg="instance restarted" instance=b why="config changed: greeting, nested.level" state=active`,
+		`msg="instance started" instance=d why="new entry in test.yml" state=active`,
+		`msg="instance disposed" instance=c why="entry removed"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "secret-value") {
+		t.Errorf("log shows a config value:\n%s", log)
+	}
+}
+
+// TestApplyPanicLogsStack: a panic in a plugin's Apply fails the instance
+// with a one-line error and logs the stack.
+func TestApplyPanicLogsStack(t *testing.T) {
+	var out syncBuffer
+	h := newHost(t, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	apply(t, h, "plugins:\n  - {id: p, name: test-panic}\n")
+	st := Find(h.Status(), "p")
+	if st.State != StateFailed || strings.Contains(st.Err, "\n") || !strings.Contains(st.Err, "apply panicked") {
+		t.Errorf("status = %+v", st)
+	}
+	if log := out.take(); !strings.Contains(log, "stack=") || !strings.Contains(log, "runtime/debug.Stack") {
+		t.Errorf("log has no stack:\n%s", log)
+	}
+}
