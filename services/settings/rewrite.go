@@ -1,284 +1,37 @@
 package settings
 
 import (
-	"bytes"
 	"encoding"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 var errEOF = io.EOF
 
-// rewrite returns the file's bytes with section set to val (see merge).
-//
-// It replaces only the lines of the section (from its key to its last line
-// of content; the comments and blank lines that follow belong to what comes
-// next) with the section encoded anew, so every other byte of the file stays
-// as it was. When the file's shape defeats line splicing (a flow-style top
-// level, a section sharing an anchor with another...) the whole document is
-// re-encoded instead, which keeps every value and most comments. Either way
-// the result is parsed again and checked to hold exactly the old sections
-// and the new value before it is returned; whole reports the second way.
+// rewrite returns the file's bytes with section set to val (see merge):
+// yamledit splices the section's new text into the file, so every other
+// byte stays as it was, or re-encodes the whole document when the file's
+// shape defeats that, and checks the result either way; whole reports the
+// second way.
 func rewrite(f *file, section string, val *yaml.Node) (out []byte, whole bool, err error) {
-	indent := detectIndent(f.top)
-	key, _ := f.section(section)
-	if out, err := splice(f, section, key, val, indent); err == nil {
-		if verify(f, section, val, out) == nil {
-			return out, false, nil
-		}
-	}
-	out, err = reencode(f, section, key, val, indent)
+	out, whole, err = yamledit.File{Data: f.data, Doc: f.doc}.Set(section, val)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("%w; edit the file by hand", err)
 	}
-	if err := verify(f, section, val, out); err != nil {
-		return nil, false, fmt.Errorf("cannot update section %q without changing others (%v); edit the file by hand", section, err)
-	}
-	return out, true, nil
-}
-
-// splice replaces the section's lines, or appends the section when the file
-// has none.
-func splice(f *file, section string, key, val *yaml.Node, indent int) ([]byte, error) {
-	if f.top != nil && f.top.Style&yaml.FlowStyle != 0 {
-		return nil, errors.New("flow-style top level")
-	}
-	var k yaml.Node
-	if key != nil {
-		k = *key
-		if key.Column != 1 {
-			return nil, errors.New("section key not at the start of its line")
-		}
-	} else {
-		k = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: section}
-	}
-	// The head comment stays in the file above the key line, and trailing
-	// comments stay after the section: neither is emitted again.
-	k.HeadComment = ""
-	k.FootComment = ""
-	snippet, err := encodeSection(&k, stripTrailingFoot(val), indent)
-	if err != nil {
-		return nil, err
-	}
-	data := f.data
-	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
-		snippet = bytes.ReplaceAll(snippet, []byte("\n"), []byte("\r\n"))
-	}
-	if key == nil {
-		if f.top == nil && f.doc != nil && len(f.doc.Content) > 0 {
-			return nil, errors.New("the file holds a null document")
-		}
-		var b bytes.Buffer
-		b.Write(data)
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-		b.Write(snippet)
-		return b.Bytes(), nil
-	}
-	starts := lineStarts(data)
-	startLine := key.Line - 1 // 0-based
-	limitLine := len(starts)  // the line of the next section's key, or EOF
-	for i := 0; i+1 < len(f.top.Content); i += 2 {
-		if f.top.Content[i] == key && i+2 < len(f.top.Content) {
-			limitLine = f.top.Content[i+2].Line - 1
-		}
-	}
-	if startLine < 0 || startLine >= len(starts) || limitLine <= startLine {
-		return nil, errors.New("section position out of range")
-	}
-	last := startLine
-	for l := startLine; l < limitLine; l++ {
-		if isContent(line(data, starts, l)) {
-			last = l
-		}
-	}
-	start := starts[startLine]
-	end := len(data)
-	if last+1 < len(starts) {
-		end = starts[last+1]
-	}
-	var b bytes.Buffer
-	b.Write(data[:start])
-	b.Write(snippet)
-	b.Write(data[end:])
-	return b.Bytes(), nil
+	return out, whole, nil
 }
 
 // lineStarts returns the offset of the start of every line.
-func lineStarts(data []byte) []int {
-	starts := []int{0}
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
-}
-
-func line(data []byte, starts []int, l int) []byte {
-	end := len(data)
-	if l+1 < len(starts) {
-		end = starts[l+1]
-	}
-	return data[starts[l]:end]
-}
-
-// isContent reports whether a line holds YAML content, as opposed to
-// nothing, a comment, or a document marker.
-func isContent(l []byte) bool {
-	t := bytes.TrimSpace(l)
-	return len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("...")) && !bytes.Equal(t, []byte("---"))
-}
-
-// stripTrailingFoot returns val without the foot comments along its last
-// branch: those lines follow the section's content, stay in the file as
-// they are, and would otherwise appear twice.
-func stripTrailingFoot(val *yaml.Node) *yaml.Node {
-	if val == nil {
-		return nil
-	}
-	c := *val
-	c.FootComment = ""
-	if n := len(c.Content); n > 0 && (c.Kind == yaml.MappingNode || c.Kind == yaml.SequenceNode) {
-		c.Content = append([]*yaml.Node(nil), c.Content...)
-		if c.Kind == yaml.MappingNode && n >= 2 {
-			k := *c.Content[n-2]
-			k.FootComment = ""
-			c.Content[n-2] = &k
-		}
-		c.Content[n-1] = stripTrailingFoot(c.Content[n-1])
-	}
-	return &c
-}
-
-// encodeSection renders "key: value" as top-level YAML.
-func encodeSection(key, val *yaml.Node, indent int) ([]byte, error) {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{key, val}}
-	return encode(m, indent)
-}
-
-func encode(n *yaml.Node, indent int) ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(indent)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// reencode encodes the whole document with section set to val.
-func reencode(f *file, section string, key, val *yaml.Node, indent int) ([]byte, error) {
-	var doc yaml.Node
-	if f.doc != nil {
-		doc = *f.doc
-	} else {
-		doc = yaml.Node{Kind: yaml.DocumentNode}
-	}
-	var top *yaml.Node
-	if f.top != nil {
-		t := *f.top
-		t.Content = append([]*yaml.Node(nil), f.top.Content...)
-		t.Style &^= yaml.FlowStyle
-		top = &t
-	} else {
-		top = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	}
-	doc.Content = []*yaml.Node{top}
-	if key == nil {
-		top.Content = append(top.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: section}, val)
-	} else {
-		for i := 0; i+1 < len(top.Content); i += 2 {
-			if top.Content[i] == key {
-				top.Content[i+1] = val
-			}
-		}
-	}
-	return encode(&doc, indent)
-}
-
-// verify checks that out parses and holds the same sections as f, in the
-// same order and with the same values, except section, which holds val.
-func verify(f *file, section string, val *yaml.Node, out []byte) error {
-	g, err := parse("", out)
-	if err != nil {
-		return err
-	}
-	if g.top == nil {
-		return errors.New("no sections after the update")
-	}
-	var want []*yaml.Node // key, value, key, value...
-	if f.top != nil {
-		want = append(want, f.top.Content...)
-	}
-	if k, _ := f.section(section); k == nil {
-		want = append(want, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: section}, val)
-	}
-	if len(want) != len(g.top.Content) {
-		return fmt.Errorf("%d sections became %d", len(want)/2, len(g.top.Content)/2)
-	}
-	for i := 0; i+1 < len(want); i += 2 {
-		k, v := want[i], want[i+1]
-		if k.Kind == yaml.ScalarNode && k.Value == section {
-			v = val
-		}
-		if err := sameNode(k, g.top.Content[i]); err != nil {
-			return fmt.Errorf("key %d: %w", i/2+1, err)
-		}
-		if err := sameNode(v, g.top.Content[i+1]); err != nil {
-			return fmt.Errorf("section %q: %w", k.Value, err)
-		}
-	}
-	return nil
-}
+func lineStarts(data []byte) []int { return yamledit.LineStarts(data) }
 
 // sameNode reports an error unless a and b decode to equal generic values.
-func sameNode(a, b *yaml.Node) error {
-	var x, y any
-	if err := a.Decode(&x); err != nil {
-		return err
-	}
-	if err := b.Decode(&y); err != nil {
-		return err
-	}
-	if reflect.DeepEqual(x, y) {
-		return nil
-	}
-	// NaN is not equal to itself; compare such values by their encoding.
-	ex, err1 := yaml.Marshal(x)
-	ey, err2 := yaml.Marshal(y)
-	if err1 == nil && err2 == nil && bytes.Equal(ex, ey) {
-		return nil
-	}
-	return errors.New("value changed")
-}
-
-// detectIndent returns the indentation the file uses for nested mappings
-// (2 when it has none).
-func detectIndent(top *yaml.Node) int {
-	if top == nil {
-		return 2
-	}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
-		if v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 {
-			if d := v.Content[0].Column - k.Column; d >= 2 && d <= 8 {
-				return d
-			}
-		}
-	}
-	return 2
-}
+func sameNode(a, b *yaml.Node) error { return yamledit.SameValue(a, b) }
 
 // merge returns nv with the comments, key order and scalar styles of old
 // carried over wherever the two agree in shape, so that updating one value
