@@ -54,11 +54,11 @@ func BenchmarkGatewayVsDirect(b *testing.B) {
 		if err := h.Update(ctx, c); err != nil {
 			b.Fatal(err)
 		}
-		reg, ok := host.Service(h, tools.Key)
+		reg, ok := host.Lookup(h, tools.Key)
 		if !ok {
 			b.Fatalf("no tools service: %v", h.Status())
 		}
-		store, _ := host.Service(h, attachments.Key)
+		store, _ := host.Lookup(h, attachments.Key)
 		g, err := New(ctx, reg, store, nil)
 		if err != nil {
 			b.Fatal(err)

@@ -39,14 +39,16 @@ func Get[T any](s *Scope, k Key[T]) T {
 	return v
 }
 
-// Lookup returns the injected service k and whether it is present; use it for
-// optional injections. The value is the one the instance was started with:
-// when the provider changes, the instance is restarted rather than seeing a
-// new value mid-run. It panics if the plugin declares k neither in Inject
-// nor in Provides.
-func Lookup[T any](s *Scope, k Key[T]) (T, bool) {
+// Lookup returns the service k and whether it is present. On a [Scope] it
+// is the injected service, for optional injections: the value is the one
+// the instance was started with; when the provider changes, the instance is
+// restarted rather than seeing a new value mid-run. It panics if the
+// plugin declares k neither in Inject nor in Provides. On a [Host] it is
+// the service as the host provides it now, for code outside any plugin (a
+// front end, a test), which follows the host's changes itself.
+func Lookup[T any](from Source, k Key[T]) (T, bool) {
 	var zero T
-	v, ok := s.lookup(k.name)
+	v, ok := from.lookup(k.name)
 	if !ok {
 		return zero, false
 	}
@@ -57,22 +59,18 @@ func Lookup[T any](s *Scope, k Key[T]) (T, bool) {
 	return t, true
 }
 
-// Service returns the service k as currently provided on h, for code outside
-// any plugin (the binary, tests).
-func Service[T any](h *Host, k Key[T]) (T, bool) {
-	var zero T
+// Source is where Lookup finds services: a [Scope] or a [Host].
+type Source interface {
+	lookup(name string) (any, bool)
+}
+
+func (h *Host) lookup(name string) (any, bool) {
 	h.mu.Lock()
-	p := h.services[k.name]
-	visible := p != nil && p.visibleLocked()
-	h.mu.Unlock()
-	if !visible {
-		return zero, false
+	defer h.mu.Unlock()
+	if p := h.services[name]; p != nil && p.visibleLocked() {
+		return p.value, true
 	}
-	t, ok := p.value.(T)
-	if !ok {
-		panic(fmt.Sprintf("host: service %q is a %T, not the %T its key says; declare each key once", k.name, p.value, zero))
-	}
-	return t, true
+	return nil, false
 }
 
 // visibleLocked reports whether p is the service of an active instance run.

@@ -164,8 +164,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 // hostServices returns the tool registry and the attachment store h currently
 // provides (nil for one that is not running).
 func hostServices(h *host.Host) (*tools.Registry, *attachments.Store) {
-	reg, _ := host.Service(h, tools.Key)
-	store, _ := host.Service(h, attachments.Key)
+	reg, _ := host.Lookup(h, tools.Key)
+	store, _ := host.Lookup(h, attachments.Key)
 	return reg, store
 }
 

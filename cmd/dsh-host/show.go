@@ -26,7 +26,7 @@ var errNoCommands = errors.New("the commands service is not running (check the c
 
 // registry returns the running tool registry of h.
 func registry(h *host.Host) (*tools.Registry, error) {
-	r, ok := host.Service(h, tools.Key)
+	r, ok := host.Lookup(h, tools.Key)
 	if !ok || r == nil {
 		return nil, errNoTools
 	}
@@ -35,7 +35,7 @@ func registry(h *host.Host) (*tools.Registry, error) {
 
 // commandRegistry returns the running commands service of h.
 func commandRegistry(h *host.Host) (*commands.Registry, error) {
-	r, ok := host.Service(h, commands.Key)
+	r, ok := host.Lookup(h, commands.Key)
 	if !ok || r == nil {
 		return nil, errNoCommands
 	}

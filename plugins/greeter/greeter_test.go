@@ -30,7 +30,7 @@ func apply(t *testing.T, h *host.Host, text string) {
 
 func greet(t *testing.T, h *host.Host, args string) tools.Result {
 	t.Helper()
-	reg, ok := host.Service(h, tools.Key)
+	reg, ok := host.Lookup(h, tools.Key)
 	if !ok {
 		t.Fatal("no tools service")
 	}

@@ -125,7 +125,7 @@ func (hs *harness) store() *attachments.Store { hs.t.Helper(); return service(hs
 // no active provider.
 func service[T any](hs *harness, key host.Key[T]) T {
 	hs.t.Helper()
-	v, ok := host.Service(hs.h, key)
+	v, ok := host.Lookup(hs.h, key)
 	if !ok {
 		hs.t.Fatalf("no %s service; status: %+v", key.ServiceName(), hs.h.Status())
 	}

@@ -95,7 +95,7 @@ func (eh *e2eHost) stop() {
 
 func (eh *e2eHost) registry() *tools.Registry {
 	eh.t.Helper()
-	reg, ok := host.Service(eh.h, tools.Key)
+	reg, ok := host.Lookup(eh.h, tools.Key)
 	if !ok {
 		eh.t.Fatal("no tools service")
 	}
@@ -104,7 +104,7 @@ func (eh *e2eHost) registry() *tools.Registry {
 
 func (eh *e2eHost) command(line string) commands.Reply {
 	eh.t.Helper()
-	cmds, ok := host.Service(eh.h, commands.Key)
+	cmds, ok := host.Lookup(eh.h, commands.Key)
 	if !ok {
 		eh.t.Fatal("no commands service")
 	}

@@ -68,7 +68,7 @@ func TestPluginInAHost(t *testing.T) {
 	if err := h.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	reg, ok := host.Service(h, tools.Key)
+	reg, ok := host.Lookup(h, tools.Key)
 	if !ok {
 		t.Fatal("no tools service")
 	}
@@ -90,7 +90,7 @@ func TestPluginInAHost(t *testing.T) {
 	if want := []string{"mcp__gh__search_code", "mcp_call", "mcp_list"}; !slices.Equal(names, want) {
 		t.Fatalf("assembled %v, want %v", names, want)
 	}
-	cmds, ok := host.Service(h, commands.Key)
+	cmds, ok := host.Lookup(h, commands.Key)
 	if !ok {
 		t.Fatal("no commands service")
 	}

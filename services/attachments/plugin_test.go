@@ -33,7 +33,7 @@ func TestPluginDefaultsToDSHHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ok := host.Service(h, Key)
+	st, ok := host.Lookup(h, Key)
 	if !ok {
 		t.Fatalf("no attachments service; status %+v", h.Status())
 	}
@@ -62,7 +62,7 @@ func TestPluginConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ok := host.Service(h, Key)
+	st, ok := host.Lookup(h, Key)
 	if !ok {
 		t.Fatalf("no attachments service; status %+v", h.Status())
 	}

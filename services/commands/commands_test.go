@@ -147,7 +147,7 @@ func TestBuiltinPlugin(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	r, ok := host.Service(h, Key)
+	r, ok := host.Lookup(h, Key)
 	if !ok || r == nil {
 		t.Fatalf("no commands service from the built-in instance; status %+v", h.Status())
 	}

@@ -26,7 +26,7 @@ func TestPlugin(t *testing.T) {
 		if err := h.Update(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
-		st, ok := host.Service(h, Key)
+		st, ok := host.Lookup(h, Key)
 		if !ok {
 			t.Fatalf("no settings service; status %+v", h.Status())
 		} else if st.Path() != tt.want {

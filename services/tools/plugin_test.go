@@ -41,7 +41,7 @@ func TestPluginProvidesRegistry(t *testing.T) {
 	if err := h.Update(ctx, &host.Composition{File: "test.yml", Entries: entries}); err != nil {
 		t.Fatal(err)
 	}
-	r, ok := host.Service(h, tools.Key)
+	r, ok := host.Lookup(h, tools.Key)
 	if !ok {
 		t.Fatalf("no tools service; status: %+v", h.Status())
 	}
