@@ -4,7 +4,7 @@
 // # Registering
 //
 // A plugin that injects [Key] registers a [Command] on its scope; the command
-// goes away with the scope:
+// goes away with the scope, with no teardown to write:
 //
 //	cmds, ok := host.Lookup(s, commands.Key)
 //	if ok {
@@ -78,9 +78,14 @@ var NameRule = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 // New returns an empty registry.
 func New() *Registry { return &Registry{} }
 
-// Register adds c; a taken or invalid name is an error. With a non-nil scope
-// the command goes away with it.
+// Register adds c on behalf of the plugin instance whose scope is s: the
+// command goes away when s is disposed, or earlier by remove. A taken or
+// invalid name is an error; a nil s panics (a registration must belong to
+// someone; in a test, use host.NewScope).
 func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error) {
+	if s == nil {
+		panic("commands: Register needs the registering plugin's *host.Scope, got nil (in a test, use host.NewScope)")
+	}
 	if !NameRule.MatchString(c.Name) {
 		return nil, fmt.Errorf("command name %q must match %s (lowercase, no slash)", c.Name, NameRule)
 	}
@@ -99,20 +104,13 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 	r.cmds[c.Name] = e
 	r.mu.Unlock()
 
-	var once sync.Once
-	remove = func() {
-		once.Do(func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.cmds[c.Name] == e {
-				delete(r.cmds, c.Name)
-			}
-		})
-	}
-	if s != nil {
-		s.OnDispose("command /"+c.Name, func() error { remove(); return nil })
-	}
-	return remove, nil
+	return s.Effect("command /"+c.Name, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.cmds[c.Name] == e {
+			delete(r.cmds, c.Name)
+		}
+	}), nil
 }
 
 // Run parses line ("/name input") and runs the command. An unknown command

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -14,6 +15,17 @@ import (
 // echo replies with what it was given, so tests can see the parse.
 func echo(_ context.Context, inv Invocation) Reply {
 	return Reply{Text: "[" + inv.Input + "] " + inv.Caller.Kind}
+}
+
+// testScope returns a scope disposed when the test ends.
+func testScope(t *testing.T) *host.Scope {
+	s := host.NewScope(context.Background(), "test", nil)
+	t.Cleanup(func() {
+		if err := s.Dispose(time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 func TestRegisterValidates(t *testing.T) {
@@ -32,7 +44,7 @@ func TestRegisterValidates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New().Register(nil, tt.cmd)
+			_, err := New().Register(testScope(t), tt.cmd)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Register: %v", err)
@@ -48,17 +60,17 @@ func TestRegisterValidates(t *testing.T) {
 
 func TestRegisterDuplicateAndRemove(t *testing.T) {
 	r := New()
-	remove, err := r.Register(nil, Command{Name: "mcp", Handler: echo})
+	remove, err := r.Register(testScope(t), Command{Name: "mcp", Handler: echo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Register(nil, Command{Name: "mcp", Handler: echo}); err == nil || !strings.Contains(err.Error(), "already registered") {
+	if _, err := r.Register(testScope(t), Command{Name: "mcp", Handler: echo}); err == nil || !strings.Contains(err.Error(), "already registered") {
 		t.Fatalf("duplicate Register error = %v", err)
 	}
 	remove()
 	// A second registration after removal works, and the stale remove does
 	// not take it away.
-	if _, err := r.Register(nil, Command{Name: "mcp", Description: "second", Handler: echo}); err != nil {
+	if _, err := r.Register(testScope(t), Command{Name: "mcp", Description: "second", Handler: echo}); err != nil {
 		t.Fatalf("Register after remove: %v", err)
 	}
 	remove()
@@ -73,6 +85,14 @@ func TestScopeDisposeRemoves(t *testing.T) {
 	if _, err := r.Register(s, Command{Name: "mcp", Handler: echo}); err != nil {
 		t.Fatal(err)
 	}
+	remove, err := r.Register(s, Command{Name: "early", Handler: echo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove()
+	if diff := cmp.Diff([]string{"command /mcp"}, s.Effects()); diff != "" {
+		t.Errorf("an early remove left something on the scope (-want +got):\n%s", diff)
+	}
 	if err := s.Dispose(0); err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +101,27 @@ func TestScopeDisposeRemoves(t *testing.T) {
 	}
 }
 
+func TestRegisterNilScopePanics(t *testing.T) {
+	r := New()
+	defer func() {
+		if msg, _ := recover().(string); !strings.Contains(msg, "*host.Scope") {
+			t.Errorf("panic = %q, want one that names the missing scope", msg)
+		}
+		if got := r.List(); len(got) != 0 {
+			t.Errorf("a command without a scope was kept: %+v", got)
+		}
+	}()
+	r.Register(nil, Command{Name: "mcp", Handler: echo})
+}
+
 func TestRun(t *testing.T) {
 	r := New()
 	for _, n := range []string{"mcp", "help"} {
-		if _, err := r.Register(nil, Command{Name: n, Handler: echo}); err != nil {
+		if _, err := r.Register(testScope(t), Command{Name: n, Handler: echo}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := r.Register(nil, Command{Name: "boom", Handler: func(context.Context, Invocation) Reply { panic("kaput") }}); err != nil {
+	if _, err := r.Register(testScope(t), Command{Name: "boom", Handler: func(context.Context, Invocation) Reply { panic("kaput") }}); err != nil {
 		t.Fatal(err)
 	}
 	caller := tools.Caller{Kind: "console"}
@@ -127,7 +160,7 @@ func TestRunEmptyRegistry(t *testing.T) {
 func TestListSorted(t *testing.T) {
 	r := New()
 	for _, n := range []string{"zeta", "alpha", "mid"} {
-		if _, err := r.Register(nil, Command{Name: n, Handler: echo}); err != nil {
+		if _, err := r.Register(testScope(t), Command{Name: n, Handler: echo}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +184,7 @@ func TestBuiltinPlugin(t *testing.T) {
 	if !ok || r == nil {
 		t.Fatalf("no commands service from the built-in instance; status %+v", h.Status())
 	}
-	if _, err := r.Register(nil, Command{Name: "x", Handler: echo}); err != nil {
+	if _, err := r.Register(testScope(t), Command{Name: "x", Handler: echo}); err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range h.Status() {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/filewatch"
@@ -92,7 +91,8 @@ func (st *Store) run(h *hub) {
 
 // Watch calls fn with the section's value whenever the file changes on disk
 // and the section's content changed; err reports a file that no longer parses
-// (the last good value is kept). With a non-nil scope the watch ends with it.
+// (the last good value is kept). The watch ends when s is disposed, or
+// earlier by remove; a nil s panics (in a test, use host.NewScope).
 //
 // Each bad version of the file is reported once, with the last good value.
 // When the file is good again fn gets the value even if it equals the last
@@ -101,6 +101,9 @@ func (st *Store) run(h *hub) {
 // it with Read after Watch returns, and no change falls between the two. fn runs on a goroutine of its own, one call at a time. After
 // remove returns fn is not called again; remove must not be called from fn.
 func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err error)) (remove func()) {
+	if s == nil {
+		panic("settings: Watch needs the watching plugin's *host.Scope, got nil (in a test, use host.NewScope)")
+	}
 	var (
 		last     T
 		lastBad  [32]byte // hash of the last bad version reported
@@ -174,16 +177,9 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 			}
 		}
 	}()
-	var once sync.Once
-	remove = func() {
-		once.Do(func() {
-			close(w.stop)
-			<-w.done
-			st.unsubscribe(w)
-		})
-	}
-	if s != nil {
-		s.OnDispose("settings watch "+section, func() error { remove(); return nil })
-	}
-	return remove
+	return s.Effect("settings watch "+section, func() {
+		close(w.stop)
+		<-w.done
+		st.unsubscribe(w)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,17 @@ func watchUI(t *testing.T, st *Store, s *host.Scope) (<-chan event, func()) {
 	ch := make(chan event, 16)
 	remove := Watch(st, s, "ui", func(v ui, err error) { ch <- event{v, err} })
 	return ch, remove
+}
+
+// testScope returns a scope disposed when the test ends.
+func testScope(t *testing.T) *host.Scope {
+	s := host.NewScope(context.Background(), "test", slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		if err := s.Dispose(5 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 func next(t *testing.T, ch <-chan event) event {
@@ -76,7 +88,7 @@ func saveByRename(t *testing.T, st *Store, content string) {
 
 func TestWatchSeesHandEdits(t *testing.T) {
 	st := openAt(t, "ui:\n  theme: dark\nother: 1\n")
-	ch, remove := watchUI(t, st, nil)
+	ch, remove := watchUI(t, st, testScope(t))
 	defer remove()
 
 	write(t, st, "ui:\n  theme: light\nother: 1\n")
@@ -110,7 +122,7 @@ func TestWatchBadEditKeepsLastGood(t *testing.T) {
 	// Saves by rename: a write in place passes through an empty file, which
 	// is a good version (no section) and would become the last good value.
 	st := openAt(t, "ui:\n  theme: dark\n")
-	ch, remove := watchUI(t, st, nil)
+	ch, remove := watchUI(t, st, testScope(t))
 	defer remove()
 
 	saveByRename(t, st, "ui:\n  theme: dark\n bad: indentation\n")
@@ -145,6 +157,11 @@ func TestWatchEndsWithScope(t *testing.T) {
 	s := host.NewScope(context.Background(), "test", slog.New(slog.DiscardHandler))
 	ch, _ := watchUI(t, st, s)
 	ch2, _ := watchUI(t, st, s) // two watches share one directory watcher
+	_, early := watchUI(t, st, s)
+	early() // removed before dispose: it leaves nothing on the scope
+	if got := s.Effects(); len(got) != 2 {
+		t.Errorf("scope effects = %q, want the two live watches", got)
+	}
 	write(t, st, "ui:\n  theme: light\n")
 	if next(t, ch).v.Theme != "light" || next(t, ch2).v.Theme != "light" {
 		t.Fatal("watch did not see the edit")
@@ -168,7 +185,7 @@ func TestWatchStartsOnAMissingDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.debounce = 10 * time.Millisecond
-	ch, remove := watchUI(t, st, nil)
+	ch, remove := watchUI(t, st, testScope(t))
 	defer remove()
 	if err := Update(st, "ui", func(u *ui) error { u.Theme = "x"; return nil }); err != nil {
 		t.Fatal(err)
@@ -185,7 +202,22 @@ func TestWatchInvalidSectionPanics(t *testing.T) {
 			t.Error("no panic")
 		}
 	}()
-	Watch(st, nil, "Not Valid", func(ui, error) {})
+	Watch(st, testScope(t), "Not Valid", func(ui, error) {})
+}
+
+func TestWatchNilScopePanics(t *testing.T) {
+	st := openAt(t, "")
+	defer func() {
+		if msg, _ := recover().(string); !strings.Contains(msg, "*host.Scope") {
+			t.Errorf("panic = %q, want one that names the missing scope", msg)
+		}
+		st.watchMu.Lock()
+		defer st.watchMu.Unlock()
+		if st.hub != nil {
+			t.Error("a watch without a scope started watching the file")
+		}
+	}()
+	Watch(st, nil, "ui", func(ui, error) {})
 }
 
 func TestSymlinkedFile(t *testing.T) {
@@ -203,7 +235,7 @@ func TestSymlinkedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.debounce = 10 * time.Millisecond
-	ch, remove := watchUI(t, st, nil)
+	ch, remove := watchUI(t, st, testScope(t))
 	defer remove()
 
 	if err := Update(st, "ui", func(u *ui) error { u.Theme = "light"; return nil }); err != nil {

@@ -72,7 +72,7 @@ func Text(s string) Content { return Content{Type: "text", Text: s} }
 
 // Origin says where a tool comes from, for listings and policy.
 type Origin struct {
-	Instance string // composition id of the registering instance
+	Instance string // composition id of the registering instance; Register sets it from the scope
 	Server   string // MCP serverName, for MCP tools
 	RawName  string // the tool's name on its server, for MCP tools
 }
@@ -88,7 +88,8 @@ type Definition struct {
 	OutputSchema json.RawMessage
 	Execute      func(ctx context.Context, call Call) (Output, error)
 	// Render turns a canonical value into model-facing content. It must be
-	// pure and synchronous. Nil renders the value as JSON text.
+	// pure and synchronous. Nil renders a string value as its plain text
+	// and any other value as JSON text.
 	Render func(value any) []Content
 	Origin Origin
 }

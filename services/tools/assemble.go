@@ -10,20 +10,28 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 )
 
-// OnAssemble registers a transform of the model-facing assembly; the
-// earlier-registered handler is the outer one: it runs first and sees what
-// every later one returned from next. A handler that panics fails Assemble
-// with an error instead of crashing the caller. Handlers must not modify
-// the Parameters bytes of the schemas they receive in place (they are the
-// registry's); replace them instead.
+// OnAssemble registers a transform of the model-facing assembly until s is
+// disposed (or remove is called); the earlier-registered handler is the
+// outer one: it runs first and sees what every later one returned from
+// next. A handler that panics fails Assemble with an error instead of
+// crashing the caller. Handlers must not modify the Parameters bytes of the
+// schemas they receive in place (they are the registry's); replace them
+// instead. Adding and removing a handler are assembly changes
+// (OnAssemblyChange). A nil s panics.
 func (r *Registry) OnAssemble(s *host.Scope, fn host.WaterfallHandler[Assembly]) (remove func()) {
-	return r.assemble.On(s, func(ctx context.Context, a Assembly, next host.Next[Assembly]) (out Assembly, err error) {
+	mustScope(s, "OnAssemble")
+	off := r.assemble.On(nil, func(ctx context.Context, a Assembly, next host.Next[Assembly]) (out Assembly, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				out, err = a, r.recovered("assemble handler", "", p)
 			}
 		}()
 		return fn(ctx, a, next)
+	})
+	r.AssemblyChanged()
+	return s.Effect("tools assemble handler", func() {
+		off()
+		r.AssemblyChanged()
 	})
 }
 

@@ -125,14 +125,14 @@ func TestAssembleWaterfall(t *testing.T) {
 	}
 	var order []string
 	// The outer handler (registered first) sees what the inner returns.
-	r.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	r.OnAssemble(testScope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		order = append(order, "outer before")
 		out, err := next(ctx, a)
 		order = append(order, "outer after: "+strings.Join(schemaNames(out), ","))
 		out.Sections = append(out.Sections, tools.Section{Name: "outer", Text: "seen"})
 		return out, err
 	})
-	remove := r.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	remove := r.OnAssemble(testScope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		order = append(order, "fold")
 		out, err := next(ctx, a)
 		// Fold: replace every MCP tool with one meta-tool.
@@ -185,14 +185,14 @@ func TestAssembleMaskAndFailures(t *testing.T) {
 	}
 
 	errBroken := errors.New("broken")
-	remove := r.OnAssemble(nil, func(context.Context, tools.Assembly, host.Next[tools.Assembly]) (tools.Assembly, error) {
+	remove := r.OnAssemble(testScope(t), func(context.Context, tools.Assembly, host.Next[tools.Assembly]) (tools.Assembly, error) {
 		return tools.Assembly{}, errBroken
 	})
 	if _, err := r.Assemble(context.Background(), testCaller); !errors.Is(err, errBroken) {
 		t.Errorf("Assemble = %v, want the handler's error", err)
 	}
 	remove()
-	r.OnAssemble(nil, func(context.Context, tools.Assembly, host.Next[tools.Assembly]) (tools.Assembly, error) {
+	r.OnAssemble(testScope(t), func(context.Context, tools.Assembly, host.Next[tools.Assembly]) (tools.Assembly, error) {
 		panic("bug")
 	})
 	if _, err := r.Assemble(context.Background(), testCaller); err == nil || !strings.Contains(err.Error(), "panicked: bug") {

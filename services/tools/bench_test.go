@@ -42,11 +42,11 @@ func BenchmarkExecute(b *testing.B) {
 		for i, p := range patterns {
 			switch {
 			case i < 3:
-				r.OnPreExecute(nil, p, pre)
+				r.OnPreExecute(testScope(b), p, pre)
 			case i < 6:
-				r.OnGuard(nil, p, guard)
+				r.OnGuard(testScope(b), p, guard)
 			default:
-				r.OnPostExecute(nil, p, post)
+				r.OnPostExecute(testScope(b), p, post)
 			}
 		}
 	}

@@ -6,8 +6,14 @@
 //
 // # Definitions and names
 //
-// Register adds a Definition and returns its unregister function. Names obey
-// the function-name contract of OpenAI-compatible model APIs,
+// Register adds a Definition on behalf of a plugin instance, given as its
+// *host.Scope: the tool goes away when the scope is disposed, with no
+// teardown to write, and its Origin.Instance is the scope's id. Register
+// also returns an unregister function, for a tool that goes earlier (an MCP
+// server's tool list changed). Every other registration (hooks, assemble
+// handlers, change handlers) takes the scope too; a nil scope panics.
+//
+// Names obey the function-name contract of OpenAI-compatible model APIs,
 // ^[A-Za-z0-9_-]{1,64}$ (NamePattern, CheckName). A name that is taken is an
 // error naming the instance that holds it: nothing is ever overwritten.
 // Unregister removes exactly the registration it came from, so an old
@@ -33,7 +39,8 @@
 //  6. Output validation against OutputSchema; a failure names the JSON path
 //     (value.items[2].id).
 //  7. Content: the tool's own Output.Content when it projected one, else
-//     Render(Value), else the value as JSON text.
+//     Render(Value); without Render, a string value as its plain text and
+//     any other value as JSON text.
 //  8. Post-execute hooks (OnPostExecute): each may replace the value (the
 //     content is then rendered again from the new value, discarding the
 //     tool's own projection, unless the hook also set content), replace the
@@ -90,5 +97,9 @@
 // # Changes
 //
 // OnChange follows registrations and unregistrations, delivered one at a
-// time in the order they happened.
+// time in the order they happened. OnAssemblyChange says that what
+// Assemble returns may have changed: a tool came or went, an assemble
+// handler was added or removed, or a plugin whose handler depends on its
+// own state called AssemblyChanged. A consumer of the assembly (the
+// gateway) follows it instead of guessing.
 package tools

@@ -5,28 +5,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func Example() {
 	r := tools.New(nil)
-	unregister, err := r.Register(tools.Definition{
+	// The scope of the plugin instance "clock"; a host makes one per
+	// instance, and disposing it removes what the instance registered.
+	s := host.NewScope(context.Background(), "clock", nil)
+	defer s.Dispose(time.Second)
+	_, err := r.Register(s, tools.Definition{
 		Name:        "mcp__clock__now",
 		Description: "Current time",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"tz":{"type":"string"}}}`),
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
 			return tools.Output{Value: map[string]string{"time": "12:00"}}, nil
 		},
-		Origin: tools.Origin{Instance: "clock", Server: "clock", RawName: "now"},
+		Origin: tools.Origin{Server: "clock", RawName: "now"},
 	})
 	if err != nil {
 		panic(err)
 	}
-	defer unregister()
 
 	// A guard for every MCP tool: the shape a permission system takes.
-	r.OnGuard(nil, "mcp__*", func(ctx context.Context, call tools.Call) error {
+	r.OnGuard(s, "mcp__*", func(ctx context.Context, call tools.Call) error {
 		if call.Caller.Kind == "model" && string(call.Args) != "{}" {
 			return errors.New("arguments need approval")
 		}

@@ -202,9 +202,13 @@ func (r *Registry) runTool(ctx context.Context, e *entry, call Call) (out Output
 	return Output{}, te
 }
 
-// render projects value with the definition's Render, or as JSON text.
+// render projects value with the definition's Render, or by default: a
+// string as its text, anything else as JSON text.
 func (r *Registry) render(e *entry, value any) (content []Content, err error) {
 	if e.def.Render == nil {
+		if s, ok := value.(string); ok {
+			return []Content{Text(s)}, nil
+		}
 		return renderJSON(value)
 	}
 	defer func() {
@@ -219,8 +223,9 @@ func (r *Registry) render(e *entry, value any) (content []Content, err error) {
 	return content, nil
 }
 
-// renderJSON is the default render: the value as one JSON text block,
-// without HTML escaping (the model reads it, not a browser).
+// renderJSON is the default render of a value that is not a string: one
+// JSON text block, without HTML escaping (the model reads it, not a
+// browser).
 func renderJSON(value any) ([]Content, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

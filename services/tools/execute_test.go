@@ -47,12 +47,12 @@ func TestPipelineOrder(t *testing.T) {
 	mustRegister(t, r, recordingTool(rec, "t"))
 	// Registered interleaved: each kind runs in its own registration order,
 	// kinds in pipeline order.
-	r.OnPostExecute(nil, "*", func(_ context.Context, _ tools.Call, _ *tools.Result) error { rec.add("post1"); return nil })
-	r.OnGuard(nil, "*", func(context.Context, tools.Call) error { rec.add("guard1"); return nil })
-	r.OnPreExecute(nil, "*", func(context.Context, *tools.Call) error { rec.add("pre1"); return nil })
-	r.OnPostExecute(nil, "t", func(_ context.Context, _ tools.Call, _ *tools.Result) error { rec.add("post2"); return nil })
-	r.OnPreExecute(nil, "t", func(context.Context, *tools.Call) error { rec.add("pre2"); return nil })
-	r.OnGuard(nil, "t*", func(context.Context, tools.Call) error { rec.add("guard2"); return nil })
+	r.OnPostExecute(testScope(t), "*", func(_ context.Context, _ tools.Call, _ *tools.Result) error { rec.add("post1"); return nil })
+	r.OnGuard(testScope(t), "*", func(context.Context, tools.Call) error { rec.add("guard1"); return nil })
+	r.OnPreExecute(testScope(t), "*", func(context.Context, *tools.Call) error { rec.add("pre1"); return nil })
+	r.OnPostExecute(testScope(t), "t", func(_ context.Context, _ tools.Call, _ *tools.Result) error { rec.add("post2"); return nil })
+	r.OnPreExecute(testScope(t), "t", func(context.Context, *tools.Call) error { rec.add("pre2"); return nil })
+	r.OnGuard(testScope(t), "t*", func(context.Context, tools.Call) error { rec.add("guard2"); return nil })
 
 	res := r.Execute(context.Background(), testCaller, "t", nil)
 	if res.Err != nil {
@@ -69,7 +69,7 @@ func TestHookPatterns(t *testing.T) {
 	rec := &recorder{}
 	patterns := []string{"*", "mcp__*", "mcp__github__*", "mcp__github__search", "*__search", "mcp__*__search*", "mcp__", "MCP__*", "github"}
 	for _, p := range patterns {
-		r.OnGuard(nil, p, func(context.Context, tools.Call) error { rec.add(p); return nil })
+		r.OnGuard(testScope(t), p, func(context.Context, tools.Call) error { rec.add(p); return nil })
 	}
 	tests := []struct {
 		tool string
@@ -103,7 +103,7 @@ func TestHookRemove(t *testing.T) {
 	r := tools.New(nil)
 	rec := &recorder{}
 	mustRegister(t, r, recordingTool(rec, "t"))
-	remove := r.OnPreExecute(nil, "*", func(context.Context, *tools.Call) error { rec.add("pre"); return nil })
+	remove := r.OnPreExecute(testScope(t), "*", func(context.Context, *tools.Call) error { rec.add("pre"); return nil })
 	r.Execute(context.Background(), testCaller, "t", nil)
 	remove()
 	remove()
@@ -145,7 +145,7 @@ func TestArgs(t *testing.T) {
 			}})
 			mustRegister(t, r, noop("other"))
 			for _, fn := range tt.pre {
-				r.OnPreExecute(nil, "t", func(_ context.Context, c *tools.Call) error { fn(c); return nil })
+				r.OnPreExecute(testScope(t), "t", func(_ context.Context, c *tools.Call) error { fn(c); return nil })
 			}
 			caller := tools.Caller{Kind: "gateway", ID: "s1", ImageInput: true}
 			if res := r.Execute(context.Background(), caller, "t", json.RawMessage(tt.args)); res.Err != nil {
@@ -170,15 +170,15 @@ func TestRefusals(t *testing.T) {
 		wantInMsg string
 	}{
 		{"pre-execute refuses", func(r *tools.Registry) {
-			r.OnPreExecute(nil, "mcp__*", func(context.Context, *tools.Call) error { return errNeedsApproval })
+			r.OnPreExecute(testScope(t), "mcp__*", func(context.Context, *tools.Call) error { return errNeedsApproval })
 		}, tools.StagePreExecute, false, `call to "mcp__github__push" refused by a pre-execute hook: needs approval`},
 		{"guard denies", func(r *tools.Registry) {
-			r.OnGuard(nil, "mcp__github__*", func(context.Context, tools.Call) error { return nil })
-			r.OnGuard(nil, "mcp__github__*", func(context.Context, tools.Call) error { return errNeedsApproval })
-			r.OnGuard(nil, "*", func(context.Context, tools.Call) error { panic("a guard after a denial ran") })
+			r.OnGuard(testScope(t), "mcp__github__*", func(context.Context, tools.Call) error { return nil })
+			r.OnGuard(testScope(t), "mcp__github__*", func(context.Context, tools.Call) error { return errNeedsApproval })
+			r.OnGuard(testScope(t), "*", func(context.Context, tools.Call) error { panic("a guard after a denial ran") })
 		}, tools.StageGuard, false, `call to "mcp__github__push" denied by a guard: needs approval`},
 		{"post-execute blocks", func(r *tools.Registry) {
-			r.OnPostExecute(nil, "*", func(context.Context, tools.Call, *tools.Result) error { return errNeedsApproval })
+			r.OnPostExecute(testScope(t), "*", func(context.Context, tools.Call, *tools.Result) error { return errNeedsApproval })
 		}, tools.StagePostExecute, true, `result of "mcp__github__push" blocked by a post-execute hook: needs approval`},
 	}
 	for _, tt := range tests {
@@ -282,11 +282,11 @@ func TestHookPanics(t *testing.T) {
 			}}
 			switch stage {
 			case "pre":
-				r.OnPreExecute(nil, "*", func(context.Context, *tools.Call) error { panic("bug") })
+				r.OnPreExecute(testScope(t), "*", func(context.Context, *tools.Call) error { panic("bug") })
 			case "guard":
-				r.OnGuard(nil, "*", func(context.Context, tools.Call) error { panic("bug") })
+				r.OnGuard(testScope(t), "*", func(context.Context, tools.Call) error { panic("bug") })
 			case "post":
-				r.OnPostExecute(nil, "*", func(context.Context, tools.Call, *tools.Result) error { panic("bug") })
+				r.OnPostExecute(testScope(t), "*", func(context.Context, tools.Call, *tools.Result) error { panic("bug") })
 			case "render":
 				def.Render = func(any) []tools.Content { panic("bug") }
 			}
@@ -367,7 +367,7 @@ func TestPostExecutePrecedence(t *testing.T) {
 				},
 				Render: render,
 			})
-			r.OnPostExecute(nil, "mcp__*", tt.hook)
+			r.OnPostExecute(testScope(t), "mcp__*", tt.hook)
 			res := r.Execute(context.Background(), testCaller, "mcp__s__t", nil)
 			if res.Err != nil {
 				t.Fatal(res.Err)
@@ -387,8 +387,8 @@ func TestPostExecuteChain(t *testing.T) {
 		return tools.Output{Value: 1}, nil
 	}})
 	var seen any
-	r.OnPostExecute(nil, "*", func(_ context.Context, _ tools.Call, res *tools.Result) error { res.Value = 2; return nil })
-	r.OnPostExecute(nil, "*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
+	r.OnPostExecute(testScope(t), "*", func(_ context.Context, _ tools.Call, res *tools.Result) error { res.Value = 2; return nil })
+	r.OnPostExecute(testScope(t), "*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
 		seen = res.Value
 		res.Content = append([]tools.Content{tools.Text("note")}, res.Content...)
 		return nil
@@ -413,6 +413,11 @@ func TestRender(t *testing.T) {
 		{"nil render is JSON without HTML escaping", tools.Output{Value: map[string]any{"html": "<a&b>"}}, nil,
 			[]tools.Content{tools.Text(`{"html":"<a&b>"}`)}},
 		{"nil value", tools.Output{}, nil, []tools.Content{tools.Text("null")}},
+		{"nil render gives a string as plain text", tools.Output{Value: "13:44 \"CET\" <b>\n"}, nil,
+			[]tools.Content{tools.Text("13:44 \"CET\" <b>\n")}},
+		{"nil render gives an empty string as empty text", tools.Output{Value: ""}, nil, []tools.Content{tools.Text("")}},
+		{"nil render keeps a JSON string as JSON", tools.Output{Value: json.RawMessage(`"x"`)}, nil, []tools.Content{tools.Text(`"x"`)}},
+		{"nil render gives strings in a slice as JSON", tools.Output{Value: []string{"a"}}, nil, []tools.Content{tools.Text(`["a"]`)}},
 		{"custom render", tools.Output{Value: 3}, func(v any) []tools.Content { return []tools.Content{tools.Text("three")} },
 			[]tools.Content{tools.Text("three")}},
 		{"render returning nil is empty content", tools.Output{Value: 3}, func(any) []tools.Content { return nil },
@@ -573,13 +578,13 @@ func TestPreCanceledNeverDispatches(t *testing.T) {
 		{"canceled by a guard", func() (context.Context, func(*tools.Registry)) {
 			ctx, cancel := context.WithCancel(context.Background())
 			return ctx, func(r *tools.Registry) {
-				r.OnGuard(nil, "*", func(context.Context, tools.Call) error { cancel(); return nil })
+				r.OnGuard(testScope(t), "*", func(context.Context, tools.Call) error { cancel(); return nil })
 			}
 		}, context.Canceled, true},
 		{"guard waiting for approval gives up", func() (context.Context, func(*tools.Registry)) {
 			ctx, cancel := context.WithCancel(context.Background())
 			return ctx, func(r *tools.Registry) {
-				r.OnGuard(nil, "*", func(ctx context.Context, _ tools.Call) error { cancel(); <-ctx.Done(); return ctx.Err() })
+				r.OnGuard(testScope(t), "*", func(ctx context.Context, _ tools.Call) error { cancel(); <-ctx.Done(); return ctx.Err() })
 			}
 		}, context.Canceled, true},
 	}
@@ -591,7 +596,7 @@ func TestPreCanceledNeverDispatches(t *testing.T) {
 				dispatched = true
 				return tools.Output{}, nil
 			}})
-			r.OnPreExecute(nil, "*", func(context.Context, *tools.Call) error { hooked = true; return nil })
+			r.OnPreExecute(testScope(t), "*", func(context.Context, *tools.Call) error { hooked = true; return nil })
 			ctx, install := tt.ctx()
 			if install != nil {
 				install(r)
@@ -615,7 +620,7 @@ func TestExecuteHoldsNoLock(t *testing.T) {
 	// its run, must not deadlock.
 	r := tools.New(nil)
 	mustRegister(t, r, tools.Definition{Name: "t", Execute: func(ctx context.Context, _ tools.Call) (tools.Output, error) {
-		unreg, err := r.Register(noop("inner"))
+		unreg, err := r.Register(testScope(t), noop("inner"))
 		if err != nil {
 			return tools.Output{}, err
 		}
@@ -623,8 +628,8 @@ func TestExecuteHoldsNoLock(t *testing.T) {
 		a, err := r.Assemble(ctx, testCaller)
 		return tools.Output{Value: len(a.Tools)}, err
 	}})
-	r.OnGuard(nil, "*", func(context.Context, tools.Call) error {
-		r.OnPreExecute(nil, "unrelated", func(context.Context, *tools.Call) error { return nil })
+	r.OnGuard(testScope(t), "*", func(context.Context, tools.Call) error {
+		r.OnPreExecute(testScope(t), "unrelated", func(context.Context, *tools.Call) error { return nil })
 		return nil
 	})
 	res := r.Execute(context.Background(), testCaller, "t", nil)
@@ -646,7 +651,7 @@ func TestDispatchThroughExecute(t *testing.T) {
 		return tools.Output{Value: "v", Content: projection}, nil
 	}})
 	mustRegister(t, r, noop("mcp__s__denied"))
-	r.OnGuard(nil, "mcp__s__denied", func(context.Context, tools.Call) error { return errNeedsApproval })
+	r.OnGuard(testScope(t), "mcp__s__denied", func(context.Context, tools.Call) error { return errNeedsApproval })
 	mustRegister(t, r, tools.Definition{Name: "mcp_call", Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
 		var in struct {
 			Tool      string          `json:"tool"`
@@ -715,7 +720,7 @@ func TestPostExecuteValueIdentity(t *testing.T) {
 					},
 					Render: func(any) []tools.Content { return []tools.Content{tools.Text("rendered")} },
 				})
-				r.OnPostExecute(nil, "*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
+				r.OnPostExecute(testScope(t), "*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
 					switch {
 					case replace:
 						res.Value = tt.replaced

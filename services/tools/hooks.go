@@ -3,7 +3,6 @@ package tools
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
 )
@@ -66,9 +65,10 @@ func matching[F any](hooks []*hook[F], name string) []F {
 	return out
 }
 
-// addHook appends fn to the list field selects, in a new hook set, and
-// returns its idempotent remover (also bound to s when s is not nil).
+// addHook appends fn to the list field selects, in a new hook set, bound to
+// s, and returns its idempotent remover.
 func addHook[F any](r *Registry, s *host.Scope, label, pattern string, fn F, field func(*hookSet) *[]*hook[F]) (remove func()) {
+	mustScope(s, label)
 	// A pattern whose literal characters break the name contract is a
 	// mistake (a regexp, a dotted name) that would silently never fire.
 	if literal := strings.ReplaceAll(pattern, "*", ""); pattern == "" || literal != "" && !ValidName(literal) {
@@ -79,19 +79,12 @@ func addHook[F any](r *Registry, s *host.Scope, label, pattern string, fn F, fie
 		l := field(set)
 		*l = append(slices.Clip(*l), h)
 	})
-	var once sync.Once
-	remove = func() {
-		once.Do(func() {
-			r.updateHooks(func(set *hookSet) {
-				l := field(set)
-				*l = slices.DeleteFunc(slices.Clone(*l), func(x *hook[F]) bool { return x == h })
-			})
+	return s.Effect("tools "+label+" "+pattern, func() {
+		r.updateHooks(func(set *hookSet) {
+			l := field(set)
+			*l = slices.DeleteFunc(slices.Clone(*l), func(x *hook[F]) bool { return x == h })
 		})
-	}
-	if s != nil {
-		s.OnDispose(label+" "+pattern, func() error { remove(); return nil })
-	}
-	return remove
+	})
 }
 
 func (r *Registry) updateHooks(change func(*hookSet)) {
@@ -107,10 +100,11 @@ func (r *Registry) updateHooks(change func(*hookSet)) {
 // run in registration order, each seeing the arguments as the previous one
 // left them. A hook may replace call.Args; changes to call.Name and
 // call.Caller are ignored. An error refuses the call (a *RefusalError at
-// StagePreExecute, unless it is the caller's own cancellation). With a
-// non-nil scope the hook goes away when the scope is disposed.
+// StagePreExecute, unless it is the caller's own cancellation). The hook
+// goes away when s is disposed, or earlier by remove; a nil s panics, as it
+// does for every hook.
 func (r *Registry) OnPreExecute(s *host.Scope, pattern string, fn PreExecuteHook) (remove func()) {
-	return addHook(r, s, "tools pre-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PreExecuteHook] { return &h.pre })
+	return addHook(r, s, "pre-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PreExecuteHook] { return &h.pre })
 }
 
 // OnGuard registers a guard for tools whose name matches pattern. Guards run
@@ -118,7 +112,7 @@ func (r *Registry) OnPreExecute(s *host.Scope, pattern string, fn PreExecuteHook
 // returns an error denies the call with that reason (a *RefusalError at
 // StageGuard).
 func (r *Registry) OnGuard(s *host.Scope, pattern string, fn GuardHook) (remove func()) {
-	return addHook(r, s, "tools guard", pattern, fn, func(h *hookSet) *[]*hook[GuardHook] { return &h.guard })
+	return addHook(r, s, "guard", pattern, fn, func(h *hookSet) *[]*hook[GuardHook] { return &h.guard })
 }
 
 // OnPostExecute registers a hook for tools whose name matches pattern. It
@@ -126,5 +120,5 @@ func (r *Registry) OnGuard(s *host.Scope, pattern string, fn GuardHook) (remove 
 // registration order. See PostExecuteHook for what it may change; its
 // changes take precedence over the tool's own projection.
 func (r *Registry) OnPostExecute(s *host.Scope, pattern string, fn PostExecuteHook) (remove func()) {
-	return addHook(r, s, "tools post-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PostExecuteHook] { return &h.post })
+	return addHook(r, s, "post-execute hook", pattern, fn, func(h *hookSet) *[]*hook[PostExecuteHook] { return &h.post })
 }

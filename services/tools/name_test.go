@@ -60,7 +60,7 @@ func TestNameContract(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("CheckName(%q) = %q, want it to contain %q", tt.name, err, tt.want)
 			}
-			_, rerr := tools.New(nil).Register(noop(tt.name))
+			_, rerr := tools.New(nil).Register(testScope(t), noop(tt.name))
 			if !errors.Is(rerr, tools.ErrInvalidName) {
 				t.Errorf("Register(%q) = %v, want ErrInvalidName", tt.name, rerr)
 			}

@@ -35,14 +35,22 @@ type Registry struct {
 	hookMu sync.Mutex              // serializes hook set writers
 	hooks  atomic.Pointer[hookSet] // copy on write; nil means no hooks
 
-	changes  host.Event[Change]
-	assemble host.Waterfall[Assembly]
+	changes   host.Event[Change]
+	assembled host.Event[struct{}] // what Assemble returns may have changed
+	assemble  host.Waterfall[Assembly]
 
-	// Change delivery: changes queue in the order they happened and one
-	// goroutine at a time delivers them (see notify).
+	// Notice delivery: notices queue in the order they happened and one
+	// goroutine at a time delivers them (see drain).
 	evMu       sync.Mutex
-	evQueue    []Change
+	evQueue    []notice
 	evDraining bool
+}
+
+// notice is one queued delivery: a tool change (then an assembly change),
+// or an assembly change alone.
+type notice struct {
+	change Change
+	tool   bool // change is set
 }
 
 // entry is one registration. Its identity (the pointer), not its name,
@@ -76,15 +84,23 @@ func (r *Registry) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Register adds def. A name outside ^[A-Za-z0-9_-]{1,64}$ (ErrInvalidName)
-// or already taken (ErrDuplicateName, naming the holder) is an error, as is
-// a definition without Execute, an InputSchema that is not a JSON object or
-// an OutputSchema that does not resolve (ErrInvalidDefinition).
+// Register adds def on behalf of the plugin instance whose scope is s: the
+// tool goes away when s is disposed, and def.Origin.Instance is s's id
+// (Server and RawName are the caller's). A nil s panics: a registration
+// must belong to someone.
+//
+// A name outside ^[A-Za-z0-9_-]{1,64}$ (ErrInvalidName) or already taken
+// (ErrDuplicateName, naming the holder) is an error, as is a definition
+// without Execute, an InputSchema that is not a JSON object or an
+// OutputSchema that does not resolve (ErrInvalidDefinition).
 //
 // The schemas are copied: the caller may reuse its buffers. unregister
-// removes this registration and no other (not a later one under the same
-// name); it is idempotent and safe to call from any goroutine.
-func (r *Registry) Register(def Definition) (unregister func(), err error) {
+// removes this registration earlier than dispose, and no other (not a
+// later one under the same name); it is idempotent, safe to call from any
+// goroutine, and leaves nothing behind on s.
+func (r *Registry) Register(s *host.Scope, def Definition) (unregister func(), err error) {
+	mustScope(s, "Register")
+	def.Origin.Instance = s.ID()
 	e, err := newEntry(def)
 	if err != nil {
 		return nil, err
@@ -100,12 +116,19 @@ func (r *Registry) Register(def Definition) (unregister func(), err error) {
 	}
 	r.tools[def.Name] = e
 	r.sorted = nil
-	r.enqueue(Change{Kind: Registered, Name: def.Name, Origin: def.Origin})
+	r.enqueue(notice{change: Change{Kind: Registered, Name: def.Name, Origin: def.Origin}, tool: true})
 	r.mu.Unlock()
 	r.drain()
 
-	var once sync.Once
-	return func() { once.Do(func() { r.remove(e) }) }, nil
+	return s.Effect("tool "+def.Name, func() { r.remove(e) }), nil
+}
+
+// mustScope panics when a registration comes without its owner's scope: a
+// programming error that would otherwise leak the registration.
+func mustScope(s *host.Scope, what string) {
+	if s == nil {
+		panic("tools: " + what + " needs the registering plugin's *host.Scope, got nil (in a test, use host.NewScope)")
+	}
 }
 
 func (r *Registry) remove(e *entry) {
@@ -116,7 +139,7 @@ func (r *Registry) remove(e *entry) {
 	}
 	delete(r.tools, e.def.Name)
 	r.sorted = nil
-	r.enqueue(Change{Kind: Unregistered, Name: e.def.Name, Origin: e.def.Origin})
+	r.enqueue(notice{change: Change{Kind: Unregistered, Name: e.def.Name, Origin: e.def.Origin}, tool: true})
 	r.mu.Unlock()
 	r.drain()
 }
@@ -248,14 +271,16 @@ func (r *Registry) all() []*entry {
 	return r.sorted
 }
 
-// OnChange follows registrations and unregistrations. Handlers run one at a
-// time, in the order the changes happened; a change made by a handler (or
-// concurrently by another goroutine) is delivered after the running handler
-// returns, possibly on another goroutine. To start from the current set,
-// call List after OnChange.
+// OnChange follows registrations and unregistrations until s is disposed
+// (or remove is called). Handlers run one at a time, in the order the
+// changes happened, never under a registry lock; a change made by a handler
+// (or concurrently by another goroutine) is delivered after the running
+// handler returns, possibly on another goroutine. A panicking handler is
+// logged and does not keep the others from the change. To start from the
+// current set, call List after OnChange. A nil s panics.
 func (r *Registry) OnChange(s *host.Scope, fn func(Change)) (remove func()) {
-	return r.changes.On(s, func(c Change) {
-		// A panicking handler must not keep the others from the change.
+	mustScope(s, "OnChange")
+	off := r.changes.On(nil, func(c Change) {
 		defer func() {
 			if p := recover(); p != nil {
 				r.log().Error("tool change handler panicked", "tool", c.Name, "change", c.Kind, "panic", p)
@@ -263,17 +288,47 @@ func (r *Registry) OnChange(s *host.Scope, fn func(Change)) (remove func()) {
 		}()
 		fn(c)
 	})
+	return s.Effect("tools change handler", off)
 }
 
-// enqueue records a change; the caller holds r.mu, so the queue has the
-// order of the map's mutations.
-func (r *Registry) enqueue(c Change) {
+// OnAssemblyChange calls fn, until s is disposed (or remove is called),
+// whenever what Assemble returns may have changed: a tool was registered
+// or unregistered, an assemble handler was added or removed, or a plugin
+// called AssemblyChanged. It is delivered like OnChange (one at a time, in
+// order, never under a registry lock; a panic is logged), after the Change
+// handlers of the same change. There is one call per change: a consumer
+// that rebuilds something costly debounces on its own. A nil s panics.
+func (r *Registry) OnAssemblyChange(s *host.Scope, fn func()) (remove func()) {
+	mustScope(s, "OnAssemblyChange")
+	off := r.assembled.On(nil, func(struct{}) {
+		defer func() {
+			if p := recover(); p != nil {
+				r.log().Error("tool assembly change handler panicked", "panic", p)
+			}
+		}()
+		fn()
+	})
+	return s.Effect("tools assembly change handler", off)
+}
+
+// AssemblyChanged announces to OnAssemblyChange handlers that Assemble's
+// output changed for a reason the registry cannot see: an assemble
+// handler whose output depends on its plugin's own state (a server
+// disabled by a command) calls it when that state changes.
+func (r *Registry) AssemblyChanged() {
+	r.enqueue(notice{})
+	r.drain()
+}
+
+// enqueue records a notice; for a tool change the caller holds r.mu, so the
+// queue has the order of the map's mutations.
+func (r *Registry) enqueue(n notice) {
 	r.evMu.Lock()
-	r.evQueue = append(r.evQueue, c)
+	r.evQueue = append(r.evQueue, n)
 	r.evMu.Unlock()
 }
 
-// drain delivers queued changes unless another goroutine (or an outer frame
+// drain delivers queued notices unless another goroutine (or an outer frame
 // of this one) already is; that one then delivers them.
 func (r *Registry) drain() {
 	r.evMu.Lock()
@@ -283,11 +338,14 @@ func (r *Registry) drain() {
 	}
 	r.evDraining = true
 	for len(r.evQueue) > 0 {
-		c := r.evQueue[0]
-		r.evQueue[0] = Change{}
+		n := r.evQueue[0]
+		r.evQueue[0] = notice{}
 		r.evQueue = r.evQueue[1:]
 		r.evMu.Unlock()
-		r.changes.Emit(c)
+		if n.tool {
+			r.changes.Emit(n.change)
+		}
+		r.assembled.Emit(struct{}{})
 		r.evMu.Lock()
 	}
 	r.evQueue = nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,9 +28,23 @@ func noop(name string) tools.Definition {
 	}
 }
 
+// newScope returns a scope called id, disposed when the test ends.
+func newScope(t testing.TB, id string) *host.Scope {
+	s := host.NewScope(context.Background(), id, nil)
+	t.Cleanup(func() {
+		if err := s.Dispose(time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// testScope is the scope of a registration whose owner does not matter.
+func testScope(t testing.TB) *host.Scope { return newScope(t, "test") }
+
 func mustRegister(t testing.TB, r *tools.Registry, def tools.Definition) func() {
 	t.Helper()
-	unregister, err := r.Register(def)
+	unregister, err := r.Register(testScope(t), def)
 	if err != nil {
 		t.Fatalf("Register(%q): %v", def.Name, err)
 	}
@@ -42,13 +57,14 @@ func TestRegisterDuplicate(t *testing.T) {
 	r := tools.New(nil)
 	first := noop("mcp__github__search")
 	first.Description = "first"
-	first.Origin = tools.Origin{Instance: "github", Server: "github", RawName: "search"}
-	mustRegister(t, r, first)
+	first.Origin = tools.Origin{Server: "github", RawName: "search"}
+	if _, err := r.Register(newScope(t, "github"), first); err != nil {
+		t.Fatal(err)
+	}
 
 	second := noop("mcp__github__search")
 	second.Description = "second"
-	second.Origin = tools.Origin{Instance: "other"}
-	unregister, err := r.Register(second)
+	unregister, err := r.Register(newScope(t, "other"), second)
 	if !errors.Is(err, tools.ErrDuplicateName) {
 		t.Fatalf("second Register = %v, want ErrDuplicateName", err)
 	}
@@ -65,23 +81,107 @@ func TestRegisterDuplicate(t *testing.T) {
 	}
 }
 
+// TestRegisterOrigin: the instance comes from the scope, whatever the
+// definition says; the server and raw name are the caller's.
+func TestRegisterOrigin(t *testing.T) {
+	r := tools.New(nil)
+	d := noop("mcp__gh__search")
+	d.Origin = tools.Origin{Instance: "forged", Server: "gh", RawName: "search"}
+	if _, err := r.Register(newScope(t, "github"), d); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := r.Get("mcp__gh__search")
+	if diff := cmp.Diff(tools.Origin{Instance: "github", Server: "gh", RawName: "search"}, got.Origin); diff != "" {
+		t.Errorf("Origin (-want +got):\n%s", diff)
+	}
+}
+
+// TestRegisterOwnedByScope: dispose removes what the scope registered and
+// only that; an unregister called first leaves nothing on the scope, and a
+// later dispose does not remove a newer registration of the same name.
+func TestRegisterOwnedByScope(t *testing.T) {
+	r := tools.New(nil)
+	s := host.NewScope(context.Background(), "owner", nil)
+	mine, err := r.Register(s, noop("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(s, noop("kept")); err != nil {
+		t.Fatal(err)
+	}
+	other := mustRegister(t, r, noop("other"))
+	defer other()
+	if diff := cmp.Diff([]string{"tool mine", "tool kept"}, s.Effects()); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	mine()
+	if diff := cmp.Diff([]string{"tool kept"}, s.Effects()); diff != "" {
+		t.Errorf("an early unregister left something on the scope (-want +got):\n%s", diff)
+	}
+	// A newer registration of the released name, by someone else, must
+	// survive the first owner's dispose.
+	mustRegister(t, r, noop("mine"))
+	if err := s.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"mine", "other"}, r.Names(testCaller)); diff != "" {
+		t.Errorf("after dispose (-want +got):\n%s", diff)
+	}
+}
+
+// TestNilScopePanics: every registration needs its owner.
+func TestNilScopePanics(t *testing.T) {
+	r := tools.New(nil)
+	calls := map[string]func(){
+		"Register":     func() { r.Register(nil, noop("t")) },
+		"OnPreExecute": func() { r.OnPreExecute(nil, "*", func(context.Context, *tools.Call) error { return nil }) },
+		"OnGuard":      func() { r.OnGuard(nil, "*", func(context.Context, tools.Call) error { return nil }) },
+		"OnPostExecute": func() {
+			r.OnPostExecute(nil, "*", func(context.Context, tools.Call, *tools.Result) error { return nil })
+		},
+		"OnAssemble": func() {
+			r.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+				return next(ctx, a)
+			})
+		},
+		"OnChange":         func() { r.OnChange(nil, func(tools.Change) {}) },
+		"OnAssemblyChange": func() { r.OnAssemblyChange(nil, func() {}) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				p := recover()
+				if msg, _ := p.(string); !strings.Contains(msg, "*host.Scope") {
+					t.Errorf("panic = %v, want one that names the missing scope", p)
+				}
+			}()
+			call()
+		})
+	}
+	if r.Len() != 0 {
+		t.Errorf("a registration without a scope was kept: %v", r.Names(testCaller))
+	}
+}
+
 func TestUnregisterIdentity(t *testing.T) {
 	r := tools.New(nil)
 	var changes []tools.Change
-	r.OnChange(nil, func(c tools.Change) { changes = append(changes, c) })
+	r.OnChange(testScope(t), func(c tools.Change) { changes = append(changes, c) })
 
-	a := noop("t")
-	a.Origin.Instance = "a"
-	unregA := mustRegister(t, r, a)
+	unregA, err := r.Register(newScope(t, "a"), noop("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	unregA()
 	unregA() // idempotent
 	if _, ok := r.Get("t"); ok {
 		t.Fatal("t still registered after unregister")
 	}
 
-	b := noop("t")
-	b.Origin.Instance = "b"
-	unregB := mustRegister(t, r, b)
+	unregB, err := r.Register(newScope(t, "b"), noop("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	unregA() // must not remove b
 	got, ok := r.Get("t")
 	if !ok || got.Origin.Instance != "b" {
@@ -119,7 +219,7 @@ func TestRegisterInvalidDefinition(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := base
 			tt.mod(&d)
-			_, err := tools.New(nil).Register(d)
+			_, err := tools.New(nil).Register(testScope(t), d)
 			if !errors.Is(err, tools.ErrInvalidDefinition) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Register = %v, want ErrInvalidDefinition mentioning %q", err, tt.want)
 			}
@@ -180,12 +280,12 @@ func TestChangeHandlerReentrant(t *testing.T) {
 	r := tools.New(nil)
 	var got []string
 	var unregShadow func()
-	r.OnChange(nil, func(c tools.Change) {
+	r.OnChange(testScope(t), func(c tools.Change) {
 		got = append(got, fmt.Sprintf("%s %s", c.Kind, c.Name))
 		// A handler that registers a companion tool must not deadlock,
 		// and its change comes after the one being delivered.
 		if c.Kind == tools.Registered && c.Name == "main" {
-			u, err := r.Register(noop("shadow"))
+			u, err := r.Register(testScope(t), noop("shadow"))
 			if err != nil {
 				t.Errorf("Register from a change handler: %v", err)
 				return
@@ -193,13 +293,13 @@ func TestChangeHandlerReentrant(t *testing.T) {
 			unregShadow = u
 		}
 	})
-	r.OnChange(nil, func(c tools.Change) {
+	r.OnChange(testScope(t), func(c tools.Change) {
 		if c.Name == "boom" {
 			panic("handler bug")
 		}
 	})
 	var after []string
-	r.OnChange(nil, func(c tools.Change) { after = append(after, c.Name) })
+	r.OnChange(testScope(t), func(c tools.Change) { after = append(after, c.Name) })
 
 	unreg := mustRegister(t, r, noop("main"))
 	mustRegister(t, r, noop("boom"))
@@ -252,7 +352,7 @@ func TestConcurrency(t *testing.T) {
 	var changes sync.WaitGroup
 	var mu sync.Mutex
 	seen := map[string]int{}
-	r.OnChange(nil, func(c tools.Change) {
+	r.OnChange(testScope(t), func(c tools.Change) {
 		mu.Lock()
 		if c.Kind == tools.Registered {
 			seen[c.Name]++
@@ -261,6 +361,8 @@ func TestConcurrency(t *testing.T) {
 		}
 		mu.Unlock()
 	})
+	assemblies := 0
+	r.OnAssemblyChange(testScope(t), func() { mu.Lock(); assemblies++; mu.Unlock() })
 	ctx := context.Background()
 	const workers, rounds = 8, 200
 	for w := range workers {
@@ -269,7 +371,7 @@ func TestConcurrency(t *testing.T) {
 			defer changes.Done()
 			for i := range rounds {
 				name := fmt.Sprintf("w%d_%d", w, i%5)
-				unreg, err := r.Register(noop(name))
+				unreg, err := r.Register(testScope(t), noop(name))
 				if err != nil {
 					t.Errorf("Register(%s): %v", name, err)
 					return
@@ -278,13 +380,13 @@ func TestConcurrency(t *testing.T) {
 					t.Errorf("Execute(%s): %v", name, res.Err)
 				}
 				// Every worker races for one shared name.
-				if u, err := r.Register(noop("shared")); err == nil {
+				if u, err := r.Register(testScope(t), noop("shared")); err == nil {
 					r.Execute(ctx, testCaller, "shared", nil)
 					u()
 				} else if !errors.Is(err, tools.ErrDuplicateName) {
 					t.Errorf("Register(shared): %v", err)
 				}
-				remove := r.OnPreExecute(nil, "w*", func(context.Context, *tools.Call) error { return nil })
+				remove := r.OnPreExecute(testScope(t), "w*", func(context.Context, *tools.Call) error { return nil })
 				if _, err := r.Assemble(ctx, testCaller); err != nil {
 					t.Error(err)
 				}
@@ -303,20 +405,23 @@ func TestConcurrency(t *testing.T) {
 			t.Errorf("changes for %s do not balance: %+d", name, n)
 		}
 	}
+	if assemblies < 2*workers*rounds {
+		t.Errorf("%d assembly changes, want at least one per registration and unregistration (%d)", assemblies, 2*workers*rounds)
+	}
 }
 
 func TestHookPatternWarning(t *testing.T) {
 	var logs strings.Builder
 	r := tools.New(&tools.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for _, p := range []string{"*", "mcp__*", "mcp__*__search_*", strings.Repeat("a", 64) + "*"} {
-		r.OnGuard(nil, p, func(context.Context, tools.Call) error { return nil })
+		r.OnGuard(testScope(t), p, func(context.Context, tools.Call) error { return nil })
 	}
 	if logs.Len() != 0 {
 		t.Fatalf("warned about a usable pattern: %s", logs.String())
 	}
 	for _, p := range []string{"", "mcp.github.*", "mcp__(a|b)__*", strings.Repeat("a", 65) + "*"} {
 		logs.Reset()
-		r.OnGuard(nil, p, func(context.Context, tools.Call) error { return nil })
+		r.OnGuard(testScope(t), p, func(context.Context, tools.Call) error { return nil })
 		if !strings.Contains(logs.String(), "can match no tool name") {
 			t.Errorf("pattern %q: no warning", p)
 		}
@@ -341,5 +446,92 @@ func TestUnregisterDuringExecute(t *testing.T) {
 	close(release)
 	if res := <-done; res.Err != nil || res.Value != "done" {
 		t.Errorf("in-flight call: %+v", res)
+	}
+}
+
+// TestAssemblyChange: every cause of a change in what Assemble returns
+// fires the event once, after the Change handlers of the same change, and a
+// handler whose scope is disposed hears nothing more.
+func TestAssemblyChange(t *testing.T) {
+	var logs strings.Builder
+	r := tools.New(&tools.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var got []string
+	r.OnChange(testScope(t), func(c tools.Change) { got = append(got, c.Kind.String()+" "+c.Name) })
+	follower := host.NewScope(context.Background(), "follower", nil)
+	r.OnAssemblyChange(follower, func() { panic("handler bug") })
+	events := 0
+	r.OnAssemblyChange(follower, func() {
+		events++
+		// The registry is not locked: the handler may read it.
+		a, err := r.Assemble(context.Background(), testCaller)
+		if err != nil {
+			t.Error(err)
+		}
+		got = append(got, fmt.Sprintf("assembly (%d tools)", len(a.Tools)))
+	})
+	take := func() []string { out := got; got = nil; return out }
+	passthrough := func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		return next(ctx, a)
+	}
+
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"register", func() { mustRegister(t, r, noop("a")) }, []string{"registered a", "assembly (1 tools)"}},
+		{"unregister", func() { mustRegister(t, r, noop("b"))(); take() }, nil},
+		{"unregister, then", func() {
+			u := mustRegister(t, r, noop("b"))
+			take()
+			u()
+		}, []string{"unregistered b", "assembly (1 tools)"}},
+		{"dispose of a tool's scope", func() {
+			s := host.NewScope(context.Background(), "owner", nil)
+			if _, err := r.Register(s, noop("c")); err != nil {
+				t.Fatal(err)
+			}
+			take()
+			s.Dispose(time.Second)
+		}, []string{"unregistered c", "assembly (1 tools)"}},
+		{"assemble handler added", func() { r.OnAssemble(testScope(t), passthrough) }, []string{"assembly (1 tools)"}},
+		{"assemble handler removed", func() {
+			remove := r.OnAssemble(testScope(t), passthrough)
+			take()
+			remove()
+			remove() // idempotent: no second event
+		}, []string{"assembly (1 tools)"}},
+		{"assemble handler's scope disposed", func() {
+			s := host.NewScope(context.Background(), "folder", nil)
+			r.OnAssemble(s, passthrough)
+			take()
+			s.Dispose(time.Second)
+		}, []string{"assembly (1 tools)"}},
+		{"AssemblyChanged", r.AssemblyChanged, []string{"assembly (1 tools)"}},
+		{"a change handler registers a companion", func() {
+			s := testScope(t)
+			off := r.OnChange(s, func(c tools.Change) {
+				if c.Name == "main" && c.Kind == tools.Registered {
+					mustRegister(t, r, noop("shadow"))
+				}
+			})
+			mustRegister(t, r, noop("main"))
+			off()
+		}, []string{"registered main", "assembly (3 tools)", "registered shadow", "assembly (3 tools)"}},
+		{"follower disposed", func() {
+			follower.Dispose(time.Second)
+			mustRegister(t, r, noop("d"))
+			r.AssemblyChanged()
+		}, []string{"registered d"}},
+	}
+	for _, st := range steps {
+		st.do()
+		if diff := cmp.Diff(st.want, take()); diff != "" {
+			t.Errorf("%s: events (-want +got):\n%s", st.name, diff)
+		}
+	}
+	// A panicking handler is logged and keeps no other from the event.
+	if n := strings.Count(logs.String(), "assembly change handler panicked"); n != events || n == 0 {
+		t.Errorf("logged %d panics of the assembly change handler, want one per event (%d):\n%s", n, events, logs.String())
 	}
 }
