@@ -1,0 +1,295 @@
+package mcpclient
+
+// Conversion of the server entries other MCP clients write (the mcpServers
+// object of Claude Code, Claude Desktop and Cursor, the servers object of
+// VS Code) into mcp-client configs, for `dsh-host import`.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Imported is one server of another MCP client's configuration, converted.
+type Imported struct {
+	// Config is Defaults() with the server's own fields set.
+	Config Config
+	// Disabled is true when the other client has the server turned off.
+	Disabled bool
+	// Notes say what was renamed, rewritten or dropped, and why.
+	Notes []string
+}
+
+// ImportServer converts the entry of the server called name, as decoded
+// from JSON (a map[string]any; numbers as float64 or json.Number). Its
+// serverName is name made to match the serverName rule (see ServerNameFor),
+// avoiding the names taken reports as used. VS Code's ${env:VAR} becomes
+// ${VAR}, and ${input:NAME} and ${workspaceFolder} become environment
+// variables too, each with a note. The error, when not nil, says why the
+// server cannot be imported (an SSE server, neither a command nor a url, a
+// value of the wrong type).
+func ImportServer(name string, entry any, taken func(serverName string) bool) (Imported, error) {
+	fields, ok := entry.(map[string]any)
+	if !ok {
+		return Imported{}, errors.New("not a JSON object")
+	}
+	imp := Imported{Config: Defaults()}
+	cfg := &imp.Config
+	var typ string
+	for _, key := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[key]
+		var err error
+		switch key {
+		case "type", "transport":
+			typ, err = asString(v)
+		case "command":
+			cfg.Command, err = asString(v)
+		case "args":
+			cfg.Args, err = asStrings(v)
+		case "env":
+			cfg.Env, err = asStringMap(v)
+		case "cwd":
+			cfg.Cwd, err = asString(v)
+		case "url", "serverUrl":
+			cfg.URL, err = asString(v)
+		case "headers":
+			cfg.Headers, err = asStringMap(v)
+		case "disabled":
+			var ok bool
+			if imp.Disabled, ok = v.(bool); !ok {
+				err = errors.New("want true or false")
+			}
+		case "envFile":
+			imp.note("envFile is not supported: put those variables in the environment of dsh-host, or in env")
+		default:
+			imp.note("key %q has no equivalent and is ignored", key)
+		}
+		if err != nil {
+			return imp, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	switch strings.ToLower(typ) {
+	case "sse":
+		return imp, errors.New("SSE transport is not supported (dsh-host speaks stdio and Streamable HTTP); if the server also serves Streamable HTTP (often at /mcp), add it with transport: streamable-http")
+	case "http", "streamable-http", "streamablehttp", "streamable_http":
+		cfg.Transport = TransportStreamableHTTP
+	case "stdio":
+		cfg.Transport = TransportStdio
+	case "":
+		switch {
+		case cfg.Command != "":
+			cfg.Transport = TransportStdio
+		case cfg.URL != "":
+			cfg.Transport = TransportStreamableHTTP
+			if strings.HasSuffix(strings.TrimRight(cfg.URL, "/"), "/sse") {
+				imp.note("the url ends in /sse, which usually means an SSE server; it is imported as Streamable HTTP and will fail to connect if it speaks only SSE")
+			}
+		}
+	default:
+		return imp, fmt.Errorf("unknown type %q", typ)
+	}
+	switch cfg.Transport {
+	case TransportStdio:
+		if cfg.Command == "" {
+			return imp, errors.New("stdio server without a command")
+		}
+		if cfg.URL != "" || len(cfg.Headers) > 0 {
+			imp.note("url and headers are ignored for a stdio server")
+			cfg.URL, cfg.Headers = "", nil
+		}
+	case TransportStreamableHTTP:
+		if cfg.URL == "" {
+			return imp, errors.New("HTTP server without a url")
+		}
+		if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Cwd != "" {
+			imp.note("command, args, env and cwd are ignored for an HTTP server")
+			cfg.Command, cfg.Args, cfg.Env, cfg.Cwd = "", nil, nil, ""
+		}
+	default:
+		return imp, errors.New("neither a command (stdio) nor a url (HTTP)")
+	}
+	imp.convertVars(&cfg.Command)
+	imp.convertVars(&cfg.Cwd)
+	imp.convertVars(&cfg.URL)
+	for i := range cfg.Args {
+		imp.convertVars(&cfg.Args[i])
+	}
+	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v := m[k]
+			imp.convertVars(&v)
+			m[k] = v
+		}
+	}
+	cfg.ServerName = ServerNameFor(name, taken)
+	if cfg.ServerName != name {
+		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNamePattern)
+	}
+	return imp, nil
+}
+
+func (imp *Imported) note(format string, args ...any) {
+	imp.Notes = append(imp.Notes, fmt.Sprintf(format, args...))
+}
+
+// ServerNameFor returns name made to match the serverName rule, which also
+// makes it a valid composition entry id: every run of other characters
+// becomes "_", leading "_" and "-" and trailing "_" go, and it is cut to
+// the rule's length ("server" if nothing is left). When taken reports the
+// result as used, a suffix _2, _3... is added (within the length).
+func ServerNameFor(name string, taken func(serverName string) bool) string {
+	var b strings.Builder
+	replaced := false
+	for _, r := range name {
+		if serverNamePattern.MatchString(string(r)) {
+			b.WriteRune(r)
+			replaced = false
+		} else if !replaced {
+			b.WriteByte('_')
+			replaced = true
+		}
+	}
+	// An entry id starts with a letter or a digit.
+	id := strings.TrimRight(strings.TrimLeft(b.String(), "_-"), "_")
+	id = fit(id, "")
+	if id == "" {
+		id = "server"
+	}
+	out := id
+	for n := 2; taken != nil && taken(out); n++ {
+		out = fit(id, "_"+strconv.Itoa(n))
+	}
+	return out
+}
+
+// fit returns base, cut as little as needed for base+suffix to match the
+// serverName rule, followed by suffix.
+func fit(base, suffix string) string {
+	for len(base) > 0 && !serverNamePattern.MatchString(base+suffix) {
+		base = base[:len(base)-1]
+	}
+	return base + suffix
+}
+
+// vscodeVar matches VS Code's ${env:VAR}, ${input:id} and ${workspaceFolder}
+// style variables (a colon, or a name the composition cannot expand).
+var vscodeVar = regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator)\}`)
+
+// convertVars rewrites VS Code variables in *s into the composition's
+// ${VAR} syntax; ${VAR} and ${VAR:-default} (Claude Code) pass through.
+func (imp *Imported) convertVars(s *string) {
+	*s = vscodeVar.ReplaceAllStringFunc(*s, func(m string) string {
+		sub := vscodeVar.FindStringSubmatch(m)
+		switch {
+		case sub[1] == "env":
+			return "${" + sub[2] + "}"
+		case sub[1] == "input":
+			name := envName(sub[2])
+			imp.note("VS Code prompts for input %q; here it is the environment variable %s", sub[2], name)
+			return "${" + name + "}"
+		case sub[3] == "userHome":
+			return "${HOME}"
+		default:
+			name := envName(sub[3])
+			imp.note("${%s} is the environment variable %s here (default: the current directory)", sub[3], name)
+			return "${" + name + ":-.}"
+		}
+	})
+}
+
+// envName turns "api-key" or "workspaceFolder" into API_KEY or
+// WORKSPACE_FOLDER.
+func envName(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		case r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func asString(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("want a string, not %s", jsonType(v))
+	}
+	return s, nil
+}
+
+func asStrings(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want a list of strings, not %s", jsonType(v))
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		s, err := asString(e)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// asStringMap decodes an object of scalars; numbers and booleans become
+// their text, null the empty string.
+func asStringMap(v any) (map[string]string, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want an object, not %s", jsonType(v))
+	}
+	out := make(map[string]string, len(obj))
+	for k, e := range obj {
+		switch e := e.(type) {
+		case string:
+			out[k] = e
+		case json.Number:
+			out[k] = e.String()
+		case float64:
+			out[k] = strconv.FormatFloat(e, 'f', -1, 64)
+		case bool:
+			out[k] = strconv.FormatBool(e)
+		case nil:
+			out[k] = ""
+		default:
+			return nil, fmt.Errorf("%s: want a string, not %s", k, jsonType(e))
+		}
+	}
+	return out, nil
+}
+
+// jsonType names the JSON type of a decoded value, for errors.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,153 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+func TestImportServer(t *testing.T) {
+	stdio := func(edit func(*Config)) Config {
+		c := Defaults()
+		c.Transport, c.ServerName, c.Command = TransportStdio, "s", "npx"
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
+	http := func(edit func(*Config)) Config {
+		c := Defaults()
+		c.Transport, c.ServerName, c.URL = TransportStreamableHTTP, "s", "https://example.com/mcp"
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
+	tests := []struct {
+		name      string
+		entry     string
+		want      Config
+		disabled  bool
+		wantNotes []string
+		wantErr   string
+	}{
+		{name: "stdio by command", entry: `{"command": "npx", "args": ["-y", "pkg"], "env": {"A": "1", "N": 10, "B": true, "Z": null}, "cwd": "/tmp"}`,
+			want: stdio(func(c *Config) {
+				c.Args, c.Env, c.Cwd = []string{"-y", "pkg"}, map[string]string{"A": "1", "N": "10", "B": "true", "Z": ""}, "/tmp"
+			})},
+		{name: "stdio by type", entry: `{"type": "stdio", "command": "npx"}`, want: stdio(nil)},
+		{name: "http by type", entry: `{"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${T:-}"}}`,
+			want: http(func(c *Config) { c.Headers = map[string]string{"Authorization": "Bearer ${T:-}"} })},
+		{name: "streamable-http spelled otherwise", entry: `{"transport": "streamableHttp", "serverUrl": "https://example.com/mcp"}`, want: http(nil)},
+		{name: "http by url", entry: `{"url": "https://example.com/mcp"}`, want: http(nil)},
+		{name: "url ending in /sse", entry: `{"url": "https://example.com/sse/"}`,
+			want:      http(func(c *Config) { c.URL = "https://example.com/sse/" }),
+			wantNotes: []string{"the url ends in /sse, which usually means an SSE server; it is imported as Streamable HTTP and will fail to connect if it speaks only SSE"}},
+		{name: "disabled", entry: `{"command": "npx", "disabled": true}`, want: stdio(nil), disabled: true},
+		{name: "unknown keys, in key order", entry: `{"command": "npx", "zeta": 1, "autoApprove": []}`, want: stdio(nil),
+			wantNotes: []string{`key "autoApprove" has no equivalent and is ignored`, `key "zeta" has no equivalent and is ignored`}},
+		{name: "envFile", entry: `{"command": "npx", "envFile": ".env"}`, want: stdio(nil),
+			wantNotes: []string{"envFile is not supported: put those variables in the environment of dsh-host, or in env"}},
+		{name: "VS Code variables", entry: `{"command": "${userHome}/bin/s", "args": ["${env:HOME}", "${input:api-key}"], "cwd": "${workspaceFolder}"}`,
+			want: stdio(func(c *Config) {
+				c.Command, c.Args, c.Cwd = "${HOME}/bin/s", []string{"${HOME}", "${API_KEY}"}, "${WORKSPACE_FOLDER:-.}"
+			}),
+			wantNotes: []string{
+				"${workspaceFolder} is the environment variable WORKSPACE_FOLDER here (default: the current directory)",
+				`VS Code prompts for input "api-key"; here it is the environment variable API_KEY`,
+			}},
+		{name: "http fields on stdio dropped", entry: `{"type": "stdio", "command": "npx", "url": "https://x", "headers": {"A": "b"}}`, want: stdio(nil),
+			wantNotes: []string{"url and headers are ignored for a stdio server"}},
+		{name: "stdio fields on http dropped", entry: `{"type": "http", "url": "https://example.com/mcp", "command": "npx", "args": ["a"]}`, want: http(nil),
+			wantNotes: []string{"command, args, env and cwd are ignored for an HTTP server"}},
+		{name: "sse", entry: `{"type": "sse", "url": "https://example.com/sse"}`, wantErr: "SSE transport is not supported"},
+		{name: "unknown type", entry: `{"type": "ws", "url": "https://example.com"}`, wantErr: `unknown type "ws"`},
+		{name: "neither", entry: `{"args": ["a"]}`, wantErr: "neither a command (stdio) nor a url (HTTP)"},
+		{name: "stdio without command", entry: `{"type": "stdio"}`, wantErr: "stdio server without a command"},
+		{name: "http without url", entry: `{"type": "http"}`, wantErr: "HTTP server without a url"},
+		{name: "args not a list", entry: `{"command": "a", "args": "b"}`, wantErr: "args: want a list of strings, not a string"},
+		{name: "arg not a string", entry: `{"command": "a", "args": ["b", 1]}`, wantErr: "args: [1]: want a string, not a number"},
+		{name: "env not an object", entry: `{"command": "a", "env": ["b"]}`, wantErr: "env: want an object, not a list"},
+		{name: "env value an object", entry: `{"command": "a", "env": {"X": {}}}`, wantErr: "env: X: want a string, not an object"},
+		{name: "disabled not a boolean", entry: `{"command": "a", "disabled": "yes"}`, wantErr: "disabled: want true or false"},
+		{name: "not an object", entry: `["command"]`, wantErr: "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dec := json.NewDecoder(strings.NewReader(tt.entry))
+			dec.UseNumber()
+			var entry any
+			if err := dec.Decode(&entry); err != nil {
+				t.Fatal(err)
+			}
+			imp, err := ImportServer("s", entry, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, imp.Config); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+			if imp.Disabled != tt.disabled {
+				t.Errorf("disabled = %v", imp.Disabled)
+			}
+			if diff := cmp.Diff(tt.wantNotes, imp.Notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+			// Variables are the host's to expand; the rest must satisfy
+			// the plugin's own check.
+			if !strings.Contains(tt.entry, "${") {
+				if err := imp.Config.Validate(); err != nil {
+					t.Errorf("the plugin rejects the config: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestServerNameFor checks the names it makes against both rules they must
+// meet: the plugin's serverName rule and the host's entry id rule (through
+// a composition that uses the name as both).
+func TestServerNameFor(t *testing.T) {
+	taken := map[string]bool{}
+	tests := []struct{ in, want string }{
+		{"github", "github"},
+		{"Brave Search", "Brave_Search"},
+		{"@scope/pkg.name", "scope_pkg_name"},
+		{"a..b", "a_b"},
+		{"-lead-", "lead-"},
+		{"!!!", "server"},
+		{"ünï", "n"},
+		{strings.Repeat("a", 40), strings.Repeat("a", 32)},
+		{strings.Repeat("a", 40), strings.Repeat("a", 30) + "_2"},
+		{"github", "github_2"},
+		{"github", "github_3"},
+	}
+	var comp bytes.Buffer
+	comp.WriteString("plugins:\n")
+	for _, tt := range tests {
+		got := ServerNameFor(tt.in, func(s string) bool { return taken[s] })
+		if got != tt.want {
+			t.Errorf("ServerNameFor(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		taken[got] = true
+		if !serverNamePattern.MatchString(got) {
+			t.Errorf("%q does not match the serverName rule", got)
+		}
+		fmt.Fprintf(&comp, "  - {id: %q, name: x}\n", got)
+	}
+	if _, err := host.ParseComposition("c.yml", comp.Bytes(), nil); err != nil {
+		t.Errorf("a name is no valid entry id: %v", err)
+	}
+}
