@@ -1,7 +1,9 @@
 package main
 
 // `dsh-host import`: convert the mcpServers JSON that Claude Code, Claude
-// Desktop, Cursor and VS Code write into composition entries.
+// Desktop, Cursor and VS Code write into composition entries. The
+// conversion of each server is mcp-client's (mcpclient.ImportServer); this
+// file reads, renders and writes.
 
 import (
 	"bytes"
@@ -9,20 +11,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
+	"github.com/dsh-host/dsh-host/internal/yamledit"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 func cmdImport(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("import", "<file|-> [--write] [-c FILE]", `
+	fs := flagSet("import", "<file|-> [--write [-c FILE | --dir DIR]]", `
 Import reads an MCP client's server list and prints the equivalent composition
 entries (YAML) on stdout. It understands the mcpServers object of Claude
 Code's .mcp.json, claude_desktop_config.json and Cursor's mcp.json (command,
@@ -32,9 +33,14 @@ ${input:NAME} become ${VAR} and ${NAME}. SSE servers are skipped with a note:
 dsh-host speaks stdio and Streamable HTTP.
 
 With --write the entries are appended to the composition named by -c, keeping
-its comments; an id that is already there is refused and nothing is written.`)
-	file := fs.String("c", "composition.yml", "composition `file` that --write appends to")
-	write := fs.Bool("write", false, "append the entries to the composition instead of printing them")
+its comments. With --write --dir DIR each server goes to a file of its own,
+DIR/<id>.yml, holding a plugins list of one entry: list DIR/*.yml under the
+composition's include key. Either way an id or serverName the composition
+(or DIR) already uses, or a file that exists, is refused and nothing is
+written.`)
+	file := fs.String("c", "composition.yml", "composition `file` that --write appends to, or whose ids --dir avoids")
+	write := fs.Bool("write", false, "write the entries instead of printing them")
+	dir := fs.String("dir", "", "with --write, write one file per server into `DIR` instead of appending to -c")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -42,10 +48,15 @@ its comments; an id that is already there is refused and nothing is written.`)
 	if len(pos) != 1 {
 		return usageError(fs, io, "want one file to import (- for stdin)")
 	}
+	if *dir != "" && !*write {
+		return usageError(fs, io, "--dir goes with --write")
+	}
 	var data []byte
 	var err error
 	if pos[0] == "-" {
-		data, err = readAll(io.In)
+		var b bytes.Buffer
+		_, err = b.ReadFrom(io.In)
+		data = b.Bytes()
 	} else {
 		data, err = os.ReadFile(pos[0])
 	}
@@ -62,57 +73,46 @@ its comments; an id that is already there is refused and nothing is written.`)
 	if len(servers) == 0 {
 		return fail(io, "import", fmt.Errorf("%s: no server could be imported", pos[0]))
 	}
-	if !*write {
-		out, err := renderEntries(servers, notes, filepath.Base(pos[0]))
+	source := filepath.Base(pos[0])
+	switch {
+	case !*write:
+		out, err := render(servers, notes, source)
 		if err != nil {
 			return fail(io, "import", err)
 		}
 		io.Out.Write(out)
-		return exitOK
+	case *dir != "":
+		files, err := writeDir(*dir, *file, servers, source)
+		if err != nil {
+			return fail(io, "import", err)
+		}
+		pattern := filepath.Join(*dir, "*.yml")
+		if rel, err := filepath.Rel(filepath.Dir(*file), pattern); err == nil {
+			pattern = rel // include paths are the composition's
+		}
+		fmt.Fprintf(io.Out, "wrote %s; list %s under include: in %s if it is not there yet, then check it with: dsh-host check -c %s\n",
+			strings.Join(files, ", "), pattern, *file, *file)
+	default:
+		if err := appendEntries(*file, servers, source); err != nil {
+			return fail(io, "import", err)
+		}
+		fmt.Fprintf(io.Out, "%s: appended %d entries (%s); check it with: dsh-host check -c %s\n", *file, len(servers), ids(servers), *file)
 	}
-	n, err := appendEntries(*file, servers, filepath.Base(pos[0]))
-	if err != nil {
-		return fail(io, "import", err)
-	}
-	fmt.Fprintf(io.Out, "%s: appended %d entries (%s); check it with: dsh-host check -c %s\n", *file, n, ids(servers), *file)
 	return exitOK
 }
 
-func readAll(r io.Reader) ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(r)
-	return b.Bytes(), err
-}
-
-// importedServer is one server of an MCP client's config, as an mcp-client
-// entry.
-type importedServer struct {
-	id        string // also the serverName
-	source    string // its key in the imported file
-	transport string // "stdio" or "streamable-http"
-	command   string
-	args      []string
-	env       []kv
-	cwd       string
-	url       string
-	headers   []kv
-	disabled  bool
-	notes     []string
-}
-
-type kv struct{ key, value string }
-
-func ids(servers []importedServer) string {
+// An imported server's entry id is its serverName.
+func ids(servers []mcpclient.Imported) string {
 	var s []string
 	for _, sv := range servers {
-		s = append(s, sv.id)
+		s = append(s, sv.Config.ServerName)
 	}
 	return strings.Join(s, ", ")
 }
 
 // parseMCPServers reads the servers of an MCP client config, in file order.
 // notes says what was skipped or changed, and why.
-func parseMCPServers(data []byte) (servers []importedServer, notes []string, err error) {
+func parseMCPServers(data []byte) (servers []mcpclient.Imported, notes []string, err error) {
 	top, err := orderedObject(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
@@ -123,10 +123,7 @@ func parseMCPServers(data []byte) (servers []importedServer, notes []string, err
 		case "mcpServers", "servers": // Claude, Cursor; VS Code
 			list = f.raw
 		case "mcp": // VS Code settings.json: {"mcp": {"servers": {...}}}
-			inner, err := orderedObject(f.raw)
-			if err != nil {
-				continue
-			}
+			inner, _ := orderedObject(f.raw)
 			for _, g := range inner {
 				if g.key == "servers" {
 					list = g.raw
@@ -146,208 +143,39 @@ func parseMCPServers(data []byte) (servers []importedServer, notes []string, err
 	}
 	taken := map[string]bool{}
 	for _, e := range entries {
-		sv, skip := convertServer(e.key, e.raw)
-		if skip != "" {
-			notes = append(notes, fmt.Sprintf("skipped %q: %s", e.key, skip))
+		imp, err := importServer(e, taken)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("skipped %q: %v", e.key, err))
 			continue
 		}
-		sv.id = uniqueID(sanitizeID(e.key), taken)
-		if sv.id != e.key {
-			sv.notes = append(sv.notes, fmt.Sprintf("%q is renamed %q: ids and serverNames match ^[A-Za-z0-9_-]{1,32}$", e.key, sv.id))
+		taken[imp.Config.ServerName] = true
+		for _, n := range imp.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.key, n))
 		}
-		notes = append(notes, prefixed(e.key, sv.notes)...)
-		servers = append(servers, sv)
+		servers = append(servers, imp)
 	}
 	return servers, notes, nil
 }
 
-func prefixed(name string, notes []string) []string {
-	out := make([]string, len(notes))
-	for i, n := range notes {
-		out[i] = fmt.Sprintf("%s: %s", name, n)
+func importServer(e member, taken map[string]bool) (mcpclient.Imported, error) {
+	dec := json.NewDecoder(bytes.NewReader(e.raw))
+	dec.UseNumber() // numbers keep their text
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return mcpclient.Imported{}, err
 	}
-	return out
+	return mcpclient.ImportServer(e.key, v, func(s string) bool { return taken[s] })
 }
 
-// convertServer converts one server; skip, when not empty, says why it
-// cannot be imported.
-func convertServer(name string, raw json.RawMessage) (sv importedServer, skip string) {
-	fields, err := orderedObject(raw)
-	if err != nil {
-		return sv, "not a JSON object"
-	}
-	sv.source = name
-	var typ string
-	for _, f := range fields {
-		var err error
-		switch f.key {
-		case "type", "transport":
-			err = json.Unmarshal(f.raw, &typ)
-		case "command":
-			err = json.Unmarshal(f.raw, &sv.command)
-		case "args":
-			err = json.Unmarshal(f.raw, &sv.args)
-		case "env":
-			sv.env, err = stringMap(f.raw)
-		case "cwd":
-			err = json.Unmarshal(f.raw, &sv.cwd)
-		case "url", "serverUrl":
-			err = json.Unmarshal(f.raw, &sv.url)
-		case "headers":
-			sv.headers, err = stringMap(f.raw)
-		case "disabled":
-			err = json.Unmarshal(f.raw, &sv.disabled)
-		case "envFile":
-			sv.notes = append(sv.notes, "envFile is not supported: put those variables in the environment of dsh-host, or in env")
-		default:
-			sv.notes = append(sv.notes, fmt.Sprintf("key %q has no equivalent and is ignored", f.key))
-		}
-		if err != nil {
-			return sv, fmt.Sprintf("%s: %v", f.key, err)
-		}
-	}
-	switch strings.ToLower(typ) {
-	case "sse":
-		return sv, "SSE transport is not supported (dsh-host speaks stdio and Streamable HTTP); if the server also serves Streamable HTTP (often at /mcp), add it with transport: streamable-http"
-	case "http", "streamable-http", "streamablehttp", "streamable_http":
-		sv.transport = "streamable-http"
-	case "stdio":
-		sv.transport = "stdio"
-	case "":
-		switch {
-		case sv.command != "":
-			sv.transport = "stdio"
-		case sv.url != "":
-			sv.transport = "streamable-http"
-			if strings.HasSuffix(strings.TrimRight(sv.url, "/"), "/sse") {
-				sv.notes = append(sv.notes, "the url ends in /sse, which usually means an SSE server; it is imported as Streamable HTTP and will fail to connect if it speaks only SSE")
-			}
-		}
-	default:
-		return sv, fmt.Sprintf("unknown type %q", typ)
-	}
-	switch sv.transport {
-	case "stdio":
-		if sv.command == "" {
-			return sv, "stdio server without a command"
-		}
-		if sv.url != "" || len(sv.headers) > 0 {
-			sv.notes = append(sv.notes, "url and headers are ignored for a stdio server")
-			sv.url, sv.headers = "", nil
-		}
-	case "streamable-http":
-		if sv.url == "" {
-			return sv, "HTTP server without a url"
-		}
-		if sv.command != "" || len(sv.args) > 0 || len(sv.env) > 0 || sv.cwd != "" {
-			sv.notes = append(sv.notes, "command, args, env and cwd are ignored for an HTTP server")
-			sv.command, sv.args, sv.env, sv.cwd = "", nil, nil, ""
-		}
-	default:
-		return sv, "neither a command (stdio) nor a url (HTTP)"
-	}
-	sv.command = sv.convertVars(sv.command)
-	sv.cwd = sv.convertVars(sv.cwd)
-	sv.url = sv.convertVars(sv.url)
-	for i := range sv.args {
-		sv.args[i] = sv.convertVars(sv.args[i])
-	}
-	for i := range sv.env {
-		sv.env[i].value = sv.convertVars(sv.env[i].value)
-	}
-	for i := range sv.headers {
-		sv.headers[i].value = sv.convertVars(sv.headers[i].value)
-	}
-	return sv, ""
-}
-
-// vscodeVar matches VS Code's ${env:VAR}, ${input:id} and ${workspaceFolder}
-// style variables (a colon, or a name the composition cannot expand).
-var vscodeVar = regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator)\}`)
-
-// convertVars rewrites VS Code variables into the composition's ${VAR}
-// syntax; ${VAR} and ${VAR:-default} (Claude Code) pass through unchanged.
-func (sv *importedServer) convertVars(s string) string {
-	return vscodeVar.ReplaceAllStringFunc(s, func(m string) string {
-		sub := vscodeVar.FindStringSubmatch(m)
-		switch {
-		case sub[1] == "env":
-			return "${" + sub[2] + "}"
-		case sub[1] == "input":
-			name := envName(sub[2])
-			sv.notes = append(sv.notes, fmt.Sprintf("VS Code prompts for input %q; here it is the environment variable %s", sub[2], name))
-			return "${" + name + "}"
-		case sub[3] == "userHome":
-			return "${HOME}"
-		default:
-			name := envName(sub[3])
-			sv.notes = append(sv.notes, fmt.Sprintf("${%s} is the environment variable %s here (default: the current directory)", sub[3], name))
-			return "${" + name + ":-.}"
-		}
-	})
-}
-
-// envName turns "api-key" or "workspaceFolder" into API_KEY or
-// WORKSPACE_FOLDER.
-func envName(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			b.WriteRune(r)
-		case r >= 'a' && r <= 'z':
-			b.WriteRune(r - 'a' + 'A')
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-var notIDChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-
-// sanitizeID maps a server name onto ^[A-Za-z0-9_-]{1,32}$.
-func sanitizeID(name string) string {
-	id := strings.Trim(notIDChar.ReplaceAllString(name, "_"), "_")
-	if len(id) > 32 {
-		id = id[:32]
-	}
-	if id == "" {
-		id = "server"
-	}
-	return id
-}
-
-// uniqueID returns id, or id with a numeric suffix, not in taken; it marks
-// the result taken.
-func uniqueID(id string, taken map[string]bool) string {
-	out := id
-	for n := 2; taken[out]; n++ {
-		suffix := "_" + strconv.Itoa(n)
-		base := id
-		if len(base)+len(suffix) > 32 {
-			base = base[:32-len(suffix)]
-		}
-		out = base + suffix
-	}
-	taken[out] = true
-	return out
-}
-
-// field is one member of a JSON object, in file order.
-type field struct {
+// member is one member of a JSON object, in file order.
+type member struct {
 	key string
 	raw json.RawMessage
 }
 
 // orderedObject decodes a JSON object keeping its members' order, which
-// encoding/json's maps lose.
-func orderedObject(data []byte) ([]field, error) {
+// encoding/json's maps lose: servers are imported in the file's order.
+func orderedObject(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -356,7 +184,7 @@ func orderedObject(data []byte) ([]field, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, errors.New("want a JSON object")
 	}
-	var out []field
+	var out []member
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -367,101 +195,121 @@ func orderedObject(data []byte) ([]field, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		out = append(out, field{key, raw})
+		out = append(out, member{key, raw})
 	}
 	return out, nil
 }
 
-// stringMap decodes a JSON object of scalars, in order; numbers and booleans
-// become their text.
-func stringMap(raw json.RawMessage) ([]kv, error) {
-	fields, err := orderedObject(raw)
+// entry is a composition entry as import writes it.
+type entry struct {
+	ID       string     `yaml:"id"`
+	Name     string     `yaml:"name"`
+	Disabled bool       `yaml:"disabled,omitempty"`
+	Config   *yaml.Node `yaml:"config"`
+}
+
+// entryNode renders s as a composition entry, its notes as the head
+// comment.
+func entryNode(s mcpclient.Imported) (*yaml.Node, error) {
+	cfg, err := minimal(s.Config, mcpclient.Defaults())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]kv, 0, len(fields))
-	for _, f := range fields {
-		var v any
-		if err := json.Unmarshal(f.raw, &v); err != nil {
-			return nil, err
+	var n yaml.Node
+	if err := n.Encode(entry{ID: s.Config.ServerName, Name: mcpclient.PluginName, Disabled: s.Disabled, Config: cfg}); err != nil {
+		return nil, err
+	}
+	n.HeadComment = strings.Join(s.Notes, "\n")
+	return &n, nil
+}
+
+// minimal encodes v without the fields that are empty or equal to def's
+// (a config is decoded over its defaults, so they say nothing); a list of
+// scalars is written on one line.
+func minimal(v, def any) (*yaml.Node, error) {
+	var n, d yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := d.Encode(def); err != nil {
+		return nil, err
+	}
+	prune(&n, &d)
+	return &n, nil
+}
+
+func prune(n, def *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var dv *yaml.Node
+		if def != nil && def.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(def.Content); j += 2 {
+				if def.Content[j].Value == k.Value {
+					dv = def.Content[j+1]
+				}
+			}
 		}
-		switch v := v.(type) {
-		case string:
-			out = append(out, kv{f.key, v})
-		case float64, bool:
-			out = append(out, kv{f.key, strings.TrimSpace(string(f.raw))})
-		case nil:
-			out = append(out, kv{f.key, ""})
-		default:
-			return nil, fmt.Errorf("%s: want a string", f.key)
+		prune(v, dv)
+		if empty(v) || dv != nil && yamledit.SameValue(v, dv) == nil {
+			continue
 		}
+		if v.Kind == yaml.SequenceNode && allScalars(v.Content) {
+			v.Style = yaml.FlowStyle
+		}
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
+}
+
+func empty(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		return len(n.Content) == 0
+	case yaml.ScalarNode:
+		return n.ShortTag() == "!!null" || n.ShortTag() == "!!str" && n.Value == ""
+	}
+	return false
+}
+
+func allScalars(nodes []*yaml.Node) bool {
+	for _, n := range nodes {
+		if n.Kind != yaml.ScalarNode {
+			return false
+		}
+	}
+	return true
+}
+
+func nodes(servers []mcpclient.Imported) ([]*yaml.Node, error) {
+	var out []*yaml.Node
+	for _, s := range servers {
+		n, err := entryNode(s)
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", s.Config.ServerName, err)
+		}
+		out = append(out, n)
 	}
 	return out, nil
 }
 
-// entryNode renders sv as a composition entry.
-func (sv importedServer) entryNode() *yaml.Node {
-	m := mapping()
-	add(m, "id", str(sv.id))
-	add(m, "name", str("mcp-client"))
-	if sv.disabled {
-		add(m, "disabled", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+// render renders servers as a composition: a plugins list that can be used
+// as it is, or pasted under an existing one. Skipped servers are listed in
+// a comment at the top.
+func render(servers []mcpclient.Imported, notes []string, source string) ([]byte, error) {
+	items, err := nodes(servers)
+	if err != nil {
+		return nil, err
 	}
-	cfg := mapping()
-	add(cfg, "serverName", str(sv.id))
-	add(cfg, "transport", str(sv.transport))
-	if sv.transport == "stdio" {
-		add(cfg, "command", str(sv.command))
-		if len(sv.args) > 0 {
-			seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-			for _, a := range sv.args {
-				seq.Content = append(seq.Content, str(a))
-			}
-			add(cfg, "args", seq)
-		}
-		if len(sv.env) > 0 {
-			add(cfg, "env", kvNode(sv.env))
-		}
-		if sv.cwd != "" {
-			add(cfg, "cwd", str(sv.cwd))
-		}
-	} else {
-		add(cfg, "url", str(sv.url))
-		if len(sv.headers) > 0 {
-			add(cfg, "headers", kvNode(sv.headers))
-		}
-	}
-	add(m, "config", cfg)
-	if len(sv.notes) > 0 {
-		m.HeadComment = strings.Join(sv.notes, "\n")
-	}
-	return m
-}
-
-func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
-
-func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func add(m *yaml.Node, key string, v *yaml.Node) { m.Content = append(m.Content, str(key), v) }
-
-func kvNode(kvs []kv) *yaml.Node {
-	m := mapping()
-	for _, p := range kvs {
-		add(m, p.key, str(p.value))
-	}
-	return m
-}
-
-// renderEntries renders servers as a composition: a plugins list that can be
-// used as it is, or pasted under an existing one. Skipped servers are listed
-// in a comment at the top.
-func renderEntries(servers []importedServer, notes []string, source string) ([]byte, error) {
-	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, sv := range servers {
-		seq.Content = append(seq.Content, sv.entryNode())
-	}
-	top := mapping()
-	add(top, "plugins", seq)
+	// Built by hand: Node.Encode of a value holding the items would drop
+	// their comments.
+	top := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "plugins"},
+		{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items},
+	}}
 	head := []string{"Imported from " + source + " by dsh-host import."}
 	for _, n := range notes {
 		if strings.HasPrefix(n, "skipped ") {
@@ -469,157 +317,145 @@ func renderEntries(servers []importedServer, notes []string, source string) ([]b
 		}
 	}
 	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}, HeadComment: strings.Join(head, "\n")}
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("render the entries: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return yamledit.Encode(doc, 2)
 }
 
-// appendEntries appends servers to the composition at path, keeping the
-// file's text (and so its comments) as it is, and returns how many it added.
-// An id or serverName already in the composition is refused, and nothing is
+// appendEntries appends servers to the plugins list of the composition at
+// path, keeping every other byte of it (and so its comments). An id or
+// serverName already in the composition is refused, and nothing is
 // written. A missing file is created.
-func appendEntries(path string, servers []importedServer, source string) (int, error) {
+func appendEntries(path string, servers []mcpclient.Imported, source string) error {
 	orig, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		out, err := renderEntries(servers, nil, source)
+		out, err := render(servers, nil, source)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return len(servers), fsutil.WriteFile(path, out, 0o644)
+		return fsutil.WriteFile(path, out, 0o644)
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(orig, &doc); err != nil {
-		return 0, fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
-	}
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		root = doc.Content[0]
-	}
-	if root != nil && root.Kind != yaml.MappingNode {
-		return 0, fmt.Errorf("%s: the top level is not a mapping with a plugins list", path)
-	}
-	var key, list, next *yaml.Node
-	if root != nil {
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value == "plugins" {
-				key, list = root.Content[i], root.Content[i+1]
-				if i+2 < len(root.Content) {
-					next = root.Content[i+2]
-				}
-			}
-		}
-	}
-	if list != nil && list.Kind == yaml.SequenceNode {
-		if err := refuseDuplicates(path, list, servers); err != nil {
-			return 0, err
-		}
-	} else if list != nil && !(list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
-		return 0, fmt.Errorf("%s:%d: plugins is not a list", path, list.Line)
-	}
-
-	rendered, err := renderEntries(servers, nil, source)
+	f, err := yamledit.Parse(orig)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
 	}
-	// The rendered items, without the header comment and "plugins:" line,
-	// indented by two spaces under it.
-	items := rendered[bytes.Index(rendered, []byte("\nplugins:\n"))+len("\nplugins:\n"):]
-	lines := strings.SplitAfter(string(orig), "\n")
-	if len(orig) > 0 && !bytes.HasSuffix(orig, []byte("\n")) {
-		lines[len(lines)-1] += "\n"
+	used := map[string]string{}
+	usedNames(path, f.Doc, used)
+	if err := refuseUsed(servers, used, nil); err != nil {
+		return err
 	}
-	var at int // the line index the new items go before
-	var indent string
-	switch {
-	case list == nil:
-		// No plugins key: add one at the end.
-		lines = append(lines, "plugins:\n")
-		at, indent = len(lines), "  "
-	case list.Kind != yaml.SequenceNode || len(list.Content) == 0:
-		// "plugins:" with nothing under it.
-		at, indent = key.Line, "  "
-	case list.Style&yaml.FlowStyle != 0:
-		return 0, fmt.Errorf("%s:%d: plugins is a flow list ([...]); write it as a block list to append to it", path, list.Line)
-	default:
-		first := lines[list.Content[0].Line-1]
-		dash := strings.Index(first, "-")
-		if dash < 0 {
-			return 0, fmt.Errorf("%s:%d: cannot find the list item's dash", path, list.Content[0].Line)
-		}
-		indent = first[:dash]
-		at = len(lines)
-		if next != nil {
-			// Before the next top-level key, and before the comments and
-			// blank lines that lead into it.
-			at = next.Line - 1
-			for at > 0 && (strings.TrimSpace(lines[at-1]) == "" || strings.HasPrefix(lines[at-1], "#")) {
-				at--
-			}
-		} else {
-			for at > 0 && strings.TrimSpace(lines[at-1]) == "" {
-				at--
-			}
-		}
+	items, err := nodes(servers)
+	if err != nil {
+		return err
 	}
-	var block strings.Builder
-	fmt.Fprintf(&block, "%s# Imported from %s by dsh-host import.\n", indent, source)
-	for _, l := range strings.SplitAfter(string(items), "\n") {
-		if l == "" {
-			continue
-		}
-		block.WriteString(indent + strings.TrimPrefix(l, "  "))
-	}
-	out := strings.Join(lines[:at], "") + block.String() + strings.Join(lines[at:], "")
-
-	// The result must still parse and hold every entry.
-	var check struct {
-		Plugins []struct {
-			ID string `yaml:"id"`
-		} `yaml:"plugins"`
-	}
-	if err := yaml.Unmarshal([]byte(out), &check); err != nil {
-		return 0, fmt.Errorf("appending to %s would break it (%v); nothing was written: paste the output of dsh-host import instead", path, err)
+	items[0].HeadComment = strings.TrimSpace("Imported from " + source + " by dsh-host import.\n" + items[0].HeadComment)
+	out, err := f.Append("plugins", items)
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing was written: paste the output of dsh-host import instead", path, err)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return len(servers), fsutil.WriteFile(path, []byte(out), info.Mode().Perm())
+	return fsutil.WriteFile(path, out, info.Mode().Perm())
 }
 
-// refuseDuplicates fails when an id or an mcp-client serverName in list is
-// one of servers' ids.
-func refuseDuplicates(path string, list *yaml.Node, servers []importedServer) error {
-	var entries []struct {
-		ID     string `yaml:"id"`
-		Config struct {
-			ServerName string `yaml:"serverName"`
-		} `yaml:"config"`
+// writeDir writes each server to dir/<id>.yml, a composition of its own
+// meant for the include key of the composition at compFile, and returns
+// the files' paths. An id or serverName used by compFile or by a file
+// already in dir, or a file that exists, is refused, and nothing is
+// written.
+func writeDir(dir, compFile string, servers []mcpclient.Imported, source string) ([]string, error) {
+	used := map[string]string{}
+	existing, _ := filepath.Glob(filepath.Join(dir, "*.y*ml"))
+	for _, p := range append([]string{compFile}, existing...) {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) && p == compFile {
+			continue // a composition yet to be written uses nothing
+		}
+		if err != nil {
+			return nil, err
+		}
+		f, err := yamledit.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s does not parse, so its ids are unknown and nothing is written: %w", p, err)
+		}
+		usedNames(p, f.Doc, used)
 	}
-	if err := list.Decode(&entries); err != nil {
-		return fmt.Errorf("%s: read the plugins list: %w", path, err)
+	var files []string
+	for _, s := range servers {
+		files = append(files, filepath.Join(dir, s.Config.ServerName+".yml"))
 	}
-	existing := map[string]int{}
-	for i, e := range entries {
-		existing[e.ID] = list.Content[i].Line
-		if e.Config.ServerName != "" {
-			existing[e.Config.ServerName] = list.Content[i].Line
+	if err := refuseUsed(servers, used, files); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(servers))
+	for i, s := range servers {
+		var err error
+		if out[i], err = render([]mcpclient.Imported{s}, nil, source); err != nil {
+			return nil, err
 		}
 	}
+	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for i, p := range files {
+		if err := fsutil.WriteFile(p, out[i], 0o644); err != nil {
+			for _, q := range files[:i] {
+				os.Remove(q) // all or nothing
+			}
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// usedNames records in used the ids and mcp-client serverNames of the
+// composition document doc (read from file), each with where it is
+// ("file:line"). A document of another shape uses nothing: the caller
+// reports the shape.
+func usedNames(file string, doc *yaml.Node, used map[string]string) {
+	var c struct {
+		Plugins []yaml.Node `yaml:"plugins"`
+	}
+	if doc == nil || doc.Decode(&c) != nil {
+		return
+	}
+	for _, n := range c.Plugins {
+		var e struct {
+			ID     string    `yaml:"id"`
+			Name   string    `yaml:"name"`
+			Config yaml.Node `yaml:"config"`
+		}
+		n.Decode(&e) // what decodes is enough to find a clash
+		where := fmt.Sprintf("%s:%d", file, n.Line)
+		if e.ID != "" {
+			used[e.ID] = where
+		}
+		if e.Name == mcpclient.PluginName {
+			var cfg mcpclient.Config
+			e.Config.Decode(&cfg)
+			if cfg.ServerName != "" {
+				used[cfg.ServerName] = where
+			}
+		}
+	}
+}
+
+// refuseUsed fails when a server's id is in used, or its file (when files
+// is not nil) exists.
+func refuseUsed(servers []mcpclient.Imported, used map[string]string, files []string) error {
 	var errs []error
-	for _, sv := range servers {
-		if line, dup := existing[sv.id]; dup {
-			errs = append(errs, fmt.Errorf("%s:%d: %q is already there (as an id or serverName); remove it or rename the server in the imported file", path, line, sv.id))
+	for i, s := range servers {
+		if files != nil {
+			if _, err := os.Lstat(files[i]); err == nil {
+				errs = append(errs, fmt.Errorf("%s exists; remove it or rename the server in the imported file", files[i]))
+				continue
+			}
+		}
+		if where, dup := used[s.Config.ServerName]; dup {
+			errs = append(errs, fmt.Errorf("%s: %q is already there (as an id or serverName); remove it or rename the server in the imported file", where, s.Config.ServerName))
 		}
 	}
 	if len(errs) > 0 {

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/import")
@@ -42,25 +44,31 @@ func TestImportGolden(t *testing.T) {
 			golden(t, strings.TrimSuffix(in, ".json")+".yaml", stdout)
 			golden(t, strings.TrimSuffix(in, ".json")+".notes", stderr)
 
-			// The output is a composition by itself: it parses, and every
-			// entry is an mcp-client with a valid id equal to its serverName.
-			var c struct {
-				Plugins []struct {
-					ID     string         `yaml:"id"`
-					Name   string         `yaml:"name"`
-					Config map[string]any `yaml:"config"`
-				} `yaml:"plugins"`
-			}
-			if err := yaml.Unmarshal([]byte(stdout), &c); err != nil {
-				t.Fatalf("output does not parse: %v", err)
-			}
-			for _, p := range c.Plugins {
-				if p.Name != "mcp-client" || p.Config["serverName"] != p.ID || sanitizeID(p.ID) != p.ID {
-					t.Errorf("entry %+v: want name mcp-client and a valid id equal to serverName", p)
+			// The output is a composition by itself, which the host's own
+			// check accepts, and every entry's id is its serverName.
+			c := checkComposition(t, strings.TrimSuffix(in, ".json")+".yaml", stdout)
+			for _, e := range c.Entries {
+				if e.Name != mcpclient.PluginName || e.Config["serverName"] != e.ID {
+					t.Errorf("entry %+v: want an mcp-client whose serverName is its id", e)
 				}
 			}
 		})
 	}
+}
+
+// checkComposition parses data with the host's parser and runs the host's
+// check on it, which decodes and validates every entry's config with its
+// plugin. Every ${VAR} is set.
+func checkComposition(t *testing.T, file, data string) *host.Composition {
+	t.Helper()
+	c, err := host.ParseComposition(file, []byte(data), func(name string) (string, bool) { return "value-of-" + name, true })
+	if err != nil {
+		t.Fatalf("the host does not parse the output: %v\n%s", err, data)
+	}
+	if err := host.Check(c); err != nil {
+		t.Fatalf("the host's check rejects the output: %v\n%s", err, data)
+	}
+	return c
 }
 
 func golden(t *testing.T, path, got string) {
@@ -93,7 +101,7 @@ func TestImportErrors(t *testing.T) {
 		{"no server list", `{"editor.fontSize": 12}`, []string{"import", "-"}, exitFail, `found no "mcpServers"`},
 		{"only sse", `{"mcpServers":{"old":{"type":"sse","url":"http://127.0.0.1:1/sse"}}}`, []string{"import", "-"}, exitFail, "no server could be imported"},
 		{"neither command nor url", `{"mcpServers":{"x":{"args":["a"]}}}`, []string{"import", "-"}, exitFail, "neither a command"},
-		{"bad args type", `{"mcpServers":{"x":{"command":"a","args":"b"}}}`, []string{"import", "-"}, exitFail, `skipped "x": args`},
+		{"bad args type", `{"mcpServers":{"x":{"command":"a","args":"b"}}}`, []string{"import", "-"}, exitFail, `skipped "x": args: want a list of strings`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,8 +127,8 @@ const importedTime = `  # Imported from - by dsh-host import.
   - id: time
     name: mcp-client
     config:
-      serverName: time
       transport: stdio
+      serverName: time
       command: uvx
       args: [mcp-server-time]
 `
@@ -129,14 +137,16 @@ const importedTime = `  # Imported from - by dsh-host import.
 // exact text: what was there (comments included) is kept byte for byte.
 func TestImportWrite(t *testing.T) {
 	tests := []struct {
-		name string
-		orig string // "" means no file
-		want string
+		name  string
+		orig  string // "" means no file
+		want  string
+		valid bool // the result is a composition the host accepts
 	}{
 		{
-			name: "plugins last",
-			orig: "# my servers\nplugins:\n  - id: fold # folding\n    name: mcp-fold\n\n",
-			want: "# my servers\nplugins:\n  - id: fold # folding\n    name: mcp-fold\n" + importedTime + "\n",
+			name:  "plugins last",
+			valid: true,
+			orig:  "# my servers\nplugins:\n  - id: fold # folding\n    name: mcp-fold\n\n",
+			want:  "# my servers\nplugins:\n  - id: fold # folding\n    name: mcp-fold\n" + importedTime + "\n",
 		},
 		{
 			name: "key after plugins",
@@ -154,9 +164,10 @@ func TestImportWrite(t *testing.T) {
 			want: "# just a comment\nother: true\nplugins:\n" + importedTime,
 		},
 		{
-			name: "no file",
-			orig: "",
-			want: "# Imported from - by dsh-host import.\n\nplugins:\n" + strings.SplitN(importedTime, "\n", 2)[1],
+			name:  "no file",
+			valid: true,
+			orig:  "",
+			want:  "# Imported from - by dsh-host import.\n\nplugins:\n" + strings.SplitN(importedTime, "\n", 2)[1],
 		},
 	}
 	for _, tt := range tests {
@@ -180,6 +191,9 @@ func TestImportWrite(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
 				t.Errorf("file (-want +got):\n%s", diff)
+			}
+			if tt.valid {
+				checkComposition(t, file, string(got))
 			}
 			if tt.orig != "" {
 				if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
@@ -230,20 +244,96 @@ func TestImportWriteRefuses(t *testing.T) {
 	}
 }
 
-func TestSanitizeID(t *testing.T) {
-	taken := map[string]bool{}
-	tests := []struct{ in, want string }{
-		{"github", "github"},
-		{"Brave Search", "Brave_Search"},
-		{"@scope/pkg.name", "scope_pkg_name"},
-		{"!!!", "server"},
-		{strings.Repeat("a", 40), strings.Repeat("a", 32)},
-		{strings.Repeat("a", 40), strings.Repeat("a", 30) + "_2"},
-		{"github", "github_2"},
+const importTwo = `{"mcpServers": {
+  "time": {"command": "uvx", "args": ["mcp-server-time"]},
+  "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:WEB_TOKEN}"}}
+}}`
+
+// TestImportWriteDir writes one file per server, each a composition the
+// host accepts on its own, and leaves the composition alone.
+func TestImportWriteDir(t *testing.T) {
+	tmp := t.TempDir()
+	comp := filepath.Join(tmp, "composition.yml")
+	const compText = "plugins:\n  - id: fold\n    name: mcp-fold\n"
+	if err := os.WriteFile(comp, []byte(compText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "composition.d") // created by import
+	code, stdout, stderr := runIn(t, importTwo, "import", "-", "--write", "--dir", dir, "-c", comp)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	for _, id := range []string{"time", "web"} {
+		file := filepath.Join(dir, id+".yml")
+		if !strings.Contains(stdout, file) {
+			t.Errorf("stdout %q does not name %s", stdout, file)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := checkComposition(t, file, string(data))
+		if len(c.Entries) != 1 || c.Entries[0].ID != id {
+			t.Errorf("%s holds %+v, want the one entry %s", file, c.Entries, id)
+		}
+	}
+	want := "# Imported from - by dsh-host import.\n\nplugins:\n" + strings.SplitN(importedTime, "\n", 2)[1]
+	if got, _ := os.ReadFile(filepath.Join(dir, "time.yml")); string(got) != want {
+		t.Errorf("time.yml:\n%s\nwant:\n%s", got, want)
+	}
+	if got, _ := os.ReadFile(comp); string(got) != compText {
+		t.Errorf("the composition changed:\n%s", got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files in %s, want 2", len(ents), dir)
+	}
+}
+
+// TestImportWriteDirRefuses writes nothing when a file is there already, or
+// an id is used by the composition or by another file of the directory.
+func TestImportWriteDirRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		comp    string            // the composition; "" means none
+		files   map[string]string // already in the directory
+		wantErr string
+	}{
+		{"file exists", "", map[string]string{"time.yml": "plugins: []\n"}, "time.yml exists"},
+		{"id in the composition", "plugins:\n  - id: fold\n    name: mcp-fold\n  - id: web\n    name: greeter\n", nil, `composition.yml:4: "web" is already there`},
+		{"serverName in the composition", "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n", nil, `composition.yml:2: "time" is already there`},
+		{"id in another file", "", map[string]string{"mine.yml": "plugins:\n  - id: web\n    name: greeter\n"}, `mine.yml:2: "web" is already there`},
+		{"a file that does not parse", "", map[string]string{"bad.yml": "plugins: [\n"}, "bad.yml does not parse"},
 	}
 	for _, tt := range tests {
-		if got := uniqueID(sanitizeID(tt.in), taken); got != tt.want {
-			t.Errorf("uniqueID(sanitizeID(%q)) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			comp := filepath.Join(tmp, "composition.yml")
+			if tt.comp != "" {
+				if err := os.WriteFile(comp, []byte(tt.comp), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := filepath.Join(tmp, "composition.d")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, _, stderr := runIn(t, importTwo, "import", "-", "--write", "--dir", dir, "-c", comp)
+			if code != exitFail || !strings.Contains(stderr, tt.wantErr) || !strings.Contains(stderr, "nothing") {
+				t.Errorf("exit %d, stderr %q; want exit 1, %q and that nothing was written", code, stderr, tt.wantErr)
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != len(tt.files) {
+				t.Errorf("%d files in the directory, want the %d that were there", len(ents), len(tt.files))
+			}
+		})
+	}
+	code, _, stderr := runIn(t, importTwo, "import", "-", "--dir", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "--dir goes with --write") {
+		t.Errorf("--dir without --write: exit %d, stderr %q", code, stderr)
 	}
 }
