@@ -3,6 +3,8 @@ package host
 import (
 	"log/slog"
 	"time"
+
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // State is where an instance is in its life.
@@ -58,15 +60,17 @@ type Entry struct {
 	Name     string
 	Disabled bool
 	// Config is the entry's config after ${VAR} expansion, as generic YAML
-	// values (maps, slices, scalars).
+	// values (maps, slices, scalars): what a reload compares. An entry
+	// built in code sets only Config; one parsed from a file is decoded
+	// from its YAML node, so changing Config there changes nothing.
 	Config map[string]any
 	// File and Line locate the entry, for error messages.
 	File string
 	Line int
-	// KeyLines maps each config key, as a dotted path ("env.TOKEN",
-	// "args[1]"), to its line in File, so config errors can point at it.
-	// It may be nil (an entry built in code); errors then give Line.
-	KeyLines map[string]int
+
+	// config is the expanded config node of a parsed entry, or nil. Its
+	// lines are the file's, so config errors point at the key.
+	config *yamlv3.Node
 }
 
 // Composition is a parsed, expanded composition file.

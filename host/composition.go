@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -50,15 +51,13 @@ func ParseComposition(file string, data []byte, lookupEnv func(string) (string, 
 	return c, errors.Join(l.errs...)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// yamlError turns "yaml: line 3: msg" into "file:3: msg".
+// yamlError turns "yaml: line 3: msg" into "file:3: invalid YAML: msg".
 func yamlError(file string, err error) error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: invalid YAML: %s", file, m[1], msg[len(m[0]):])
+	line, msg := yamlfield.ErrorLine(err)
+	if line > 0 {
+		return fmt.Errorf("%s:%d: invalid YAML: %s", file, line, msg)
 	}
-	return fmt.Errorf("%s: invalid YAML: %w", file, err)
+	return fmt.Errorf("%s: invalid YAML: %s", file, msg)
 }
 
 // parseEntry decodes one list item. It returns a nil entry when the item is
@@ -133,10 +132,13 @@ func parseEntry(file string, n *yamlv3.Node, lookupEnv func(string) (string, boo
 			errs = append(errs, fmt.Errorf("%s: config must be a map of keys", where(config.Line)))
 		} else {
 			errs = append(errs, expandConfig(config, "", lookupEnv, func(line int) string { return where(line) })...)
-			e.KeyLines = map[string]int{}
-			keyLines(config, "", e.KeyLines)
+			e.config = config
 			if err := config.Decode(&e.Config); err != nil {
-				errs = append(errs, fmt.Errorf("%s: config: %s", where(config.Line), stripYAMLLine(err)))
+				line, msg := yamlfield.ErrorLine(err)
+				if line == 0 {
+					line = config.Line
+				}
+				errs = append(errs, fmt.Errorf("%s: config: %s", where(line), msg))
 			}
 			if len(e.Config) == 0 {
 				e.Config = nil
@@ -168,24 +170,6 @@ func expandConfig(n *yamlv3.Node, path string, lookupEnv func(string) (string, b
 		// defined.
 	}
 	return errs
-}
-
-// keyLines records the line of every mapping key under n by dotted path.
-func keyLines(n *yamlv3.Node, path string, out map[string]int) {
-	switch n.Kind {
-	case yamlv3.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := joinKey(path, n.Content[i].Value)
-			out[p] = n.Content[i].Line
-			keyLines(n.Content[i+1], p, out)
-		}
-	case yamlv3.SequenceNode:
-		for i, c := range n.Content {
-			p := path + "[" + strconv.Itoa(i) + "]"
-			out[p] = c.Line
-			keyLines(c, p, out)
-		}
-	}
 }
 
 func joinKey(path, key string) string {

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -151,7 +149,7 @@ func checkClaims(list []*planned) []error {
 // keyLine is the line of the config key at the dotted path, or the
 // entry's line when it is not known.
 func (e *Entry) keyLine(path string) int {
-	if l := e.KeyLines[path]; l > 0 {
+	if l := nodeKeyLine(e.config, path); l > 0 {
 		return l
 	}
 	return e.Line
@@ -215,240 +213,6 @@ func checkServices(list []*planned) []error {
 	return errs
 }
 
-// decodeConfig decodes e's config over the plugin's defaults, strictly, and
-// validates it. It returns the pointer newConfig made.
-func decodeConfig(p *plugin, e *Entry) (any, []error) {
-	cfg := p.newConfig()
-	d := &configDecoder{entry: e, plugin: p}
-	d.value(reflect.ValueOf(cfg).Elem(), e.Config, "")
-	if len(d.errs) > 0 {
-		return nil, d.errs
-	}
-	if err := p.validate(cfg); err != nil {
-		return nil, []error{fmt.Errorf("%s: invalid config: %w", e.where(e.Line), err)}
-	}
-	return cfg, nil
-}
-
-// configDecoder decodes generic YAML values into a typed config, reporting
-// every key the type does not have. yaml.v3's KnownFields works only on a
-// Decoder reading bytes, and its line numbers would then be those of a
-// re-encoded document; walking the types here keeps the composition's lines.
-type configDecoder struct {
-	entry  *Entry
-	plugin *plugin
-	errs   []error
-}
-
-func (d *configDecoder) fail(path, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	d.errs = append(d.errs, fmt.Errorf("%s: config key %s: %s", d.entry.where(d.entry.KeyLines[path]), path, msg))
-}
-
-// value decodes src into v (settable). Structs, and slices and maps of
-// structs, are walked key by key; everything else is decoded by yaml.
-func (d *configDecoder) value(v reflect.Value, src any, path string) {
-	t := v.Type()
-	if path == "" && src == nil {
-		return
-	}
-	switch {
-	case plainStruct(t):
-		if m, ok := src.(map[string]any); ok {
-			d.structFields(v, m, path)
-			return
-		}
-	case t.Kind() == reflect.Pointer && plainStruct(t.Elem()):
-		if m, ok := src.(map[string]any); ok {
-			if v.IsNil() {
-				v.Set(reflect.New(t.Elem()))
-			}
-			d.structFields(v.Elem(), m, path)
-			return
-		}
-	case t.Kind() == reflect.Slice && structLike(t.Elem()):
-		if items, ok := src.([]any); ok {
-			out := reflect.MakeSlice(t, len(items), len(items))
-			for i, item := range items {
-				d.value(out.Index(i), item, fmt.Sprintf("%s[%d]", path, i))
-			}
-			v.Set(out)
-			return
-		}
-	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && structLike(t.Elem()):
-		if m, ok := src.(map[string]any); ok {
-			out := reflect.MakeMapWithSize(t, len(m))
-			for k, item := range m {
-				elem := reflect.New(t.Elem()).Elem()
-				d.value(elem, item, joinKey(path, k))
-				out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
-			}
-			v.Set(out)
-			return
-		}
-	}
-	if assignFast(v, src) {
-		return
-	}
-	b, err := yamlv3.Marshal(src)
-	if err == nil {
-		err = yamlv3.Unmarshal(b, v.Addr().Interface())
-	}
-	switch {
-	case err == nil:
-	case path == "":
-		d.errs = append(d.errs, fmt.Errorf("%s: config: %s", d.entry.where(d.entry.Line), stripYAMLLine(err)))
-	default:
-		d.fail(path, "%s", stripYAMLLine(err))
-	}
-}
-
-func (d *configDecoder) structFields(v reflect.Value, m map[string]any, path string) {
-	fields, _ := yamlfield.Fields(v.Type())
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Report in file order, so the first error is the first line.
-	sort.Slice(keys, func(i, j int) bool {
-		li, lj := d.entry.KeyLines[joinKey(path, keys[i])], d.entry.KeyLines[joinKey(path, keys[j])]
-		if li != lj {
-			return li < lj
-		}
-		return keys[i] < keys[j]
-	})
-	for _, k := range keys {
-		p := joinKey(path, k)
-		f, ok := fields[k]
-		if !ok {
-			known := make([]string, 0, len(fields))
-			for name := range fields {
-				known = append(known, name)
-			}
-			sort.Strings(known)
-			switch near := closest(k, known); {
-			case len(known) == 0:
-				d.fail(p, "unknown key; plugin %s takes no config here", d.plugin.name)
-			case near != "":
-				d.fail(p, "unknown key; did you mean %s? (known keys: %s)", near, strings.Join(known, ", "))
-			default:
-				d.fail(p, "unknown key (known keys: %s)", strings.Join(known, ", "))
-			}
-			continue
-		}
-		d.value(v.FieldByIndex(f.Index), m[k], p)
-	}
-}
-
-// assignFast sets v from src when both are plain scalars, or slices and
-// string-keyed maps of them, exactly as yaml would; it reports false to
-// leave anything else to yaml (a round trip through yaml costs a
-// hundredfold more, and Apply decodes every entry of every reload).
-func assignFast(v reflect.Value, src any) bool {
-	t := v.Type()
-	if t == durationType || reflect.PointerTo(t).Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return false
-	}
-	switch x := src.(type) {
-	case string:
-		if t.Kind() == reflect.String {
-			v.SetString(x)
-			return true
-		}
-	case bool:
-		if t.Kind() == reflect.Bool {
-			v.SetBool(x)
-			return true
-		}
-	case int:
-		switch t.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			if !v.OverflowInt(int64(x)) {
-				v.SetInt(int64(x))
-				return true
-			}
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			if x >= 0 && !v.OverflowUint(uint64(x)) {
-				v.SetUint(uint64(x))
-				return true
-			}
-		case reflect.Float32, reflect.Float64:
-			v.SetFloat(float64(x))
-			return true
-		}
-	case float64:
-		if t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
-			v.SetFloat(x)
-			return true
-		}
-	case []any:
-		if t.Kind() != reflect.Slice {
-			return false
-		}
-		out := reflect.MakeSlice(t, len(x), len(x))
-		for i, item := range x {
-			if !assignFast(out.Index(i), item) {
-				return false
-			}
-		}
-		v.Set(out)
-		return true
-	case map[string]any:
-		if t.Kind() != reflect.Map || t.Key().Kind() != reflect.String {
-			return false
-		}
-		// Like yaml, merge into a map that holds defaults.
-		out := v
-		if v.IsNil() {
-			out = reflect.MakeMapWithSize(t, len(x))
-		}
-		for k, item := range x {
-			elem := reflect.New(t.Elem()).Elem()
-			if !assignFast(elem, item) {
-				return false
-			}
-			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
-		}
-		v.Set(out)
-		return true
-	}
-	return false
-}
-
-var durationType = reflect.TypeFor[time.Duration]()
-
-// closest returns the known key nearest to key (case-insensitive edit
-// distance of at most a third of its length), or "".
-func closest(key string, known []string) string {
-	best, bestDist := "", len(key)/3+1
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 var (
 	yamlUnmarshaler = reflect.TypeFor[yamlv3.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -466,16 +230,6 @@ func plainStruct(t reflect.Type) bool {
 
 func structLike(t reflect.Type) bool {
 	return plainStruct(t) || t.Kind() == reflect.Pointer && plainStruct(t.Elem())
-}
-
-var yamlLinePrefix = regexp.MustCompile(`line \d+: `)
-
-// stripYAMLLine drops the line numbers yaml puts in decode errors: they
-// count lines of a re-encoded value, not of the composition.
-func stripYAMLLine(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
-	msg = yamlLinePrefix.ReplaceAllString(msg, "")
-	return strings.Join(strings.Fields(msg), " ")
 }
 
 // Plugins lists the registered plugins, sorted by name.

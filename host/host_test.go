@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestReconcile(t *testing.T) {
@@ -551,11 +552,14 @@ plugins:
 		t.Fatal(err)
 	}
 	want := &Composition{File: "f.yml", Entries: []Entry{
-		{ID: "github", Name: "test-noop", Config: map[string]any{"greeting": "hi"}, File: "f.yml", Line: 3, KeyLines: map[string]int{"greeting": 6}},
+		{ID: "github", Name: "test-noop", Config: map[string]any{"greeting": "hi"}, File: "f.yml", Line: 3},
 		{ID: "web", Name: "test-noop", Disabled: true, File: "f.yml", Line: 7},
 	}}
-	if diff := cmp.Diff(want, c); diff != "" {
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Entry{})); diff != "" {
 		t.Errorf("composition (-want +got):\n%s", diff)
+	}
+	if line := c.Entries[0].keyLine("greeting"); line != 6 {
+		t.Errorf("line of config key greeting = %d, want 6", line)
 	}
 	for _, empty := range []string{"plugins:\n", "plugins: []\n"} {
 		c, err := ParseComposition("f.yml", []byte(empty), nil)
