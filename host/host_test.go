@@ -190,7 +190,7 @@ plugins:
 	if diff := cmp.Diff(map[string]State{"c": StateActive, "o": StateActive, "p": StateActive, "n": StateActive}, states(h)); diff != "" {
 		t.Fatalf("states (-want +got):\n%s", diff)
 	}
-	if g, ok := Service(h, testKey); !ok || g.greeting != "hi" {
+	if g, ok := Lookup(h, testKey); !ok || g.greeting != "hi" {
 		t.Errorf("Service = %v, %v; want the provider's greeter", g, ok)
 	}
 	noop := scopes(h)["n"]
@@ -234,7 +234,7 @@ plugins:
 		if st.State != StatePending || !strings.Contains(st.Err, `"test-greeting"`) || !strings.Contains(st.Err, "no entry provides it") {
 			t.Errorf("consumer status = %+v; want pending on test-greeting, saying nothing provides it", st)
 		}
-		if _, ok := Service(h, testKey); ok {
+		if _, ok := Lookup(h, testKey); ok {
 			t.Error("Service still returns the removed provider's value")
 		}
 	})
@@ -281,7 +281,7 @@ plugins:
 		if st := Find(h.Status(), "p2"); st.State != StateFailed || st.Err != "provider told to fail" {
 			t.Errorf("provider status = %+v; want failed with its error", st)
 		}
-		if _, ok := Service(h, testKey); ok {
+		if _, ok := Lookup(h, testKey); ok {
 			t.Error("the failed provider's service is visible")
 		}
 	})
