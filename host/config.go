@@ -244,14 +244,16 @@ func Plugins() []PluginInfo {
 			Provides:    slices.Clone(p.provides),
 		}
 		def := reflect.ValueOf(p.newConfig()).Elem()
-		info.Fields = configFields(def, "")
+		info.Fields = configFields(def, "", map[reflect.Type]bool{})
 		out = append(out, info)
 	}
 	return out
 }
 
 // configFields lists the keys of a config value, recursing into structs.
-func configFields(v reflect.Value, path string) []ConfigField {
+// A struct type already being listed on the way down (a type that holds
+// itself) is listed as one key, not entered again.
+func configFields(v reflect.Value, path string, open map[reflect.Type]bool) []ConfigField {
 	t := v.Type()
 	if t.Kind() == reflect.Pointer && plainStruct(t.Elem()) {
 		if v.IsNil() {
@@ -261,9 +263,11 @@ func configFields(v reflect.Value, path string) []ConfigField {
 		}
 		t = v.Type()
 	}
-	if !plainStruct(t) {
+	if !plainStruct(t) || open[t] {
 		return nil
 	}
+	open[t] = true
+	defer delete(open, t)
 	fields, _ := yamlfield.Fields(t)
 	// Field order, not key order: the order the author wrote them in.
 	keys := make([]string, 0, len(fields))
@@ -278,7 +282,7 @@ func configFields(v reflect.Value, path string) []ConfigField {
 		f := fields[k]
 		fv := v.FieldByIndex(f.Index)
 		p := joinKey(path, k)
-		if sub := configFields(fv, p); sub != nil {
+		if sub := configFields(fv, p, open); sub != nil {
 			out = append(out, sub...)
 			continue
 		}
@@ -289,7 +293,7 @@ func configFields(v reflect.Value, path string) []ConfigField {
 			if ft.Kind() == reflect.Map {
 				suffix = ".*"
 			}
-			if sub := configFields(reflect.New(ft.Elem()).Elem(), p+suffix); sub != nil {
+			if sub := configFields(reflect.New(ft.Elem()).Elem(), p+suffix, open); sub != nil {
 				out = append(out, sub...)
 				continue
 			}

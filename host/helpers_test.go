@@ -72,6 +72,13 @@ type noopConfig struct {
 	} `yaml:"items"`
 }
 
+// treeConfig holds itself, as a config may (a node type, a tree).
+type treeConfig struct {
+	Name     string       `yaml:"name"`
+	Children []treeConfig `yaml:"children"`
+	Parent   *treeConfig  `yaml:"parent"`
+}
+
 type claimerConfig struct {
 	ServerName string `yaml:"serverName"`
 }
@@ -175,6 +182,10 @@ func init() {
 			rec.add("apply %s %s", s.ID(), c.ServerName)
 			return nil
 		},
+	})
+	Register(Definition[treeConfig]{
+		Name:  "test-tree",
+		Apply: func(*Scope, treeConfig) error { return nil },
 	})
 	Register(Definition[struct{}]{
 		Name: "test-fail",

@@ -693,6 +693,25 @@ func TestPlugins(t *testing.T) {
 	}
 }
 
+// TestPluginsConfigHoldingItself: a config type that holds itself lists
+// its keys once instead of recursing forever.
+func TestPluginsConfigHoldingItself(t *testing.T) {
+	var info PluginInfo
+	for _, p := range Plugins() {
+		if p.Name == "test-tree" {
+			info = p
+		}
+	}
+	want := []ConfigField{
+		{Key: "name", Type: "string"},
+		{Key: "children", Type: "[]host.treeConfig"},
+		{Key: "parent", Type: "*host.treeConfig"},
+	}
+	if diff := cmp.Diff(want, info.Fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
 func TestLateProvideStartsDependents(t *testing.T) {
 	gate := make(chan struct{})
 	lateGate.Store(&gate)
