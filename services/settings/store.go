@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -206,7 +205,11 @@ func parse(name string, data []byte) (*file, error) {
 // the zero T.
 func decodeSection[T any](path, section string, val *yaml.Node, v *T) error {
 	if err := val.Decode(v); err != nil {
-		return fmt.Errorf("settings file %s: section %q (line %d): %s; fix it by hand", path, section, val.Line, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+		line, msg := yamlfield.ErrorLine(err)
+		if line == 0 {
+			line = val.Line
+		}
+		return fmt.Errorf("settings file %s:%d: section %q: %s; fix it by hand", path, line, section, msg)
 	}
 	return nil
 }

@@ -170,3 +170,14 @@ func TestUpdateEdgeShapes(t *testing.T) {
 var discard = slog.New(slog.DiscardHandler)
 
 func writeString(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// TestReadTypeErrorNamesLine: a section whose value has the wrong type is an
+// error that names the file and the line of the bad value.
+func TestReadTypeErrorNamesLine(t *testing.T) {
+	st := openAt(t, "other: 1\nui:\n  theme: dark\n  width: [1, 2]\n")
+	_, _, err := Read[ui](st, "ui")
+	want := st.Path() + `:4: section "ui": cannot unmarshal !!seq into int`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read = %v; want it to contain %q", err, want)
+	}
+}
