@@ -17,6 +17,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
@@ -223,9 +224,9 @@ func entryNode(s mcpclient.Imported) (*yaml.Node, error) {
 	return &n, nil
 }
 
-// minimal encodes v without the fields that are empty or equal to def's
-// (a config is decoded over its defaults, so they say nothing); a list of
-// scalars is written on one line.
+// minimal encodes v without the fields equal to def's (a config is
+// decoded over its defaults, so they say nothing; def encodes every field,
+// the empty ones included); a list of scalars is written on one line.
 func minimal(v, def any) (*yaml.Node, error) {
 	var n, d yaml.Node
 	if err := n.Encode(v); err != nil {
@@ -253,9 +254,11 @@ func prune(n, def *yaml.Node) {
 				}
 			}
 		}
-		prune(v, dv)
-		if empty(v) || dv != nil && yamledit.SameValue(v, dv) == nil {
-			continue
+		if dv != nil { // else a key of a map, kept even when empty
+			prune(v, dv)
+			if v.Kind == yaml.MappingNode && len(v.Content) == 0 || yamledit.SameValue(v, dv) == nil {
+				continue
+			}
 		}
 		if v.Kind == yaml.SequenceNode && allScalars(v.Content) {
 			v.Style = yaml.FlowStyle
@@ -263,16 +266,6 @@ func prune(n, def *yaml.Node) {
 		kept = append(kept, k, v)
 	}
 	n.Content = kept
-}
-
-func empty(n *yaml.Node) bool {
-	switch n.Kind {
-	case yaml.MappingNode, yaml.SequenceNode:
-		return len(n.Content) == 0
-	case yaml.ScalarNode:
-		return n.ShortTag() == "!!null" || n.ShortTag() == "!!str" && n.Value == ""
-	}
-	return false
 }
 
 func allScalars(nodes []*yaml.Node) bool {
@@ -340,8 +333,10 @@ func appendEntries(path string, servers []mcpclient.Imported, source string) err
 	if err != nil {
 		return fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
 	}
-	used := map[string]string{}
-	usedNames(path, f.Doc, used)
+	used, err := usedNames(path)
+	if err != nil {
+		return err
+	}
 	if err := refuseUsed(servers, used, nil); err != nil {
 		return err
 	}
@@ -367,21 +362,11 @@ func appendEntries(path string, servers []mcpclient.Imported, source string) err
 // already in dir, or a file that exists, is refused, and nothing is
 // written.
 func writeDir(dir, compFile string, servers []mcpclient.Imported, source string) ([]string, error) {
-	used := map[string]string{}
+	// The files in dir count even before the composition includes them.
 	existing, _ := filepath.Glob(filepath.Join(dir, "*.y*ml"))
-	for _, p := range append([]string{compFile}, existing...) {
-		data, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) && p == compFile {
-			continue // a composition yet to be written uses nothing
-		}
-		if err != nil {
-			return nil, err
-		}
-		f, err := yamledit.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s does not parse, so its ids are unknown and nothing is written: %w", p, err)
-		}
-		usedNames(p, f.Doc, used)
+	used, err := usedNames(append([]string{compFile}, existing...)...)
+	if err != nil {
+		return nil, err
 	}
 	var files []string
 	for _, s := range servers {
@@ -411,36 +396,47 @@ func writeDir(dir, compFile string, servers []mcpclient.Imported, source string)
 	return files, nil
 }
 
-// usedNames records in used the ids and mcp-client serverNames of the
-// composition document doc (read from file), each with where it is
-// ("file:line"). A document of another shape uses nothing: the caller
-// reports the shape.
-func usedNames(file string, doc *yaml.Node, used map[string]string) {
-	var c struct {
-		Plugins []yaml.Node `yaml:"plugins"`
-	}
-	if doc == nil || doc.Decode(&c) != nil {
-		return
-	}
-	for _, n := range c.Plugins {
-		var e struct {
-			ID     string    `yaml:"id"`
-			Name   string    `yaml:"name"`
-			Config yaml.Node `yaml:"config"`
+// usedNames returns the ids and mcp-client serverNames the compositions in
+// files use, their included files' too, each with where it is
+// ("file:line"). A missing file, or one with no plugins list, uses nothing;
+// one that is not YAML is an error, as it may hide anything.
+func usedNames(files ...string) (map[string]string, error) {
+	used := map[string]string{}
+	// Only ids and names are read: an unset variable is no reason to stop.
+	anyEnv := func(string) (string, bool) { return "", true }
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
 		}
-		n.Decode(&e) // what decodes is enough to find a clash
-		where := fmt.Sprintf("%s:%d", file, n.Line)
-		if e.ID != "" {
+		if err == nil {
+			_, err = yamledit.Parse(data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s does not parse, so its ids are unknown and nothing is written: %w", file, err)
+		}
+		c, _ := host.ParseComposition(file, data, anyEnv)
+		if c == nil {
+			continue // its shape is for the writer, or the host, to report
+		}
+		for _, e := range c.Entries {
+			where := fmt.Sprintf("%s:%d", e.File, e.Line)
 			used[e.ID] = where
-		}
-		if e.Name == mcpclient.PluginName {
+			if e.Name != mcpclient.PluginName {
+				continue
+			}
+			// Typed, so the key is the plugin's; what fails to decode
+			// besides is no concern here.
 			var cfg mcpclient.Config
-			e.Config.Decode(&cfg)
+			if data, err := yaml.Marshal(e.Config); err == nil {
+				yaml.Unmarshal(data, &cfg)
+			}
 			if cfg.ServerName != "" {
 				used[cfg.ServerName] = where
 			}
 		}
 	}
+	return used, nil
 }
 
 // refuseUsed fails when a server's id is in used, or its file (when files

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
@@ -290,50 +291,78 @@ func TestImportWriteDir(t *testing.T) {
 }
 
 // TestImportWriteDirRefuses writes nothing when a file is there already, or
-// an id is used by the composition or by another file of the directory.
+// an id is used by the composition (its included files too) or by another
+// file of the directory.
 func TestImportWriteDirRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
-		comp    string            // the composition; "" means none
-		files   map[string]string // already in the directory
+		files   map[string]string // relative to the composition's directory
 		wantErr string
 	}{
-		{"file exists", "", map[string]string{"time.yml": "plugins: []\n"}, "time.yml exists"},
-		{"id in the composition", "plugins:\n  - id: fold\n    name: mcp-fold\n  - id: web\n    name: greeter\n", nil, `composition.yml:4: "web" is already there`},
-		{"serverName in the composition", "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n", nil, `composition.yml:2: "time" is already there`},
-		{"id in another file", "", map[string]string{"mine.yml": "plugins:\n  - id: web\n    name: greeter\n"}, `mine.yml:2: "web" is already there`},
-		{"a file that does not parse", "", map[string]string{"bad.yml": "plugins: [\n"}, "bad.yml does not parse"},
+		{"file exists", map[string]string{"composition.d/time.yml": "plugins: []\n"}, "time.yml exists"},
+		{"id in the composition", map[string]string{"composition.yml": "plugins:\n  - id: fold\n    name: mcp-fold\n  - id: web\n    name: greeter\n"},
+			`composition.yml:4: "web" is already there`},
+		{"serverName in the composition", map[string]string{"composition.yml": "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n"},
+			`composition.yml:2: "time" is already there`},
+		{"id in an included file", map[string]string{"composition.yml": "include: [more/*.yml]\nplugins: []\n", "more/a.yml": "plugins:\n  - id: web\n    name: greeter\n"},
+			`a.yml:2: "web" is already there`},
+		{"id in another file of the directory", map[string]string{"composition.d/mine.yml": "plugins:\n  - id: web\n    name: greeter\n"},
+			`mine.yml:2: "web" is already there`},
+		{"a file that does not parse", map[string]string{"composition.d/bad.yml": "plugins: [\n"}, "bad.yml does not parse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tmp := t.TempDir()
-			comp := filepath.Join(tmp, "composition.yml")
-			if tt.comp != "" {
-				if err := os.WriteFile(comp, []byte(tt.comp), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
 			dir := filepath.Join(tmp, "composition.d")
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
+			inDir := 0
 			for name, text := range tt.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				path := filepath.Join(tmp, name)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if filepath.Dir(path) == dir {
+					inDir++
+				}
 			}
-			code, _, stderr := runIn(t, importTwo, "import", "-", "--write", "--dir", dir, "-c", comp)
+			code, _, stderr := runIn(t, importTwo, "import", "-", "--write", "--dir", dir, "-c", filepath.Join(tmp, "composition.yml"))
 			if code != exitFail || !strings.Contains(stderr, tt.wantErr) || !strings.Contains(stderr, "nothing") {
 				t.Errorf("exit %d, stderr %q; want exit 1, %q and that nothing was written", code, stderr, tt.wantErr)
 			}
-			ents, _ := os.ReadDir(dir)
-			if len(ents) != len(tt.files) {
-				t.Errorf("%d files in the directory, want the %d that were there", len(ents), len(tt.files))
+			if ents, _ := os.ReadDir(dir); len(ents) != inDir {
+				t.Errorf("%d files in the directory, want the %d that were there", len(ents), inDir)
 			}
 		})
 	}
 	code, _, stderr := runIn(t, importTwo, "import", "-", "--dir", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "--dir goes with --write") {
 		t.Errorf("--dir without --write: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestMinimal renders a config without what it leaves at its defaults, down
+// to the fields of a nested struct, but keeps a map's keys, even empty.
+func TestMinimal(t *testing.T) {
+	cfg := mcpclient.Defaults()
+	cfg.Transport, cfg.ServerName, cfg.Command = mcpclient.TransportStdio, "s", "x"
+	cfg.Env = map[string]string{"EMPTY": "", "A": "1"}
+	cfg.ToolCallTimeoutMs = 5000
+	cfg.Reconnect.Enabled = false
+	n, err := minimal(cfg, mcpclient.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "transport: stdio\nserverName: s\ncommand: x\nenv:\n    A: \"1\"\n    EMPTY: \"\"\ntoolCallTimeoutMs: 5000\nreconnect:\n    enabled: false\n"
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
