@@ -18,7 +18,7 @@ type shoutConfig struct {
 // applyShout is a plugin's Apply kept as a named function, so that a test
 // can run it on a scope of its own, without a host.
 func applyShout(s *host.Scope, cfg shoutConfig) error {
-	unregister, err := host.Get(s, tools.Key).Register(tools.Definition{
+	_, err := host.Get(s, tools.Key).Register(s, tools.Definition{
 		Name:        "shout",
 		Description: "Return the text in upper case.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
@@ -28,11 +28,7 @@ func applyShout(s *host.Scope, cfg shoutConfig) error {
 			return tools.Output{Value: strings.ToUpper(in.Text) + cfg.Suffix}, err
 		},
 	})
-	if err != nil {
-		return err
-	}
-	s.OnDispose("tool shout", func() error { unregister(); return nil })
-	return nil
+	return err
 }
 
 // Example_scope tests a plugin's Apply with host.NewScope and a registry of
@@ -48,12 +44,16 @@ func Example_scope() {
 		panic(err)
 	}
 	res := reg.Execute(ctx, tools.Caller{Kind: "test"}, "shout", json.RawMessage(`{"text":"hi"}`))
-	fmt.Println(res.Value, res.Err)
+	// A string value reaches the model as its plain text.
+	fmt.Println(res.Content[0].Text, res.Err)
+	def, _ := reg.Get("shout")
+	fmt.Println("origin:", def.Origin.Instance)
 
 	s.Dispose(time.Second)
 	_, ok := reg.Get("shout")
 	fmt.Println("registered after dispose:", ok)
 	// Output:
 	// HI! <nil>
+	// origin: shout
 	// registered after dispose: false
 }

@@ -4,6 +4,7 @@ package greeter
 import (
 	"context"
 	"encoding/json"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -19,20 +20,17 @@ func init() {
 		Inject:      []host.Dep{host.Require(tools.Key)},
 		Defaults:    func() config { return config{Greeting: "Hello"} },
 		Apply: func(s *host.Scope, cfg config) error {
-			unregister, err := host.Get(s, tools.Key).Register(tools.Definition{
+			// The tool belongs to s: it goes away when the instance does.
+			_, err := host.Get(s, tools.Key).Register(s, tools.Definition{
 				Name:        "greet",
 				Description: "Greet someone by name.",
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 				Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
 					var in struct{ Name string }
 					err := json.Unmarshal(call.Args, &in)
-					msg := cfg.Greeting + ", " + in.Name + "!"
-					return tools.Output{Value: msg, Content: []tools.Content{tools.Text(msg)}}, err
+					return tools.Output{Value: cfg.Greeting + ", " + in.Name + "!"}, err
 				},
 			})
-			if err == nil {
-				s.OnDispose("tool greet", func() error { unregister(); return nil })
-			}
 			return err
 		},
 	})

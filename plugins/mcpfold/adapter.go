@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,13 @@ type adapter struct {
 
 	// gate is the last known gate state (never nil after newAdapter).
 	gate atomic.Pointer[gateState]
-	// live is true while this adapter's meta-tools are registered; with
+	// live is true once this adapter's meta-tools are registered; with
 	// Origin.Instance it tells them from foreign tools of the same names.
 	live atomic.Bool
+	// done is the scope's context: cancelled at dispose, before anything
+	// registered is undone, so a restarted instance of the same id is never
+	// taken for this one.
+	done context.Context
 
 	// persistMu serializes the adapter's own writes of the gate state.
 	persistMu sync.Mutex
@@ -54,6 +59,7 @@ func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance strin
 // and, only when both registered, the fold; the guard that enforces
 // disabled servers; the /mcp command when cmds is non-nil.
 func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
+	a.done = s.Context()
 	if a.store != nil {
 		// Watch first, so that no edit between the read and the watch is lost.
 		a.store.watch(s, func(g gateState, problems []string, err error) {
@@ -102,43 +108,45 @@ func (a *adapter) setGate(g gateState, problems []string) {
 	if len(problems) > 0 {
 		a.log.Warn("mcp-fold: settings section normalized; invalid entries ignored", "section", section, "problems", strings.Join(problems, "; "))
 	}
+	if a.storeGate(g) {
+		a.reg.AssemblyChanged()
+	}
+}
+
+// storeGate makes g the gate state and reports whether the set of disabled
+// servers changed: the fold, and so the assembly, depends on it. The caller
+// then calls AssemblyChanged, outside its own locks.
+func (a *adapter) storeGate(g gateState) bool {
 	if g.ServerIDs == nil {
 		g.ServerIDs = map[string]int{}
 	}
-	a.gate.Store(&g)
+	old := a.gate.Swap(&g)
+	return old == nil || !maps.Equal(old.disabledServers(), g.disabledServers())
 }
 
-// registerMeta registers both meta-tools, or neither.
+// registerMeta registers both meta-tools, or neither. They go with s.
 func (a *adapter) registerMeta(s *host.Scope) error {
-	origin := tools.Origin{Instance: a.instance}
-	unList, err := a.reg.Register(tools.Definition{
+	unList, err := a.reg.Register(s, tools.Definition{
 		Name: listName, Description: listDescription, InputSchema: json.RawMessage(listSchema),
-		Execute: a.list, Render: renderValue, Origin: origin,
+		Execute: a.list, Render: renderValue,
 	})
 	if err != nil {
 		return err
 	}
-	unCall, err := a.reg.Register(tools.Definition{
+	if _, err := a.reg.Register(s, tools.Definition{
 		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
-		Execute: a.call, Render: renderValue, Origin: origin,
-	})
-	if err != nil {
+		Execute: a.call, Render: renderValue,
+	}); err != nil {
 		unList()
 		return err
 	}
 	a.live.Store(true)
-	s.OnDispose("meta-tools", func() error {
-		a.live.Store(false)
-		unCall()
-		unList()
-		return nil
-	})
 	return nil
 }
 
 // own reports whether the meta-tools registered now are this adapter's.
 func (a *adapter) own() bool {
-	if !a.live.Load() {
+	if !a.live.Load() || a.done.Err() != nil {
 		return false
 	}
 	for _, n := range [...]string{listName, callName} {

@@ -34,7 +34,7 @@ func fleetRegistry(b *testing.B, servers, perServer int) *tools.Registry {
 	reg := tools.New(nil)
 	for s := range servers {
 		for i := range perServer {
-			_, err := reg.Register(tools.Definition{
+			_, err := reg.Register(testScope(b, "client"), tools.Definition{
 				Name:        fmt.Sprintf("mcp__server%02d__operation_%02d", s, i),
 				Description: fmt.Sprintf("Perform operation %d against server %d: lists, filters and returns matching records with pagination. Use it when the user asks about records of this kind.", i, s),
 				InputSchema: syntheticSchema(i),
@@ -45,7 +45,7 @@ func fleetRegistry(b *testing.B, servers, perServer int) *tools.Registry {
 			}
 		}
 	}
-	if _, err := reg.Register(tools.Definition{Name: "bash", Description: "Run a shell command.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Execute: noop}); err != nil {
+	if _, err := reg.Register(testScope(b, "native"), tools.Definition{Name: "bash", Description: "Run a shell command.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Execute: noop}); err != nil {
 		b.Fatal(err)
 	}
 	return reg

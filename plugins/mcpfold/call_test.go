@@ -224,7 +224,7 @@ func TestCallPassesContextAndCaller(t *testing.T) {
 func TestCallCancellation(t *testing.T) {
 	started := make(chan struct{})
 	reg := tools.New(nil)
-	_, err := reg.Register(tools.Definition{
+	_, err := reg.Register(testScope(t, "client"), tools.Definition{
 		Name: "mcp__slow__wait",
 		Execute: func(ctx context.Context, _ tools.Call) (tools.Output, error) {
 			close(started)
@@ -265,7 +265,7 @@ func newRigOn(t *testing.T, reg *tools.Registry) *adapter {
 
 func TestCallWrapsChildFailure(t *testing.T) {
 	reg := tools.New(nil)
-	_, err := reg.Register(tools.Definition{
+	_, err := reg.Register(testScope(t, "client"), tools.Definition{
 		Name: "mcp__s__broken",
 		Execute: func(context.Context, tools.Call) (tools.Output, error) {
 			return tools.Output{}, errors.New("upstream returned 502")
@@ -287,7 +287,7 @@ func TestCallWrapsChildFailure(t *testing.T) {
 func TestCallForwardsImageContent(t *testing.T) {
 	ref := &attachments.Ref{ID: "sha256:abc", MediaType: "image/png", Bytes: 10, Width: 1, Height: 1}
 	reg := tools.New(nil)
-	_, err := reg.Register(tools.Definition{
+	_, err := reg.Register(testScope(t, "client"), tools.Definition{
 		Name: "mcp__cam__snap",
 		Execute: func(_ context.Context, c tools.Call) (tools.Output, error) {
 			if !c.Caller.ImageInput {
@@ -317,7 +317,7 @@ var cmpResult = cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == 
 
 func TestCachesForgetUnregisteredTools(t *testing.T) {
 	r := newRig(t, withTools())
-	unreg, err := r.reg.Register(tools.Definition{
+	unreg, err := r.reg.Register(testScope(t, "client"), tools.Definition{
 		Name: "mcp__s__gone", Description: "Goes away.", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil },
 	})

@@ -96,14 +96,19 @@ func (a *adapter) snapshot(caller tools.Caller) view {
 		return v
 	}
 	a.persistMu.Lock()
-	defer a.persistMu.Unlock()
 	g, err := a.store.update(func(g *gateState) (bool, error) { return g.allocate(names), nil })
+	// The file read for the update may hold a hand edit the watch has not
+	// delivered yet, so the disabled set may change here too.
+	changed := err == nil && a.storeGate(g)
+	a.persistMu.Unlock()
 	if err != nil {
 		a.log.Warn("mcp-fold: could not persist new server ids; showing them anyway", "section", section, "err", err)
 		v.gate = &probe
 		return v
 	}
-	a.gate.Store(&g)
+	if changed {
+		a.reg.AssemblyChanged()
+	}
 	v.gate = &g
 	return v
 }
@@ -360,7 +365,6 @@ func (a *adapter) toggle(ctx context.Context, caller tools.Caller, id int, disab
 		return commands.Reply{Text: fmt.Sprintf("/mcp %s %d interrupted before persisting (%v) — state unchanged", verb, id, err), Error: true}
 	}
 	a.persistMu.Lock()
-	defer a.persistMu.Unlock()
 	changed := false
 	g, err := a.store.update(func(g *gateState) (bool, error) {
 		// The file may have moved since the snapshot; re-check the id.
@@ -378,10 +382,15 @@ func (a *adapter) toggle(ctx context.Context, caller tools.Caller, id int, disab
 		}
 		return changed, nil
 	})
+	assembly := err == nil && a.storeGate(g)
+	a.persistMu.Unlock()
 	if err != nil {
 		return commands.Reply{Text: fmt.Sprintf("/mcp %s %d could not be persisted: %v — state unchanged", verb, id, err), Error: true}
 	}
-	a.gate.Store(&g)
+	// Outside persistMu: the registry calls the plugin's followers now.
+	if assembly {
+		a.reg.AssemblyChanged()
+	}
 	switch {
 	case !changed && disable:
 		return commands.Reply{Text: fmt.Sprintf("server %q (id %d) is already disabled — nothing changed", name, id)}

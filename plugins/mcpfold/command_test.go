@@ -24,7 +24,7 @@ func TestCommandRegistration(t *testing.T) {
 
 func TestCommandCollisionKeepsFolding(t *testing.T) {
 	r := newRig(t, before(func(_ *tools.Registry, cmds *commands.Registry) {
-		_, err := cmds.Register(nil, commands.Command{Name: "mcp", Description: "someone else", Handler: func(context.Context, commands.Invocation) commands.Reply {
+		_, err := cmds.Register(testScope(t, "other"), commands.Command{Name: "mcp", Description: "someone else", Handler: func(context.Context, commands.Invocation) commands.Reply {
 			return commands.Reply{Text: "theirs"}
 		}})
 		if err != nil {

@@ -208,7 +208,6 @@ func TestFailOpen(t *testing.T) {
 		return tools.Definition{
 			Name: name, Description: "someone else's",
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{}, nil },
-			Origin:  tools.Origin{Instance: "other"},
 		}
 	}
 	t.Run("foreign meta-tools", func(t *testing.T) {
@@ -217,7 +216,7 @@ func TestFailOpen(t *testing.T) {
 		reg := tools.New(nil)
 		register(t, reg, nil, fleet...)
 		for _, n := range []string{listName, callName} {
-			if _, err := reg.Register(foreign(n)); err != nil {
+			if _, err := reg.Register(testScope(t, "other"), foreign(n)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -260,10 +259,9 @@ func containsName(list []string, name string) bool {
 func TestRegistrationRollback(t *testing.T) {
 	// mcp_call is taken, so mcp_list registers and must be rolled back.
 	r := newRig(t, before(func(reg *tools.Registry, _ *commands.Registry) {
-		_, err := reg.Register(tools.Definition{
+		_, err := reg.Register(testScope(t, "squatter"), tools.Definition{
 			Name:    callName,
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{}, nil },
-			Origin:  tools.Origin{Instance: "squatter"},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -338,7 +336,7 @@ func TestPromptCacheStability(t *testing.T) {
 	reg := tools.New(nil)
 	unregs := map[string]func(){}
 	add := func(name, desc string) {
-		un, err := reg.Register(tools.Definition{
+		un, err := reg.Register(testScope(t, "client"), tools.Definition{
 			Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string","description":"` + desc + `"}}}`),
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{}, nil },
 		})

@@ -37,6 +37,17 @@ func (g *gateState) disabled(server string) bool {
 	return ok && slices.Contains(g.Disabled, id)
 }
 
+// disabledServers returns the names of the servers disabled now.
+func (g *gateState) disabledServers() map[string]bool {
+	out := map[string]bool{}
+	for name := range g.ServerIDs {
+		if g.disabled(name) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // idOf returns the server's id, or 0.
 func (g *gateState) idOf(server string) int {
 	if g == nil {

@@ -3,6 +3,7 @@ package mcpfold
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -332,5 +333,49 @@ func TestGuardNeverRefusesTheMetaTools(t *testing.T) {
 	}
 	if res := r.exec("mcp_list__echo", `{}`); res.Err == nil {
 		t.Fatal("a disabled server's tool ran")
+	}
+}
+
+// TestAssemblyChangedFollowsTheDisabledSet: the fold depends on which
+// servers are disabled, so every change of that set (by /mcp, by a hand
+// edit, or found in the file by an id allocation) announces an assembly
+// change, and nothing else about the gate does.
+func TestAssemblyChangedFollowsTheDisabledSet(t *testing.T) {
+	r := newRig(t)
+	var events atomic.Int32
+	r.reg.OnAssemblyChange(testScope(t, "follower"), func() { events.Add(1) })
+	ids := map[string]any{"fs": 1, "github": 2}
+	steps := []struct {
+		name string
+		do   func()
+		want int32
+	}{
+		{"ids allocated", func() { r.run("") }, 0},
+		{"/mcp disable", func() { r.run("disable 2") }, 1},
+		{"/mcp disable again", func() { r.run("disable 2") }, 0},
+		{"/mcp enable", func() { r.run("enable 2") }, 1},
+		{"hand edit disables", func() { r.store.edit(map[string]any{"serverIds": ids, "disabled": []any{1}}) }, 1},
+		{"hand edit keeps the set", func() {
+			r.store.edit(map[string]any{"serverIds": map[string]any{"fs": 1, "github": 2, "gone": 7}, "disabled": []any{1, 1}})
+		}, 0},
+		{"hand edit enables", func() { r.store.edit(map[string]any{"serverIds": ids}) }, 1},
+		{"an edit the watch has not delivered, read by an id allocation", func() {
+			r.store.mu.Lock()
+			r.store.raw = roundTrip(map[string]any{"serverIds": ids, "disabled": []any{2}})
+			r.store.mu.Unlock()
+			register(t, r.reg, nil, fakeTool{"mcp__web__fetch", "Fetch a URL.", `{}`})
+			events.Store(0) // the registration is an assembly change of its own
+			r.run("")       // allocates web=3 from the file as it is now
+		}, 1},
+	}
+	for _, st := range steps {
+		events.Store(0)
+		st.do()
+		if got := events.Load(); got != st.want {
+			t.Errorf("%s: %d assembly changes, want %d", st.name, got, st.want)
+		}
+	}
+	if names := r.names(testCaller); containsName(names, "mcp__github__create_issue") {
+		t.Errorf("github, disabled in the file, is still in the prompt: %v", names)
 	}
 }

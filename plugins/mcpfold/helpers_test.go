@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -152,12 +153,24 @@ func (s *seen) count() int {
 	return len(s.calls)
 }
 
+// testScope returns a scope called id, disposed when the test ends: the
+// owner of what a test registers beside the adapter.
+func testScope(t testing.TB, id string) *host.Scope {
+	s := host.NewScope(context.Background(), id, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		if err := s.Dispose(time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
 // register adds fake tools whose Execute echoes the call.
 func register(t testing.TB, reg *tools.Registry, rec *seen, list ...fakeTool) {
 	t.Helper()
 	for _, f := range list {
 		name := f.name
-		_, err := reg.Register(tools.Definition{
+		_, err := reg.Register(testScope(t, "client"), tools.Definition{
 			Name: f.name, Description: f.desc, InputSchema: json.RawMessage(f.schema),
 			Execute: func(ctx context.Context, c tools.Call) (tools.Output, error) {
 				if rec != nil {
@@ -165,7 +178,7 @@ func register(t testing.TB, reg *tools.Registry, rec *seen, list ...fakeTool) {
 				}
 				return tools.Output{Value: map[string]any{"tool": name, "args": json.RawMessage(c.Args)}}, nil
 			},
-			Origin: tools.Origin{Instance: "client", Server: "x", RawName: name},
+			Origin: tools.Origin{Server: "x", RawName: name},
 		})
 		if err != nil {
 			t.Fatalf("register %s: %v", f.name, err)

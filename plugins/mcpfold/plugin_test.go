@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/commands"
@@ -72,8 +73,10 @@ func TestPluginInAHost(t *testing.T) {
 	if !ok {
 		t.Fatal("no tools service")
 	}
+	client := host.NewScope(context.Background(), "client", nil)
+	t.Cleanup(func() { _ = client.Dispose(time.Second) })
 	for _, n := range []string{"mcp__gh__create_issue", "mcp__gh__search_code", "mcp__fs__read_file"} {
-		_, err := reg.Register(tools.Definition{Name: n, Description: n, InputSchema: json.RawMessage(`{"type":"object"}`),
+		_, err := reg.Register(client, tools.Definition{Name: n, Description: n, InputSchema: json.RawMessage(`{"type":"object"}`),
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }})
 		if err != nil {
 			t.Fatal(err)
