@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -29,9 +30,10 @@ var clientInfo = &mcp.Implementation{Name: "dsh-host", Version: "0.1.0"}
 // options are a client's collaborators, passed explicitly so that tests can
 // run the core without a host.
 type options struct {
-	cfg      Config
-	instance string
-	logger   *slog.Logger
+	cfg Config
+	// scope owns the registered tools (their Origin.Instance is its id).
+	scope  *host.Scope
+	logger *slog.Logger
 	// detail publishes the instance's one-line state (Scope.SetDetail).
 	detail   func(string)
 	registry *tools.Registry

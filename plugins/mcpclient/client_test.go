@@ -56,9 +56,21 @@ func TestRegistersUnderServerQualifiedNames(t *testing.T) {
 	}
 }
 
+// testScope returns a scope called id, disposed when the test ends: the
+// owner of a tool registered beside the clients'.
+func testScope(t *testing.T, id string) *host.Scope {
+	s := host.NewScope(context.Background(), id, discardLogger())
+	t.Cleanup(func() {
+		if err := s.Dispose(waitTimeout); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
 func TestServersAndNativeToolsCoexist(t *testing.T) {
 	reg := tools.New(nil)
-	unregister, err := reg.Register(tools.Definition{Name: "search", Execute: func(context.Context, tools.Call) (tools.Output, error) {
+	unregister, err := reg.Register(testScope(t, "native"), tools.Definition{Name: "search", Execute: func(context.Context, tools.Call) (tools.Output, error) {
 		return tools.Output{Value: "native"}, nil
 	}})
 	if err != nil {
@@ -179,6 +191,19 @@ func TestResync(t *testing.T) {
 	if !e.logs.has(slog.LevelInfo, "mcp-client(rs): tool list changed, re-syncing") {
 		t.Error("no re-sync log")
 	}
+	// The old generation, released early, left nothing on the scope.
+	toolEffects := func() []string {
+		var out []string
+		for _, l := range e.scope.Effects() {
+			if strings.HasPrefix(l, "tool ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	eventually(t, "the scope to hold the new generation only", func() bool {
+		return slices.Equal(toolEffects(), []string{"tool mcp__rs__a", "tool mcp__rs__c"})
+	})
 
 	// A failed fetch keeps the previous generation.
 	fail.Store(true)
@@ -194,7 +219,7 @@ func TestResync(t *testing.T) {
 
 func TestRegistrationConflictRollsBackTheGeneration(t *testing.T) {
 	squat := func(reg *tools.Registry) func() {
-		u, err := reg.Register(tools.Definition{Name: "mcp__sq__b", Execute: func(context.Context, tools.Call) (tools.Output, error) {
+		u, err := reg.Register(testScope(t, "squatter"), tools.Definition{Name: "mcp__sq__b", Execute: func(context.Context, tools.Call) (tools.Output, error) {
 			return tools.Output{}, nil
 		}})
 		if err != nil {

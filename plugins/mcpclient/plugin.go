@@ -43,12 +43,10 @@ func apply(s *host.Scope, cfg Config) error {
 
 // start runs a client on s: it adds the server's instructions to prompt
 // assembly, starts the supervisor and waits for the first connection
-// attempt (bounded by startupTimeoutMs). opt.instance, logger and detail
-// default to s's. The host keeps serverNames unique (Claims).
+// attempt (bounded by startupTimeoutMs). The tools are registered on s;
+// opt.logger and detail default to s's. The host keeps serverNames unique (Claims).
 func start(s *host.Scope, opt options) (*client, error) {
-	if opt.instance == "" {
-		opt.instance = s.ID()
-	}
+	opt.scope = s
 	if opt.logger == nil {
 		opt.logger = s.Logger()
 	}

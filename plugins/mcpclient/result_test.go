@@ -470,7 +470,7 @@ func TestPostExecuteHooksWin(t *testing.T) {
 			e := mustStart(t, testConfig("pe"), resultServer(t, func() *mcp.CallToolResult {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: good}}}
 			}), withStore)
-			remove := e.reg.OnPostExecute(nil, "mcp__pe__*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
+			remove := e.reg.OnPostExecute(e.scope, "mcp__pe__*", func(_ context.Context, _ tools.Call, res *tools.Result) error {
 				return tt.hook(res)
 			})
 			defer remove()

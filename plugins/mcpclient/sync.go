@@ -77,7 +77,7 @@ func (c *client) swap(list []*mcp.Tool) error {
 	}
 	c.unregisterAll()
 	for _, def := range defs {
-		unregister, err := c.opt.registry.Register(def)
+		unregister, err := c.opt.registry.Register(c.opt.scope, def)
 		if err != nil {
 			c.unregisterAll()
 			err = fmt.Errorf("%s: tool registration failed, no tools registered: %w", c.label, err)
@@ -129,7 +129,7 @@ func (c *client) definition(t *mcp.Tool) tools.Definition {
 		InputSchema: input,
 		Execute:     c.executor(info),
 		Render:      c.renderer(info.raw),
-		Origin:      tools.Origin{Instance: c.opt.instance, Server: c.cfg.ServerName, RawName: t.Name},
+		Origin:      tools.Origin{Server: c.cfg.ServerName, RawName: t.Name},
 	}
 }
 
