@@ -412,24 +412,23 @@ func SameValue(a, b *yaml.Node) error {
 	return errors.New("value changed")
 }
 
+func canonicalMap[K comparable](m map[K]any) string {
+	entries := make([]string, 0, len(m))
+	for k, e := range m {
+		entries = append(entries, canonical(k)+": "+canonical(e))
+	}
+	slices.Sort(entries)
+	return "{" + strings.Join(entries, ", ") + "}"
+}
+
 // canonical renders a decoded YAML value as text that is equal for equal
 // values: map entries sorted, NaN written as such.
 func canonical(v any) string {
 	switch v := v.(type) {
 	case map[string]any:
-		entries := make([]string, 0, len(v))
-		for k, e := range v {
-			entries = append(entries, canonical(k)+": "+canonical(e))
-		}
-		slices.Sort(entries)
-		return "{" + strings.Join(entries, ", ") + "}"
+		return canonicalMap(v)
 	case map[any]any:
-		entries := make([]string, 0, len(v))
-		for k, e := range v {
-			entries = append(entries, canonical(k)+": "+canonical(e))
-		}
-		slices.Sort(entries)
-		return "{" + strings.Join(entries, ", ") + "}"
+		return canonicalMap(v)
 	case []any:
 		items := make([]string, len(v))
 		for i, e := range v {

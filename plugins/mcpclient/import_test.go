@@ -13,22 +13,23 @@ import (
 )
 
 func TestImportServer(t *testing.T) {
-	stdio := func(edit func(*Config)) Config {
+	// withDefaults is the config of a server called s over transport, as
+	// edit leaves it.
+	withDefaults := func(transport string, edit func(*Config)) Config {
 		c := Defaults()
-		c.Transport, c.ServerName, c.Command = TransportStdio, "s", "npx"
+		c.Transport, c.ServerName = transport, "s"
+		if transport == TransportStdio {
+			c.Command = "npx"
+		} else {
+			c.URL = "https://example.com/mcp"
+		}
 		if edit != nil {
 			edit(&c)
 		}
 		return c
 	}
-	http := func(edit func(*Config)) Config {
-		c := Defaults()
-		c.Transport, c.ServerName, c.URL = TransportStreamableHTTP, "s", "https://example.com/mcp"
-		if edit != nil {
-			edit(&c)
-		}
-		return c
-	}
+	stdio := func(edit func(*Config)) Config { return withDefaults(TransportStdio, edit) }
+	http := func(edit func(*Config)) Config { return withDefaults(TransportStreamableHTTP, edit) }
 	tests := []struct {
 		name      string
 		entry     string
