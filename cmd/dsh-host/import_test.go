@@ -49,7 +49,8 @@ func TestImportGolden(t *testing.T) {
 			// check accepts, and every entry's id is its serverName.
 			c := checkComposition(t, strings.TrimSuffix(in, ".json")+".yaml", stdout)
 			for _, e := range c.Entries {
-				if e.Name != mcpclient.PluginName || e.Config["serverName"] != e.ID {
+				var cfg mcpclient.Config
+				if data, err := yaml.Marshal(e.Config); err != nil || yaml.Unmarshal(data, &cfg) != nil || e.Name != mcpclient.PluginName || cfg.ServerName != e.ID {
 					t.Errorf("entry %+v: want an mcp-client whose serverName is its id", e)
 				}
 			}
