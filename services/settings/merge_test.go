@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"github.com/dsh-host/dsh-host/internal/yamledit"
+
 	"errors"
 	"testing"
 
@@ -128,7 +130,7 @@ func FuzzUpdate(f *testing.F) {
 				if nv == nil {
 					t.Fatalf("section %q lost:\n%q\nfrom\n%q", k.Value, after, content)
 				}
-				if err := sameNode(before.top.Content[i+1], nv); err != nil {
+				if err := yamledit.SameValue(before.top.Content[i+1], nv); err != nil {
 					t.Fatalf("section %q: %v:\n%q\nfrom\n%q", k.Value, err, after, content)
 				}
 			}

@@ -67,7 +67,7 @@ func TestSectionOfTheWrongShapeIsRefused(t *testing.T) {
 	const content = "ui: 3 # a number, not a mapping\nb: 2\n"
 	st := openAt(t, content)
 	err := Update(st, "ui", func(u *ui) error { u.Theme = "x"; return nil })
-	if err == nil || !strings.Contains(err.Error(), `section "ui" (line 1)`) {
+	if err == nil || !strings.Contains(err.Error(), `settings.yaml:1: section "ui"`) {
 		t.Fatalf("Update = %v, want a refusal naming the section and line", err)
 	}
 	if got := readFile(t, st); got != content {

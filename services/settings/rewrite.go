@@ -27,12 +27,6 @@ func rewrite(f *file, section string, val *yaml.Node) (out []byte, whole bool, e
 	return out, whole, nil
 }
 
-// lineStarts returns the offset of the start of every line.
-func lineStarts(data []byte) []int { return yamledit.LineStarts(data) }
-
-// sameNode reports an error unless a and b decode to equal generic values.
-func sameNode(a, b *yaml.Node) error { return yamledit.SameValue(a, b) }
-
 // merge returns nv with the comments, key order and scalar styles of old
 // carried over wherever the two agree in shape, so that updating one value
 // of a commented section keeps the section's comments.

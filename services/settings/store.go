@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
+	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -90,7 +91,7 @@ func (e *ParseError) Error() string {
 // the same message.
 func parseError(file string, data []byte, err error) *ParseError {
 	line, msg := yamlfield.ErrorLine(err)
-	starts := lineStarts(data)
+	starts := yamledit.LineStarts(data)
 	budget := problemSearchBudget
 	for k := max(line, 1); k <= len(starts) && budget > 0; k++ {
 		end := len(data)
@@ -315,7 +316,7 @@ func apply[T any](path string, f *file, section string, fn func(v *T) error) (ou
 	// The new value is merged into the old nodes, which carries the
 	// section's comments and styles over and keeps keys T does not know.
 	val := merge(old, &nv, reflect.TypeFor[T]())
-	if old != nil && sameValue(old, val) {
+	if old != nil && yamledit.SameValue(old, val) == nil {
 		return nil, false, false, nil
 	}
 	out, whole, err = rewrite(f, section, val)
@@ -326,4 +327,3 @@ func apply[T any](path string, f *file, section string, fn func(v *T) error) (ou
 }
 
 // sameValue reports whether two nodes decode to the same generic value.
-func sameValue(a, b *yaml.Node) bool { return sameNode(a, b) == nil }
