@@ -1,13 +1,13 @@
 package settings
 
 import (
-	"github.com/dsh-host/dsh-host/internal/yamledit"
-
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/internal/yamledit"
 )
 
 type nested struct {
