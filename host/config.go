@@ -100,6 +100,12 @@ func pluginNames() []string {
 
 // where prefixes a message about e with its file, line and id.
 func (e *Entry) where(line int) string {
+	return fmt.Sprintf("%s: entry %q", e.place(line), e.ID)
+}
+
+// place is "file:line" for a line of e's file (e's own line when line is
+// 0), or the file alone for an entry built in code.
+func (e *Entry) place(line int) string {
 	if line <= 0 {
 		line = e.Line
 	}
@@ -108,9 +114,9 @@ func (e *Entry) where(line int) string {
 		file = "composition"
 	}
 	if line <= 0 {
-		return fmt.Sprintf("%s: entry %q", file, e.ID)
+		return file
 	}
-	return fmt.Sprintf("%s:%d: entry %q", file, line, e.ID)
+	return fmt.Sprintf("%s:%d", file, line)
 }
 
 // checkClaims reports a name two enabled entries both claim, at the later
@@ -139,8 +145,8 @@ func checkClaims(list []*planned) []error {
 				at += ": config key " + c.Key
 			}
 			fe := &first.pl.entry
-			errs = append(errs, fmt.Errorf("%s: %s %q is already claimed by entry %q (%s:%d); each must be unique, or disable one entry",
-				at, c.Kind, c.Value, fe.ID, fe.File, fe.keyLine(first.key)))
+			errs = append(errs, fmt.Errorf("%s: %s %q is already claimed by entry %q (%s); each must be unique, or disable one entry",
+				at, c.Kind, c.Value, fe.ID, fe.place(fe.keyLine(first.key))))
 		}
 	}
 	return errs

@@ -98,19 +98,20 @@ func TestServerNameClaimed(t *testing.T) {
 	c, err := host.ParseComposition("composition.yml", []byte(`plugins:
   - id: a
     name: mcp-client
-    config: {serverName: gh, command: a}
+    config: {serverName: gh, transport: stdio, command: a}
   - id: b
     name: mcp-client
     config:
+      transport: stdio
       serverName: gh
       command: b
 `), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `composition.yml:8: entry "b": config key serverName: serverName "gh" is already claimed by entry "a" (composition.yml:4)`
-	if err := host.Check(c); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Check = %v, want it to contain %q", err, want)
+	want := `composition.yml:9: entry "b": config key serverName: serverName "gh" is already claimed by entry "a" (composition.yml:4); each must be unique, or disable one entry`
+	if err := host.Check(c); err == nil || err.Error() != want {
+		t.Errorf("Check = %v, want %q", err, want)
 	}
 }
 

@@ -739,18 +739,24 @@ func TestE2EDuplicateServerName(t *testing.T) {
 	hs := newHarness(t)
 	hs.apply(stdioFixture(t, "first", "same", nil))
 	hs.requireActive("first")
-	hs.apply(stdioFixture(t, "first", "same", nil), stdioFixture(t, "second", "same", nil))
+
+	// A second entry with the same serverName is a config error: the
+	// composition is refused whole and the first instance is untouched.
+	c := &host.Composition{File: "e2e.yml", Entries: []host.Entry{stdioFixture(t, "first", "same", nil), stdioFixture(t, "second", "same", nil)}}
+	err := hs.h.Update(t.Context(), c)
+	if want := `entry "second": config key serverName: serverName "same" is already claimed by entry "first"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Update = %v, want an error containing %q", err, want)
+	}
 	hs.requireActive("first")
-	st := hs.status("second")
-	if st.State != host.StateFailed || !strings.Contains(st.Err, "first") {
-		t.Errorf("second = %q (%q), want failed naming the entry that holds the name", st.State, st.Err)
+	if st := hs.status("second"); st.State != "" {
+		t.Errorf("second = %+v, want no such instance", st)
 	}
 	if got := text(hs.call(modelCaller, mcpclient.PublicToolName("same", "ping"), nil)); got != "pong" {
 		t.Errorf("first instance's ping = %q", got)
 	}
 
-	// Disposing the holder releases the name. (The failed instance, left
-	// unchanged, is not retried by a reload: a new entry takes the name.)
+	// Replacing the holder in one edit hands the name over: the removed
+	// instance is disposed before the new one starts.
 	hs.apply(stdioFixture(t, "third", "same", nil))
 	hs.requireActive("third")
 	if got := text(hs.call(modelCaller, mcpclient.PublicToolName("same", "ping"), nil)); got != "pong" {
