@@ -443,10 +443,13 @@ func TestRunReloadAndSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLog(t, logs, "hi restarted", func(m map[string]any) bool {
-		if m["msg"] == "instance active" && m["instance"] == "demo" {
-			t.Errorf("demo restarted although its entry did not change")
+		if m["msg"] != "composition reconciled" || m["restarted"] == nil {
+			return false
 		}
-		return msg("instance active", "instance", "hi")(m)
+		if m["restarted"] != "hi" {
+			t.Errorf("restarted %v, want hi alone: demo's entry did not change", m["restarted"])
+		}
+		return true
 	})
 
 	// A file that does not parse changes nothing.
