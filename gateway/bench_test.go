@@ -15,8 +15,6 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
-	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // BenchmarkGatewayVsDirect measures one trivial tool call (the fixture's
@@ -27,8 +25,9 @@ import (
 // same machine load; the result is reported as direct-µs/call,
 // gateway-µs/call and gateway/direct.
 //
-//   - inprocess: the client reaches an in-process gateway over go-sdk's
-//     in-memory transport: the cost of the gateway and the pipeline alone.
+//   - inprocess: the client reaches an in-process gateway (a `gateway`
+//     instance of the composition) over go-sdk's in-memory transport: the
+//     cost of the gateway and the pipeline alone.
 //   - stdio: the client starts `dsh-host serve --stdio`, as Claude Code or
 //     Codex would: the deployment's cost, one more stdio hop included.
 func BenchmarkGatewayVsDirect(b *testing.B) {
@@ -47,23 +46,17 @@ func BenchmarkGatewayVsDirect(b *testing.B) {
 		ctx := context.Background()
 		h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
 		defer h.Shutdown(context.Background())
-		c, err := host.ParseComposition("bench.yml", []byte(composition), nil)
+		c, err := host.ParseComposition("bench.yml", []byte(composition+"  - {id: gateway, name: gateway}\n"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := h.Update(ctx, c); err != nil {
 			b.Fatal(err)
 		}
-		reg, ok := host.Lookup(h, tools.Key)
+		g, ok := host.Lookup(h, Key)
 		if !ok {
-			b.Fatalf("no tools service: %v", h.Status())
+			b.Fatalf("no gateway service: %v", h.Status())
 		}
-		store, _ := host.Lookup(h, attachments.Key)
-		g, err := New(ctx, reg, store, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer g.Close()
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := g.Server().Connect(ctx, st, nil)
 		if err != nil {

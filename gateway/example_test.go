@@ -5,20 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/gateway"
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // A registry's tools served to an MCP client. Here the client is connected
-// in memory; `dsh-host serve` connects it over stdio or Streamable HTTP
-// (Gateway.HTTPHandler).
+// in memory; the `gateway` plugin serves Streamable HTTP
+// (Gateway.HTTPHandler), and `dsh-host serve --stdio` a session over stdio.
+// The gateway, like the tool, lives as long as its scope.
 func ExampleNew() {
 	ctx := context.Background()
+	s := host.NewScope(ctx, "example", nil)
+	defer s.Dispose(time.Second)
 	reg := tools.New(nil)
-	unregister, err := reg.Register(tools.Definition{
+	_, err := reg.Register(s, tools.Definition{
 		Name:        "greet",
 		Description: "Greet someone.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
@@ -34,13 +39,11 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer unregister()
 
-	g, err := gateway.New(ctx, reg, nil, nil)
+	g, err := gateway.New(s, reg, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer g.Close()
 	clientEnd, serverEnd := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(ctx, serverEnd, nil)
 	if err != nil {

@@ -9,6 +9,11 @@
 // attachment store. When the assembly changes (a hot reload, an MCP server
 // re-syncing its tools) the gateway updates the server's tool set by diff,
 // and go-sdk sends notifications/tools/list_changed to connected clients.
+//
+// The package registers the `gateway` plugin: an instance injects the tool
+// registry (and the attachment store, if any), serves Streamable HTTP when
+// its config names an address, and provides the running Gateway (Key) to a
+// front end that serves a session of its own (dsh-host serve --stdio).
 package gateway
 
 import (
@@ -19,13 +24,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -45,7 +54,8 @@ const maxDebounceFactor = 20
 
 // Options configures a Gateway. The zero value (or nil) means defaults.
 type Options struct {
-	// Implementation names the server to its clients (default "dsh-host").
+	// Implementation names the server to its clients (default "dsh-host"
+	// at the binary's module version).
 	Implementation *mcp.Implementation
 	// Logger receives the gateway's logs (default: discarded).
 	Logger *slog.Logger
@@ -60,31 +70,30 @@ type Options struct {
 	Debounce time.Duration
 }
 
-// Gateway is an MCP server that mirrors a tool registry. Create it with New,
-// serve Server() on any go-sdk transport (or HTTPHandler), and Close it when
-// done. It is safe for concurrent use.
+// Gateway is an MCP server that mirrors a tool registry for the life of a
+// scope. Create it with New and serve Server() on any go-sdk transport (or
+// HTTPHandler). It is safe for concurrent use.
 type Gateway struct {
-	server   *mcp.Server
-	caller   tools.Caller
-	logger   *slog.Logger
-	debounce time.Duration
+	server *mcp.Server
+	reg    *tools.Registry
+	store  *attachments.Store
+	caller tools.Caller
+	logger *slog.Logger
 
 	// ctx bounds background re-assemblies; Close cancels it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	refresh *debounce.Debouncer
+	// stale is set by Refresh and cleared by the sync that follows: a
+	// request whose answer depends on the surface syncs first while it is
+	// set, so it never sees a change the registry already announced.
+	stale atomic.Bool
+	// instructions are the last assembly's sections, for the next client
+	// to initialize.
+	instructions atomic.Pointer[string]
 
-	mu          sync.Mutex // guards the fields below
-	reg         *tools.Registry
-	store       *attachments.Store
-	unsubscribe func()
-	timer       *time.Timer
-	// pendingSince is when the first change not yet assembled came; zero
-	// when none is pending.
-	pendingSince time.Time
-	closed       bool
-
-	bindMu sync.Mutex // serializes Rebind
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
 
 	syncMu  sync.Mutex           // serializes syncs
 	current map[string]toolState // what the server lists; guarded by syncMu
@@ -101,18 +110,19 @@ type toolState struct {
 }
 
 // New returns a gateway serving reg's assembly for the caller
-// {Kind: "gateway", ImageInput: true}. store resolves image references in
-// results; it may be nil, and images then reach clients as a text notice.
-// New assembles once before returning, so the first client to connect sees
-// the full surface; an assembly error is returned, and the gateway is not
-// created.
-func New(ctx context.Context, reg *tools.Registry, store *attachments.Store, opts *Options) (*Gateway, error) {
+// {Kind: "gateway", ImageInput: true}, for as long as s lives: it follows
+// reg (OnAssemblyChange) and is closed when s is disposed. store resolves
+// image references in results; it may be nil, and images then reach
+// clients as a text notice. New assembles once before returning, so the
+// first client to connect sees the surface; an assembly error is returned,
+// and the gateway is not created.
+func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Options) (*Gateway, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.Implementation == nil {
-		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: "dev"}
+		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: buildVersion()}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -121,35 +131,85 @@ func New(ctx context.Context, reg *tools.Registry, store *attachments.Store, opt
 		o.Debounce = DefaultDebounce
 	}
 	g := &Gateway{
-		store:    store,
-		caller:   tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, Mask: o.Mask},
-		logger:   o.Logger,
-		debounce: o.Debounce,
-		current:  map[string]toolState{},
+		reg:     reg,
+		store:   store,
+		caller:  tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, Mask: o.Mask},
+		logger:  o.Logger,
+		done:    make(chan struct{}),
+		current: map[string]toolState{},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
 	// between the two; a re-assembly it triggers waits for the lock until
-	// the server exists.
+	// the server exists. Close is registered after, so it runs first at
+	// dispose and a change arriving meanwhile finds the gateway closed.
+	// (Outside the lock: on a disposed scope it runs at once, and waits for
+	// a re-assembly that waits for the lock.)
 	g.syncMu.Lock()
-	g.bind(reg)
-	a, err := g.assemble(ctx)
+	unsubscribe := reg.OnAssemblyChange(s, g.Refresh)
+	a, err := g.assemble(s.Context())
 	if err != nil {
+		g.cancel() // a re-assembly waiting for the lock finds the gateway closed
 		g.syncMu.Unlock()
+		unsubscribe()
 		g.Close()
 		return nil, err
 	}
 	g.server = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-		Logger:       g.sdkLogger(),
-		Instructions: instructions(a.Sections),
+		Logger: g.sdkLogger(),
 		// Advertise tools with listChanged even while the surface is empty:
 		// clients subscribe to the notification only when the capability is
 		// there at connect, and a composition may gain tools later.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	g.apply(a.Tools)
+	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway)
+	g.apply(a)
 	g.syncMu.Unlock()
+	s.OnDispose("gateway", g.Close)
 	return g, nil
+}
+
+// upToDate answers what depends on the surface (initialize, with the
+// instructions, tools/list and tools/call) from an assembly that has every
+// change the registry announced before the request: a client connecting
+// right after a change, within the debounce, sees it.
+func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize", "server/discover", "tools/list", "tools/call":
+			if g.stale.Load() {
+				if err := g.Sync(ctx); err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
+					g.logger.Warn("gateway: tool surface not updated; the client gets the previous one", "err", err)
+				}
+			}
+		}
+		res, err := next(ctx, method, req)
+		// The instructions are the current assembly's sections, which MCP
+		// cannot announce a change of: each client gets them as they are
+		// when it connects.
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = *g.instructions.Load()
+		case *mcp.DiscoverResult:
+			r.Instructions = *g.instructions.Load()
+		}
+		return res, err
+	}
+}
+
+// endWithGateway ends every request when the gateway closes. Close ends
+// the sessions, and go-sdk's session Close waits for the requests in
+// flight: a tool call would hold it up, and a subscriptions/listen (which
+// lasts until its context ends) that arrives while Close runs would hold
+// it forever, since go-sdk cancels only the listens it saw before.
+func (g *Gateway) endWithGateway(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(g.ctx, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // instructions joins the assembly's prompt sections (such as each MCP
@@ -165,94 +225,28 @@ func instructions(sections []tools.Section) string {
 }
 
 // Server returns the MCP server; connect it to a transport with Run or
-// Connect. Its tool set follows the registry until Close.
+// Connect. Its tool set follows the registry until Close, which also ends
+// every session connected to it.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
-// Rebind makes the gateway serve reg and read images from store instead of
-// what it had (a reload may replace the services), and re-assembles if the
-// registry changed. A nil reg empties the surface until the next Rebind.
-func (g *Gateway) Rebind(reg *tools.Registry, store *attachments.Store) {
-	g.bindMu.Lock()
-	defer g.bindMu.Unlock()
-	g.mu.Lock()
-	g.store = store
-	same := g.reg == reg
-	g.mu.Unlock()
-	if same {
-		return
-	}
-	g.bind(reg)
-	g.Refresh()
-}
-
-// Registry returns the registry the gateway currently serves.
-func (g *Gateway) Registry() *tools.Registry {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.reg
-}
-
-func (g *Gateway) bind(reg *tools.Registry) {
-	// Subscribe and unsubscribe outside g.mu: the registry may hold its own
-	// lock while it calls handlers, which take g.mu in Refresh.
-	var unsub func()
-	if reg != nil {
-		unsub = reg.OnChange(nil, func(tools.Change) { g.Refresh() })
-	}
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		if unsub != nil {
-			unsub()
-		}
-		return
-	}
-	old := g.unsubscribe
-	g.reg, g.unsubscribe = reg, unsub
-	g.mu.Unlock()
-	if old != nil {
-		old()
-	}
-}
+// Done is closed when the gateway is closed (its scope disposed): a front
+// end serving a session of its own on Server learns there that the session
+// has ended and its client must reconnect.
+func (g *Gateway) Done() <-chan struct{} { return g.done }
 
 // Refresh schedules a re-assembly after the debounce delay; calls within the
-// delay coalesce into one. Registry changes call it; call it too when
-// something else may have changed the assembly (an assemble handler came or
-// went without any tool doing so).
+// delay coalesce into one. The registry's assembly changes call it. A
+// client request that depends on the surface does not wait for the delay.
 //
 // A steady stream of changes postpones the re-assembly by at most
 // maxDebounceFactor debounce delays from the first, so clients never wait
 // indefinitely on a flapping server.
 func (g *Gateway) Refresh() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return
-	}
-	now := time.Now()
-	switch {
-	case g.pendingSince.IsZero():
-		g.pendingSince = now
-		if g.timer == nil {
-			g.timer = time.AfterFunc(g.debounce, g.fire)
-		} else {
-			g.timer.Reset(g.debounce)
-		}
-	case now.Sub(g.pendingSince)+g.debounce <= maxDebounceFactor*g.debounce:
-		g.timer.Reset(g.debounce)
-	}
+	g.stale.Store(true)
+	g.refresh.Trigger()
 }
 
 func (g *Gateway) fire() {
-	g.mu.Lock()
-	g.pendingSince = time.Time{}
-	if g.closed {
-		g.mu.Unlock()
-		return
-	}
-	g.wg.Add(1)
-	g.mu.Unlock()
-	defer g.wg.Done()
 	if err := g.Sync(g.ctx); err != nil && g.ctx.Err() == nil {
 		g.logger.Error("gateway: tool surface not updated; clients keep the previous one", "err", err)
 	}
@@ -263,11 +257,17 @@ func (g *Gateway) fire() {
 // added, replaced or removed, so an unchanged assembly sends clients nothing.
 // On an assembly error the server keeps its tools.
 //
-// The server's instructions are the assembly's sections when the gateway
-// was created: MCP has no notification for changed instructions.
+// The assembly's sections become the instructions of the clients that
+// connect next: MCP has no notification for changed instructions.
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
+	if err := g.ctx.Err(); err != nil {
+		return fmt.Errorf("gateway: closed: %w", err)
+	}
+	// Cleared before assembling: a change announced from here on is not
+	// in this assembly, and marks the surface stale again.
+	g.stale.Store(false)
 	a, err := g.assemble(ctx)
 	if err != nil {
 		if g.afterSync != nil {
@@ -275,26 +275,25 @@ func (g *Gateway) Sync(ctx context.Context) error {
 		}
 		return err
 	}
-	g.apply(a.Tools)
+	g.apply(a)
 	return nil
 }
 
-// assemble returns the registry's assembly for the gateway's caller, or an
-// empty one without a registry.
+// assemble returns the registry's assembly for the gateway's caller.
 func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
-	reg := g.Registry()
-	if reg == nil {
-		return tools.Assembly{Caller: g.caller}, nil
-	}
-	a, err := reg.Assemble(ctx, g.caller)
+	a, err := g.reg.Assemble(ctx, g.caller)
 	if err != nil {
 		return tools.Assembly{}, fmt.Errorf("gateway: assemble the tool surface: %w", err)
 	}
 	return a, nil
 }
 
-// apply makes want the server's tool set by diff. The caller holds syncMu.
-func (g *Gateway) apply(want []tools.Schema) {
+// apply makes a's tools the server's tool set by diff, and its sections the
+// instructions. The caller holds syncMu.
+func (g *Gateway) apply(a tools.Assembly) {
+	text := instructions(a.Sections)
+	g.instructions.Store(&text)
+	want := a.Tools
 	next := make(map[string]toolState, len(want))
 	var add []*mcp.Tool
 	for _, s := range want {
@@ -388,15 +387,11 @@ func inputSchema(raw json.RawMessage) (json.RawMessage, error) {
 // callTool runs one tools/call through the registry. The request's context
 // carries the client's cancellation to the tool.
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	reg := g.Registry()
-	if reg == nil {
-		return nil, errors.New("gateway: no tool registry is running; check the host's status")
-	}
 	args, err := arguments(req.Params.Arguments)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	res := reg.Execute(ctx, g.caller, req.Params.Name, args)
+	res := g.reg.Execute(ctx, g.caller, req.Params.Name, args)
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// The client cancelled or went away: there is no one to tell.
@@ -462,9 +457,7 @@ func (g *Gateway) image(ref *attachments.Ref) (*mcp.ImageContent, error) {
 	if ref == nil {
 		return nil, errors.New("the image block has no attachment reference")
 	}
-	g.mu.Lock()
 	store := g.store
-	g.mu.Unlock()
 	if store == nil {
 		return nil, fmt.Errorf("no attachment store is running to read %s", ref.ID)
 	}
@@ -487,27 +480,22 @@ func (g *Gateway) image(ref *attachments.Ref) (*mcp.ImageContent, error) {
 	return &mcp.ImageContent{Data: data, MIMEType: mime}, nil
 }
 
-// Close stops following the registry and waits for a re-assembly in flight.
-// Sessions already connected stay open; close them (or cancel Run's
-// context) to end them. Close is idempotent.
+// Close stops following the registry, waits for a re-assembly in flight
+// and ends every session connected to the server: a gateway that is gone
+// must not keep serving a surface nobody updates. Its scope's dispose calls
+// it; it is idempotent.
 func (g *Gateway) Close() error {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil
-	}
-	g.closed = true
-	if g.timer != nil {
-		g.timer.Stop()
-	}
-	unsub := g.unsubscribe
-	g.unsubscribe = nil
-	g.mu.Unlock()
-	if unsub != nil {
-		unsub()
-	}
-	g.cancel()
-	g.wg.Wait()
+	g.closeOnce.Do(func() {
+		close(g.done)
+		g.cancel()
+		g.refresh.Stop()
+		if g.server == nil {
+			return // New failed before making it
+		}
+		for ss := range g.server.Sessions() {
+			ss.Close()
+		}
+	})
 	return nil
 }
 
@@ -536,4 +524,13 @@ func demote(l slog.Level) slog.Level {
 		return slog.LevelDebug
 	}
 	return l
+}
+
+// buildVersion is the module version the binary was built at ("dev" for a
+// build from a work tree), which the gateway reports to its clients.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

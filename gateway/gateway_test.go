@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -40,6 +41,19 @@ func TestMain(m *testing.M) {
 // wait bounds every wait for something that must happen.
 const wait = 10 * time.Second
 
+// scope returns a scope for what a test registers or starts, disposed when
+// the test ends.
+func scope(t *testing.T) *host.Scope {
+	t.Helper()
+	s := host.NewScope(context.Background(), "test", slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		if err := s.Dispose(wait); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
 // register adds a tool to reg for the rest of the test.
 func register(t *testing.T, reg *tools.Registry, def tools.Definition) (unregister func()) {
 	t.Helper()
@@ -48,7 +62,7 @@ func register(t *testing.T, reg *tools.Registry, def tools.Definition) (unregist
 			return tools.Output{Value: "ok"}, nil
 		}
 	}
-	un, err := reg.Register(def)
+	un, err := reg.Register(scope(t), def)
 	if err != nil {
 		t.Fatalf("register %s: %v", def.Name, err)
 	}
@@ -75,6 +89,8 @@ func echo(name string) tools.Definition {
 // harness is a gateway on reg with one go-sdk client connected in memory.
 type harness struct {
 	g        *Gateway
+	scope    *host.Scope // the gateway's
+	ss       *mcp.ServerSession
 	cs       *mcp.ClientSession
 	changed  chan struct{} // one value per tools/list_changed the client saw
 	syncs    chan syncStats
@@ -86,8 +102,8 @@ type syncStats struct{ added, removed int }
 func newHarness(t *testing.T, reg *tools.Registry, store *attachments.Store) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{changed: make(chan struct{}, 100), syncs: make(chan syncStats, 100)}
-	g, err := New(ctx, reg, store, &Options{Debounce: 5 * time.Millisecond})
+	h := &harness{changed: make(chan struct{}, 100), syncs: make(chan syncStats, 100), scope: scope(t)}
+	g, err := New(h.scope, reg, store, &Options{Debounce: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -113,11 +129,11 @@ func newHarness(t *testing.T, reg *tools.Registry, store *attachments.Store) *ha
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}
-	h.cs = cs
+	h.cs, h.ss = cs, ss
+	// Before the scope's dispose, which closes the gateway.
 	t.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
-		g.Close()
 	})
 	return h
 }
@@ -188,7 +204,7 @@ func TestListIsTheAssembly(t *testing.T) {
 	register(t, reg, tools.Definition{Name: "folded_away", Description: "Hidden by an assemble handler."})
 	// An assemble handler stands in for folding: the gateway must serve what
 	// the waterfall produces, not the raw registry.
-	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		a, err := next(ctx, a)
 		var kept []tools.Schema
 		for _, s := range a.Tools {
@@ -271,12 +287,12 @@ func TestCallThroughThePipeline(t *testing.T) {
 			return tools.Output{Value: map[string]int{"n": 1}}, nil
 		},
 	})
-	reg.OnGuard(nil, "guarded", func(ctx context.Context, call tools.Call) error {
+	reg.OnGuard(scope(t), "guarded", func(ctx context.Context, call tools.Call) error {
 		return errors.New("guarded needs an approval")
 	})
 	var callers []tools.Caller
 	var mu sync.Mutex
-	reg.OnPreExecute(nil, "echo", func(ctx context.Context, call *tools.Call) error {
+	reg.OnPreExecute(scope(t), "echo", func(ctx context.Context, call *tools.Call) error {
 		mu.Lock()
 		callers = append(callers, call.Caller)
 		mu.Unlock()
@@ -465,14 +481,15 @@ func TestListChangedOnRegistryChange(t *testing.T) {
 	unThird()
 	h.nextSync(t)
 	h.waitChanged(t)
-	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	// An assemble handler coming changes the assembly without any tool
+	// changing: the registry announces it all the same.
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		a, err := next(ctx, a)
 		for i := range a.Tools {
 			a.Tools[i].Description += " (annotated)"
 		}
 		return a, err
 	})
-	h.g.Refresh()
 	if s := h.nextSync(t); s != (syncStats{added: 1}) {
 		t.Errorf("sync after a description change = %+v, want one tool replaced", s)
 	}
@@ -494,7 +511,7 @@ func TestNoNotificationWhenTheAssemblyIsUnchanged(t *testing.T) {
 	reg := tools.New(nil)
 	register(t, reg, echo("visible"))
 	// Hides every tool named hidden_*, as folding hides mcp__* tools.
-	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		a, err := next(ctx, a)
 		var kept []tools.Schema
 		for _, s := range a.Tools {
@@ -544,36 +561,59 @@ func TestNoNotificationWhenTheAssemblyIsUnchanged(t *testing.T) {
 	h.waitChanged(t)
 }
 
-func TestRebind(t *testing.T) {
-	a, b := tools.New(nil), tools.New(nil)
-	register(t, a, echo("from_a"))
-	register(t, b, echo("from_b"))
-	h := newHarness(t, a, nil)
+// TestDisposeClosesTheGateway: the gateway lives as long as its scope; the
+// dispose ends its sessions, closes Done and stops following the registry.
+func TestDisposeClosesTheGateway(t *testing.T) {
+	reg := tools.New(nil)
+	register(t, reg, echo("first"))
+	h := newHarness(t, reg, nil)
+	select {
+	case <-h.g.Done():
+		t.Fatal("Done is closed before the dispose")
+	default:
+	}
+	if err := h.scope.Dispose(wait); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.g.Done():
+	default:
+		t.Fatal("Done is still open after the dispose")
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- h.ss.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(wait):
+		t.Fatal("the session connected to the gateway outlived its dispose")
+	}
+	if _, err := h.cs.ListTools(context.Background(), nil); err == nil {
+		t.Error("tools/list succeeded on a disposed gateway")
+	}
+	if err := h.g.Sync(context.Background()); err == nil {
+		t.Error("Sync on a closed gateway succeeded")
+	}
+}
 
-	h.g.Rebind(b, nil)
-	if s := h.nextSync(t); s != (syncStats{added: 1, removed: 1}) {
-		t.Errorf("sync after a rebind = %+v, want one added and one removed", s)
+// TestNewFailsCleanly: an assembly error fails New and leaves nothing on
+// the scope.
+func TestNewFailsCleanly(t *testing.T) {
+	reg := tools.New(nil)
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		return a, errors.New("folding is broken")
+	})
+	s := scope(t)
+	if _, err := New(s, reg, nil, nil); err == nil || !strings.Contains(err.Error(), "folding is broken") {
+		t.Fatalf("New = %v, want the assembly's error", err)
 	}
-	h.waitChanged(t)
-	if got := keys(h.list(t)); !cmp.Equal(got, []string{"from_b"}) {
-		t.Errorf("after a rebind the list is %v, want [from_b]", got)
-	}
-	// The old registry no longer drives the gateway.
-	register(t, a, echo("late_a"))
-	register(t, b, echo("late_b"))
-	h.nextSync(t)
-	h.waitChanged(t)
-	if got := h.list(t); got["late_a"] != nil || got["late_b"] == nil {
-		t.Errorf("the list is %v, want late_b and not late_a", keys(got))
-	}
-	if res := h.call(t, "from_b", map[string]any{"text": "b"}); res.IsError {
-		t.Errorf("call after a rebind: %v", mcptest.Texts(res))
+	if got := s.Effects(); len(got) != 0 {
+		t.Errorf("New failed but left %q on the scope", got)
 	}
 }
 
 func TestInstructionsAreTheSections(t *testing.T) {
 	reg := tools.New(nil)
-	reg.OnAssemble(nil, func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 		a.Sections = append(a.Sections,
 			tools.Section{Name: "mcp:github", Text: "### MCP server: github\n\nSearch before you create."},
 			tools.Section{Name: "empty", Text: "  "},
@@ -588,15 +628,74 @@ func TestInstructionsAreTheSections(t *testing.T) {
 	}
 }
 
+// connectClient connects a go-sdk client to g in memory, for the rest of
+// the test.
+func connectClient(t *testing.T, g *Gateway) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// TestAnswersAreCurrent: a client asking right after a change, well within
+// the debounce, gets the changed surface, and a client connecting gets the
+// instructions as they are then.
+func TestAnswersAreCurrent(t *testing.T) {
+	reg := tools.New(nil)
+	g, err := New(scope(t), reg, nil, &Options{Debounce: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := connectClient(t, g)
+	if got := first.InitializeResult().Instructions; got != "" {
+		t.Errorf("instructions %q before any section, want none", got)
+	}
+
+	register(t, reg, echo("late"))
+	reg.OnAssemble(scope(t), func(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
+		a.Sections = append(a.Sections, tools.Section{Name: "late", Text: "Call late last."})
+		return next(ctx, a)
+	})
+	res, err := first.CallTool(context.Background(), &mcp.CallToolParams{Name: "late", Arguments: map[string]any{"text": "now"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call of a tool registered within the debounce: %v %v", err, mcptest.Texts(res))
+	}
+	second := connectClient(t, g)
+	if got := second.InitializeResult().Instructions; got != "Call late last." {
+		t.Errorf("instructions %q, want the section added since the gateway started", got)
+	}
+	var names []string
+	for tool, err := range second.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !cmp.Equal(names, []string{"late"}) {
+		t.Errorf("tools/list = %v, want [late]", names)
+	}
+}
+
 func TestFlappingChangesStillReachClients(t *testing.T) {
 	reg := tools.New(nil)
 	// The debounce is long next to the changes' period, so that a stalled
 	// test goroutine does not let the timer fire on its own.
-	g, err := New(context.Background(), reg, nil, &Options{Debounce: 100 * time.Millisecond})
+	g, err := New(scope(t), reg, nil, &Options{Debounce: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
 	synced := make(chan struct{}, 1)
 	g.syncMu.Lock()
 	g.afterSync = func(int, int, error) {

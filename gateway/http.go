@@ -1,14 +1,25 @@
 package gateway
 
 import (
+	"context"
 	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
 )
+
+// httpShutdownTimeout bounds how long a listener waits for requests in
+// flight once its instance is disposed.
+const httpShutdownTimeout = 5 * time.Second
 
 // HTTPOptions configures HTTPHandler. The zero value (or nil) means an
 // endpoint without a token, for a loopback address.
@@ -39,6 +50,52 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	return protect(h, o.Token)
 }
 
+// listen serves g as Streamable HTTP at /mcp on addr until s is disposed,
+// and returns the endpoint's URL. The dispose ends the requests in flight
+// (their event streams included), waiting for them at most
+// httpShutdownTimeout.
+func listen(s *host.Scope, g *Gateway, addr, token string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("http %s: %w (is another gateway running there? pick another port)", addr, err)
+	}
+	// Requests (and their long-lived event streams) derive from base, so
+	// cancelling it at dispose ends them instead of waiting them out.
+	base, cancelBase := context.WithCancel(context.Background())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{Token: token}))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	s.Go("http "+url, func(ctx context.Context) {
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			s.Logger().Error("the gateway's HTTP listener stopped; edit its entry or reload to start it again", "url", url, "err", err)
+			cancelBase()
+			return
+		case <-ctx.Done():
+		}
+		cancelBase()
+		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			s.Logger().Warn("requests still running when the gateway stopped were cut", "url", url, "err", err)
+			srv.Close()
+		}
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger().Warn("the gateway's HTTP listener", "url", url, "err", err)
+		}
+	})
+	s.Logger().Info("gateway listening", "url", url, "token", token != "")
+	return url, nil
+}
+
 // protect wraps next with the Origin and bearer-token checks.
 func protect(next http.Handler, token string) http.Handler {
 	want := []byte(token)
@@ -51,7 +108,7 @@ func protect(next http.Handler, token string) http.Handler {
 			got, ok := bearer(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host"`)
-				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token in the variable --token-env names", http.StatusUnauthorized)
+				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token in the variable the gateway's tokenEnv names", http.StatusUnauthorized)
 				return
 			}
 		}

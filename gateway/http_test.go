@@ -18,15 +18,12 @@ import (
 // serveHTTP serves a gateway on reg over Streamable HTTP on 127.0.0.1:0.
 func serveHTTP(t *testing.T, reg *tools.Registry, token string) (url string, g *Gateway) {
 	t.Helper()
-	g, err := New(context.Background(), reg, nil, nil)
+	g, err := New(scope(t), reg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Token: token}))
-	t.Cleanup(func() {
-		srv.Close()
-		g.Close()
-	})
+	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp", g
 }
 

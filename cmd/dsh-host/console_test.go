@@ -37,15 +37,15 @@ func startTestHost(t *testing.T, text string) *host.Host {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	logger := slog.New(slog.DiscardHandler)
-	h, err := startHost(context.Background(), writeComposition(t, text), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, err := startHost(context.Background(), writeComposition(t, text), &host.Options{Logger: logger}, nil)
 	t.Cleanup(func() {
 		if !shutdownHost(h, logger) {
 			t.Error("shutdown was not clean")
 		}
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 
@@ -124,16 +124,14 @@ func TestProgress(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir())
 	file := writeComposition(t, consoleComposition(t))
 	logger := slog.New(slog.DiscardHandler)
-	h := host.New(&host.Options{Logger: logger})
 	var out bytes.Buffer
 	p := newProgress(&out, file)
-	remove := h.OnStatus(p.observe)
-	defer remove()
-	if err := h.LoadFile(context.Background(), file); err != nil {
+	h, err := startHost(context.Background(), file, &host.Options{Logger: logger}, p.observe)
+	defer shutdownHost(h, logger)
+	if err != nil {
 		t.Fatal(err)
 	}
 	p.finish(h.Status(), " — /help for commands")
-	defer shutdownHost(h, logger)
 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// One line per entry (the built-in services are left out), then the

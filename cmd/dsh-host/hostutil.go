@@ -11,6 +11,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lmittmann/tint"
@@ -22,17 +25,62 @@ import (
 // already bounds each instance's dispose; this is the backstop for the whole.
 const shutdownTimeout = 30 * time.Second
 
-// startHost reads, validates and applies the composition in file and returns
-// the running host. Apply returns once every instance has settled (active,
-// failed or pending); an instance that failed is in Status, not in the error.
-// On error nothing is left running.
-func startHost(ctx context.Context, file string, logger *slog.Logger) (*host.Host, error) {
-	h := host.New(&host.Options{Logger: logger})
-	if err := h.LoadFile(ctx, file); err != nil {
-		shutdownHost(h, logger)
-		return nil, explainLoadError(file, err)
+// startHost is how every subcommand starts a host: it creates one with
+// opts, reads the composition in file and applies it, and returns once every
+// instance has settled (active, failed or pending) or ctx ends. observe, if
+// not nil, sees every status change from the first.
+//
+// The host is returned whatever the error, and the caller shuts it down:
+// instances still starting when ctx ends go on in the background until
+// then. An instance that failed is in Status, not in the error; the error is
+// the file's (explained when it is missing) or ctx's.
+func startHost(ctx context.Context, file string, opts *host.Options, observe func(host.InstanceStatus)) (*host.Host, error) {
+	h := host.New(opts)
+	if observe != nil {
+		h.OnStatus(observe)
 	}
-	return h, nil
+	var lookupEnv func(string) (string, bool)
+	if opts != nil {
+		lookupEnv = opts.LookupEnv
+	}
+	c, err := host.ReadComposition(file, lookupEnv)
+	if err != nil {
+		return h, explainLoadError(file, err)
+	}
+	return h, h.Update(ctx, c)
+}
+
+// follow keeps h in step with file until the returned stop is called: it
+// watches the file, and reloads it on SIGHUP. stop returns once both have
+// ended. run and serve share it.
+func follow(ctx context.Context, h *host.Host, file string, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// Watch applies the file once more (a no-op unless it changed
+		// since startHost read it) and then follows it.
+		if err := h.Watch(ctx, file); err != nil && ctx.Err() == nil {
+			logger.Error("the composition is no longer watched; edits are not applied until restart", "file", file, "err", err)
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				logger.Info("SIGHUP: reloading", "file", file)
+				h.Reload()
+			}
+		}
+	})
+	return func() {
+		cancel()
+		signal.Stop(hup)
+		wg.Wait()
+	}
 }
 
 // explainLoadError adds what to do to the error of loading file when the

@@ -34,33 +34,21 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
 	logger := newLogger(io.Err, o.logFormat, o.logLevel)
-	h := host.New(&host.Options{Logger: logger})
-	loadCtx, cancel := context.WithTimeout(ctx, o.wait)
+	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
-	loaded := make(chan error, 1)
-	go func() { loaded <- h.LoadFile(loadCtx, o.file) }()
-	var err error
-	settled := false
-	select {
-	case err = <-loaded:
-		settled = true
-	case <-loadCtx.Done():
+	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
+		err = nil
 	}
 	code := exitFail
 	if err != nil {
-		fail(io, name, explainLoadError(o.file, err))
+		fail(io, name, err)
 	} else if ctx.Err() == nil {
 		code = fn(h)
 	}
-	cancel()
 	if !shutdownHost(h, logger) && code == exitOK {
 		code = exitFail
-	}
-	if !settled {
-		// LoadFile returns once its context is cancelled or the host is
-		// shut down.
-		<-loaded
 	}
 	return code
 }

@@ -3,6 +3,7 @@ package main
 // The plugins and services this binary ships. Each registers itself from its
 // package's init; a new capability is one more line here.
 import (
+	_ "github.com/dsh-host/dsh-host/gateway"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
 	"github.com/dsh-host/dsh-host/host"
 )
@@ -35,13 +32,11 @@ command such as /mcp).`)
 	useConsole := consoleMode == "on" || consoleMode == "auto" && isTerminal(io.In) && isTerminal(io.Out)
 
 	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
-	h := host.New(&host.Options{Logger: logger})
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
 	prog := newProgress(io.Out, cf.file)
-	removeProgress := h.OnStatus(prog.observe)
-	defer removeProgress()
-	if err := h.LoadFile(ctx, cf.file); err != nil {
+	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe)
+	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop
 			// like any other, not a failure to load.
@@ -49,7 +44,7 @@ command such as /mcp).`)
 			return stopped(h, logger)
 		}
 		shutdownHost(h, logger)
-		return fail(io, "run", explainLoadError(cf.file, err))
+		return fail(io, "run", err)
 	}
 	hint := ""
 	if useConsole {
@@ -57,49 +52,24 @@ command such as /mcp).`)
 	}
 	prog.finish(h.Status(), hint)
 
-	// Watch applies the file once more (a no-op unless it changed since
-	// LoadFile) and then follows it.
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- h.Watch(watchCtx, cf.file) }()
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-
+	stopFollowing := follow(ctx, h, cf.file, logger)
 	quit := make(chan struct{})
+	consoleCtx, stopConsole := context.WithCancel(ctx)
+	defer stopConsole()
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsole(watchCtx, h, io.In, io.Out)
+			runConsole(consoleCtx, h, io.In, io.Out)
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)
-	watching := true
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-quit:
-			break loop
-		case <-hup:
-			logger.Info("SIGHUP: reloading", "file", cf.file)
-			h.Reload()
-		case err := <-watchDone:
-			watching = false
-			if err != nil && ctx.Err() == nil {
-				logger.Error("watching the composition stopped; edits are no longer applied", "file", cf.file, "err", err)
-			}
-			watchDone = nil
-		}
+	select {
+	case <-ctx.Done():
+	case <-quit:
 	}
 	logger.Info("shutting down")
-	stopWatch()
-	if watching {
-		<-watchDone
-	}
+	stopConsole()
+	stopFollowing()
 	return stopped(h, logger)
 }
 
@@ -130,7 +100,7 @@ func newProgress(w io.Writer, file string) *progress {
 	for _, pl := range host.Plugins() {
 		p.builtin[pl.Name] = pl.Builtin
 	}
-	// The total is what the file lists; 0 when it cannot be read (LoadFile
+	// The total is what the file lists; 0 when it cannot be read (startHost
 	// reports why).
 	if c, err := host.ReadComposition(file, nil); err == nil {
 		for _, e := range c.Entries {

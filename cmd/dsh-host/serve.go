@@ -1,8 +1,9 @@
 package main
 
-// Gateway mode: `dsh-host serve` exposes the composition's assembled tool
-// surface as one MCP server, over stdio or Streamable HTTP, while the host
-// keeps watching the composition file.
+// Gateway mode: `dsh-host serve` is the command-line front of the gateway
+// plugin. It adds a gateway entry its flags configure (unless the
+// composition declares one), runs the composition as run does, and for
+// --stdio serves one session on the gateway the host provides.
 
 import (
 	"context"
@@ -11,29 +12,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"runtime/debug"
-	"sync"
-	"syscall"
-	"time"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // defaultHTTPAddr is where `serve` listens when no transport is named.
 const defaultHTTPAddr = "127.0.0.1:8931"
 
-// httpShutdownTimeout bounds how long `serve --http` waits for requests in
-// flight once it is told to stop.
-const httpShutdownTimeout = 5 * time.Second
+// gatewayID is the id of the entry serve adds.
+const gatewayID = "gateway"
 
 const serveAbout = `
 Serve the composition's tools (folded or not, as the composition says) as one
@@ -42,11 +33,25 @@ images reach the client as MCP image content. The composition file is watched:
 an edit (or SIGHUP) that changes the tool surface sends
 notifications/tools/list_changed to connected clients.
 
+The server is the gateway plugin. serve adds a gateway entry configured by its
+flags (id gateway, file "(command line)"), unless the composition declares a
+gateway entry of its own: that one wins, as written, and --http and
+--token-env are ignored.
+
   --stdio        for clients that start the gateway as a command (Claude Code,
-                 Codex, VS Code); logs go to stderr only, stdout is the protocol
+                 Codex, VS Code); logs go to stderr only, stdout is the protocol.
+                 The gateway listens on no port. If a reload restarts it (its
+                 entry, or a service it injects, changed), the session ends and
+                 serve exits 1: the client must reconnect.
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
+
+The same gateway, declared in the composition (an edit of it moves the
+listener):
+  - id: gateway
+    name: gateway
+    config: {http: "127.0.0.1:8931", tokenEnv: GATEWAY_TOKEN}
 
 Example, for a client's MCP configuration:
   {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`
@@ -78,184 +83,147 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if !*stdio && *addr == "" {
 		*addr = defaultHTTPAddr
 	}
-	var token string
-	if !*stdio {
-		var err error
-		if token, err = serveToken(*addr, *tokenEnv); err != nil {
-			fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
-			return exitUsage
-		}
+	// The plugin's rules, checked before anything starts: what the flags
+	// say wrong is a usage error.
+	cfg := gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv}
+	err := cfg.Validate()
+	if err == nil {
+		_, err = cfg.Token()
+	}
+	if err != nil {
+		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
+		return exitUsage
 	}
 
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
-	h, err := startHost(ctx, common.file, logger)
-	if err != nil {
-		if ctx.Err() != nil {
-			return exitOK // stopped while starting, as run (startHost shut it down)
-		}
+	opts := &host.Options{Logger: logger}
+	id, err := composedGateway(common.file)
+	switch {
+	case err != nil:
 		return fail(std, "serve", err)
+	case id == "":
+		id = gatewayID
+		opts.Entries = []host.Entry{{ID: id, Name: "gateway", File: "(command line)", Config: entryConfig(cfg)}}
+	case httpSet || *tokenEnv != "":
+		logger.Warn("the composition declares a gateway entry, which wins: --http and --token-env are ignored", "file", common.file, "entry", id)
 	}
+
+	h, err := startHost(ctx, common.file, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
 			code = exitFail
 		}
 	}()
-
-	reg, store := hostServices(h)
-	if reg == nil {
-		logger.Warn("the tools service is not running: the gateway serves no tools until it is; see the host's status above, or run dsh-host check", "file", common.file)
-	}
-	g, err := gateway.New(ctx, reg, store, &gateway.Options{
-		Implementation: &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: buildVersion()},
-		Logger:         logger,
-	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitOK // stopped while starting, as run
+		}
 		return fail(std, "serve", err)
 	}
-	defer g.Close()
+	defer follow(ctx, h, common.file, logger)()
 
-	// Keep watching the composition, and follow the host: a reload may
-	// replace the tools service, or change the assembly (a folding handler
-	// coming or going) without any tool doing so.
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer stopWatch()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if err := h.Watch(watchCtx, common.file); err != nil && watchCtx.Err() == nil {
-			logger.Error("the composition is no longer watched; edits will not apply until restart", "file", common.file, "err", err)
-		}
-	}()
-	changed := make(chan struct{}, 1)
-	removeStatus := h.OnStatus(func(host.InstanceStatus) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer removeStatus()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-watchCtx.Done():
-				return
-			case <-hup:
-				logger.Info("SIGHUP: reloading", "file", common.file)
-				h.Reload()
-			case <-changed:
-				g.Rebind(hostServices(h))
-				g.Refresh()
-			}
-		}
-	}()
-
+	switch st := host.Find(h.Status(), id); st.State {
+	case host.StateFailed:
+		return fail(std, "serve", fmt.Errorf("the gateway (entry %q) failed: %s", id, st.Err))
+	case host.StateDisabled:
+		return fail(std, "serve", fmt.Errorf("the gateway entry %q is disabled in %s: enable it, or remove it to serve as the flags say", id, common.file))
+	case host.StatePending:
+		logger.Warn("the gateway waits for a service; see the host's status above, or run dsh-host check", "entry", id, "waiting", st.Err)
+	}
 	if *stdio {
-		return serveStdio(ctx, g, std, logger)
+		return serveStdio(ctx, h, id, common.file, std, logger)
 	}
-	return serveHTTP(ctx, g, *addr, token, std, logger)
+	// The gateway listens from its start; serve says it is ready once the
+	// whole composition has started.
+	if st := host.Find(h.Status(), id); st.State == host.StateActive {
+		if strings.HasPrefix(st.Detail, "http") {
+			logger.Info("serving MCP over Streamable HTTP", "url", st.Detail, "entry", id)
+		} else {
+			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
+		}
+	}
+	<-ctx.Done()
+	logger.Info("shutting down the gateway")
+	return exitOK
 }
 
-// hostServices returns the tool registry and the attachment store h currently
-// provides (nil for one that is not running).
-func hostServices(h *host.Host) (*tools.Registry, *attachments.Store) {
-	reg, _ := host.Lookup(h, tools.Key)
-	store, _ := host.Lookup(h, attachments.Key)
-	return reg, store
+// composedGateway returns the id of the composition's own gateway entry, or
+// "" when it has none. A file that does not read is left to startHost to
+// report.
+func composedGateway(file string) (string, error) {
+	c, _ := host.ReadComposition(file, nil)
+	if c == nil {
+		return "", nil
+	}
+	for _, e := range c.Entries {
+		if e.Name == "gateway" {
+			return e.ID, nil
+		}
+	}
+	for _, e := range c.Entries {
+		if e.ID == gatewayID {
+			return "", fmt.Errorf("%s:%d: entry %q is a %s, and serve adds its gateway under that id: rename the entry", e.File, e.Line, e.ID, e.Name)
+		}
+	}
+	return "", nil
 }
 
-// serveToken returns the bearer token the HTTP endpoint requires: the value
-// of the variable tokenEnv names, if given. A non-loopback address without a
-// token is refused: it would hand every tool of the composition to anyone who
-// can reach the port.
-func serveToken(addr, tokenEnv string) (string, error) {
-	hostname, _, err := net.SplitHostPort(addr)
+// entryConfig is the gateway entry's config, as a composition would hold it.
+func entryConfig(cfg gateway.Config) map[string]any {
+	m := map[string]any{}
+	if cfg.HTTP != "" {
+		m["http"] = cfg.HTTP
+	}
+	if cfg.TokenEnv != "" {
+		m["tokenEnv"] = cfg.TokenEnv
+	}
+	return m
+}
+
+// serveStdio serves one client on std.In/std.Out, on the gateway instance
+// id provides, until the client closes its end, ctx is done, or the
+// instance is disposed (a reload restarted it: the client must reconnect).
+func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, logger *slog.Logger) int {
+	var g *gateway.Gateway
+	err := h.WaitStatus(ctx, func([]host.InstanceStatus) bool {
+		var ok bool
+		g, ok = host.Lookup(h, gateway.Key)
+		return ok
+	})
 	if err != nil {
-		return "", fmt.Errorf("--http %q: want HOST:PORT, such as %s: %w", addr, defaultHTTPAddr, err)
+		return exitOK // stopped while waiting
 	}
-	var token string
-	if tokenEnv != "" {
-		token = os.Getenv(tokenEnv)
-		if token == "" {
-			return "", fmt.Errorf("--token-env %s: the variable is not set or empty; export a long random token in it", tokenEnv)
+	session, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-g.Done():
+			cancel()
+		case <-session.Done():
 		}
-	}
-	if token == "" && !gateway.IsLoopbackHost(hostname) {
-		shown := hostname
-		if shown == "" {
-			shown = "every interface"
-		}
-		return "", fmt.Errorf("refusing to serve on %s (%s) without a token: a non-loopback address exposes every tool to the network; "+
-			"put a long random token in an environment variable and pass --token-env VAR, or bind 127.0.0.1", addr, shown)
-	}
-	return token, nil
-}
+	}()
+	defer func() {
+		cancel()
+		<-watched
+	}()
 
-// serveStdio serves one client on io.In/io.Out until it closes its end or ctx
-// is done.
-func serveStdio(ctx context.Context, g *gateway.Gateway, std Stdio, logger *slog.Logger) int {
 	t := &mcp.IOTransport{Reader: readCloser(std.In), Writer: nopWriteCloser{std.Out}}
-	logger.Info("serving MCP over stdio")
-	err := g.Server().Run(ctx, t)
+	logger.Info("serving MCP over stdio", "entry", id)
+	err = g.Server().Run(session, t)
+	select {
+	case <-g.Done():
+		if ctx.Err() == nil {
+			return fail(std, "serve", fmt.Errorf("a reload stopped the gateway (entry %q in %s, or a service it injects, changed): the stdio session has ended; the client must reconnect", id, file))
+		}
+	default:
+	}
 	if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) {
 		logger.Error("the stdio session ended with an error", "err", err)
 		return exitFail
 	}
 	logger.Info("stdio client gone; shutting down")
 	return exitOK
-}
-
-// serveHTTP serves Streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, g *gateway.Gateway, addr, token string, std Stdio, logger *slog.Logger) int {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fail(std, "serve", fmt.Errorf("listen on %s: %w (is another gateway running there? pick another port with --http)", addr, err))
-	}
-	// Requests (and their long-lived event streams) derive from base, so
-	// cancelling it at shutdown ends them instead of waiting them out.
-	base, cancelBase := context.WithCancel(context.Background())
-	defer cancelBase()
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.HTTPHandler(&gateway.HTTPOptions{Token: token}))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", token != "")
-
-	select {
-	case err := <-served:
-		return fail(std, "serve", fmt.Errorf("http server stopped: %w", err))
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down the gateway")
-	cancelBase()
-	sctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		logger.Warn("requests still running at shutdown were cut", "err", err)
-		srv.Close()
-	}
-	<-served
-	return exitOK
-}
-
-// buildVersion is the module version the binary was built at ("dev" for a
-// build from a work tree), which the gateway reports to its clients.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // readCloser returns r as an io.ReadCloser, closing it only if it can be.

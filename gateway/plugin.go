@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Key is the service a `gateway` instance provides: its running Gateway,
+// for a front end that serves a session of its own on Server (dsh-host
+// serve --stdio).
+var Key = host.NewKey[*Gateway]("gateway")
+
+// Config is the config of a `gateway` entry.
+type Config struct {
+	// HTTP is the address (HOST:PORT) to serve Streamable HTTP on, at
+	// /mcp; empty serves no listener.
+	HTTP string `yaml:"http"`
+	// TokenEnv names the environment variable holding the bearer token
+	// every HTTP request must carry; required for a non-loopback address.
+	TokenEnv string `yaml:"tokenEnv"`
+}
+
+// Validate checks c, naming the offending key. A non-loopback address
+// without a token is refused: it would hand every tool of the composition
+// to anyone who can reach the port.
+func (c *Config) Validate() error {
+	if c.HTTP == "" {
+		if c.TokenEnv != "" {
+			return fmt.Errorf("tokenEnv: applies to http only; set http or remove tokenEnv")
+		}
+		return nil
+	}
+	hostname, _, err := net.SplitHostPort(c.HTTP)
+	if err != nil {
+		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
+	}
+	if c.TokenEnv == "" && !IsLoopbackHost(hostname) {
+		shown := hostname
+		if shown == "" {
+			shown = "every interface"
+		}
+		return fmt.Errorf("http %q: refusing to serve on %s without a token: a non-loopback address exposes every tool to the network; "+
+			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), or bind 127.0.0.1", c.HTTP, shown)
+	}
+	return nil
+}
+
+// Token returns the bearer token HTTP requests must carry: the value of the
+// variable TokenEnv names, or "" without TokenEnv. An unset or empty
+// variable is an error.
+func (c *Config) Token() (string, error) {
+	if c.TokenEnv == "" {
+		return "", nil
+	}
+	token := os.Getenv(c.TokenEnv)
+	if token == "" {
+		return "", fmt.Errorf("tokenEnv %s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
+	}
+	return token, nil
+}
+
+func init() {
+	host.Register(host.Definition[Config]{
+		Name:        "gateway",
+		Description: "the composition's tools as one MCP server: Streamable HTTP at /mcp, or a front end's stdio",
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Provides:    []host.AnyKey{Key},
+		Validate:    (*Config).Validate,
+		Apply:       apply,
+	})
+}
+
+// apply starts a gateway instance. A change of either injected service
+// restarts the instance, so the gateway never rebinds: it serves the
+// registry and store it started with.
+func apply(s *host.Scope, cfg Config) error {
+	token, err := cfg.Token()
+	if err != nil {
+		return err
+	}
+	reg := host.Get(s, tools.Key)
+	store, _ := host.Lookup(s, attachments.Key)
+	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID()})
+	if err != nil {
+		return err
+	}
+	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
+	if cfg.HTTP != "" {
+		if detail, err = listen(s, g, cfg.HTTP, token); err != nil {
+			return err
+		}
+	}
+	s.SetDetail(detail)
+	return host.Provide(s, Key, g)
+}
