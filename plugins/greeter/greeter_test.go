@@ -81,3 +81,17 @@ func TestGreeterConfigIsStrict(t *testing.T) {
 		t.Errorf("Check = %v, want an error naming greting at composition.yml:5", err)
 	}
 }
+
+// TestTwoGreetersAreAConfigError: the tool name is claimed, so a second
+// greeter entry is refused with both entries named, before anything starts
+// (no race over which one gets the name).
+func TestTwoGreetersAreAConfigError(t *testing.T) {
+	c, err := host.ParseComposition("composition.yml", []byte("plugins:\n  - {id: a, name: greeter}\n  - {id: b, name: greeter}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `composition.yml:3: entry "b": tool "greet" is already claimed by entry "a" (composition.yml:2)`
+	if err := host.Check(c); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Check = %v, want %q", err, want)
+	}
+}

@@ -47,6 +47,18 @@ type Command struct {
 // Handler runs a command.
 type Handler func(ctx context.Context, inv Invocation) Reply
 
+// Func adapts fn to a Handler: fn gets the text after the command's name
+// and answers with text, or with an error the front end shows as one.
+func Func(fn func(ctx context.Context, input string) (string, error)) Handler {
+	return func(ctx context.Context, inv Invocation) Reply {
+		text, err := fn(ctx, inv.Input)
+		if err != nil {
+			return Reply{Text: err.Error(), Error: true}
+		}
+		return Reply{Text: text}
+	}
+}
+
 // Invocation is one run of a command.
 type Invocation struct {
 	// Input is the text after "/name", trimmed.

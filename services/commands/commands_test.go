@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,29 @@ func TestBuiltinPlugin(t *testing.T) {
 	for _, st := range h.Status() {
 		if st.ID == "commands" && (st.Plugin != "commands" || st.State != host.StateActive) {
 			t.Fatalf("commands instance: %+v", st)
+		}
+	}
+}
+
+// TestFunc: a Func handler gets the input after the name; its text is the
+// reply, its error an error reply.
+func TestFunc(t *testing.T) {
+	r := New()
+	upper := Func(func(_ context.Context, input string) (string, error) {
+		if input == "" {
+			return "", errors.New("say something")
+		}
+		return strings.ToUpper(input), nil
+	})
+	if _, err := r.Register(testScope(t), Command{Name: "up", Handler: upper}); err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]Reply{
+		"/up hello there": {Text: "HELLO THERE"},
+		"/up":             {Text: "say something", Error: true},
+	} {
+		if got := r.Run(context.Background(), tools.Caller{Kind: "test"}, line); got != want {
+			t.Errorf("%s = %+v, want %+v", line, got, want)
 		}
 	}
 }
