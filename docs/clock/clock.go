@@ -1,0 +1,40 @@
+// Package clock is the plugin of docs/writing-plugins.md; settings.yaml may say clock: {layout: "15:04"}.
+package clock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/settings"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+type args struct {
+	Zone string `json:"zone,omitempty" jsonschema:"an IANA time zone; UTC when empty"`
+}
+
+func init() {
+	host.Register(host.Definition[struct{}]{
+		Name:   "clock",
+		Inject: []host.Dep{host.Require(tools.Key), host.Require(settings.Key), host.Optional(commands.Key)},
+		Apply: func(s *host.Scope, _ struct{}) error {
+			now := func(_ context.Context, zone string) (string, error) {
+				p, _, err := settings.Read[struct{ Layout string }](host.Get(s, settings.Key), "clock")
+				loc, zerr := time.LoadLocation(zone)
+				return time.Now().In(cmp.Or(loc, time.UTC)).Format(cmp.Or(p.Layout, time.Kitchen)), errors.Join(err, zerr)
+			}
+			if cmds, ok := host.Lookup(s, commands.Key); ok {
+				if _, err := cmds.Register(s, commands.Command{Name: s.ID(), Usage: "[zone]", Handler: commands.Func(now)}); err != nil {
+					return err
+				}
+			}
+			_, err := host.Get(s, tools.Key).Register(s, tools.Func(s.ID()+"_now", "The time now.",
+				func(ctx context.Context, in args) (any, error) { return now(ctx, in.Zone) }))
+			return err
+		},
+	})
+}
