@@ -173,17 +173,8 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 			return nil
 		default:
 		}
-		return fmt.Errorf("apply: %w; instances still starting finish in the background", ctx.Err())
+		return fmt.Errorf("update: %w; instances still starting finish in the background", ctx.Err())
 	}
-}
-
-// LoadFile reads, validates and applies the composition at path.
-func (h *Host) LoadFile(ctx context.Context, path string) error {
-	c, err := ReadComposition(path, h.opts.LookupEnv)
-	if err != nil {
-		return err
-	}
-	return h.Update(ctx, c)
 }
 
 // Shutdown disposes every instance, dependents first, each bounded by

@@ -270,11 +270,15 @@ func TestReloadRetriesFailedInstances(t *testing.T) {
 	}
 }
 
-func TestWatchAfterLoadFileKeepsRunningOnBadFile(t *testing.T) {
+func TestWatchAfterUpdateKeepsRunningOnBadFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "composition.yml")
 	writeFile(t, path, "plugins:\n  - {id: a, name: test-noop}\n")
 	h := newHost(t, nil)
-	if err := h.LoadFile(context.Background(), path); err != nil {
+	c, err := ReadComposition(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	a := scopes(h)["a"]
