@@ -211,3 +211,31 @@ func TestWatchFollowsIncludes(t *testing.T) {
 		t.Errorf("last error: %v", err)
 	}
 }
+
+// TestWatchIncludeDirectoryCreatedLater: an include glob whose directory
+// does not exist yet does not stop the watch of the main file; once a
+// reload has seen the directory, files created there are followed.
+func TestWatchIncludeDirectoryCreatedLater(t *testing.T) {
+	dir := t.TempDir()
+	main := filepath.Join(dir, "composition.yml")
+	writeFile(t, main, "include: [composition.d/*.yml]\nplugins:\n  - {id: a, name: test-noop}\n")
+	h := newHost(t, nil)
+	watch(t, h, main)
+	rec.take()
+
+	inc := filepath.Join(dir, "composition.d")
+	if err := os.Mkdir(inc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(inc, "b.yml"), "plugins:\n  - {id: b, name: test-noop}\n")
+	h.Reload()
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
+	if diff := cmp.Diff([]string{"apply b hello"}, rec.take()); diff != "" {
+		t.Errorf("after the reload (-want +got):\n%s", diff)
+	}
+	writeFile(t, filepath.Join(inc, "c.yml"), "plugins:\n  - {id: c, name: test-noop}\n")
+	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 3 })
+	if diff := cmp.Diff([]string{"apply c hello"}, rec.take()); diff != "" {
+		t.Errorf("after a file created in the new directory (-want +got):\n%s", diff)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -144,6 +145,13 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 			}
 			poke()
 		case files := <-rewatch:
+			// An include whose directory does not exist yet is followed
+			// from the next reload after it appears (a change of the main
+			// file, or SIGHUP).
+			files = slices.DeleteFunc(files, func(f string) bool {
+				_, err := os.Stat(filepath.Dir(f))
+				return err != nil
+			})
 			if slices.Equal(files, watching) {
 				continue
 			}
