@@ -104,7 +104,7 @@ func sideBySide(b *testing.B, gw *mcp.ClientSession, gatewayTool string, direct 
 			b.Fatalf("%s: %v", name, err)
 		}
 		if res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "pong" {
-			b.Fatalf("%s: unexpected result %+v", name, res.Content)
+			b.Fatalf("%s: unexpected result (isError %v) %q", name, res.IsError, mcptest.Texts(res))
 		}
 		return d
 	}
