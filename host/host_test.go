@@ -115,7 +115,7 @@ plugins:
 			}
 			after := scopes(h)
 			for _, id := range tt.same {
-				if before[id] != after[id] || before[id].Disposed() {
+				if before[id] != after[id] || before[id].disposedNow() {
 					t.Errorf("instance %s was replaced or disposed; an unchanged instance must be left alone", id)
 				}
 			}
@@ -163,7 +163,7 @@ func TestBuiltinDefaultInstance(t *testing.T) {
 	if st := Find(h.Status(), "test-builtin"); st.Detail != "greets with custom" {
 		t.Errorf("configured built-in detail = %q; want greets with custom", st.Detail)
 	}
-	if !first.Disposed() {
+	if !first.disposedNow() {
 		t.Error("the default built-in instance was not replaced by the configured one")
 	}
 	if n := len(h.Status()); n != 1 {

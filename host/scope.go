@@ -215,8 +215,8 @@ func (s *Scope) Effects() []string {
 	return out
 }
 
-// Disposed reports whether dispose has begun.
-func (s *Scope) Disposed() bool {
+// disposedNow reports whether dispose has begun.
+func (s *Scope) disposedNow() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.disposed

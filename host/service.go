@@ -134,7 +134,7 @@ func (h *Host) provide(s *Scope, name string, v any) error {
 	if !slices.Contains(in.plugin.provides, name) {
 		return fmt.Errorf("provide %s: plugin %s does not declare it; add the key to its Definition.Provides", name, in.plugin.name)
 	}
-	if s.Disposed() {
+	if s.disposedNow() {
 		return fmt.Errorf("provide %s: instance %s is disposed", name, s.id)
 	}
 	h.mu.Lock()

@@ -124,7 +124,7 @@ func TestWatchEditorSaves(t *testing.T) {
 			if st := h.Reloads(); st.Applied != 2 || st.Failed != 0 {
 				t.Errorf("reloads = %+v; want the save applied exactly once, no failure", st)
 			}
-			if !b.Disposed() || slices.Contains(got[:len(got)-2], "dispose b") {
+			if !b.disposedNow() || slices.Contains(got[:len(got)-2], "dispose b") {
 				t.Errorf("events %q: b was touched before shutdown", got)
 			}
 		})
