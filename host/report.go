@@ -67,7 +67,11 @@ func (r *report) log(h *Host) {
 	add("failed", outcome[StateFailed])
 	add("pending", outcome[StatePending])
 	attrs = append(attrs, "unchanged", r.unchanged)
-	h.log.Info("composition reconciled", attrs...)
+	level := slog.LevelInfo
+	if len(r.started)+len(r.restarted)+len(r.retried)+len(r.disposed) == 0 {
+		level = slog.LevelDebug // nothing was touched: not news
+	}
+	h.log.Log(h.base, level, "composition reconciled", attrs...)
 
 	for _, l := range []struct {
 		what string

@@ -59,6 +59,14 @@ func TestReloadLog(t *testing.T) {
 	if strings.Contains(log, "secret-value") {
 		t.Errorf("log shows a config value:\n%s", log)
 	}
+
+	// An update that touches nothing says so at debug only.
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n")
+	out.take()
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n")
+	if log := out.take(); !strings.Contains(log, `level=DEBUG msg="composition reconciled" unchanged=2`) {
+		t.Errorf("a no-op update logged:\n%s", log)
+	}
 }
 
 // TestApplyPanicLogsStack: a panic in a plugin's Apply fails the instance
