@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -72,6 +73,9 @@ type plugin struct {
 var (
 	pluginsMu sync.RWMutex
 	plugins   = map[string]*plugin{}
+	// byName is plugins sorted by name, rebuilt at each Register (an
+	// init-time event) so that every plan does not sort them again.
+	byName []*plugin
 )
 
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
@@ -134,6 +138,8 @@ func Register[C any](d Definition[C]) {
 		panic(fmt.Sprintf("host: plugin %q registered twice", d.Name))
 	}
 	plugins[d.Name] = p
+	i, _ := slices.BinarySearchFunc(byName, d.Name, func(p *plugin, name string) int { return strings.Compare(p.name, name) })
+	byName = slices.Insert(slices.Clip(byName), i, p)
 }
 
 func lookupPlugin(name string) (*plugin, bool) {
@@ -143,13 +149,10 @@ func lookupPlugin(name string) (*plugin, bool) {
 	return p, ok
 }
 
+// registeredPlugins returns the plugins sorted by name; the slice is
+// never modified in place.
 func registeredPlugins() []*plugin {
 	pluginsMu.RLock()
 	defer pluginsMu.RUnlock()
-	out := make([]*plugin, 0, len(plugins))
-	for _, p := range plugins {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	return byName
 }
