@@ -52,6 +52,14 @@ func TestFunc(t *testing.T) {
 		{args: `{"zone":"UTC","count":2}`, want: "UTCUTC"},
 		{args: `{"count":"two"}`, wantErr: "arguments do not fit the tool's input schema"},
 		{args: `{"count":-1}`, wantErr: "count must not be negative"},
+		// The schema the model was shown is enforced: a required property
+		// is not taken as its zero value, a key is not matched in another
+		// case, and nothing is accepted beyond the properties.
+		{args: `{"zone":"UTC"}`, wantErr: "count"},
+		{args: `{"ZONE":"UTC","count":1}`, wantErr: "ZONE"},
+		{args: `{"count":1,"extra":true}`, wantErr: "extra"},
+		{args: `{"count":1.5}`, wantErr: "arguments do not fit the tool's input schema"},
+		{args: `null`, wantErr: "arguments do not fit the tool's input schema"},
 	} {
 		res := reg.Execute(context.Background(), tools.Caller{Kind: "test"}, "clock_now", json.RawMessage(tc.args))
 		if tc.wantErr != "" {
