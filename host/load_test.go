@@ -212,26 +212,26 @@ func TestWatchFollowsIncludes(t *testing.T) {
 	}
 }
 
-// TestWatchIncludeDirectoryCreatedLater: an include glob whose directory
-// does not exist yet does not stop the watch of the main file; once a
-// reload has seen the directory, files created there are followed.
+// TestWatchIncludeDirectoryCreatedLater: an include glob whose directories
+// do not exist yet does not stop the watch of the main file, and files
+// created there once they exist are followed without a reload by hand (as
+// `dsh-host import --write --dir` makes the directory and its files).
 func TestWatchIncludeDirectoryCreatedLater(t *testing.T) {
 	dir := t.TempDir()
 	main := filepath.Join(dir, "composition.yml")
-	writeFile(t, main, "include: [composition.d/*.yml]\nplugins:\n  - {id: a, name: test-noop}\n")
+	writeFile(t, main, "include: [conf/composition.d/*.yml]\nplugins:\n  - {id: a, name: test-noop}\n")
 	h := newHost(t, nil)
 	watch(t, h, main)
 	rec.take()
 
-	inc := filepath.Join(dir, "composition.d")
-	if err := os.Mkdir(inc, 0o755); err != nil {
+	inc := filepath.Join(dir, "conf", "composition.d")
+	if err := os.MkdirAll(inc, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(inc, "b.yml"), "plugins:\n  - {id: b, name: test-noop}\n")
-	h.Reload()
 	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 2 })
 	if diff := cmp.Diff([]string{"apply b hello"}, rec.take()); diff != "" {
-		t.Errorf("after the reload (-want +got):\n%s", diff)
+		t.Errorf("after the directory and its file were created (-want +got):\n%s", diff)
 	}
 	writeFile(t, filepath.Join(inc, "c.yml"), "plugins:\n  - {id: c, name: test-noop}\n")
 	waitReloads(t, h, func(st ReloadStats) bool { return st.Applied == 3 })

@@ -27,7 +27,8 @@ const DefaultDebounceMax = time.Second
 // Watch applies path now and again whenever it, or a file its include list
 // names, changes on disk (debounced, at most Options.DebounceMax after the
 // first change; editors that save by rename are followed; a file created
-// where an include glob matches counts) or Reload is called, until ctx is
+// where an include glob matches counts, in a directory created after Watch
+// began too) or Reload is called, until ctx is
 // done. A composition that fails to parse or validate changes nothing and
 // is logged with its file and line.
 //
@@ -145,13 +146,7 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 			}
 			poke()
 		case files := <-rewatch:
-			// An include whose directory does not exist yet is followed
-			// from the next reload after it appears (a change of the main
-			// file, or SIGHUP).
-			files = slices.DeleteFunc(files, func(f string) bool {
-				_, err := os.Stat(filepath.Dir(f))
-				return err != nil
-			})
+			files = watchable(files)
 			if slices.Equal(files, watching) {
 				continue
 			}
@@ -172,6 +167,26 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 			poke()
 		}
 	}
+}
+
+// watchable returns what to watch for the composition's files and globs:
+// each one whose directory exists, and for one whose directory does not
+// exist yet (composition.d before `dsh-host import --write --dir` makes
+// it), the first missing directory on its path, whose creation brings the
+// reload that watches what it holds.
+func watchable(files []string) []string {
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		for {
+			dir := filepath.Dir(f)
+			if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+				break
+			}
+			f = dir
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Reload asks a running Watch to re-read its file (what SIGHUP does). The
