@@ -127,7 +127,11 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 		}
 	}
 	cfg.ServerName = ServerNameFor(name, taken)
-	if cfg.ServerName != name {
+	switch {
+	case cfg.ServerName == name:
+	case serverNamePattern.MatchString(name):
+		imp.note("%q is renamed %q: the id %q is in use", name, cfg.ServerName, name)
+	default:
 		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNamePattern)
 	}
 	return imp, nil

@@ -117,6 +117,24 @@ func TestImportServer(t *testing.T) {
 	}
 }
 
+// TestImportServerRenameNote: the note of a renamed server gives the reason
+// it was renamed, a name the rule refuses or one in use.
+func TestImportServerRenameNote(t *testing.T) {
+	taken := func(s string) bool { return s == "tools" || s == "a_b" }
+	for name, want := range map[string]string{
+		"tools": `"tools" is renamed "tools_2": the id "tools" is in use`,
+		"a.b":   `"a.b" is renamed "a_b_2": ids and serverNames match ^[A-Za-z0-9_-]{1,32}$`,
+	} {
+		imp, err := ImportServer(name, map[string]any{"command": "npx"}, taken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{want}, imp.Notes); diff != "" {
+			t.Errorf("%s: notes (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
 // TestServerNameFor checks the names it makes against both rules they must
 // meet: the plugin's serverName rule and the host's entry id rule (through
 // a composition that uses the name as both).
