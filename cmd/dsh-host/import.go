@@ -142,7 +142,15 @@ func parseMCPServers(data []byte) (servers []mcpclient.Imported, notes []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("the server list is not a JSON object: %w", err)
 	}
+	// A built-in service's id in the composition configures that service:
+	// an mcp-client entry under it would replace the service, and Check
+	// cannot tell that from a mistake.
 	taken := map[string]bool{}
+	for _, p := range host.Plugins() {
+		if p.Builtin {
+			taken[p.Name] = true
+		}
+	}
 	for _, e := range entries {
 		imp, err := importServer(e, taken)
 		if err != nil {
