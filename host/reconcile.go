@@ -58,9 +58,19 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 		}
 		if old != nil {
 			stale = append(stale, old)
-			rep.add(&rep.restarted, old.entry.ID, entryChange(old.entry, pl.entry))
-		} else {
-			rep.add(&rep.started, pl.entry.ID, "new entry in "+pl.entry.File)
+		}
+		// Said as what runs: a disabled entry starts nothing.
+		switch id := pl.entry.ID; {
+		case old == nil && pl.entry.Disabled, old != nil && old.entry.Disabled && pl.entry.Disabled:
+			rep.unchanged++
+		case old == nil:
+			rep.add(&rep.started, id, "new entry in "+pl.entry.File)
+		case pl.entry.Disabled:
+			rep.add(&rep.disposed, id, entryChange(old.entry, pl.entry))
+		case old.entry.Disabled:
+			rep.add(&rep.started, id, entryChange(old.entry, pl.entry))
+		default:
+			rep.add(&rep.restarted, id, entryChange(old.entry, pl.entry))
 		}
 		in := &instance{host: h, entry: pl.entry, plugin: pl.plugin, cfg: pl.cfg}
 		if pl.entry.Disabled {

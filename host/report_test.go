@@ -83,3 +83,27 @@ func TestApplyPanicLogsStack(t *testing.T) {
 		t.Errorf("log has no stack:\n%s", log)
 	}
 }
+
+// TestReloadLogDisabled: an entry that is disabled is disposed, not
+// restarted; one enabled again is started; one added disabled starts
+// nothing and is left alone.
+func TestReloadLogDisabled(t *testing.T) {
+	var out syncBuffer
+	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := newHost(t, &Options{Logger: logger})
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: b, name: test-noop, disabled: true}\n")
+	if log := out.take(); !strings.Contains(log, `msg="composition reconciled" started="test-builtin, a" unchanged=1`) {
+		t.Errorf("adding a disabled entry:\n%s", log)
+	}
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop, disabled: true}\n  - {id: b, name: test-noop}\n")
+	log := out.take()
+	for _, want := range []string{
+		`msg="composition reconciled" started=b disposed=a unchanged=1`,
+		`msg="instance disposed" instance=a why=disabled`,
+		`msg="instance started" instance=b why=enabled state=active`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+}
