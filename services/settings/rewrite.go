@@ -3,7 +3,6 @@ package settings
 import (
 	"encoding"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 
@@ -11,8 +10,6 @@ import (
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yaml "go.yaml.in/yaml/v3"
 )
-
-var errEOF = io.EOF
 
 // rewrite returns the file's bytes with section set to val (see merge):
 // yamledit splices the section's new text into the file, so every other

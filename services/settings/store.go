@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -164,7 +165,7 @@ func parse(name string, data []byte) (*file, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) {
+		if errors.Is(err, io.EOF) {
 			return f, nil // empty, or comments only
 		}
 		return nil, parseError(name, data, err)
@@ -172,7 +173,7 @@ func parse(name string, data []byte) (*file, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &ParseError{File: name, Line: extra.Line, Msg: "a second YAML document; the settings file holds one"}
-	} else if !errors.Is(err, errEOF) {
+	} else if !errors.Is(err, io.EOF) {
 		return nil, parseError(name, data, err)
 	}
 	f.doc = &doc
@@ -325,5 +326,3 @@ func apply[T any](path string, f *file, section string, fn func(v *T) error) (ou
 	}
 	return out, true, whole, nil
 }
-
-// sameValue reports whether two nodes decode to the same generic value.
