@@ -154,7 +154,7 @@ func structOf(t reflect.Type) (*Struct, error) {
 			if s.InlineMap != nil {
 				return nil, errors.New("multiple ,inline maps")
 			}
-			if ft.Key().Kind() != reflect.String {
+			if ft.Key() != reflect.TypeFor[string]() { // not a named string type either
 				return nil, fmt.Errorf("the ,inline map %s needs string keys", f.Name)
 			}
 			s.InlineMap = ft

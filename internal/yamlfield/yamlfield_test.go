@@ -102,6 +102,14 @@ type badInline struct {
 	A []string `yaml:",inline"`
 }
 
+type keyName string
+
+// namedKeyMap's inline map has string keys of a named type, which yaml.v3
+// refuses: it wants exactly string.
+type namedKeyMap struct {
+	M map[keyName]any `yaml:",inline"`
+}
+
 func TestStructOf(t *testing.T) {
 	str, dur := reflect.TypeFor[string](), reflect.TypeFor[time.Duration]()
 	tests := []struct {
@@ -120,6 +128,7 @@ func TestStructOf(t *testing.T) {
 		{typ: reflect.TypeFor[dupKey](), wantErr: `duplicated key "x"`},
 		{typ: reflect.TypeFor[badFlag](), wantErr: `unsupported flag "omitnil"`},
 		{typ: reflect.TypeFor[badInline](), wantErr: "neither a struct nor a map"},
+		{typ: reflect.TypeFor[namedKeyMap](), wantErr: "needs string keys"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ.String(), func(t *testing.T) {
