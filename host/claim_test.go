@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -99,5 +100,51 @@ func TestOptionsEntries(t *testing.T) {
 	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: extra, name: test-noop, config: {greeting: from file}}\n")
 	if diff := cmp.Diff([]string{"dispose extra", "apply extra from file"}, rec.take()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestClaimsReleased: an instance whose Apply fails holds no name after;
+// one whose dispose timed out holds its names until the abandoned
+// disposers end (its replacement fails and says why), then frees them.
+func TestClaimsReleased(t *testing.T) {
+	gate := make(chan struct{})
+	stuckGate.Store(&gate)
+	defer stuckGate.Store(nil)
+	released := false
+	defer func() {
+		if !released {
+			close(gate)
+		}
+	}()
+	h := newHost(t, &Options{DisposeTimeout: 20 * time.Millisecond, Logger: testLogger(t)})
+	other := NewScope(context.Background(), "other", nil)
+	defer other.Dispose(0)
+	gh := []Claim{{Kind: "serverName", Value: "gh"}}
+
+	apply(t, h, "plugins:\n  - {id: a, name: test-claimer, config: {serverName: gh, fail: true}}\n")
+	if st := Find(h.Status(), "a"); st.State != StateFailed {
+		t.Fatalf("a = %+v; want failed", st)
+	}
+	if err := h.hold(other, gh); err != nil {
+		t.Errorf("after a failed apply: %v", err)
+	}
+	other.Dispose(0)
+
+	apply(t, h, "plugins:\n  - {id: a, name: test-claimer, config: {serverName: gh, stuck: true}}\n")
+	apply(t, h, "plugins:\n  - {id: b, name: test-claimer, config: {serverName: gh}}\n")
+	if st := Find(h.Status(), "b"); st.State != StateFailed || !strings.Contains(st.Err, `serverName "gh" is still held by instance "a"`) {
+		t.Errorf("b = %+v; want failed on the name a still holds", st)
+	}
+	close(gate)
+	released = true
+	other = NewScope(context.Background(), "other", nil)
+	defer other.Dispose(0)
+	// The abandoned disposers end on their own, with no event to wait on.
+	deadline := time.Now().Add(10 * time.Second)
+	for h.hold(other, gh) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the name stayed held after the stuck disposer ended")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -81,6 +81,8 @@ type treeConfig struct {
 
 type claimerConfig struct {
 	ServerName string `yaml:"serverName"`
+	Fail       bool   `yaml:"fail"`  // Apply fails
+	Stuck      bool   `yaml:"stuck"` // a disposer waits for stuckGate
 }
 
 type providerConfig struct {
@@ -180,6 +182,12 @@ func init() {
 		},
 		Apply: func(s *Scope, c claimerConfig) error {
 			rec.add("apply %s %s", s.ID(), c.ServerName)
+			if g := stuckGate.Load(); c.Stuck && g != nil {
+				s.OnDispose("stuck", func() error { <-*g; return nil })
+			}
+			if c.Fail {
+				return errors.New("claimer told to fail")
+			}
 			return nil
 		},
 	})
