@@ -143,6 +143,20 @@ func (c *client) setConnected() {
 	c.setState(fmt.Sprintf("connected, %d %s", len(c.generation), noun), "")
 }
 
+// setInstructions sets the server's instructions that assemble adds to
+// the prompt. A change is an assembly change the registry cannot see (the
+// tools may stay the same), so it is announced, outside c.mu: followers
+// such as the gateway assemble again at once.
+func (c *client) setInstructions(text string) {
+	c.mu.Lock()
+	old := c.instructions
+	c.instructions = text
+	c.mu.Unlock()
+	if text != old {
+		c.opt.registry.AssemblyChanged()
+	}
+}
+
 // current returns the live connection, or an error saying why there is none.
 func (c *client) current() (*conn, error) {
 	c.mu.Lock()
@@ -227,15 +241,16 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	// Calls may use the connection as soon as its tools are registered.
 	c.conn = cn
 	c.connectedAt = c.opt.now()
-	instructions := c.capInstructions(cn.session.InitializeResult())
 	c.mu.Lock()
-	c.live, c.instructions = cn, instructions
+	c.live = cn
 	c.mu.Unlock()
+	c.setInstructions(c.capInstructions(cn.session.InitializeResult()))
 	if err := c.swap(list); err != nil && strict {
 		c.conn = nil
 		c.mu.Lock()
-		c.live, c.instructions = nil, ""
+		c.live = nil
 		c.mu.Unlock()
+		c.setInstructions("")
 		c.startErr = err
 		c.closeConn(cn, "failed generation")
 		c.setState("failed: "+err.Error(), "tool registration failed")
@@ -490,10 +505,8 @@ func (c *client) scheduleReconnect(kind string, err error) {
 
 func (c *client) giveUp(err error) {
 	c.halted = true
+	c.setInstructions("")
 	c.unregisterAll()
-	c.mu.Lock()
-	c.instructions = ""
-	c.mu.Unlock()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
 	c.setState(fmt.Sprintf("gave up after %d attempts: %v", max, err),

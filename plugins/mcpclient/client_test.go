@@ -375,6 +375,60 @@ func TestToolFiltersApply(t *testing.T) {
 	}
 }
 
+// TestInstructionsChangesAreAnnounced: the instructions are part of the
+// assembly, so a follower of assembly changes (the gateway serves them as
+// its own) sees them change on a reconnect to a server that says otherwise
+// with the same tools, and go when the client gives up.
+func TestInstructionsChangesAreAnnounced(t *testing.T) {
+	first := newFakeServer(t, &mcp.ServerOptions{Instructions: "first"})
+	first.addTool("a", nil)
+	second := newFakeServer(t, &mcp.ServerOptions{Instructions: "second"})
+	second.addTool("a", nil)
+	var useSecond atomic.Bool
+	reg := tools.New(nil)
+	follower := host.NewScope(context.Background(), "follower", nil)
+	t.Cleanup(func() { follower.Dispose(waitTimeout) })
+	var seen atomic.Value // the section's text at the last assembly change
+	reg.OnAssemblyChange(follower, func() {
+		a, err := reg.Assemble(context.Background(), tools.Caller{})
+		if err != nil {
+			t.Error(err)
+		}
+		text := ""
+		for _, s := range a.Sections {
+			if s.Name == "mcp:ins" {
+				text = strings.TrimPrefix(s.Text, "### MCP server: ins\n\n")
+			}
+		}
+		seen.Store(text)
+	})
+	e := mustStart(t, testConfig("ins"), first, withRegistry(reg), func(_ *testEnv, o *options) {
+		o.transport = func() mcp.Transport {
+			if useSecond.Load() {
+				return second.factory()()
+			}
+			return first.factory()()
+		}
+	})
+	if got := seen.Load(); got != "first" {
+		t.Fatalf("after start, the last assembly change showed %q", got)
+	}
+
+	useSecond.Store(true)
+	first.crash()
+	eventually(t, "the reconnect", func() bool { return e.logs.has(slog.LevelInfo, "reconnected and re-synced tools") })
+	if got := seen.Load(); got != "second" {
+		t.Errorf("after a reconnect to new instructions, the last assembly change showed %q", got)
+	}
+
+	second.refuse.Store(true)
+	second.crash()
+	eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up") })
+	if got := seen.Load(); got != "" {
+		t.Errorf("after giving up, the last assembly change showed %q", got)
+	}
+}
+
 func TestInstructionsReachTheAssembly(t *testing.T) {
 	long := strings.Repeat("é", 20000) // 40000 bytes
 	for _, tt := range []struct{ name, instructions, wantPrefix string }{
