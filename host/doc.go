@@ -83,8 +83,9 @@
 // or validate changes nothing. A plugin whose Apply fails leaves its
 // instance failed, visible in Status, and touches no other instance;
 // nothing retries it until its entry changes or [Host.Reload] is called.
-// Every update logs at info what it started, restarted, disposed and left
-// alone, and at debug why (the config keys that changed).
+// Every update that starts, restarts or disposes an instance logs at info
+// what it did and how many it left alone (one that touches none, at
+// debug), and at debug why (the config keys that changed).
 //
 // [Host.Watch] applies a file and re-applies it whenever it, or a file it
 // includes, changes on disk, following editors that save by rename, one
