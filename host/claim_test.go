@@ -103,6 +103,29 @@ func TestOptionsEntries(t *testing.T) {
 	}
 }
 
+// TestOptionsEntriesIDs: an entry of the options with a built-in's id
+// configures that built-in (one instance, not two); two with one id are
+// an error.
+func TestOptionsEntriesIDs(t *testing.T) {
+	builtin := Entry{ID: "test-builtin", Name: "test-builtin", File: "(command line)", Config: map[string]any{"greeting": "from options"}}
+	h := newHost(t, &Options{Entries: []Entry{builtin}})
+	apply(t, h, "plugins: []\n")
+	var details []string
+	for _, st := range h.Status() {
+		details = append(details, st.ID+": "+st.Detail)
+	}
+	if diff := cmp.Diff([]string{"test-builtin: greets with from options"}, details); diff != "" {
+		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+
+	twice := Entry{ID: "x", Name: "test-noop", File: "(command line)"}
+	h = newHost(t, &Options{Entries: []Entry{twice, twice}})
+	err := h.Update(context.Background(), parse(t, "plugins: []\n"))
+	if err == nil || !strings.Contains(err.Error(), `(command line): entry "x": duplicate id`) {
+		t.Errorf("two entries with one id: %v", err)
+	}
+}
+
 // TestClaimsReleased: an instance whose Apply fails holds no name after;
 // one whose dispose timed out holds its names until the abandoned
 // disposers end (its replacement fails and says why), then frees them.

@@ -46,8 +46,23 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 		}
 		listed[e.ID] = e.Line
 	}
+	// extra fills in ids c does not list; one with a built-in's id
+	// configures it, as an entry of c would.
+	var added []Entry
+	takenByExtra := map[string]bool{}
+	for _, e := range extra {
+		if _, ok := listed[e.ID]; ok {
+			continue
+		}
+		if takenByExtra[e.ID] {
+			errs = append(errs, fmt.Errorf("%s: duplicate id among the host's own entries; ids must be unique", e.where(e.Line)))
+			continue
+		}
+		takenByExtra[e.ID] = true
+		added = append(added, e)
+	}
 	for _, p := range registeredPlugins() {
-		if _, ok := listed[p.name]; p.builtin && !ok {
+		if _, ok := listed[p.name]; p.builtin && !ok && !takenByExtra[p.name] {
 			out = append(out, &planned{entry: Entry{ID: p.name, Name: p.name, File: "(built-in)"}})
 		}
 	}
@@ -63,10 +78,8 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 		}
 		out = append(out, &planned{entry: e})
 	}
-	for _, e := range extra {
-		if _, ok := listed[e.ID]; !ok {
-			out = append(out, &planned{entry: e})
-		}
+	for _, e := range added {
+		out = append(out, &planned{entry: e})
 	}
 	for _, pl := range out {
 		e := &pl.entry
