@@ -47,11 +47,11 @@ type Options struct {
 	// Entries are instances the host runs besides the composition's, as
 	// for the built-in plugins: each is added unless the composition lists
 	// its id, in which case the composition's entry wins; one with a
-	// built-in plugin's id configures it. A front end that
-	// needs an instance of its own (`dsh-host serve` and its gateway)
-	// declares it here, so that it is reconciled, watched and shut down
-	// like any entry. File names where an entry comes from in messages
-	// ("(command line)").
+	// built-in plugin's id configures it. A front end that needs an
+	// instance of its own (`dsh-host serve` and its gateway) declares it
+	// here, so that it is reconciled, watched and shut down like any
+	// entry. File names where an entry comes from in messages ("(command
+	// line)").
 	Entries []Entry
 }
 
