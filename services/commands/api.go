@@ -82,7 +82,10 @@ type Registry struct {
 
 // entry is a registered command; removal compares the pointer so that a
 // stale remove never deletes a later registration of the same name.
-type entry struct{ cmd Command }
+type entry struct {
+	cmd   Command
+	owner string // the id of the scope that registered it, for clashes
+}
 
 // NameRule is the pattern every command name must match.
 var NameRule = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
@@ -104,11 +107,11 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 	if c.Handler == nil {
 		return nil, fmt.Errorf("command /%s has no handler", c.Name)
 	}
-	e := &entry{cmd: c}
+	e := &entry{cmd: c, owner: s.ID()}
 	r.mu.Lock()
-	if _, taken := r.cmds[c.Name]; taken {
+	if held, taken := r.cmds[c.Name]; taken {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("command /%s is already registered: pick another name or remove the other registration", c.Name)
+		return nil, fmt.Errorf("command /%s is already registered by instance %q: pick another name or remove the other registration", c.Name, held.owner)
 	}
 	if r.cmds == nil {
 		r.cmds = map[string]*entry{}

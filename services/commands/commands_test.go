@@ -61,11 +61,13 @@ func TestRegisterValidates(t *testing.T) {
 
 func TestRegisterDuplicateAndRemove(t *testing.T) {
 	r := New()
-	remove, err := r.Register(testScope(t), Command{Name: "mcp", Handler: echo})
+	holder := host.NewScope(context.Background(), "fold", nil)
+	defer holder.Dispose(0)
+	remove, err := r.Register(holder, Command{Name: "mcp", Handler: echo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Register(testScope(t), Command{Name: "mcp", Handler: echo}); err == nil || !strings.Contains(err.Error(), "already registered") {
+	if _, err := r.Register(testScope(t), Command{Name: "mcp", Handler: echo}); err == nil || !strings.Contains(err.Error(), `already registered by instance "fold"`) {
 		t.Fatalf("duplicate Register error = %v", err)
 	}
 	remove()
