@@ -171,3 +171,17 @@ func TestClaimsReleased(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestCheckPluginPanics: a plugin's Validate or Claims that panics is an
+// error of its entry, not a crash of the host checking a composition.
+func TestCheckPluginPanics(t *testing.T) {
+	for config, want := range map[string]string{
+		"{inValidate: true}": `test.yml:2: entry "p": invalid config: Validate panicked: validate boom`,
+		"{inClaims: true}":   `test.yml:2: entry "p": plugin test-panicky: Claims panicked: claims boom`,
+	} {
+		err := Check(parse(t, "plugins:\n  - {id: p, name: test-panicky, config: "+config+"}\n"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Check = %v; want %s", config, err, want)
+		}
+	}
+}

@@ -145,7 +145,12 @@ func checkClaims(list []*planned) []error {
 		if pl.entry.Disabled {
 			continue
 		}
-		for _, c := range pl.plugin.claims(pl.cfg) {
+		claims, err := pl.plugin.claims(pl.cfg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: plugin %s: %w", pl.entry.where(pl.entry.Line), pl.plugin.name, err))
+			continue
+		}
+		for _, c := range claims {
 			name := Claim{Kind: c.Kind, Value: c.Value}
 			first, dup := holders[name]
 			if !dup {

@@ -99,15 +99,9 @@ func valueNode(v any) (*yamlv3.Node, error) {
 }
 
 // decodeNode is n.Decode(v), with a panic (a config type's own
-// UnmarshalYAML, say) turned into an error: a plugin's bug must not take
-// the host down while it checks a composition.
-func decodeNode(n *yamlv3.Node, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("decoding panicked: %v", r)
-		}
-	}()
-	return n.Decode(v)
+// UnmarshalYAML, say) turned into an error.
+func decodeNode(n *yamlv3.Node, v any) error {
+	return guard("decoding", func() error { return n.Decode(v) })
 }
 
 // configDecoder walks a config node against the config's Go type.

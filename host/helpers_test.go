@@ -85,6 +85,12 @@ type claimerConfig struct {
 	Stuck      bool   `yaml:"stuck"` // a disposer waits for stuckGate
 }
 
+// panickyConfig makes test-panicky's Validate or Claims panic.
+type panickyConfig struct {
+	InValidate bool `yaml:"inValidate"`
+	InClaims   bool `yaml:"inClaims"`
+}
+
 type providerConfig struct {
 	Greeting string `yaml:"greeting"`
 	Fail     bool   `yaml:"fail"`
@@ -194,6 +200,22 @@ func init() {
 	Register(Definition[treeConfig]{
 		Name:  "test-tree",
 		Apply: func(*Scope, treeConfig) error { return nil },
+	})
+	Register(Definition[panickyConfig]{
+		Name: "test-panicky",
+		Validate: func(c *panickyConfig) error {
+			if c.InValidate {
+				panic("validate boom")
+			}
+			return nil
+		},
+		Claims: func(c *panickyConfig) []Claim {
+			if c.InClaims {
+				panic("claims boom")
+			}
+			return nil
+		},
+		Apply: func(*Scope, panickyConfig) error { return nil },
 	})
 	Register(Definition[struct{}]{
 		Name: "test-fail",

@@ -64,10 +64,22 @@ type plugin struct {
 	configType  reflect.Type
 	// newConfig returns a pointer to a fresh config holding the defaults.
 	newConfig func() any
-	// validate and apply take the pointer newConfig returned.
+	// validate, claims and apply take the pointer newConfig returned;
+	// validate and claims turn a panic into an error.
 	validate func(cfg any) error
-	claims   func(cfg any) []Claim
+	claims   func(cfg any) ([]Claim, error)
 	apply    func(s *Scope, cfg any) error
+}
+
+// guard runs a plugin's func, turning a panic into an error: a plugin's
+// bug must not take the host down while it checks a composition.
+func guard(what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s panicked: %v", what, r)
+		}
+	}()
+	return f()
 }
 
 var (
@@ -107,13 +119,14 @@ func Register[C any](d Definition[C]) {
 			if d.Validate == nil {
 				return nil
 			}
-			return d.Validate(cfg.(*C))
+			return guard("Validate", func() error { return d.Validate(cfg.(*C)) })
 		},
-		claims: func(cfg any) []Claim {
+		claims: func(cfg any) (claims []Claim, err error) {
 			if d.Claims == nil {
-				return nil
+				return nil, nil
 			}
-			return d.Claims(cfg.(*C))
+			err = guard("Claims", func() error { claims = d.Claims(cfg.(*C)); return nil })
+			return claims, err
 		},
 		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
 	}

@@ -284,7 +284,11 @@ func (h *Host) runApply(in *instance, s *Scope, cfg any) (err error) {
 	}
 	// Held first, so released last: the names stay taken until all the
 	// instance registered under them is undone.
-	if err := h.hold(s, in.plugin.claims(cfg)); err != nil {
+	claims, err := in.plugin.claims(cfg)
+	if err != nil {
+		return err
+	}
+	if err := h.hold(s, claims); err != nil {
 		return err
 	}
 	defer func() {
