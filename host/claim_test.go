@@ -185,3 +185,29 @@ func TestCheckPluginPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckReportsEverything: a claim clash is reported beside another
+// entry's config error, and an entry that takes a built-in's id for
+// another plugin is an error (the built-in would not run).
+func TestCheckReportsEverything(t *testing.T) {
+	c := parse(t, `plugins:
+  - {id: a, name: test-claimer, config: {serverName: gh}}
+  - {id: b, name: test-claimer, config: {serverName: gh}}
+  - {id: c, name: test-noop, config: {bogus: 1}}
+  - {id: test-builtin, name: test-noop}
+`)
+	err := Check(c)
+	for _, want := range []string{
+		`test.yml:3: entry "b": config key serverName: serverName "gh" is already claimed by entry "a"`,
+		`test.yml:4: entry "c": config key bogus: unknown key`,
+		`test.yml:5: entry "test-builtin": the id is the built-in test-builtin service's`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %v; want it to contain %q", err, want)
+		}
+	}
+	// The built-in's own plugin under its id configures it.
+	if err := Check(parse(t, "plugins:\n  - {id: test-builtin, name: test-builtin}\n")); err != nil {
+		t.Errorf("configuring the built-in: %v", err)
+	}
+}

@@ -88,14 +88,22 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 			errs = append(errs, fmt.Errorf("%s: unknown plugin %q (registered: %s)", e.where(e.Line), e.Name, strings.Join(pluginNames(), ", ")))
 			continue
 		}
+		if b, ok := lookupPlugin(e.ID); ok && b.builtin && b != p {
+			// The built-in would not start (its id is taken) and the
+			// services it provides would be missing.
+			errs = append(errs, fmt.Errorf("%s: the id is the built-in %s service's, and an entry with it configures that service (name: %s); give this entry another id", e.where(e.Line), e.ID, e.ID))
+			continue
+		}
 		pl.plugin = p
 		cfg, cerrs := decodeConfig(p, e)
 		errs = append(errs, cerrs...)
 		pl.cfg = cfg
 	}
+	// Claims are checked among the entries that decoded, whatever is wrong
+	// elsewhere, so that one pass of check shows every problem.
+	errs = append(errs, checkClaims(slices.DeleteFunc(slices.Clone(out), func(pl *planned) bool { return pl.cfg == nil }))...)
 	if len(errs) == 0 {
 		errs = append(errs, checkServices(out)...)
-		errs = append(errs, checkClaims(out)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
