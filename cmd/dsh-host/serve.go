@@ -193,15 +193,23 @@ func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, l
 	if err != nil {
 		return exitOK // stopped while waiting
 	}
-	session, cancel := context.WithCancel(ctx)
+	// The session ends when the client goes away, when the gateway is
+	// closed (which ends its sessions), or at SIGINT: then serve closes the
+	// gateway itself, before the host's shutdown would, because go-sdk's
+	// session Close waits for the requests in flight, and a tool that runs
+	// until cancelled would hold serve forever; closing the gateway cancels
+	// them.
+	session, cancel := context.WithCancel(context.Background())
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
 		select {
+		case <-ctx.Done():
+			g.Close()
 		case <-g.Done():
-			cancel()
 		case <-session.Done():
 		}
+		cancel()
 	}()
 	defer func() {
 		cancel()
@@ -222,7 +230,11 @@ func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, l
 		logger.Error("the stdio session ended with an error", "err", err)
 		return exitFail
 	}
-	logger.Info("stdio client gone; shutting down")
+	if ctx.Err() != nil {
+		logger.Info("shutting down the gateway")
+	} else {
+		logger.Info("stdio client gone; shutting down")
+	}
 	return exitOK
 }
 

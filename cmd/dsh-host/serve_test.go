@@ -11,7 +11,34 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
+
+// hangCalled receives one value per call of test-hang's tool.
+var hangCalled = make(chan struct{}, 1)
+
+// test-hang registers the tool hang, which returns only when its call is
+// cancelled, as a slow server's tool would.
+func init() {
+	host.Register(host.Definition[struct{}]{
+		Name:   "test-hang",
+		Inject: []host.Dep{host.Require(tools.Key)},
+		Apply: func(s *host.Scope, _ struct{}) error {
+			_, err := host.Get(s, tools.Key).Register(s, tools.Definition{
+				Name:        "hang",
+				Description: "Return when cancelled.",
+				Execute: func(ctx context.Context, _ tools.Call) (tools.Output, error) {
+					hangCalled <- struct{}{}
+					<-ctx.Done()
+					return tools.Output{}, ctx.Err()
+				},
+			})
+			return err
+		},
+	})
+}
 
 // served is a `dsh-host serve` running in-process, with stdio on pipes and
 // JSON logs.
@@ -100,6 +127,35 @@ func TestServeStdioEndsWhenTheGatewayRestarts(t *testing.T) {
 	if _, err := cs.ListTools(ctx, nil); err == nil {
 		t.Error("the session still answers after serve returned")
 	}
+}
+
+// TestServeStdioStopsWithACallInFlight: SIGINT ends serve --stdio at once
+// even while a tool call runs (go-sdk's session Close alone would wait for
+// it), with exit 0.
+func TestServeStdioStopsWithACallInFlight(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, "plugins:\n  - {id: hang, name: test-hang}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := serveInProcess(t, ctx, "--stdio", "-c", file)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: s.stdout, Writer: s.stdin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hang"})
+		called <- err
+	}()
+	<-hangCalled
+	cancel() // SIGINT
+	if code := s.exit(t); code != exitOK {
+		t.Errorf("exit %d, want 0\n%s", code, s.stderr)
+	}
+	cs.Close()
+	<-called
 }
 
 // TestServeComposedGatewayWins: with a gateway entry in the composition,
