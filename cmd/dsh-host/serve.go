@@ -183,15 +183,33 @@ func entryConfig(cfg gateway.Config) map[string]any {
 // serveStdio serves one client on std.In/std.Out, on the gateway instance
 // id provides, until the client closes its end, ctx is done, or the
 // instance is disposed (a reload restarted it: the client must reconnect).
+// A pending gateway is waited for, unless a reload fails, disables or
+// removes it first.
 func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, logger *slog.Logger) int {
+	// A pending gateway may come up, or a reload may fail, disable or
+	// remove it meanwhile: then there is nothing left to wait for.
 	var g *gateway.Gateway
-	err := h.WaitStatus(ctx, func([]host.InstanceStatus) bool {
+	var last host.InstanceStatus
+	err := h.WaitStatus(ctx, func(st []host.InstanceStatus) bool {
 		var ok bool
-		g, ok = host.Lookup(h, gateway.Key)
-		return ok
+		if g, ok = host.Lookup(h, gateway.Key); ok {
+			return true
+		}
+		last = host.Find(st, id)
+		return last.State == host.StateFailed || last.State == host.StateDisabled || last.State == ""
 	})
 	if err != nil {
 		return exitOK // stopped while waiting
+	}
+	if g == nil {
+		why := "was removed"
+		switch last.State {
+		case host.StateFailed:
+			why = "failed: " + last.Err
+		case host.StateDisabled:
+			why = "was disabled"
+		}
+		return fail(std, "serve", fmt.Errorf("the gateway (entry %q in %s) %s while serve waited for it; the stdio session never started", id, file, why))
 	}
 	// The session ends when the client goes away, when the gateway is
 	// closed (which ends its sessions), or at SIGINT: then serve closes the

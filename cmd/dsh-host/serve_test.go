@@ -158,6 +158,26 @@ func TestServeStdioStopsWithACallInFlight(t *testing.T) {
 	<-called
 }
 
+// TestServeStdioGatewayFailsWhileWaited: serve --stdio waits for a pending
+// gateway; when a reload fails it instead, serve exits 1 saying why.
+func TestServeStdioGatewayFailsWhileWaited(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, "plugins:\n  - {id: tools, name: tools, disabled: true}\n  - {id: gateway, name: gateway}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := serveInProcess(t, ctx, "--stdio", "-c", file)
+	waitLog(t, s.logs, "the gateway pending", msg("the gateway waits for a service; see the host's status above, or run dsh-host check"))
+	if err := os.WriteFile(file, []byte("plugins:\n  - {id: gateway, name: gateway, config: {http: 127.0.0.1:0, tokenEnv: DSH_TEST_NO_SUCH_TOKEN}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.exit(t); code != exitFail {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := "the gateway (entry \"gateway\" in " + file + ") failed: tokenEnv DSH_TEST_NO_SUCH_TOKEN"; !strings.Contains(s.stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, s.stderr)
+	}
+}
+
 // TestServeComposedGatewayWins: with a gateway entry in the composition,
 // serve runs it as written and says that its flags are ignored.
 func TestServeComposedGatewayWins(t *testing.T) {
