@@ -50,13 +50,21 @@ func startHost(ctx context.Context, file string, opts *host.Options, observe fun
 	return h, h.Update(ctx, c)
 }
 
-// follow keeps h in step with file until the returned stop is called: it
-// watches the file, and reloads it on SIGHUP. stop returns once both have
-// ended. run and serve share it.
-func follow(ctx context.Context, h *host.Host, file string, logger *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
+// hangups catches SIGHUP until signal.Stop(hup). run and serve call it
+// before the composition starts: a SIGHUP that comes meanwhile is then a
+// reload once it has (follow), not SIGHUP's default, which kills the
+// process without disposing anything.
+func hangups() chan os.Signal {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	return hup
+}
+
+// follow keeps h in step with file until the returned stop is called: it
+// watches the file, and reloads it on each signal from hup (hangups).
+// stop returns once both have ended. run and serve share it.
+func follow(ctx context.Context, h *host.Host, file string, hup <-chan os.Signal, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		// Watch applies the file once more (a no-op unless it changed
@@ -78,7 +86,6 @@ func follow(ctx context.Context, h *host.Host, file string, logger *slog.Logger)
 	})
 	return func() {
 		cancel()
-		signal.Stop(hup)
 		wg.Wait()
 	}
 }

@@ -492,6 +492,41 @@ func TestRunReloadAndSignals(t *testing.T) {
 	}
 }
 
+// TestRunSIGHUPWhileStarting: a SIGHUP that comes while the composition
+// starts (here, a server that never answers, until its startup timeout) is
+// a reload once it has started, not SIGHUP's default, which would kill the
+// process without disposing anything.
+func TestRunSIGHUPWhileStarting(t *testing.T) {
+	marker := fmt.Sprintf("dsh-hup-%d-%d", os.Getpid(), time.Now().UnixNano())
+	fixture := mcptest.FixtureBinary(t)
+	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: slow\n    name: mcp-client\n    config:\n      serverName: slow\n      transport: stdio\n      command: %q\n      args: [-hang, -name, %q]\n      startupTimeoutMs: 2000\n", fixture, marker))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	outR, outW := io.Pipe()
+	cmd, logs := startRun(t, ctx, outW, "-c", file, "--console", "off")
+	progress := bufio.NewScanner(outR)
+	for progress.Scan() && !strings.Contains(progress.Text(), ": slow…") {
+	}
+	go io.Copy(io.Discard, outR)
+	defer outW.Close()
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "the SIGHUP", msg("SIGHUP: reloading"))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, "the clean shutdown", msg("shut down cleanly"))
+	for range logs {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("run: %v, want exit 0", err)
+	}
+	if pids := mcptest.ProcessesWith(t, marker); len(pids) > 0 {
+		t.Errorf("server processes left behind: %v", pids)
+	}
+}
+
 // TestDefaultComposition runs the repository's own composition.yml, as a
 // fresh clone would with Go alone: it validates, and every entry starts,
 // the fixture server through `go run` included.

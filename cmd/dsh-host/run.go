@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/signal"
 	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -32,6 +33,8 @@ command such as /mcp).`)
 	useConsole := consoleMode == "on" || consoleMode == "auto" && isTerminal(io.In) && isTerminal(io.Out)
 
 	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
+	hup := hangups()
+	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
 	prog := newProgress(io.Out, cf.file)
@@ -52,7 +55,7 @@ command such as /mcp).`)
 	}
 	prog.finish(h.Status(), hint)
 
-	stopFollowing := follow(ctx, h, cf.file, logger)
+	stopFollowing := follow(ctx, h, cf.file, hup, logger)
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/signal"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,6 +109,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		logger.Warn("the composition declares a gateway entry, which wins: --http and --token-env are ignored", "file", common.file, "entry", id)
 	}
 
+	hup := hangups()
+	defer signal.Stop(hup)
 	h, err := startHost(ctx, common.file, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
@@ -120,7 +123,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 		return fail(std, "serve", err)
 	}
-	defer follow(ctx, h, common.file, logger)()
+	defer follow(ctx, h, common.file, hup, logger)()
 
 	switch st := host.Find(h.Status(), id); st.State {
 	case host.StateFailed:
