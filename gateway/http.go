@@ -76,8 +76,11 @@ func listen(s *host.Scope, g *Gateway, addr, token string) (string, error) {
 		go func() { served <- srv.Serve(ln) }()
 		select {
 		case err := <-served:
-			s.Logger().Error("the gateway's HTTP listener stopped; edit its entry or reload to start it again", "url", url, "err", err)
+			// The instance stays active, so a reload, which retries only
+			// failed ones, leaves it as it is.
+			s.Logger().Error("the gateway's HTTP listener stopped; edit its entry, or restart, to serve again", "url", url, "err", err)
 			cancelBase()
+			srv.Close()
 			return
 		case <-ctx.Done():
 		}

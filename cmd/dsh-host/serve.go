@@ -41,9 +41,9 @@ gateway entry of its own: that one wins, as written, and --http and
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol.
-                 The gateway listens on no port. If a reload restarts it (its
-                 entry, or a service it injects, changed), the session ends and
-                 serve exits 1: the client must reconnect.
+                 The entry serve adds listens on no port. If a reload restarts
+                 the gateway (its entry, or a service it injects, changed), the
+                 session ends and serve exits 1: the client must reconnect.
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
