@@ -84,7 +84,7 @@ type Gateway struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	refresh *debounce.Debouncer
-	// stale is set by Refresh and cleared by the sync that follows: a
+	// stale is set by refreshSoon and cleared by the sync that follows: a
 	// request whose answer depends on the surface syncs first while it is
 	// set, so it never sees a change the registry already announced.
 	stale atomic.Bool
@@ -147,7 +147,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// (Outside the lock: on a disposed scope it runs at once, and waits for
 	// a re-assembly that waits for the lock.)
 	g.syncMu.Lock()
-	unsubscribe := reg.OnAssemblyChange(s, g.Refresh)
+	unsubscribe := reg.OnAssemblyChange(s, g.refreshSoon)
 	a, err := g.assemble(s.Context())
 	if err != nil {
 		g.cancel() // a re-assembly waiting for the lock finds the gateway closed
@@ -179,7 +179,7 @@ func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "initialize", "server/discover", "tools/list", "tools/call":
 			if g.stale.Load() {
-				if err := g.Sync(ctx); err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
+				if err := g.syncNow(ctx); err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
 					g.logger.Warn("gateway: tool surface not updated; the client gets the previous one", "err", err)
 				}
 			}
@@ -234,32 +234,32 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // has ended and its client must reconnect.
 func (g *Gateway) Done() <-chan struct{} { return g.done }
 
-// Refresh schedules a re-assembly after the debounce delay; calls within the
+// refreshSoon schedules a re-assembly after the debounce delay; calls within the
 // delay coalesce into one. The registry's assembly changes call it. A
 // client request that depends on the surface does not wait for the delay.
 //
 // A steady stream of changes postpones the re-assembly by at most
 // maxDebounceFactor debounce delays from the first, so clients never wait
 // indefinitely on a flapping server.
-func (g *Gateway) Refresh() {
+func (g *Gateway) refreshSoon() {
 	g.stale.Store(true)
 	g.refresh.Trigger()
 }
 
 func (g *Gateway) fire() {
-	if err := g.Sync(g.ctx); err != nil && g.ctx.Err() == nil {
+	if err := g.syncNow(g.ctx); err != nil && g.ctx.Err() == nil {
 		g.logger.Error("gateway: tool surface not updated; clients keep the previous one", "err", err)
 	}
 }
 
-// Sync assembles now and brings the server's tool set in line with the
+// syncNow assembles now and brings the server's tool set in line with the
 // assembly: only tools whose name, description or schema bytes changed are
 // added, replaced or removed, so an unchanged assembly sends clients nothing.
 // On an assembly error the server keeps its tools.
 //
 // The assembly's sections become the instructions of the clients that
 // connect next: MCP has no notification for changed instructions.
-func (g *Gateway) Sync(ctx context.Context) error {
+func (g *Gateway) syncNow(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	if err := g.ctx.Err(); err != nil {

@@ -529,7 +529,7 @@ func TestNoNotificationWhenTheAssemblyIsUnchanged(t *testing.T) {
 	if s := h.nextSync(t); s != (syncStats{}) {
 		t.Errorf("sync after a hidden registration = %+v, want no change", s)
 	}
-	h.g.Refresh()
+	h.g.refreshSoon()
 	if s := h.nextSync(t); s != (syncStats{}) {
 		t.Errorf("sync after a refresh = %+v, want no change", s)
 	}
@@ -590,8 +590,8 @@ func TestDisposeClosesTheGateway(t *testing.T) {
 	if _, err := h.cs.ListTools(context.Background(), nil); err == nil {
 		t.Error("tools/list succeeded on a disposed gateway")
 	}
-	if err := h.g.Sync(context.Background()); err == nil {
-		t.Error("Sync on a closed gateway succeeded")
+	if err := h.g.syncNow(context.Background()); err == nil {
+		t.Error("syncNow on a closed gateway succeeded")
 	}
 }
 
@@ -716,7 +716,7 @@ func TestFlappingChangesStillReachClients(t *testing.T) {
 		case <-synced:
 			return
 		case <-tick.C:
-			g.Refresh()
+			g.refreshSoon()
 		case <-deadline:
 			t.Fatal("a steady stream of changes postponed the re-assembly indefinitely")
 		}

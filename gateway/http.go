@@ -137,15 +137,15 @@ func originAllowed(origin, host string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false // including the opaque origin "null"
 	}
-	if IsLoopbackHost(u.Hostname()) {
+	if isLoopbackHost(u.Hostname()) {
 		return true
 	}
 	return host != "" && strings.EqualFold(u.Host, host)
 }
 
-// IsLoopbackHost reports whether host (a name or an IP, without port or
+// isLoopbackHost reports whether host (a name or an IP, without port or
 // brackets) is the local machine only: "localhost" or a loopback IP.
-func IsLoopbackHost(host string) bool {
+func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -39,7 +39,7 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
 	}
-	if c.TokenEnv == "" && !IsLoopbackHost(hostname) {
+	if c.TokenEnv == "" && !isLoopbackHost(hostname) {
 		shown := hostname
 		if shown == "" {
 			shown = "every interface"
