@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/internal/editdist"
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -308,31 +309,11 @@ func (d *configDecoder) keyError(path string, line int, msg string) error {
 func closest(key string, known []string) string {
 	best, bestDist := "", len(key)/3+1
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
+		if d := editdist.Levenshtein(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // nodeKeyLine returns the line of the key at a dotted path ("env.TOKEN",

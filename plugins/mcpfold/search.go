@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-host/dsh-host/internal/editdist"
 )
 
 // collapse folds every run of whitespace into one space and trims the ends.
@@ -198,7 +200,7 @@ func suggest(name string, candidates []string) []string {
 	budget := max(3, utf8.RuneCountInString(name)/3)
 	var out []scored
 	for _, c := range candidates {
-		d := levenshtein(name, c)
+		d := editdist.Levenshtein(name, c)
 		shared := 0
 		for _, t := range uniqueTokens(c) {
 			if want[t] {
@@ -233,28 +235,6 @@ func uniqueTokens(s string) []string {
 		}
 	}
 	return out
-}
-
-// levenshtein is the edit distance between a and b, in characters.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func allUpper(rs []rune) bool {
