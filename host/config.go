@@ -165,6 +165,9 @@ func checkClaims(list []*planned) []error {
 				holders[name] = holder{pl, c.Key}
 				continue
 			}
+			if first.pl == pl {
+				continue // the plugin listed the name twice: one entry, one holder
+			}
 			e := &pl.entry
 			at := e.where(e.keyLine(c.Key))
 			if c.Key != "" {

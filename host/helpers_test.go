@@ -184,7 +184,8 @@ func init() {
 	Register(Definition[claimerConfig]{
 		Name: "test-claimer",
 		Claims: func(c *claimerConfig) []Claim {
-			return []Claim{{Kind: "serverName", Value: c.ServerName, Key: "serverName"}, {Kind: "tool", Value: "claimer_tool"}}
+			// The tool twice: a plugin may list a name more than once.
+			return []Claim{{Kind: "serverName", Value: c.ServerName, Key: "serverName"}, {Kind: "tool", Value: "claimer_tool"}, {Kind: "tool", Value: "claimer_tool"}}
 		},
 		Apply: func(s *Scope, c claimerConfig) error {
 			rec.add("apply %s %s", s.ID(), c.ServerName)

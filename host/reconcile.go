@@ -413,6 +413,9 @@ func (h *Host) hold(s *Scope, claims []Claim) error {
 			h.claims[name] = s
 		}
 		h.mu.Unlock()
+		if holder == s {
+			continue // listed twice by the plugin
+		}
 		if holder != nil {
 			return fmt.Errorf("%s %q is still held by instance %q, whose dispose has not finished; try again once it has (SIGHUP reloads)", c.Kind, c.Value, holder.id)
 		}
