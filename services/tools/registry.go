@@ -278,6 +278,10 @@ func (r *Registry) all() []*entry {
 // handler returns, possibly on another goroutine. A panicking handler is
 // logged and does not keep the others from the change. To start from the
 // current set, call List after OnChange. A nil s panics.
+//
+// A delivery already running on another goroutine when the handler is
+// removed may still call it once: waiting for that delivery instead would
+// deadlock a handler that removes itself. Handlers tolerate a late call.
 func (r *Registry) OnChange(s *host.Scope, fn func(Change)) (remove func()) {
 	mustScope(s, "OnChange")
 	off := r.changes.On(nil, func(c Change) {
