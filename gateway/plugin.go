@@ -50,9 +50,15 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// MinTokenLen is the shortest token, in bytes, a non-loopback listener
+// accepts: a short token is guessed by anyone who can reach the port
+// (16 random bytes, as `openssl rand -hex 16` prints them, are 32).
+const MinTokenLen = 16
+
 // Token returns the bearer token HTTP requests must carry: the value of the
 // variable TokenEnv names, or "" without TokenEnv. An unset or empty
-// variable is an error.
+// variable is an error, and so is a token shorter than MinTokenLen for a
+// non-loopback address.
 func (c *Config) Token() (string, error) {
 	if c.TokenEnv == "" {
 		return "", nil
@@ -60,6 +66,10 @@ func (c *Config) Token() (string, error) {
 	token := os.Getenv(c.TokenEnv)
 	if token == "" {
 		return "", fmt.Errorf("tokenEnv %s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
+	}
+	if hostname, _, err := net.SplitHostPort(c.HTTP); err == nil && !isLoopbackHost(hostname) && len(token) < MinTokenLen {
+		return "", fmt.Errorf("tokenEnv %s: the token is %d bytes, too short for the non-loopback address %q: use at least %d random bytes, such as `openssl rand -hex 16`",
+			c.TokenEnv, len(token), c.HTTP, MinTokenLen)
 	}
 	return token, nil
 }
