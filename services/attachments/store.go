@@ -153,10 +153,19 @@ func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 			j.Objects = append(j.Objects, it.hex)
 		}
 		shard := it.hex[:2]
-		if _, err := os.Lstat(filepath.Join(s.dir, objectsDir, shard)); err != nil && !newShard[shard] {
+		fi, err = os.Lstat(filepath.Join(s.dir, objectsDir, shard))
+		if err != nil && !newShard[shard] {
 			newShard[shard] = true
 			j.Dirs = append(j.Dirs, shard)
 		}
+		if err == nil && !fi.IsDir() {
+			return plantedShard(filepath.Join(s.dir, objectsDir, shard), fi)
+		}
+	}
+	// The objects directory too: a write through a link would land
+	// outside the store (reads refuse it, as os.OpenInRoot does).
+	if fi, err := os.Lstat(filepath.Join(s.dir, objectsDir)); err == nil && !fi.IsDir() {
+		return plantedShard(filepath.Join(s.dir, objectsDir), fi)
 	}
 	if len(todo) == 0 {
 		return nil
@@ -188,6 +197,14 @@ func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 		final := s.objectPath(it.hex)
 		shard := filepath.Dir(final)
 		if err := fsutil.MkdirAll(shard, 0o700); err != nil {
+			return fmt.Errorf("attachments: save %s: %w", it.ref.ID, err)
+		}
+		// Checked again now that it exists: one planted since the check
+		// above is refused too, and the batch rolls back.
+		if fi, err := os.Lstat(shard); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = plantedShard(shard, fi)
+			}
 			return fmt.Errorf("attachments: save %s: %w", it.ref.ID, err)
 		}
 		touched[shard] = true
@@ -340,6 +357,18 @@ func (s *Store) sweep() error {
 		}
 	}
 	return nil
+}
+
+// plantedShard refuses a directory of the store that is a symlink or
+// another non-directory: the store makes only real directories, so
+// whatever else stands there was planted, and writing through it would
+// put an image outside the store.
+func plantedShard(path string, fi fs.FileInfo) error {
+	what := "not a directory"
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		what = "a symlink"
+	}
+	return fmt.Errorf("attachments: nothing saved: %s is %s, not a directory the store made; remove it (the store never follows links when writing)", path, what)
 }
 
 // writeObject writes data to a temporary file in shard, fsyncs it and
