@@ -147,12 +147,12 @@ func (f *file) section(name string) (key, val *yaml.Node) {
 
 // load reads and parses the file. A missing file is an empty one.
 func (st *Store) load() (*file, []byte, error) {
-	data, err := os.ReadFile(st.path)
+	data, err := st.read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return &file{}, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("settings: read %s: %w", st.path, err)
+		return nil, nil, err
 	}
 	f, err := parse(st.path, data)
 	return f, data, err
@@ -279,21 +279,66 @@ func Update[T any](st *Store, section string, fn func(v *T) error) error {
 		perm = fi.Mode().Perm()
 	}
 	// Replacing a symlink would cut the user's link to wherever the file
-	// really lives (a dotfiles repository): write the target instead.
-	target := st.target()
+	// really lives (a dotfiles repository): write the target instead, and
+	// create it there when the link dangles.
+	target, err := st.target()
+	if err != nil {
+		return err
+	}
+	if target != st.path {
+		if _, err := os.Stat(filepath.Dir(target)); err != nil {
+			return fmt.Errorf("settings: %s is a symlink to %s, whose directory cannot be used (%w); create the directory or fix the link", st.path, target, err)
+		}
+	}
 	if err := fsutil.WriteFile(target, out, perm); err != nil {
 		return fmt.Errorf("settings: write %s: %w", target, err)
 	}
 	return nil
 }
 
+// maxLinks bounds the symlinks target follows, as the kernel does (ELOOP).
+const maxLinks = 40
+
 // target returns the file the settings path leads to: the path itself, or
-// where its symlinks point.
-func (st *Store) target() string {
-	if t, err := filepath.EvalSymlinks(st.path); err == nil {
-		return t
+// where its symlinks point, the last one followed even when it dangles
+// (the file is then to be created there).
+func (st *Store) target() (string, error) {
+	p := st.path
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil // a missing file is created where p says
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("settings: follow the symlink %s: %w", p, err)
+		}
+		if !filepath.IsAbs(dest) {
+			// Relative to the link's directory as the kernel sees it: a
+			// lexical join would misread ".." behind a linked directory.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return "", fmt.Errorf("settings: follow the symlink %s: %w", p, err)
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		p = dest
 	}
-	return st.path
+	return "", fmt.Errorf("settings: %s: more than %d symlinks in a row (a loop?); fix the link", st.path, maxLinks)
+}
+
+// read returns the file's bytes; a missing file is fs.ErrNotExist as
+// os.ReadFile reports it, and a directory where the file should be is
+// named as such.
+func (st *Store) read() ([]byte, error) {
+	data, err := os.ReadFile(st.path)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return data, err
+	}
+	if fi, serr := os.Stat(st.path); serr == nil && fi.IsDir() {
+		return nil, fmt.Errorf("settings: %s is a directory, not a settings file; move it away or set the settings entry's file to a file path", st.path)
+	}
+	return nil, fmt.Errorf("settings: read %s: %w", st.path, err)
 }
 
 // apply runs fn on section of f and returns the file's new bytes, or

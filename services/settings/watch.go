@@ -39,9 +39,12 @@ func (st *Store) subscribe(w *watcher) error {
 		}
 		paths := []string{st.path}
 		// A settings file linked from a dotfiles repository is edited
-		// there: follow the target too.
-		if target := st.target(); target != st.path {
-			paths = append(paths, target)
+		// there: follow the target too (one not yet created included,
+		// when its directory is there to watch).
+		if target, err := st.target(); err == nil && target != st.path {
+			if _, err := os.Stat(filepath.Dir(target)); err == nil {
+				paths = append(paths, target)
+			}
 		}
 		fw, err := filewatch.New(paths, filewatch.Options{Debounce: st.debounce, MaxWait: 10 * st.debounce, Logger: st.logger})
 		if err != nil {
@@ -113,13 +116,13 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 	// the hash of the version that caused it.
 	state := func() (T, [32]byte, error) {
 		var v T
-		data, err := os.ReadFile(st.path)
+		data, err := st.read()
 		if errors.Is(err, fs.ErrNotExist) {
 			return v, [32]byte{}, nil
 		}
 		sum := sha256.Sum256(data)
 		if err != nil {
-			return v, sum, fmt.Errorf("settings: read %s: %w", st.path, err)
+			return v, sum, err
 		}
 		f, err := parse(st.path, data)
 		if err != nil {
