@@ -11,6 +11,11 @@
 // A path may be a glob in its last element (composition.d/*.yml): every
 // file of that directory the pattern matches counts, including files
 // created after New.
+//
+// Each directory is watched under its real path (symlinks resolved): one
+// directory reached by two paths (a linked dotfiles directory and the
+// directory a file's symlink points into) is one watch, whose events
+// all count, under whichever path a file was given.
 package filewatch
 
 import (
@@ -39,6 +44,10 @@ type Options struct {
 	MaxWait time.Duration
 	// Logger receives the errors the watch reports (default slog.Default()).
 	Logger *slog.Logger
+	// Chmod makes a change of permissions alone signal too. Off, it is
+	// ignored, for a chmod leaves the content as it was; on, a file made
+	// readable again after a read failed on it is read at once.
+	Chmod bool
 }
 
 // Watcher signals on C when one of its files may have changed.
@@ -69,6 +78,7 @@ func New(paths []string, opts Options) (*Watcher, error) {
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err == nil {
+			abs = realDir(abs)
 			// Watching a directory twice is a no-op.
 			err = fw.Add(filepath.Dir(abs))
 		}
@@ -99,6 +109,19 @@ func newWatcher(files []string, opts Options) *Watcher {
 		c:     make(chan struct{}, 1),
 		done:  make(chan struct{}),
 	}
+}
+
+// realDir returns abs with its directory's symlinks resolved, the last
+// element kept as it is (the file may be a link itself, or not exist yet).
+// fsnotify names a directory's events after the path it was first added
+// under, so a directory added under two paths reports events under one
+// only; under its real path it has one name.
+func realDir(abs string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return abs // Add reports what is wrong with it
+	}
+	return filepath.Join(dir, filepath.Base(abs))
 }
 
 // add makes events on abs, a clean absolute path or glob, count.
@@ -150,7 +173,7 @@ func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 				return
 			}
 			// A chmod alone leaves the content as it was.
-			if ev.Op != fsnotify.Chmod && w.counts(ev.Name) {
+			if (ev.Op != fsnotify.Chmod || w.opts.Chmod) && w.counts(ev.Name) {
 				d.Trigger()
 			}
 		case err, ok := <-errs:
