@@ -19,6 +19,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
 // shutdownTimeout bounds Host.Shutdown when a subcommand ends. The host
@@ -113,8 +114,15 @@ func shutdownHost(h *host.Host, logger *slog.Logger) bool {
 
 // newLogger returns a logger writing to w in format ("text" or "json") at
 // level ("debug", "info", "warn", "error"), as the log flags allow them.
-// Text on a terminal is rendered by tint, in colour.
+// Text on a terminal is rendered by tint, in colour, with every message and
+// value escaped (termsafe.Handler): a server's stderr line or error is
+// shown, not executed. JSON, and text to a file or pipe, are slog's own.
 func newLogger(w io.Writer, format, level string) *slog.Logger {
+	return newTermLogger(w, format, level, isTerminal(w))
+}
+
+// newTermLogger is newLogger with the terminal decision made by the caller.
+func newTermLogger(w io.Writer, format, level string, terminal bool) *slog.Logger {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
@@ -122,8 +130,8 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
 	}
-	if isTerminal(w) {
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly}))
+	if terminal {
+		return slog.New(termsafe.NewHandler(tint.NewHandler(w, &tint.Options{Level: lv, TimeFormat: time.TimeOnly})))
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
 }

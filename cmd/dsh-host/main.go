@@ -11,10 +11,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
 // Stdio is where a subcommand reads and writes. Subcommands never touch
@@ -22,6 +25,39 @@ import (
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Terminal reports whether v (In, Out or Err) is a terminal; nil means
+	// the real test, isTerminal. Tests set it to have a buffer taken for
+	// a terminal.
+	Terminal func(v any) bool
+}
+
+// terminal reports whether v is a terminal, as s decides it.
+func (s Stdio) terminal(v any) bool {
+	if s.Terminal != nil {
+		return s.Terminal(v)
+	}
+	return isTerminal(v)
+}
+
+// display returns s with Out and Err made safe for a person to read: each
+// one that is a terminal escapes control characters (termsafe), so that
+// text a server controls (descriptions, results, replies, errors) is shown,
+// not executed; a file or pipe gets the exact bytes. Human-readable output
+// goes through display; --json output and the log do not (JSON escapes
+// control characters itself, and the log has its own handler, newLogger).
+func (s Stdio) display() Stdio {
+	if s.terminal(s.Out) {
+		s.Out = termsafe.NewWriter(s.Out)
+	}
+	if s.terminal(s.Err) {
+		s.Err = termsafe.NewWriter(s.Err)
+	}
+	return s
+}
+
+// logger is newLogger on s.Err, with s's terminal decision.
+func (s Stdio) logger(format, level string) *slog.Logger {
+	return newTermLogger(s.Err, format, level, s.terminal(s.Err))
 }
 
 // Exit codes shared by every subcommand.
@@ -216,8 +252,9 @@ func usageError(fs *flag.FlagSet, io Stdio, format string, args ...any) int {
 	return exitUsage
 }
 
-// fail prints err prefixed with the subcommand and returns exitFail.
+// fail prints err prefixed with the subcommand and returns exitFail. The
+// error may quote a server, so on a terminal it is escaped (display).
 func fail(io Stdio, name string, err error) int {
-	fmt.Fprintf(io.Err, "dsh-host %s: %v\n", name, err)
+	fmt.Fprintf(io.display().Err, "dsh-host %s: %v\n", name, err)
 	return exitFail
 }

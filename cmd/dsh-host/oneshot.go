@@ -33,7 +33,7 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // fn and shuts the host down. An instance still starting when the wait ends
 // shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
-	logger := newLogger(io.Err, o.logFormat, o.logLevel)
+	logger := io.logger(o.logFormat, o.logLevel)
 	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
 	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil)
@@ -87,15 +87,16 @@ entry id; the exit code is 1 if there is any.`)
 	if c != nil {
 		err = errors.Join(err, host.Check(c))
 	}
+	screen := io.display()
 	if err != nil {
 		problems := problemLines(explainLoadError(cf.file, err))
-		fmt.Fprintf(io.Err, "%s: %d problem(s):\n", cf.file, len(problems))
+		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.file, len(problems))
 		for _, line := range problems {
-			fmt.Fprintf(io.Err, "  %s\n", line)
+			fmt.Fprintf(screen.Err, "  %s\n", line)
 		}
 		return exitFail
 	}
-	fmt.Fprintf(io.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
+	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
 	return exitOK
 }
 
@@ -213,8 +214,9 @@ it is listed, not hidden.`)
 			}
 			return exitOK
 		}
-		writeTools(io.Out, rows)
-		writeInstanceLines(io.Out, st)
+		screen := io.display()
+		writeTools(screen.Out, rows)
+		writeInstanceLines(screen.Out, st)
 		return exitOK
 	})
 }
@@ -247,6 +249,7 @@ tool fails or the call is refused, 2 on a usage error.`)
 	}
 	return o.withRegistry(ctx, io, "call", func(h *host.Host, reg *tools.Registry) int {
 		res := reg.Execute(ctx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
+		screen := io.display()
 		if *asJSON {
 			out := callResult{Tool: name, Content: res.Content, Value: res.Value}
 			if res.Err != nil {
@@ -257,14 +260,14 @@ tool fails or the call is refused, 2 on a usage error.`)
 				return fail(io, "call", err)
 			}
 		} else if res.Err == nil {
-			writeContent(io.Out, res.Content)
+			writeContent(screen.Out, res.Content)
 		}
 		switch {
 		case errors.Is(res.Err, tools.ErrUnknownTool):
-			fmt.Fprintf(io.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.file)
+			fmt.Fprintf(screen.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.file)
 			return exitFail
 		case res.Err != nil:
-			fmt.Fprintf(io.Err, "dsh-host call: %s: %v\n", name, res.Err)
+			fmt.Fprintf(screen.Err, "dsh-host call: %s: %v\n", name, res.Err)
 			return exitFail
 		}
 		return exitOK
@@ -290,7 +293,7 @@ line goes to stderr.`)
 			return fail(io, "prompt", err)
 		}
 		if !*asJSON {
-			if err := writePrompt(io.Out, asm); err != nil {
+			if err := writePrompt(io.display().Out, asm); err != nil {
 				return fail(io, "prompt", err)
 			}
 			return exitOK
@@ -329,9 +332,10 @@ when the reply is an error.`)
 			return fail(io, "command", err)
 		}
 		reply := reg.Run(ctx, tools.Caller{Kind: "cli"}, line)
-		w := io.Out
+		screen := io.display()
+		w := screen.Out
 		if reply.Error {
-			w = io.Err
+			w = screen.Err
 		}
 		fmt.Fprint(w, reply.Text)
 		if !strings.HasSuffix(reply.Text, "\n") {

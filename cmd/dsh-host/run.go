@@ -30,14 +30,17 @@ command such as /mcp).`)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	useConsole := consoleMode == "on" || consoleMode == "auto" && isTerminal(io.In) && isTerminal(io.Out)
+	useConsole := consoleMode == "on" || consoleMode == "auto" && io.terminal(io.In) && io.terminal(io.Out)
 
-	logger := newLogger(io.Err, cf.logFormat, cf.logLevel)
+	logger := io.logger(cf.logFormat, cf.logLevel)
+	// Progress lines and the console quote servers (errors, tools,
+	// replies): on a terminal they are escaped.
+	screen := io.display()
 	hup := hangups()
 	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
-	prog := newProgress(io.Out, cf.file)
+	prog := newProgress(screen.Out, cf.file)
 	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -62,7 +65,7 @@ command such as /mcp).`)
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsole(consoleCtx, h, io.In, io.Out)
+			runConsole(consoleCtx, h, io.In, screen.Out)
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)
