@@ -35,11 +35,15 @@ type Config struct {
 	ServerName string `yaml:"serverName"`
 
 	// Command, Args, Env and Cwd start a stdio server. Env is merged over
-	// the host's environment minus secrets (see the package doc).
+	// what InheritEnv keeps of the host's environment (see the package doc).
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args"`
 	Env     map[string]string `yaml:"env"`
 	Cwd     string            `yaml:"cwd"`
+	// InheritEnv is what a stdio server inherits of the host's
+	// environment: "scrub" (default: all but what looks like a secret),
+	// "minimal" (what a program needs to run) or "all".
+	InheritEnv string `yaml:"inheritEnv"`
 
 	// URL and Headers reach a Streamable HTTP server; Headers go on every
 	// request.
@@ -100,6 +104,7 @@ func Defaults() Config {
 			MaxAttempts:    10,
 		},
 		MaxResultBytes: 1 << 20,
+		InheritEnv:     InheritScrub,
 	}
 }
 
@@ -115,8 +120,15 @@ func (cfg *Config) Validate() error {
 		bad("serverName %q must match ^[A-Za-z0-9_-]{1,32}$", cfg.ServerName)
 	}
 
+	switch cfg.InheritEnv {
+	case InheritScrub, InheritMinimal, InheritAll:
+	default:
+		bad("inheritEnv %q must be scrub, minimal or all", cfg.InheritEnv)
+	}
 	stdioSet := map[string]bool{
 		"command": cfg.Command != "", "args": len(cfg.Args) > 0, "env": len(cfg.Env) > 0, "cwd": cfg.Cwd != "",
+		// scrub is the default, so only another value was set on purpose.
+		"inheritEnv": cfg.InheritEnv != InheritScrub && cfg.InheritEnv != "",
 	}
 	httpSet := map[string]bool{"url": cfg.URL != "", "headers": len(cfg.Headers) > 0}
 	foreign := func(set map[string]bool, order []string, transport string) {
@@ -136,9 +148,9 @@ func (cfg *Config) Validate() error {
 		if cfg.URL == "" {
 			bad("url is required with transport streamable-http")
 		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("url %q must be an absolute http:// or https:// URL", cfg.URL)
+			bad("url %q must be an absolute http:// or https:// URL", redactURL(cfg.URL))
 		}
-		foreign(stdioSet, []string{"command", "args", "env", "cwd"}, TransportStreamableHTTP)
+		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, TransportStreamableHTTP)
 		for k := range cfg.Headers {
 			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
 				bad("headers: %q is not a valid header name", k)

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -34,21 +35,173 @@ const (
 // Tests replace it to hand out in-memory transports and count attempts.
 type transportFactory func() mcp.Transport
 
-// secretEnv matches the ambient variables a stdio child does not inherit.
-var secretEnv = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+// Values of the inheritEnv key: what a stdio child inherits of the host's
+// environment (an entry's own env is passed in every mode).
+const (
+	// InheritScrub passes the host's environment minus what looks like a
+	// secret (scrubbed).
+	InheritScrub = "scrub"
+	// InheritMinimal passes only what a program needs to run
+	// (minimalEnv).
+	InheritMinimal = "minimal"
+	// InheritAll passes the host's whole environment.
+	InheritAll = "all"
+)
 
-// childEnv returns the environment of a stdio server: ambient minus names
-// that look like secrets and DSH_* (case-insensitive), then extra on top, so
-// explicit entries always win. The result is sorted for reproducibility.
-func childEnv(ambient []string, extra map[string]string) []string {
+// secretWords are the name fragments that mark a variable as a secret, in
+// upper case, matched anywhere in the upper-cased name. WEBHOOK is there
+// because a webhook URL is itself the credential (anyone holding it may
+// post). AUTH is matched apart (secretName) so that GIT_AUTHOR_NAME passes.
+var secretWords = []string{"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "WEBHOOK"}
+
+// secretName reports whether an ambient variable's name marks it as a
+// secret: it contains one of secretWords or AUTH (except within the word
+// AUTHOR, as in GIT_AUTHOR_NAME), has PAT as a word of its own (GH_PAT, not
+// PATH), or starts with DSH_ (the host's own settings).
+func secretName(name string) bool {
+	upper := strings.ToUpper(name)
+	if strings.HasPrefix(upper, "DSH_") {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	words := strings.FieldsFunc(upper, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < '0' || r > '9') })
+	for _, w := range words {
+		if w == "PAT" || (strings.Contains(w, "AUTH") && w != "AUTHOR" && w != "AUTHORS") {
+			return true
+		}
+	}
+	return false
+}
+
+// secretValue reports whether a value is a URL that carries a credential:
+// a password in its userinfo (postgres://u:pw@host/db), or a query
+// parameter whose name marks a secret (https://host/?api_key=...).
+func secretValue(value string) bool {
+	if !strings.Contains(value, "://") {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSpace(value))
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	for k := range u.Query() {
+		if secretName(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// minimalNames are the variables InheritMinimal passes, besides LC_*: path,
+// home, user, shell, locale, terminal, temporary directory and time zone,
+// and their Windows counterparts.
+var minimalNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ",
+	"SystemRoot", "ComSpec", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+	"TEMP", "TMP", "HOMEDRIVE", "HOMEPATH", "windir",
+}
+
+// minimalName reports whether InheritMinimal passes name. fold compares
+// without case, as Windows does (Path is PATH there).
+func minimalName(name string, fold bool) bool {
+	if strings.HasPrefix(name, "LC_") || (fold && strings.HasPrefix(strings.ToUpper(name), "LC_")) {
+		return true
+	}
+	for _, m := range minimalNames {
+		if name == m || (fold && strings.EqualFold(name, m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// withheld holds the names of variables no child ever inherits, whatever
+// inheritEnv says: the gateway's token variable (WithholdEnv). Each name
+// is counted, so that two holders of one name release it independently.
+var withheld struct {
+	sync.Mutex
+	names map[string]int
+}
+
+// WithholdEnv keeps the named variables from every stdio server this
+// process starts from now on, in every inheritEnv mode, until release is
+// called. dsh-host serve withholds the variable that holds the gateway's
+// bearer token, whose name (--token-env, or the gateway entry's tokenEnv)
+// need not look like a secret; an entry's own env may still pass it
+// explicitly. Empty names are ignored.
+func WithholdEnv(names ...string) (release func()) {
+	withheld.Lock()
+	defer withheld.Unlock()
+	if withheld.names == nil {
+		withheld.names = map[string]int{}
+	}
+	var held []string
+	for _, n := range names {
+		if n != "" {
+			withheld.names[n]++
+			held = append(held, n)
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			withheld.Lock()
+			defer withheld.Unlock()
+			for _, n := range held {
+				if withheld.names[n]--; withheld.names[n] <= 0 {
+					delete(withheld.names, n)
+				}
+			}
+		})
+	}
+}
+
+// isWithheld reports whether name is withheld (WithholdEnv); on Windows,
+// where names have no case, without case.
+func isWithheld(name string, fold bool) bool {
+	withheld.Lock()
+	defer withheld.Unlock()
+	if withheld.names[name] > 0 {
+		return true
+	}
+	if fold {
+		for n := range withheld.names {
+			if strings.EqualFold(n, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// childEnv returns the environment of a stdio server: what mode keeps of
+// ambient (never a withheld variable), then extra on top, so explicit
+// entries always win. The result is sorted for reproducibility.
+func childEnv(ambient []string, extra map[string]string, mode string) []string {
+	fold := runtime.GOOS == "windows"
 	env := make(map[string]string, len(ambient)+len(extra))
 	for _, kv := range ambient {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
+		if !ok || name == "" || isWithheld(name, fold) {
 			continue
 		}
-		if secretEnv.MatchString(name) || strings.HasPrefix(strings.ToUpper(name), "DSH_") {
-			continue
+		switch mode {
+		case InheritAll:
+		case InheritMinimal:
+			if !minimalName(name, fold) {
+				continue
+			}
+		default:
+			if secretName(name) || secretValue(value) {
+				continue
+			}
 		}
 		env[name] = value
 	}
@@ -72,7 +225,7 @@ type stdioTransport struct {
 // Connect implements mcp.Transport.
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
-	cmd.Env = childEnv(os.Environ(), t.cfg.Env)
+	cmd.Env = childEnv(os.Environ(), t.cfg.Env, t.cfg.InheritEnv)
 	cmd.Dir = t.cfg.Cwd
 	stderr := &lineLogger{logger: t.logger}
 	cmd.Stderr = stderr
@@ -154,28 +307,63 @@ func (l *lineLogger) emit(line []byte) {
 	l.logger.Info("server stderr", "line", string(line))
 }
 
-// headerTransport adds the configured headers to every request.
+// headerTransport adds the configured headers to every request, and puts
+// back the secrets of the configured URL that go-sdk never sees.
+//
+// go-sdk is handed the redacted endpoint (redactURL), because net/http
+// quotes a request's URL, query included, in every error it returns, and
+// those errors reach the log and the instance's status. Here, below the
+// http.Client, a request for that endpoint gets the real query back, and a
+// request to the endpoint's host gets the basic auth of the real userinfo
+// (unless a configured Authorization header wins, as net/http would have
+// it).
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	// shown and real are the endpoint as go-sdk has it and as configured;
+	// nil when the URL has nothing to hide.
+	shown, real *url.URL
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 {
+	if len(t.headers) == 0 && t.real == nil {
 		return t.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
+	if t.real != nil && req.URL.Host == t.shown.Host {
+		if req.URL.Scheme == t.shown.Scheme && req.URL.Path == t.shown.Path && req.URL.RawQuery == t.shown.RawQuery {
+			req.URL.RawQuery = t.real.RawQuery
+		}
+		if u := t.real.User; u != nil {
+			// Replaces what net/http derived from the redacted userinfo.
+			req.URL.User = nil
+			password, _ := u.Password()
+			req.SetBasicAuth(u.Username(), password)
+		}
+	}
 	for k, v := range t.headers {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
 }
 
-// newHTTPClient returns the instance's own HTTP client (its idle connections
-// are closed at dispose, so none outlive the instance).
-func newHTTPClient(headers map[string]string) (*http.Client, *http.Transport) {
+// newHTTPClient returns the instance's own HTTP client for endpoint (its
+// idle connections are closed at dispose, so none outlive the instance),
+// and the endpoint to hand go-sdk: endpoint redacted (redactURL).
+func newHTTPClient(endpoint string, headers map[string]string) (*http.Client, *http.Transport, string) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: &headerTransport{base: base, headers: headers}}, base
+	ht := &headerTransport{base: base, headers: headers}
+	shown := redactURL(endpoint)
+	if shown != endpoint {
+		real, err1 := url.Parse(endpoint)
+		redacted, err2 := url.Parse(shown)
+		if err1 == nil && err2 == nil {
+			ht.shown, ht.real = redacted, real
+		} else {
+			shown = endpoint // Validate refuses such a URL; never reached
+		}
+	}
+	return &http.Client{Transport: ht}, base, shown
 }
 
 // newTransportFactory returns the factory for cfg's transport, and a cleanup
@@ -183,13 +371,54 @@ func newHTTPClient(headers map[string]string) (*http.Client, *http.Transport) {
 func newTransportFactory(cfg *Config, logger *slog.Logger) (transportFactory, func()) {
 	switch cfg.Transport {
 	case TransportStreamableHTTP:
-		client, base := newHTTPClient(cfg.Headers)
+		client, base, endpoint := newHTTPClient(cfg.URL, cfg.Headers)
 		return func() mcp.Transport {
-			return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: client}
+			return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}
 		}, base.CloseIdleConnections
 	default:
 		return func() mcp.Transport {
 			return &stdioTransport{cfg: cfg, logger: logger}
 		}, func() {}
 	}
+}
+
+// redactURL hides the secrets a URL may carry: the password of its
+// userinfo (u:***@; the whole userinfo when it has no password, since a
+// lone user is often a token, as in https://TOKEN@host), and every query
+// value (?token=***). It works on the text, so that a URL that does not
+// parse is redacted too.
+func redactURL(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		user, _, hasPassword := strings.Cut(authority[:at], ":")
+		if hasPassword {
+			authority = user + ":***" + authority[at:]
+		} else {
+			authority = "***" + authority[at:]
+		}
+	}
+	fragment := ""
+	if i := strings.IndexByte(tail, '#'); i >= 0 {
+		tail, fragment = tail[:i], tail[i:]
+	}
+	if path, query, ok := strings.Cut(tail, "?"); ok && query != "" {
+		params := strings.Split(query, "&")
+		for i, p := range params {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				params[i] = k + "=***"
+			} else if p != "" {
+				params[i] = "***"
+			}
+		}
+		tail = path + "?" + strings.Join(params, "&")
+	}
+	return scheme + "://" + authority + tail + fragment
 }
