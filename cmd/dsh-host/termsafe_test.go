@@ -143,6 +143,19 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		}
 	})
 
+	t.Run("prompt", func(t *testing.T) {
+		// The tools array is JSON, whose encoder leaves the override raw:
+		// on a terminal it is escaped; --json keeps it.
+		_, stdout, _ := runAs(t, true, "", "prompt", "-c", file)
+		if strings.Contains(stdout, "\u202e") || !strings.Contains(stdout, `\u202e`) {
+			t.Errorf("prompt on a terminal does not escape the override:\n%s", stdout)
+		}
+		_, stdout, _ = runAs(t, true, "", "prompt", "-c", file, "--json")
+		if !strings.Contains(stdout, "\u202e") {
+			t.Errorf("prompt --json on a terminal is not the exact array:\n%s", stdout)
+		}
+	})
+
 	t.Run("call error", func(t *testing.T) {
 		code, _, stderr := runAs(t, true, "", "call", "-c", file, "evil_fail")
 		if code != exitFail {
