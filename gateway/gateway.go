@@ -91,6 +91,10 @@ type Gateway struct {
 	// instructions are the last assembly's sections, for the next client
 	// to initialize.
 	instructions atomic.Pointer[string]
+	// undelivered counts the notifications go-sdk could not deliver (a
+	// session without a GET stream): one change with many such sessions
+	// open is one log line, not one per session.
+	undelivered *tally
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -139,6 +143,9 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		current: map[string]toolState{},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.undelivered = newTally(tallyInterval, func(n int) {
+		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
+	})
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
 	// between the two; a re-assembly it triggers waits for the lock until
@@ -489,35 +496,117 @@ func (g *Gateway) Close() error {
 		close(g.done)
 		g.cancel()
 		g.refresh.Stop()
-		if g.server == nil {
-			return // New failed before making it
+		if g.server != nil { // nil: New failed before making it
+			for ss := range g.server.Sessions() {
+				ss.Close()
+			}
 		}
-		for ss := range g.server.Sessions() {
-			ss.Close()
-		}
+		g.undelivered.Stop()
 	})
 	return nil
 }
 
 // sdkLogger is the logger handed to go-sdk: the gateway's, with go-sdk's
 // routine records demoted to debug.
-func (g *Gateway) sdkLogger() *slog.Logger { return slog.New(quietInfo{g.logger.Handler()}) }
+func (g *Gateway) sdkLogger() *slog.Logger {
+	return slog.New(quietInfo{g.logger.Handler(), g.undelivered})
+}
 
 // quietInfo demotes go-sdk's info records (every session connecting and
-// disconnecting) to debug, so that the gateway's own log stays readable.
-type quietInfo struct{ slog.Handler }
+// disconnecting) to debug, so that the gateway's own log stays readable,
+// and counts its per-session warnings of an undelivered notification into
+// undelivered instead of writing them: go-sdk writes one per session
+// without a GET stream, 40,000 lines for one change with 40,000 sessions.
+type quietInfo struct {
+	slog.Handler
+	undelivered *tally
+}
 
 func (q quietInfo) Enabled(ctx context.Context, l slog.Level) bool {
 	return q.Handler.Enabled(ctx, demote(l))
 }
 
 func (q quietInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
+		q.undelivered.Add()
+		return nil
+	}
 	r.Level = demote(r.Level)
 	return q.Handler.Handle(ctx, r)
 }
 
-func (q quietInfo) WithAttrs(as []slog.Attr) slog.Handler { return quietInfo{q.Handler.WithAttrs(as)} }
-func (q quietInfo) WithGroup(name string) slog.Handler    { return quietInfo{q.Handler.WithGroup(name)} }
+func (q quietInfo) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietInfo{q.Handler.WithAttrs(as), q.undelivered}
+}
+func (q quietInfo) WithGroup(name string) slog.Handler {
+	return quietInfo{q.Handler.WithGroup(name), q.undelivered}
+}
+
+// tallyInterval is the shortest time between two log lines of one tally.
+const tallyInterval = 5 * time.Second
+
+// tally counts repeated events (refused connections, undelivered
+// notifications) and logs them as one line per interval with the number
+// since the last line, so that a flood cannot flood the log.
+type tally struct {
+	emit func(n int)
+
+	mu       sync.Mutex
+	interval time.Duration
+	n        int
+	timer    *time.Timer // pending line; nil when none
+	stopped  bool
+}
+
+func newTally(interval time.Duration, emit func(n int)) *tally {
+	return &tally{interval: interval, emit: emit}
+}
+
+// Add counts one event; its line is written at most interval later.
+func (t *tally) Add() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	t.n++
+	if t.timer == nil {
+		t.timer = time.AfterFunc(t.interval, t.flush)
+	}
+}
+
+func (t *tally) flush() {
+	t.mu.Lock()
+	n := t.n
+	t.n, t.timer = 0, nil
+	t.mu.Unlock()
+	if n > 0 {
+		t.emit(n)
+	}
+}
+
+// Stop writes the pending count now and counts nothing more.
+func (t *tally) Stop() {
+	t.mu.Lock()
+	t.stopped = true
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	n := t.n
+	t.n = 0
+	t.mu.Unlock()
+	if n > 0 {
+		t.emit(n)
+	}
+}
+
+// setInterval changes the interval of the lines to come (tests).
+func (t *tally) setInterval(d time.Duration) {
+	t.mu.Lock()
+	t.interval = d
+	t.mu.Unlock()
+}
 
 func demote(l slog.Level) slog.Level {
 	if l == slog.LevelInfo {

@@ -5,11 +5,14 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,12 +24,83 @@ import (
 // flight once its instance is disposed.
 const httpShutdownTimeout = 5 * time.Second
 
+// Defaults of the HTTP listener's limits (Limits, HTTPOptions).
+const (
+	// DefaultMaxConnections caps the connections open at once; it is
+	// lowered further to keep fdReserve descriptors free (maxConnections).
+	DefaultMaxConnections = 512
+	// DefaultMaxSessions caps the sessions alive at once.
+	DefaultMaxSessions = 1000
+	// DefaultSessionTimeout ends a session that has received no request
+	// for this long (an open GET stream alone does not keep it alive:
+	// clients that idle ping). Its client gets 404 and starts a new one.
+	DefaultSessionTimeout = 30 * time.Minute
+)
+
+// The listener's timeouts: a client has readHeaderTimeout to send a
+// request's headers and readBodyTimeout more to send a POST's body, and an
+// idle keep-alive connection is closed after idleTimeout. A response, such
+// as the long-lived GET event stream or a slow tool call's answer, has no
+// time limit.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readBodyTimeout   = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+)
+
+// fdReserve is how many descriptors the connection cap leaves free below
+// the process's limit (RLIMIT_NOFILE), whatever maxConnections says, so
+// that the host can always restart its MCP servers (pipes, files, sockets).
+const fdReserve = 256
+
+// Limits are the gateway entry's limits on its HTTP listener. Zero means
+// the default.
+type Limits struct {
+	// MaxConnections caps the connections open at once (default
+	// DefaultMaxConnections, and at most half of what the descriptor limit
+	// leaves after fdReserve). One more is answered 503 and closed.
+	MaxConnections int `yaml:"maxConnections"`
+	// MaxSessions caps the sessions alive at once (default
+	// DefaultMaxSessions). One more initialize is answered 503.
+	MaxSessions int `yaml:"maxSessions"`
+	// SessionTimeout ends a session idle for this long, such as "30m"
+	// (default DefaultSessionTimeout).
+	SessionTimeout time.Duration `yaml:"sessionTimeout"`
+}
+
+// Validate checks l, naming the offending key.
+func (l *Limits) Validate() error {
+	switch {
+	case l.MaxConnections < 0:
+		return fmt.Errorf("maxConnections: %d is negative; omit it for the default (%d)", l.MaxConnections, DefaultMaxConnections)
+	case l.MaxSessions < 0:
+		return fmt.Errorf("maxSessions: %d is negative; omit it for the default (%d)", l.MaxSessions, DefaultMaxSessions)
+	case l.SessionTimeout < 0:
+		return fmt.Errorf("sessionTimeout: %v is negative; omit it for the default (%v)", l.SessionTimeout, DefaultSessionTimeout)
+	}
+	return nil
+}
+
 // HTTPOptions configures HTTPHandler. The zero value (or nil) means an
-// endpoint without a token, for a loopback address.
+// endpoint without a token, for a loopback address, with the default
+// session limits.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// (Authorization: Bearer <token>). Compared in constant time.
 	Token string
+	// MaxSessions caps the sessions alive at once (default
+	// DefaultMaxSessions); an initialize past it is answered 503.
+	MaxSessions int
+	// SessionTimeout ends a session that received no request for that
+	// long (default DefaultSessionTimeout).
+	SessionTimeout time.Duration
+
+	// readBodyTimeout bounds the reading of a POST's body (default
+	// readBodyTimeout; tests shorten it).
+	readBodyTimeout time.Duration
+	// refusals, when set, counts the refused sessions instead of a tally
+	// of the handler's own.
+	refusals *tally
 }
 
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
@@ -36,44 +110,157 @@ type HTTPOptions struct {
 //     the origin the request was addressed to, are let in; a request without
 //     Origin, which is what non-browser clients send, is let in);
 //   - when a token is set, a request without it, with 401 and
-//     WWW-Authenticate: Bearer.
+//     WWW-Authenticate: Bearer, and closes the connection;
+//   - an initialize past MaxSessions, with 503 (logged as one line per
+//     interval with the number refused).
 //
-// go-sdk adds its own check: a request reaching a loopback address with a
+// A POST's body must arrive within readBodyTimeout of its headers. go-sdk
+// adds its own check: a request reaching a loopback address with a
 // non-loopback Host header is refused with 403.
 func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
 		o = *opts
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.readBodyTimeout <= 0 {
+		o.readBodyTimeout = readBodyTimeout
+	}
+	if o.refusals == nil {
+		o.refusals = g.refusalTally("sessions", "maxSessions")
+		context.AfterFunc(g.ctx, o.refusals.Stop)
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger()})
-	return protect(h, o.Token)
+		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout})
+	return bodyDeadline(protect(g.limitSessions(h, o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+}
+
+// refusalTally logs refusals at a cap as one line per interval.
+func (g *Gateway) refusalTally(what, key string) *tally {
+	return newTally(tallyInterval, func(n int) {
+		g.logger.Warn("gateway: refused "+what+" past the limit (503); raise "+key+" in the gateway entry if they are legitimate", "refused", n)
+	})
+}
+
+// limitSessions answers 503 to a request that would open a session past
+// max. A POST without Mcp-Session-Id opens one; the count is the
+// gateway's HTTP sessions (those with an ID) plus the openings in flight,
+// so that concurrent initializes cannot overshoot.
+func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http.Handler {
+	var (
+		mu      sync.Mutex
+		opening int
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		n := opening
+		for ss := range g.server.Sessions() {
+			if ss.ID() != "" {
+				n++
+			}
+		}
+		if n >= max {
+			mu.Unlock()
+			refused.Add()
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("Service Unavailable: the gateway serves %d sessions, its limit (maxSessions); end one (DELETE) or retry later", max), http.StatusServiceUnavailable)
+			return
+		}
+		opening++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			opening--
+			mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline gives a POST's body d to arrive. http.Server's ReadTimeout
+// cannot: it would also end the long-lived GET event stream. net/http
+// lifts the deadline itself once the body is read (it then reads the
+// connection in the background to notice a client leaving), so a slow
+// tool call is not cut; TestLongRequestsOutliveTimeouts holds it to that.
+// A body that stops short fails with a timeout, and its connection closes.
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveOptions are listen's settings.
+type serveOptions struct {
+	token  string
+	limits Limits
+	// The timeouts; zero means the defaults (tests shorten them).
+	readHeader, readBody, idle time.Duration
 }
 
 // listen serves g as Streamable HTTP at /mcp on addr until s is disposed,
 // and returns the endpoint's URL. The dispose ends the requests in flight
 // (their event streams included), waiting for them at most
 // httpShutdownTimeout.
-func listen(s *host.Scope, g *Gateway, addr, token string) (string, error) {
+func listen(s *host.Scope, g *Gateway, addr string, o serveOptions) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("http %s: %w (is another gateway running there? pick another port)", addr, err)
 	}
+	return serve(s, g, ln, o), nil
+}
+
+// serve serves g on ln until s is disposed (see listen).
+func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
+	if o.readHeader <= 0 {
+		o.readHeader = readHeaderTimeout
+	}
+	if o.idle <= 0 {
+		o.idle = idleTimeout
+	}
+	maxConns, why := maxConnections(o.limits.MaxConnections, openFileLimit())
+	if why != "" {
+		s.Logger().Warn("gateway: "+why, "maxConnections", maxConns)
+	}
+	connRefusals := g.refusalTally("connections", "maxConnections")
+	sessionRefusals := g.refusalTally("sessions", "maxSessions")
+	capped := newCapListener(ln, maxConns, connRefusals)
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{Token: token}))
+	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{
+		Token:           o.token,
+		MaxSessions:     o.limits.MaxSessions,
+		SessionTimeout:  o.limits.SessionTimeout,
+		readBodyTimeout: o.readBody,
+		refusals:        sessionRefusals,
+	}))
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: o.readHeader,
+		IdleTimeout:       o.idle,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
+		defer connRefusals.Stop()
+		defer sessionRefusals.Stop()
 		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
+		go func() { served <- srv.Serve(capped) }()
 		select {
 		case err := <-served:
 			// The instance stays active, so a reload, which retries only
@@ -81,6 +268,7 @@ func listen(s *host.Scope, g *Gateway, addr, token string) (string, error) {
 			s.Logger().Error("the gateway's HTTP listener stopped; edit its entry, or restart, to serve again", "url", url, "err", err)
 			cancelBase()
 			srv.Close()
+			capped.wait()
 			return
 		case <-ctx.Done():
 		}
@@ -94,9 +282,109 @@ func listen(s *host.Scope, g *Gateway, addr, token string) (string, error) {
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Logger().Warn("the gateway's HTTP listener", "url", url, "err", err)
 		}
+		capped.wait()
 	})
-	s.Logger().Info("gateway listening", "url", url, "token", token != "")
-	return url, nil
+	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "maxConnections", maxConns)
+	return url
+}
+
+// maxConnections returns the connection cap for the configured value
+// (0: the default) under the descriptor limit nofile (0: unknown): at
+// most half of what nofile leaves after fdReserve, and at least 1. why,
+// when not empty, says that the configured value was lowered.
+func maxConnections(configured int, nofile uint64) (n int, why string) {
+	n = configured
+	if n <= 0 {
+		n = DefaultMaxConnections
+	}
+	if nofile == 0 {
+		return n, ""
+	}
+	room := 1
+	if nofile > fdReserve+2 {
+		room = int(min(nofile-fdReserve, 1<<30) / 2)
+	}
+	if n <= room {
+		return n, ""
+	}
+	if configured > 0 {
+		why = fmt.Sprintf("maxConnections %d lowered: the process may open %d descriptors and keeps %d of them for its MCP servers", configured, nofile, fdReserve)
+	}
+	return room, why
+}
+
+// capListener accepts at most max connections open at once. One more is
+// answered 503 with a reason and closed, and counted in refused: refusing
+// costs a moment and no lasting descriptor, where leaving it in the
+// kernel's queue would hold the client in silence.
+type capListener struct {
+	net.Listener
+	max     int64
+	open    atomic.Int64
+	refused *tally
+	// refusing bounds the refusals in flight (each holds its descriptor
+	// up to refuseTimeout); past it a connection is closed unanswered.
+	refusing chan struct{}
+	wg       sync.WaitGroup
+}
+
+// refuseTimeout bounds how long a refused connection is held to answer it.
+const refuseTimeout = time.Second
+
+func newCapListener(ln net.Listener, max int, refused *tally) *capListener {
+	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32)}
+}
+
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) <= l.max {
+			return &cappedConn{Conn: c, l: l}, nil
+		}
+		l.open.Add(-1)
+		l.refused.Add()
+		select {
+		case l.refusing <- struct{}{}:
+			l.wg.Add(1)
+			go l.refuse(c)
+		default:
+			c.Close()
+		}
+	}
+}
+
+// refuse answers c 503, reads what the client sent (so that closing does
+// not reset the connection before the client has read the answer) and
+// closes it.
+func (l *capListener) refuse(c net.Conn) {
+	defer l.wg.Done()
+	defer func() { <-l.refusing }()
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(refuseTimeout))
+	body := fmt.Sprintf("Service Unavailable: the gateway has %d connections open, its limit (maxConnections); retry later\n", l.max)
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 10\r\nConnection: close\r\n\r\n%s", len(body), body)
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+}
+
+// wait waits for the refusals in flight, after the listener is closed.
+func (l *capListener) wait() { l.wg.Wait() }
+
+// cappedConn gives its place back when closed.
+type cappedConn struct {
+	net.Conn
+	l    *capListener
+	once sync.Once
+}
+
+func (c *cappedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }
 
 // protect wraps next with the Origin and bearer-token checks.
@@ -110,6 +398,9 @@ func protect(next http.Handler, token string) http.Handler {
 		if len(want) > 0 {
 			got, ok := bearer(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+				// Closed after the answer: a client without the token
+				// has no use for the connection, and must not hold it.
+				w.Header().Set("Connection", "close")
 				w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host"`)
 				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token in the variable the gateway's tokenEnv names", http.StatusUnauthorized)
 				return

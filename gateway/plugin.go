@@ -23,12 +23,18 @@ type Config struct {
 	// TokenEnv names the environment variable holding the bearer token
 	// every HTTP request must carry; required for a non-loopback address.
 	TokenEnv string `yaml:"tokenEnv"`
+	// Limits are the HTTP listener's caps and session timeout
+	// (maxConnections, maxSessions, sessionTimeout; see http.go).
+	Limits `yaml:",inline"`
 }
 
 // Validate checks c, naming the offending key. A non-loopback address
 // without a token is refused: it would hand every tool of the composition
 // to anyone who can reach the port.
 func (c *Config) Validate() error {
+	if err := c.Limits.Validate(); err != nil {
+		return err
+	}
 	if c.HTTP == "" {
 		if c.TokenEnv != "" {
 			return fmt.Errorf("tokenEnv: applies to http only; set http or remove tokenEnv")
@@ -101,7 +107,7 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
 	if cfg.HTTP != "" {
-		if detail, err = listen(s, g, cfg.HTTP, token); err != nil {
+		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits}); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,15 @@
+//go:build unix
+
+package gateway
+
+import "syscall"
+
+// openFileLimit returns the process's soft limit on open descriptors
+// (RLIMIT_NOFILE), or 0 if it cannot be read.
+func openFileLimit() uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return uint64(r.Cur)
+}
