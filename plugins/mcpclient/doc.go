@@ -20,11 +20,15 @@
 //	      reconnect: {enabled: true, initialDelayMs: 500, maxDelayMs: 30000, maxAttempts: 10}
 //	      tools: {include: ["search_*"], exclude: ["*_admin"]}   # globs over raw names
 //	      maxResultBytes: 1048576
+//	      inheritEnv: scrub           # or minimal, all (stdio)
 //
-// A stdio server inherits the host's environment minus every variable whose
-// name matches /KEY|PASSWORD|SECRET|TOKEN/i or starts with DSH_
-// (case-insensitive); env is merged on top, so explicit entries always
-// win. Its stderr goes to the instance's logger, line by line.
+// A stdio server inherits what inheritEnv keeps of the host's environment:
+// scrub (the default) drops every variable whose name or value looks like a
+// secret (secretName, secretValue), minimal keeps only what a program needs
+// to run (minimalNames), all keeps everything; the variables WithholdEnv
+// names (the gateway's token) are dropped in every mode. env is merged on
+// top, so explicit entries always win. Its stderr goes to the instance's
+// logger, line by line. On Linux it is SIGKILLed when the host dies.
 //
 // # Names
 //
