@@ -19,7 +19,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 // defaultHTTPAddr is where `serve` listens when no transport is named.
@@ -110,10 +109,6 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		logger.Warn("the composition declares a gateway entry, which wins: --http and --token-env are ignored", "file", common.file, "entry", id)
 	}
 
-	// The gateway's token is the host's, never a server's: no stdio server
-	// inherits the variable that holds it, whatever its name.
-	defer mcpclient.WithholdEnv(*tokenEnv, composedTokenEnv(common.file, id))()
-
 	hup := hangups()
 	defer signal.Stop(hup)
 	h, err := startHost(ctx, common.file, opts, nil)
@@ -174,23 +169,6 @@ func composedGateway(file string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// composedTokenEnv returns the tokenEnv of the composition's gateway entry
-// id, or "" when it has none. The value read at start is kept: a reload
-// that renames the variable is not followed.
-func composedTokenEnv(file, id string) string {
-	c, _ := host.ReadComposition(file, nil)
-	if c == nil {
-		return ""
-	}
-	for _, e := range c.Entries {
-		if e.ID == id && e.Name == "gateway" {
-			name, _ := e.Config["tokenEnv"].(string)
-			return name
-		}
-	}
-	return ""
 }
 
 // entryConfig is the gateway entry's config, as a composition would hold it.
