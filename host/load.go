@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,15 +57,55 @@ type source struct {
 	read bool // data is to be read from file
 }
 
+// MaxCompositionSize is the largest composition file, main or included,
+// that is read: 4 MiB, hundreds of times a large hand-written one. A
+// bigger file is refused before it is read whole, so a file that is not
+// a composition (a log, a disk image, /dev/zero) cannot take the host's
+// memory.
+const MaxCompositionSize = 4 << 20
+
 func (s *source) ReadBytes() ([]byte, error) {
 	if s.read {
-		data, err := os.ReadFile(s.file)
+		data, err := readCapped(s.file)
 		if err != nil {
-			return nil, fmt.Errorf("read composition: %w", err)
+			return nil, err
 		}
 		s.data = data
 	}
+	if len(s.data) > MaxCompositionSize {
+		return nil, tooLarge(s.file, int64(len(s.data)))
+	}
 	return s.data, nil
+}
+
+// readCapped reads file, refusing one over MaxCompositionSize: by its
+// size when it has one, by reading no more than one byte past the cap
+// when it has none (a pipe, a device) or grows meanwhile.
+func readCapped(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("read composition: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxCompositionSize {
+		return nil, tooLarge(file, fi.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxCompositionSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read composition: %w", err)
+	}
+	if len(data) > MaxCompositionSize {
+		return nil, tooLarge(file, -1)
+	}
+	return data, nil
+}
+
+func tooLarge(file string, size int64) error {
+	what := "more than"
+	if size >= 0 {
+		what = fmt.Sprintf("%d bytes, more than", size)
+	}
+	return fmt.Errorf("%s: %s the %d bytes (4 MiB) a composition file may hold; not read. Split it with include, or check that it is the file you meant", file, what, MaxCompositionSize)
 }
 
 func (s *source) Read() (map[string]any, error) {
@@ -242,6 +284,7 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 	l := &loader{lookupEnv: lookupEnv, k: koanf.New("."), firstAt: map[string]*Entry{}, invalid: map[entryRef]bool{}}
 	if abs, err := filepath.Abs(file); err == nil {
 		l.watch = append(l.watch, abs)
+		l.watch = append(l.watch, linkTargets(abs)...)
 	}
 	if !l.load(&source{file: file, data: data, read: data == nil}, true) {
 		return nil, l
@@ -266,6 +309,9 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 				continue
 			}
 			seen[filepath.Clean(m)] = true
+			if abs, err := filepath.Abs(m); err == nil {
+				l.watch = append(l.watch, linkTargets(abs)...)
+			}
 			l.load(&source{file: m, read: true}, false)
 		}
 	}
@@ -276,6 +322,44 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 		}
 	}
 	return c, l
+}
+
+// maxLinks bounds the symlinks linkTargets follows, as the kernel does.
+const maxLinks = 40
+
+// linkTargets returns where the symlink abs leads: each link's target in
+// turn, the last one the file that is read; nil when abs is no symlink.
+// The usual dotfiles setup (composition.yml -> dotfiles/real.yml) is
+// edited at the target, whose directory a watch of abs does not see; a
+// link re-pointed is seen at abs, and the next read follows the new one.
+func linkTargets(abs string) []string {
+	var out []string
+	p := abs
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(dest) {
+			// Relative to the link's real directory, as the kernel reads
+			// it: a lexical join would misread ".." after a linked one.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				break
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		if slices.Contains(out, dest) {
+			break // a loop: reading the file reports it
+		}
+		out = append(out, dest)
+		p = dest
+	}
+	return out
 }
 
 func quoteAll(keys []string) string {

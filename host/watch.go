@@ -34,8 +34,13 @@ const DefaultDebounceMax = time.Second
 //
 // Watch watches the files' directories, not the files, so a save that
 // replaces a file (rename over it, or delete and create) is seen like one
-// that writes it in place. Content identical to the last one read is
-// skipped. Reloads run one at a time on one goroutine: a change that
+// that writes it in place. A file that is a symlink is followed to its
+// target, whose directory is watched too, so an edit made where the file
+// really lives (a dotfiles repository) applies; each read follows the
+// links anew, so a link re-pointed is followed. A change of permissions
+// counts as a change (a file made readable again is read). Content
+// identical to the last one read is skipped. A file over
+// MaxCompositionSize is refused and changes nothing. Reloads run one at a time on one goroutine: a change that
 // arrives while instances are still starting is applied after them, from
 // the files as they are then, so intermediate versions may be skipped.
 //
@@ -56,7 +61,10 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	if debounceMax <= 0 {
 		debounceMax = DefaultDebounceMax
 	}
-	watchOpts := filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log}
+	// A permission change counts: a file made readable again is read at
+	// once, and a chmod that changed nothing costs a read whose content
+	// hash matches the last one.
+	watchOpts := filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log, Chmod: true}
 	// Subscribe before the first load, so no change falls between them.
 	watching := []string{abs}
 	w, err := filewatch.New(watching, watchOpts)
@@ -237,6 +245,7 @@ func (r *reloader) load(ctx context.Context, force, retryFailed bool) error {
 	if !force && r.haveLast && l.sum == r.last {
 		h.mu.Lock()
 		h.stats.Skipped++
+		h.touchLocked() // Reloads changed: wake WaitStatus
 		h.mu.Unlock()
 		return nil
 	}
