@@ -55,11 +55,9 @@ func TestInheritModes(t *testing.T) {
 	ambient := []string{
 		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "LANG=C", "LC_CTYPE=C", "TERM=dumb",
 		"TMPDIR=/t", "TZ=UTC", "SystemRoot=C:\\Windows", "windir=C:\\Windows", "TEMP=/t", "APPDATA=/a",
-		"GOPATH=/g", "EDITOR=vi", "GITHUB_TOKEN=t", "GW_BEARER=gateway-token", "DSH_HOME=/d",
+		"GOPATH=/g", "EDITOR=vi", "GITHUB_TOKEN=t", "DSH_HOME=/d",
 	}
 	extra := map[string]string{"GITHUB_TOKEN": "explicit", "EXTRA": "x"}
-	release := WithholdEnv("GW_BEARER")
-	defer release()
 	tests := []struct {
 		mode string
 		want []string
@@ -82,30 +80,6 @@ func TestInheritModes(t *testing.T) {
 	// Windows names have no case: Path is PATH there, and only there.
 	if !minimalName("Path", true) || minimalName("Path", false) || !minimalName("lc_all", true) {
 		t.Error("minimalName does not fold case on Windows only")
-	}
-}
-
-func TestWithholdEnv(t *testing.T) {
-	ambient := []string{"GW_BEARER=gateway-token", "PATH=/bin"}
-	r1 := WithholdEnv("GW_BEARER", "")
-	r2 := WithholdEnv("GW_BEARER")
-	for _, mode := range []string{InheritScrub, InheritMinimal, InheritAll} {
-		if got := childEnv(ambient, nil, mode); slices.Contains(got, "GW_BEARER=gateway-token") {
-			t.Errorf("inheritEnv %s passed the withheld variable: %q", mode, got)
-		}
-	}
-	// An entry that names the variable itself gets it.
-	if got := childEnv(ambient, map[string]string{"GW_BEARER": "asked"}, InheritAll); !slices.Contains(got, "GW_BEARER=asked") {
-		t.Errorf("explicit env lost: %q", got)
-	}
-	r1()
-	r1() // idempotent: does not release r2's hold
-	if got := childEnv(ambient, nil, InheritAll); slices.Contains(got, "GW_BEARER=gateway-token") {
-		t.Errorf("released by the other holder: %q", got)
-	}
-	r2()
-	if got := childEnv(ambient, nil, InheritAll); !slices.Contains(got, "GW_BEARER=gateway-token") {
-		t.Errorf("still withheld after every release: %q", got)
 	}
 }
 
@@ -137,19 +111,17 @@ func TestInheritEnvConfig(t *testing.T) {
 // A real stdio server sees what the mode passes: the in-repo fixture's env
 // tool lists its environment.
 func TestStdioChildEnvironment(t *testing.T) {
-	t.Setenv("GW_BEARER", "gateway-token-value")
 	t.Setenv("GH_PAT", "ghp_secret")
 	t.Setenv("DATABASE_URL", "postgres://u:pw@db/app")
 	t.Setenv("EDITOR_FOR_TEST", "vi")
-	defer WithholdEnv("GW_BEARER")()
 	fixture := mcptest.FixtureBinary(t)
 	for _, tt := range []struct {
 		mode       string
 		has, lacks []string
 	}{
-		{InheritScrub, []string{"EDITOR_FOR_TEST=vi", "ASKED=yes"}, []string{"GW_BEARER", "GH_PAT", "DATABASE_URL"}},
-		{InheritMinimal, []string{"ASKED=yes", "PATH="}, []string{"GW_BEARER", "GH_PAT", "DATABASE_URL", "EDITOR_FOR_TEST"}},
-		{InheritAll, []string{"GH_PAT=ghp_secret", "EDITOR_FOR_TEST=vi"}, []string{"GW_BEARER"}},
+		{InheritScrub, []string{"EDITOR_FOR_TEST=vi", "ASKED=yes"}, []string{"GH_PAT", "DATABASE_URL"}},
+		{InheritMinimal, []string{"ASKED=yes", "PATH="}, []string{"GH_PAT", "DATABASE_URL", "EDITOR_FOR_TEST"}},
+		{InheritAll, []string{"GH_PAT=ghp_secret", "EDITOR_FOR_TEST=vi"}, nil},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			cfg := testConfig("fx")

@@ -122,74 +122,14 @@ func minimalName(name string, fold bool) bool {
 	return false
 }
 
-// withheld holds the names of variables no child ever inherits, whatever
-// inheritEnv says: the gateway's token variable (WithholdEnv). Each name
-// is counted, so that two holders of one name release it independently.
-var withheld struct {
-	sync.Mutex
-	names map[string]int
-}
-
-// WithholdEnv keeps the named variables from every stdio server this
-// process starts from now on, in every inheritEnv mode, until release is
-// called. dsh-host serve withholds the variable that holds the gateway's
-// bearer token, whose name (--token-env, or the gateway entry's tokenEnv)
-// need not look like a secret; an entry's own env may still pass it
-// explicitly. Empty names are ignored.
-func WithholdEnv(names ...string) (release func()) {
-	withheld.Lock()
-	defer withheld.Unlock()
-	if withheld.names == nil {
-		withheld.names = map[string]int{}
-	}
-	var held []string
-	for _, n := range names {
-		if n != "" {
-			withheld.names[n]++
-			held = append(held, n)
-		}
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			withheld.Lock()
-			defer withheld.Unlock()
-			for _, n := range held {
-				if withheld.names[n]--; withheld.names[n] <= 0 {
-					delete(withheld.names, n)
-				}
-			}
-		})
-	}
-}
-
-// isWithheld reports whether name is withheld (WithholdEnv); on Windows,
-// where names have no case, without case.
-func isWithheld(name string, fold bool) bool {
-	withheld.Lock()
-	defer withheld.Unlock()
-	if withheld.names[name] > 0 {
-		return true
-	}
-	if fold {
-		for n := range withheld.names {
-			if strings.EqualFold(n, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // childEnv returns the environment of a stdio server: what mode keeps of
-// ambient (never a withheld variable), then extra on top, so explicit
-// entries always win. The result is sorted for reproducibility.
+// ambient, then extra on top, so explicit entries always win. The result is sorted for reproducibility.
 func childEnv(ambient []string, extra map[string]string, mode string) []string {
 	fold := runtime.GOOS == "windows"
 	env := make(map[string]string, len(ambient)+len(extra))
 	for _, kv := range ambient {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || isWithheld(name, fold) {
+		if !ok || name == "" {
 			continue
 		}
 		switch mode {
