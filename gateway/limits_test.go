@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,24 +21,10 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// logBuf is a concurrency-safe log sink.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the lines containing sub.
-func (b *logBuf) lines(sub string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// linesWith returns the lines of log containing sub.
+func linesWith(log *mcptest.SyncBuffer, sub string) []string {
 	var out []string
-	for _, l := range strings.Split(b.buf.String(), "\n") {
+	for _, l := range strings.Split(log.String(), "\n") {
 		if strings.Contains(l, sub) {
 			out = append(out, l)
 		}
@@ -53,14 +38,14 @@ type limited struct {
 	g    *Gateway
 	addr string // host:port
 	url  string
-	log  *logBuf
+	log  *mcptest.SyncBuffer
 	s    *host.Scope
 	once sync.Once
 }
 
 func serveLimited(t *testing.T, reg *tools.Registry, o serveOptions) *limited {
 	t.Helper()
-	l := &limited{log: &logBuf{}}
+	l := &limited{log: &mcptest.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(l.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	l.s = host.NewScope(context.Background(), "test", logger)
 	t.Cleanup(l.dispose(t))
@@ -177,7 +162,7 @@ func TestConnectionCap(t *testing.T) {
 		wantClosed(t, c, br)
 		c.Close()
 	}
-	if got := l.log.lines("refused connections"); len(got) != 0 {
+	if got := linesWith(l.log, "refused connections"); len(got) != 0 {
 		t.Errorf("refusals logged before the interval ended: %q", got)
 	}
 	for _, c := range held {
@@ -191,7 +176,7 @@ func TestConnectionCap(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 	l.dispose(t)()
-	lines := l.log.lines("refused connections")
+	lines := linesWith(l.log, "refused connections")
 	if len(lines) != 1 || !strings.Contains(lines[0], "refused=") {
 		t.Fatalf("refusal log lines = %q, want one with the count", lines)
 	}
@@ -233,7 +218,7 @@ func TestSessionCap(t *testing.T) {
 		t.Fatalf("initialize after a DELETE: %d, session %q", status, id)
 	}
 	l.dispose(t)()
-	if lines := l.log.lines("refused sessions"); len(lines) != 1 || !strings.Contains(lines[0], "refused=3") {
+	if lines := linesWith(l.log, "refused sessions"); len(lines) != 1 || !strings.Contains(lines[0], "refused=3") {
 		t.Fatalf("refusal log lines = %q, want one with refused=3", lines)
 	}
 }
@@ -382,14 +367,14 @@ func TestUndeliveredNotificationsOneLine(t *testing.T) {
 		defer l.g.undelivered.mu.Unlock()
 		return l.g.undelivered.n == sessions
 	})
-	if got := l.log.lines("calling notifications"); len(got) != 0 {
+	if got := linesWith(l.log, "calling notifications"); len(got) != 0 {
 		t.Errorf("%d per-session lines, e.g. %q", len(got), got[0])
 	}
-	if got := l.log.lines("undelivered"); len(got) != 0 {
+	if got := linesWith(l.log, "undelivered"); len(got) != 0 {
 		t.Errorf("count written before the interval ended: %q", got)
 	}
 	l.dispose(t)()
-	lines := l.log.lines("undelivered")
+	lines := linesWith(l.log, "undelivered")
 	if len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("undelivered=%d", sessions)) {
 		t.Fatalf("lines = %q, want one with undelivered=%d", lines, sessions)
 	}

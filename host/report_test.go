@@ -1,31 +1,24 @@
 package host
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
-// syncBuffer is a bytes.Buffer a logger and a test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// logTail is a log the host writes to and a test reads a piece at a time.
+type logTail struct {
+	mcptest.SyncBuffer
+	mark int // what take has returned so far
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// take returns what was written and forgets it.
-func (b *syncBuffer) take() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.b.String()
-	b.b.Reset()
+// take returns what was written since the last take.
+func (l *logTail) take() string {
+	all := l.String()
+	s := all[l.mark:]
+	l.mark = len(all)
 	return s
 }
 
@@ -33,7 +26,7 @@ func (b *syncBuffer) take() string {
 // restarted, disposed, failed, how many were left alone) and at debug why,
 // naming changed config keys but not their values.
 func TestReloadLog(t *testing.T) {
-	var out syncBuffer
+	var out logTail
 	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := newHost(t, &Options{Logger: logger})
 	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: b, name: test-noop, config: {nested: {level: 1, wait: 1s}}}\n  - {id: c, name: test-noop}\n")
@@ -72,7 +65,7 @@ func TestReloadLog(t *testing.T) {
 // TestApplyPanicLogsStack: a panic in a plugin's Apply fails the instance
 // with a one-line error and logs the stack.
 func TestApplyPanicLogsStack(t *testing.T) {
-	var out syncBuffer
+	var out logTail
 	h := newHost(t, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	apply(t, h, "plugins:\n  - {id: p, name: test-panic}\n")
 	st := Find(h.Status(), "p")
@@ -88,7 +81,7 @@ func TestApplyPanicLogsStack(t *testing.T) {
 // restarted; one enabled again is started; one added disabled starts
 // nothing and is left alone.
 func TestReloadLogDisabled(t *testing.T) {
-	var out syncBuffer
+	var out logTail
 	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := newHost(t, &Options{Logger: logger})
 	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n  - {id: b, name: test-noop, disabled: true}\n")
