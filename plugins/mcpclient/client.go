@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,23 @@ const defaultCloseTimeout = 5 * time.Second
 // probeTimeout bounds the ping that checks a connection after a call failed
 // below the protocol level.
 const probeTimeout = 5 * time.Second
+
+// frameLimitText is how go-sdk words the error of an inbound message over
+// its stdio frame limit (mcp.DefaultMaxLineLength, 16 MiB). The error value
+// (errFrameTooLarge in go-sdk's mcp/transport.go) is unexported, so it is
+// matched by its text.
+const frameLimitText = "exceeded the configured maximum line length"
+
+// oversized reports whether err comes from a server message over the frame
+// limit. go-sdk's reader stops at such a message (its JSON decoder cannot
+// skip the rest of it), so the whole connection is gone, and every call in
+// flight on it fails with this error.
+func oversized(err error) bool {
+	return err != nil && strings.Contains(err.Error(), frameLimitText)
+}
+
+// frameLimitMiB is the stdio frame limit in MiB, for messages.
+const frameLimitMiB = mcp.DefaultMaxLineLength >> 20
 
 // clientInfo is how the host introduces itself to servers.
 var clientInfo = &mcp.Implementation{Name: "dsh-host", Version: "0.1.0"}
@@ -496,6 +514,13 @@ func (c *client) scheduleReconnect(kind string, err error) {
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {
 		verb = "connection failed; retrying"
+	} else if oversized(err) {
+		// The server is fine; only one message was too large to read.
+		// Waiting would only keep its tools down. The attempt still
+		// counts, so a server that floods oversized messages right after
+		// each start still runs out of attempts.
+		delay = 0
+		verb = fmt.Sprintf("the server sent a message over the %d MiB frame limit, which drops the connection; reconnecting", frameLimitMiB)
 	}
 	c.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.failed, p.MaxAttempts), "err", err)
 	c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.failed, p.MaxAttempts, delay),

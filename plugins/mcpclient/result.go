@@ -106,6 +106,13 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err
 	if answered(err) {
 		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)
 	}
+	if oversized(err) {
+		// No probe: the supervisor already reconnects at once, and a
+		// failed ping would report a plain loss (with its backoff).
+		return fmt.Errorf("%s: tool %q failed: the server sent a message over the %d MiB frame limit (this call's answer or another's); "+
+			"go-sdk cannot skip such a message, so the connection was dropped, every call in flight on it failed, and it is being re-established now: %w",
+			c.label, t.raw, frameLimitMiB, err)
+	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.raw, err)
 }

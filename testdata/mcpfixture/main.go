@@ -86,6 +86,7 @@ type options struct {
 	instructions  string
 	pageSize      int
 	extraTools    int
+	oversize      bool
 }
 
 func run(args []string) error {
@@ -104,6 +105,7 @@ func run(args []string) error {
 	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
 	fs.IntVar(&o.pageSize, "page-size", 0, "tools/list page size (0: the SDK default)")
 	fs.IntVar(&o.extraTools, "extra-tools", 0, "register this many extra tools named filler_NNN")
+	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -232,6 +234,10 @@ type addToolIn struct {
 
 type empty struct{}
 
+type oversizeIn struct {
+	Bytes int `json:"bytes" jsonschema:"length of the text to return, in bytes"`
+}
+
 func newServer(o options) *mcp.Server {
 	server := mcp.NewServer(
 		&mcp.Implementation{Name: o.name, Version: "1.0.0"},
@@ -326,6 +332,13 @@ func newServer(o options) *mcp.Server {
 			slices.Sort(env)
 			return textResult(strings.Join(env, "\n")), nil, nil
 		})
+	if o.oversize {
+		// Off by default, so the default tool list stays the same.
+		mcp.AddTool(server, &mcp.Tool{Name: "oversize", Description: "Return a text of bytes bytes (one message that large)."},
+			func(_ context.Context, _ *mcp.CallToolRequest, in oversizeIn) (*mcp.CallToolResult, any, error) {
+				return textResult(strings.Repeat("x", max(in.Bytes, 0))), nil, nil
+			})
+	}
 	for i := range o.extraTools {
 		name := fmt.Sprintf("filler_%03d", i+1)
 		mcp.AddTool(server, &mcp.Tool{

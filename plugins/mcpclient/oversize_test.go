@@ -1,0 +1,69 @@
+package mcpclient_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// TestE2EOversizedMessageReconnectsAtOnce: a server answer past go-sdk's
+// 16 MiB frame limit ends the whole stdio connection (go-sdk's reader cannot
+// skip the rest of the message). Every call in flight fails with an error
+// naming the limit and its own tool, and the connection comes back at once,
+// not after the reconnect backoff (set here far beyond the test's wait).
+func TestE2EOversizedMessageReconnectsAtOnce(t *testing.T) {
+	hs := newHarness(t)
+	dir := t.TempDir()
+	starts := filepath.Join(dir, "starts")
+	events := filepath.Join(dir, "events")
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"env":       map[string]any{"FIXTURE_CANCEL_FILE": events},
+		"reconnect": map[string]any{"initialDelayMs": 600000, "maxDelayMs": 600000, "maxAttempts": 5},
+	}, "-oversize", "-starts-file", starts))
+	hs.requireActive("fx")
+
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+	slow := make(chan tools.Result, 1)
+	go func() {
+		slow <- hs.callCtx(ctx, modelCaller, mcpclient.PublicToolName("fx", "slow"), map[string]any{"ms": 120000})
+	}()
+	waitLine(t, events, "slow started")
+
+	// One message of 17 MiB: just past the limit, sent once.
+	start := time.Now()
+	res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20})
+	assertOversizeErr(t, res, "oversize")
+	assertOversizeErr(t, <-slow, "slow")
+
+	eventually(t, "calls to succeed again", func() bool {
+		return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+	})
+	took := time.Since(start)
+	if n := countLines(t, starts); n != 2 {
+		t.Errorf("server starts = %d, want 2 (one reconnect)", n)
+	}
+	if !strings.Contains(hs.logs.String(), "over the 16 MiB frame limit") {
+		t.Errorf("the log does not say why the connection was re-established")
+	}
+	t.Logf("oversized answer to working again: %s", took)
+	hs.requireActive("fx")
+}
+
+func assertOversizeErr(t *testing.T, res tools.Result, tool string) {
+	t.Helper()
+	if res.Err == nil {
+		t.Fatalf("%s: no error: %+v", tool, res)
+	}
+	msg := res.Err.Error()
+	for _, want := range []string{"16 MiB frame limit", `tool "` + tool + `"`, "re-established"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s: error %q does not contain %q", tool, msg, want)
+		}
+	}
+}
