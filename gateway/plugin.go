@@ -87,7 +87,10 @@ func init() {
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
 		Provides:    []host.AnyKey{Key},
 		Validate:    (*Config).Validate,
-		Apply:       apply,
+		// The token is the gateway's: no MCP server the host starts
+		// inherits the variable holding it, whatever its name.
+		Secrets: func(c *Config) []string { return []string{c.TokenEnv} },
+		Apply:   apply,
 	})
 }
 

@@ -16,9 +16,10 @@ import (
 // planned is one entry of a validated composition: its plugin and its
 // decoded config (a pointer to the plugin's config type).
 type planned struct {
-	entry  Entry
-	plugin *plugin
-	cfg    any
+	entry   Entry
+	plugin  *plugin
+	cfg     any
+	secrets []string // the variables cfg names as secret (Definition.Secrets)
 }
 
 // Check validates c without starting anything: unique ids, known plugin
@@ -98,6 +99,13 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 		cfg, cerrs := decodeConfig(p, e)
 		errs = append(errs, cerrs...)
 		pl.cfg = cfg
+		if cfg != nil && !e.Disabled {
+			names, err := p.secrets(cfg)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: plugin %s: %w", e.where(e.Line), p.name, err))
+			}
+			pl.secrets = names
+		}
 	}
 	// Claims are checked among the entries that decoded, whatever is wrong
 	// elsewhere, so that one pass of check shows every problem.
@@ -138,6 +146,19 @@ func (e *Entry) place(line int) string {
 		return file
 	}
 	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// secretsOf gathers the secret variables of the entries of list.
+func secretsOf(list []*planned) map[string]bool {
+	out := map[string]bool{}
+	for _, pl := range list {
+		for _, name := range pl.secrets {
+			if name != "" {
+				out[name] = true
+			}
+		}
+	}
+	return out
 }
 
 // checkClaims reports a name two enabled entries both claim, at the later

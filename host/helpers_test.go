@@ -79,6 +79,10 @@ type treeConfig struct {
 	Parent   *treeConfig  `yaml:"parent"`
 }
 
+type secretiveConfig struct {
+	TokenEnv string `yaml:"tokenEnv"`
+}
+
 type claimerConfig struct {
 	ServerName string `yaml:"serverName"`
 	Fail       bool   `yaml:"fail"`  // Apply fails
@@ -217,6 +221,11 @@ func init() {
 			return nil
 		},
 		Apply: func(*Scope, panickyConfig) error { return nil },
+	})
+	Register(Definition[secretiveConfig]{
+		Name:    "test-secretive",
+		Secrets: func(c *secretiveConfig) []string { return []string{c.TokenEnv} },
+		Apply:   func(*Scope, secretiveConfig) error { return nil },
 	})
 	Register(Definition[struct{}]{
 		Name: "test-fail",

@@ -43,11 +43,15 @@ type Host struct {
 	byID      map[string]*instance
 	services  map[string]*provision
 	claims    map[Claim]*Scope // who holds each claimed name
-	lastRun   uint64
-	changed   chan struct{} // closed and replaced at every change (WaitStatus)
-	notes     []InstanceStatus
-	stats     ReloadStats
-	reload    chan struct{} // the running Watch's reload signal, or nil
+	// secrets are the environment variables the composition's enabled
+	// entries name as secret (Definition.Secrets): Scope.Environ leaves
+	// them out.
+	secrets map[string]bool
+	lastRun uint64
+	changed chan struct{} // closed and replaced at every change (WaitStatus)
+	notes   []InstanceStatus
+	stats   ReloadStats
+	reload  chan struct{} // the running Watch's reload signal, or nil
 
 	statusHooks hookList[func(InstanceStatus)]
 	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order
@@ -145,6 +149,9 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		h.unlock()
 		return ErrClosed
 	}
+	// Before any instance of this update starts, so that none of them
+	// passes a secret of an entry starting beside it to a child.
+	h.secrets = secretsOf(list)
 	done := make(chan struct{})
 	h.wg.Go(func() {
 		defer h.unlock()

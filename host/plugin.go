@@ -38,6 +38,12 @@ type Definition[C any] struct {
 	// a config error naming both (dsh-host check reports it before
 	// anything runs), and an instance holds its claims while it runs.
 	Claims func(cfg *C) []Claim
+	// Secrets names the environment variables that hold cfg's secrets (a
+	// bearer token the instance checks). While an enabled entry names a
+	// variable, no instance passes it to a child process it starts: the
+	// host leaves it out of Scope.Environ, from the update that adds the
+	// entry on, before any instance of that update starts.
+	Secrets func(cfg *C) []string
 	// Apply starts an instance. Everything it registers on s is undone when
 	// the instance is disposed, or at once if Apply returns an error.
 	Apply func(s *Scope, cfg C) error
@@ -68,6 +74,7 @@ type plugin struct {
 	// validate and claims turn a panic into an error.
 	validate func(cfg any) error
 	claims   func(cfg any) ([]Claim, error)
+	secrets  func(cfg any) ([]string, error)
 	apply    func(s *Scope, cfg any) error
 }
 
@@ -127,6 +134,13 @@ func Register[C any](d Definition[C]) {
 			}
 			err = guard("Claims", func() error { claims = d.Claims(cfg.(*C)); return nil })
 			return claims, err
+		},
+		secrets: func(cfg any) (names []string, err error) {
+			if d.Secrets == nil {
+				return nil, nil
+			}
+			err = guard("Secrets", func() error { names = d.Secrets(cfg.(*C)); return nil })
+			return names, err
 		},
 		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +73,41 @@ func (s *Scope) ID() string { return s.id }
 // Context returns a context cancelled when the scope is disposed. Work that
 // outlives apply selects on its Done channel.
 func (s *Scope) Context() context.Context { return s.ctx }
+
+// Environ returns the environment a child process the instance starts
+// should inherit: the host process's (os.Environ), less every variable an
+// enabled entry of the composition names as secret (Definition.Secrets),
+// such as the variable holding the gateway's bearer token. A plugin that
+// starts processes passes Environ, not os.Environ, as their base; it may
+// still add variables its own config names. On a scope made by NewScope
+// it is os.Environ.
+func (s *Scope) Environ() []string {
+	env := os.Environ()
+	if s.inst == nil {
+		return env
+	}
+	h := s.inst.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.secrets) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return h.secrets[name] || runtime.GOOS == "windows" && h.secretFoldLocked(name)
+	})
+}
+
+// secretFoldLocked reports whether name is a secret without regard to
+// case, as Windows compares variable names.
+func (h *Host) secretFoldLocked(name string) bool {
+	for n := range h.secrets {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
 
 // Logger returns the instance's logger, tagged with its id.
 func (s *Scope) Logger() *slog.Logger { return s.logger }

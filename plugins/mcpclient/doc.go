@@ -25,8 +25,10 @@
 // A stdio server inherits what inheritEnv keeps of the host's environment:
 // scrub (the default) drops every variable whose name or value looks like a
 // secret (secretName, secretValue), minimal keeps only what a program needs
-// to run (minimalNames), all keeps everything. env is merged on top, so
-// explicit entries always win. Its stderr goes to the instance's
+// to run (minimalNames), all keeps everything. The environment it starts
+// from is the scope's Environ: the host's, less the variables the
+// composition declares secret (the gateway's token). env is merged on top,
+// so explicit entries always win. Its stderr goes to the instance's
 // logger, line by line. On Linux it is SIGKILLed when the host dies.
 //
 // # Names

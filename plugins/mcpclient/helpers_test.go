@@ -280,7 +280,7 @@ func withTransport(e *testEnv, o *options) {
 	if logger == nil {
 		logger = slog.New(e.logs)
 	}
-	f, cleanup := newTransportFactory(&o.cfg, logger)
+	f, cleanup := newTransportFactory(&o.cfg, logger, nil)
 	o.transport = f
 	e.t.Cleanup(cleanup)
 }

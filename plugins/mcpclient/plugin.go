@@ -30,7 +30,7 @@ func init() {
 func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
-	factory, cleanup := newTransportFactory(&cfg, s.Logger())
+	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	_, err := start(s, options{
 		cfg:       cfg,

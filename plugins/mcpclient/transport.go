@@ -160,12 +160,21 @@ func childEnv(ambient []string, extra map[string]string, mode string) []string {
 type stdioTransport struct {
 	cfg    *Config
 	logger *slog.Logger
+	// environ is the environment the server starts from, before
+	// inheritEnv and env: the instance scope's Environ, which leaves out
+	// the variables the composition names as secret. Nil means
+	// os.Environ.
+	environ func() []string
 }
 
 // Connect implements mcp.Transport.
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
-	cmd.Env = childEnv(os.Environ(), t.cfg.Env, t.cfg.InheritEnv)
+	environ := os.Environ
+	if t.environ != nil {
+		environ = t.environ
+	}
+	cmd.Env = childEnv(environ(), t.cfg.Env, t.cfg.InheritEnv)
 	cmd.Dir = t.cfg.Cwd
 	stderr := &lineLogger{logger: t.logger}
 	cmd.Stderr = stderr
@@ -308,7 +317,7 @@ func newHTTPClient(endpoint string, headers map[string]string) (*http.Client, *h
 
 // newTransportFactory returns the factory for cfg's transport, and a cleanup
 // to run once the instance is done with it.
-func newTransportFactory(cfg *Config, logger *slog.Logger) (transportFactory, func()) {
+func newTransportFactory(cfg *Config, logger *slog.Logger, environ func() []string) (transportFactory, func()) {
 	switch cfg.Transport {
 	case TransportStreamableHTTP:
 		client, base, endpoint := newHTTPClient(cfg.URL, cfg.Headers)
@@ -317,7 +326,7 @@ func newTransportFactory(cfg *Config, logger *slog.Logger) (transportFactory, fu
 		}, base.CloseIdleConnections
 	default:
 		return func() mcp.Transport {
-			return &stdioTransport{cfg: cfg, logger: logger}
+			return &stdioTransport{cfg: cfg, logger: logger, environ: environ}
 		}, func() {}
 	}
 }
