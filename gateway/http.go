@@ -108,7 +108,8 @@ type HTTPOptions struct {
 //   - a request with a foreign Origin, with 403 (DNS-rebinding protection:
 //     only http(s) origins on localhost, 127.0.0.1 or [::1], on any port, or
 //     the origin the request was addressed to, are let in; a request without
-//     Origin, which is what non-browser clients send, is let in);
+//     Origin, which is what non-browser clients send, is let in), and closes
+//     the connection;
 //   - when a token is set, a request without it, with 401 and
 //     WWW-Authenticate: Bearer, and closes the connection;
 //   - an initialize past MaxSessions, with 503 (logged as one line per
@@ -392,6 +393,8 @@ func protect(next http.Handler, token string) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host) {
+			// Closed too: a refused page must not keep a connection.
+			w.Header().Set("Connection", "close")
 			http.Error(w, "Forbidden: cross-origin requests are not accepted from "+origin, http.StatusForbidden)
 			return
 		}
