@@ -81,15 +81,27 @@ func secretName(name string) bool {
 // a password in its userinfo (postgres://u:pw@host/db), or a query
 // parameter whose name marks a secret (https://host/?api_key=...).
 func secretValue(value string) bool {
-	if !strings.Contains(value, "://") {
+	value = strings.TrimSpace(value)
+	_, rest, ok := strings.Cut(value, "://")
+	if !ok {
 		return false
 	}
-	u, err := url.Parse(strings.TrimSpace(value))
-	if err != nil || u.Host == "" {
-		return false
+	u, err := url.Parse(value)
+	if err != nil {
+		// Generated passwords often hold what net/url refuses (%, #, /,
+		// ^, a space): judge such a URL by its text, user:...@ before
+		// the first @. Dropping a URL that is merely malformed costs
+		// little.
+		at := strings.IndexByte(rest, '@')
+		return at >= 0 && strings.Contains(rest[:at], ":")
 	}
+	// Before any check of the host: a socket DSN
+	// (postgres://u:pw@/db?host=/run/pg) has none.
 	if _, ok := u.User.Password(); ok {
 		return true
+	}
+	if u.Host == "" {
+		return false
 	}
 	for k := range u.Query() {
 		if secretName(k) {
