@@ -353,6 +353,18 @@ func redactURL(s string) string {
 	if !ok {
 		return s
 	}
+	if _, err := url.Parse(s); err != nil {
+		// A password holding / ? or # ends the authority early on the
+		// text (and is why net/url refuses it): hide all up to the last
+		// @. Only an unparsable URL, which is never sent, gets this.
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			if user, _, ok := strings.Cut(rest[:at], ":"); ok && !strings.ContainsAny(user, "/?#") {
+				rest = user + ":***" + rest[at:]
+			} else {
+				rest = "***" + rest[at:]
+			}
+		}
+	}
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
 		end = len(rest)
