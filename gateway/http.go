@@ -95,7 +95,7 @@ type HTTPOptions struct {
 	// long (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
 
-	// readBodyTimeout bounds the reading of a POST's body (default
+	// readBodyTimeout bounds the reading of a request's body (default
 	// readBodyTimeout; tests shorten it).
 	readBodyTimeout time.Duration
 	// refusals, when set, counts the refused sessions instead of a tally
@@ -115,7 +115,7 @@ type HTTPOptions struct {
 //   - an initialize past MaxSessions, with 503 (logged as one line per
 //     interval with the number refused).
 //
-// A POST's body must arrive within readBodyTimeout of its headers. go-sdk
+// A request's body must arrive within readBodyTimeout of its headers. go-sdk
 // adds its own check: a request reaching a loopback address with a
 // non-loopback Host header is refused with 403.
 func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
@@ -188,15 +188,18 @@ func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http
 	})
 }
 
-// bodyDeadline gives a POST's body d to arrive. http.Server's ReadTimeout
-// cannot: it would also end the long-lived GET event stream. net/http
-// lifts the deadline itself once the body is read (it then reads the
-// connection in the background to notice a client leaving), so a slow
+// bodyDeadline gives a request's body d to arrive. http.Server's
+// ReadTimeout cannot: it would also end the long-lived GET event stream.
+// net/http lifts the deadline itself once the body is read (it then reads
+// the connection in the background to notice a client leaving), so a slow
 // tool call is not cut; TestLongRequestsOutliveTimeouts holds it to that.
 // A body that stops short fails with a timeout, and its connection closes.
+// Every method with a body gets the deadline, not only POST: net/http
+// reads what is left of a small body after the handler, which, with no
+// deadline, waits forever for a body that is never sent.
 func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		if r.Body != nil && r.Body != http.NoBody {
 			http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 		}
 		next.ServeHTTP(w, r)

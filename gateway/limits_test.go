@@ -465,3 +465,23 @@ func TestPluginLimits(t *testing.T) {
 		t.Fatalf("second session with maxSessions 1: %d %q, want 503", status, body)
 	}
 }
+
+// TestUnsentBodyOfAnyMethodCut: a request other than POST that declares a
+// body and never sends it loses its connection too. net/http reads what is
+// left of a small body after the handler, to reuse the connection; without
+// a deadline that read waits forever, and the connection is held.
+func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
+	l := serveLimited(t, tools.New(nil), serveOptions{readBody: 100 * time.Millisecond, idle: 100 * time.Millisecond})
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		t.Run(method, func(t *testing.T) {
+			c := l.dial(t)
+			io.WriteString(c, method+" /mcp HTTP/1.1\r\nHost: "+l.addr+"\r\nAccept: text/event-stream\r\nContent-Length: 100\r\n\r\n")
+			br := bufio.NewReader(c)
+			if resp, err := http.ReadResponse(br, nil); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			wantClosed(t, c, br)
+		})
+	}
+}
