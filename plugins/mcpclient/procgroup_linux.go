@@ -11,9 +11,9 @@ import "syscall"
 // those that do not (or that start a session of their own) remain.
 //
 // Linux sends the signal when the thread that started the child exits, not
-// the process. Go ends a thread only when a goroutine locked to it
-// (runtime.LockOSThread) returns without unlocking, and nothing on the
-// path that starts a server (os/exec, go-sdk, this package) locks one.
+// the process, and Go ends a thread when a goroutine locked to it returns
+// without unlocking; so the child is started on a thread held for its
+// lifetime (onOwnThread).
 func parentDeathSignal(attr *syscall.SysProcAttr) {
 	attr.Pdeathsig = syscall.SIGKILL
 }

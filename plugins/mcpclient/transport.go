@@ -193,11 +193,17 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
 	ct := &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
-	conn, err := ct.Connect(ctx)
+	var conn mcp.Connection
+	// The fork happens on a thread that lives as long as the child, so
+	// that its parent-death signal means the host's death only.
+	release, err := onOwnThread(func() (err error) {
+		conn, err = ct.Connect(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", t.cfg.Command, err)
 	}
-	return &stdioConn{Connection: conn, cmd: cmd, stderr: stderr}, nil
+	return &stdioConn{Connection: conn, cmd: cmd, stderr: stderr, release: release}, nil
 }
 
 // stdioConn reaps what the child left behind once go-sdk has closed it.
@@ -205,8 +211,10 @@ type stdioConn struct {
 	mcp.Connection
 	cmd    *exec.Cmd
 	stderr *lineLogger
-	once   sync.Once
-	err    error
+	// release frees the thread the child was started on (onOwnThread).
+	release func()
+	once    sync.Once
+	err     error
 }
 
 // Close closes stdin and waits for the child (SIGTERM, then SIGKILL, each
@@ -216,6 +224,7 @@ func (c *stdioConn) Close() error {
 	c.once.Do(func() {
 		c.err = c.Connection.Close()
 		killProcessGroup(c.cmd)
+		c.release()
 		c.stderr.flush()
 	})
 	return c.err
