@@ -38,7 +38,7 @@ const (
 )
 
 // The listener's timeouts: a client has readHeaderTimeout to send a
-// request's headers and readBodyTimeout more to send a POST's body, and an
+// request's headers and readBodyTimeout more to send its body, and an
 // idle keep-alive connection is closed after idleTimeout. A response, such
 // as the long-lived GET event stream or a slow tool call's answer, has no
 // time limit.
