@@ -108,3 +108,23 @@ func listingLinks(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestWriteRefusesSymlinkedShardHoldingTheImage: a planted shard that
+// already holds a file of the image's name and size is refused too; the
+// save would otherwise report an image the store's reads refuse.
+func TestWriteRefusesSymlinkedShardHoldingTheImage(t *testing.T) {
+	s := newStore(t, nil)
+	img := makePNG(t, 2, 3)
+	hex := strings.TrimPrefix(idOf(img), "sha256:")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(s.Dir(), objectsDir, hex[:2])); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.objectPath(hex), img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.SaveImages(context.Background(), []Image{{MediaType: PNG, Data: img}})
+	if err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Fatalf("SaveImages = %v, want a refusal of the symlinked shard", err)
+	}
+}

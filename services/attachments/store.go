@@ -144,6 +144,13 @@ func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 			continue
 		}
 		seen[it.hex] = true
+		// The shard first: a file reached through a planted one is no
+		// image of the store's (its reads refuse it).
+		shard := it.hex[:2]
+		sfi, serr := os.Lstat(filepath.Join(s.dir, objectsDir, shard))
+		if serr == nil && !sfi.IsDir() {
+			return plantedShard(filepath.Join(s.dir, objectsDir, shard), sfi)
+		}
 		fi, err := os.Lstat(s.objectPath(it.hex))
 		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(it.data)) {
 			continue
@@ -152,14 +159,9 @@ func (s *Store) persist(ctx context.Context, items []checked) (err error) {
 		if err != nil {
 			j.Objects = append(j.Objects, it.hex)
 		}
-		shard := it.hex[:2]
-		fi, err = os.Lstat(filepath.Join(s.dir, objectsDir, shard))
-		if err != nil && !newShard[shard] {
+		if serr != nil && !newShard[shard] {
 			newShard[shard] = true
 			j.Dirs = append(j.Dirs, shard)
-		}
-		if err == nil && !fi.IsDir() {
-			return plantedShard(filepath.Join(s.dir, objectsDir, shard), fi)
 		}
 	}
 	// The objects directory too: a write through a link would land
