@@ -150,8 +150,11 @@ func (g *Gateway) refusalTally(what, key string) *tally {
 
 // limitSessions answers 503 to a request that would open a session past
 // max. A POST without Mcp-Session-Id opens one; the count is the
-// gateway's HTTP sessions (those with an ID) plus the openings in flight,
-// so that concurrent initializes cannot overshoot.
+// gateway's initialized HTTP sessions (those with an ID) plus the openings
+// in flight, so that concurrent initializes cannot overshoot. A session
+// not yet initialized is an opening's own (go-sdk creates it before
+// reading the body, and closes it if the initialize fails): counted as the
+// opening, not twice, or a slow body would hold two places.
 func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http.Handler {
 	var (
 		mu      sync.Mutex
@@ -165,7 +168,7 @@ func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http
 		mu.Lock()
 		n := opening
 		for ss := range g.server.Sessions() {
-			if ss.ID() != "" {
+			if ss.ID() != "" && ss.InitializeParams() != nil {
 				n++
 			}
 		}

@@ -492,3 +492,26 @@ func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionCapCountsAnOpeningOnce: an initialize in flight counts once
+// toward maxSessions, not twice (as its opening and as the session go-sdk
+// creates before reading its body), so it cannot refuse a client the cap
+// has room for; a slow body must not hold two places.
+func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
+	const max = 2
+	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max}})
+	slow := l.dial(t)
+	req := rawInitialize(l.addr, "")
+	io.WriteString(slow, req[:len(req)-5]) // the body's end is held back
+	mcptest.WaitFor(t, wait, "the slow initialize's session created", func() bool { return httpSessions(l.g) == 1 })
+	if status, id, body := openSession(t, l.url); status != http.StatusOK || id == "" {
+		t.Fatalf("initialize with one of %d places taken: %d, session %q, %q", max, status, id, body)
+	}
+	if status, _, _ := openSession(t, l.url); status != http.StatusServiceUnavailable {
+		t.Fatalf("initialize with the slow one and one session open: %d, want 503", status)
+	}
+	io.WriteString(slow, req[len(req)-5:])
+	if resp, _ := roundTrip(t, slow, bufio.NewReader(slow), ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the slow initialize: %d", resp.StatusCode)
+	}
+}
