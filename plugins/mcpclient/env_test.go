@@ -55,7 +55,7 @@ func TestInheritModes(t *testing.T) {
 	ambient := []string{
 		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "LANG=C", "LC_CTYPE=C", "TERM=dumb",
 		"TMPDIR=/t", "TZ=UTC", "SystemRoot=C:\\Windows", "windir=C:\\Windows", "TEMP=/t", "APPDATA=/a",
-		"GOPATH=/g", "EDITOR=vi", "GITHUB_TOKEN=t", "DSH_HOME=/d",
+		"GOPATH=/g", "EDITOR=vi", "GITHUB_TOKEN=t", "DSH_HOME=/d", "USERNAME=u",
 	}
 	extra := map[string]string{"GITHUB_TOKEN": "explicit", "EXTRA": "x"}
 	tests := []struct {
@@ -64,13 +64,13 @@ func TestInheritModes(t *testing.T) {
 	}{
 		{InheritMinimal, []string{"APPDATA=/a", "EXTRA=x", "GITHUB_TOKEN=explicit", "HOME=/h", "LANG=C", "LC_CTYPE=C",
 			"LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows", "TEMP=/t", "TERM=dumb", "TMPDIR=/t",
-			"TZ=UTC", "USER=u", "windir=C:\\Windows"}},
+			"TZ=UTC", "USER=u", "USERNAME=u", "windir=C:\\Windows"}},
 		{InheritAll, []string{"APPDATA=/a", "DSH_HOME=/d", "EDITOR=vi", "EXTRA=x", "GITHUB_TOKEN=explicit", "GOPATH=/g",
 			"HOME=/h", "LANG=C", "LC_CTYPE=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
-			"TEMP=/t", "TERM=dumb", "TMPDIR=/t", "TZ=UTC", "USER=u", "windir=C:\\Windows"}},
+			"TEMP=/t", "TERM=dumb", "TMPDIR=/t", "TZ=UTC", "USER=u", "USERNAME=u", "windir=C:\\Windows"}},
 		{InheritScrub, []string{"APPDATA=/a", "EDITOR=vi", "EXTRA=x", "GITHUB_TOKEN=explicit", "GOPATH=/g",
 			"HOME=/h", "LANG=C", "LC_CTYPE=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
-			"TEMP=/t", "TERM=dumb", "TMPDIR=/t", "TZ=UTC", "USER=u", "windir=C:\\Windows"}},
+			"TEMP=/t", "TERM=dumb", "TMPDIR=/t", "TZ=UTC", "USER=u", "USERNAME=u", "windir=C:\\Windows"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, childEnv(ambient, extra, tt.mode)); diff != "" {

@@ -117,7 +117,7 @@ func secretValue(value string) bool {
 var minimalNames = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ",
 	"SystemRoot", "ComSpec", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
-	"TEMP", "TMP", "HOMEDRIVE", "HOMEPATH", "windir",
+	"TEMP", "TMP", "HOMEDRIVE", "HOMEPATH", "USERNAME", "windir",
 }
 
 // minimalName reports whether InheritMinimal passes name. fold compares
