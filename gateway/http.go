@@ -394,6 +394,17 @@ func (c *cappedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// CloseWrite half-closes c. net/http does so before closing a connection
+// whose request body it left unread (413, or a refusal of a large body),
+// so that the client reads the answer and then EOF instead of a reset
+// that can discard the answer; the wrapper must not hide it.
+func (c *cappedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // protect wraps next with the Origin and bearer-token checks.
 func protect(next http.Handler, token string) http.Handler {
 	want := []byte(token)

@@ -515,3 +515,34 @@ func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 		t.Fatalf("the slow initialize: %d", resp.StatusCode)
 	}
 }
+
+// TestOversizedBodyAnswerThenEOF: a body past go-sdk's limit is answered
+// 413, and the connection then ends in order (EOF): net/http half-closes
+// it before closing, which the connection cap's wrapper must let through,
+// or the client is reset instead.
+func TestOversizedBodyAnswerThenEOF(t *testing.T) {
+	l := serveLimited(t, tools.New(nil), serveOptions{})
+	c := l.dial(t)
+	const size = 5 << 20 // over go-sdk's 4 MiB default
+	io.WriteString(c, fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", l.addr, size))
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		c.Write(make([]byte, size)) // fails once the server is gone
+	}()
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d, want 413", resp.StatusCode)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the answer: %v, want EOF (a half-close, not a reset)", err)
+	}
+	c.Close()
+	<-wrote
+}
