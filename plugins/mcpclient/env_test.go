@@ -51,6 +51,23 @@ func TestScrubKeepsTheRest(t *testing.T) {
 	}
 }
 
+// A password net/url cannot parse (a bad escape, #, space, ^) or a URL
+// with no host (a socket DSN) still marks the value as a secret.
+func TestScrubDropsUnparseableURLPasswords(t *testing.T) {
+	for _, kv := range []string{
+		"DB1=postgres://u:p%zz@db/app", "DB2=postgres://u:pa#ss@db/app", "DB3=mysql://u:p w@db/app",
+		"DB4=postgres://u:p^w@db/app", "DB5=postgres://u:pw@/app?host=/run/pg", "DB6=amqp://u:p/w@mq/",
+	} {
+		if got := childEnv([]string{kv}, nil, InheritScrub); len(got) != 0 {
+			t.Errorf("scrub passed %q", got)
+		}
+	}
+	keep := []string{"ODD=https://ex ample.com/a", "PKG=https://registry.example.com/@scope/pkg"}
+	if got := childEnv(keep, nil, InheritScrub); len(got) != len(keep) {
+		t.Errorf("scrub kept %q of %q", got, keep)
+	}
+}
+
 func TestInheritModes(t *testing.T) {
 	ambient := []string{
 		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "LANG=C", "LC_CTYPE=C", "TERM=dumb",
@@ -159,15 +176,34 @@ func TestRedactURL(t *testing.T) {
 		"postgres://u:pw@db:5432/app?sslmode=off": "postgres://u:***@db:5432/app?sslmode=***",
 		"not a url": "not a url",
 		"http://u:pw@[::1:bad/mcp?token=unparsable": "http://u:***@[::1:bad/mcp?token=***",
+		// A password holding a /, # or ? ends the authority early on the
+		// text, and net/url refuses the URL: it is hidden all the same.
+		"https://u:p/ss@host/x":      "https://u:***@host/x",
+		"https://u:pa#ss@host/x?k=v": "https://u:***@host/x?k=***",
+		"https://u:p?s@host/x":       "https://u:***@host/x",
+		// It parses: the @ is in the path, and the URL goes out as it is.
+		"https://host/k@v/x": "https://host/k@v/x",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
-	cfg := Defaults()
-	cfg.Transport, cfg.ServerName, cfg.URL = TransportStreamableHTTP, "w", "ftp://u:pw@host/x?token=x"
-	if err := cfg.Validate(); err == nil || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "token=x") {
-		t.Errorf("validate error shows the URL's secrets: %v", err)
+	for url, secret := range map[string][]string{
+		"ftp://u:pw@host/x?token=x": {"pw", "token=x"},
+		"https://u:p/ss@host/x":     {"p/ss"},
+	} {
+		cfg := Defaults()
+		cfg.Transport, cfg.ServerName, cfg.URL = TransportStreamableHTTP, "w", url
+		err := cfg.Validate()
+		if err == nil {
+			t.Errorf("%s: validated", url)
+			continue
+		}
+		for _, sec := range secret {
+			if strings.Contains(err.Error(), sec) {
+				t.Errorf("validate error shows the URL's secret %q: %v", sec, err)
+			}
+		}
 	}
 }
 
