@@ -220,13 +220,11 @@ func TestWatchNilScopePanics(t *testing.T) {
 	Watch(st, nil, "ui", func(ui, error) {})
 }
 
-func TestSymlinkedFile(t *testing.T) {
-	dotfiles := t.TempDir()
-	target := filepath.Join(dotfiles, "dsh-settings.yaml")
-	if err := os.WriteFile(target, []byte("# mine\nui:\n  theme: dark\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(t.TempDir(), "settings.yaml")
+// openLinked makes link a symlink to target (as written: relative or
+// absolute), opens the store at link and watches its "ui" section until
+// the test ends.
+func openLinked(t *testing.T, target, link string) (*Store, <-chan event) {
+	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
@@ -236,14 +234,31 @@ func TestSymlinkedFile(t *testing.T) {
 	}
 	st.debounce = 10 * time.Millisecond
 	ch, remove := watchUI(t, st, testScope(t))
-	defer remove()
+	t.Cleanup(remove)
+	return st, ch
+}
 
+// stillLink fails the test unless link is still a symlink: a write goes
+// through it, never replaces it.
+func stillLink(t *testing.T, link string) {
+	t.Helper()
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced by a regular file: %v %v", fi.Mode(), err)
+	}
+}
+
+func TestSymlinkedFile(t *testing.T) {
+	dotfiles := t.TempDir()
+	target := filepath.Join(dotfiles, "dsh-settings.yaml")
+	if err := os.WriteFile(target, []byte("# mine\nui:\n  theme: dark\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "settings.yaml")
+	st, ch := openLinked(t, target, link)
 	if err := Update(st, "ui", func(u *ui) error { u.Theme = "light"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
-	}
+	stillLink(t, link)
 	if b, _ := os.ReadFile(target); string(b) != "# mine\nui:\n  theme: light\n" {
 		t.Errorf("target holds %q", b)
 	}
