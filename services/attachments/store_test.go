@@ -56,7 +56,8 @@ func idOf(b []byte) string {
 }
 
 // listing returns every file under dir with its content hash, so that two
-// listings compare equal only if no file appeared, vanished or changed.
+// listings compare equal only if no file appeared, vanished or changed. A
+// symlink is listed with its target, and not followed.
 func listing(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -65,16 +66,18 @@ func listing(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			out[rel] = "-> " + target
+			return err
+		case d.IsDir():
 			out[rel+"/"] = "dir"
 			return nil
 		}
 		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		out[rel] = idOf(b)
-		return nil
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
