@@ -1,4 +1,5 @@
-// Package attachments is the durable, content-addressed image store.
+// Package attachments is the durable, content-addressed image (and blob)
+// store.
 //
 // [Store.SaveImages] validates a whole batch of images first (count, sizes,
 // declared media type against the bytes' signature, header dimensions) and
@@ -9,6 +10,9 @@
 // that hash ("sha256:<hex>"), so the same bytes always give the same ref and
 // a ref stays valid across restarts: [Store.Stat] and [Store.Open] find it
 // again in a new Store on the same directory.
+//
+// [Store.SaveBlob] stores any other content (audio, a document, an
+// embedded resource's bytes) the same way, under the same kind of ref.
 //
 // A refused batch is an [*Error] whose Kind says why; [IsAdmissionError]
 // tells such refusals from storage failures.
@@ -27,7 +31,8 @@ type Image struct {
 	Name      string // optional, kept in the reference
 }
 
-// Ref is a durable reference to a stored image. It survives restarts.
+// Ref is a durable reference to a stored image or blob. It survives
+// restarts.
 type Ref struct {
 	ID        string `json:"id"` // "sha256:<hex>"
 	MediaType string `json:"mediaType"`

@@ -34,6 +34,11 @@ const (
 	KindTooManyPixels Kind = "IMAGE_TOO_MANY_PIXELS"
 	// KindDimensionTooLarge: the width or the height exceeds Limits.MaxSide.
 	KindDimensionTooLarge Kind = "IMAGE_DIMENSION_TOO_LARGE"
+	// KindBlobTooLarge: a blob (SaveBlob) is larger than
+	// Limits.MaxBatchBytes.
+	KindBlobTooLarge Kind = "BLOB_TOO_LARGE"
+	// KindInvalidMediaType: a blob's declared media type does not parse.
+	KindInvalidMediaType Kind = "INVALID_MEDIA_TYPE"
 )
 
 // Error is a refusal of a batch's content: SaveImages persisted nothing.
@@ -73,6 +78,10 @@ func (e *Error) Error() string {
 		what = fmt.Sprintf("the image has %d pixels, more than the limit of %d; downscale it", e.Actual, e.Limit)
 	case KindDimensionTooLarge:
 		what = fmt.Sprintf("the image is %d px on its longest side, more than the limit of %d; downscale it", e.Actual, e.Limit)
+	case KindBlobTooLarge:
+		what = fmt.Sprintf("the content is %d bytes, more than the limit of %d", e.Actual, e.Limit)
+	case KindInvalidMediaType:
+		what = fmt.Sprintf("the declared media type %q does not parse", e.MediaType)
 	default:
 		what = "the image was refused"
 	}

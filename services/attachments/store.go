@@ -19,8 +19,8 @@ import (
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 )
 
-// Store is the attachment store: image files named by the sha256 of their
-// bytes under one directory,
+// Store is the attachment store: image (and blob) files named by the
+// sha256 of their bytes under one directory,
 //
 //	<dir>/sha256/<hex[0:2]>/<hex>
 //
@@ -448,7 +448,7 @@ func (s *Store) Stat(id string) (Ref, error) {
 	return ref, nil
 }
 
-// Open opens the image stored under id. The caller closes the reader.
+// Open opens the image or blob stored under id. The caller closes the reader.
 func (s *Store) Open(id string) (io.ReadCloser, Ref, error) {
 	f, ref, err := s.open(id)
 	if err != nil {
@@ -488,8 +488,12 @@ func (s *Store) open(id string) (*os.File, Ref, error) {
 		return nil, Ref{}, fmt.Errorf("attachment %s: %w", id, ErrNotFound)
 	}
 	br := bufio.NewReader(f)
-	head, _ := br.Peek(12)
+	head, _ := br.Peek(512)
 	t := sniff(head)
+	if t == "" {
+		// A blob (SaveBlob): only its bytes are kept, so they say its type.
+		return f, Ref{ID: id, MediaType: detectBlobType(head), Bytes: fi.Size()}, nil
+	}
 	cfg, err := decodeConfig(t, br)
 	if err != nil {
 		f.Close()
