@@ -1,0 +1,221 @@
+// Package elicit is the elicitation service: an MCP server that needs
+// something from the person during a call (a form to fill, a URL to open)
+// asks through it, and whoever can answer does.
+//
+// # Answerers
+//
+// A front end installs an [Answerer] on the service when a person can
+// answer there: the console asks on the terminal, a one-shot command given
+// --elicit defaults accepts with the form's defaults. A caller that makes
+// its own calls and can answer for them (the gateway forwarding to its
+// client, the agent) puts one on the call's context with [WithAnswerer];
+// it wins over the installed one. Where nobody can answer, the request is
+// declined with a reason ([NoAnswerer]), which the server sees in the
+// result's _meta and the host logs.
+//
+// # Forms
+//
+// A form-mode request carries a flat JSON Schema; [ParseForm] turns it into
+// typed [Field]s (string with its format and length, number and integer
+// with their range, boolean, single- and multi-select enums with titles per
+// SEP-1330, legacy enumNames too), each with its default (SEP-1034).
+// [Field.Parse] reads a person's typed answer, [Form.Check] checks a whole
+// answer, and every accepted answer gets the defaults of the fields it left
+// out before it goes back ([Service.Ask]).
+package elicit
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+// Key is the elicitation service.
+var Key = host.NewKey[*Service]("elicit")
+
+// Modes of a request.
+const (
+	ModeForm = "form"
+	ModeURL  = "url"
+)
+
+// Actions of a result, as MCP names them.
+const (
+	Accept  = "accept"
+	Decline = "decline"
+	Cancel  = "cancel"
+)
+
+// Request is one elicitation.
+type Request struct {
+	// Server is the serverName of the MCP server that asks.
+	Server string
+	// Mode is ModeForm or ModeURL.
+	Mode    string
+	Message string
+	// Form is the form to fill (ModeForm).
+	Form *Form
+	// URL is the page to open and ElicitationID its id (ModeURL).
+	URL           string
+	ElicitationID string
+}
+
+// Result is the answer.
+type Result struct {
+	// Action is Accept, Decline or Cancel.
+	Action string
+	// Content is the accepted form's values, by field name.
+	Content map[string]any
+	// Reason says why the request was declined or cancelled when no person
+	// chose to (nobody could answer, a required field has no default).
+	Reason string
+}
+
+// Answerer answers elicitation requests. Answer may block while a person
+// thinks; it returns when ctx is done. An error cancels the request.
+type Answerer interface {
+	Answer(ctx context.Context, req Request) (Result, error)
+}
+
+// AnswerFunc adapts a function to an Answerer.
+type AnswerFunc func(ctx context.Context, req Request) (Result, error)
+
+// Answer calls f.
+func (f AnswerFunc) Answer(ctx context.Context, req Request) (Result, error) { return f(ctx, req) }
+
+// NoAnswerer is the reason of a request declined because nobody could answer.
+const NoAnswerer = "no one can answer elicitation requests here: run the host with its console on a terminal, or pass --elicit defaults to a one-shot command to accept the form's defaults"
+
+// Service routes requests to the answerer. It is safe for concurrent use.
+type Service struct {
+	mu        sync.Mutex
+	answerers []*installed
+}
+
+type installed struct{ a Answerer }
+
+// New returns a service with no answerer.
+func New() *Service { return &Service{} }
+
+// Install makes a the answerer of requests that carry none of their own;
+// the newest installed answers. remove takes it away (a second call does
+// nothing), and the one installed before answers again.
+func (s *Service) Install(a Answerer) (remove func()) {
+	e := &installed{a}
+	s.mu.Lock()
+	s.answerers = append(s.answerers, e)
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for i, x := range s.answerers {
+				if x == e {
+					s.answerers = append(s.answerers[:i], s.answerers[i+1:]...)
+					return
+				}
+			}
+		})
+	}
+}
+
+// Answerable reports whether a request made with ctx would reach an
+// answerer.
+func (s *Service) Answerable(ctx context.Context) bool { return s.answerer(ctx) != nil }
+
+func (s *Service) answerer(ctx context.Context) Answerer {
+	if a, ok := ctx.Value(answererKey{}).(Answerer); ok {
+		return a
+	}
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.answerers); n > 0 {
+		return s.answerers[n-1].a
+	}
+	return nil
+}
+
+// Ask gets req answered: by ctx's answerer (WithAnswerer), else the
+// installed one, else it is declined with NoAnswerer. An accepted form gets
+// the defaults of the fields its content leaves out (SEP-1034). An
+// answerer's error becomes a cancel with the error as its reason. A nil
+// Service declines everything.
+func (s *Service) Ask(ctx context.Context, req Request) Result {
+	a := s.answerer(ctx)
+	if a == nil {
+		return Result{Action: Decline, Reason: NoAnswerer}
+	}
+	res, err := a.Answer(ctx, req)
+	if err != nil {
+		return Result{Action: Cancel, Reason: err.Error()}
+	}
+	switch res.Action {
+	case Accept:
+		if req.Mode == ModeForm && req.Form != nil {
+			res.Content = req.Form.WithDefaults(res.Content)
+		}
+	case Decline, Cancel:
+		res.Content = nil
+	default:
+		return Result{Action: Cancel, Reason: fmt.Sprintf("the answerer gave the unknown action %q", res.Action)}
+	}
+	return res
+}
+
+type answererKey struct{}
+
+// WithAnswerer returns ctx whose calls' elicitations a answers, ahead of
+// the installed answerer.
+func WithAnswerer(ctx context.Context, a Answerer) context.Context {
+	return context.WithValue(ctx, answererKey{}, a)
+}
+
+// Defaults is the answerer of `--elicit defaults`: it accepts a form with
+// the defaults of its fields, and declines (with the reason) a form with a
+// required field that has no default, and any URL request, which nobody
+// would open.
+var Defaults Answerer = AnswerFunc(func(_ context.Context, req Request) (Result, error) {
+	if req.Mode != ModeForm || req.Form == nil {
+		return Result{Action: Decline, Reason: "--elicit defaults accepts forms only; nobody is here to open " + req.URL}, nil
+	}
+	content := req.Form.WithDefaults(nil)
+	if err := req.Form.Check(content); err != nil {
+		return Result{Action: Decline, Reason: "--elicit defaults cannot accept this form: " + err.Error()}, nil
+	}
+	return Result{Action: Accept, Content: content}, nil
+})
+
+// WithDefaults returns content (copied) with the default of every field it
+// lacks.
+func (f *Form) WithDefaults(content map[string]any) map[string]any {
+	out := make(map[string]any, len(f.Fields))
+	maps.Copy(out, content)
+	for _, fd := range f.Fields {
+		if _, ok := out[fd.Name]; !ok && fd.Default != nil {
+			out[fd.Name] = fd.Default
+		}
+	}
+	return out
+}
+
+// Config is the elicit plugin's config; it has no keys.
+type Config struct{}
+
+func init() {
+	host.Register(host.Definition[Config]{
+		Name:        "elicit",
+		Description: "elicitation: routes an MCP server's questions (forms, URLs) to whoever can answer — the console, --elicit defaults, or the caller",
+		Builtin:     true,
+		Provides:    []host.AnyKey{Key},
+		Apply: func(s *host.Scope, _ Config) error {
+			return host.Provide(s, Key, New())
+		},
+	})
+}
