@@ -14,6 +14,10 @@
 // [Store.SaveBlob] stores any other content (audio, a document, an
 // embedded resource's bytes) the same way, under the same kind of ref.
 //
+// [Store.FitImage] downscales an image over the limits so that it fits
+// them (aspect kept, re-encoded); it is the caller's step before
+// SaveImages, which itself admits only what fits, byte for byte.
+//
 // A refused batch is an [*Error] whose Kind says why; [IsAdmissionError]
 // tells such refusals from storage failures.
 package attachments
