@@ -15,6 +15,7 @@
 package tokenstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -186,13 +187,26 @@ type RefreshError struct{ Err error }
 func (e *RefreshError) Error() string { return "token refresh failed: " + e.Err.Error() }
 func (e *RefreshError) Unwrap() error { return e.Err }
 
+// Refresh is how Current refreshes a token.
+type Refresh struct {
+	// Rejected, when not empty, is an access token the server refused: a
+	// stored token equal to it is refreshed whatever its expiry.
+	Rejected string
+	// Margin is how long the token must stay valid to be used as is.
+	Margin time.Duration
+	// Client sends the refresh (nil: http.DefaultClient).
+	Client *http.Client
+	// ClientSecret, when not empty, is used instead of the record's (a
+	// secret the composition holds is not copied into the store).
+	ClientSecret string
+}
+
 // Current returns serverURL's record for clientID with a token valid for
-// at least margin. Under the lock it re-reads the file, so a token another
-// process refreshed meanwhile is taken as is; otherwise it refreshes the
-// token with client (nil: http.DefaultClient) and saves the result.
-// rejected, when not empty, is an access token the server refused: a
-// stored token equal to it is refreshed whatever its expiry.
-func (s *Store) Current(ctx context.Context, serverURL, clientID, rejected string, margin time.Duration, client *http.Client) (Record, error) {
+// at least r.Margin. Under the lock it re-reads the file, so a token
+// another process refreshed meanwhile is taken as is; otherwise it
+// refreshes the token and saves the result.
+func (s *Store) Current(ctx context.Context, serverURL, clientID string, r Refresh) (Record, error) {
+	margin, rejected, client := r.Margin, r.Rejected, r.Client
 	var out Record
 	err := s.Update(serverURL, clientID, func(cur Record, ok bool) (*Record, error) {
 		if !ok || cur.Token == nil {
@@ -210,7 +224,7 @@ func (s *Store) Current(ctx context.Context, serverURL, clientID, rejected strin
 		}
 		cfg := oauth2.Config{
 			ClientID:     cur.ClientID,
-			ClientSecret: cur.ClientSecret,
+			ClientSecret: cmp.Or(r.ClientSecret, cur.ClientSecret),
 			Endpoint:     oauth2.Endpoint{TokenURL: cur.TokenURL, AuthStyle: oauth2.AuthStyle(cur.AuthStyle)},
 		}
 		if client == nil {

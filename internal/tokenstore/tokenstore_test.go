@@ -113,7 +113,7 @@ func TestCorruptFileNeverOverwritten(t *testing.T) {
 	if err := s.Save(server, rec("c", "b")); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Save over a corrupt file: %v, want ErrCorrupt", err)
 	}
-	if _, err := s.Current(context.Background(), server, "", "", 0, nil); !errors.Is(err, ErrCorrupt) {
+	if _, err := s.Current(context.Background(), server, "", Refresh{}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Current on a corrupt file: %v, want ErrCorrupt", err)
 	}
 	if data, _ := os.ReadFile(s.Path(server)); string(data) != string(garbage) {
@@ -226,7 +226,7 @@ func TestCurrentRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	got, err := s.Current(ctx, server, "c", "", time.Minute, srv.Client())
+	got, err := s.Current(ctx, server, "c", Refresh{Margin: time.Minute, Client: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +234,11 @@ func TestCurrentRefreshes(t *testing.T) {
 		t.Fatalf("after refresh: %q/%q", got.Token.AccessToken, got.Token.RefreshToken)
 	}
 	// Saved: a second call takes it without a request.
-	if got, _ := s.Current(ctx, server, "c", "", time.Minute, srv.Client()); got.Token.AccessToken != "fresh1" || n.Load() != 1 {
+	if got, _ := s.Current(ctx, server, "c", Refresh{Margin: time.Minute, Client: srv.Client()}); got.Token.AccessToken != "fresh1" || n.Load() != 1 {
 		t.Fatalf("second call: %q after %d refreshes", got.Token.AccessToken, n.Load())
 	}
 	// A refused token is refreshed whatever its expiry.
-	if got, _ := s.Current(ctx, server, "c", "fresh1", time.Minute, srv.Client()); got.Token.AccessToken != "fresh2" {
+	if got, _ := s.Current(ctx, server, "c", Refresh{Rejected: "fresh1", Margin: time.Minute, Client: srv.Client()}); got.Token.AccessToken != "fresh2" {
 		t.Fatalf("after a 401: %q", got.Token.AccessToken)
 	}
 	// A refused refresh says so, and leaves the record as it was.
@@ -248,13 +248,13 @@ func TestCurrentRefreshes(t *testing.T) {
 	bad.Token.Expiry = time.Now().Add(-time.Hour)
 	s.Save(server, bad)
 	var re *RefreshError
-	if _, err := s.Current(ctx, server, "c", "", time.Minute, srv.Client()); !errors.As(err, &re) {
+	if _, err := s.Current(ctx, server, "c", Refresh{Margin: time.Minute, Client: srv.Client()}); !errors.As(err, &re) {
 		t.Fatalf("refused refresh: %v, want a RefreshError", err)
 	}
 	if got, _, _ := s.Load(server, "c"); got.Token.AccessToken != "x" {
 		t.Errorf("record changed by a failed refresh: %q", got.Token.AccessToken)
 	}
-	if _, err := New(t.TempDir()).Current(ctx, server, "", "", 0, nil); !errors.Is(err, ErrNoToken) {
+	if _, err := New(t.TempDir()).Current(ctx, server, "", Refresh{}); !errors.Is(err, ErrNoToken) {
 		t.Errorf("empty store: %v, want ErrNoToken", err)
 	}
 }
@@ -271,7 +271,7 @@ func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
-			got, err := s.Current(context.Background(), server, "c", "", time.Minute, srv.Client())
+			got, err := s.Current(context.Background(), server, "c", Refresh{Margin: time.Minute, Client: srv.Client()})
 			if err != nil || got.Token.AccessToken != "fresh1" {
 				t.Errorf("Current = %v, %v", got.Token, err)
 			}
