@@ -38,10 +38,14 @@ var Key = host.NewKey[*Registry]("commands")
 
 // Command is one slash command.
 type Command struct {
-	Name        string // ^[a-z][a-z0-9_-]*$, without the slash
+	Name        string // NameRule, without the slash
 	Description string
 	Usage       string // hint for the arguments, e.g. "[list [server|tool] | config]"
 	Handler     Handler
+	// Complete, when set, suggests values for the last word of input (the
+	// text after the name, as typed so far); /complete and front ends ask
+	// it. Nil: the command completes nothing.
+	Complete func(ctx context.Context, input string) ([]string, error)
 }
 
 // Handler runs a command.
@@ -87,8 +91,11 @@ type entry struct {
 	owner string // the id of the scope that registered it, for clashes
 }
 
-// NameRule is the pattern every command name must match.
-var NameRule = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+// NameRule is the pattern every command name must match: a letter, then
+// the characters of the tool name contract (services/tools.NamePattern),
+// at most 64 in all, so that an MCP server's prompt can be the command
+// /mcp__<serverName>__<prompt>, named like its tools.
+var NameRule = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // New returns an empty registry.
 func New() *Registry { return &Registry{} }
@@ -102,7 +109,7 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 		panic("commands: Register needs the registering plugin's *host.Scope, got nil (in a test, use host.NewScope)")
 	}
 	if !NameRule.MatchString(c.Name) {
-		return nil, fmt.Errorf("command name %q must match %s (lowercase, no slash)", c.Name, NameRule)
+		return nil, fmt.Errorf("command name %q must match %s (a letter, then letters, digits, _ or -; at most 64; no slash)", c.Name, NameRule)
 	}
 	if c.Handler == nil {
 		return nil, fmt.Errorf("command /%s has no handler", c.Name)
@@ -180,4 +187,98 @@ func (r *Registry) List() []Command {
 	r.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Complete suggests completions for line as typed so far ("/name input"):
+// command names while the name is being typed, else what the command's
+// Complete offers for the last word of its input. A command without
+// Complete offers nothing.
+func (r *Registry) Complete(ctx context.Context, line string) ([]string, error) {
+	line = strings.TrimLeftFunc(line, unicode.IsSpace)
+	line = strings.TrimPrefix(line, "/")
+	i := strings.IndexFunc(line, unicode.IsSpace)
+	if i < 0 {
+		var out []string
+		for _, c := range r.List() {
+			if strings.HasPrefix(c.Name, line) {
+				out = append(out, "/"+c.Name)
+			}
+		}
+		return out, nil
+	}
+	name, input := line[:i], strings.TrimLeftFunc(line[i:], unicode.IsSpace)
+	r.mu.RLock()
+	e, ok := r.cmds[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown command /%s — %s", name, r.known())
+	}
+	if e.cmd.Complete == nil {
+		return nil, nil
+	}
+	return e.cmd.Complete(ctx, input)
+}
+
+// SplitArgs splits a command's input into words: separated by spaces, with
+// "double" or 'single' quotes keeping spaces inside a word and a backslash
+// escaping the next character (outside single quotes). An unclosed quote is
+// an error.
+func SplitArgs(input string) ([]string, error) {
+	words, open := splitWords(input)
+	if open != 0 {
+		return nil, fmt.Errorf("unclosed %c quote in %q", open, input)
+	}
+	return words, nil
+}
+
+// LastWord splits input as SplitArgs does, tolerating an unclosed quote,
+// and returns the words before the last one and the last one, which is
+// empty when input ends in a space (a new word is starting).
+func LastWord(input string) (before []string, last string) {
+	words, open := splitWords(input)
+	if open == 0 && (input == "" || unicode.IsSpace(rune(input[len(input)-1]))) {
+		return words, ""
+	}
+	if len(words) == 0 {
+		return nil, ""
+	}
+	return words[:len(words)-1], words[len(words)-1]
+}
+
+// splitWords does the splitting; open is the quote left unclosed, or 0.
+func splitWords(input string) (words []string, open rune) {
+	var b strings.Builder
+	inWord, escaped := false, false
+	for _, c := range input {
+		switch {
+		case escaped:
+			b.WriteRune(c)
+			escaped = false
+		case open != 0:
+			if c == open {
+				open = 0
+			} else if c == '\\' && open == '"' {
+				escaped = true
+			} else {
+				b.WriteRune(c)
+			}
+		case c == '\\':
+			escaped, inWord = true, true
+		case c == '"' || c == '\'':
+			open, inWord = c, true
+		case unicode.IsSpace(c):
+			if inWord {
+				words = append(words, b.String())
+				b.Reset()
+				inWord = false
+			}
+		default:
+			b.WriteRune(c)
+			inWord = true
+		}
+	}
+	if inWord || open != 0 {
+		words = append(words, b.String())
+	}
+	return words, open
 }

@@ -39,8 +39,13 @@ func TestRegisterValidates(t *testing.T) {
 		{"digits and dashes", Command{Name: "a1-b_c", Handler: echo}, ""},
 		{"empty", Command{Name: "", Handler: echo}, "must match"},
 		{"slash", Command{Name: "/mcp", Handler: echo}, "must match"},
-		{"upper", Command{Name: "Mcp", Handler: echo}, "must match"},
+		// An MCP prompt's command: named like a tool, capitals included.
+		{"prompt", Command{Name: "mcp__GitHub__review-pr", Handler: echo}, ""},
+		{"64 characters", Command{Name: "a" + strings.Repeat("b", 63), Handler: echo}, ""},
+		{"65 characters", Command{Name: "a" + strings.Repeat("b", 64), Handler: echo}, "must match"},
+		{"dot", Command{Name: "mcp.x", Handler: echo}, "must match"},
 		{"leading digit", Command{Name: "1mcp", Handler: echo}, "must match"},
+		{"leading underscore", Command{Name: "_mcp", Handler: echo}, "must match"},
 		{"no handler", Command{Name: "mcp"}, "no handler"},
 	}
 	for _, tt := range tests {
