@@ -1,0 +1,686 @@
+// Package resources is the resources service: what MCP servers offer to be
+// read (resources and resource templates), gathered from every server and
+// offered to the rest of the host. The tool registry stays about tools.
+//
+// # Providers
+//
+// Each mcp-client instance registers one [Provider] on its scope with
+// [Registry.Register] and keeps the [Source] it gets back up to date
+// ([Source.Set]) after each list and re-sync; the provider goes away with
+// the scope. A provider names its server and says how to read a URI, and,
+// where the server supports them, how to subscribe and how to complete a
+// template's arguments.
+//
+// # Consumers
+//
+// Front ends, the model-facing tools and (later) the gateway ask the
+// registry: [Registry.List] and [Registry.Templates] filter by server and
+// query, [Registry.Read] routes a URI to the server that owns it,
+// [Registry.Expand] turns a template and its arguments into a URI,
+// [Registry.Complete] asks a server to complete an argument,
+// [Registry.Subscribe] follows a resource's updates and [Registry.OnChange]
+// follows every change of the lists (a gateway's list_changed).
+//
+// A URI listed by two servers is read from the provider registered first
+// (the collision is logged once): instances start in parallel, so when it
+// matters, keep such servers apart or give one a different URI scheme. A URI
+// no server lists goes to the server whose template matches it, and
+// otherwise to the only server when there is one.
+//
+// # The built-in plugin
+//
+// The `resources` plugin provides the service and, when the tool registry is
+// there, registers two model-facing tools with constant schemas, in the
+// fold's spirit: mcp_resources (list or search resources and templates
+// across servers) and mcp_read (read a URI or expand a template). With the
+// commands service it adds /resources and /read. Text comes back inline;
+// images go through the attachment store as durable references; other
+// binary content is stored as a blob and described by MIME type and size.
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/dsh-host/dsh-host/host"
+)
+
+// Key is the resources service.
+var Key = host.NewKey[*Registry]("resources")
+
+// Resource is one resource a server lists.
+type Resource struct {
+	Server string `json:"server"`
+	mcp.Resource
+}
+
+// Template is one resource template a server lists.
+type Template struct {
+	Server string `json:"server"`
+	mcp.ResourceTemplate
+}
+
+// Provider is one server's side of the service.
+type Provider struct {
+	// Server is the server's name (unique in a host).
+	Server string
+	// Read reads uri from the server.
+	Read func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	// Subscribe and Unsubscribe follow a resource's updates; nil when the
+	// server does not support subscriptions. The provider reports updates
+	// with Source.Updated.
+	Subscribe   func(ctx context.Context, uri string) error
+	Unsubscribe func(ctx context.Context, uri string) error
+	// Complete asks the server for values of one argument of a template or
+	// prompt; nil when the server does not offer completion.
+	Complete func(ctx context.Context, req CompleteRequest) ([]string, error)
+}
+
+// CompleteRequest asks for the values of one argument.
+type CompleteRequest struct {
+	// Ref is what the argument belongs to: a template
+	// ({Type: "ref/resource", URI: template}) or a prompt
+	// ({Type: "ref/prompt", Name: prompt}).
+	Ref mcp.CompleteReference
+	// Argument is the argument's name, Value what is typed so far.
+	Argument, Value string
+	// Context holds the arguments already given.
+	Context map[string]string
+}
+
+// Filter narrows a listing.
+type Filter struct {
+	// Server keeps one server's entries; empty keeps all.
+	Server string
+	// Query keeps entries whose URI, name, title, description or MIME type
+	// contain every word of it, ignoring case; empty keeps all.
+	Query string
+}
+
+// ChangeKind says what changed.
+type ChangeKind int
+
+const (
+	// ListChanged: a server's resources or templates changed, or a server
+	// came or went.
+	ListChanged ChangeKind = iota + 1
+	// Updated: a subscribed resource's content changed.
+	Updated
+)
+
+// Change is one change: the server, and the URI for Updated.
+type Change struct {
+	Kind   ChangeKind
+	Server string
+	URI    string
+}
+
+// ReadResult is a read's outcome with the server that answered.
+type ReadResult struct {
+	Server string
+	*mcp.ReadResourceResult
+}
+
+// Registry holds the providers. It is safe for concurrent use.
+type Registry struct {
+	log *slog.Logger
+
+	mu        sync.RWMutex
+	sources   []*Source // registration order: the routing order
+	subs      map[string][]*subscriber
+	collision map[string]bool // URIs whose collision was logged
+
+	changes *host.Event[Change]
+}
+
+// Source is a registered provider; its owner keeps its lists current.
+type Source struct {
+	r         *Registry
+	p         Provider
+	resources []Resource
+	templates []parsedTemplate
+	sig       string
+	removed   bool
+}
+
+type parsedTemplate struct {
+	Template
+	tmpl *uritemplate.Template // nil when the template does not parse
+}
+
+type subscriber struct {
+	fn func(uri string)
+}
+
+// Options configure a Registry.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// New returns an empty registry.
+func New(opts *Options) *Registry {
+	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, collision: map[string]bool{},
+		changes: host.NewEvent[Change]("resources change")}
+	if opts != nil && opts.Logger != nil {
+		r.log = opts.Logger
+	}
+	return r
+}
+
+// ErrUnknownServer marks a server no provider is registered for.
+var ErrUnknownServer = errors.New("unknown server")
+
+// ErrNoOwner marks a URI no server lists or matches.
+var ErrNoOwner = errors.New("no server offers this URI")
+
+// Register adds p on behalf of the instance whose scope is s, until s is
+// disposed (or remove is called). A server registered twice is an error. A
+// nil s panics.
+func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
+	if s == nil {
+		panic("resources: Register needs the registering plugin's *host.Scope, got nil (in a test, use host.NewScope)")
+	}
+	if p.Server == "" || p.Read == nil {
+		return nil, errors.New("resources: a provider needs a Server and a Read")
+	}
+	src := &Source{r: r, p: p}
+	r.mu.Lock()
+	for _, o := range r.sources {
+		if o.p.Server == p.Server {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("resources: server %q is already registered", p.Server)
+		}
+	}
+	r.sources = append(r.sources, src)
+	r.mu.Unlock()
+	s.Effect("resources provider "+p.Server, func() {
+		r.mu.Lock()
+		src.removed = true
+		had := len(src.resources)+len(src.templates) > 0
+		r.sources = slices.DeleteFunc(r.sources, func(o *Source) bool { return o == src })
+		r.mu.Unlock()
+		if had {
+			r.emit(Change{Kind: ListChanged, Server: p.Server})
+		}
+	})
+	return src, nil
+}
+
+// Set replaces the source's resources and templates. An unchanged set
+// announces nothing.
+func (src *Source) Set(resources []*mcp.Resource, templates []*mcp.ResourceTemplate) {
+	r := src.r
+	rs := make([]Resource, 0, len(resources))
+	for _, x := range resources {
+		if x != nil {
+			rs = append(rs, Resource{Server: src.p.Server, Resource: *x})
+		}
+	}
+	ts := make([]parsedTemplate, 0, len(templates))
+	for _, x := range templates {
+		if x == nil {
+			continue
+		}
+		t := parsedTemplate{Template: Template{Server: src.p.Server, ResourceTemplate: *x}}
+		if parsed, err := uritemplate.New(x.URITemplate); err == nil {
+			t.tmpl = parsed
+		} else {
+			r.log.Warn("resources: a template does not parse; it is listed but matches no URI", "server", src.p.Server, "template", x.URITemplate, "err", err)
+		}
+		ts = append(ts, t)
+	}
+	sig := signature(rs, ts)
+	r.mu.Lock()
+	if src.removed || sig == src.sig {
+		r.mu.Unlock()
+		return
+	}
+	src.resources, src.templates, src.sig = rs, ts, sig
+	r.logCollisionsLocked(src)
+	r.mu.Unlock()
+	r.emit(Change{Kind: ListChanged, Server: src.p.Server})
+}
+
+// Updated tells the subscribers of uri that its content changed.
+func (src *Source) Updated(uri string) {
+	r := src.r
+	r.mu.RLock()
+	subs := slices.Clone(r.subs[uri])
+	removed := src.removed
+	r.mu.RUnlock()
+	if removed {
+		return
+	}
+	for _, s := range subs {
+		s.fn(uri)
+	}
+	r.emit(Change{Kind: Updated, Server: src.p.Server, URI: uri})
+}
+
+// signature is a cheap identity of a listing, so that a re-sync that
+// changes nothing announces nothing.
+func signature(rs []Resource, ts []parsedTemplate) string {
+	var b strings.Builder
+	for _, x := range rs {
+		fmt.Fprintf(&b, "r\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00", x.URI, x.Name, x.Title, x.Description, x.MIMEType, x.Size)
+	}
+	for _, x := range ts {
+		fmt.Fprintf(&b, "t\x00%s\x00%s\x00%s\x00%s\x00%s\x00", x.URITemplate, x.Name, x.Title, x.Description, x.MIMEType)
+	}
+	return b.String()
+}
+
+// logCollisionsLocked logs, once per URI, a URI src lists that an earlier
+// source lists too.
+func (r *Registry) logCollisionsLocked(src *Source) {
+	for _, res := range src.resources {
+		for _, o := range r.sources {
+			if o == src || r.collision[res.URI] {
+				continue
+			}
+			if slices.ContainsFunc(o.resources, func(x Resource) bool { return x.URI == res.URI }) {
+				r.collision[res.URI] = true
+				first, second := o.p.Server, src.p.Server
+				if r.indexLocked(src) < r.indexLocked(o) {
+					first, second = second, first
+				}
+				r.log.Warn("resources: two servers list the same URI; reads go to the first registered", "uri", res.URI, "reads", first, "shadowed", second)
+			}
+		}
+	}
+}
+
+func (r *Registry) indexLocked(src *Source) int { return slices.Index(r.sources, src) }
+
+// OnChange calls fn after every change, until s is disposed (or remove is
+// called). A nil s panics.
+func (r *Registry) OnChange(s *host.Scope, fn func(Change)) (remove func()) {
+	if s == nil {
+		panic("resources: OnChange needs the plugin's *host.Scope, got nil")
+	}
+	return r.changes.On(s, func(c Change) {
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("resources change handler panicked", "panic", p)
+			}
+		}()
+		fn(c)
+	})
+}
+
+func (r *Registry) emit(c Change) { r.changes.Emit(c) }
+
+// Servers returns the registered servers in routing order.
+func (r *Registry) Servers() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, len(r.sources))
+	for i, s := range r.sources {
+		out[i] = s.p.Server
+	}
+	return out
+}
+
+// List returns the resources that pass f, server by server in routing
+// order, each server's in its own order.
+func (r *Registry) List(f Filter) []Resource {
+	words := queryWords(f.Query)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Resource
+	for _, s := range r.sources {
+		if f.Server != "" && s.p.Server != f.Server {
+			continue
+		}
+		for _, x := range s.resources {
+			if matches(words, x.URI, x.Name, x.Title, x.Description, x.MIMEType) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// Templates returns the templates that pass f, like List.
+func (r *Registry) Templates(f Filter) []Template {
+	words := queryWords(f.Query)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Template
+	for _, s := range r.sources {
+		if f.Server != "" && s.p.Server != f.Server {
+			continue
+		}
+		for _, x := range s.templates {
+			if matches(words, x.URITemplate, x.Name, x.Title, x.Description, x.MIMEType) {
+				out = append(out, x.Template)
+			}
+		}
+	}
+	return out
+}
+
+func queryWords(q string) []string { return strings.Fields(strings.ToLower(q)) }
+
+func matches(words []string, fields ...string) bool {
+	if len(words) == 0 {
+		return true
+	}
+	hay := strings.ToLower(strings.Join(fields, "\x00"))
+	for _, w := range words {
+		if !strings.Contains(hay, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// Has reports whether server is registered.
+func (r *Registry) Has(server string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.sourceLocked(server) != nil
+}
+
+func (r *Registry) sourceLocked(server string) *Source {
+	for _, s := range r.sources {
+		if s.p.Server == server {
+			return s
+		}
+	}
+	return nil
+}
+
+// Owner returns the server a read of uri goes to: the first server listing
+// it, else the first whose template matches it, else the only server.
+func (r *Registry) Owner(uri string) (string, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	src, err := r.ownerLocked(uri)
+	if err != nil {
+		return "", err
+	}
+	return src.p.Server, nil
+}
+
+func (r *Registry) ownerLocked(uri string) (*Source, error) {
+	for _, s := range r.sources {
+		if slices.ContainsFunc(s.resources, func(x Resource) bool { return x.URI == uri }) {
+			return s, nil
+		}
+	}
+	for _, s := range r.sources {
+		for _, t := range s.templates {
+			if t.tmpl != nil && t.tmpl.Regexp().MatchString(uri) {
+				return s, nil
+			}
+		}
+	}
+	switch len(r.sources) {
+	case 0:
+		return nil, fmt.Errorf("%w %q: no MCP server offering resources is connected", ErrNoOwner, uri)
+	case 1:
+		return r.sources[0], nil
+	}
+	return nil, fmt.Errorf("%w %q: no server lists it or has a template matching it; name the server (servers: %s)",
+		ErrNoOwner, uri, strings.Join(r.serverNamesLocked(), ", "))
+}
+
+func (r *Registry) serverNamesLocked() []string {
+	out := make([]string, len(r.sources))
+	for i, s := range r.sources {
+		out[i] = s.p.Server
+	}
+	return out
+}
+
+// Read reads uri from the server that owns it (see Owner).
+func (r *Registry) Read(ctx context.Context, uri string) (ReadResult, error) {
+	return r.ReadFrom(ctx, "", uri)
+}
+
+// ReadFrom reads uri from server; an empty server routes like Read.
+func (r *Registry) ReadFrom(ctx context.Context, server, uri string) (ReadResult, error) {
+	if strings.TrimSpace(uri) == "" {
+		return ReadResult{}, errors.New("no URI given")
+	}
+	src, err := r.pick(server, uri)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	res, err := src.p.Read(ctx, uri)
+	if err != nil {
+		return ReadResult{Server: src.p.Server}, err
+	}
+	if res == nil {
+		res = &mcp.ReadResourceResult{}
+	}
+	return ReadResult{Server: src.p.Server, ReadResourceResult: res}, nil
+}
+
+func (r *Registry) pick(server, uri string) (*Source, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if server == "" {
+		return r.ownerLocked(uri)
+	}
+	src := r.sourceLocked(server)
+	if src == nil {
+		return nil, r.unknownLocked(server)
+	}
+	return src, nil
+}
+
+func (r *Registry) unknownLocked(server string) error {
+	known := r.serverNamesLocked()
+	if len(known) == 0 {
+		return fmt.Errorf("%w %q: no MCP server offering resources is connected", ErrUnknownServer, server)
+	}
+	return fmt.Errorf("%w %q (servers: %s)", ErrUnknownServer, server, strings.Join(known, ", "))
+}
+
+// Expand turns a template into a URI with args (RFC 6570). The template
+// must be one a server lists (server may be empty when only one lists it);
+// it returns the URI and the server whose template it is. Every variable of
+// the template must be given, and no other.
+func (r *Registry) Expand(server, template string, args map[string]string) (uri, owner string, err error) {
+	r.mu.RLock()
+	var found *parsedTemplate
+	var owners []string
+	for _, s := range r.sources {
+		if server != "" && s.p.Server != server {
+			continue
+		}
+		for i := range s.templates {
+			if s.templates[i].URITemplate == template {
+				if found == nil {
+					found = &s.templates[i]
+				}
+				owners = append(owners, s.p.Server)
+			}
+		}
+	}
+	if server != "" && r.sourceLocked(server) == nil {
+		err = r.unknownLocked(server)
+	}
+	r.mu.RUnlock()
+	if err != nil {
+		return "", "", err
+	}
+	if found == nil {
+		where := "any server"
+		if server != "" {
+			where = "server " + server
+		}
+		return "", "", fmt.Errorf("no template %q on %s; mcp_resources lists the templates", template, where)
+	}
+	if found.tmpl == nil {
+		return "", "", fmt.Errorf("template %q of server %s does not parse as an RFC 6570 URI template", template, found.Server)
+	}
+	return expand(found.tmpl, args, found.Server)
+}
+
+func expand(t *uritemplate.Template, args map[string]string, server string) (string, string, error) {
+	names := t.Varnames()
+	optional := queryVars(t.Raw())
+	var missing, unknown []string
+	for _, n := range names {
+		if _, ok := args[n]; !ok && !optional[n] {
+			missing = append(missing, n)
+		}
+	}
+	for k := range args {
+		if !slices.Contains(names, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	if len(missing) > 0 || len(unknown) > 0 {
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "missing "+strings.Join(missing, ", "))
+		}
+		if len(unknown) > 0 {
+			parts = append(parts, "unknown "+strings.Join(unknown, ", "))
+		}
+		return "", "", fmt.Errorf("template %s takes %s: %s", t.Raw(), strings.Join(names, ", "), strings.Join(parts, "; "))
+	}
+	vals := uritemplate.Values{}
+	for k, v := range args {
+		vals.Set(k, uritemplate.String(v))
+	}
+	uri, err := t.Expand(vals)
+	if err != nil {
+		return "", "", fmt.Errorf("expand %s: %w", t.Raw(), err)
+	}
+	return uri, server, nil
+}
+
+// queryVars returns the variables of a template's query expressions
+// ({?a,b} and {&c}): those may be left out, the expansion then omits them.
+// Every other variable is part of the path and must be given.
+func queryVars(raw string) map[string]bool {
+	out := map[string]bool{}
+	for {
+		i := strings.IndexByte(raw, '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(raw[i:], '}')
+		if j < 0 {
+			return out
+		}
+		expr := raw[i+1 : i+j]
+		raw = raw[i+j+1:]
+		if expr == "" || (expr[0] != '?' && expr[0] != '&') {
+			continue
+		}
+		for _, spec := range strings.Split(expr[1:], ",") {
+			name, _, _ := strings.Cut(strings.TrimSuffix(spec, "*"), ":")
+			out[name] = true
+		}
+	}
+}
+
+// TemplateVars returns the variable names of template, in order.
+func TemplateVars(template string) ([]string, error) {
+	t, err := uritemplate.New(template)
+	if err != nil {
+		return nil, err
+	}
+	return t.Varnames(), nil
+}
+
+// ErrNoCompletion marks a server that does not offer completion.
+var ErrNoCompletion = errors.New("the server does not offer completion")
+
+// Complete asks server for the values of one argument.
+func (r *Registry) Complete(ctx context.Context, server string, req CompleteRequest) ([]string, error) {
+	r.mu.RLock()
+	src := r.sourceLocked(server)
+	var err error
+	if src == nil {
+		err = r.unknownLocked(server)
+	}
+	r.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if src.p.Complete == nil {
+		return nil, fmt.Errorf("%s: %w", server, ErrNoCompletion)
+	}
+	return src.p.Complete(ctx, req)
+}
+
+// unsubscribeTimeout bounds the unsubscribe sent after the last subscriber
+// left.
+const unsubscribeTimeout = 5 * time.Second
+
+// ErrNoSubscribe marks a server that does not support subscriptions.
+var ErrNoSubscribe = errors.New("the server does not support resource subscriptions")
+
+// Subscribe calls fn with uri each time the server that owns uri says its
+// content changed, until s is disposed (or cancel is called). The server is
+// asked to subscribe for the first subscriber and to unsubscribe after the
+// last. A nil s panics.
+func (r *Registry) Subscribe(ctx context.Context, s *host.Scope, uri string, fn func(uri string)) (cancel func(), err error) {
+	if s == nil {
+		panic("resources: Subscribe needs the subscribing plugin's *host.Scope, got nil")
+	}
+	r.mu.RLock()
+	src, err := r.ownerLocked(uri)
+	r.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if src.p.Subscribe == nil {
+		return nil, fmt.Errorf("%s: %w", src.p.Server, ErrNoSubscribe)
+	}
+	sub := &subscriber{fn: fn}
+	r.mu.Lock()
+	first := len(r.subs[uri]) == 0
+	r.subs[uri] = append(r.subs[uri], sub)
+	r.mu.Unlock()
+	drop := func() (last bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.subs[uri] = slices.DeleteFunc(r.subs[uri], func(x *subscriber) bool { return x == sub })
+		if len(r.subs[uri]) == 0 {
+			delete(r.subs, uri)
+			return true
+		}
+		return false
+	}
+	if first {
+		if err := src.p.Subscribe(ctx, uri); err != nil {
+			drop()
+			return nil, fmt.Errorf("%s: subscribe %s: %w", src.p.Server, uri, err)
+		}
+	}
+	return s.Effect("resources subscription "+uri, func() {
+		if drop() && src.p.Unsubscribe != nil {
+			// Bounded: an unsubscribe is a courtesy to the server.
+			uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+			defer cancel()
+			if err := src.p.Unsubscribe(uctx, uri); err != nil {
+				r.log.Debug("resources: unsubscribe failed", "server", src.p.Server, "uri", uri, "err", err)
+			}
+		}
+	}), nil
+}
+
+// Subscribed reports whether anyone follows uri.
+func (r *Registry) Subscribed(uri string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.subs[uri]) > 0
+}
