@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
-			return tools.Output{}, errors.New(joinText(project(t.raw, typedViews(res.Content), nil)))
+			return tools.Output{}, errors.New(joinText(project(t.raw, c.cfg.ServerName, typedViews(res.Content), nil)))
 		}
 		value, err := canonical(res)
 		if err != nil {
@@ -56,11 +57,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 					tools.ErrInvalidOutput, t.public, c.label, err)
 			}
 		}
-		var image func(int, string) (tools.Content, bool)
-		if imgs := images(res.Content); len(imgs) > 0 {
-			image = c.admitImages(ctx, call.Caller, t.raw, imgs)
-		}
-		return tools.Output{Value: value, Content: c.truncate(project(t.raw, typedViews(res.Content), image))}, nil
+		return tools.Output{Value: value, Content: c.modelContent(ctx, call.Caller, t.raw, res.Content)}, nil
 	}
 }
 
@@ -167,23 +164,24 @@ func validateStructured(rs *jsonschema.Resolved, sc any) error {
 }
 
 // renderer returns the pure render of canonical values: one text block, and
-// a diagnostic in place of each image (images reach model content only from
-// Execute, after durable storage).
+// a diagnostic in place of each image, audio clip and embedded binary
+// (those reach model content only from Execute, after durable storage),
+// cut at maxResultBytes without storing the whole.
 func (c *client) renderer(raw string) func(any) []tools.Content {
 	return func(v any) []tools.Content {
 		switch r := v.(type) {
 		case CallResult:
-			return c.truncate(project(raw, rawViews(r.Content), nil))
+			return c.truncate(project(raw, c.cfg.ServerName, rawViews(r.Content), nil), nil)
 		case *CallResult:
 			if r != nil {
-				return c.truncate(project(raw, rawViews(r.Content), nil))
+				return c.truncate(project(raw, c.cfg.ServerName, rawViews(r.Content), nil), nil)
 			}
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return []tools.Content{tools.Text(fmt.Sprintf("[unrenderable value: %v]", err))}
 		}
-		return c.truncate([]tools.Content{tools.Text(string(b))})
+		return c.truncate([]tools.Content{tools.Text(string(b))}, nil)
 	}
 }
 
@@ -191,10 +189,16 @@ func (c *client) renderer(raw string) func(any) []tools.Content {
 type blockView struct {
 	object   bool    // false: the block is not a JSON object
 	typ      *string // nil: no type
-	text     *string // nil: no text
+	text     *string // nil: no text (an embedded resource's text for "resource")
 	mimeType string
 	name     string
 	uri      string
+	title    string
+	// size is the byte count of an audio block's data or an embedded
+	// resource's blob; blob is that blob when its type is textual.
+	size    int
+	hasBlob bool
+	blob    []byte
 }
 
 // typedViews views the blocks go-sdk decoded, without re-parsing them.
@@ -213,11 +217,23 @@ func typedViews(content []mcp.Content) []blockView {
 		case *mcp.AudioContent:
 			typ("audio")
 			v.mimeType = b.MIMEType
+			v.size = len(b.Data)
 		case *mcp.ResourceLink:
 			typ("resource_link")
-			v.name, v.uri = b.Name, b.URI
+			v.name, v.uri, v.title, v.mimeType = b.Name, b.URI, b.Title, b.MIMEType
 		case *mcp.EmbeddedResource:
 			typ("resource")
+			if r := b.Resource; r != nil {
+				v.uri, v.mimeType = r.URI, r.MIMEType
+				if r.Blob != nil {
+					v.hasBlob, v.size = true, len(r.Blob)
+					if textualType(r.MIMEType) {
+						v.blob = r.Blob
+					}
+				} else {
+					v.text = &r.Text
+				}
+			}
 		case *mcp.ToolUseContent:
 			typ("tool_use")
 		case *mcp.ToolResultContent:
@@ -240,21 +256,47 @@ func rawViews(blocks []json.RawMessage) []blockView {
 			Text     *string `json:"text"`
 			MIMEType string  `json:"mimeType"`
 			Name     string  `json:"name"`
+			Title    string  `json:"title"`
 			URI      string  `json:"uri"`
+			Data     string  `json:"data"`
+			Resource *struct {
+				URI      string  `json:"uri"`
+				MIMEType string  `json:"mimeType"`
+				Text     *string `json:"text"`
+				Blob     *string `json:"blob"`
+			} `json:"resource"`
 		}
 		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &w) != nil {
 			continue // not an object
 		}
-		views[i] = blockView{object: true, typ: w.Type, text: w.Text, mimeType: w.MIMEType, name: w.Name, uri: w.URI}
+		v := blockView{object: true, typ: w.Type, text: w.Text, mimeType: w.MIMEType, name: w.Name, title: w.Title, uri: w.URI,
+			size: base64.StdEncoding.DecodedLen(len(w.Data)) - strings.Count(w.Data, "=")}
+		if w.Type != nil && *w.Type == "resource" {
+			v.text, v.size = nil, 0
+			if r := w.Resource; r != nil {
+				v.uri, v.mimeType, v.text = r.URI, r.MIMEType, r.Text
+				if r.Blob != nil {
+					v.text = nil
+					v.hasBlob = true
+					v.size = base64.StdEncoding.DecodedLen(len(*r.Blob)) - strings.Count(*r.Blob, "=")
+					if textualType(r.MIMEType) {
+						v.blob, _ = base64.StdEncoding.DecodeString(*r.Blob)
+					}
+				}
+			}
+		}
+		views[i] = v
 	}
 	return views
 }
 
 // project maps content blocks to model-facing content: text runs joined
-// with "\n", a placeholder for every block the model cannot take as text,
-// and, when image is non-nil, what image returns for the n-th image block
-// (an image reference splits the text run; a diagnostic joins it).
-func project(raw string, blocks []blockView, image func(n int, mime string) (tools.Content, bool)) []tools.Content {
+// with "\n", embedded text resources inline after a line naming them,
+// resource links with how to read them, and, for each block kept holds
+// (the n-th block: an image's reference or diagnostic, a stored audio clip
+// or binary resource), what it holds; a diagnostic in place of each such
+// block when it holds none. A non-text block splits the text run.
+func project(raw, server string, blocks []blockView, kept map[int][]tools.Content) []tools.Content {
 	var out []tools.Content
 	var run []string
 	flush := func() {
@@ -263,8 +305,18 @@ func project(raw string, blocks []blockView, image func(n int, mime string) (too
 			run = nil
 		}
 	}
-	n := 0
-	for _, b := range blocks {
+	for i, b := range blocks {
+		if held, ok := kept[i]; ok {
+			for _, block := range held {
+				if block.Type == "text" {
+					run = append(run, block.Text)
+				} else {
+					flush()
+					out = append(out, block)
+				}
+			}
+			continue
+		}
 		if !b.object {
 			run = append(run, "[unsupported MCP content block: expected an object]")
 			continue
@@ -283,26 +335,25 @@ func project(raw string, blocks []blockView, image func(n int, mime string) (too
 				run = append(run, *b.text)
 			}
 		case "image":
-			if image != nil {
-				if block, isRef := image(n, mime); isRef {
-					flush()
-					out = append(out, block)
-				} else {
-					run = append(run, block.Text)
-				}
-			} else {
-				run = append(run, imageDiagnostic(mime, "this result was not admitted to durable model context"))
-			}
-			n++
+			run = append(run, imageDiagnostic(mime, "this result was not admitted to durable model context"))
 		case "audio":
-			run = append(run, "[audio result unsupported: "+mime+"; raw audio data remains available to programmatic callers]")
+			run = append(run, "[audio: "+mime+fmt.Sprintf(", %d bytes", b.size)+"; not stored in this rendering; the raw audio remains available to programmatic callers]")
 		case "resource":
-			run = append(run, "[embedded resource unsupported; raw resource data remains available to programmatic callers]")
+			switch {
+			case b.text != nil:
+				run = append(run, "Resource "+b.uri+" ("+orUnknownType(b.mimeType)+"):", *b.text)
+			case b.blob != nil && utf8.Valid(b.blob):
+				run = append(run, "Resource "+b.uri+" ("+orUnknownType(b.mimeType)+"):", string(b.blob))
+			case b.hasBlob:
+				run = append(run, fmt.Sprintf("[embedded resource %s: %s, %d bytes; not stored in this rendering; the raw data remains available to programmatic callers]", b.uri, orUnknownType(b.mimeType), b.size))
+			default:
+				run = append(run, "[embedded resource unavailable: the MCP block has no resource contents]")
+			}
 		case "resource_link":
 			if b.name == "" || b.uri == "" {
 				run = append(run, "[resource link unavailable: the MCP block is missing its name or URI]")
 			} else {
-				run = append(run, "Resource link: "+b.name+" ("+b.uri+")")
+				run = append(run, resourceLinkLine(server, b))
 			}
 		default:
 			if b.typ == nil {
@@ -341,8 +392,11 @@ func joinText(content []tools.Content) string {
 }
 
 // truncate cuts model-facing text beyond maxResultBytes, with a marker that
-// says how much was dropped. Image references are kept.
-func (c *client) truncate(content []tools.Content) []tools.Content {
+// says how much was dropped and where the rest is: store, when non-nil, is
+// given the whole text (the text blocks joined with "\n") and the offset in
+// it where the kept text ends, and returns that advice. Image references
+// are kept.
+func (c *client) truncate(content []tools.Content, store func(full string, offset int) string) []tools.Content {
 	limit := c.cfg.MaxResultBytes
 	total := 0
 	for _, b := range content {
@@ -355,6 +409,9 @@ func (c *client) truncate(content []tools.Content) []tools.Content {
 	}
 	out := make([]tools.Content, 0, len(content))
 	kept, cut := 0, false
+	pos := 0    // where the current block starts in the joined text
+	cutAt := -1 // index in out of the cut block
+	offset := 0 // where the kept text ends in the joined text
 	for _, b := range content {
 		if b.Type != "text" {
 			out = append(out, b)
@@ -366,6 +423,7 @@ func (c *client) truncate(content []tools.Content) []tools.Content {
 		if kept+len(b.Text) <= limit {
 			out = append(out, b)
 			kept += len(b.Text)
+			pos += len(b.Text) + 1
 			continue
 		}
 		n := limit - kept
@@ -374,21 +432,21 @@ func (c *client) truncate(content []tools.Content) []tools.Content {
 		}
 		kept += n
 		cut = true
-		out = append(out, tools.Text(b.Text[:n]+fmt.Sprintf(
-			"\n[output truncated: %d of %d bytes dropped (maxResultBytes %d); the full result remains available to programmatic callers]",
-			total-kept, total, limit)))
+		offset = pos + n
+		cutAt = len(out)
+		out = append(out, tools.Text(b.Text[:n]))
 	}
-	return out
-}
-
-// images returns the image blocks of a result, in order.
-func images(content []mcp.Content) []*mcp.ImageContent {
-	var out []*mcp.ImageContent
-	for _, b := range content {
-		if im, ok := b.(*mcp.ImageContent); ok {
-			out = append(out, im)
+	advice := "the full result remains available to programmatic callers"
+	if store != nil {
+		texts := make([]string, 0, len(content))
+		for _, b := range content {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
 		}
+		advice = store(strings.Join(texts, "\n"), offset)
 	}
+	out[cutAt].Text += fmt.Sprintf("\n[output truncated: %d of %d bytes dropped (maxResultBytes %d); %s]", total-kept, total, limit, advice)
 	return out
 }
 
@@ -405,14 +463,26 @@ const (
 	reasonAdmissionAt = "image admission rejected the result: "
 )
 
-// admitImages checks the whole batch, then stores it all-or-nothing, and
-// returns what each image becomes in model content: a durable reference, or
-// (for every image, on any refusal) a diagnostic that says why.
-func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw string, imgs []*mcp.ImageContent) func(int, string) (tools.Content, bool) {
-	refuse := func(reasons []string) func(int, string) (tools.Content, bool) {
-		return func(n int, mime string) (tools.Content, bool) {
-			return tools.Text(imageDiagnostic(mime, reasons[n])), false
+// admitImages checks the whole batch, downscales what is over the store's
+// limits, then stores it all-or-nothing, and returns what each image
+// becomes in model content: a durable reference (after a note when it was
+// downscaled), or (for every image, on any refusal) a diagnostic that says
+// why.
+//
+// Downscaling happens here rather than in SaveImages so that the store
+// keeps admitting exactly the bytes it is given, validated as one batch:
+// the fitted images go through the same checks and the same atomic write.
+func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw string, imgs []*mcp.ImageContent) [][]tools.Content {
+	refuse := func(reasons []string) [][]tools.Content {
+		out := make([][]tools.Content, len(imgs))
+		for n, im := range imgs {
+			mime := im.MIMEType
+			if mime == "" {
+				mime = "unknown media type"
+			}
+			out[n] = []tools.Content{tools.Text(imageDiagnostic(mime, reasons[n]))}
 		}
+		return out
 	}
 	all := func(reason string) []string {
 		r := make([]string, len(imgs))
@@ -456,6 +526,17 @@ func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw strin
 	case ctx.Err() != nil:
 		return refuse(all(reasonCanceled))
 	}
+	notes := make([]string, len(batch))
+	for i := range batch {
+		if fitted, rs := c.opt.store.FitImage(batch[i]); rs != nil {
+			batch[i] = fitted
+			notes[i] = fmt.Sprintf("[image downscaled from %d×%d to %d×%d to fit the attachment limits (scale 1:%.4g)]",
+				rs.FromWidth, rs.FromHeight, rs.Width, rs.Height, float64(rs.FromWidth)/float64(rs.Width))
+		}
+	}
+	if ctx.Err() != nil {
+		return refuse(all(reasonCanceled))
+	}
 	refs, err := c.opt.store.SaveImages(ctx, batch)
 	if err != nil {
 		if attachments.IsAdmissionError(err) {
@@ -467,10 +548,14 @@ func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw strin
 		c.log.Warn(c.label+": durable image storage failed", "tool", raw, "err", err)
 		return refuse(all(reasonStorage))
 	}
-	return func(n int, _ string) (tools.Content, bool) {
-		ref := refs[n]
-		return tools.Content{Type: "image", Image: &ref}, true
+	out := make([][]tools.Content, len(refs))
+	for n := range refs {
+		if notes[n] != "" {
+			out[n] = append(out[n], tools.Text(notes[n]))
+		}
+		out[n] = append(out[n], tools.Content{Type: "image", Image: &refs[n]})
 	}
+	return out
 }
 
 // imageType normalizes a declared media type and reports whether models

@@ -103,12 +103,17 @@ func TestProjectPlaceholders(t *testing.T) {
 		{`{"type":"video"}`, "[unsupported MCP content type: video]"},
 		{`{"text":"no type"}`, "[unsupported MCP content type: (missing)]"},
 		{`{"type":"image","data":"AAAA"}`, "[image unavailable: unknown media type; this result was not admitted to durable model context; raw image data remains available to programmatic callers]"},
-		{`{"type":"audio","data":"AAAA"}`, "[audio result unsupported: unknown media type; raw audio data remains available to programmatic callers]"},
+		{`{"type":"audio","data":"AAAA"}`, "[audio: unknown media type, 3 bytes; not stored in this rendering; the raw audio remains available to programmatic callers]"},
+		{`{"type":"resource","resource":{"uri":"x:/b","mimeType":"application/pdf","blob":"AAAA"}}`, "[embedded resource x:/b: application/pdf, 3 bytes; not stored in this rendering; the raw data remains available to programmatic callers]"},
+		{`{"type":"resource","resource":{"uri":"x:/t","mimeType":"text/plain","text":"hello"}}`, "Resource x:/t (text/plain):\nhello"},
+		{`{"type":"resource","resource":{"uri":"x:/j","mimeType":"application/json","blob":"eyJhIjoxfQ=="}}`, "Resource x:/j (application/json):\n{\"a\":1}"},
+		{`{"type":"resource"}`, "[embedded resource unavailable: the MCP block has no resource contents]"},
+		{`{"type":"resource_link","uri":"x:/l","name":"l","title":"The L","mimeType":"text/plain"}`, `Resource link: l — The L (x:/l, text/plain); read it with mcp_read {"uri":"x:/l","server":"srv"}`},
 		{`{"type":"resource_link","uri":"x:y"}`, "[resource link unavailable: the MCP block is missing its name or URI]"},
 		{`{"type":"text"}`, "(t returned no model-visible content)"},
 	}
 	for _, tt := range tests {
-		got := project("t", rawViews([]json.RawMessage{json.RawMessage(tt.block)}), nil)
+		got := project("t", "srv", rawViews([]json.RawMessage{json.RawMessage(tt.block)}), nil)
 		if diff := cmp.Diff([]tools.Content{tools.Text(tt.want)}, got); diff != "" {
 			t.Errorf("project(%s) (-want +got):\n%s", tt.block, diff)
 		}
@@ -304,7 +309,7 @@ func TestMaxResultBytes(t *testing.T) {
 	cfg.MaxResultBytes = 10
 	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult("0123456789abcdef", "ghij") }))
 	res := e.call(tools.Caller{}, "mcp__big__r", "{}")
-	want := "0123456789\n[output truncated: 11 of 21 bytes dropped (maxResultBytes 10); the full result remains available to programmatic callers]"
+	want := "0123456789\n[output truncated: 11 of 21 bytes dropped (maxResultBytes 10); the rest could not be stored (no attachment store is mounted); it remains available to programmatic callers]"
 	if diff := cmp.Diff([]tools.Content{tools.Text(want)}, res.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
@@ -313,7 +318,7 @@ func TestMaxResultBytes(t *testing.T) {
 	}
 	// A multi-byte character is never split.
 	c := &client{cfg: &Config{MaxResultBytes: 2}}
-	if got := c.truncate([]tools.Content{tools.Text("é€")})[0].Text; !strings.HasPrefix(got, "é\n[output truncated: 3 of 5 bytes") {
+	if got := c.truncate([]tools.Content{tools.Text("é€")}, nil)[0].Text; !strings.HasPrefix(got, "é\n[output truncated: 3 of 5 bytes") {
 		t.Errorf("truncate split a character: %q", got)
 	}
 }
@@ -338,6 +343,7 @@ func TestImages(t *testing.T) {
 		store  bool
 		limits *attachments.Limits
 		caller tools.Caller
+		width  int      // of the stored images, when not the original's 4
 		want   []string // text blocks; "IMG" marks an image reference
 	}{
 		{name: "admitted in order", result: mixed, store: true, caller: imageCaller,
@@ -359,7 +365,15 @@ func TestImages(t *testing.T) {
 			want: []string{strings.Join([]string{
 				diag("image/png", reasonSibling), diag("image/bmp", reasonBadType), diag("image/jpeg", reasonMismatch),
 				diag("unknown media type", reasonBadType), diag("image/png", reasonEmpty)}, "\n")}},
-		{name: "admission rejected", store: true, caller: imageCaller, limits: &attachments.Limits{MaxSide: 16},
+		{name: "downscaled to fit", store: true, caller: imageCaller, limits: &attachments.Limits{MaxSide: 16},
+			result: func() *mcp.CallToolResult {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: big}}}
+			},
+			width: 16,
+			want:  []string{"[image downscaled from 64×64 to 16×16 to fit the attachment limits (scale 1:4)]", "IMG"}},
+		// Even a 1×1 image is over 50 bytes: nothing fits, and the store
+		// refuses what FitImage could make.
+		{name: "admission rejected", store: true, caller: imageCaller, limits: &attachments.Limits{MaxImageBytes: 50},
 			result: func() *mcp.CallToolResult {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: big}}}
 			},
@@ -397,7 +411,11 @@ func TestImages(t *testing.T) {
 					}
 					b, _ := io.ReadAll(rc)
 					rc.Close()
-					if !bytes.Equal(b, good) || ref.MediaType != "image/png" || ref.Width != 4 {
+					if tt.width != 0 {
+						if ref.Width != tt.width || ref.MediaType != "image/png" || int(ref.Bytes) != len(b) {
+							t.Errorf("stored image is not the downscaled one: %+v", ref)
+						}
+					} else if !bytes.Equal(b, good) || ref.MediaType != "image/png" || ref.Width != 4 {
 						t.Errorf("stored image differs: %+v", ref)
 					}
 				default:
@@ -414,7 +432,7 @@ func TestImages(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("content (-want +got):\n%s", diff)
 			}
-			if tt.store && tt.want[0] != "before" && countFiles(t, e.store.Dir()) != before {
+			if tt.store && tt.want[len(tt.want)-1] != "after" && tt.want[len(tt.want)-1] != "IMG" && countFiles(t, e.store.Dir()) != before {
 				t.Error("a refused batch left files in the store")
 			}
 		})
@@ -437,15 +455,15 @@ func TestImageStorageFailureAndCancel(t *testing.T) {
 	}
 	c := newClient(options{cfg: testConfig("st"), store: st, logger: discardLogger()})
 	imgs := []*mcp.ImageContent{{MIMEType: "image/png", Data: pngBytes(t, 2)}}
-	block, isRef := c.admitImages(context.Background(), imageCaller, "r", imgs)(0, "image/png")
-	if isRef || block.Text != imageDiagnostic("image/png", reasonStorage) {
-		t.Errorf("storage failure: %+v", block)
+	want := [][]tools.Content{{tools.Text(imageDiagnostic("image/png", reasonStorage))}}
+	if diff := cmp.Diff(want, c.admitImages(context.Background(), imageCaller, "r", imgs)); diff != "" {
+		t.Errorf("storage failure (-want +got):\n%s", diff)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	block, isRef = c.admitImages(ctx, imageCaller, "r", imgs)(0, "image/png")
-	if isRef || block.Text != imageDiagnostic("image/png", reasonCanceled) {
-		t.Errorf("canceled: %+v", block)
+	want = [][]tools.Content{{tools.Text(imageDiagnostic("image/png", reasonCanceled))}}
+	if diff := cmp.Diff(want, c.admitImages(ctx, imageCaller, "r", imgs)); diff != "" {
+		t.Errorf("canceled (-want +got):\n%s", diff)
 	}
 }
 

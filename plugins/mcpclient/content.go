@@ -1,0 +1,194 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// readToolName is the resources service's read tool
+// (services/resources.ReadToolName), which reads a resource link's URI.
+const readToolName = "mcp_read"
+
+// modelContent maps a successful result to model content: images admitted
+// (and downscaled to fit), audio and embedded binaries stored, text inline,
+// then cut at maxResultBytes with the whole text stored for
+// mcp_read_output.
+func (c *client) modelContent(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) []tools.Content {
+	kept := c.keepBlocks(ctx, caller, raw, content)
+	out := project(raw, c.cfg.ServerName, typedViews(content), kept)
+	return c.truncate(out, func(full string, offset int) string { return c.storeFull(ctx, raw, full, offset) })
+}
+
+// keepBlocks stores what of content needs the attachment store, and returns
+// what each such block (by index) becomes in model content.
+func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) map[int][]tools.Content {
+	var kept map[int][]tools.Content
+	hold := func(i int, cs ...tools.Content) {
+		if kept == nil {
+			kept = map[int][]tools.Content{}
+		}
+		kept[i] = cs
+	}
+	var imgs []*mcp.ImageContent
+	var at []int
+	for i, b := range content {
+		switch b := b.(type) {
+		case *mcp.ImageContent:
+			imgs = append(imgs, b)
+			at = append(at, i)
+		case *mcp.AudioContent:
+			hold(i, tools.Text(c.keepAudio(ctx, raw, b)))
+		case *mcp.EmbeddedResource:
+			if r := b.Resource; r != nil && r.Blob != nil && !(textualType(r.MIMEType) && utf8.Valid(r.Blob)) {
+				hold(i, tools.Text(c.keepBinary(ctx, raw, r)))
+			}
+		}
+	}
+	if len(imgs) > 0 {
+		for n, cs := range c.admitImages(ctx, caller, raw, imgs) {
+			hold(at[n], cs...)
+		}
+	}
+	return kept
+}
+
+// keepAudio stores an audio block and describes it: MIME type, duration
+// when the format says it (WAV), size, and the attachment that holds it.
+func (c *client) keepAudio(ctx context.Context, raw string, a *mcp.AudioContent) string {
+	desc := orUnknownType(a.MIMEType)
+	if d, ok := wavDuration(a.Data); ok {
+		desc += fmt.Sprintf(", %.2f s", d)
+	}
+	desc += fmt.Sprintf(", %d bytes", len(a.Data))
+	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: a.MIMEType, Data: a.Data})
+	if err != nil {
+		return "[audio: " + desc + "; not kept: " + err.Error() + "; the raw audio remains available to programmatic callers]"
+	}
+	return "[audio: " + desc + "; stored as attachment " + id + "]"
+}
+
+// keepBinary stores an embedded resource's binary contents and describes
+// them.
+func (c *client) keepBinary(ctx context.Context, raw string, r *mcp.ResourceContents) string {
+	desc := fmt.Sprintf("%s: %s, %d bytes", r.URI, orUnknownType(r.MIMEType), len(r.Blob))
+	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: r.MIMEType, Data: r.Blob, Name: r.URI})
+	if err != nil {
+		return "[embedded resource " + desc + "; not kept: " + err.Error() + "; the raw data remains available to programmatic callers]"
+	}
+	return "[embedded resource " + desc + "; stored as attachment " + id + "]"
+}
+
+// saveBlob stores b and returns its attachment id, or an error worded for
+// the model.
+func (c *client) saveBlob(ctx context.Context, raw string, b attachments.Blob) (string, error) {
+	if c.opt.store == nil {
+		return "", fmt.Errorf("%s", reasonNoStore)
+	}
+	if _, _, err := mime.ParseMediaType(b.MediaType); err != nil {
+		b.MediaType = "" // sniffed instead: a bad declaration should not lose the data
+	}
+	ref, err := c.opt.store.SaveBlob(ctx, b)
+	if err != nil {
+		if !attachments.IsAdmissionError(err) && ctx.Err() == nil {
+			c.log.Warn(c.label+": durable storage of a result block failed", "tool", raw, "err", err)
+		}
+		return "", err
+	}
+	return ref.ID, nil
+}
+
+// storeFull stores the whole text of a cut result and tells the model how
+// to read the rest of it.
+func (c *client) storeFull(ctx context.Context, raw, full string, offset int) string {
+	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
+	if err != nil {
+		return "the rest could not be stored (" + err.Error() + "); it remains available to programmatic callers"
+	}
+	args, _ := json.Marshal(struct {
+		ID     string `json:"id"`
+		Offset int    `json:"offset"`
+	}{id, offset})
+	return fmt.Sprintf("the whole text (%d bytes) is stored: read the rest with %s %s", len(full), OutputToolName, args)
+}
+
+// resourceLinkLine describes a resource link and how to read it.
+func resourceLinkLine(server string, b blockView) string {
+	line := "Resource link: " + b.name
+	if b.title != "" && b.title != b.name {
+		line += " — " + b.title
+	}
+	line += " (" + b.uri
+	if b.mimeType != "" {
+		line += ", " + b.mimeType
+	}
+	args, _ := json.Marshal(struct {
+		URI    string `json:"uri"`
+		Server string `json:"server"`
+	}{b.uri, server})
+	return line + "); read it with " + readToolName + " " + string(args)
+}
+
+// textualType reports whether a MIME type is text a model can read.
+func textualType(mt string) bool {
+	t, _, err := mime.ParseMediaType(mt)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(t, "text/") {
+		return true
+	}
+	switch t {
+	case "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml":
+		return true
+	}
+	return strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml")
+}
+
+func orUnknownType(mt string) string {
+	if mt == "" {
+		return "unknown type"
+	}
+	return mt
+}
+
+// wavDuration returns the length in seconds of a RIFF/WAVE clip, from its
+// fmt chunk's byte rate and its data chunk's size.
+func wavDuration(b []byte) (float64, bool) {
+	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		return 0, false
+	}
+	var byteRate uint32
+	for p := 12; p+8 <= len(b); {
+		id, size := string(b[p:p+4]), binary.LittleEndian.Uint32(b[p+4:p+8])
+		body := p + 8
+		switch id {
+		case "fmt ":
+			if body+12 > len(b) {
+				return 0, false
+			}
+			byteRate = binary.LittleEndian.Uint32(b[body+8 : body+12])
+		case "data":
+			if byteRate == 0 {
+				return 0, false
+			}
+			n := min(uint64(size), uint64(len(b)-body))
+			return float64(n) / float64(byteRate), true
+		}
+		next := uint64(body) + uint64(size) + uint64(size&1)
+		if next > uint64(len(b)) {
+			return 0, false
+		}
+		p = int(next)
+	}
+	return 0, false
+}

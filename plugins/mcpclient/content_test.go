@@ -1,0 +1,224 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// wavClip returns a mono 8 kHz 8-bit WAV of n samples (n/8000 seconds).
+func wavClip(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+n))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(n))
+	b.Write(bytes.Repeat([]byte{0x80}, n))
+	return b.Bytes()
+}
+
+var attachmentID = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+
+// stored returns the bytes of the attachment text names.
+func stored(t *testing.T, st *attachments.Store, text string) []byte {
+	t.Helper()
+	id := attachmentID.FindString(text)
+	if id == "" {
+		t.Fatalf("no attachment id in %q", text)
+	}
+	rc, _, err := st.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Nothing of a result is a placeholder: audio and binary resources are
+// stored and described, text resources inline, links say how to read them.
+func TestResultBlocksKept(t *testing.T) {
+	wav := wavClip(12000)
+	pdf := []byte("%PDF-1.7 not much of a document")
+	result := func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "intro"},
+			&mcp.AudioContent{MIMEType: "audio/wav", Data: wav},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://doc.txt", MIMEType: "text/plain", Text: "the text"}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://doc.pdf", MIMEType: "application/pdf", Blob: pdf}},
+			&mcp.ResourceLink{URI: "test://later", Name: "later", MIMEType: "text/markdown"},
+		}}
+	}
+	e := mustStart(t, testConfig("kb"), resultServer(t, result), withStore)
+	res := e.call(tools.Caller{}, "mcp__kb__r", "{}")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("content = %+v, want one text block", res.Content)
+	}
+	lines := strings.Split(res.Content[0].Text, "\n")
+	ids := attachmentID.FindAllString(res.Content[0].Text, -1)
+	if len(ids) != 2 {
+		t.Fatalf("want 2 attachment ids in %q", res.Content[0].Text)
+	}
+	want := []string{
+		"intro",
+		"[audio: audio/wav, 1.50 s, 12044 bytes; stored as attachment " + ids[0] + "]",
+		"Resource test://doc.txt (text/plain):",
+		"the text",
+		"[embedded resource test://doc.pdf: application/pdf, 31 bytes; stored as attachment " + ids[1] + "]",
+		`Resource link: later (test://later, text/markdown); read it with mcp_read {"uri":"test://later","server":"kb"}`,
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("content (-want +got):\n%s", diff)
+	}
+	if !bytes.Equal(stored(t, e.store, lines[1]), wav) || !bytes.Equal(stored(t, e.store, lines[4]), pdf) {
+		t.Error("the stored bytes differ from the result's")
+	}
+
+	// Without a store the blocks are described, and say why not kept.
+	e = mustStart(t, testConfig("nb"), resultServer(t, result))
+	text := resultText(e.call(tools.Caller{}, "mcp__nb__r", "{}"))
+	for _, w := range []string{
+		"[audio: audio/wav, 1.50 s, 12044 bytes; not kept: " + reasonNoStore,
+		"[embedded resource test://doc.pdf: application/pdf, 31 bytes; not kept: " + reasonNoStore,
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("%q lacks %q", text, w)
+		}
+	}
+}
+
+func TestWAVDuration(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want float64
+		ok   bool
+	}{
+		{"clip", wavClip(4000), 0.5, true},
+		{"cut short", wavClip(4000)[:1000], float64(1000-44) / 8000, true},
+		{"not wav", []byte("ID3\x03mp3 data"), 0, false},
+		{"no fmt", []byte("RIFF\x00\x00\x00\x00WAVEdata\x04\x00\x00\x00abcd"), 0, false},
+		{"chunk past the end", []byte("RIFF\x00\x00\x00\x00WAVEjunk\xff\xff\xff\xff"), 0, false},
+	} {
+		got, ok := wavDuration(tc.data)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// A cut result stores the whole text, and the marker's call reads the
+// rest of it through the registered mcp_read_output.
+func TestLongOutputStored(t *testing.T) {
+	cfg := testConfig("lo")
+	cfg.MaxResultBytes = 1000
+	long := strings.Repeat("é-0123456789\n", 300) // 4200 bytes, two-byte characters
+	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult("head", long) }), withStore)
+	if _, err := e.reg.Register(e.scope, outputTool(e.store)); err != nil {
+		t.Fatal(err)
+	}
+	res := e.call(tools.Caller{}, "mcp__lo__r", "{}")
+	text := resultText(res)
+	marker := regexp.MustCompile(`\[output truncated: (\d+) of 4205 bytes dropped \(maxResultBytes 1000\); the whole text \(4205 bytes\) is stored: read the rest with mcp_read_output (\{.*\})\]$`)
+	m := marker.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no read-on marker in %q", text)
+	}
+	full := "head\n" + long
+	got := text[:strings.LastIndex(text, "\n[output truncated")]
+	if !strings.HasPrefix(full, got) {
+		t.Fatalf("the kept text is not the start of the whole")
+	}
+	args := m[2]
+	for range 100 {
+		r := e.call(tools.Caller{}, OutputToolName, args)
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		slice := r.Value.(OutputSlice)
+		got += slice.Text
+		if slice.End == slice.Total {
+			if !strings.HasSuffix(r.Content[0].Text, "; the end of the stored text]") {
+				t.Errorf("last read: %q", r.Content[0].Text)
+			}
+			break
+		}
+		next := regexp.MustCompile(`read on with mcp_read_output (\{.*\})\]$`).FindStringSubmatch(r.Content[0].Text)
+		if next == nil {
+			t.Fatalf("no read-on call in %q", r.Content[0].Text)
+		}
+		args = strings.Replace(next[1], "}", `,"length":700}`, 1)
+	}
+	if got != full {
+		t.Errorf("reading on gave %d bytes, want the %d of the whole text", len(got), len(full))
+	}
+}
+
+func TestReadOutputRanges(t *testing.T) {
+	st, err := attachments.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(b []byte) string {
+		ref, err := st.SaveBlob(context.Background(), attachments.Blob{Data: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref.ID
+	}
+	text := save([]byte("aé€b")) // a(0) é(1-2) €(3-5) b(6)
+	for _, tc := range []struct {
+		offset, length int64
+		want           OutputSlice
+	}{
+		{0, 0, OutputSlice{Offset: 0, End: 7, Text: "aé€b"}},
+		{2, 3, OutputSlice{Offset: 3, End: 3, Text: ""}},  // starts inside é, ends inside €
+		{1, 4, OutputSlice{Offset: 1, End: 3, Text: "é"}}, // ends inside €
+		{4, 10, OutputSlice{Offset: 6, End: 7, Text: "b"}},
+		{7, 1, OutputSlice{Offset: 7, End: 7, Text: ""}},
+	} {
+		got, err := readOutput(st, text, tc.offset, tc.length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.want.ID, tc.want.Total = text, 7
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("read %d+%d (-want +got):\n%s", tc.offset, tc.length, diff)
+		}
+	}
+	for _, tc := range []struct {
+		name, id string
+		offset   int64
+		want     string
+	}{
+		{"past the end", text, 8, "past the end"},
+		{"negative", text, -1, "must not be negative"},
+		{"binary", save(wavClip(10)), 0, "is not stored text (audio/wave)"},
+		{"unknown", "sha256:" + strings.Repeat("0", 64), 0, "not found"},
+		{"not an id", "../etc/passwd", 0, "invalid attachment id"},
+	} {
+		if _, err := readOutput(st, tc.id, tc.offset, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

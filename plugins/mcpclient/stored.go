@@ -1,0 +1,157 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// OutputToolName reads the rest of a result that maxResultBytes cut: the
+// cut text names it, with the stored text's id and the offset to read on
+// from. Its name does not start with the fold's prefix mcp__, so the fold
+// never hides it, and its description and schema are constants.
+const OutputToolName = "mcp_read_output"
+
+// OutputPluginName is the built-in plugin that registers OutputToolName.
+const OutputPluginName = "mcp-output"
+
+// Bounds of one read of a stored output.
+const (
+	defaultOutputRead = 64 << 10
+	maxOutputRead     = 1 << 20
+)
+
+const outputToolDescription = "Read more of a tool result that was cut at maxResultBytes: the cut text gives the id " +
+	"of the stored whole and the offset to go on from. Returns up to length bytes (default 65536, at most 1048576) " +
+	"of the stored text from offset, and the offset to continue from."
+
+const outputToolSchema = `{"type":"object","properties":{` +
+	`"id":{"type":"string","description":"the stored text's id, sha256:..., from the cut marker"},` +
+	`"offset":{"type":"integer","minimum":0,"description":"byte offset to read from (default 0)"},` +
+	`"length":{"type":"integer","minimum":1,"maximum":1048576,"description":"bytes to read (default 65536)"}},` +
+	`"required":["id"],"additionalProperties":false}`
+
+// OutputSlice is mcp_read_output's value: the text from Offset to End of
+// the stored text of Total bytes.
+type OutputSlice struct {
+	ID     string `json:"id"`
+	Offset int64  `json:"offset"`
+	End    int64  `json:"end"`
+	Total  int64  `json:"total"`
+	Text   string `json:"text"`
+}
+
+// outputTool is mcp_read_output over store.
+func outputTool(store *attachments.Store) tools.Definition {
+	return tools.Definition{
+		Name:        OutputToolName,
+		Description: outputToolDescription,
+		InputSchema: json.RawMessage(outputToolSchema),
+		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+			var in struct {
+				ID     string `json:"id"`
+				Offset int64  `json:"offset"`
+				Length int64  `json:"length"`
+			}
+			if err := json.Unmarshal(call.Args, &in); err != nil {
+				return tools.Output{}, fmt.Errorf("arguments: %w", err)
+			}
+			slice, err := readOutput(store, in.ID, in.Offset, in.Length)
+			if err != nil {
+				return tools.Output{}, err
+			}
+			return tools.Output{Value: slice}, nil
+		},
+		Render: renderOutput,
+	}
+}
+
+// readOutput reads [offset, offset+length) of the stored text id, moved to
+// whole UTF-8 characters: a start inside a character moves past it, an end
+// inside one moves before it.
+func readOutput(store *attachments.Store, id string, offset, length int64) (OutputSlice, error) {
+	if length <= 0 {
+		length = defaultOutputRead
+	}
+	length = min(length, maxOutputRead)
+	if offset < 0 {
+		return OutputSlice{}, errors.New("offset must not be negative")
+	}
+	rc, ref, err := store.Open(id)
+	if err != nil {
+		return OutputSlice{}, err
+	}
+	defer rc.Close()
+	if offset > ref.Bytes {
+		return OutputSlice{}, fmt.Errorf("offset %d is past the end of %s (%d bytes)", offset, id, ref.Bytes)
+	}
+	ra, ok := rc.(io.ReaderAt)
+	if !ok {
+		return OutputSlice{}, fmt.Errorf("%s cannot be read by range", id)
+	}
+	// utf8.UTFMax-1 bytes more on either side find the characters' edges.
+	start := max(0, offset-(utf8.UTFMax-1))
+	buf := make([]byte, min(ref.Bytes, offset+length+utf8.UTFMax-1)-start)
+	if _, err := ra.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+		return OutputSlice{}, fmt.Errorf("read %s: %w", id, err)
+	}
+	lo := int(offset - start)
+	for lo < len(buf) && !utf8.RuneStart(buf[lo]) {
+		lo++
+	}
+	hi := min(len(buf), int(offset+length-start))
+	if hi < len(buf) {
+		for hi > lo && !utf8.RuneStart(buf[hi]) {
+			hi--
+		}
+	}
+	text := buf[lo:max(lo, hi)]
+	if !utf8.Valid(text) || bytes.IndexByte(text, 0) >= 0 {
+		return OutputSlice{}, fmt.Errorf("%s is not stored text (%s); %s reads the stored output of cut tool results", id, ref.MediaType, OutputToolName)
+	}
+	return OutputSlice{ID: id, Offset: start + int64(lo), End: start + int64(lo) + int64(len(text)), Total: ref.Bytes, Text: string(text)}, nil
+}
+
+// renderOutput shows the slice and where to go on.
+func renderOutput(v any) []tools.Content {
+	s, ok := v.(OutputSlice)
+	if !ok {
+		b, _ := json.Marshal(v)
+		return []tools.Content{tools.Text(string(b))}
+	}
+	tail := fmt.Sprintf("\n[bytes %d-%d of %d; the end of the stored text]", s.Offset, s.End, s.Total)
+	if s.End < s.Total {
+		args, _ := json.Marshal(struct {
+			ID     string `json:"id"`
+			Offset int64  `json:"offset"`
+		}{s.ID, s.End})
+		tail = fmt.Sprintf("\n[bytes %d-%d of %d; read on with %s %s]", s.Offset, s.End, s.Total, OutputToolName, args)
+	}
+	return []tools.Content{tools.Text(s.Text + tail)}
+}
+
+func init() {
+	host.Register(host.Definition[struct{}]{
+		Name:        OutputPluginName,
+		Description: "the " + OutputToolName + " tool: reads by range the whole text of MCP tool results cut at maxResultBytes",
+		Builtin:     true,
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Apply: func(s *host.Scope, _ struct{}) error {
+			store, ok := host.Lookup(s, attachments.Key)
+			if !ok {
+				s.SetDetail("no attachment store: cut results are not stored")
+				return nil
+			}
+			_, err := host.Get(s, tools.Key).Register(s, outputTool(store))
+			return err
+		},
+	})
+}
