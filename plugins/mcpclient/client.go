@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -64,6 +66,8 @@ type options struct {
 	now func() time.Time
 	// releaseDelay defaults to httpReleaseDelay (see client.release).
 	releaseDelay time.Duration
+	// elicit answers the server's elicitations; nil declines them all.
+	elicit *elicit.Service
 }
 
 // client is one MCP server: a supervisor goroutine (run) owns the
@@ -102,6 +106,9 @@ type client struct {
 	unavailable  string // why live is nil, for call errors
 	instructions string
 	resyncFor    *conn
+	calls        map[string]*inflight // tools/calls in flight, by progress token
+
+	tokens atomic.Int64 // the last progress token handed out
 }
 
 // conn is one connection generation.
@@ -322,20 +329,28 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 // connect opens a session and lists every tool.
 func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	cn := &conn{closed: make(chan struct{})}
-	client := mcp.NewClient(clientInfo, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		Logger: c.log.With("component", "go-sdk"),
-		// The host offers no roots, sampling or elicitation.
+		// The host offers no roots or sampling.
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged(cn)
 		},
-	})
+		ProgressNotificationHandler: c.onProgress,
+		LoggingMessageHandler:       c.onLog,
+	}
+	if c.opt.elicit != nil {
+		opts.ElicitationHandler = c.onElicit
+		opts.Capabilities.Elicitation = elicitCapabilities()
+	}
+	client := mcp.NewClient(clientInfo, opts)
 	session, err := client.Connect(ctx, c.opt.transport(), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
 	cn.session = session
 	c.watch(cn)
+	c.setLogLevel(ctx, session)
 	list, err := listTools(ctx, session)
 	if err != nil {
 		return cn, nil, err

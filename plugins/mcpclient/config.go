@@ -50,8 +50,14 @@ type Config struct {
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
 
-	// ToolCallTimeoutMs bounds one tools/call (default 60000).
+	// ToolCallTimeoutMs is the silence a tools/call may keep (default
+	// 60000): the call fails when the server sends neither its result nor
+	// a progress notification for that long. Each progress notification
+	// starts it again.
 	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs"`
+	// ToolCallMaxMs caps a tools/call's whole duration, progress or not
+	// (default 0: no cap).
+	ToolCallMaxMs int `yaml:"toolCallMaxMs"`
 	// StartupTimeoutMs bounds one connection attempt: connect, initialize
 	// and the full tool discovery (default 30000).
 	StartupTimeoutMs int `yaml:"startupTimeoutMs"`
@@ -174,6 +180,11 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Reconnect.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.ToolCallMaxMs < 0 || cfg.ToolCallMaxMs > maxMs {
+		bad("toolCallMaxMs must be 0 (no cap) or a positive number no greater than %d", maxMs)
+	} else if cfg.ToolCallMaxMs > 0 && cfg.ToolCallMaxMs < cfg.ToolCallTimeoutMs {
+		bad("toolCallMaxMs (%d) caps the whole call, so it must be at least toolCallTimeoutMs (%d), the silence allowed between progress notifications", cfg.ToolCallMaxMs, cfg.ToolCallTimeoutMs)
 	}
 	for i, p := range cfg.Tools.Include {
 		if p == "" {

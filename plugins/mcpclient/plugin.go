@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -15,7 +16,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key)},
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -30,12 +31,14 @@ func init() {
 func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
+	elicitation, _ := host.Lookup(s, elicit.Key)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	_, err := start(s, options{
 		cfg:       cfg,
 		registry:  reg,
 		store:     store,
+		elicit:    elicitation,
 		transport: factory,
 	})
 	return err

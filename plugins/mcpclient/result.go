@@ -37,9 +37,11 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		if err != nil {
 			return tools.Output{}, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
-		res, err := cn.session.CallTool(cctx, &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)})
-		c.release(cancel, err)
+		params := &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)}
+		inflight, cctx := c.startCall(ctx, cn, params)
+		res, err := cn.session.CallTool(cctx, params)
+		inflight.finish()
+		c.release(func() { inflight.cancel(nil) }, err)
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
@@ -93,12 +95,12 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 // recognizable with errors.Is; a failure below the protocol level makes the
 // supervisor check the connection.
 func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err error) error {
+	var timeout *callTimeout
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: tool %q: %w", c.label, t.raw, ctx.Err())
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%s: tool %q did not answer within toolCallTimeoutMs (%dms); the call was cancelled: %w",
-			c.label, t.raw, c.cfg.ToolCallTimeoutMs, context.DeadlineExceeded)
+	case errors.As(context.Cause(cctx), &timeout):
+		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.raw, timeout.explain(), context.DeadlineExceeded)
 	}
 	if answered(err) {
 		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)

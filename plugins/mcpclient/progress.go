@@ -1,0 +1,268 @@
+package mcpclient
+
+// A tools/call in flight: its progress token, the caller its progress goes
+// to, and its two timeouts: toolCallTimeoutMs, the silence allowed (every
+// progress notification starts it again), and toolCallMaxMs, the whole.
+// Server log messages are here too: like progress, they are notifications
+// the server sends while it works.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// protocolNoSetLevel is the first revision without logging/setLevel (the
+// level then travels in each request's _meta).
+const protocolNoSetLevel = "2026-07-28"
+
+// inflight is one tools/call.
+type inflight struct {
+	c      *client
+	token  string
+	ctx    context.Context // the caller's: its progress function, its elicitation answerer
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	silence  *time.Timer // toolCallTimeoutMs; nil while held
+	max      *time.Timer // toolCallMaxMs; nil without a cap
+	held     int         // elicitations waiting for an answer: the silence timer waits too
+	progress int         // notifications received
+	done     bool
+}
+
+// callTimeout is the cause of a call cancelled by one of its timeouts; it
+// is a context.DeadlineExceeded.
+type callTimeout struct {
+	key      string // toolCallTimeoutMs or toolCallMaxMs
+	ms       int
+	progress int // notifications received before it fired
+}
+
+func (e *callTimeout) Error() string { return e.key + " elapsed" }
+
+func (e *callTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// explain says what ran out, for the call's error.
+func (e *callTimeout) explain() string {
+	switch {
+	case e.key == "toolCallMaxMs":
+		return fmt.Sprintf("did not finish within toolCallMaxMs (%dms), progress or not", e.ms)
+	case e.progress > 0:
+		return fmt.Sprintf("sent neither its result nor progress for toolCallTimeoutMs (%dms) after %d progress notification(s)", e.ms, e.progress)
+	}
+	return fmt.Sprintf("did not answer within toolCallTimeoutMs (%dms)", e.ms)
+}
+
+type inflightKey struct{}
+
+// startCall registers a call made with ctx: params gets a progress token
+// (and, where the protocol carries it per request, the log level), and the
+// returned context is cancelled by the call's timeouts. finish must follow
+// the call; the context's cancel (call.cancel) is the caller's to run.
+func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*inflight, context.Context) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	call := &inflight{c: c, token: fmt.Sprintf("dsh-%d", c.tokens.Add(1)), ctx: ctx, cancel: cancel}
+	cctx = context.WithValue(cctx, inflightKey{}, call)
+	params.SetProgressToken(call.token)
+	if level, ok := c.requestLogLevel(cn); ok {
+		meta := params.GetMeta()
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[mcp.MetaKeyLogLevel] = level
+		params.SetMeta(meta)
+	}
+	call.mu.Lock()
+	call.silence = time.AfterFunc(ms(c.cfg.ToolCallTimeoutMs), call.silent)
+	if c.cfg.ToolCallMaxMs > 0 {
+		call.max = time.AfterFunc(ms(c.cfg.ToolCallMaxMs), func() {
+			call.expire(&callTimeout{key: "toolCallMaxMs", ms: c.cfg.ToolCallMaxMs})
+		})
+	}
+	call.mu.Unlock()
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = map[string]*inflight{}
+	}
+	c.calls[call.token] = call
+	c.mu.Unlock()
+	return call, cctx
+}
+
+func (call *inflight) silent() {
+	call.mu.Lock()
+	n := call.progress
+	call.mu.Unlock()
+	call.expire(&callTimeout{key: "toolCallTimeoutMs", ms: call.c.cfg.ToolCallTimeoutMs, progress: n})
+}
+
+func (call *inflight) expire(cause *callTimeout) {
+	call.mu.Lock()
+	done := call.done
+	call.mu.Unlock()
+	if !done {
+		call.cancel(cause)
+	}
+}
+
+// finish ends the call's bookkeeping: no timer fires and no progress is
+// reported after it returns.
+func (call *inflight) finish() {
+	call.mu.Lock()
+	call.done = true
+	if call.silence != nil {
+		call.silence.Stop()
+	}
+	if call.max != nil {
+		call.max.Stop()
+	}
+	call.mu.Unlock()
+	call.c.mu.Lock()
+	delete(call.c.calls, call.token)
+	call.c.mu.Unlock()
+}
+
+// hold stops the silence timer while the call waits for a person (an
+// elicitation); release starts it again once the last one is answered.
+func (call *inflight) hold() (release func()) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.held++
+	if call.silence != nil {
+		call.silence.Stop()
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			call.mu.Lock()
+			defer call.mu.Unlock()
+			call.held--
+			if call.held == 0 && !call.done && call.silence != nil {
+				call.silence.Reset(ms(call.c.cfg.ToolCallTimeoutMs))
+			}
+		})
+	}
+}
+
+// onProgress handles notifications/progress: the call whose token it
+// carries hears it and its silence timer starts again. A token of no call
+// in flight (a late notification) is dropped.
+func (c *client) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p := req.Params
+	token, _ := p.ProgressToken.(string)
+	c.mu.Lock()
+	call := c.calls[token]
+	c.mu.Unlock()
+	if call == nil {
+		c.log.Debug(c.label+": progress for no call in flight; dropped", "token", p.ProgressToken)
+		return
+	}
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if call.done {
+		return
+	}
+	call.progress++
+	if call.held == 0 {
+		call.silence.Reset(ms(c.cfg.ToolCallTimeoutMs))
+	}
+	// Under call.mu: one report at a time, and none after finish.
+	tools.ReportProgress(call.ctx, tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+// onlyCall returns the one call in flight, if there is exactly one: a
+// 2025-11-25 server's request during a call carries nothing that names the
+// call, so it is the call's only when no other is running.
+func (c *client) onlyCall() *inflight {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) != 1 {
+		return nil
+	}
+	for _, call := range c.calls {
+		return call
+	}
+	return nil
+}
+
+// mcpLogLevel is the lowest MCP log level the instance's logger shows.
+func (c *client) mcpLogLevel() mcp.LoggingLevel {
+	ctx := context.Background()
+	switch {
+	case c.log.Enabled(ctx, slog.LevelDebug):
+		return "debug"
+	case c.log.Enabled(ctx, slog.LevelInfo):
+		return "info"
+	case c.log.Enabled(ctx, slog.LevelWarn):
+		return "warning"
+	}
+	return "error"
+}
+
+// logsByRequest reports whether the server takes its log level in each
+// request's _meta (2026-07-28 on) rather than through logging/setLevel.
+func logsByRequest(res *mcp.InitializeResult) bool {
+	return res != nil && res.ProtocolVersion >= protocolNoSetLevel
+}
+
+// requestLogLevel is the level a request to cn carries, for a server that
+// logs and takes it per request.
+func (c *client) requestLogLevel(cn *conn) (mcp.LoggingLevel, bool) {
+	res := cn.session.InitializeResult()
+	if res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil || !logsByRequest(res) {
+		return "", false
+	}
+	return c.mcpLogLevel(), true
+}
+
+// setLogLevel asks a server that logs, on a revision that has
+// logging/setLevel, for the messages the instance's log shows.
+func (c *client) setLogLevel(ctx context.Context, session *mcp.ClientSession) {
+	res := session.InitializeResult()
+	if res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil || logsByRequest(res) {
+		return
+	}
+	//lint:ignore SA1019 logging is deprecated from 2026-07-28, and this path serves only the revisions before it.
+	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: c.mcpLogLevel()}); err != nil {
+		c.log.Debug(c.label+": the server refused logging/setLevel; it logs at its own level", "err", err)
+	}
+}
+
+// onLog writes a server's notifications/message to the instance's log at
+// the mapped level: debug as debug; info and notice as info; warning as
+// warn; error, critical, alert and emergency as error.
+func (c *client) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	p := req.Params
+	level := slog.LevelDebug
+	switch p.Level {
+	case "info", "notice":
+		level = slog.LevelInfo
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	text, ok := p.Data.(string)
+	if !ok {
+		b, err := json.Marshal(p.Data)
+		if err != nil {
+			text = fmt.Sprint(p.Data)
+		} else {
+			text = string(b)
+		}
+	}
+	attrs := []any{"severity", string(p.Level)}
+	if p.Logger != "" {
+		attrs = append(attrs, "logger", p.Logger)
+	}
+	attrs = append(attrs, "data", text)
+	c.log.Log(ctx, level, "server log", attrs...)
+}

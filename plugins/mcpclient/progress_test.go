@@ -1,0 +1,248 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// progressTool sends steps progress notifications gap apart, then answers;
+// with steps < 0 it sends them until the call is cancelled.
+func progressTool(steps int, gap time.Duration, thenHang bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		token := req.Params.GetProgressToken()
+		for i := 1; steps < 0 || i <= steps; i++ {
+			select {
+			case <-time.After(gap):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if token != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: "step",
+				})
+			}
+		}
+		if thenHang {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return textResult("done"), nil
+	}
+}
+
+// progressCall calls tool with a progress listener and returns the result
+// and the reports it heard.
+func progressCall(e *testEnv, tool string) (tools.Result, []tools.Progress) {
+	var mu sync.Mutex
+	var got []tools.Progress
+	ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	res := e.reg.Execute(ctx, tools.Caller{}, tool, []byte("{}"))
+	mu.Lock()
+	defer mu.Unlock()
+	return res, got
+}
+
+func TestProgressResetsTheSilenceTimeout(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	// 15 steps 50ms apart: 750ms in all, three times the silence allowed,
+	// and every gap a tenth of it.
+	srv.addTool("long", progressTool(15, 50*time.Millisecond, false))
+	srv.addTool("stalls", progressTool(2, 10*time.Millisecond, true))
+	srv.addTool("endless", progressTool(-1, 20*time.Millisecond, false))
+	cfg := testConfig("pg")
+	cfg.ToolCallTimeoutMs = 500
+	e := mustStart(t, cfg, srv)
+
+	res, got := progressCall(e, "mcp__pg__long")
+	if res.Err != nil {
+		t.Fatalf("a call three times longer than toolCallTimeoutMs, with progress all along, failed: %v", res.Err)
+	}
+	if len(got) != 15 || got[0] != (tools.Progress{Progress: 1, Total: 15, Message: "step"}) || got[14].Progress != 15 {
+		t.Errorf("progress heard: %+v, want 15 reports 1/15 … 15/15", got)
+	}
+
+	res, got = progressCall(e, "mcp__pg__stalls")
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "sent neither its result nor progress for toolCallTimeoutMs (500ms) after 2 progress notification(s)") {
+		t.Errorf("a call silent after 2 notifications: err %v", res.Err)
+	}
+	if len(got) != 2 {
+		t.Errorf("heard %d reports, want 2", len(got))
+	}
+
+	// toolCallMaxMs caps the whole, progress or not.
+	cfg.ToolCallMaxMs = 600
+	e2 := mustStart(t, cfg, srv)
+	res, got = progressCall(e2, "mcp__pg__endless")
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "did not finish within toolCallMaxMs (600ms)") {
+		t.Errorf("endless progress with toolCallMaxMs: err %v", res.Err)
+	}
+	if len(got) == 0 {
+		t.Error("no progress heard before toolCallMaxMs cut the call")
+	}
+}
+
+func TestEveryCallCarriesItsOwnProgressToken(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var mu sync.Mutex
+	tokens := map[any]bool{}
+	srv.addTool("tok", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		tokens[req.Params.GetProgressToken()] = true
+		mu.Unlock()
+		return textResult("ok"), nil
+	})
+	e := mustStart(t, testConfig("tk"), srv)
+	for range 3 {
+		if res := e.call(tools.Caller{}, "mcp__tk__tok", "{}"); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	if len(tokens) != 3 || tokens[nil] {
+		t.Errorf("tokens seen by the server: %v, want 3 distinct ones", tokens)
+	}
+}
+
+// askTool asks with a multi round-trip input request (2026-07-28) and
+// answers with what came back.
+func askTool(schema map[string]any) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		resp, ok := req.Params.InputResponses["q"]
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"q": &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: schema},
+			}, RequestState: "s1"}, nil
+		}
+		b, _ := json.Marshal(resp)
+		return textResult(string(b)), nil
+	}
+}
+
+func withElicit(s *elicit.Service) envOption {
+	return func(_ *testEnv, o *options) { o.elicit = s }
+}
+
+func TestElicitationRoundTrip(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("ask", askTool(map[string]any{
+		"type":     "object",
+		"required": []any{"name"},
+		"properties": map[string]any{
+			"name":  map[string]any{"type": "string"},
+			"color": map[string]any{"type": "string", "enum": []any{"red", "blue"}, "default": "blue"},
+		},
+	}))
+	svc := elicit.New()
+	e := mustStart(t, testConfig("el"), srv, withElicit(svc))
+
+	// Nobody installed: declined, with the reason in _meta.
+	res := e.call(tools.Caller{}, "mcp__el__ask", "{}")
+	if got := resultText(res); !strings.Contains(got, `"action":"decline"`) || !strings.Contains(got, elicitReasonKey) {
+		t.Errorf("without an answerer the server saw %s, want a decline with its reason", got)
+	}
+	if !e.logs.has(slog.LevelWarn, "elicitation not accepted") {
+		t.Error("the decline was not logged")
+	}
+
+	var asked elicit.Request
+	remove := svc.Install(elicit.AnswerFunc(func(_ context.Context, r elicit.Request) (elicit.Result, error) {
+		asked = r
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada"}}, nil
+	}))
+	defer remove()
+	res = e.call(tools.Caller{}, "mcp__el__ask", "{}")
+	if got := resultText(res); got != `{"action":"accept","content":{"color":"blue","name":"Ada"}}` {
+		t.Errorf("the server saw %s, want the answer with the default applied", got)
+	}
+	if asked.Server != "el" || asked.Mode != elicit.ModeForm || asked.Message != "Who are you?" || len(asked.Form.Fields) != 2 {
+		t.Errorf("the answerer was asked %+v", asked)
+	}
+
+	// The call's own answerer wins over the installed one.
+	ctx := elicit.WithAnswerer(context.Background(), elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+		return elicit.Result{Action: elicit.Cancel}, nil
+	}))
+	res = e.reg.Execute(ctx, tools.Caller{}, "mcp__el__ask", []byte("{}"))
+	if got := resultText(res); got != `{"action":"cancel"}` {
+		t.Errorf("with the call's answerer the server saw %s, want its cancel", got)
+	}
+}
+
+func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("ask", askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}))
+	svc := elicit.New()
+	cfg := testConfig("hold")
+	cfg.ToolCallTimeoutMs = 50
+	e := mustStart(t, cfg, srv, withElicit(svc))
+	// The person takes far longer than the silence allowed.
+	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+		time.Sleep(300 * time.Millisecond)
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+	}))()
+	res := e.call(tools.Caller{}, "mcp__hold__ask", "{}")
+	if res.Err != nil || resultText(res) != `{"action":"accept","content":{"ok":true}}` {
+		t.Errorf("a call waiting for a person failed: %v %q", res.Err, resultText(res))
+	}
+}
+
+func TestServerLogMessages(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("log", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for _, l := range []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "emergency"} {
+			//lint:ignore SA1019 the test drives the deprecated logging feature on purpose.
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "db", Data: "at " + string(l)})
+		}
+		//lint:ignore SA1019 as above.
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: map[string]any{"rows": 3}})
+		return textResult("logged"), nil
+	})
+	e := mustStart(t, testConfig("lg"), srv)
+	if res := e.call(tools.Caller{}, "mcp__lg__log", "{}"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	want := map[string]slog.Level{
+		"at debug": slog.LevelDebug, "at info": slog.LevelInfo, "at notice": slog.LevelInfo, "at warning": slog.LevelWarn,
+		"at error": slog.LevelError, "at critical": slog.LevelError, "at emergency": slog.LevelError, `{"rows":3}`: slog.LevelInfo,
+	}
+	levelOf := func(data string) (slog.Level, bool) {
+		for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			for _, r := range e.logs.find(lv, "server log") {
+				if strings.Contains(r.Attrs, "data="+data) {
+					return lv, true
+				}
+			}
+		}
+		return 0, false
+	}
+	eventually(t, "every log message", func() bool {
+		for data := range want {
+			if _, ok := levelOf(data); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	for data, lv := range want {
+		if got, _ := levelOf(data); got != lv {
+			t.Errorf("server log %q at %s, want %s", data, got, lv)
+		}
+	}
+	if w := e.logs.find(slog.LevelWarn, "server log"); len(w) != 1 || !strings.Contains(w[0].Attrs, "logger=db") || !strings.Contains(w[0].Attrs, "severity=warning") {
+		t.Errorf("the warning's attributes: %+v, want its logger and severity", w)
+	}
+}
