@@ -384,6 +384,18 @@ func matches(words []string, fields ...string) bool {
 	return true
 }
 
+// offersAnything reports whether some server lists a resource or template.
+func (r *Registry) offersAnything() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range r.sources {
+		if len(s.resources)+len(s.templates) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Has reports whether server is registered.
 func (r *Registry) Has(server string) bool {
 	r.mu.RLock()

@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"sync"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
@@ -23,11 +25,8 @@ func init() {
 			store, _ := host.Lookup(s, attachments.Key)
 			rd := Renderer{Store: store}
 			if reg, ok := host.Lookup(s, tools.Key); ok {
-				for _, def := range []tools.Definition{listTool(r), readTool(r, rd)} {
-					if _, err := reg.Register(s, def); err != nil {
-						return err
-					}
-				}
+				offer := &offer{s: s, reg: reg, defs: []tools.Definition{listTool(r), readTool(r, rd)}}
+				r.OnChange(s, func(Change) { offer.update(r) })
 			}
 			if cmds, ok := host.Lookup(s, commands.Key); ok {
 				for _, c := range []commands.Command{listCommand(r), readCommand(r, rd)} {
@@ -39,4 +38,38 @@ func init() {
 			return host.Provide(s, Key, r)
 		},
 	})
+}
+
+// offer registers the model-facing tools while some server lists a
+// resource or a template, and withdraws them when none does: a host whose
+// servers offer nothing to read pays no prompt bytes for them.
+type offer struct {
+	s    *host.Scope
+	reg  *tools.Registry
+	defs []tools.Definition
+
+	mu      sync.Mutex
+	removes []func()
+}
+
+func (o *offer) update(r *Registry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	want := r.offersAnything()
+	switch {
+	case want && o.removes == nil:
+		for _, def := range o.defs {
+			remove, err := o.reg.Register(o.s, def)
+			if err != nil {
+				o.s.Logger().Error("resources: a model-facing tool could not be registered", "tool", def.Name, "err", err)
+				continue
+			}
+			o.removes = append(o.removes, remove)
+		}
+	case !want && o.removes != nil:
+		for _, remove := range o.removes {
+			remove()
+		}
+		o.removes = nil
+	}
 }

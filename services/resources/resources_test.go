@@ -372,7 +372,15 @@ func TestTools(t *testing.T) {
 		t.Fatalf("no resources service; status %+v", h.Status())
 	}
 	reg, _ := host.Lookup(h, tools.Key)
-	register(t, r, &fake{server: "docs"}, []*mcp.Resource{{URI: "docs://readme", Name: "readme", MIMEType: "text/markdown", Description: "The README"}},
+	if _, ok := reg.Get(ListToolName); ok {
+		t.Error("mcp_resources is offered while no server offers anything to read")
+	}
+	// A server that lists nothing adds no tools either.
+	empty, _ := register(t, r, &fake{server: "empty"}, nil, nil)
+	if _, ok := reg.Get(ReadToolName); ok {
+		t.Error("mcp_read is offered while no server lists anything")
+	}
+	_, docs := register(t, r, &fake{server: "docs"}, []*mcp.Resource{{URI: "docs://readme", Name: "readme", MIMEType: "text/markdown", Description: "The README"}},
 		[]*mcp.ResourceTemplate{{URITemplate: "docs://page/{n}", Name: "page"}})
 	ctx := context.Background()
 	caller := tools.Caller{Kind: "test"}
@@ -388,7 +396,7 @@ func TestTools(t *testing.T) {
 	if l, ok := list.Value.(Listing); !ok || len(l.Resources) != 1 || len(l.Templates) != 1 {
 		t.Errorf("mcp_resources value = %#v", list.Value)
 	}
-	if res := exec(ListToolName, `{"server":"nope"}`); res.Err == nil || !strings.Contains(res.Err.Error(), `unknown server "nope" (servers: docs)`) {
+	if res := exec(ListToolName, `{"server":"nope"}`); res.Err == nil || !strings.Contains(res.Err.Error(), `unknown server "nope" (servers: empty, docs)`) {
 		t.Errorf("mcp_resources of an unknown server = %v", res.Err)
 	}
 	if res := exec(ListToolName, `{"serv":"docs"}`); res.Err == nil {
@@ -406,7 +414,8 @@ func TestTools(t *testing.T) {
 		`{}`: "give uri, or template",
 		`{"uri":"docs://readme","template":"docs://page/{n}"}`: "not both",
 		`{"template":"docs://page/{n}"}`:                       "missing n",
-		`{"uri":"docs://missing"}`:                             "server docs: read docs://missing: resource not found",
+		`{"uri":"docs://missing","server":"docs"}`:             "server docs: read docs://missing: resource not found",
+		`{"uri":"docs://unlisted"}`:                            "no server lists it or has a template matching it; name the server (servers: empty, docs)",
 	} {
 		if res := exec(ReadToolName, args); res.Err == nil || !strings.Contains(res.Err.Error(), want) {
 			t.Errorf("mcp_read %s = %v, want %q", args, res.Err, want)
@@ -423,6 +432,16 @@ func TestTools(t *testing.T) {
 	for _, schema := range []string{listToolSchema, readToolSchema} {
 		if !json.Valid([]byte(schema)) {
 			t.Errorf("schema is not JSON: %s", schema)
+		}
+	}
+	// The last server that lists something goes: the tools go too.
+	empty.Set(nil, nil)
+	if err := docs.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ListToolName, ReadToolName} {
+		if _, ok := reg.Get(name); ok {
+			t.Errorf("%s is still offered with nothing to read", name)
 		}
 	}
 }
