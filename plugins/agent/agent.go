@@ -1,0 +1,427 @@
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Agent runs turns of a model against the tool registry. It is safe for
+// concurrent use; each Conversation runs one turn at a time.
+type Agent struct {
+	cfg    config
+	life   context.Context // the instance's: a turn ends when it does
+	chat   openai.ChatCompletionService
+	reg    *tools.Registry
+	store  *attachments.Store // nil without the attachments service
+	caller tools.Caller
+	retry  retryPolicy
+
+	mu    sync.Mutex
+	model string
+	main  *Conversation
+}
+
+func newAgent(life context.Context, cfg config, key string, reg *tools.Registry, store *attachments.Store, hc *http.Client) *Agent {
+	// The service is built from options alone, not openai.NewClient, which
+	// would read OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_ORG_ID from the
+	// environment and send them to whatever baseUrl names. The SDK's own
+	// retries are off: the loop's policy (retryPolicy) is the one that
+	// runs, shows its countdown and is tested.
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL + "/"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	}
+	a := &Agent{
+		cfg:    cfg,
+		life:   life,
+		chat:   openai.NewChatCompletionService(opts...),
+		reg:    reg,
+		store:  store,
+		caller: tools.Caller{Kind: "model", ImageInput: cfg.ImageInput},
+		retry:  defaultRetry(),
+		model:  cfg.Model,
+	}
+	a.main = a.NewConversation()
+	return a
+}
+
+// Model returns the model requests name.
+func (a *Agent) Model() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.model
+}
+
+// SetModel switches the model of every later request.
+func (a *Agent) SetModel(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.model = name
+}
+
+// Caller is who the agent calls tools as.
+func (a *Agent) Caller() tools.Caller { return a.caller }
+
+// Main returns the conversation /new resets: the one a console talks in.
+func (a *Agent) Main() *Conversation { return a.main }
+
+// NewConversation returns an empty conversation of its own.
+func (a *Agent) NewConversation() *Conversation { return &Conversation{a: a} }
+
+// Conversation is a history of messages, without the system message (built
+// at each request from the current assembly) and without reasoning text
+// (which the API must not receive back).
+type Conversation struct {
+	a       *Agent
+	mu      sync.Mutex
+	history []openai.ChatCompletionMessageParamUnion
+}
+
+// Reset empties the conversation.
+func (c *Conversation) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history = nil
+}
+
+// Len returns how many messages the conversation holds.
+func (c *Conversation) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.history)
+}
+
+// Output is where a turn shows what happens. A nil writer drops its part.
+type Output struct {
+	// Text receives the answer text as it streams, of every step.
+	Text io.Writer
+	// Reasoning receives the reasoning text as it streams, where the
+	// model sends one; a "\n" ends each step's reasoning.
+	Reasoning io.Writer
+	// Status receives one line per event: tool calls and their outcome,
+	// retries with their countdown, the maxSteps stop.
+	Status io.Writer
+}
+
+func (o Output) status(format string, args ...any) {
+	if o.Status != nil {
+		fmt.Fprintf(o.Status, format+"\n", args...)
+	}
+}
+
+// Usage counts the tokens of a turn, summed over its requests.
+type Usage struct {
+	Prompt, CachedPrompt, Completion int64
+	// Cached says whether the API reported cached prompt tokens at all.
+	Cached bool
+}
+
+// String is the line a front end shows after a turn.
+func (u Usage) String() string {
+	s := fmt.Sprintf("tokens: %d prompt", u.Prompt)
+	if u.Cached {
+		s += fmt.Sprintf(" (%d cached)", u.CachedPrompt)
+	}
+	return s + fmt.Sprintf(", %d completion", u.Completion)
+}
+
+func (u *Usage) add(v Usage) {
+	u.Prompt += v.Prompt
+	u.CachedPrompt += v.CachedPrompt
+	u.Completion += v.Completion
+	u.Cached = u.Cached || v.Cached
+}
+
+// Result is what a turn did.
+type Result struct {
+	// Answer is the text of the last step, the one without tool calls.
+	Answer string
+	// Steps counts the model requests that asked for tools.
+	Steps int
+	Usage Usage
+}
+
+// ErrMaxSteps ends a turn whose model still asked for tools after maxSteps
+// rounds. The conversation keeps every step, so a next message goes on.
+var ErrMaxSteps = errors.New("stopped: the model still asked for tools after maxSteps tool rounds; send a message to let it go on")
+
+// Turn sends text as the user's message and runs the loop: a request with
+// the current assembly, the streamed answer, the tool calls it asks for
+// (in parallel, results in order), again until an answer without tool
+// calls or maxSteps. On an error or cancellation the conversation is left
+// as it was before the turn, so that it stays valid for the next one.
+func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.a.life, cancel)
+	defer stop()
+
+	before := len(c.history)
+	history := append(c.history[:before:before], openai.UserMessage(text))
+	var res Result
+	for {
+		if res.Steps == c.a.cfg.MaxSteps {
+			c.history = history
+			out.status("stopped after %d tool rounds (maxSteps)", res.Steps)
+			return res, ErrMaxSteps
+		}
+		st, err := c.a.step(ctx, history, out)
+		res.Usage.add(st.usage)
+		if err != nil {
+			return res, err
+		}
+		history = append(history, st.assistant)
+		if len(st.calls) == 0 {
+			res.Answer = st.content
+			c.history = history
+			return res, nil
+		}
+		res.Steps++
+		msgs, err := c.a.runTools(ctx, st.calls, out)
+		if err != nil {
+			return res, err
+		}
+		history = append(history, msgs...)
+	}
+}
+
+// stepResult is one model request's outcome.
+type stepResult struct {
+	content   string
+	calls     []toolCall
+	assistant openai.ChatCompletionMessageParamUnion
+	usage     Usage
+}
+
+type toolCall struct {
+	ID, Name, Arguments string
+}
+
+// step assembles the tools, sends one request with retries and returns the
+// assistant message to keep.
+func (a *Agent) step(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, out Output) (stepResult, error) {
+	asm, err := a.reg.Assemble(ctx, a.caller)
+	if err != nil {
+		return stepResult{}, err
+	}
+	toolsJSON, err := asm.ToolsJSON()
+	if err != nil {
+		return stepResult{}, err
+	}
+	msgs := history
+	if sys := systemText(a.cfg.System, asm.Sections); sys != "" {
+		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
+	}
+	body, err := a.requestBody(msgs, toolsJSON, len(asm.Tools) > 0)
+	if err != nil {
+		return stepResult{}, err
+	}
+	st, err := a.send(ctx, body, out)
+	if err != nil {
+		return st, err
+	}
+	asst := openai.ChatCompletionAssistantMessageParam{}
+	if st.content != "" || len(st.calls) == 0 {
+		asst.Content.OfString = openai.String(st.content)
+	}
+	for _, tc := range st.calls {
+		asst.ToolCalls = append(asst.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       tc.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+			},
+		})
+	}
+	st.assistant = openai.ChatCompletionMessageParamUnion{OfAssistant: &asst}
+	return st, nil
+}
+
+// systemText is the system message: the entry's text, then each section
+// of the assembly (an MCP server's instructions) under its name.
+func systemText(base string, sections []tools.Section) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(base))
+	for _, s := range sections {
+		if strings.TrimSpace(s.Text) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## %s\n%s", s.Name, strings.TrimSpace(s.Text))
+	}
+	return b.String()
+}
+
+// requestBody marshals the request with the tools array spliced in as the
+// assembly wrote it. The SDK's JSON setter would re-marshal raw JSON
+// (compacting it), and the typed tool params would re-order each schema's
+// keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
+// prompt cache sees the same prefix every time.
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool) ([]byte, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         a.Model(),
+		Messages:      msgs,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if a.cfg.Temperature != nil {
+		p.Temperature = openai.Float(*a.cfg.Temperature)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode the request: %w", err)
+	}
+	if !withTools {
+		// An empty tools array is refused by some APIs; none is sent.
+		return b, nil
+	}
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("encode the request: unexpected %q", b)
+	}
+	out := make([]byte, 0, len(b)+len(toolsJSON)+16)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"tools":`...)
+	out = append(out, toolsJSON...)
+	return append(out, '}'), nil
+}
+
+// runTools executes calls in parallel and returns their tool messages in
+// the order of the calls, followed by one user message carrying their
+// images when the model takes images.
+func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
+	for _, tc := range calls {
+		out.status("→ %s %s", tc.Name, clip(tc.Arguments, 120))
+	}
+	results := make([]toolOutcome, len(calls))
+	var wg sync.WaitGroup
+	for i, tc := range calls {
+		wg.Go(func() { results[i] = a.runTool(ctx, tc) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var msgs []openai.ChatCompletionMessageParamUnion
+	var images []openai.ChatCompletionContentPartUnionParam
+	for i, r := range results {
+		if r.err != nil {
+			out.status("← %s: error: %s", calls[i].Name, clip(r.err.Error(), 200))
+		} else {
+			out.status("← %s: %d characters", calls[i].Name, len(r.text))
+		}
+		msgs = append(msgs, openai.ToolMessage(r.text, calls[i].ID))
+		for _, img := range r.images {
+			images = append(images,
+				openai.TextContentPart(fmt.Sprintf("An image from tool call %s (%s):", calls[i].ID, calls[i].Name)),
+				openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: img}))
+		}
+	}
+	if len(images) > 0 {
+		// A tool message carries text only: the images follow as the
+		// user's, each after a line naming its call.
+		msgs = append(msgs, openai.UserMessage(images))
+	}
+	return msgs, nil
+}
+
+type toolOutcome struct {
+	text   string
+	images []string // data: URLs
+	err    error
+}
+
+// runTool executes one call through the registry's pipeline as the agent's
+// caller. Arguments that are not JSON are a tool error the model reads.
+func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
+	args := strings.TrimSpace(tc.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		err = fmt.Errorf("the arguments are not valid JSON (%v); send the arguments as one JSON object", err)
+		return toolOutcome{text: "Error: " + err.Error(), err: err}
+	}
+	res := a.reg.Execute(ctx, a.caller, tc.Name, json.RawMessage(args))
+	var o toolOutcome
+	o.err = res.Err
+	var parts []string
+	for _, c := range res.Content {
+		switch {
+		case c.Type == "image" && c.Image != nil:
+			url, err := a.imageURL(*c.Image)
+			if err != nil {
+				parts = append(parts, fmt.Sprintf("[image %s (%s) could not be attached: %v]", c.Image.ID, c.Image.MediaType, err))
+				continue
+			}
+			if url == "" {
+				parts = append(parts, fmt.Sprintf("[image %s (%s, %dx%d) omitted: this model does not take images]", c.Image.ID, c.Image.MediaType, c.Image.Width, c.Image.Height))
+				continue
+			}
+			o.images = append(o.images, url)
+			parts = append(parts, fmt.Sprintf("[image %s (%s, %dx%d): attached after the tool results]", c.Image.ID, c.Image.MediaType, c.Image.Width, c.Image.Height))
+		default:
+			parts = append(parts, c.Text)
+		}
+	}
+	o.text = strings.Join(parts, "\n")
+	return o
+}
+
+// imageURL reads a stored image as a data: URL; "" when the model does not
+// take images.
+func (a *Agent) imageURL(ref attachments.Ref) (string, error) {
+	if !a.cfg.ImageInput {
+		return "", nil
+	}
+	if a.store == nil {
+		return "", errors.New("no attachments service")
+	}
+	rc, r, err := a.store.Open(ref.ID)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return "", err
+	}
+	return "data:" + r.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data), nil
+}
+
+// clip returns s on one line, cut to n bytes with "…".
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// timeout returns the per-request bound, 0 for none.
+func (a *Agent) timeout() time.Duration { return time.Duration(a.cfg.TimeoutMs) * time.Millisecond }

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// config is an agent entry's config.
+type config struct {
+	// BaseURL is the OpenAI-compatible API root; requests go to
+	// BaseURL + "/chat/completions".
+	BaseURL string `yaml:"baseUrl"`
+	Model   string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the API key; empty
+	// sends no key (a local server).
+	APIKeyEnv string `yaml:"apiKeyEnv"`
+	// System is extra system prompt text, before the assembly's sections.
+	System string `yaml:"system"`
+	// ImageInput says the model takes images: tool results' images reach
+	// it as image parts.
+	ImageInput bool `yaml:"imageInput"`
+	// MaxSteps bounds the tool rounds of one turn.
+	MaxSteps int `yaml:"maxSteps"`
+	// Temperature is sent when set.
+	Temperature *float64 `yaml:"temperature"`
+	// TimeoutMs bounds each model request, from sending it to the end of
+	// its stream; 0 means no bound.
+	TimeoutMs int `yaml:"timeoutMs"`
+}
+
+func defaults() config {
+	return config{
+		BaseURL:   "https://api.deepseek.com",
+		Model:     "deepseek-chat",
+		APIKeyEnv: "DEEPSEEK_API_KEY",
+		MaxSteps:  25,
+		TimeoutMs: 600_000,
+	}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validate checks c, naming the key of every problem.
+func validate(c *config) error {
+	var errs []error
+	c.BaseURL = strings.TrimRight(strings.TrimSpace(c.BaseURL), "/")
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("baseUrl: %q is not an http(s) URL (for example https://api.deepseek.com)", c.BaseURL))
+	}
+	c.Model = strings.TrimSpace(c.Model)
+	if c.Model == "" {
+		errs = append(errs, errors.New("model: must not be empty (for example deepseek-chat)"))
+	}
+	if c.APIKeyEnv != "" && !envName.MatchString(c.APIKeyEnv) {
+		errs = append(errs, fmt.Errorf("apiKeyEnv: %q is not an environment variable name; it names the variable that holds the key, never the key itself", c.APIKeyEnv))
+	}
+	if c.MaxSteps < 1 || c.MaxSteps > 1000 {
+		errs = append(errs, fmt.Errorf("maxSteps: %d is out of range 1..1000", c.MaxSteps))
+	}
+	if t := c.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		errs = append(errs, fmt.Errorf("temperature: %v is out of range 0..2", *t))
+	}
+	if c.TimeoutMs < 0 {
+		errs = append(errs, fmt.Errorf("timeoutMs: %d must be 0 (no bound) or more", c.TimeoutMs))
+	}
+	return errors.Join(errs...)
+}

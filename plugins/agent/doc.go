@@ -1,0 +1,68 @@
+// Package agent is the agent plugin: a model on any OpenAI-compatible chat
+// completions API (DeepSeek by default) using the host's tools. It is what
+// `dsh-host chat` talks to, and the fullest example of a plugin: it
+// requires the tools service, uses attachments and commands when present,
+// declares its key's variable secret, and provides a service of its own.
+//
+// # Composition
+//
+//	plugins:
+//	  - id: agent
+//	    name: agent
+//	    config:
+//	      baseUrl: https://api.deepseek.com   # the API root (default)
+//	      model: deepseek-chat                # default
+//	      apiKeyEnv: DEEPSEEK_API_KEY         # the variable holding the key (default); "" sends none
+//	      system: "Answer briefly."           # extra system text
+//	      imageInput: false                   # the model takes images (default false)
+//	      maxSteps: 25                        # tool rounds per turn (default 25)
+//	      temperature: 0.2                    # sent when set, 0..2
+//	      timeoutMs: 600000                   # per request, to the end of its stream; 0: none
+//
+// The key is read from the variable when the instance starts (an unset
+// variable fails it, naming the variable), sent only as the bearer token
+// to baseUrl, and left out of every MCP server's environment
+// (Definition.Secrets). The client is built without openai-go's
+// environment defaults, so OPENAI_API_KEY and friends never go to another
+// provider.
+//
+// # The loop
+//
+// Conversation.Turn adds the user's message, then for each step: Assemble
+// for the agent's caller (Kind "model", ID the entry's id, ImageInput from
+// imageInput), so folding, masks and keep rules apply; one streamed request
+// with the assembly's tools array spliced in byte for byte
+// (Assembly.ToolsJSON) and a system message made of `system` and the
+// assembly's sections; the answer streamed to Output.Text and any
+// reasoning (DeepSeek's delta.reasoning_content) to Output.Reasoning. The
+// reasoning is never put back in the history. The tool calls of a step run
+// in parallel through Registry.Execute; their tool messages follow in the
+// order of the calls, each with its tool_call_id. Arguments that are not
+// valid JSON come back as a tool error. An image in a result is sent as an
+// image part (in a user message after the tool messages, since a tool
+// message carries text only) when imageInput is on and the attachments
+// service holds it; otherwise the tool message says it was omitted. The
+// loop ends at an answer without tool calls, or after maxSteps tool rounds
+// with ErrMaxSteps. A turn that fails or is cancelled leaves the
+// conversation as it was, so it stays valid for the next message;
+// cancelling the turn's context cancels the stream and every tool call in
+// flight, which the MCP client passes on to its servers.
+//
+// # Errors and retries
+//
+// openai-go's own retries are off; the agent's policy runs instead: a 429
+// waits for Retry-After (or retry-after-ms) with a countdown on the status
+// output, up to a minute; a 5xx, a stream cut midway and a failed
+// connection are retried with doubling backoff from 1 s; three retries at
+// most. A 401 or 403 names the variable the key was read from; a
+// context-length refusal says so and suggests /new or folding.
+//
+// # Front ends
+//
+// The plugin provides Key: an *Agent whose Main conversation the console
+// of `dsh-host chat` talks in, and NewConversation for one-shot use
+// (`dsh-host chat -p`). With the commands service it registers /new (a new
+// main conversation) and /model [NAME] (show or switch the model until the
+// instance restarts). A restart of the instance (its entry edited, a
+// service it injects gone) starts a new conversation.
+package agent

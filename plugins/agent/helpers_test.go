@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/services/tools"
+
+	// The composition of the tests: the built-in services, an MCP client
+	// of the fixture server and folding.
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	_ "github.com/dsh-host/dsh-host/services/attachments"
+	_ "github.com/dsh-host/dsh-host/services/commands"
+	_ "github.com/dsh-host/dsh-host/services/settings"
+	_ "github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testKeyEnv is the variable the test agents read their key from.
+const testKeyEnv = "AGENT_TEST_KEY"
+
+// env is a running test host: the fixture MCP server (folded), an agent
+// entry talking to a scripted server, and the fixture's event file.
+type env struct {
+	h      *host.Host
+	agent  *Agent
+	reg    *tools.Registry
+	srv    *openaitest.Server
+	events string
+	slept  *sleeps
+}
+
+// start runs a host with the fixture server, mcp-fold and an agent entry on
+// srv; extra is more YAML of the agent's config, indented six spaces.
+func start(t *testing.T, srv *openaitest.Server, extra string) *env {
+	t.Helper()
+	t.Setenv("DSH_HOME", t.TempDir())
+	t.Setenv(testKeyEnv, "sk-test-key")
+	events := filepath.Join(t.TempDir(), "events")
+	comp := fmt.Sprintf(`plugins:
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+      env: {FIXTURE_CANCEL_FILE: %q}
+      # all: only the agent's Secrets keep its key from the server.
+      inheritEnv: all
+  - id: fold
+    name: mcp-fold
+  - id: agent
+    name: agent
+    config:
+      baseUrl: %s
+      apiKeyEnv: %s
+%s`, mcptest.FixtureBinary(t), events, srv.URL, testKeyEnv, extra)
+	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	c, err := host.ParseComposition("composition.yml", []byte(comp), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := host.Lookup(h, Key)
+	if !ok {
+		t.Fatalf("no agent service; status: %+v", host.Find(h.Status(), "agent"))
+	}
+	reg, _ := host.Lookup(h, tools.Key)
+	sl := &sleeps{}
+	// Retries in tests wait for nothing: the waits asked for are recorded.
+	a.retry.backoff = time.Millisecond
+	a.retry.sleep = sl.sleep
+	return &env{h: h, agent: a, reg: reg, srv: srv, events: events, slept: sl}
+}
+
+// sleeps records the waits of the retry policy instead of sleeping.
+type sleeps struct {
+	mu    sync.Mutex
+	total time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.total += d
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleeps) sum() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// output collects a turn's output parts.
+type output struct {
+	text, reasoning, status syncBuffer
+}
+
+func (o *output) out() Output { return Output{Text: &o.text, Reasoning: &o.reasoning, Status: &o.status} }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// messages decodes request i's messages.
+func messages(t *testing.T, srv *openaitest.Server, i int) []openaitest.Message {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) <= i {
+		t.Fatalf("%d requests, want more than %d", len(reqs), i)
+	}
+	m, err := reqs[i].Messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// waitLine waits (bounded) for path to hold line.
+func waitLine(t *testing.T, path, line string) {
+	t.Helper()
+	mcptest.WaitFor(t, 30*time.Second, "line "+line+" in "+path, func() bool {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if l == line {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Key is the agent service: what front ends (dsh-host chat) run turns on.
+var Key = host.NewKey[*Agent]("agent")
+
+func init() {
+	host.Register(host.Definition[config]{
+		Name:        "agent",
+		Description: "a model on an OpenAI-compatible API using the tools (dsh-host chat)",
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key)},
+		Provides:    []host.AnyKey{Key},
+		Defaults:    defaults,
+		Validate:    validate,
+		// One agent per host: it provides the service and the fixed
+		// commands /new and /model.
+		Claims: func(*config) []host.Claim { return []host.Claim{{Kind: "service", Value: "agent"}} },
+		// The key never reaches an MCP server's environment.
+		Secrets: func(c *config) []string {
+			if c.APIKeyEnv == "" {
+				return nil
+			}
+			return []string{c.APIKeyEnv}
+		},
+		Apply: apply,
+	})
+}
+
+func apply(s *host.Scope, cfg config) error {
+	key := ""
+	if cfg.APIKeyEnv != "" {
+		key = os.Getenv(cfg.APIKeyEnv)
+		if key == "" {
+			return fmt.Errorf("apiKeyEnv: %s is not set; export the API key in it (or set apiKeyEnv: \"\" for a server that takes none)", cfg.APIKeyEnv)
+		}
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	s.OnDispose("close model connections", func() error { transport.CloseIdleConnections(); return nil })
+	store, _ := host.Lookup(s, attachments.Key)
+	a := newAgent(s.Context(), cfg, key, host.Get(s, tools.Key), store, &http.Client{Transport: transport})
+	a.caller.ID = s.ID()
+	if err := host.Provide(s, Key, a); err != nil {
+		return err
+	}
+	if cmds, ok := host.Lookup(s, commands.Key); ok {
+		if err := registerCommands(s, cmds, a); err != nil {
+			return err
+		}
+	}
+	s.SetDetail(cfg.Model + " at " + cfg.BaseURL)
+	return nil
+}
+
+func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
+	if _, err := cmds.Register(s, commands.Command{
+		Name:        "new",
+		Description: "start a new conversation with the model",
+		Handler: commands.Func(func(context.Context, string) (string, error) {
+			a.Main().Reset()
+			return "new conversation", nil
+		}),
+	}); err != nil {
+		return err
+	}
+	_, err := cmds.Register(s, commands.Command{
+		Name:        "model",
+		Description: "show the model, or switch to another",
+		Usage:       "[NAME]",
+		Handler: commands.Func(func(_ context.Context, in string) (string, error) {
+			if in = strings.TrimSpace(in); in != "" {
+				if strings.ContainsAny(in, " \t") {
+					return "", fmt.Errorf("a model name has no spaces: %q", in)
+				}
+				a.SetModel(in)
+				return "model: " + in + " (until the agent restarts)", nil
+			}
+			return "model: " + a.Model(), nil
+		}),
+	})
+	return err
+}
