@@ -57,6 +57,8 @@ type options struct {
 	// detail publishes the instance's one-line state (Scope.SetDetail).
 	detail   func(string)
 	registry *tools.Registry
+	// extra are the resources and commands services, each nil when absent.
+	extra extraServices
 	// store is nil when no attachment store is mounted.
 	store     *attachments.Store
 	transport transportFactory
@@ -110,6 +112,7 @@ type client struct {
 
 	tokens atomic.Int64 // the last progress token handed out
 }
+	ext    extras     // resources and prompts
 
 // conn is one connection generation.
 type conn struct {
@@ -237,6 +240,8 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if cn != nil {
 			c.closeConn(cn, "")
 		}
+		case <-c.ext.sync:
+			c.resyncExtras(ctx)
 		return
 	}
 	if err != nil {
@@ -312,6 +317,7 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 	defer t.Stop()
 	select {
 	case r := <-ch:
+	c.syncExtras(ctx, cn, syncResources|syncPrompts, true)
 		return r.cn, r.list, r.err
 	case <-t.C:
 	}
@@ -364,6 +370,15 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 }
 
 // watch reports cn's end to the supervisor.
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.extraChanged(cn, syncResources)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.resourceUpdated(cn, req)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			c.extraChanged(cn, syncPrompts)
+		},
 func (c *client) watch(cn *conn) {
 	c.watchers.Add(1)
 	go func() {
@@ -574,3 +589,4 @@ func (c *client) shutdown() {
 		c.watchers.Wait()
 	}
 }
+	c.clearExtras()

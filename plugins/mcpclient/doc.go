@@ -64,6 +64,31 @@
 // durable references in their original positions, or every one of them as
 // a diagnostic line saying why not. Base64 never enters model content.
 //
+// # Resources, prompts and completion
+//
+// With the resources service (services/resources) present, each instance
+// registers itself as a provider for its serverName and, when the server
+// advertises resources, lists every page of resources/list and
+// resources/templates/list at each connection, again on
+// notifications/resources/list_changed, and, for a URI someone subscribed
+// to through the service, on notifications/resources/updated (the
+// subscribers hear of it first). Subscriptions are renewed on every new
+// connection. Reads, subscriptions and completion/complete go to the live
+// connection, bounded by toolCallTimeoutMs.
+//
+// With the commands service present, the server's prompts (every page of
+// prompts/list, again on notifications/prompts/list_changed) become slash
+// commands named PublicPromptName: /mcp__<serverName>__<prompt>, with the
+// tool naming rules. Arguments are key=value or positional in declared
+// order; required ones are checked before the request. The reply renders
+// the messages under their roles, images and audio kept in the attachment
+// store, embedded resources with their URI. Each command completes its
+// arguments through completion/complete (/complete).
+//
+// All of it runs on the supervisor like tool re-syncs: a failed list keeps
+// the previous one; giving up withdraws resources and prompts with the
+// tools; dispose removes them with the scope.
+//
 // # Reconnect
 //
 // A supervisor reconnects after a lost connection (a stdio server's exit, a

@@ -16,7 +16,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key)},
+		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key)}, extraDeps...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -30,6 +30,7 @@ func init() {
 // apply adapts the host's instance to the client core.
 func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
+	extra := lookupExtras(s)
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
@@ -43,6 +44,7 @@ func apply(s *host.Scope, cfg Config) error {
 	})
 	return err
 }
+		extra:     extra,
 
 // start runs a client on s: it adds the server's instructions to prompt
 // assembly, starts the supervisor and waits for the first connection
@@ -65,6 +67,9 @@ func start(s *host.Scope, opt options) (*client, error) {
 		return c, s.Context().Err()
 	}
 	if c.startErr != nil {
+	if err := c.startExtras(); err != nil {
+		return c, err
+	}
 		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
 	}
 	return c, nil

@@ -1,0 +1,321 @@
+package mcpclient_test
+
+// Resources, templates, subscriptions and completion end to end: real
+// servers (the pinned server-everything and the in-repo fixture with
+// -resources) behind mcp-client instances, reached only through the host's
+// services, as the model, the console and the CLI reach them.
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func (hs *harness) resources() *resources.Registry {
+	hs.t.Helper()
+	return service(hs, resources.Key)
+}
+
+func resourceURIs(list []resources.Resource) []string {
+	out := make([]string, len(list))
+	for i, r := range list {
+		out[i] = r.URI
+	}
+	return out
+}
+
+func templateURIs(list []resources.Template) []string {
+	out := make([]string, len(list))
+	for i, t := range list {
+		out[i] = t.URITemplate
+	}
+	return out
+}
+
+func TestE2EEverythingResources(t *testing.T) {
+	hs := newHarness(t)
+	hs.applyNode("everything", mcptest.ServerEverything, "stdio")
+	reg := hs.resources()
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+
+	const doc = "demo://resource/static/document/architecture.md"
+	if got := resourceURIs(reg.List(resources.Filter{Server: "everything"})); !slices.Contains(got, doc) {
+		t.Fatalf("server-everything's resources %q lack %s", got, doc)
+	}
+	const textTmpl, blobTmpl = "demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"
+	if got := templateURIs(reg.Templates(resources.Filter{})); !slices.Contains(got, textTmpl) || !slices.Contains(got, blobTmpl) {
+		t.Fatalf("templates = %q, want the text and blob ones", got)
+	}
+	read, err := reg.Read(ctx, doc)
+	if err != nil || read.Server != "everything" || len(read.Contents) != 1 || read.Contents[0].MIMEType != "text/markdown" || !strings.Contains(read.Contents[0].Text, "#") {
+		t.Fatalf("Read(%s) = %+v, %v", doc, read, err)
+	}
+
+	// The model's two tools.
+	list := hs.call(modelCaller, resources.ListToolName, map[string]any{"query": "architecture"})
+	if list.Err != nil || !strings.Contains(text(list), doc) || strings.Contains(text(list), "instructions.md") {
+		t.Errorf("mcp_resources query = %q (%v)", text(list), list.Err)
+	}
+	page := hs.call(modelCaller, resources.ReadToolName, map[string]any{"template": textTmpl, "arguments": map[string]any{"resourceId": 3}})
+	if page.Err != nil || !strings.Contains(text(page), "Resource demo://resource/dynamic/text/3 (text/plain):\nResource 3: This is a plaintext resource") {
+		t.Errorf("mcp_read text template = %q (%v)", text(page), page.Err)
+	}
+	// A base64 blob declared text/plain reads as text.
+	blob := hs.call(modelCaller, resources.ReadToolName, map[string]any{"template": blobTmpl, "arguments": map[string]any{"resourceId": "2"}})
+	if blob.Err != nil || !strings.Contains(text(blob), "Resource 2: This is a base64 blob") {
+		t.Errorf("mcp_read blob template = %q (%v)", text(blob), blob.Err)
+	}
+	if bad := hs.call(modelCaller, resources.ReadToolName, map[string]any{"uri": "demo://resource/dynamic/text/zero"}); bad.Err == nil || !strings.Contains(bad.Err.Error(), "server everything") {
+		t.Errorf("mcp_read of an unknown resource = %v, want the server's error naming it", bad.Err)
+	}
+
+	// completion/complete for a template argument.
+	got, err := reg.Complete(ctx, "everything", resources.CompleteRequest{
+		Ref: mcpRef("ref/resource", "", textTmpl), Argument: "resourceId", Value: "42",
+	})
+	if err != nil || !cmp.Equal(got, []string{"42"}) {
+		t.Errorf("Complete(resourceId=42) = %q, %v", got, err)
+	}
+
+	// A resource the server adds at runtime arrives by list_changed.
+	dataURI := "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte("zip me"))
+	gz := hs.call(modelCaller, mcpclient.PublicToolName("everything", "gzip-file-as-resource"), map[string]any{"name": "note.gz", "data": dataURI})
+	if gz.Err != nil {
+		t.Fatalf("gzip-file-as-resource: %v", gz.Err)
+	}
+	const session = "demo://resource/session/note.gz"
+	eventually(t, "the session resource to be listed", func() bool {
+		return slices.Contains(resourceURIs(reg.List(resources.Filter{})), session)
+	})
+	// Its gzip bytes are stored, described by type and size.
+	gzRead := hs.call(modelCaller, resources.ReadToolName, map[string]any{"uri": session})
+	want := "[binary resource " + session + ": application/gzip, "
+	if gzRead.Err != nil || !strings.HasPrefix(text(gzRead), want) || !strings.Contains(text(gzRead), "stored as attachment sha256:") {
+		t.Errorf("mcp_read of a gzip = %q (%v), want it to start %q", text(gzRead), gzRead.Err, want)
+	}
+}
+
+func TestE2EEverythingSubscribe(t *testing.T) {
+	hs := newHarness(t)
+	hs.applyNode("everything", mcptest.ServerEverything, "stdio")
+	reg := hs.resources()
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+
+	const doc = "demo://resource/static/document/architecture.md"
+	sub := host.NewScope(ctx, "subscriber", nil)
+	defer sub.Dispose(time.Second)
+	updates := make(chan string, 16)
+	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
+		select {
+		case updates <- uri:
+		default:
+		}
+	}); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	// The server sends resources/updated for subscribed URIs once this
+	// tool is on: at once, then every 5s.
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("everything", "toggle-subscriber-updates"), nil); res.Err != nil {
+		t.Fatalf("toggle-subscriber-updates: %v", res.Err)
+	}
+	select {
+	case uri := <-updates:
+		if uri != doc {
+			t.Errorf("update for %q, want %q", uri, doc)
+		}
+	case <-time.After(e2eWait):
+		t.Fatal("no resources/updated reached the subscriber")
+	}
+}
+
+func TestE2EEverythingPrompts(t *testing.T) {
+	hs := newHarness(t)
+	hs.applyNode("everything", mcptest.ServerEverything, "stdio")
+	cmds := hs.commands()
+	names := map[string]bool{}
+	for _, c := range cmds.List() {
+		names[c.Name] = true
+	}
+	for _, p := range []string{"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} {
+		if !names[mcpclient.PublicPromptName("everything", p)] {
+			t.Errorf("no command for the prompt %s; commands: %v", p, names)
+		}
+	}
+	run := func(line string) (string, bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+		defer cancel()
+		r := cmds.Run(ctx, tools.Caller{Kind: "test"}, line)
+		return r.Text, r.Error
+	}
+	for line, want := range map[string]string{
+		"/mcp__everything__simple-prompt":                      "[user]\nThis is a simple prompt without arguments.",
+		"/mcp__everything__args-prompt city=Paris":             "[user]\nWhat's weather in Paris?",
+		"/mcp__everything__args-prompt Paris France":           "[user]\nWhat's weather in Paris, France?",
+		`/mcp__everything__args-prompt state=TX "San Antonio"`: "[user]\nWhat's weather in San Antonio, TX?",
+	} {
+		if got, isErr := run(line); isErr || got != want {
+			t.Errorf("%s = %q (error %v), want %q", line, got, isErr, want)
+		}
+	}
+	if got, isErr := run("/mcp__everything__args-prompt"); !isErr || !strings.Contains(got, "missing required argument(s): city (Name of the city)") {
+		t.Errorf("a missing required argument = %q (error %v)", got, isErr)
+	}
+	if got, isErr := run("/mcp__everything__args-prompt a b c"); !isErr || !strings.Contains(got, `too many arguments: "c"`) {
+		t.Errorf("one argument too many = %q (error %v)", got, isErr)
+	}
+	// An embedded resource comes with its URI.
+	got, isErr := run("/mcp__everything__resource-prompt resourceType=Text resourceId=2")
+	if isErr || !strings.Contains(got, "Resource demo://resource/dynamic/text/2 (text/plain):\nResource 2: This is a plaintext resource") {
+		t.Errorf("resource-prompt = %q (error %v)", got, isErr)
+	}
+
+	// completion/complete for prompt arguments, as /complete shows it.
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+	for line, want := range map[string][]string{
+		"/mcp__everything__completable-prompt department=E": {"department=Engineering"},
+		// The second argument's values depend on the first (context).
+		"/mcp__everything__completable-prompt Sales ":  {"David", "Eve", "Frank"},
+		"/mcp__everything__completable-prompt Sales E": {"Eve"},
+	} {
+		got, err := cmds.Complete(ctx, line)
+		if err != nil || !cmp.Equal(got, want) {
+			t.Errorf("Complete(%q) = %q, %v; want %q", line, got, err, want)
+		}
+	}
+	if got, isErr := run("/complete /mcp__everything__completable-prompt department=Sa"); isErr || got != "department=Sales" {
+		t.Errorf("/complete = %q (error %v)", got, isErr)
+	}
+}
+
+// TestE2EFixtureResourcesAndPrompts covers what server-everything does not:
+// pages, an image and a binary resource, and prompts added at runtime.
+func TestE2EFixtureResourcesAndPrompts(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-resources", "25", "-prompts", "-page-size", "4"))
+	hs.requireActive("fx")
+	reg := hs.resources()
+
+	got := resourceURIs(reg.List(resources.Filter{Server: "fx"}))
+	if len(got) != 27 || !slices.Contains(got, "fixture://doc/025") || !slices.Contains(got, "fixture://image.png") {
+		t.Fatalf("listed %d resources over pages of 4: %q", len(got), got)
+	}
+	if tmpl := templateURIs(reg.Templates(resources.Filter{})); !cmp.Equal(tmpl, []string{"fixture://doc/{n}"}) {
+		t.Errorf("templates = %q", tmpl)
+	}
+
+	// An image goes to the attachment store for an image-capable caller.
+	img := hs.call(imageCaller, resources.ReadToolName, map[string]any{"uri": "fixture://image.png"})
+	refs := images(img)
+	if img.Err != nil || len(refs) != 1 || refs[0].Width != 4 {
+		t.Fatalf("mcp_read image = %+v (%v)", img.Content, img.Err)
+	}
+	rc, _, err := hs.store().Open(refs[0].ID)
+	if err != nil {
+		t.Fatalf("the image's reference does not open: %v", err)
+	}
+	rc.Close()
+	// Other bytes are stored as a blob and described.
+	bin := hs.call(modelCaller, resources.ReadToolName, map[string]any{"uri": "fixture://data.bin"})
+	if bin.Err != nil || !strings.HasPrefix(text(bin), "[binary resource fixture://data.bin: application/octet-stream, 256 bytes, stored as attachment sha256:") {
+		t.Errorf("mcp_read binary = %q (%v)", text(bin), bin.Err)
+	}
+	id := text(bin)[strings.Index(text(bin), "sha256:") : len(text(bin))-1]
+	if rc, _, err := hs.store().Open(id); err != nil {
+		t.Errorf("the blob %s does not open: %v", id, err)
+	} else {
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if len(b) != 256 || b[255] != 255 {
+			t.Errorf("the stored blob has %d bytes", len(b))
+		}
+	}
+
+	// list_changed for resources and for prompts re-syncs each.
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "add-resource"), map[string]any{"name": "late"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	eventually(t, "the added resource", func() bool {
+		return slices.Contains(resourceURIs(reg.List(resources.Filter{})), "fixture://added/late")
+	})
+	cmds := hs.commands()
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "add-prompt"), map[string]any{"name": "later"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	eventually(t, "the added prompt's command", func() bool {
+		return slices.ContainsFunc(cmds.List(), func(c commandsCommand) bool { return c.Name == "mcp__fx__later" })
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+	if r := cmds.Run(ctx, tools.Caller{Kind: "test"}, "/mcp__fx__echo ab times=3"); r.Error || r.Text != "echo\n\n[user]\nababab" {
+		t.Errorf("/mcp__fx__echo = %+v", r)
+	}
+	if r := cmds.Run(ctx, tools.Caller{Kind: "test"}, "/mcp__fx__echo ab times=0"); !r.Error || !strings.Contains(r.Text, "the server answered with an error") {
+		t.Errorf("a prompt the server refuses = %+v", r)
+	}
+	r := cmds.Run(ctx, tools.Caller{Kind: "test"}, "/mcp__fx__picture")
+	wantPicture := regexpLines(t, r.Text, []string{
+		`^\[user\]$`, `^Look at this:$`, `^$`, `^\[user\]$`, `^\[image sha256:[0-9a-f]{64} image/png 4x4, \d+ bytes\]$`,
+		`^$`, `^\[assistant\]$`, `^Resource fixture://note \(text/plain\):$`, `^a note$`,
+	})
+	if r.Error || !wantPicture {
+		t.Errorf("/mcp__fx__picture = %+v", r)
+	}
+
+	// Disposing the instance withdraws its resources and prompt commands.
+	hs.apply()
+	if n := len(reg.List(resources.Filter{})); n != 0 {
+		t.Errorf("%d resources left after the instance went away", n)
+	}
+	if slices.ContainsFunc(hs.commands().List(), func(c commandsCommand) bool { return strings.HasPrefix(c.Name, "mcp__fx__") }) {
+		t.Error("prompt commands left after the instance went away")
+	}
+}
+
+func regexpLines(t *testing.T, text string, patterns []string) bool {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	if len(lines) != len(patterns) {
+		t.Logf("%d lines, want %d:\n%s", len(lines), len(patterns), text)
+		return false
+	}
+	for i, p := range patterns {
+		if !mustMatch(p, lines[i]) {
+			t.Logf("line %d %q does not match %s", i+1, lines[i], p)
+			return false
+		}
+	}
+	return true
+}
+
+func (hs *harness) commands() *commands.Registry {
+	hs.t.Helper()
+	return service(hs, commands.Key)
+}
+
+type commandsCommand = commands.Command
+
+func mcpRef(typ, name, uri string) mcp.CompleteReference {
+	return mcp.CompleteReference{Type: typ, Name: name, URI: uri}
+}
+
+func mustMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
