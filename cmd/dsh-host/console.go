@@ -3,12 +3,12 @@ package main
 // The interactive console of `dsh-host run` on a terminal.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -35,33 +35,26 @@ var builtinConsoleCommands = [][2]string{
 // runConsole reads command lines from in and writes replies to out until
 // /quit, the end of in, or ctx is done.
 func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
-	lines := make(chan string)
+	runConsoleOn(ctx, h, in, out, nil)
+}
+
+// runConsoleOn is runConsole with term, the raw terminal behind out, where
+// a call shows its live progress line (nil: out is not a terminal, and
+// progress is not shown). While it runs, the console answers the servers'
+// elicitation requests: it asks the person, and takes the answers from in.
+func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.Writer) {
+	lines := newLineSource()
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-stop:
-				return
-			}
-		}
-	}()
-	c := &console{h: h, out: out}
+	go lines.feed(in, stop)
+	out = &lockedWriter{w: out}
+	c := &console{h: h, out: out, term: term}
+	asker := &consoleAsker{out: out, lines: lines, browser: openWithBrowserEnv, clear: c.clearProgress}
+	defer installAnswerer(h, asker)()
 	for {
-		select {
-		case <-ctx.Done():
+		line, ok := lines.next(ctx, false)
+		if !ok || !c.exec(ctx, line) {
 			return
-		case line, ok := <-lines:
-			if !ok {
-				return
-			}
-			if !c.exec(ctx, line) {
-				return
-			}
 		}
 	}
 }
@@ -69,6 +62,21 @@ func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) 
 type console struct {
 	h   *host.Host
 	out io.Writer
+	// term is the raw terminal for a call's progress line; nil when none.
+	term io.Writer
+
+	mu       sync.Mutex
+	progress *progressLine // the running call's, if shown
+}
+
+// clearProgress erases the running call's progress line, if any.
+func (c *console) clearProgress() {
+	c.mu.Lock()
+	l := c.progress
+	c.mu.Unlock()
+	if l != nil {
+		l.clear()
+	}
 }
 
 // exec runs one line and reports whether the console goes on.
@@ -171,7 +179,20 @@ func (c *console) call(ctx context.Context, rest string) {
 		fmt.Fprintln(c.out, err)
 		return
 	}
+	if c.term != nil {
+		l := newProgressLine(c.term, name)
+		c.mu.Lock()
+		c.progress = l
+		c.mu.Unlock()
+		ctx = tools.WithProgress(ctx, l.report)
+		defer func() {
+			c.mu.Lock()
+			c.progress = nil
+			c.mu.Unlock()
+		}()
+	}
 	res := reg.Execute(ctx, consoleCaller, name, args)
+	c.clearProgress()
 	if res.Err != nil {
 		fmt.Fprintf(c.out, "error: %v\n", res.Err)
 		return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -22,11 +23,17 @@ import (
 type oneShot struct {
 	commonFlags
 	wait time.Duration
+	// elicit is what a server that asks for input during the command
+	// gets: "decline" (nobody is here to answer) or "defaults".
+	elicit string
 }
 
 func (o *oneShot) register(fs *flag.FlagSet) {
 	o.commonFlags.register(fs, "warn")
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "how long to wait for every instance to settle (active, failed or pending)")
+	o.elicit = "decline"
+	fs.Var(choice{&o.elicit, []string{"decline", "defaults"}}, "elicit",
+		"`answer` to a server that asks for input (elicitation) meanwhile: decline, or defaults to accept its form with the defaults (for scripts)")
 }
 
 // withHost starts the composition, waits up to o.wait for it to settle, runs
@@ -45,7 +52,12 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	if err != nil {
 		fail(io, name, err)
 	} else if ctx.Err() == nil {
+		remove := func() {}
+		if o.elicit == "defaults" {
+			remove = installAnswerer(h, elicit.Defaults)
+		}
 		code = fn(h)
+		remove()
 	}
 	if !shutdownHost(h, logger) && code == exitOK {
 		code = exitFail
@@ -248,7 +260,10 @@ tool fails or the call is refused, 2 on a usage error.`)
 		return usageError(fs, io, "%v", err)
 	}
 	return o.withRegistry(ctx, io, "call", func(h *host.Host, reg *tools.Registry) int {
-		res := reg.Execute(ctx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
+		// A live progress line on a terminal; a script's stderr gets none.
+		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
+		res := reg.Execute(callCtx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
+		clearProgress()
 		screen := io.display()
 		if *asJSON {
 			out := callResult{Tool: name, Content: res.Content, Value: res.Value}

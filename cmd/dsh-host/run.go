@@ -65,7 +65,7 @@ command such as /mcp).`)
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsole(consoleCtx, h, io.In, screen.Out)
+			runConsoleOn(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out))
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)

@@ -81,6 +81,8 @@ type options struct {
 	crashOnStart  bool
 	crashIfExists string
 	hang          bool
+	progress      bool
+	elicit        bool
 	startsFile    string
 	cancelFile    string
 	instructions  string
@@ -102,6 +104,8 @@ func run(args []string) error {
 	fs.BoolVar(&o.crashOnStart, "crash-on-start", false, "exit with status 1 before serving anything")
 	fs.StringVar(&o.crashIfExists, "crash-if-exists", "", "exit with status 1 on start when this file exists (a crash loop a test can switch on)")
 	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
+	fs.BoolVar(&o.progress, "progress", false, "register the progress tool, which reports progress as it goes (flow.go)")
+	fs.BoolVar(&o.elicit, "elicit", false, "register the ask and ask-url tools, which ask the client for input (flow.go)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
 	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
@@ -336,6 +340,12 @@ func newServer(o options) *mcp.Server {
 			slices.Sort(env)
 			return textResult(strings.Join(env, "\n")), nil, nil
 		})
+	if o.progress {
+		addProgressTool(server)
+	}
+	if o.elicit {
+		addElicitTools(server)
+	}
 	if o.oversize {
 		// Off by default, so the default tool list stays the same.
 		mcp.AddTool(server, &mcp.Tool{Name: "oversize", Description: "Return a text of bytes bytes (one message that large)."},

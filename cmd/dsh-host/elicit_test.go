@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+// flowComposition is the fixture with its progress and elicitation tools.
+func flowComposition(t *testing.T) string {
+	return fmt.Sprintf(`plugins:
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+      args: [-progress, -elicit]
+`, mcptest.FixtureBinary(t))
+}
+
+func TestConsoleAnswersElicitation(t *testing.T) {
+	h := startTestHost(t, flowComposition(t))
+	opened := filepath.Join(t.TempDir(), "opened")
+	browser := filepath.Join(t.TempDir(), "browser")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" >> "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BROWSER", browser)
+	tests := []struct {
+		name, input string
+		want        []string
+	}{
+		{"a form, with retries and defaults",
+			"/call mcp__demo__ask\n\nAda\nGreen\n2\n12\n\n",
+			[]string{"demo asks: Tell me about you", "Your name (required): ", "this answer is required",
+				"1) Red [r]", "2) Blue [b]", `"Green" is not one of the choices`, "count (whole number, 1 to 9) [3]: ", "want at most 9",
+				`{"action":"accept","content":{"color":"b","count":3,"name":"Ada"}}`}},
+		{"declined", "/call mcp__demo__ask\n/decline\n", []string{`{"action":"decline"}`}},
+		{"cancelled", "/call mcp__demo__ask\nAda\n/cancel\n", []string{`{"action":"cancel"}`}},
+		{"a URL opened with $BROWSER", "/call mcp__demo__ask-url {\"url\":\"https://example.com/login\"}\nmaybe\ny\n",
+			[]string{"demo asks: Please sign in", "https://example.com/login", "opened in your browser", `{"action":"accept"}`}},
+		{"the input ends during a form", "/call mcp__demo__ask\n", []string{`"action":"cancel"`, "the console's input ended"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			runConsole(context.Background(), h, strings.NewReader(tt.input), &out)
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+	mcptest.WaitFor(t, 10*time.Second, "the browser script", func() bool {
+		b, _ := os.ReadFile(opened)
+		return string(b) == "https://example.com/login\n"
+	})
+}
+
+func TestConsoleProgressLine(t *testing.T) {
+	h := startTestHost(t, flowComposition(t))
+	var out, term bytes.Buffer
+	runConsoleOn(context.Background(), h, strings.NewReader("/call mcp__demo__progress {\"steps\":3,\"ms\":20}\n"), &out, &term)
+	if !strings.Contains(out.String(), "done after 3 steps") {
+		t.Errorf("output: %q", out.String())
+	}
+	// The last report may come after the result (see mcpclient's
+	// TestProgressResetsTheSilenceTimeout), so only the first two count.
+	line := term.String()
+	for _, w := range []string{"\r\x1b[Kmcp__demo__progress: 1/3 (33%) step 1 of 3", "\r\x1b[Kmcp__demo__progress: 2/3 (66%) step 2 of 3"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("the terminal lacks %q: %q", w, line)
+		}
+	}
+	if !strings.HasSuffix(line, "\r\x1b[K") || strings.Contains(out.String(), "\r") {
+		t.Errorf("the progress line is not erased at the end, or went to the console's output: %q", line)
+	}
+}
+
+func TestCallElicitAndProgress(t *testing.T) {
+	file := writeComposition(t, flowComposition(t))
+	t.Setenv("DSH_HOME", t.TempDir())
+	run := func(terminal bool, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		io := Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr}
+		if terminal {
+			io.Terminal = func(v any) bool { return v == &stderr }
+		}
+		code := dispatch(context.Background(), append([]string{"call", "-c", file}, args...), io)
+		return code, stdout.String(), stderr.String()
+	}
+	tests := []struct {
+		name     string
+		terminal bool
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"declined by default, with the reason", false, []string{"mcp__demo__ask"}, 0, `"action":"decline"`, ""},
+		{"defaults accepted", false, []string{"mcp__demo__ask", `{"nameDefault":"Ada"}`, "--elicit", "defaults"}, 0,
+			`{"action":"accept","content":{"color":"b","count":3,"name":"Ada"}}`, ""},
+		{"defaults cannot fill a required field", false, []string{"--elicit", "defaults", "mcp__demo__ask"}, 0,
+			`name is required and has no default`, ""},
+		{"a URL is declined even with defaults", false, []string{"--elicit=defaults", "mcp__demo__ask-url", `{"url":"https://example.com/x"}`}, 0,
+			`"action":"decline"`, ""},
+		{"a bad --elicit is a usage error", false, []string{"--elicit", "maybe", "mcp__demo__ask"}, 2, "", "want decline, defaults"},
+		{"progress on a terminal", true, []string{"mcp__demo__progress", `{"steps":2,"ms":20}`}, 0, "done after 2 steps",
+			"\r\x1b[Kmcp__demo__progress: 1/2 (50%) step 1 of 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := run(tt.terminal, tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.err) {
+				t.Errorf("exit %d (want %d)\nstdout: %q (want %q)\nstderr: %q (want %q)", code, tt.code, out, tt.out, errs, tt.err)
+			}
+		})
+	}
+	if code, out, _ := run(false, "mcp__demo__ask"); code != 0 || !strings.Contains(out, "--elicit defaults") {
+		t.Errorf("the decline's reason does not say what to do: %q", out)
+	}
+	if _, _, errs := run(false, "mcp__demo__progress", `{"steps":2,"ms":5}`); strings.Contains(errs, "\r") {
+		t.Errorf("progress went to a stderr that is not a terminal: %q", errs)
+	}
+	if _, _, errs := run(true, "mcp__demo__progress", `{"steps":2,"ms":20}`); !strings.HasSuffix(errs, "\r\x1b[K") {
+		t.Errorf("the progress line is not erased when the call ends: %q", errs)
+	}
+}
