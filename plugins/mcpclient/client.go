@@ -98,6 +98,7 @@ type client struct {
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
 	probe  chan *conn // cap 1
+	ext    extras     // resources and prompts
 	// stopped is cancelled at shutdown: watchers stop reporting, and
 	// successful HTTP calls still finishing their exchange are let go.
 	stopped context.Context
@@ -112,7 +113,6 @@ type client struct {
 
 	tokens atomic.Int64 // the last progress token handed out
 }
-	ext    extras     // resources and prompts
 
 // conn is one connection generation.
 type conn struct {
@@ -220,6 +220,8 @@ func (c *client) run(ctx context.Context) {
 			c.resyncTools(ctx)
 		case cn := <-c.probe:
 			c.probeConn(ctx, cn)
+		case <-c.ext.sync:
+			c.resyncExtras(ctx)
 		}
 	}
 }
@@ -240,8 +242,6 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if cn != nil {
 			c.closeConn(cn, "")
 		}
-		case <-c.ext.sync:
-			c.resyncExtras(ctx)
 		return
 	}
 	if err != nil {
@@ -286,6 +286,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		c.setState("failed: "+err.Error(), "tool registration failed")
 		return
 	}
+	c.syncExtras(ctx, cn, syncResources|syncPrompts, true)
 	if c.failed > 0 {
 		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
 	}
@@ -317,7 +318,6 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 	defer t.Stop()
 	select {
 	case r := <-ch:
-	c.syncExtras(ctx, cn, syncResources|syncPrompts, true)
 		return r.cn, r.list, r.err
 	case <-t.C:
 	}
@@ -339,6 +339,15 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		Logger: c.log.With("component", "go-sdk"),
 		// The host offers no roots or sampling.
 		Capabilities: &mcp.ClientCapabilities{},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.extraChanged(cn, syncResources)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.resourceUpdated(cn, req)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			c.extraChanged(cn, syncPrompts)
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged(cn)
 		},
@@ -370,15 +379,6 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 }
 
 // watch reports cn's end to the supervisor.
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.extraChanged(cn, syncResources)
-		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			c.resourceUpdated(cn, req)
-		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.extraChanged(cn, syncPrompts)
-		},
 func (c *client) watch(cn *conn) {
 	c.watchers.Add(1)
 	go func() {
@@ -562,6 +562,7 @@ func (c *client) giveUp(err error) {
 	c.halted = true
 	c.setInstructions("")
 	c.unregisterAll()
+	c.clearExtras()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
 	c.setState(fmt.Sprintf("gave up after %d attempts: %v", max, err),
@@ -589,4 +590,3 @@ func (c *client) shutdown() {
 		c.watchers.Wait()
 	}
 }
-	c.clearExtras()
