@@ -38,13 +38,13 @@ func apply(s *host.Scope, cfg Config) error {
 	_, err := start(s, options{
 		cfg:       cfg,
 		registry:  reg,
+		extra:     extra,
 		store:     store,
 		elicit:    elicitation,
 		transport: factory,
 	})
 	return err
 }
-		extra:     extra,
 
 // start runs a client on s: it adds the server's instructions to prompt
 // assembly, starts the supervisor and waits for the first connection
@@ -60,6 +60,9 @@ func start(s *host.Scope, opt options) (*client, error) {
 	}
 	c := newClient(opt)
 	opt.registry.OnAssemble(s, c.assemble)
+	if err := c.startExtras(); err != nil {
+		return c, err
+	}
 	s.Go("mcp-client supervisor", c.run)
 	select {
 	case <-c.ready:
@@ -67,9 +70,6 @@ func start(s *host.Scope, opt options) (*client, error) {
 		return c, s.Context().Err()
 	}
 	if c.startErr != nil {
-	if err := c.startExtras(); err != nil {
-		return c, err
-	}
 		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
 	}
 	return c, nil

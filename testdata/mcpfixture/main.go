@@ -89,14 +89,14 @@ type options struct {
 	pageSize      int
 	extraTools    int
 	oversize      bool
+	resources     int
+	prompts       bool
 }
 
 func run(args []string) error {
 	var o options
 	fs := flag.NewFlagSet("mcpfixture", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	resources     int
-	prompts       bool
 	fs.StringVar(&o.name, "name", "mcpfixture", "serverInfo name")
 	fs.StringVar(&o.httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
 	fs.BoolVar(&o.stateless, "stateless", false, "with -http: serve without sessions")
@@ -112,6 +112,8 @@ func run(args []string) error {
 	fs.IntVar(&o.pageSize, "page-size", 0, "tools/list page size (0: the SDK default)")
 	fs.IntVar(&o.extraTools, "extra-tools", 0, "register this many extra tools named filler_NNN")
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
+	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
+	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,8 +126,6 @@ func run(args []string) error {
 	if o.crashOnStart {
 		log.Print("crashing on start, as asked by -crash-on-start")
 		os.Exit(1)
-	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
-	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
 	}
 	if o.crashIfExists != "" {
 		if _, err := os.Stat(o.crashIfExists); err == nil {
@@ -362,6 +362,12 @@ func newServer(o options) *mcp.Server {
 			return textResult(in.Text), nil, nil
 		})
 	}
+	if o.resources > 0 {
+		addResources(server, o.resources)
+	}
+	if o.prompts {
+		addPrompts(server)
+	}
 	return server
 }
 
@@ -392,12 +398,6 @@ func (c crashWriter) Write(p []byte) (int, error) {
 }
 
 func (crashWriter) Close() error { return nil }
-	if o.resources > 0 {
-		addResources(server, o.resources)
-	}
-	if o.prompts {
-		addPrompts(server)
-	}
 
 // crashAfterReply watches HTTP responses for the crash reply.
 func crashAfterReply(next http.Handler) http.Handler {
