@@ -85,7 +85,17 @@ func (c *console) exec(ctx context.Context, line string) bool {
 	if line == "" {
 		return true
 	}
+	hooks := consoleHooksFrom(ctx)
+	if hooks.line != nil {
+		var done func()
+		ctx, done = hooks.line(ctx)
+		defer done()
+	}
 	if !strings.HasPrefix(line, "/") {
+		if hooks.plain != nil {
+			hooks.plain(ctx, line)
+			return true
+		}
 		fmt.Fprintln(c.out, "commands start with /; /help lists them")
 		return true
 	}

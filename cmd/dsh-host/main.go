@@ -87,11 +87,16 @@ func subcommands() []subcommand {
 		{"command", "run one slash command, such as '/mcp list'", cmdCommand},
 		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
+		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
 	}
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if chatTakesInterrupts(os.Args[1:]) {
+		sigs = sigs[1:] // a Ctrl-C cancels a turn of chat, not the process
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	// After the first signal, give the default behaviour back: a second
 	// Ctrl-C kills a shutdown that takes too long.
 	go func() { <-ctx.Done(); stop() }()

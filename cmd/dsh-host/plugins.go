@@ -4,6 +4,7 @@ package main
 // package's init; a new capability is one more line here.
 import (
 	_ "github.com/dsh-host/dsh-host/gateway"
+	_ "github.com/dsh-host/dsh-host/plugins/agent"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"

@@ -121,7 +121,9 @@ type output struct {
 	text, reasoning, status syncBuffer
 }
 
-func (o *output) out() Output { return Output{Text: &o.text, Reasoning: &o.reasoning, Status: &o.status} }
+func (o *output) out() Output {
+	return Output{Text: &o.text, Reasoning: &o.reasoning, Status: &o.status}
+}
 
 type syncBuffer struct {
 	mu sync.Mutex

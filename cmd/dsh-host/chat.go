@@ -1,0 +1,264 @@
+package main
+
+// `dsh-host chat`: the console with the agent plugin's model as the handler
+// of plain lines, or one turn for scripts with -p.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/agent"
+)
+
+// consoleHooks are what a front end adds to the console. They travel in the
+// console's context, so that the console's functions keep one signature for
+// every front end.
+type consoleHooks struct {
+	// plain, when set, runs a line that is not a slash command.
+	plain func(ctx context.Context, line string)
+	// line, when set, gives the context one line runs under, and a done
+	// called when the line has run (chat: a Ctrl-C cancels that context).
+	line func(ctx context.Context) (context.Context, func())
+}
+
+type consoleHooksKey struct{}
+
+func withConsoleHooks(ctx context.Context, h consoleHooks) context.Context {
+	return context.WithValue(ctx, consoleHooksKey{}, h)
+}
+
+func consoleHooksFrom(ctx context.Context) consoleHooks {
+	h, _ := ctx.Value(consoleHooksKey{}).(consoleHooks)
+	return h
+}
+
+// chatTakesInterrupts is true when args run chat: main then leaves SIGINT to
+// it (a Ctrl-C cancels a turn) instead of stopping the process.
+func chatTakesInterrupts(args []string) bool { return len(args) > 0 && args[0] == "chat" }
+
+func cmdChat(ctx context.Context, args []string, io Stdio) int {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	return runChat(ctx, args, io, sig)
+}
+
+// runChat is chat with its Ctrl-Cs read from interrupts (tests send their
+// own).
+func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal) int {
+	fs := flagSet("chat", "[-c FILE] [-p PROMPT] [flags]", `
+Chat talks to the model of the composition's agent entry (an OpenAI-compatible
+API, DeepSeek by default), which uses the composition's tools. On a terminal
+it opens the console: a plain line is a message to the model, whose answer
+streams as it comes (its reasoning dimmed), with each tool call and the
+token usage of the turn; slash commands work as in run (/new starts a new
+conversation, /model NAME switches model). Ctrl-C cancels the current turn,
+its stream and every tool call in flight; a second Ctrl-C at the prompt quits.
+
+With -p, chat runs one turn and exits: the final answer goes to stdout, the
+tool calls, reasoning and usage to stderr; the exit code is 0, or 1 when the
+turn failed.`)
+	var o oneShot
+	o.register(fs)
+	prompt := fs.String("p", "", "run one turn with `PROMPT` and print the answer")
+	if code, ok := parseFlags(fs, args, io); !ok {
+		return code
+	}
+	once := false
+	fs.Visit(func(f *flag.Flag) { once = once || f.Name == "p" })
+	if once && strings.TrimSpace(*prompt) == "" {
+		return usageError(fs, io, "-p needs a prompt")
+	}
+	c, err := host.ReadComposition(o.file, nil)
+	if err != nil {
+		return fail(io, "chat", explainLoadError(o.file, err))
+	}
+	id := agentEntry(c)
+	if id == "" {
+		fmt.Fprint(io.Err, noAgentHelp(o.file))
+		return exitFail
+	}
+	// A Ctrl-C while the composition starts stops the start.
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	go func() {
+		select {
+		case <-interrupts:
+			cancelStart()
+		case <-startCtx.Done():
+		}
+	}()
+	return o.withHost(startCtx, io, "chat", func(h *host.Host) int {
+		cancelStart() // the start is over: interrupts are the turns' now
+		a, ok := host.Lookup(h, agent.Key)
+		if !ok {
+			st := host.Find(h.Status(), id)
+			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is %s: %s", id, st.State, st.Err))
+		}
+		if once {
+			return chatOnce(ctx, io, a, *prompt, interrupts)
+		}
+		return chatConsole(ctx, io, h, a, interrupts)
+	})
+}
+
+// agentEntry returns the id of c's enabled agent entry, "" when none.
+func agentEntry(c *host.Composition) string {
+	for _, e := range c.Entries {
+		if e.Name == "agent" && !e.Disabled {
+			return e.ID
+		}
+	}
+	return ""
+}
+
+func noAgentHelp(file string) string {
+	return fmt.Sprintf(`dsh-host chat: %s has no agent entry, so there is no model to talk to. Add one:
+
+  - id: agent
+    name: agent
+    config:
+      model: deepseek-chat            # at https://api.deepseek.com unless baseUrl says otherwise
+      apiKeyEnv: DEEPSEEK_API_KEY     # the variable that holds your key
+
+then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists every key).
+`, file)
+}
+
+// chatOnce runs one turn for a script: the answer to stdout, the rest to
+// stderr. A Ctrl-C cancels the turn, which then fails.
+func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, interrupts <-chan os.Signal) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-interrupts:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	screen := io.display()
+	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: screen.Err}
+	res, err := a.NewConversation().Turn(ctx, prompt, out)
+	fmt.Fprintln(screen.Err, res.Usage)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = errors.New("cancelled")
+		}
+		return fail(io, "chat", err)
+	}
+	fmt.Fprint(screen.Out, res.Answer)
+	if !strings.HasSuffix(res.Answer, "\n") {
+		fmt.Fprintln(screen.Out)
+	}
+	return exitOK
+}
+
+// dimmed returns where reasoning goes on raw: escaped text (safe) between
+// dim and normal intensity on a terminal, safe as it is elsewhere.
+func dimmed(io Stdio, raw, safe io.Writer) io.Writer {
+	if !io.terminal(raw) {
+		return safe
+	}
+	return dimWriter{raw: raw, safe: safe}
+}
+
+type dimWriter struct{ raw, safe io.Writer }
+
+func (d dimWriter) Write(p []byte) (int, error) {
+	fmt.Fprint(d.raw, "\x1b[2m")
+	n, err := d.safe.Write(p)
+	fmt.Fprint(d.raw, "\x1b[22m")
+	return n, err
+}
+
+// chatConsole runs the console with the model as the handler of plain
+// lines until /quit, the end of the input, or a second Ctrl-C at the prompt.
+func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, interrupts <-chan os.Signal) int {
+	screen := io.display()
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	f := &chatFront{h: h, out: screen.Out, reasoning: dimmed(io, io.Out, screen.Out)}
+	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-interrupts:
+				f.interrupt(quit)
+			}
+		}
+	})
+	runConsole(withConsoleHooks(ctx, consoleHooks{plain: f.turn, line: f.lineContext}), h, io.In, screen.Out)
+	quit()
+	return exitOK
+}
+
+// chatFront is the chat console's state between the console and Ctrl-C.
+type chatFront struct {
+	h              *host.Host
+	out, reasoning io.Writer
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running line's; nil at the prompt
+	armed  bool               // a Ctrl-C came at the prompt: the next quits
+}
+
+// lineContext is the console hook: each line runs under a context the next
+// Ctrl-C cancels.
+func (f *chatFront) lineContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	f.mu.Lock()
+	f.cancel, f.armed = cancel, false
+	f.mu.Unlock()
+	return ctx, func() {
+		f.mu.Lock()
+		f.cancel = nil
+		f.mu.Unlock()
+		cancel()
+	}
+}
+
+func (f *chatFront) interrupt(quit func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.cancel != nil:
+		f.cancel()
+		f.cancel = nil
+	case f.armed:
+		quit()
+	default:
+		f.armed = true
+		fmt.Fprintln(f.out, "(Ctrl-C again to quit, or /quit)")
+	}
+}
+
+// turn sends line to the agent running now (a reload may have restarted
+// it) and shows the answer as it streams.
+func (f *chatFront) turn(ctx context.Context, line string) {
+	a, ok := host.Lookup(f.h, agent.Key)
+	if !ok {
+		fmt.Fprintln(f.out, "the agent is not running; /status says why")
+		return
+	}
+	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out})
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case err != nil:
+		fmt.Fprintf(f.out, "error: %v\n", err)
+	}
+	fmt.Fprintln(f.out, res.Usage)
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/openaitest"
+)
+
+// chatComposition is the fixture server (folded) and an agent on srv whose
+// key is read from CHAT_TEST_KEY; events is the fixture's event file.
+func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string) {
+	t.Helper()
+	t.Setenv("CHAT_TEST_KEY", "sk-chat-test")
+	events = filepath.Join(t.TempDir(), "events")
+	file = writeComposition(t, fmt.Sprintf(`plugins:
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+      env: {FIXTURE_CANCEL_FILE: %q}
+  - id: fold
+    name: mcp-fold
+  - id: agent
+    name: agent
+    config:
+      baseUrl: %s
+      apiKeyEnv: CHAT_TEST_KEY
+`, mcptest.FixtureBinary(t), events, srv.URL))
+	return file, events
+}
+
+func chatTurns() []openaitest.Turn {
+	return []openaitest.Turn{
+		{
+			Reasoning: "add them",
+			ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__add","arguments":{"a":1,"b":2}}`}},
+		},
+		{Content: "The sum is 3.", Usage: &openaitest.Usage{PromptTokens: 50, CompletionTokens: 4}},
+	}
+}
+
+func TestChatPrintExitCodes(t *testing.T) {
+	t.Run("an answer", func(t *testing.T) {
+		srv := openaitest.New(t, chatTurns()...)
+		file, _ := chatComposition(t, srv)
+		code, stdout, stderr := dshHost(t, "chat", "-c", file, "-p", "What is 1+2?")
+		if code != exitOK {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		// stdout is the answer alone, for a script; the rest is stderr.
+		if stdout != "The sum is 3.\n" {
+			t.Errorf("stdout = %q", stdout)
+		}
+		for _, w := range []string{"→ mcp_call", "add them", "tokens: 50 prompt"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, stderr)
+			}
+		}
+	})
+	t.Run("a refused key", func(t *testing.T) {
+		srv := openaitest.New(t, openaitest.Turn{Status: 401})
+		file, _ := chatComposition(t, srv)
+		code, stdout, stderr := dshHost(t, "chat", "-c", file, "-p", "hi")
+		if code != exitFail || stdout != "" || !strings.Contains(stderr, "CHAT_TEST_KEY") {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+		}
+		if strings.Contains(stderr, "sk-chat-test") {
+			t.Errorf("stderr shows the key:\n%s", stderr)
+		}
+	})
+	t.Run("no agent entry", func(t *testing.T) {
+		file := writeComposition(t, greeterComposition)
+		code, stdout, stderr := dshHost(t, "chat", "-c", file, "-p", "hi")
+		if code != exitFail || stdout != "" || !strings.Contains(stderr, "name: agent") {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("an empty prompt", func(t *testing.T) {
+		code, _, stderr := dshHost(t, "chat", "-p", " ")
+		if code != exitUsage {
+			t.Errorf("exit %d; stderr:\n%s", code, stderr)
+		}
+	})
+}
+
+// TestChatConsole drives the chat console in-process: a message, a slash
+// command, a Ctrl-C during a slow tool call (which reaches the server), a
+// message after it, and two Ctrl-Cs at the prompt to quit.
+func TestChatConsole(t *testing.T) {
+	srv := openaitest.New(t, chatTurns()...)
+	srv.Push(
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_slow", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__slow","arguments":{"ms":60000}}`}}},
+		openaitest.Turn{Content: "Still here."},
+	)
+	file, events := chatComposition(t, srv)
+	t.Setenv("DSH_HOME", t.TempDir())
+	in, typed := io.Pipe()
+	defer typed.Close()
+	var out mcptest.SyncBuffer
+	interrupts := make(chan os.Signal)
+	done := make(chan int, 1)
+	go func() {
+		done <- runChat(context.Background(), []string{"-c", file}, Stdio{In: in, Out: &out, Err: &out}, interrupts)
+	}()
+	waitOut := func(what string) {
+		t.Helper()
+		mcptest.WaitFor(t, 60*time.Second, fmt.Sprintf("%q in the output", what), func() bool { return strings.Contains(out.String(), what) })
+	}
+	fmt.Fprintln(typed, "What is 1+2?")
+	waitOut("The sum is 3.")
+	fmt.Fprintln(typed, "/model")
+	waitOut("model: deepseek-chat")
+
+	fmt.Fprintln(typed, "Sleep a minute.")
+	waitLine(t, events, "slow started")
+	interrupts <- os.Interrupt
+	waitLine(t, events, "slow cancelled")
+	waitOut("cancelled; the turn is dropped")
+
+	fmt.Fprintln(typed, "Are you there?")
+	waitOut("Still here.")
+	// Ctrl-C at the prompt, until chat quits: the first may still find
+	// the last line running (its end and the send race), and cancel
+	// nothing; then one arms, and the next quits.
+	code := -1
+	for i := 0; code < 0; i++ {
+		if i == 10 {
+			t.Fatalf("chat did not quit after %d Ctrl-Cs; output:\n%s", i, out.String())
+		}
+		select {
+		case interrupts <- os.Interrupt:
+		case code = <-done:
+		}
+	}
+	if code != exitOK || !strings.Contains(out.String(), "(Ctrl-C again to quit") {
+		t.Errorf("exit %d; output:\n%s", code, out.String())
+	}
+	if reqs := srv.Requests(); len(reqs) != 4 {
+		t.Errorf("%d model requests, want 4", len(reqs))
+	}
+}
+
+// TestChatSIGINT runs the binary: a real SIGINT during a slow tool call
+// cancels the turn (the server records it) and the process goes on.
+func TestChatSIGINT(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_slow", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__slow","arguments":{"ms":60000}}`}}},
+		openaitest.Turn{Content: "Still here."},
+	)
+	file, events := chatComposition(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, "chat", "-c", file)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr mcptest.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	waitFor := func(what string) {
+		t.Helper()
+		for line := range lines {
+			if strings.Contains(line, what) {
+				return
+			}
+		}
+		t.Fatalf("the output ended before %q; stderr:\n%s", what, stderr.String())
+	}
+	waitFor("chatting with")
+	fmt.Fprintln(stdin, "Sleep a minute.")
+	waitLine(t, events, "slow started")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitLine(t, events, "slow cancelled")
+	waitFor("cancelled")
+	fmt.Fprintln(stdin, "Are you there?")
+	waitFor("Still here.")
+	stdin.Close()
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v; stderr:\n%s", err, stderr.String())
+	}
+}
+
+// waitLine waits (bounded) for the fixture's event file to hold line.
+func waitLine(t *testing.T, path, line string) {
+	t.Helper()
+	mcptest.WaitFor(t, 60*time.Second, "line "+line+" in "+path, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains("\n"+string(b), "\n"+line+"\n")
+	})
+}
