@@ -308,6 +308,16 @@ func StartEverythingHTTP(t testing.TB) (url string) {
 	return "http://" + srv.line + "/mcp"
 }
 
+// StartEverythingSSE is StartEverythingHTTP for server-everything's legacy
+// HTTP+SSE mode: it returns the SSE endpoint, http://127.0.0.1:PORT/sse.
+func StartEverythingSSE(t testing.TB) (url string) {
+	t.Helper()
+	node, argv := NodeServer(t, ServerEverything, "sse")
+	argv = append([]string{"--import", LoopbackPreload(t)}, argv...)
+	srv := startProcess(t, node, argv, []string{"PORT=0"}, stderrLine(loopbackMarker))
+	return "http://" + srv.line + "/sse"
+}
+
 // loopbackMarker starts the stderr line the preload prints once a server
 // listens; the address follows it.
 const loopbackMarker = "dsh-loopback-listening "

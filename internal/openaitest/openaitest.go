@@ -153,6 +153,23 @@ func New(t testing.TB, turns ...Turn) *Server {
 	return s
 }
 
+// Transport returns a RoundTripper that serves requests in-process, without
+// a socket: the whole answer is written, then returned as the body (so Hold
+// and CutAfter do not apply). Benchmarks use it to leave the network out.
+func (s *Server) Transport() http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		s.srv.Config.Handler.ServeHTTP(rec, r)
+		res := rec.Result()
+		res.Request = r
+		return res, nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // Close releases held answers and stops the server; it is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()

@@ -62,6 +62,8 @@ type options struct {
 	// store is nil when no attachment store is mounted.
 	store     *attachments.Store
 	transport transportFactory
+	// oauth logs in to a remote server that asks; nil for stdio.
+	oauth *oauthHandler
 	// closeTimeout defaults to defaultCloseTimeout.
 	closeTimeout time.Duration
 	// now is the clock for uptime (the budget reset); time.Now by default.
@@ -93,7 +95,19 @@ type client struct {
 	generation  []func() // unregisters each tool of the current generation
 	signature   string
 	hung        bool // a close never finished: do not wait for watchers
-	watchers    sync.WaitGroup
+	// needsLogin is set while the server waits for a login; loginStamp is
+	// the token file's stamp then, and loginTried says the browser step
+	// already ran in this outage.
+	needsLogin bool
+	loginStamp string
+	loginTried bool
+	watchers   sync.WaitGroup
+	// unofferedLogged: the tools already logged as not offered (offered.go).
+	unofferedLogged map[string]bool
+	tasks           taskTools // which tools require tasks (offered.go)
+	// started: some attempt connected; until then the detail says
+	// "failed to start: <cause>" rather than "reconnecting".
+	started bool
 
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
@@ -168,7 +182,13 @@ func (c *client) setConnected() {
 	if len(c.generation) == 1 {
 		noun = "tool"
 	}
-	c.setState(fmt.Sprintf("connected, %d %s", len(c.generation), noun), "")
+	detail := fmt.Sprintf("connected, %d %s", len(c.generation), noun)
+	if c.opt.oauth != nil {
+		if login := c.opt.oauth.status(); login != "" {
+			detail += ", " + login
+		}
+	}
+	c.setState(detail, "")
 }
 
 // setInstructions sets the server's instructions that assemble adds to
@@ -230,6 +250,11 @@ func (c *client) run(ctx context.Context) {
 // failOnStartupError fails the instance instead of scheduling a retry.
 func (c *client) attempt(ctx context.Context, first bool) {
 	strict := first && c.cfg.FailOnStartupError
+	if c.needsLogin && c.opt.oauth.stamp() == c.loginStamp {
+		// Still no new token: look again later (the poll of needLogin).
+		c.timer = time.NewTimer(loginPoll)
+		return
+	}
 	if first {
 		c.setState("connecting", "the server is still connecting")
 	}
@@ -254,6 +279,10 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if c.halted {
 			return
 		}
+		if nl := (*NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
+			c.needLogin(ctx, first, nl)
+			return
+		}
 		if first {
 			c.log.Error(c.label+": initial connection or tool synchronization failed", "err", err)
 		} else {
@@ -261,15 +290,17 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		}
 		if strict {
 			c.startErr = err
-			c.setState("failed: "+err.Error(), "the first connection failed")
+			c.setState("failed to start: "+err.Error(), "the first connection failed")
 			return
 		}
 		c.scheduleReconnect("failed", err)
 		return
 	}
 
+	c.needsLogin, c.loginTried = false, false
 	// Calls may use the connection as soon as its tools are registered.
 	c.conn = cn
+	c.started = true
 	c.connectedAt = c.opt.now()
 	c.mu.Lock()
 	c.live = cn
@@ -359,9 +390,10 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		opts.Capabilities.Elicitation = elicitCapabilities()
 	}
 	client := mcp.NewClient(clientInfo, opts)
-	session, err := client.Connect(ctx, c.opt.transport(), nil)
+	tr := c.opt.transport()
+	session, err := client.Connect(ctx, c.tasks.watch(tr), nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect: %w", err)
+		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}
 	cn.session = session
 	c.watch(cn)
@@ -553,8 +585,13 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		verb = fmt.Sprintf("the server sent a message over the %d MiB frame limit, which drops the connection; reconnecting", frameLimitMiB)
 	}
 	c.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.failed, p.MaxAttempts), "err", err)
-	c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.failed, p.MaxAttempts, delay),
-		fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.failed, p.MaxAttempts))
+	if !c.started {
+		c.setState(fmt.Sprintf("failed to start: %v; retry %d/%d in %s", err, c.failed, p.MaxAttempts, delay),
+			fmt.Sprintf("the server failed to start (%v); retrying (attempt %d/%d)", err, c.failed, p.MaxAttempts))
+	} else {
+		c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.failed, p.MaxAttempts, delay),
+			fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.failed, p.MaxAttempts))
+	}
 	c.timer = time.NewTimer(delay)
 }
 
@@ -565,7 +602,11 @@ func (c *client) giveUp(err error) {
 	c.clearExtras()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
-	c.setState(fmt.Sprintf("gave up after %d attempts: %v", max, err),
+	why := err.Error()
+	if !c.started {
+		why = "failed to start: " + why
+	}
+	c.setState(fmt.Sprintf("gave up after %d attempts: %s", max, why),
 		"the server could not be reached; reload the instance")
 }
 

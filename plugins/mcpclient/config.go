@@ -14,6 +14,9 @@ import (
 const (
 	TransportStdio          = "stdio"
 	TransportStreamableHTTP = "streamable-http"
+	// TransportSSE is the legacy HTTP+SSE transport (2024-11-05), for
+	// servers that do not speak Streamable HTTP yet.
+	TransportSSE = "sse"
 )
 
 // maxMs is the largest millisecond value a config accepts (2^31-1, the
@@ -28,7 +31,8 @@ var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 // Config is one mcp-client instance: one MCP server. Defaults returns the
 // values a composition entry's config is decoded over.
 type Config struct {
-	// Transport is "stdio" or "streamable-http".
+	// Transport is "stdio", "streamable-http" or "sse" (the legacy
+	// HTTP+SSE transport).
 	Transport string `yaml:"transport"`
 	// ServerName namespaces the server's tools (mcp__<serverName>__<tool>);
 	// it must match ^[A-Za-z0-9_-]{1,32}$ and be unique among live instances.
@@ -150,22 +154,22 @@ func (cfg *Config) Validate() error {
 			bad("command is required with transport stdio")
 		}
 		foreign(httpSet, []string{"url", "headers"}, TransportStdio)
-	case TransportStreamableHTTP:
+	case TransportStreamableHTTP, TransportSSE:
 		if cfg.URL == "" {
-			bad("url is required with transport streamable-http")
+			bad("url is required with transport %s", cfg.Transport)
 		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("url %q must be an absolute http:// or https:// URL", redactURL(cfg.URL))
 		}
-		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, TransportStreamableHTTP)
+		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, cfg.Transport)
 		for k := range cfg.Headers {
 			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
 				bad("headers: %q is not a valid header name", k)
 			}
 		}
 	case "":
-		bad("transport is required: stdio or streamable-http")
+		bad("transport is required: stdio, streamable-http or sse")
 	default:
-		bad("transport %q must be stdio or streamable-http", cfg.Transport)
+		bad("transport %q must be stdio, streamable-http or sse (legacy HTTP+SSE)", cfg.Transport)
 	}
 
 	positiveMs := func(key string, v int) {

@@ -483,7 +483,7 @@ func TestE2ECrashReconnects(t *testing.T) {
 	if diff := cmp.Diff(want, hs.serverTools("fx")); diff != "" {
 		t.Errorf("tools after reconnect (-want +got):\n%s", diff)
 	}
-	if got := len(hs.registry().List(modelCaller)); got != len(want) {
+	if got := len(hs.serverToolDefs()); got != len(want) {
 		t.Errorf("registry holds %d tools, want %d (no duplicates)", got, len(want))
 	}
 	hs.requireActive("fx")

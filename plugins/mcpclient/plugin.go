@@ -35,6 +35,12 @@ func apply(s *host.Scope, cfg Config) error {
 	elicitation, _ := host.Lookup(s, elicit.Key)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
+	var oauth *oauthHandler
+	if cfg.Transport == TransportStreamableHTTP && !hasHeader(cfg.Headers, "Authorization") {
+		oauth = newOAuthHandler(&cfg, s.Logger())
+		factory = oauth.wrap(factory)
+		s.OnDispose("mcp-client oauth", func() error { oauth.close(); return nil })
+	}
 	_, err := start(s, options{
 		cfg:       cfg,
 		registry:  reg,
@@ -42,6 +48,7 @@ func apply(s *host.Scope, cfg Config) error {
 		store:     store,
 		elicit:    elicitation,
 		transport: factory,
+		oauth:     oauth,
 	})
 	return err
 }

@@ -57,11 +57,14 @@ func TestTextResults(t *testing.T) {
 		{"joined with newline", []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}, "a\nb"},
 		{"empty", nil, "(r returned no model-visible content)"},
 		{"only empty text", []mcp.Content{&mcp.TextContent{}}, "(r returned no model-visible content)"},
-		{"audio", []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{1}}},
-			"[audio result unsupported: audio/wav; raw audio data remains available to programmatic callers]"},
-		{"resource link", []mcp.Content{&mcp.ResourceLink{Name: "readme", URI: "file:///r.md"}}, "Resource link: readme (file:///r.md)"},
+		// Without a store, audio is described only (Render, which never
+		// stores, words it differently: see stored in TestProjectPlaceholders).
+		{"stored audio", []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{1}}},
+			"[audio: audio/wav, 1 bytes; not kept: no attachment store is mounted; the raw audio remains available to programmatic callers]"},
+		{"resource link", []mcp.Content{&mcp.ResourceLink{Name: "readme", URI: "file:///r.md"}},
+			`Resource link: readme (file:///r.md); read it with mcp_read {"uri":"file:///r.md","server":"res"}`},
 		{"embedded resource", []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x:y", Text: "t"}}},
-			"[embedded resource unsupported; raw resource data remains available to programmatic callers]"},
+			"Resource x:y (unknown type):\nt"},
 		{"image without a route", []mcp.Content{&mcp.TextContent{Text: "see"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("x")}},
 			"see\n[image unavailable: image/png; the image bytes do not match the declared media type; raw image data remains available to programmatic callers]"},
 	}
@@ -78,7 +81,7 @@ func TestTextResults(t *testing.T) {
 				t.Errorf("content (-want +got):\n%s", diff)
 			}
 			def, _ := e.reg.Get("mcp__res__r")
-			if rendered := def.Render(res.Value); !strings.HasPrefix(tt.name, "image") {
+			if rendered := def.Render(res.Value); !strings.HasPrefix(tt.name, "image") && !strings.HasPrefix(tt.name, "stored") {
 				if diff := cmp.Diff(res.Content, rendered); diff != "" {
 					t.Errorf("Render of the canonical value differs from Execute's content (-execute +render):\n%s", diff)
 				}

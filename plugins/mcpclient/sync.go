@@ -60,9 +60,14 @@ func (f *ToolFilter) keep(raw string) bool {
 func (c *client) swap(list []*mcp.Tool) error {
 	kept := make([]*mcp.Tool, 0, len(list))
 	for _, t := range list {
-		if c.cfg.Tools.keep(t.Name) {
-			kept = append(kept, t)
+		if !c.cfg.Tools.keep(t.Name) {
+			continue
 		}
+		if why := c.unoffered(t); why != "" {
+			c.logUnoffered(t.Name, why)
+			continue
+		}
+		kept = append(kept, t)
 	}
 	sig, err := json.Marshal(kept)
 	if err != nil {

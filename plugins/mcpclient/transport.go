@@ -3,17 +3,23 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -177,9 +183,23 @@ type stdioTransport struct {
 	// the variables the composition names as secret. Nil means
 	// os.Environ.
 	environ func() []string
+
+	// proc is the process Connect started, for explainStart.
+	proc *process
 }
 
-// Connect implements mcp.Transport.
+// process is one started server: its exit, once it happened.
+type process struct {
+	cmd    *exec.Cmd
+	stderr *lineLogger
+	exited chan struct{} // closed once cmd.Wait returned
+	err    error         // cmd.Wait's, set before exited closes
+}
+
+// Connect implements mcp.Transport. The child's stdout reaches go-sdk
+// through jsonLines, which skips (and logs) lines that are not JSON-RPC
+// messages: a banner such as "Memory server starting..." would otherwise
+// end the connection.
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
 	environ := os.Environ
@@ -192,25 +212,96 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
-	ct := &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
-	var conn mcp.Connection
-	// The fork happens on a thread that lives as long as the child, so
-	// that its parent-death signal means the host's death only.
-	release, err := onOwnThread(func() (err error) {
-		conn, err = ct.Connect(ctx)
-		return err
-	})
+	// Pipes of our own rather than cmd's: Wait then reaps the child as
+	// soon as it exits (its status explains a failed start) without
+	// closing the stdout go-sdk may still be reading.
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", t.cfg.Command, err)
 	}
-	return &stdioConn{Connection: conn, cmd: cmd, stderr: stderr, release: release}, nil
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("start %q: %w", t.cfg.Command, err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	// The fork happens on a thread that lives as long as the child, so
+	// that its parent-death signal means the host's death only.
+	release, err := onOwnThread(cmd.Start)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("start %q: %w", t.cfg.Command, err)
+	}
+	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.proc = p
+	stdout := &jsonLines{r: outR, logger: t.logger}
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stdinCloser{w: inW, p: p}}).Connect(ctx)
+	if err != nil { // IOTransport never fails; be safe anyway
+		inW.Close()
+		killProcessGroup(cmd)
+		<-p.exited
+		outR.Close()
+		release()
+		return nil, err
+	}
+	return &stdioConn{Connection: conn, p: p, stdout: outR, release: release}, nil
+}
+
+// stdinCloser is the child's stdin; closing it ends the child the way the
+// MCP stdio transport asks: close stdin, wait terminateGrace for the
+// exit, then SIGTERM, then SIGKILL (what go-sdk's CommandTransport does,
+// which cannot be used with a filtered stdout).
+type stdinCloser struct {
+	w    *os.File
+	p    *process
+	once sync.Once
+	err  error
+}
+
+func (s *stdinCloser) Write(b []byte) (int, error) { return s.w.Write(b) }
+
+func (s *stdinCloser) Close() error {
+	s.once.Do(func() {
+		s.w.Close()
+		if s.p.waitExit(terminateGrace) {
+			return
+		}
+		if err := s.p.cmd.Process.Signal(syscall.SIGTERM); err == nil && s.p.waitExit(terminateGrace) {
+			return
+		}
+		s.p.cmd.Process.Kill()
+		if !s.p.waitExit(terminateGrace) {
+			s.err = errors.New("the server process did not exit after SIGKILL")
+		}
+	})
+	return s.err
+}
+
+// waitExit reports whether the process exited within d.
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // stdioConn reaps what the child left behind once go-sdk has closed it.
 type stdioConn struct {
 	mcp.Connection
-	cmd    *exec.Cmd
-	stderr *lineLogger
+	p      *process
+	stdout *os.File
 	// release frees the thread the child was started on (onOwnThread).
 	release func()
 	once    sync.Once
@@ -219,23 +310,184 @@ type stdioConn struct {
 
 // Close closes stdin and waits for the child (SIGTERM, then SIGKILL, each
 // after terminateGrace), then kills whatever is left of its process group
-// (a wrapper like npx may leave its node child behind).
+// (a wrapper like npx may leave its node child behind) and closes stdout,
+// which a left-behind grandchild could otherwise hold open.
 func (c *stdioConn) Close() error {
 	c.once.Do(func() {
 		c.err = c.Connection.Close()
-		killProcessGroup(c.cmd)
+		killProcessGroup(c.p.cmd)
+		c.p.waitExit(pipeDrainDelay + terminateGrace)
+		c.stdout.Close()
 		c.release()
-		c.stderr.flush()
+		c.p.stderr.flush()
 	})
 	return c.err
 }
 
+// jsonLines passes on the lines of a stdio server's stdout that can be
+// JSON-RPC messages (their first byte other than a space or tab is '{' or
+// '['; blank lines too) and skips every other line, logging it (cut at
+// maxStderrLine). It streams: a passed line is never held, so go-sdk's
+// frame limit applies to it as before, and a skipped one only up to what
+// is logged of it.
+type jsonLines struct {
+	r      io.Reader
+	logger *slog.Logger
+
+	buf     [32 << 10]byte
+	pending []byte // read, not yet handed on or judged
+	state   lineState
+	lead    []byte // a line's leading blanks, held until it is judged
+	dropped []byte // the start of the line being skipped
+	cut     bool   // dropped is cut
+}
+
+type lineState int
+
+const (
+	lineStart lineState = iota // at the start of a line: not judged yet
+	linePass
+	lineSkip
+)
+
+// maxLeadingBlanks bounds the blanks held before a line is judged: a line
+// with more is passed on (go-sdk then judges it).
+const maxLeadingBlanks = 256
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for {
+		if n := j.emit(p); n > 0 {
+			return n, nil
+		}
+		n, err := j.r.Read(j.buf[:])
+		j.pending = j.buf[:n]
+		if n == 0 && err != nil {
+			if j.state == lineSkip {
+				j.logSkipped()
+			}
+			if len(j.lead) > 0 && len(p) > 0 {
+				n := copy(p, j.lead)
+				j.lead = j.lead[n:]
+				return n, nil
+			}
+			return 0, err
+		}
+	}
+}
+
+// emit hands on what of pending it can, into p.
+func (j *jsonLines) emit(p []byte) int {
+	out := 0
+	for len(j.pending) > 0 && out < len(p) {
+		switch j.state {
+		case lineStart:
+			b := j.pending[0]
+			switch {
+			case b == ' ' || b == '\t' || b == '\r':
+				j.lead = append(j.lead, b)
+				j.pending = j.pending[1:]
+				if len(j.lead) > maxLeadingBlanks {
+					j.state = linePass
+				}
+				continue
+			case b == '{' || b == '[' || b == '\n':
+				j.state = linePass
+			default:
+				j.state = lineSkip
+				j.dropped = append(j.dropped[:0], j.lead...)
+				j.lead = j.lead[:0]
+				j.cut = false
+				continue
+			}
+		case linePass:
+			if len(j.lead) > 0 {
+				n := copy(p[out:], j.lead)
+				j.lead = j.lead[n:]
+				out += n
+				continue
+			}
+			line := j.pending
+			end := bytes.IndexByte(line, '\n')
+			if end >= 0 {
+				line = line[:end+1]
+			}
+			n := copy(p[out:], line)
+			out += n
+			j.pending = j.pending[n:]
+			if end >= 0 && n == len(line) {
+				j.state = lineStart
+				j.lead = j.lead[:0]
+			}
+		case lineSkip:
+			end := bytes.IndexByte(j.pending, '\n')
+			chunk := j.pending
+			if end >= 0 {
+				chunk = chunk[:end]
+			}
+			if room := max(0, maxStderrLine-len(j.dropped)); len(chunk) > room {
+				chunk, j.cut = chunk[:room], true
+			}
+			j.dropped = append(j.dropped, chunk...)
+			if end < 0 {
+				j.pending = nil
+				continue
+			}
+			j.pending = j.pending[end+1:]
+			j.logSkipped()
+			j.state = lineStart
+		}
+	}
+	return out
+}
+
+func (j *jsonLines) logSkipped() {
+	line := string(bytes.TrimRight(j.dropped, "\r"))
+	if j.cut {
+		line += "…"
+	}
+	j.logger.Warn("server stdout: skipped a line that is not a JSON-RPC message (servers must log to stderr)", "line", line)
+	j.dropped = j.dropped[:0]
+	j.cut = false
+}
+
 // lineLogger writes a child's stderr to the instance logger, one record per
-// line.
+// line, and keeps the last few lines to explain a failed start.
 type lineLogger struct {
 	logger *slog.Logger
 	mu     sync.Mutex
 	buf    []byte
+	tail   []string // the last stderrTail lines, each cut at stderrTailLine
+}
+
+// What a failed start quotes of the server's stderr.
+const (
+	stderrTail     = 5
+	stderrTailLine = 300
+)
+
+// last returns the last lines of stderr, the unfinished one included.
+func (l *lineLogger) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.tail)
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		out = append(out, cutLine(rest))
+	}
+	if len(out) > stderrTail {
+		out = out[len(out)-stderrTail:]
+	}
+	return out
+}
+
+func cutLine(s string) string {
+	if len(s) <= stderrTailLine {
+		return s
+	}
+	n := stderrTailLine
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -275,6 +527,10 @@ func (l *lineLogger) emit(line []byte) {
 		return
 	}
 	l.logger.Info("server stderr", "line", string(line))
+	if len(l.tail) == stderrTail {
+		l.tail = append(l.tail[:0], l.tail[1:]...)
+	}
+	l.tail = append(l.tail, cutLine(string(line)))
 }
 
 // headerTransport adds the configured headers to every request, and puts
@@ -343,13 +599,144 @@ func newTransportFactory(cfg *Config, logger *slog.Logger, environ func() []stri
 	case TransportStreamableHTTP:
 		client, base, endpoint := newHTTPClient(cfg.URL, cfg.Headers)
 		return func() mcp.Transport {
-			return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}
+			// A client per attempt over the shared connections, to see
+			// how the attempt's first POST was answered (explainStart).
+			first := &http.Client{Transport: &firstPOST{base: client.Transport}}
+			return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: first}
+		}, base.CloseIdleConnections
+	case TransportSSE:
+		client, base, endpoint := newHTTPClient(cfg.URL, cfg.Headers)
+		return func() mcp.Transport {
+			return &sseTransport{mcp.SSEClientTransport{Endpoint: endpoint, HTTPClient: client}}
 		}, base.CloseIdleConnections
 	default:
 		return func() mcp.Transport {
 			return &stdioTransport{cfg: cfg, logger: logger, environ: environ}
 		}, func() {}
 	}
+}
+
+// sseTransport is go-sdk's legacy SSE client with a stream that outlives
+// Connect's context: go-sdk ties the GET stream, for the connection's
+// whole life, to the context given to Connect, which here is only the
+// attempt's (startupTimeoutMs). The stream ends when the connection is
+// closed, or when ctx ends before Connect returned.
+type sseTransport struct {
+	mcp.SSEClientTransport
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.SSEClientTransport.Connect(life)
+	if !stop() && err == nil {
+		// ctx ended while connecting: the stream is being torn down.
+		conn.Close()
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &sseConn{Connection: conn, cancel: cancel}, nil
+}
+
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// firstPOST remembers the status of the first POST's answer: a Streamable
+// HTTP endpoint that answers 404 or 405 to it may be a legacy HTTP+SSE
+// server.
+type firstPOST struct {
+	base   http.RoundTripper
+	status atomic.Int32
+}
+
+func (f *firstPOST) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := f.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost {
+		f.status.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	return resp, err
+}
+
+// startError is a failed connection attempt with what explains it.
+type startError struct {
+	why string
+	err error
+}
+
+func (e *startError) Error() string { return e.why + " (" + e.err.Error() + ")" }
+func (e *startError) Unwrap() error { return e.err }
+
+// explainStart adds to the error of a failed connect what the transport
+// knows of the cause: for a stdio server that exited, its exit status and
+// last stderr lines (go-sdk says only "client is closing: EOF"); for a
+// Streamable HTTP endpoint that answered the first POST with 404 or 405,
+// the hint that it may speak the legacy HTTP+SSE transport.
+func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
+	switch t := tr.(type) {
+	case *stdioTransport:
+		p := t.proc
+		if p == nil {
+			return err // it did not start: the error says why
+		}
+		exited := false
+		if ctx.Err() == nil {
+			// The server closed its stdout; its exit is normally a
+			// moment away.
+			exited = p.waitExit(pipeDrainDelay)
+		} else {
+			select {
+			case <-p.exited:
+				exited = true
+			default:
+			}
+		}
+		if !exited {
+			return err
+		}
+		why := "the server process exited (" + exitStatus(p.err) + ") before completing the MCP handshake"
+		if lines := p.stderr.last(); len(lines) > 0 {
+			why += "; its last stderr lines: " + strings.Join(lines, " | ")
+		} else {
+			why += "; it wrote nothing to stderr"
+		}
+		return &startError{why: why, err: err}
+	case *mcp.StreamableClientTransport:
+		if t.HTTPClient == nil {
+			return err
+		}
+		f, ok := t.HTTPClient.Transport.(*firstPOST)
+		if !ok {
+			return err
+		}
+		if st := int(f.status.Load()); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
+			return &startError{why: fmt.Sprintf("the server answered %d %s to the first POST: it may speak only the legacy HTTP+SSE transport; "+
+				"if so, set transport: sse (with the URL of its SSE endpoint, often .../sse)", st, http.StatusText(st)), err: err}
+		}
+	}
+	return err
+}
+
+// exitStatus words how a process ended.
+func exitStatus(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String()
+	}
+	return err.Error()
 }
 
 // redactURL hides the secrets a URL may carry: the password of its

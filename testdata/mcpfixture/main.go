@@ -75,6 +75,10 @@ func main() {
 
 type options struct {
 	name          string
+	strayStdout   bool // content.go
+	contentTools  bool
+	unusableTools bool
+	sse           bool
 	httpAddr      string
 	stateless     bool
 	requireHeader string
@@ -98,6 +102,10 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("mcpfixture", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	fs.StringVar(&o.name, "name", "mcpfixture", "serverInfo name")
+	fs.BoolVar(&o.strayStdout, "stray-stdout", false, "in stdio mode, print lines that are not JSON-RPC to stdout before serving, as some servers do (content.go)")
+	fs.BoolVar(&o.contentTools, "content-tools", false, "register huge-image, embedded and audio, whose results are a 2560x1440 PNG, embedded resources and a link, and a WAV clip (content.go)")
+	fs.BoolVar(&o.unusableTools, "unusable-tools", false, "register app-only, app-and-model and task-required, tools a host without apps or tasks must not offer models (content.go)")
+	fs.BoolVar(&o.sse, "sse", false, "with -http: also serve the legacy HTTP+SSE transport at /sse (content.go)")
 	fs.StringVar(&o.httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
 	fs.BoolVar(&o.stateless, "stateless", false, "with -http: serve without sessions")
 	fs.StringVar(&o.requireHeader, "require-header", "", `with -http: answer 401 to any request lacking this header, e.g. "Authorization: Bearer x"`)
@@ -144,6 +152,9 @@ func run(args []string) error {
 	}
 
 	server := newServer(o)
+	if o.httpAddr == "" && o.strayStdout {
+		printStray()
+	}
 	if o.httpAddr == "" {
 		log.Printf("serving %s on stdio (pid %d)", o.name, os.Getpid())
 		// Stdout goes through crashWriter so that the crash tool exits only
@@ -172,6 +183,9 @@ func serveHTTP(ctx context.Context, server *mcp.Server, o options) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", crashAfterReply(handler))
+	if o.sse {
+		mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	}
 
 	ln, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {
@@ -252,6 +266,12 @@ func newServer(o options) *mcp.Server {
 		&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()},
 	)
 	events := &eventLog{path: o.cancelFile}
+	if o.contentTools {
+		addContentTools(server)
+	}
+	if o.unusableTools {
+		addUnusableTools(server)
+	}
 
 	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "Add two numbers."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {

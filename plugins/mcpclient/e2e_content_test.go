@@ -1,0 +1,219 @@
+package mcpclient_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+
+// A banner on a stdio server's stdout is logged and skipped; the
+// connection lives.
+func TestE2EStrayStdoutLines(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "stray", "stray", nil, "-stray-stdout"))
+	hs.requireActive("stray")
+	if got := text(hs.call(imageCaller, "mcp__stray__ping", nil)); got != "pong" {
+		t.Fatalf("ping = %q", got)
+	}
+	logs := hs.logs.String()
+	for _, line := range []string{"Memory server starting...", `\x1b[32minfo\x1b[0m ready on stdio`} {
+		if !strings.Contains(logs, "skipped a line that is not a JSON-RPC message") || !strings.Contains(logs, line) {
+			t.Errorf("the log does not show the skipped line %q", line)
+		}
+	}
+}
+
+// A server that never connected says why: its exit status and last stderr
+// lines, in the instance's status, not "reconnecting".
+func TestE2EFailedStartSaysWhy(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(
+		stdioFixture(t, "crash", "crash", nil, "-crash-on-start"),
+		host.Entry{ID: "missing", Name: "mcp-client", Config: map[string]any{
+			"transport": "stdio", "serverName": "missing",
+			// What `npx some-server` does when it is not there: a shell
+			// that cannot find the command says so, and exits 127.
+			"command": "/bin/sh", "args": []any{"-c", "exec mcp-server-that-is-not-installed"},
+			"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 2},
+		}},
+	)
+	for id, want := range map[string][]string{
+		"crash":   {"failed to start", "exit status 1", "crashing on start, as asked by -crash-on-start"},
+		"missing": {"failed to start", "exit status 127", "mcp-server-that-is-not-installed", "not found"},
+	} {
+		var detail string
+		eventually(t, id+" to fail", func() bool {
+			detail = hs.status(id).Detail
+			return strings.Contains(detail, "exit status")
+		})
+		for _, w := range want {
+			if !strings.Contains(detail, w) {
+				t.Errorf("%s: status %q lacks %q", id, detail, w)
+			}
+		}
+		if strings.Contains(detail, "reconnecting") {
+			t.Errorf("%s: status %q says reconnecting", id, detail)
+		}
+	}
+}
+
+// With failOnStartupError the instance's error is as explicit.
+func TestE2EFailedStartError(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "crash", "crash", map[string]any{"failOnStartupError": true}, "-crash-on-start"))
+	st := hs.status("crash")
+	if st.State != host.StateFailed || !strings.Contains(st.Err, "exited (exit status 1) before completing the MCP handshake") ||
+		!strings.Contains(st.Err, "crashing on start") {
+		t.Fatalf("instance = %q (%q)", st.State, st.Err)
+	}
+}
+
+// Every block of a result reaches the model: a screenshot downscaled, not
+// refused; embedded resources inline or stored; a link with how to read it;
+// audio stored with its length.
+func TestE2EResultContent(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-content-tools"))
+	hs.requireActive("fx")
+
+	res := hs.call(imageCaller, "mcp__fx__huge-image", nil)
+	refs := images(res)
+	if res.Err != nil || len(refs) != 1 {
+		t.Fatalf("huge-image: %v %+v", res.Err, res.Content)
+	}
+	if refs[0].Width != 2000 || refs[0].Height != 1125 {
+		t.Errorf("stored %d×%d, want 2000×1125", refs[0].Width, refs[0].Height)
+	}
+	if got, want := text(res), "a screenshot follows\n[image downscaled from 2560×1440 to 2000×1125 to fit the attachment limits (scale 1:1.28)]"; got != want {
+		t.Errorf("huge-image text = %q, want %q", got, want)
+	}
+	if st, err := hs.store().Stat(refs[0].ID); err != nil || st.Width != 2000 {
+		t.Errorf("the store holds %+v, %v", st, err)
+	}
+
+	got := text(hs.call(imageCaller, "mcp__fx__embedded", nil))
+	id := regexp.MustCompile(`sha256:[0-9a-f]{64}`).FindString(got)
+	want := "Resource fixture://notes.txt (text/plain):\nfixture notes\n" +
+		"[embedded resource fixture://report.pdf: application/pdf, 36 bytes; stored as attachment " + id + "]\n" +
+		"Resource fixture://data.json (application/json):\n{\"n\":1}\n" +
+		`Resource link: later (fixture://later.md, text/markdown); read it with mcp_read {"uri":"fixture://later.md","server":"fx"}`
+	if got != want {
+		t.Errorf("embedded =\n%s\nwant\n%s", got, want)
+	}
+	if st, err := hs.store().Stat(id); err != nil || st.MediaType != "application/pdf" || st.Bytes != 36 {
+		t.Errorf("the stored PDF: %+v, %v", st, err)
+	}
+
+	got = text(hs.call(imageCaller, "mcp__fx__audio", nil))
+	if !regexp.MustCompile(`^\[audio: audio/wav, 0\.50 s, 4044 bytes; stored as attachment sha256:[0-9a-f]{64}\]$`).MatchString(got) {
+		t.Errorf("audio = %q", got)
+	}
+}
+
+// Tools no model can use are not registered, and the log says why, once.
+func TestE2EUnusableToolsNotOffered(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "un", "un", nil, "-unusable-tools"))
+	hs.requireActive("un")
+	names := hs.serverTools("un")
+	if !slicesContains(names, "mcp__un__app-and-model") || slicesContains(names, "mcp__un__app-only") || slicesContains(names, "mcp__un__task-required") {
+		t.Errorf("registered %v", names)
+	}
+	logs := hs.logs.String()
+	for _, w := range []string{`tool not offered to models: its _meta.ui.visibility is [\"app\"]`, `tool not offered to models: its execution.taskSupport is \"required\"`} {
+		if strings.Count(logs, w) != 1 {
+			t.Errorf("logged %d times: %s\n", strings.Count(logs, w), w)
+		}
+	}
+}
+
+// A result past maxResultBytes is stored whole, and the cut names the call
+// that reads on; reading on gives back the rest exactly.
+func TestE2ELongOutputReadOn(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "lo", "lo", map[string]any{"maxResultBytes": 1000}, "-oversize"))
+	hs.requireActive("lo")
+	res := hs.call(imageCaller, "mcp__lo__oversize", map[string]any{"bytes": 2500})
+	got := text(res)
+	m := regexp.MustCompile(`\n\[output truncated: 1500 of 2500 bytes dropped \(maxResultBytes 1000\); the whole text \(2500 bytes\) is stored: read the rest with mcp_read_output (\{.*\})\]$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("cut = %q", got[max(0, len(got)-300):])
+	}
+	rest := hs.call(imageCaller, mcpclient.OutputToolName, rawJSON(m[1]))
+	if rest.Err != nil {
+		t.Fatal(rest.Err)
+	}
+	if want := strings.Repeat("x", 1500) + "\n[bytes 1000-2500 of 2500; the end of the stored text]"; text(rest) != want {
+		t.Errorf("read on = %q", text(rest))
+	}
+}
+
+// transport: sse reaches a legacy HTTP+SSE server (the fixture's go-sdk
+// one), and a Streamable HTTP URL that answers 404 hints at it.
+func TestE2ELegacySSE(t *testing.T) {
+	hs := newHarness(t)
+	base := strings.TrimSuffix(mcptest.StartHTTPFixture(t, "-sse"), "/mcp")
+	hs.apply(
+		host.Entry{ID: "old", Name: "mcp-client", Config: map[string]any{"transport": "sse", "serverName": "old", "url": base + "/sse"}},
+		host.Entry{ID: "wrong", Name: "mcp-client", Config: map[string]any{"transport": "streamable-http", "serverName": "wrong", "url": base + "/sse-only",
+			"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 1}}},
+	)
+	hs.requireActive("old")
+	if got := text(hs.call(imageCaller, "mcp__old__shout", map[string]any{"text": "hi"})); got != "HI" {
+		t.Errorf("shout over sse = %q", got)
+	}
+	detail := hs.status("wrong").Detail
+	if !strings.Contains(detail, "failed to start") || !strings.Contains(detail, "404 Not Found to the first POST") || !strings.Contains(detail, "set transport: sse") {
+		t.Errorf("status of the wrong transport: %q", detail)
+	}
+}
+
+// The real server-everything in its SSE mode, through transport: sse:
+// its tools work, and its embedded resource reaches the model inline.
+func TestE2EEverythingSSE(t *testing.T) {
+	url := mcptest.StartEverythingSSE(t)
+	hs := newHarness(t)
+	hs.apply(host.Entry{ID: "ev", Name: "mcp-client", Config: map[string]any{"transport": "sse", "serverName": "ev", "url": url}})
+	hs.requireActive("ev")
+	if got := text(hs.call(imageCaller, "mcp__ev__echo", map[string]any{"message": "over sse"})); got != "Echo: over sse" {
+		t.Errorf("echo = %q", got)
+	}
+	got := text(hs.call(imageCaller, "mcp__ev__get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 1}))
+	if !strings.Contains(got, "Resource demo://resource/static/document/") && !strings.Contains(got, "Resource ") {
+		t.Errorf("get-resource-reference = %q", got)
+	}
+	if strings.Contains(got, "unsupported") {
+		t.Errorf("a placeholder in %q", got)
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+type rawJSON string
+
+func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+// serverToolDefs returns every registered tool of some MCP server (the
+// built-in tools such as mcp_read_output left out).
+func (hs *harness) serverToolDefs() []tools.Definition {
+	var out []tools.Definition
+	for _, d := range hs.registry().List(tools.Caller{Kind: "test"}) {
+		if d.Origin.Server != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}

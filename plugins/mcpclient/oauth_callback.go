@@ -1,0 +1,161 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// callbackPath is where the authorization server redirects the browser.
+const callbackPath = "/callback"
+
+// callback is the loopback listener of one browser step: on 127.0.0.1
+// only, it takes the first redirect that carries this login's state, and
+// closes once that one is answered (or when the login gives up).
+type callback struct {
+	ln          net.Listener
+	srv         *http.Server
+	redirectURL string
+
+	mu    sync.Mutex
+	state string // the state the authorization URL carries
+	done  bool
+	// result receives the one accepted redirect (cap 1).
+	result chan callbackResult
+	served chan struct{}
+}
+
+type callbackResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// listenCallback listens on 127.0.0.1:port (0: any free port).
+func listenCallback(port int) (*callback, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("oauth.callbackPort: listen for the login redirect on 127.0.0.1:%d: %w", port, err)
+	}
+	cb := &callback{
+		ln:          ln,
+		redirectURL: "http://" + ln.Addr().String() + callbackPath,
+		result:      make(chan callbackResult, 1),
+		served:      make(chan struct{}),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(callbackPath, cb.handle)
+	cb.srv = &http.Server{Handler: mux}
+	go func() {
+		defer close(cb.served)
+		_ = cb.srv.Serve(ln)
+	}()
+	return cb, nil
+}
+
+// close stops the listener and waits for it.
+func (cb *callback) close() {
+	_ = cb.srv.Close()
+	<-cb.served
+}
+
+func (cb *callback) handle(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	switch {
+	case cb.done:
+		http.Error(w, "This login is over; start a new one.", http.StatusGone)
+		return
+	case cb.state == "" || q.Get("state") != cb.state:
+		// Not this login's redirect: ignored, so that a stray or forged
+		// request cannot end the login.
+		http.Error(w, "The state does not match this login; ignored.", http.StatusBadRequest)
+		return
+	case q.Get("error") != "":
+		cb.done = true
+		msg := strings.TrimSpace(q.Get("error") + ": " + q.Get("error_description"))
+		cb.result <- callbackResult{err: fmt.Errorf("the authorization server refused the login: %s", msg)}
+		http.Error(w, "Login refused: "+msg, http.StatusForbidden)
+		return
+	case q.Get("code") == "":
+		http.Error(w, "The redirect carries no code; ignored.", http.StatusBadRequest)
+		return
+	}
+	cb.done = true
+	cb.result <- callbackResult{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>Logged in</title><p>%s</p>", html.EscapeString("Logged in. You can close this window."))
+}
+
+// await shows authURL to the person (b) and waits for the redirect, for
+// ctx at most.
+func (cb *callback) await(ctx context.Context, b *BrowserStep, serverName, authURL string) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("authorization URL: %w", err)
+	}
+	cb.mu.Lock()
+	cb.state = u.Query().Get("state")
+	cb.mu.Unlock()
+	out := b.Out
+	if out != nil {
+		fmt.Fprintf(out, "Log in to %s in your browser. If it does not open, visit:\n  %s\n", serverName, authURL)
+	}
+	open := b.Open
+	if open == nil {
+		open = openBrowser
+	}
+	if err := open(ctx, authURL); err != nil && out != nil {
+		fmt.Fprintf(out, "(no browser opened: %v)\n", err)
+	}
+	select {
+	case r := <-cb.result:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no login redirect reached %s: %w", cb.redirectURL, ctx.Err())
+	}
+}
+
+// errNoOpener is openBrowser's error when neither $BROWSER nor a platform
+// opener is there.
+var errNoOpener = errors.New("set $BROWSER, or open the URL by hand")
+
+// openBrowser starts $BROWSER (split on spaces) with the URL as its last
+// argument, else the platform's opener. It does not wait for the browser.
+func openBrowser(_ context.Context, u string) error {
+	var argv []string
+	if b := strings.Fields(os.Getenv("BROWSER")); len(b) > 0 {
+		argv = append(b, u)
+	} else {
+		switch runtime.GOOS {
+		case "darwin":
+			argv = []string{"open", u}
+		case "windows":
+			argv = []string{"rundll32", "url.dll,FileProtocolHandler", u}
+		default:
+			argv = []string{"xdg-open", u}
+		}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return errNoOpener
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
