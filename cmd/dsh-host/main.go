@@ -85,6 +85,8 @@ func subcommands() []subcommand {
 		{"call", "call one tool through the registry's pipeline", cmdCall},
 		{"prompt", "print the model-facing tools array and its size", cmdPrompt},
 		{"command", "run one slash command, such as '/mcp list'", cmdCommand},
+		{"resources", "list the MCP servers' resources and resource templates", cmdResources},
+		{"read", "read one MCP resource, or a template expanded with key=value", cmdRead},
 		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
@@ -136,7 +138,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nusage: dsh-host [subcommand] [flags]")
 	fmt.Fprintln(w, "\nSubcommands:")
 	for _, c := range subcommands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'dsh-host <subcommand> -h' for its flags. Exit codes: 0 ok, 1 failure, 2 usage error.")
 }

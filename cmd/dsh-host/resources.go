@@ -1,0 +1,173 @@
+package main
+
+// The resources and read subcommands: what the MCP servers offer to read,
+// through the resources service.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// errNoResources is returned when the resources service is not running.
+var errNoResources = errors.New("the resources service is not running (check the composition's status)")
+
+func resourceRegistry(h *host.Host) (*resources.Registry, error) {
+	r, ok := host.Lookup(h, resources.Key)
+	if !ok || r == nil {
+		return nil, errNoResources
+	}
+	return r, nil
+}
+
+func cmdResources(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("resources", "[-c FILE] [--server S] [--json] [query...] [flags]", `
+Resources starts the composition, waits until every instance has settled, and
+lists the resources and resource templates of its MCP servers (URI, server,
+MIME type, name, description), then every instance that is not active. Words
+after the flags keep the entries whose URI, name, title, description or MIME
+type contain all of them. Read one with: dsh-host read URI.`)
+	var o oneShot
+	o.register(fs)
+	server := fs.String("server", "", "only this server's resources")
+	asJSON := fs.Bool("json", false, "print JSON: {resources, templates, instances}")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	filter := resources.Filter{Server: *server, Query: strings.Join(pos, " ")}
+	return o.withHost(ctx, io, "resources", func(h *host.Host) int {
+		reg, err := resourceRegistry(h)
+		if err != nil {
+			return fail(io, "resources", err)
+		}
+		if filter.Server != "" && !reg.Has(filter.Server) {
+			return fail(io, "resources", fmt.Errorf("%w %q (servers offering resources: %s)", resources.ErrUnknownServer, filter.Server, dash(strings.Join(reg.Servers(), ", "))))
+		}
+		list, tmpls := reg.List(filter), reg.Templates(filter)
+		st := h.Status()
+		if *asJSON {
+			if list == nil {
+				list = []resources.Resource{}
+			}
+			if tmpls == nil {
+				tmpls = []resources.Template{}
+			}
+			if err := writeJSON(io.Out, struct {
+				Resources []resources.Resource `json:"resources"`
+				Templates []resources.Template `json:"templates"`
+				Instances []statusRow          `json:"instances"`
+			}{list, tmpls, statusRows(st)}); err != nil {
+				return fail(io, "resources", err)
+			}
+			return exitOK
+		}
+		screen := io.display()
+		writeResources(screen.Out, list, tmpls)
+		writeInstanceLines(screen.Out, st)
+		return exitOK
+	})
+}
+
+func writeResources(w io.Writer, list []resources.Resource, tmpls []resources.Template) {
+	if len(list) == 0 && len(tmpls) == 0 {
+		fmt.Fprintln(w, "no resources or templates")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(list) > 0 {
+		fmt.Fprintln(tw, "URI\tSERVER\tMIME TYPE\tNAME\tDESCRIPTION")
+		for _, r := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Server, dash(r.MIMEType), dash(r.Name), dash(oneLine(r.Description, 60)))
+		}
+	}
+	if len(tmpls) > 0 {
+		if len(list) > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw, "TEMPLATE\tSERVER\tMIME TYPE\tNAME\tDESCRIPTION")
+		for _, t := range tmpls {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.URITemplate, t.Server, dash(t.MIMEType), dash(t.Name), dash(oneLine(t.Description, 60)))
+		}
+	}
+	tw.Flush()
+}
+
+func cmdRead(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("read", "[-c FILE] <uri> | <template> key=value... [--server S] [--json] [flags]", `
+Read starts the composition and reads one resource from the MCP server that
+lists it (or whose template matches it; --server names the server for a URI
+nobody lists), or expands a resource template with key=value arguments and
+reads the result. Text is printed as it is; an image or other binary content is
+kept in the attachment store and printed as its reference, MIME type and size.
+With --json it prints {server, uri, contents} as the server sent them (binary
+as base64). Exit 1 when the read fails.`)
+	var o oneShot
+	o.register(fs)
+	server := fs.String("server", "", "the server to read from")
+	asJSON := fs.Bool("json", false, "print {server, uri, contents} as JSON")
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		return usageError(fs, io, "want a URI, or a template and its key=value arguments")
+	}
+	target, rest := pos[0], pos[1:]
+	var vars map[string]string
+	if strings.Contains(target, "{") {
+		vars = map[string]string{}
+		for _, kv := range rest {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usageError(fs, io, "argument %q is not key=value", kv)
+			}
+			vars[k] = v
+		}
+	} else if len(rest) > 0 {
+		return usageError(fs, io, "one URI only; key=value arguments go with a template")
+	}
+	return o.withHost(ctx, io, "read", func(h *host.Host) int {
+		reg, err := resourceRegistry(h)
+		if err != nil {
+			return fail(io, "read", err)
+		}
+		uri, from := target, *server
+		if vars != nil {
+			if uri, from, err = reg.Expand(from, target, vars); err != nil {
+				return fail(io, "read", err)
+			}
+		}
+		res, err := reg.ReadFrom(ctx, from, uri)
+		if err != nil {
+			if res.Server != "" {
+				err = fmt.Errorf("server %s: %s: %w", res.Server, uri, err)
+			}
+			return fail(io, "read", err)
+		}
+		if *asJSON {
+			if err := writeJSON(io.Out, resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}); err != nil {
+				return fail(io, "read", err)
+			}
+			return exitOK
+		}
+		store, _ := host.Lookup(h, attachments.Key)
+		// Image-capable: an image is kept and shown by reference.
+		content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: "cli", ImageInput: true}, res.Contents)
+		text := resources.ContentText(content)
+		screen := io.display()
+		fmt.Fprint(screen.Out, text)
+		if !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(screen.Out)
+		}
+		return exitOK
+	})
+}
