@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-
 // A banner on a stdio server's stdout is logged and skipped; the
 // connection lives.
 func TestE2EStrayStdoutLines(t *testing.T) {
