@@ -101,7 +101,7 @@ turn failed.`)
 		a, ok := host.Lookup(h, agent.Key)
 		if !ok {
 			st := host.Find(h.Status(), id)
-			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is %s: %s", id, st.State, st.Err))
+			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
 			return chatOnce(ctx, io, a, *prompt, interrupts)
