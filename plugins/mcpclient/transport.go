@@ -364,6 +364,7 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 		if n == 0 && err != nil {
 			if j.state == lineSkip {
 				j.logSkipped()
+				j.state = lineStart
 			}
 			if len(j.lead) > 0 && len(p) > 0 {
 				n := copy(p, j.lead)
