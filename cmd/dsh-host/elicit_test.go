@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,5 +133,56 @@ func TestCallElicitAndProgress(t *testing.T) {
 	}
 	if _, _, errs := run(true, "mcp__demo__progress", `{"steps":2,"ms":20}`); !strings.HasSuffix(errs, "\r\x1b[K") {
 		t.Errorf("the progress line is not erased when the call ends: %q", errs)
+	}
+}
+
+func TestConsoleAnswersServerEverything(t *testing.T) {
+	node, argv := mcptest.NodeServer(t, mcptest.ServerEverything, "stdio")
+	args, _ := json.Marshal(argv)
+	h := startTestHost(t, fmt.Sprintf(`plugins:
+  - id: ev
+    name: mcp-client
+    config:
+      serverName: ev
+      transport: stdio
+      command: %q
+      args: %s
+`, node, args))
+	tool := "mcp__ev__trigger-elicitation-request"
+	reg, err := registry(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Offered once the host declared elicitation (after initialize).
+	mcptest.WaitFor(t, 30*time.Second, tool, func() bool { _, ok := reg.Lookup(consoleCaller, tool); return ok })
+	// The fields come required first, then by name.
+	answers := []string{
+		"Ada Lovelace",    // name
+		"10/12/1815",      // birthdate: refused, then
+		"1815-12-10",      //   accepted
+		"y",               // check
+		"ada@example.com", // email
+		"",                // firstLine: its default
+		"",                // homepage: optional, left out
+		"7",               // integer
+		"Dogs",            // legacyTitledEnum, by its enumNames title
+		"",                // number: its default
+		"Tuna, 3",         // titledMultipleSelectEnum, by title and number
+		"3",               // titledSingleSelectEnum: Wonder Woman
+		"Piano",           // untitledMultipleSelectEnum
+		"",                // untitledSingleSelectEnum: its default
+	}
+	var out bytes.Buffer
+	runConsole(context.Background(), h, strings.NewReader("/call "+tool+"\n"+strings.Join(answers, "\n")+"\n"), &out)
+	for _, w := range []string{"ev asks: Please provide inputs", "want a date as YYYY-MM-DD", "1) Superman [hero-1]",
+		"User provided the requested information", "Name: Ada Lovelace", "Agreed to terms: true", "Email: ada@example.com",
+		"Birthdate: 1815-12-10", "Favorite Integer: 7", "Favorite Number: 3.14", `"legacyTitledEnum": "pet-2"`,
+		`"titledSingleSelectEnum": "hero-3"`, `"firstLine": "It was a dark and stormy night."`, `"untitledSingleSelectEnum": "Monica"`} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("console output lacks %q:\n%s", w, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "homepage") {
+		t.Errorf("the optional field left empty was sent:\n%s", out.String())
 	}
 }

@@ -72,8 +72,12 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("a call three times longer than toolCallTimeoutMs, with progress all along, failed: %v", res.Err)
 	}
-	if len(got) != 15 || got[0] != (tools.Progress{Progress: 1, Total: 15, Message: "step"}) || got[14].Progress != 15 {
-		t.Errorf("progress heard: %+v, want 15 reports 1/15 … 15/15", got)
+	// go-sdk queues incoming notifications for a goroutine of their own
+	// but retires a call as soon as its response is read, so the last
+	// notification, sent just before the result, may come after the call
+	// is over (and is dropped then).
+	if len(got) < 14 || got[0] != (tools.Progress{Progress: 1, Total: 15, Message: "step"}) || got[13].Progress != 14 {
+		t.Errorf("progress heard: %+v, want the reports 1/15 … 14/15 at least", got)
 	}
 
 	res, got = progressCall(e, "mcp__pg__stalls")
@@ -81,7 +85,7 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 		t.Errorf("a call silent after 2 notifications: err %v", res.Err)
 	}
 	if len(got) != 2 {
-		t.Errorf("heard %d reports, want 2", len(got))
+		t.Errorf("heard %d reports, want 2 (both long before the timeout)", len(got))
 	}
 
 	// toolCallMaxMs caps the whole, progress or not.
