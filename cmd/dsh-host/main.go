@@ -89,6 +89,8 @@ func subcommands() []subcommand {
 		{"read", "read one MCP resource, or a template expanded with key=value", cmdRead},
 		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
+		{"login", "log in to a remote MCP server (OAuth) and store its token", cmdLogin},
+		{"logout", "delete a remote MCP server's stored login and revoke it", cmdLogout},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
 	}
 }

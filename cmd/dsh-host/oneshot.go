@@ -41,6 +41,7 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
 	logger := io.logger(o.logFormat, o.logLevel)
+	defer allowLogins(io)()
 	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
 	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil)

@@ -41,6 +41,7 @@ command such as /mcp).`)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
 	prog := newProgress(screen.Out, cf.file)
+	defer allowLogins(io)()
 	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe)
 	if err != nil {
 		if ctx.Err() != nil {

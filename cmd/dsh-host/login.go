@@ -1,0 +1,132 @@
+package main
+
+// login and logout: the OAuth login of a remote MCP server, kept in the
+// token store under $DSH_HOME/oauth, where every dsh-host process (a run,
+// a serve) finds it.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+)
+
+// openLoginURL opens the authorization URL; nil is mcp-client's default
+// ($BROWSER, else the platform's opener). Tests set it.
+var openLoginURL func(ctx context.Context, url string) error
+
+func cmdLogin(ctx context.Context, args []string, std Stdio) int {
+	fs := flagSet("login", "<serverName> [-c FILE] [flags]", `
+Logs in to the remote MCP server the composition names serverName, in the
+browser: the authorization URL is opened with $BROWSER (the URL as its last
+argument) or the platform's opener, and printed. The token is stored under
+$DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
+	var cf commonFlags
+	cf.register(fs, "warn")
+	timeout := fs.Duration("timeout", mcpclient.DefaultLoginTimeout, "how long to wait for the login in the browser")
+	name, code, ok := serverArg(fs, args, std)
+	if !ok {
+		return code
+	}
+	cfg, err := findServer(cf.file, name)
+	if err != nil {
+		return fail(std, "login", err)
+	}
+	out := std.display()
+	status, err := mcpclient.Login(ctx, cfg, &mcpclient.BrowserStep{Out: out.Err, Open: openLoginURL, Timeout: *timeout})
+	if err != nil {
+		return fail(std, "login", err)
+	}
+	fmt.Fprintf(out.Out, "%s: %s\n", name, status)
+	return exitOK
+}
+
+func cmdLogout(ctx context.Context, args []string, std Stdio) int {
+	fs := flagSet("logout", "<serverName> [-c FILE] [flags]", `
+Deletes the stored login of the remote MCP server the composition names
+serverName, and revokes its tokens where the authorization server offers
+revocation.`)
+	var cf commonFlags
+	cf.register(fs, "warn")
+	name, code, ok := serverArg(fs, args, std)
+	if !ok {
+		return code
+	}
+	cfg, err := findServer(cf.file, name)
+	if err != nil {
+		return fail(std, "logout", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	msg, err := mcpclient.Logout(ctx, cfg)
+	if err != nil {
+		return fail(std, "logout", err)
+	}
+	fmt.Fprintln(std.display().Out, msg)
+	return exitOK
+}
+
+// serverArg parses args, which must name one server.
+func serverArg(fs *flag.FlagSet, args []string, std Stdio) (string, int, bool) {
+	pos, code, ok := parseArgs(fs, args, std)
+	if !ok {
+		return "", code, false
+	}
+	if len(pos) != 1 {
+		return "", usageError(fs, std, "want one serverName, got %d arguments", len(pos)), false
+	}
+	return pos[0], exitOK, true
+}
+
+// findServer returns the config of the enabled mcp-client entry of file
+// whose serverName (or id) is name, decoded over the defaults.
+func findServer(file, name string) (mcpclient.Config, error) {
+	c, err := host.ReadComposition(file, nil)
+	if err != nil {
+		return mcpclient.Config{}, explainLoadError(file, err)
+	}
+	var names []string
+	for _, e := range c.Entries {
+		if e.Name != mcpclient.PluginName || e.Disabled {
+			continue
+		}
+		cfg := mcpclient.Defaults()
+		data, err := yaml.Marshal(e.Config)
+		if err == nil {
+			err = yaml.Unmarshal(data, &cfg)
+		}
+		if err != nil {
+			return mcpclient.Config{}, fmt.Errorf("%s: entry %s: %w", file, e.ID, err)
+		}
+		if cfg.ServerName == name || e.ID == name {
+			if err := cfg.Validate(); err != nil {
+				return mcpclient.Config{}, fmt.Errorf("%s: entry %s: %w", file, e.ID, err)
+			}
+			return cfg, nil
+		}
+		names = append(names, cfg.ServerName)
+	}
+	return mcpclient.Config{}, errors.New(notFound(file, name, names))
+}
+
+func notFound(file, name string, names []string) string {
+	msg := fmt.Sprintf("%s has no enabled mcp-client entry with serverName %q", file, name)
+	if len(names) > 0 {
+		msg += fmt.Sprintf(" (it has: %v)", names)
+	}
+	return msg
+}
+
+// allowLogins lets a server's login run in this process, its messages on
+// std's stderr: the subcommands where a person or a script drives the
+// command (run and its console, tools, call, prompt, command), not serve,
+// whose servers wait for `dsh-host login`. The returned func undoes it.
+func allowLogins(std Stdio) (restore func()) {
+	return mcpclient.AllowBrowserStep(&mcpclient.BrowserStep{Out: std.display().Err, Open: openLoginURL})
+}
