@@ -30,8 +30,8 @@ entries (YAML) on stdout. It understands the mcpServers object of Claude
 Code's .mcp.json, claude_desktop_config.json and Cursor's mcp.json (command,
 args, env, cwd; or url, headers, type), and the servers object of VS Code's
 .vscode/mcp.json (and of the "mcp" key of its settings.json). ${env:VAR} and
-${input:NAME} become ${VAR} and ${NAME}. SSE servers are skipped with a note:
-dsh-host speaks stdio and Streamable HTTP.
+${input:NAME} become ${VAR} and ${NAME}. Legacy SSE servers ("type": "sse", or
+a url ending in /sse) get transport: sse.
 
 With --write the entries are appended to the composition named by -c, keeping
 its comments. With --write --dir DIR each server goes to a file of its own,

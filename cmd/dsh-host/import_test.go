@@ -101,7 +101,6 @@ func TestImportErrors(t *testing.T) {
 		{"no file", "", []string{"import"}, exitUsage, "want one file"},
 		{"not json", "nope", []string{"import", "-"}, exitFail, "not a JSON object"},
 		{"no server list", `{"editor.fontSize": 12}`, []string{"import", "-"}, exitFail, `found no "mcpServers"`},
-		{"only sse", `{"mcpServers":{"old":{"type":"sse","url":"http://127.0.0.1:1/sse"}}}`, []string{"import", "-"}, exitFail, "no server could be imported"},
 		{"neither command nor url", `{"mcpServers":{"x":{"args":["a"]}}}`, []string{"import", "-"}, exitFail, "neither a command"},
 		{"bad args type", `{"mcpServers":{"x":{"command":"a","args":"b"}}}`, []string{"import", "-"}, exitFail, `skipped "x": args: want a list of strings`},
 	}

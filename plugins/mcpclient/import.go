@@ -75,7 +75,7 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 	}
 	switch strings.ToLower(typ) {
 	case "sse":
-		return imp, errors.New("SSE transport is not supported (dsh-host speaks stdio and Streamable HTTP); if the server also serves Streamable HTTP (often at /mcp), add it with transport: streamable-http")
+		cfg.Transport = TransportSSE
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
 		cfg.Transport = TransportStreamableHTTP
 	case "stdio":
@@ -87,7 +87,8 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 		case cfg.URL != "":
 			cfg.Transport = TransportStreamableHTTP
 			if strings.HasSuffix(strings.TrimRight(cfg.URL, "/"), "/sse") {
-				imp.note("the url ends in /sse, which usually means an SSE server; it is imported as Streamable HTTP and will fail to connect if it speaks only SSE")
+				cfg.Transport = TransportSSE
+				imp.note("the url ends in /sse, which usually means a legacy SSE server: imported with transport: sse; if the server speaks Streamable HTTP, use transport: streamable-http")
 			}
 		}
 	default:
@@ -102,7 +103,7 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 			imp.note("url and headers are ignored for a stdio server")
 			cfg.URL, cfg.Headers = "", nil
 		}
-	case TransportStreamableHTTP:
+	case TransportStreamableHTTP, TransportSSE:
 		if cfg.URL == "" {
 			return imp, errors.New("HTTP server without a url")
 		}

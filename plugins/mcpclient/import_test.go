@@ -48,8 +48,8 @@ func TestImportServer(t *testing.T) {
 		{name: "streamable-http spelled otherwise", entry: `{"transport": "streamableHttp", "serverUrl": "https://example.com/mcp"}`, want: http(nil)},
 		{name: "http by url", entry: `{"url": "https://example.com/mcp"}`, want: http(nil)},
 		{name: "url ending in /sse", entry: `{"url": "https://example.com/sse/"}`,
-			want:      http(func(c *Config) { c.URL = "https://example.com/sse/" }),
-			wantNotes: []string{"the url ends in /sse, which usually means an SSE server; it is imported as Streamable HTTP and will fail to connect if it speaks only SSE"}},
+			want:      http(func(c *Config) { c.Transport, c.URL = TransportSSE, "https://example.com/sse/" }),
+			wantNotes: []string{"the url ends in /sse, which usually means a legacy SSE server: imported with transport: sse; if the server speaks Streamable HTTP, use transport: streamable-http"}},
 		{name: "disabled", entry: `{"command": "npx", "disabled": true}`, want: stdio(nil), disabled: true},
 		{name: "unknown keys, in key order", entry: `{"command": "npx", "zeta": 1, "autoApprove": []}`, want: stdio(nil),
 			wantNotes: []string{`key "autoApprove" has no equivalent and is ignored`, `key "zeta" has no equivalent and is ignored`}},
@@ -67,7 +67,11 @@ func TestImportServer(t *testing.T) {
 			wantNotes: []string{"url and headers are ignored for a stdio server"}},
 		{name: "stdio fields on http dropped", entry: `{"type": "http", "url": "https://example.com/mcp", "command": "npx", "args": ["a"]}`, want: http(nil),
 			wantNotes: []string{"command, args, env and cwd are ignored for an HTTP server"}},
-		{name: "sse", entry: `{"type": "sse", "url": "https://example.com/sse"}`, wantErr: "SSE transport is not supported"},
+		{name: "sse", entry: `{"type": "sse", "url": "https://example.com/sse", "headers": {"X-Key": "${K}"}}`,
+			want: http(func(c *Config) {
+				c.Transport, c.URL, c.Headers = TransportSSE, "https://example.com/sse", map[string]string{"X-Key": "${K}"}
+			})},
+		{name: "sse without url", entry: `{"type": "sse"}`, wantErr: "HTTP server without a url"},
 		{name: "unknown type", entry: `{"type": "ws", "url": "https://example.com"}`, wantErr: `unknown type "ws"`},
 		{name: "neither", entry: `{"args": ["a"]}`, wantErr: "neither a command (stdio) nor a url (HTTP)"},
 		{name: "stdio without command", entry: `{"type": "stdio"}`, wantErr: "stdio server without a command"},

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/internal/schemafast"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -156,13 +157,33 @@ func canonical(res *mcp.CallToolResult) (CallResult, error) {
 	return v, nil
 }
 
-// validateStructured checks structuredContent against a resolved schema.
+// outputSchema is a tool's resolved outputSchema with its fast check,
+// which accepts the common shapes of structuredContent in a few map
+// look-ups where jsonschema-go's Validate costs a call several
+// microseconds; Validate still decides every other case, and words every
+// refusal.
+type outputSchema struct {
+	resolved *jsonschema.Resolved
+	fast     *schemafast.Checker // nil when the schema is beyond it
+}
+
+func newOutputSchema(rs *jsonschema.Resolved) *outputSchema {
+	if rs == nil {
+		return nil
+	}
+	return &outputSchema{resolved: rs, fast: schemafast.Compile(rs)}
+}
+
+// validateStructured checks structuredContent against a tool's schema.
 // A tool that declares an outputSchema must send structuredContent.
-func validateStructured(rs *jsonschema.Resolved, sc any) error {
+func validateStructured(s *outputSchema, sc any) error {
 	if sc == nil {
 		return errors.New("the result has no structuredContent")
 	}
-	return rs.Validate(sc)
+	if s.fast.Valid(sc) {
+		return nil
+	}
+	return s.resolved.Validate(sc)
 }
 
 // renderer returns the pure render of canonical values: one text block, and

@@ -109,8 +109,9 @@ type toolInfo struct {
 	raw    string
 	public string
 	// output validates structuredContent; nil when the tool advertises no
-	// outputSchema or one that does not resolve.
-	output *jsonschema.Resolved
+	// outputSchema or one that does not resolve. Resolved once per tool
+	// generation, not per call.
+	output *outputSchema
 }
 
 func (c *client) definition(t *mcp.Tool) tools.Definition {
@@ -126,7 +127,7 @@ func (c *client) definition(t *mcp.Tool) tools.Definition {
 		if err != nil {
 			c.log.Debug(c.label+": outputSchema not enforced: it does not resolve", "tool", t.Name, "err", err)
 		}
-		info.output = rs
+		info.output = newOutputSchema(rs)
 	}
 	return tools.Definition{
 		Name:        info.public,
