@@ -200,7 +200,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, in
 			}
 		}
 	})
-	runConsole(withConsoleHooks(ctx, consoleHooks{plain: f.turn, line: f.lineContext}), h, io.In, screen.Out)
+	runConsoleOn(withConsoleHooks(ctx, consoleHooks{plain: f.turn, line: f.lineContext}), h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
 	return exitOK
 }
