@@ -253,6 +253,9 @@ func (cfg *Config) Validate() error {
 			bad("url %q must be an absolute http:// or https:// URL", redactURL(cfg.URL))
 		}
 		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, cfg.Transport)
+		if cfg.Transport == TransportSSE && cfg.OAuth.set() {
+			bad("oauth is not supported with transport sse (go-sdk's legacy SSE client cannot log in); use streamable-http, or send a token in headers")
+		}
 		for k := range cfg.Headers {
 			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
 				bad("headers: %q is not a valid header name", k)

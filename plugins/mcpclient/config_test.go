@@ -40,6 +40,7 @@ func TestValidate(t *testing.T) {
 		{"missing transport", stdio(func(c *Config) { c.Transport = "" }), []string{"transport is required"}},
 		{"unknown transport", stdio(func(c *Config) { c.Transport = "websocket" }), []string{`transport "websocket" must be stdio, streamable-http or sse`}},
 		{"sse without url", stdio(func(c *Config) { c.Transport = TransportSSE }), []string{"url is required with transport sse", "command is not an option of the sse transport"}},
+		{"sse with oauth", Config{ServerName: "s", Transport: TransportSSE, URL: "http://127.0.0.1/sse", OAuth: OAuth{ClientID: "x"}}, []string{"oauth is not supported with transport sse"}},
 		{"stdio without command", stdio(func(c *Config) { c.Command = "" }), []string{"command is required with transport stdio"}},
 		{"stdio with url", stdio(func(c *Config) { c.URL = "http://x" }), []string{"url is not an option of the stdio transport"}},
 		{"stdio with headers", stdio(func(c *Config) { c.Headers = map[string]string{"a": "b"} }), []string{"headers is not an option of the stdio transport"}},
