@@ -194,10 +194,10 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"issuer": s.Issuer, "authorization_endpoint": s.Issuer + "/authorize", "token_endpoint": s.Issuer + "/token",
 		"registration_endpoint": s.Issuer + "/register", "revocation_endpoint": s.Issuer + "/revoke",
 		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
-		"grant_types_supported":                         []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported":         []string{"none", "client_secret_basic", "client_secret_post"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post"},
 		"authorization_response_iss_parameter_supported": true,
-		"scopes_supported":                              append(slices.Clone(s.opt.Scopes), "offline_access"),
+		"scopes_supported":                               append(slices.Clone(s.opt.Scopes), "offline_access"),
 	})
 }
 

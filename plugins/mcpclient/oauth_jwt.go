@@ -219,4 +219,3 @@ func readPrivateKey(path string) (crypto.Signer, error) {
 	}
 	return nil, fmt.Errorf("oauth.privateKeyFile %s: %w", path, errors.New("not a PKCS#8, PKCS#1 or EC private key"))
 }
-

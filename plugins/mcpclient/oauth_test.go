@@ -179,7 +179,9 @@ func TestOAuthConfigValidation(t *testing.T) {
 		set  func(*OAuth)
 		want string // "" = valid
 	}{
-		{"preregistered", func(o *OAuth) { o.ClientID, o.ClientSecret, o.Scopes, o.CallbackPort = "id", "s", []string{"read"}, 8765 }, ""},
+		{"preregistered", func(o *OAuth) {
+			o.ClientID, o.ClientSecret, o.Scopes, o.CallbackPort = "id", "s", []string{"read"}, 8765
+		}, ""},
 		{"cimd", func(o *OAuth) { o.ClientMetadataURL = "https://me.example/client.json" }, ""},
 		{"machine", func(o *OAuth) { o.Grant, o.ClientID, o.ClientSecret = GrantClientCredentials, "id", "s" }, ""},
 		{"machine jwt", func(o *OAuth) {
