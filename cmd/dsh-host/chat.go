@@ -148,7 +148,7 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, inte
 	screen := io.display()
 	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: screen.Err}
 	res, err := a.NewConversation().Turn(ctx, prompt, out)
-	fmt.Fprintln(screen.Err, res.Usage)
+	showUsage(screen.Err, res.Usage)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("cancelled")
@@ -260,5 +260,12 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 	case err != nil:
 		fmt.Fprintf(f.out, "error: %v\n", err)
 	}
-	fmt.Fprintln(f.out, res.Usage)
+	showUsage(f.out, res.Usage)
+}
+
+// showUsage prints a turn's token usage, when a request reported one.
+func showUsage(w io.Writer, u agent.Usage) {
+	if u != (agent.Usage{}) {
+		fmt.Fprintln(w, u)
+	}
 }

@@ -95,6 +95,31 @@ func TestChatPrintExitCodes(t *testing.T) {
 	})
 }
 
+// TestChatReasoningDimmed runs chat -p in-process with stderr taken for a
+// terminal: the reasoning is dimmed, and the model's control characters in
+// it are escaped, not sent to the terminal.
+func TestChatReasoningDimmed(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{Reasoning: "Think\x1b]0;title\x07.", Content: "Done."},
+	)
+	file, _ := chatComposition(t, srv)
+	t.Setenv("DSH_HOME", t.TempDir())
+	var stdout, stderr mcptest.SyncBuffer
+	isErr := func(v any) bool { return v == any(&stderr) }
+	code := runChat(context.Background(), []string{"-c", file, "-p", "hi"},
+		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal))
+	if code != exitOK || stdout.String() != "Done.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	got := stderr.String()
+	if !strings.Contains(got, "\x1b[2mThin\x1b[22m") {
+		t.Errorf("the reasoning is not dimmed: %q", got)
+	}
+	if strings.Contains(got, "\x1b]0;") || strings.Contains(got, "\x07") {
+		t.Errorf("the model's escape sequence reached the terminal: %q", got)
+	}
+}
+
 // TestChatConsole drives the chat console in-process: a message, a slash
 // command, a Ctrl-C during a slow tool call (which reaches the server), a
 // message after it, and two Ctrl-Cs at the prompt to quit.
