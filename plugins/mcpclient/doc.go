@@ -14,7 +14,8 @@
 //	      command: npx
 //	      args: [-y, "@modelcontextprotocol/server-github"]
 //	      env: {GITHUB_TOKEN: "${GITHUB_TOKEN}"}
-//	      toolCallTimeoutMs: 60000
+//	      toolCallTimeoutMs: 60000    # the silence allowed; progress starts it again
+//	      toolCallMaxMs: 0            # a cap on the whole call (0: none)
 //	      startupTimeoutMs: 30000     # connect + initialize + full discovery
 //	      failOnStartupError: false
 //	      reconnect: {enabled: true, initialDelayMs: 500, maxDelayMs: 30000, maxAttempts: 10}
@@ -51,8 +52,8 @@
 // # Calls and results
 //
 // A call sends the raw name and the arguments (anything but a JSON object
-// becomes {}); the caller's cancellation and toolCallTimeoutMs reach the
-// server as notifications/cancelled. The canonical value (CallResult) keeps
+// becomes {}); the caller's cancellation and the call's timeouts (see
+// Progress) reach the server as notifications/cancelled. The canonical value (CallResult) keeps
 // every content block as JSON plus structuredContent, validated against the
 // tool's outputSchema with full JSON Schema. The model sees one text block:
 // text joined with "\n", placeholders for what it cannot read, cut at
@@ -63,6 +64,34 @@
 // that takes image input, and stored all-or-nothing; they reach the model as
 // durable references in their original positions, or every one of them as
 // a diagnostic line saying why not. Base64 never enters model content.
+//
+// # Progress, log messages and elicitation
+//
+// Every call carries a progress token of its own. The server's
+// notifications/progress for it reach tools.ReportProgress on the call's
+// context (a late one, after the result, is dropped) and start
+// toolCallTimeoutMs again: it is the silence a call may keep, not its
+// length. toolCallMaxMs, when set, caps the whole call. Both end the call
+// with an error that errors.Is context.DeadlineExceeded and names the key.
+//
+// notifications/message goes to the instance's logger as "server log" with
+// the severity, the logger's name and the data: debug at debug, info and
+// notice at info, warning at warn, the rest at error. A server that
+// declares logging is asked for the lowest level that logger shows: by
+// logging/setLevel after connecting, before 2026-07-28; in each call's
+// _meta (io.modelcontextprotocol/logLevel) from 2026-07-28 on.
+//
+// With the elicit service (services/elicit) present, the client declares
+// elicitation, forms and URLs, and hands every request to the service:
+// the 2025-11-25 elicitation/create as well as the input requests of a
+// 2026-07-28 round trip, which go-sdk's retry middleware brings with the
+// call's own context. A 2025-11-25 request carries nothing that names its
+// call; it is taken for the call's when exactly one call is in flight.
+// Either way the call's context supplies the answerer (elicit.WithAnswerer)
+// and its silence timer waits while the person answers. A decline that no
+// person chose carries the reason in _meta["dsh-host/reason"] and is
+// logged. go-sdk's URLElicitationRequired error path (-32042) is not
+// handled: such a call fails with the server's error.
 //
 // # Resources, prompts and completion
 //
