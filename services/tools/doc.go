@@ -94,6 +94,13 @@
 // Either way, pass the call's ctx and Caller on, so cancellation and the
 // caller's mask and image capability reach the child.
 //
+// # Progress
+//
+// A caller that shows progress puts a function on the call's context with
+// WithProgress; a tool reports with ReportProgress on the context its
+// Execute got (mcp-client turns the server's notifications/progress into
+// reports). Without a listener, reporting does nothing.
+//
 // # Changes
 //
 // OnChange follows registrations and unregistrations, delivered one at a
