@@ -25,7 +25,7 @@ const readToolName = "mcp_read"
 // mcp_read_output.
 func (c *client) modelContent(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) []tools.Content {
 	kept := c.keepBlocks(ctx, caller, raw, content)
-	out := project(raw, c.cfg.ServerName, typedViews(content), kept)
+	out := project(raw, c.linkServer(), typedViews(content), kept)
 	return c.truncate(out, func(full string, offset int) string { return c.storeFull(ctx, raw, full, offset) })
 }
 
@@ -121,7 +121,18 @@ func (c *client) storeFull(ctx context.Context, raw, full string, offset int) st
 	return fmt.Sprintf("the whole text (%d bytes) is stored: read the rest with %s %s", len(full), OutputToolName, args)
 }
 
-// resourceLinkLine describes a resource link and how to read it.
+// linkServer is the server a resource link's read names, or "" while no
+// read tool is registered (the resources service offers it only while some
+// server lists something to read): a link then says nothing of reading.
+func (c *client) linkServer() string {
+	if _, ok := c.opt.registry.Get(readToolName); !ok {
+		return ""
+	}
+	return c.cfg.ServerName
+}
+
+// resourceLinkLine describes a resource link and, when server is not "",
+// how to read it.
 func resourceLinkLine(server string, b blockView) string {
 	line := "Resource link: " + b.name
 	if b.title != "" && b.title != b.name {
@@ -130,6 +141,9 @@ func resourceLinkLine(server string, b blockView) string {
 	line += " (" + b.uri
 	if b.mimeType != "" {
 		line += ", " + b.mimeType
+	}
+	if server == "" {
+		return line + ")"
 	}
 	args, _ := json.Marshal(struct {
 		URI    string `json:"uri"`

@@ -67,6 +67,12 @@ func TestResultBlocksKept(t *testing.T) {
 		}}
 	}
 	e := mustStart(t, testConfig("kb"), resultServer(t, result), withStore)
+	// The read tool the link names (the resources service's).
+	if _, err := e.reg.Register(e.scope, tools.Definition{Name: readToolName, Execute: func(context.Context, tools.Call) (tools.Output, error) {
+		return tools.Output{}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	res := e.call(tools.Caller{}, "mcp__kb__r", "{}")
 	if res.Err != nil {
 		t.Fatal(res.Err)

@@ -78,7 +78,9 @@ func TestE2EFailedStartError(t *testing.T) {
 // audio stored with its length.
 func TestE2EResultContent(t *testing.T) {
 	hs := newHarness(t)
-	hs.apply(stdioFixture(t, "fx", "fx", nil, "-content-tools"))
+	// -resources: a server that lists something to read, so mcp_read is
+	// offered and a resource link names it.
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-content-tools", "-resources", "1"))
 	hs.requireActive("fx")
 
 	res := hs.call(imageCaller, "mcp__fx__huge-image", nil)

@@ -48,7 +48,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
-			return tools.Output{}, errors.New(joinText(project(t.raw, c.cfg.ServerName, typedViews(res.Content), nil)))
+			return tools.Output{}, errors.New(joinText(project(t.raw, c.linkServer(), typedViews(res.Content), nil)))
 		}
 		value, err := canonical(res)
 		if err != nil {
@@ -194,10 +194,10 @@ func (c *client) renderer(raw string) func(any) []tools.Content {
 	return func(v any) []tools.Content {
 		switch r := v.(type) {
 		case CallResult:
-			return c.truncate(project(raw, c.cfg.ServerName, rawViews(r.Content), nil), nil)
+			return c.truncate(project(raw, c.linkServer(), rawViews(r.Content), nil), nil)
 		case *CallResult:
 			if r != nil {
-				return c.truncate(project(raw, c.cfg.ServerName, rawViews(r.Content), nil), nil)
+				return c.truncate(project(raw, c.linkServer(), rawViews(r.Content), nil), nil)
 			}
 		}
 		b, err := json.Marshal(v)

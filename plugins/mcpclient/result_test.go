@@ -61,8 +61,8 @@ func TestTextResults(t *testing.T) {
 		// stores, words it differently: see stored in TestProjectPlaceholders).
 		{"stored audio", []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{1}}},
 			"[audio: audio/wav, 1 bytes; not kept: no attachment store is mounted; the raw audio remains available to programmatic callers]"},
-		{"resource link", []mcp.Content{&mcp.ResourceLink{Name: "readme", URI: "file:///r.md"}},
-			`Resource link: readme (file:///r.md); read it with mcp_read {"uri":"file:///r.md","server":"res"}`},
+		// No read tool is registered here: the link says nothing of reading.
+		{"resource link", []mcp.Content{&mcp.ResourceLink{Name: "readme", URI: "file:///r.md"}}, "Resource link: readme (file:///r.md)"},
 		{"embedded resource", []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x:y", Text: "t"}}},
 			"Resource x:y (unknown type):\nt"},
 		{"image without a route", []mcp.Content{&mcp.TextContent{Text: "see"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("x")}},
