@@ -256,21 +256,25 @@ func (a *Agent) step(ctx context.Context, history []openai.ChatCompletionMessage
 	return st, nil
 }
 
-// systemText is the system message: the entry's text, then each section
-// of the assembly (an MCP server's instructions) under its name.
+// systemText is the system message: the entry's text, then the text of
+// each section of the assembly (an MCP server's instructions, which carry
+// their own heading), as the gateway joins them.
 func systemText(base string, sections []tools.Section) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(base))
-	for _, s := range sections {
-		if strings.TrimSpace(s.Text) == "" {
-			continue
+	texts := make([]string, 0, len(sections)+1)
+	for _, t := range append([]string{base}, sectionTexts(sections)...) {
+		if t = strings.TrimSpace(t); t != "" {
+			texts = append(texts, t)
 		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		fmt.Fprintf(&b, "## %s\n%s", s.Name, strings.TrimSpace(s.Text))
 	}
-	return b.String()
+	return strings.Join(texts, "\n\n")
+}
+
+func sectionTexts(sections []tools.Section) []string {
+	out := make([]string, len(sections))
+	for i, s := range sections {
+		out[i] = s.Text
+	}
+	return out
 }
 
 // requestBody marshals the request with the tools array spliced in as the

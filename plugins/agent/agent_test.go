@@ -82,8 +82,10 @@ func TestFoldedCallThroughMCP(t *testing.T) {
 	if strings.Join(roles, ",") != "system,user,assistant,tool" {
 		t.Fatalf("roles = %v", roles)
 	}
-	if !strings.HasPrefix(msgs[0].Text(), "Be brief.") {
-		t.Errorf("system = %q", msgs[0].Text())
+	// The system message is the entry's text, then the assembly's
+	// sections: the server's instructions.
+	if sys := msgs[0].Text(); !strings.HasPrefix(sys, "Be brief.\n\n") || !strings.Contains(sys, "MCP server: demo") || !strings.HasSuffix(sys, "Prefer the add tool for sums.") {
+		t.Errorf("system = %q", sys)
 	}
 	if tc := msgs[2].ToolCalls; len(tc) != 1 || tc[0].ID != "call_1" || tc[0].Function.Name != "mcp_call" {
 		t.Errorf("assistant tool calls = %+v", tc)
@@ -327,8 +329,8 @@ func TestMaxSteps(t *testing.T) {
 	if err != nil || res.Answer != "finally" {
 		t.Fatalf("next turn = %+v, %v", res, err)
 	}
-	if n := len(messages(t, srv, 2)); n != 6 {
-		t.Errorf("the next request has %d messages, want 6: user, 2 x (assistant, tool), user", n)
+	if n := len(messages(t, srv, 2)); n != 7 {
+		t.Errorf("the next request has %d messages, want 7: system, user, 2 x (assistant, tool), user", n)
 	}
 }
 
@@ -458,7 +460,7 @@ func TestCommands(t *testing.T) {
 	if body.Model != "other-model" {
 		t.Errorf("model = %q after /model other-model", body.Model)
 	}
-	if n := len(messages(t, srv, 1)); n != 1 {
-		t.Errorf("after /new the request has %d messages, want 1", n)
+	if m := messages(t, srv, 1); len(m) != 2 || m[1].Role != "user" || m[1].Text() != "again" {
+		t.Errorf("after /new the request has %d messages, want the system message and the new one", len(m))
 	}
 }

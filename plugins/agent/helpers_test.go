@@ -59,6 +59,7 @@ func start(t *testing.T, srv *openaitest.Server, extra string) *env {
       serverName: demo
       transport: stdio
       command: %q
+      args: [-instructions, "Prefer the add tool for sums."]
       env: {FIXTURE_CANCEL_FILE: %q}
       # all: only the agent's Secrets keep its key from the server.
       inheritEnv: all
