@@ -1,5 +1,6 @@
 // Package mcpclient is the mcp-client plugin: each instance connects to one
-// MCP server, over stdio or Streamable HTTP, and registers the server's
+// MCP server, over stdio, Streamable HTTP or the legacy HTTP+SSE transport,
+// and registers the server's
 // tools in the tool registry as native tools named
 // mcp__<serverName>__<tool>.
 //
@@ -10,7 +11,7 @@
 //	    name: mcp-client
 //	    config:
 //	      serverName: github          # ^[A-Za-z0-9_-]{1,32}$, unique per host
-//	      transport: stdio            # or streamable-http (url, headers)
+//	      transport: stdio            # or streamable-http, sse (url, headers)
 //	      command: npx
 //	      args: [-y, "@modelcontextprotocol/server-github"]
 //	      env: {GITHUB_TOKEN: "${GITHUB_TOKEN}"}
@@ -32,6 +33,24 @@
 // so explicit entries always win. Its stderr goes to the instance's
 // logger, line by line. On Linux it is SIGKILLed when the host dies.
 //
+// A line on a stdio server's stdout that cannot be a JSON-RPC message (a
+// banner like "Memory server starting...") is logged and skipped, never
+// fatal: the child's stdout passes through a streaming line filter
+// (jsonLines) before go-sdk reads it. A server that never connected says
+// why, in the error and in its status ("failed to start: ... exited (exit
+// status 1) before completing the MCP handshake; its last stderr lines:
+// ..."), rather than go-sdk's "client is closing: EOF".
+//
+// # Legacy HTTP+SSE
+//
+// transport: sse reaches a server that speaks only the 2024-11-05 HTTP+SSE
+// transport (url is its SSE endpoint, often .../sse), through go-sdk's
+// SSEClientTransport, with the same headers, URL redaction and supervision
+// as Streamable HTTP (a dropped stream is a lost connection); oauth is not
+// available with it. A streamable-http URL whose first POST is answered 404
+// or 405 fails with a hint to try transport: sse. dsh-host import maps
+// "type": "sse" entries (and untyped URLs ending in /sse) to it.
+//
 // # Names
 //
 // PublicToolName derives the model-facing name from (serverName, raw name)
@@ -49,19 +68,44 @@
 // error in the log. The server's instructions (up to 32 KiB) reach the
 // prompt as the section "mcp:<serverName>".
 //
+// Tools no model can use are not registered, and the log says so once per
+// tool: MCP Apps' app-only tools (_meta.ui.visibility without "model"),
+// and tools whose execution.taskSupport is "required" (the host does not
+// support tasks; go-sdk drops the field, so the raw tools/list result is
+// read below go-sdk, offered.go).
+//
 // # Calls and results
 //
 // A call sends the raw name and the arguments (anything but a JSON object
 // becomes {}); the caller's cancellation and the call's timeouts (see
 // Progress) reach the server as notifications/cancelled. The canonical value (CallResult) keeps
 // every content block as JSON plus structuredContent, validated against the
-// tool's outputSchema with full JSON Schema. The model sees one text block:
-// text joined with "\n", placeholders for what it cannot read, cut at
-// maxResultBytes with a marker. isError becomes a tool error.
+// tool's outputSchema with full JSON Schema. The model sees the text
+// joined with "\n", and nothing is a bare placeholder: an embedded text
+// resource (or a JSON/XML/text blob) inline after a line naming its URI;
+// an embedded binary resource and an audio clip stored in the attachment
+// store (SaveBlob) and described by MIME type, WAV duration, size and
+// attachment id; a resource link by name and URI, with the mcp_read call
+// that reads it while the resources service offers that tool. isError
+// becomes a tool error.
+//
+// Past maxResultBytes the text is cut at a character boundary; the whole
+// text is stored as an attachment and the cut ends with how to read on:
+// "[output truncated: N of T bytes dropped (maxResultBytes M); the whole
+// text (T bytes) is stored: read the rest with mcp_read_output
+// {"id":"sha256:...","offset":K}]". mcp_read_output (the built-in
+// mcp-output plugin, registered when an attachment store is mounted) reads
+// {id, offset, length?} of a stored text in whole characters and names the
+// next offset; its name, description and schema are constants and it does
+// not start with the fold's prefix, so folding never hides it. Gateway
+// clients get the same text.
 //
 // Images are checked as a batch (PNG, JPEG, GIF or WebP, bytes matching the
 // declared type), then admitted only with an attachment store and a caller
-// that takes image input, and stored all-or-nothing; they reach the model as
+// that takes image input; an image over the store's side, pixel or byte
+// limits is downscaled to fit (aspect kept, re-encoded: FitImage) with a
+// note giving both sizes, and only undecodable data is refused. They are
+// stored all-or-nothing, and reach the model as
 // durable references in their original positions, or every one of them as
 // a diagnostic line saying why not. Base64 never enters model content.
 //
