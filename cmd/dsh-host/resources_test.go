@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
@@ -103,4 +104,16 @@ func TestCLIResources(t *testing.T) {
 	if code, _, stderr := run("command", "/mcp__fx__echo"); code != exitFail || !strings.Contains(stderr, "missing required argument(s): text (what to repeat) — usage: /mcp__fx__echo text=… [times=…]") {
 		t.Errorf("a prompt without its required argument: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// builtins is the number of built-in plugins linked in, each of which runs
+// an instance whether or not the composition lists it.
+func builtins() int {
+	n := 0
+	for _, p := range host.Plugins() {
+		if p.Builtin {
+			n++
+		}
+	}
+	return n
 }
