@@ -464,3 +464,33 @@ func TestCommands(t *testing.T) {
 		t.Errorf("after /new the request has %d messages, want the system message and the new one", len(m))
 	}
 }
+
+// TestDisposeEndsTheTurn removes the agent entry while a turn waits on a
+// slow tool: the turn ends, and the cancellation reaches the server.
+func TestDisposeEndsTheTurn(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_slow", "mcp_call", `{"tool":"mcp__demo__slow","arguments":{"ms":60000}}`)}},
+	)
+	e := start(t, srv, "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.agent.Main().Turn(context.Background(), "sleep", Output{})
+		done <- err
+	}()
+	waitLine(t, e.events, "slow started")
+	without, _, _ := strings.Cut(e.comp, "  - id: agent\n")
+	c, err := host.ParseComposition("composition.yml", []byte(without), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("turn err = %v, want context.Canceled", err)
+	}
+	waitLine(t, e.events, "slow cancelled")
+	if _, ok := host.Lookup(e.h, Key); ok {
+		t.Error("the agent service is still provided")
+	}
+}

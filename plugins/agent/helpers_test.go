@@ -43,6 +43,8 @@ type env struct {
 	srv    *openaitest.Server
 	events string
 	slept  *sleeps
+	// comp is the composition's text, for tests that change it.
+	comp string
 }
 
 // start runs a host with the fixture server, mcp-fold and an agent entry on
@@ -95,7 +97,7 @@ func start(t *testing.T, srv *openaitest.Server, extra string) *env {
 	// Retries in tests wait for nothing: the waits asked for are recorded.
 	a.retry.backoff = time.Millisecond
 	a.retry.sleep = sl.sleep
-	return &env{h: h, agent: a, reg: reg, srv: srv, events: events, slept: sl}
+	return &env{h: h, agent: a, reg: reg, srv: srv, events: events, slept: sl, comp: comp}
 }
 
 // sleeps records the waits of the retry policy instead of sleeping.
