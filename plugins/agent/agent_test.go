@@ -494,3 +494,18 @@ func TestDisposeEndsTheTurn(t *testing.T) {
 		t.Error("the agent service is still provided")
 	}
 }
+
+// TestTimeout: an answer that never ends fails the turn at timeoutMs, not
+// retried.
+func TestTimeout(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Turn{Content: "and then", Hold: true})
+	e := start(t, srv, "      timeoutMs: 50\n")
+	_, err := e.agent.Main().Turn(context.Background(), "hi", Output{})
+	if err == nil || !strings.Contains(err.Error(), "within timeoutMs (50 ms)") {
+		t.Errorf("err = %v", err)
+	}
+	// Under load the bound may pass before the request is even sent.
+	if n := len(srv.Requests()); n > 1 {
+		t.Errorf("%d requests: a timeout was retried", n)
+	}
+}
