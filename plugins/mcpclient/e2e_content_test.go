@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -186,11 +187,38 @@ func TestE2EEverythingSSE(t *testing.T) {
 		t.Errorf("echo = %q", got)
 	}
 	got := text(hs.call(imageCaller, "mcp__ev__get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 1}))
-	if !strings.Contains(got, "Resource demo://resource/static/document/") && !strings.Contains(got, "Resource ") {
+	if !strings.Contains(got, "\nResource demo://resource/dynamic/text/1 (text/plain):\nResource 1: This is a plaintext resource") {
 		t.Errorf("get-resource-reference = %q", got)
 	}
-	if strings.Contains(got, "unsupported") {
-		t.Errorf("a placeholder in %q", got)
+}
+
+// With mcp-fold the server's tools leave the prompt but mcp_read_output
+// stays, and a cut result called through mcp_call reads on with it.
+func TestE2ELongOutputFolded(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(
+		host.Entry{ID: "fold", Name: "mcp-fold", Config: map[string]any{}},
+		stdioFixture(t, "lo", "lo", map[string]any{"maxResultBytes": 1000}, "-oversize"),
+	)
+	hs.requireActive("lo")
+	a, err := hs.registry().Assemble(t.Context(), imageCaller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range a.Tools {
+		names = append(names, s.Name)
+	}
+	if !slicesContains(names, mcpclient.OutputToolName) || !slicesContains(names, "mcp_call") || slicesContains(names, "mcp__lo__oversize") {
+		t.Fatalf("the folded prompt offers %v", names)
+	}
+	got := text(hs.call(imageCaller, "mcp_call", map[string]any{"tool": "mcp__lo__oversize", "arguments": map[string]any{"bytes": 1500}}))
+	m := regexp.MustCompile(`read the rest with mcp_read_output (\{.*\})\]$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("mcp_call result = %q", got[max(0, len(got)-300):])
+	}
+	if rest := text(hs.call(imageCaller, mcpclient.OutputToolName, rawJSON(m[1]))); !strings.HasPrefix(rest, strings.Repeat("x", 500)+"\n[bytes 1000-1500 of 1500;") {
+		t.Errorf("read on = %q", rest)
 	}
 }
 
@@ -217,4 +245,25 @@ func (hs *harness) serverToolDefs() []tools.Definition {
 		}
 	}
 	return out
+}
+
+// The real server-everything over stdio: its embedded resource comes
+// inline with its URI, and its resource links name the mcp_read call that
+// reads them, which works.
+func TestE2EEverythingResultContent(t *testing.T) {
+	hs := newHarness(t)
+	hs.applyNode("ev", mcptest.ServerEverything, "stdio")
+	got := text(hs.call(imageCaller, "mcp__ev__get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 2}))
+	if !strings.Contains(got, "\nResource demo://resource/dynamic/text/2 (text/plain):\nResource 2: This is a plaintext resource") {
+		t.Errorf("get-resource-reference = %q", got)
+	}
+	links := text(hs.call(imageCaller, "mcp__ev__get-resource-links", map[string]any{"count": 2}))
+	m := regexp.MustCompile(`(?m)^Resource link: .*; read it with mcp_read (\{.*\})$`).FindStringSubmatch(links)
+	if m == nil {
+		t.Fatalf("no readable link in %q", links)
+	}
+	read := hs.call(imageCaller, "mcp_read", rawJSON(m[1]))
+	if read.Err != nil || !strings.Contains(text(read), "Resource ") {
+		t.Errorf("reading the link: %v %q", read.Err, text(read))
+	}
 }
