@@ -31,7 +31,7 @@ func TestFoldedCallThroughMCP(t *testing.T) {
 		},
 		openaitest.Turn{Content: "The sum is 3.", Usage: &openaitest.Usage{PromptTokens: 120, CompletionTokens: 5}},
 	)
-	e := start(t, srv, "      system: Be brief.\n")
+	e := start(t, srv, "      system: Be brief.\n      temperature: 0\n")
 	var o output
 	res, err := e.agent.Main().Turn(context.Background(), "What is 1+2?", o.out())
 	if err != nil {
@@ -65,6 +65,11 @@ func TestFoldedCallThroughMCP(t *testing.T) {
 	for i, r := range reqs {
 		if got := r.Field("tools"); !bytes.Equal(got, wantTools) {
 			t.Errorf("request %d tools:\n%s\nwant the assembly's:\n%s", i, got, wantTools)
+		}
+		for field, want := range map[string]string{"model": `"deepseek-chat"`, "stream": "true", "temperature": "0", "stream_options": `{"include_usage":true}`} {
+			if got := string(r.Field(field)); got != want {
+				t.Errorf("request %d %s = %s, want %s", i, field, got, want)
+			}
 		}
 		if got := r.Header.Get("Authorization"); got != "Bearer sk-test-key" {
 			t.Errorf("request %d Authorization = %q", i, got)
