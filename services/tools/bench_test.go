@@ -85,15 +85,43 @@ func BenchmarkExecute(b *testing.B) {
 			}
 		})
 	}
-	b.Run("hooks=8-matching/parallel", func(b *testing.B) {
-		r := benchRegistry(b)
-		install(r, cases[1].patterns)
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				r.Execute(ctx, testCaller, "mcp__bench__noop", args)
-			}
+	// The same calls from GOMAXPROCS goroutines at once: ns/op near the
+	// serial figure divided by GOMAXPROCS means the registry serializes
+	// none of its callers.
+	for _, c := range cases {
+		b.Run(c.name+"/parallel", func(b *testing.B) {
+			r := benchRegistry(b)
+			install(r, c.patterns)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if res := r.Execute(ctx, c.caller, "mcp__bench__noop", args); res.Err != nil {
+						b.Error(res.Err)
+						return
+					}
+				}
+			})
 		})
+	}
+	// A tool with an OutputSchema of the common shape (what go-sdk infers
+	// from a Go struct) returning a decoded JSON object: the validation
+	// every call pays.
+	b.Run("output-schema", func(b *testing.B) {
+		r := benchRegistry(b)
+		value := map[string]any{"sum": 5.0}
+		mustRegister(b, r, tools.Definition{
+			Name:         "mcp__bench__typed",
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number","description":"a plus b"}},"required":["sum"],"additionalProperties":false}`),
+			Execute: func(context.Context, tools.Call) (tools.Output, error) {
+				return tools.Output{Value: value, Content: []tools.Content{tools.Text("5")}}, nil
+			},
+		})
+		b.ReportAllocs()
+		for b.Loop() {
+			if res := r.Execute(ctx, testCaller, "mcp__bench__typed", args); res.Err != nil {
+				b.Fatal(res.Err)
+			}
+		}
 	})
 }
 

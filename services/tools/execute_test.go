@@ -481,6 +481,10 @@ func TestOutputValidation(t *testing.T) {
 		{"nested item", json.RawMessage(`{"answer":1,"items":[{"id":"a"},{"id":5}]}`), `at value.items[1].id: type:`},
 		{"nested required", json.RawMessage(`{"answer":1,"items":[{"id":"a"},{}]}`), `at value.items[1]: required`},
 		{"quoted key", json.RawMessage(`{"answer":1,"odd key":"yes"}`), `at value["odd key"]: type:`},
+		{"decoded map", map[string]any{"answer": 42.0, "items": []any{map[string]any{"id": "a"}}}, ""},
+		{"decoded map wrong type", map[string]any{"answer": 1.5}, `at value.answer: type:`},
+		{"decoded map nested", map[string]any{"answer": 1.0, "items": []any{map[string]any{"id": 5.0}}}, `at value.items[0].id: type:`},
+		{"nil slice is null", map[string]any{"answer": 1.0, "items": []any(nil)}, `at value.items: type:`},
 		{"not an object", 7, `at value: type:`},
 		{"not JSON", func() {}, `the value is not JSON`},
 	}

@@ -3,11 +3,15 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dsh-host/dsh-host/internal/schemafast"
 )
 
 // resolveSchema parses and resolves a JSON Schema once, at registration.
@@ -23,24 +27,39 @@ func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
-// validateOutput checks value against the tool's resolved output schema.
-// The value is validated in its JSON form (what a programmatic caller would
+// outputSchema is a tool's resolved OutputSchema, with the fast check that
+// accepts the common shapes without jsonschema-go (see schemafast).
+type outputSchema struct {
+	resolved *jsonschema.Resolved
+	fast     *schemafast.Checker // nil when the schema is beyond it
+}
+
+// validateOutput checks value against the tool's output schema. The value
+// is validated in its JSON form (what a programmatic caller would
 // receive), so Go structs, json.RawMessage and decoded maps are treated
 // alike.
-func validateOutput(rs *jsonschema.Resolved, tool string, value any) error {
+func validateOutput(s *outputSchema, tool string, value any) error {
 	inst, err := jsonForm(value)
 	if err != nil {
 		return fmt.Errorf("%w of %q: the value is not JSON: %w", ErrInvalidOutput, tool, err)
 	}
-	verr := rs.Validate(inst)
+	if s.fast.Valid(inst) {
+		return nil
+	}
+	verr := s.resolved.Validate(inst)
 	if verr == nil {
 		return nil
 	}
-	path, detail := locate(rs.Schema(), inst, "value", verr)
+	path, detail := locate(s.resolved.Schema(), inst, "value", verr)
 	return fmt.Errorf("%w of %q at %s: %s", ErrInvalidOutput, tool, path, detail)
 }
 
+// jsonForm returns value as encoding/json decodes its encoding: a value
+// already in that form as it is, anything else through a round trip.
 func jsonForm(value any) (any, error) {
+	if isJSONForm(value, 0) {
+		return value, nil
+	}
 	var raw []byte
 	switch v := value.(type) {
 	case json.RawMessage:
@@ -57,6 +76,50 @@ func jsonForm(value any) (any, error) {
 		return nil, err
 	}
 	return inst, nil
+}
+
+// maxJSONFormDepth bounds isJSONForm's descent; a deeper value takes the
+// round trip.
+const maxJSONFormDepth = 64
+
+// isJSONForm reports whether v is what decoding its own encoding would
+// give: maps and slices of any (not nil: those encode as null), strings of
+// valid UTF-8 (encoding replaces invalid bytes), finite float64s, bools and
+// nil. Such a value, what a tool that decodes JSON returns, needs no round
+// trip.
+func isJSONForm(v any, depth int) bool {
+	if depth > maxJSONFormDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case map[string]any:
+		if x == nil {
+			return false
+		}
+		for k, e := range x {
+			if !utf8.ValidString(k) || !isJSONForm(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil {
+			return false
+		}
+		for _, e := range x {
+			if !isJSONForm(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // locate descends from a failing schema into the property or item that

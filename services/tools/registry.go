@@ -10,9 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/schemafast"
 )
 
 // Options configures a Registry; nil means defaults.
@@ -57,8 +56,8 @@ type notice struct {
 // is what unregister removes.
 type entry struct {
 	def    Definition
-	params json.RawMessage      // InputSchema, or the empty object schema
-	output *jsonschema.Resolved // nil without an OutputSchema
+	params json.RawMessage // InputSchema, or the empty object schema
+	output *outputSchema   // nil without an OutputSchema; resolved once, at registration
 	// matched caches the hooks whose patterns match def.Name, for the hook
 	// set it was computed from.
 	matched atomic.Pointer[matchedHooks]
@@ -181,7 +180,7 @@ func newEntry(def Definition) (*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: OutputSchema: %w", ErrInvalidDefinition, def.Name, err)
 		}
-		e.output = rs
+		e.output = &outputSchema{resolved: rs, fast: schemafast.Compile(rs)}
 	}
 	return e, nil
 }
