@@ -24,26 +24,18 @@ const (
 	ReadToolName = "mcp_read"
 )
 
-const listToolDescription = "List or search the resources and resource templates that the connected MCP servers offer to read " +
-	"(documents, files, records). Without arguments, everything; server narrows to one server, query to entries " +
-	"whose URI, name, title, description or MIME type contain every word. Read one with mcp_read."
+const listToolDescription = "List or search what the connected MCP servers offer to read: resources (documents, files, " +
+	"records) and URI templates. query keeps the entries that contain every word; server keeps one server's. Read one with mcp_read."
 
-const listToolSchema = `{"type":"object","properties":{` +
-	`"server":{"type":"string","description":"only this MCP server's resources"},` +
-	`"query":{"type":"string","description":"words that must all appear in the entry"}},` +
-	`"additionalProperties":false}`
+const listToolSchema = `{"type":"object","properties":{"server":{"type":"string"},"query":{"type":"string"}},"additionalProperties":false}`
 
-const readToolDescription = "Read an MCP resource: give uri (from mcp_resources, or a resource link in a tool result), " +
-	"or template and arguments to expand a resource template from mcp_resources. server is needed only for a URI " +
-	"no server lists. Text comes back inline, images as attachments, other binary content as a stored reference " +
-	"with its MIME type and size."
+const readToolDescription = "Read an MCP resource by uri (from mcp_resources or a resource link), or expand a template from " +
+	"mcp_resources with arguments. server is needed only for a URI no server lists. Text comes back inline; images and " +
+	"other binary content as stored attachments with MIME type and size."
 
-const readToolSchema = `{"type":"object","properties":{` +
-	`"uri":{"type":"string","description":"the URI of the resource to read"},` +
-	`"template":{"type":"string","description":"a URI template listed by mcp_resources"},` +
-	`"arguments":{"type":"object","additionalProperties":{"type":["string","number","boolean"]},"description":"the template's variables"},` +
-	`"server":{"type":"string","description":"the MCP server to read from"}},` +
-	`"additionalProperties":false}`
+const readToolSchema = `{"type":"object","properties":{"uri":{"type":"string"},"template":{"type":"string"},` +
+	`"arguments":{"type":"object","additionalProperties":{"type":["string","number","boolean"]}},` +
+	`"server":{"type":"string"}},"additionalProperties":false}`
 
 // Listing is mcp_resources' value.
 type Listing struct {
