@@ -59,3 +59,30 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// BenchmarkJSONLines compares reading a stdio server's stdout through the
+// line filter with reading it directly: 1 KiB messages, and one 1 MiB one.
+func BenchmarkJSONLines(b *testing.B) {
+	small := bytes.Repeat([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`+strings.Repeat("z", 960)+`"}]}}`+"\n"), 1024)
+	big := []byte(`{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("z", 1<<20) + `"}}` + "\n")
+	for _, in := range []struct {
+		name string
+		data []byte
+	}{{"1KiB-messages", small}, {"1MiB-message", big}} {
+		b.Run(in.name+"/direct", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			buf := make([]byte, 32<<10)
+			for b.Loop() {
+				// Through a buffer, as go-sdk's decoder reads.
+				io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{bytes.NewReader(in.data)}, buf)
+			}
+		})
+		b.Run(in.name+"/filtered", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			buf := make([]byte, 32<<10)
+			for b.Loop() {
+				io.CopyBuffer(struct{ io.Writer }{io.Discard}, &jsonLines{r: bytes.NewReader(in.data), logger: discardLogger()}, buf)
+			}
+		})
+	}
+}

@@ -142,3 +142,27 @@ func TestDownscaleAveragesArea(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFitImage downscales a 2560×1440 screenshot to the default
+// limits, next to decoding it only (the least any downscale costs).
+func BenchmarkFitImage(b *testing.B) {
+	s, err := New(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shot := makePNG(b, 2560, 1440)
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeImage(PNG, shot); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fit", func(b *testing.B) {
+		for b.Loop() {
+			if _, rs := s.FitImage(Image{MediaType: PNG, Data: shot}); rs == nil {
+				b.Fatal("not downscaled")
+			}
+		}
+	})
+}
