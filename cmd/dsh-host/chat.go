@@ -56,8 +56,8 @@ func cmdChat(ctx context.Context, args []string, io Stdio) int {
 func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal) int {
 	fs := flagSet("chat", "[-c FILE] [-p PROMPT] [flags]", `
 Chat talks to the model of the composition's agent entry (an OpenAI-compatible
-API, DeepSeek by default), which uses the composition's tools. On a terminal
-it opens the console: a plain line is a message to the model, whose answer
+API, DeepSeek by default), which uses the composition's tools. Without -p it
+opens the console on stdin: a plain line is a message to the model, whose answer
 streams as it comes (its reasoning dimmed), with each tool call and the
 token usage of the turn; slash commands work as in run (/new starts a new
 conversation, /model NAME switches model). Ctrl-C cancels the current turn,
