@@ -125,6 +125,9 @@ func (c *client) storeFull(ctx context.Context, raw, full string, offset int) st
 // read tool is registered (the resources service offers it only while some
 // server lists something to read): a link then says nothing of reading.
 func (c *client) linkServer() string {
+	if c.opt.registry == nil {
+		return ""
+	}
 	if _, ok := c.opt.registry.Get(readToolName); !ok {
 		return ""
 	}
