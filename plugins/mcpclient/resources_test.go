@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -319,3 +321,73 @@ func mcpRef(typ, name, uri string) mcp.CompleteReference {
 }
 
 func mustMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestE2ESubscriptionRenewedAfterReconnect: a subscription made through the
+// service outlives a server crash: the client subscribes again on the new
+// connection, and updates reach the subscriber again. The last subscriber
+// leaving unsubscribes on the server.
+func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
+	hs := newHarness(t)
+	events := filepath.Join(t.TempDir(), "events")
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-resources", "2", "-cancel-file", events))
+	hs.requireActive("fx")
+	reg := hs.resources()
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+
+	const doc = "fixture://doc/001"
+	sub := host.NewScope(ctx, "subscriber", nil)
+	defer sub.Dispose(time.Second)
+	updates := make(chan string, 16)
+	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
+		select {
+		case updates <- uri:
+		default:
+		}
+	}); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	// Over the 2026-07-28 protocol go-sdk subscribes on a stream of its own
+	// and returns at once: wait for the server to have it.
+	eventually(t, "the subscription on the server", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), "subscribe "+doc+"\n")
+	})
+	touch := mcpclient.PublicToolName("fx", "touch-resource")
+	// go-sdk's server calls its subscribe handler (which logs the event)
+	// just before it records the subscription, so a touch may still come
+	// too early: touch until an update arrives.
+	expectUpdate := func(when string) {
+		t.Helper()
+		eventually(t, "an update to reach the subscriber "+when, func() bool {
+			if res := hs.call(modelCaller, touch, map[string]any{"uri": doc}); res.Err != nil {
+				t.Fatalf("touch-resource %s: %v", when, res.Err)
+			}
+			select {
+			case uri := <-updates:
+				if uri != doc {
+					t.Fatalf("update %s for %q", when, uri)
+				}
+				return true
+			case <-time.After(100 * time.Millisecond):
+				return false
+			}
+		})
+	}
+	expectUpdate("before the crash")
+
+	hs.call(modelCaller, mcpclient.PublicToolName("fx", "crash"), nil)
+	eventually(t, "the subscription renewed on the new server", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Count(string(b), "subscribe "+doc+"\n")-strings.Count(string(b), "unsubscribe "+doc+"\n") >= 2
+	})
+	expectUpdate("after the reconnect")
+
+	if err := sub.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the unsubscribe", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), "unsubscribe "+doc+"\n")
+	})
+}

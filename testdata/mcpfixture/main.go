@@ -14,7 +14,8 @@
 // (-crash-on-start, or -crash-if-exists FILE for a crash loop a test
 // switches on), record every start (-starts-file FILE), page tools/list
 // (-page-size N), add filler tools (-extra-tools N) and set initialize's
-// instructions (-instructions).
+// instructions (-instructions). -resources N and -prompts add resources,
+// a template, subscriptions and prompts (resources.go).
 //
 // Tools:
 //
@@ -263,7 +264,7 @@ type oversizeIn struct {
 func newServer(o options) *mcp.Server {
 	server := mcp.NewServer(
 		&mcp.Implementation{Name: o.name, Version: "1.0.0"},
-		&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()},
+		withSubscriptions(&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()}, o),
 	)
 	events := &eventLog{path: o.cancelFile}
 	if o.contentTools {

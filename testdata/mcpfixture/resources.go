@@ -14,8 +14,9 @@ import (
 
 // addResources registers n text resources fixture://doc/001..n, an image
 // (fixture://image.png), a binary (fixture://data.bin), the template
-// fixture://doc/{n} and the add-resource tool, which adds a resource at
-// runtime (the server then sends notifications/resources/list_changed).
+// fixture://doc/{n}, the add-resource tool, which adds a resource at
+// runtime (the server then sends notifications/resources/list_changed), and
+// touch-resource, which tells a resource's subscribers it changed.
 // With -page-size the lists come in pages.
 func addResources(server *mcp.Server, n int) {
 	doc := func(i int) string { return fmt.Sprintf("fixture://doc/%03d", i) }
@@ -48,6 +49,13 @@ func addResources(server *mcp.Server, n int) {
 			}
 			return text(req.Params.URI), nil
 		})
+	mcp.AddTool(server, &mcp.Tool{Name: "touch-resource", Description: "Send notifications/resources/updated for uri to its subscribers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in touchIn) (*mcp.CallToolResult, any, error) {
+			if err := server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: in.URI}); err != nil {
+				return nil, nil, err
+			}
+			return textResult("touched " + in.URI), nil, nil
+		})
 	mcp.AddTool(server, &mcp.Tool{Name: "add-resource", Description: "Add a text resource fixture://added/<name> at runtime (the server then sends notifications/resources/list_changed)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
 			uri := "fixture://added/" + cmpOr(in.Name, "added")
@@ -57,6 +65,26 @@ func addResources(server *mcp.Server, n int) {
 				})
 			return textResult("added " + uri), nil, nil
 		})
+}
+
+// withSubscriptions makes opts accept resources/subscribe when the fixture
+// has resources (go-sdk advertises the capability only with a handler);
+// the touch-resource tool then sends notifications/resources/updated to the
+// subscribers. Each subscribe is appended to the -cancel-file events, so a
+// test can wait for one.
+func withSubscriptions(opts *mcp.ServerOptions, o options) *mcp.ServerOptions {
+	if o.resources > 0 {
+		events := &eventLog{path: o.cancelFile}
+		opts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
+			events.add("subscribe " + req.Params.URI)
+			return nil
+		}
+		opts.UnsubscribeHandler = func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			events.add("unsubscribe " + req.Params.URI)
+			return nil
+		}
+	}
+	return opts
 }
 
 // addPrompts registers the prompts echo {text, times?}, picture (text, an
@@ -92,6 +120,10 @@ func addPrompts(server *mcp.Server) {
 				})
 			return textResult("added prompt " + name), nil, nil
 		})
+}
+
+type touchIn struct {
+	URI string `json:"uri" jsonschema:"the resource that changed"`
 }
 
 func cmpOr(s, def string) string {
