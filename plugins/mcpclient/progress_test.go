@@ -140,8 +140,26 @@ func withElicit(s *elicit.Service) envOption {
 	return func(_ *testEnv, o *options) { o.elicit = s }
 }
 
+// revisions are the two ways a server asks: a fake server limited to
+// 2025-11-25 turns the tool's input requests into elicitation/create
+// requests (go-sdk's server middleware); at 2026-07-28 they travel in the
+// result and go-sdk's client retries the call with the answers.
+var revisions = []struct {
+	name string
+	opts *mcp.ServerOptions
+}{
+	{"2026-07-28 round trip", nil},
+	{"2025-11-25 request", &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}}},
+}
+
 func TestElicitationRoundTrip(t *testing.T) {
-	srv := newFakeServer(t, nil)
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) { testElicitation(t, rev.opts) })
+	}
+}
+
+func testElicitation(t *testing.T, opts *mcp.ServerOptions) {
+	srv := newFakeServer(t, opts)
 	srv.addTool("ask", askTool(map[string]any{
 		"type":     "object",
 		"required": []any{"name"},
@@ -187,7 +205,13 @@ func TestElicitationRoundTrip(t *testing.T) {
 }
 
 func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
-	srv := newFakeServer(t, nil)
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) { testHold(t, rev.opts) })
+	}
+}
+
+func testHold(t *testing.T, opts *mcp.ServerOptions) {
+	srv := newFakeServer(t, opts)
 	srv.addTool("ask", askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}))
 	svc := elicit.New()
 	cfg := testConfig("hold")
@@ -205,7 +229,15 @@ func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 }
 
 func TestServerLogMessages(t *testing.T) {
-	srv := newFakeServer(t, nil)
+	// A go-sdk server sends nothing before it knows the level: at
+	// 2025-11-25 through logging/setLevel, at 2026-07-28 in the call's _meta.
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) { testServerLog(t, rev.opts) })
+	}
+}
+
+func testServerLog(t *testing.T, opts *mcp.ServerOptions) {
+	srv := newFakeServer(t, opts)
 	srv.addTool("log", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		for _, l := range []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "emergency"} {
 			//lint:ignore SA1019 the test drives the deprecated logging feature on purpose.
@@ -248,5 +280,52 @@ func TestServerLogMessages(t *testing.T) {
 	}
 	if w := e.logs.find(slog.LevelWarn, "server log"); len(w) != 1 || !strings.Contains(w[0].Attrs, "logger=db") || !strings.Contains(w[0].Attrs, "severity=warning") {
 		t.Errorf("the warning's attributes: %+v, want its logger and severity", w)
+	}
+}
+
+// levelFilter is a handler that drops records below min.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(_ context.Context, l slog.Level) bool { return l >= f.min }
+
+func TestLogLevelReachesTheServer(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			srv := newFakeServer(t, rev.opts)
+			var mu sync.Mutex
+			var setLevel, callLevel []any
+			srv.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					mu.Lock()
+					switch p := req.GetParams().(type) {
+					case *mcp.SetLoggingLevelParams:
+						setLevel = append(setLevel, string(p.Level))
+					case *mcp.CallToolParamsRaw:
+						callLevel = append(callLevel, p.GetMeta()[mcp.MetaKeyLogLevel])
+					}
+					mu.Unlock()
+					return next(ctx, method, req)
+				}
+			})
+			srv.addTool("noop", nil)
+			e := mustStart(t, testConfig("lv"), srv, func(e *testEnv, o *options) {
+				o.logger = slog.New(levelFilter{e.logs, slog.LevelWarn})
+			})
+			if res := e.call(tools.Caller{}, "mcp__lv__noop", "{}"); res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if rev.opts == nil {
+				if len(setLevel) != 0 || len(callLevel) != 1 || callLevel[0] != "warning" {
+					t.Errorf("at 2026-07-28: setLevel %v, call _meta levels %v; want none, and warning in the call", setLevel, callLevel)
+				}
+			} else if len(setLevel) != 1 || setLevel[0] != "warning" || len(callLevel) != 1 || callLevel[0] != nil {
+				t.Errorf("at 2025-11-25: setLevel %v, call _meta levels %v; want warning once, and nothing in the call", setLevel, callLevel)
+			}
+		})
 	}
 }
