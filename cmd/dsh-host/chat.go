@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // consoleHooks are what a front end adds to the console. They travel in the
@@ -146,9 +147,11 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, inte
 		}
 	}()
 	screen := io.display()
-	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: screen.Err}
+	live := newLiveProgress(io.liveTerminal(io.Err))
+	status := live.before(screen.Err)
+	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: status, Progress: live.report()}
 	res, err := a.NewConversation().Turn(ctx, prompt, out)
-	showUsage(screen.Err, res.Usage)
+	showUsage(status, res.Usage)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("cancelled")
@@ -186,7 +189,8 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, in
 	screen := io.display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	f := &chatFront{h: h, out: screen.Out, reasoning: dimmed(io, io.Out, screen.Out)}
+	live := newLiveProgress(io.liveTerminal(io.Out))
+	f := &chatFront{h: h, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -209,6 +213,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, in
 type chatFront struct {
 	h              *host.Host
 	out, reasoning io.Writer
+	progress       func(tool string, p tools.Progress)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -253,7 +258,7 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return
 	}
-	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out})
+	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress})
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
@@ -268,4 +273,52 @@ func showUsage(w io.Writer, u agent.Usage) {
 	if u != (agent.Usage{}) {
 		fmt.Fprintln(w, u)
 	}
+}
+
+// liveProgress shows the progress of a step's tool calls on one terminal
+// line (the console's progressLine), the latest report of any call,
+// rewritten in place; the line is erased before the next status line.
+type liveProgress struct {
+	term io.Writer // nil: not a terminal, nothing is shown
+
+	mu   sync.Mutex
+	line *progressLine
+}
+
+func newLiveProgress(term io.Writer) *liveProgress { return &liveProgress{term: term} }
+
+// report returns the agent's Progress callback; nil when nothing is shown.
+func (l *liveProgress) report() func(string, tools.Progress) {
+	if l.term == nil {
+		return nil
+	}
+	return func(tool string, p tools.Progress) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.line = newProgressLine(l.term, tool)
+		l.line.report(p)
+	}
+}
+
+// before returns w erasing the progress line before each write.
+func (l *liveProgress) before(w io.Writer) io.Writer {
+	if l.term == nil {
+		return w
+	}
+	return clearingWriter{l, w}
+}
+
+type clearingWriter struct {
+	l *liveProgress
+	w io.Writer
+}
+
+func (c clearingWriter) Write(p []byte) (int, error) {
+	c.l.mu.Lock()
+	if c.l.line != nil {
+		c.l.line.clear()
+		c.l.line = nil
+	}
+	c.l.mu.Unlock()
+	return c.w.Write(p)
 }

@@ -29,6 +29,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
       serverName: demo
       transport: stdio
       command: %q
+      args: [-progress]
       env: {FIXTURE_CANCEL_FILE: %q}
   - id: fold
     name: mcp-fold
@@ -117,6 +118,29 @@ func TestChatReasoningDimmed(t *testing.T) {
 	}
 	if strings.Contains(got, "\x1b]0;") || strings.Contains(got, "\x07") {
 		t.Errorf("the model's escape sequence reached the terminal: %q", got)
+	}
+}
+
+// TestChatProgress runs chat -p in-process with stderr taken for a
+// terminal: a tool call's progress shows on one line, erased before the
+// next status line; stdout is still the answer alone.
+func TestChatProgress(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_p", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__progress","arguments":{"steps":3,"ms":20}}`}}},
+		openaitest.Turn{Content: "Done."},
+	)
+	file, _ := chatComposition(t, srv)
+	t.Setenv("DSH_HOME", t.TempDir())
+	var stdout, stderr mcptest.SyncBuffer
+	isErr := func(v any) bool { return v == any(&stderr) }
+	code := runChat(context.Background(), []string{"-c", file, "-p", "hi"},
+		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal))
+	if code != exitOK || stdout.String() != "Done.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	got := stderr.String()
+	if !strings.Contains(got, "\r\x1b[Kmcp_call: 1/3 (33%) step 1 of 3") || !strings.Contains(got, "\r\x1b[K← mcp_call") {
+		t.Errorf("want the progress line, then erased before the result line: %q", got)
 	}
 }
 

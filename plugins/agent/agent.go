@@ -119,6 +119,11 @@ type Output struct {
 	// Status receives one line per event: tool calls and their outcome,
 	// retries with their countdown, the maxSteps stop.
 	Status io.Writer
+	// Progress, when set, receives what a tool call reports while it runs
+	// (an MCP server's progress notifications), with the tool's name. The
+	// calls of a step run at once, so it is called from several
+	// goroutines; the step's next Status line follows the last report.
+	Progress func(tool string, p tools.Progress)
 }
 
 func (o Output) status(format string, args ...any) {
@@ -319,7 +324,11 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	results := make([]toolOutcome, len(calls))
 	var wg sync.WaitGroup
 	for i, tc := range calls {
-		wg.Go(func() { results[i] = a.runTool(ctx, tc) })
+		callCtx := ctx
+		if out.Progress != nil {
+			callCtx = tools.WithProgress(ctx, func(p tools.Progress) { out.Progress(tc.Name, p) })
+		}
+		wg.Go(func() { results[i] = a.runTool(callCtx, tc) })
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -512,5 +514,32 @@ func TestTimeout(t *testing.T) {
 	// Under load the bound may pass before the request is even sent.
 	if n := len(srv.Requests()); n > 1 {
 		t.Errorf("%d requests: a timeout was retried", n)
+	}
+}
+
+// TestProgress: the progress a server reports during a folded call reaches
+// Output.Progress, with the name of the tool the model called.
+func TestProgress(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_p", "mcp_call", `{"tool":"mcp__demo__progress","arguments":{"steps":3,"ms":20}}`)}},
+		openaitest.Turn{Content: "done"},
+	)
+	e := start(t, srv, "")
+	var mu sync.Mutex
+	var got []string
+	out := Output{Progress: func(tool string, p tools.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, fmt.Sprintf("%s %v/%v %s", tool, p.Progress, p.Total, p.Message))
+	}}
+	if _, err := e.agent.Main().Turn(context.Background(), "go", out); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The last report and the result race on the client (as the MCP
+	// client's own tests allow): the earlier ones are there.
+	if len(got) < 2 || got[0] != "mcp_call 1/3 step 1 of 3" || got[1] != "mcp_call 2/3 step 2 of 3" {
+		t.Errorf("progress = %q, want the reports 1/3 and 2/3 at least", got)
 	}
 }

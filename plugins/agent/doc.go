@@ -38,7 +38,9 @@
 // reasoning is never put back in the history. The tool calls of a step run
 // in parallel through Registry.Execute; their tool messages follow in the
 // order of the calls, each with its tool_call_id. Arguments that are not
-// valid JSON come back as a tool error. An image in a result is sent as an
+// valid JSON come back as a tool error. What a call reports while it runs
+// (tools.WithProgress: an MCP server's progress notifications) goes to
+// Output.Progress. An image in a result is sent as an
 // image part (in a user message after the tool messages, since a tool
 // message carries text only) when imageInput is on and the attachments
 // service holds it; otherwise the tool message says it was omitted. The

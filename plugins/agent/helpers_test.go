@@ -61,7 +61,7 @@ func start(t *testing.T, srv *openaitest.Server, extra string) *env {
       serverName: demo
       transport: stdio
       command: %q
-      args: [-instructions, "Prefer the add tool for sums."]
+      args: [-instructions, "Prefer the add tool for sums.", -progress]
       env: {FIXTURE_CANCEL_FILE: %q}
       # all: only the agent's Secrets keep its key from the server.
       inheritEnv: all
