@@ -170,6 +170,8 @@ type oauthHandler struct {
 	// file's stamp when it was read.
 	cached      *oauth2.Token
 	cachedStamp string
+	// none: the store held no login for the server at cachedStamp.
+	none bool
 	// loggedIn describes the stored login for the status line.
 	loggedIn string
 }
@@ -243,6 +245,12 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 		h.mu.Unlock()
 		return c
 	}
+	if h.none && rejected == "" && stamp == h.cachedStamp {
+		// No login, and the file has not changed: a server without OAuth
+		// costs each request a stat, not the store's lock and read.
+		h.mu.Unlock()
+		return nil
+	}
 	h.mu.Unlock()
 	rec, err := h.store.Current(ctx, h.serverURL, h.oauth.ClientID, tokenstore.Refresh{
 		Rejected: rejected, Margin: tokenMargin, Client: h.client, ClientSecret: h.oauth.ClientSecret,
@@ -255,8 +263,10 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 			h.log.Warn("mcp-client("+h.serverName+"): stored login unusable", "err", err)
 		}
 		h.cached, h.loggedIn = nil, ""
+		h.none, h.cachedStamp = errors.Is(err, tokenstore.ErrNoToken), stamp
 		return nil
 	}
+	h.none = false
 	h.cached, h.cachedStamp = rec.Token, h.store.Stamp(h.serverURL)
 	h.loggedIn = describeLogin(rec)
 	return rec.Token
