@@ -390,6 +390,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		opts.Capabilities.Elicitation = elicitCapabilities()
 	}
 	client := mcp.NewClient(clientInfo, opts)
+	if c.opt.elicit != nil {
+		client.AddSendingMiddleware(c.urlRequired)
+	}
 	tr := c.opt.transport()
 	session, err := client.Connect(ctx, c.tasks.watch(tr), nil)
 	if err != nil {

@@ -134,8 +134,9 @@
 // Either way the call's context supplies the answerer (elicit.WithAnswerer)
 // and its silence timer waits while the person answers. A decline that no
 // person chose carries the reason in _meta["dsh-host/reason"] and is
-// logged. go-sdk's URLElicitationRequired error path (-32042) is not
-// handled: such a call fails with the server's error.
+// logged. A call refused with URLElicitationRequired (-32042) has the pages
+// it names asked as URL requests, and goes again, once, when every one was
+// accepted; otherwise it fails with the server's error and why.
 //
 // # Resources, prompts and completion
 //

@@ -2,8 +2,11 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -99,4 +102,49 @@ func (v valuesCtx) Value(key any) any {
 		return x
 	}
 	return v.values.Value(key)
+}
+
+// urlRequired handles a tools/call refused with URLElicitationRequired
+// (-32042, 2025-11-25): the server names pages the person must open first.
+// Each goes to the elicitation service as a URL request; once every one is
+// accepted, the call is sent again, once. Otherwise the call fails with the
+// server's error and what became of the pages. It is a sending middleware,
+// so that the retry passes through go-sdk's round trip handling again.
+func (c *client) urlRequired(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpcErr *jsonrpc.Error
+		if err == nil || method != "tools/call" || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
+			return res, err
+		}
+		var data struct {
+			Elicitations []*mcp.ElicitParams `json:"elicitations"`
+		}
+		if len(rpcErr.Data) == 0 || json.Unmarshal(rpcErr.Data, &data) != nil || len(data.Elicitations) == 0 {
+			return res, err
+		}
+		askCtx := ctx
+		if call, ok := ctx.Value(inflightKey{}).(*inflight); ok {
+			release := call.hold()
+			defer release()
+		}
+		for _, p := range data.Elicitations {
+			if p == nil || p.URL == "" {
+				return res, err
+			}
+			r := c.opt.elicit.Ask(askCtx, elicit.Request{Server: c.cfg.ServerName, Mode: elicit.ModeURL, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if r.Action != elicit.Accept {
+				why := r.Action
+				if r.Reason != "" {
+					why += ": " + r.Reason
+				}
+				c.log.Warn(c.label+": a page the server requires was not opened", "url", p.URL, "action", r.Action, "reason", r.Reason)
+				return nil, fmt.Errorf("the server requires opening %s first, and the request was not accepted (%s): %w", p.URL, why, err)
+			}
+		}
+		return next(ctx, method, req)
+	}
 }

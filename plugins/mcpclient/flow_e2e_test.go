@@ -131,9 +131,28 @@ func TestE2EServerEverythingElicitation(t *testing.T) {
 		t.Errorf("URL result: %q", got)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(asked) != 2 || asked[0].Server != "ev" || len(asked[0].Form.Fields) != 13 || asked[1].Mode != elicit.ModeURL || asked[1].URL != "https://example.com/consent" {
 		t.Errorf("the answerer was asked %+v", asked)
+	}
+	asked = nil
+	mu.Unlock()
+
+	// The error path: the call is refused with URLElicitationRequired
+	// (-32042) naming a page to open first; once it is accepted the call
+	// goes again and asks for its own URL.
+	got = text(hs.call(modelCaller, url, map[string]any{"url": "https://example.com/second", "errorPath": true}))
+	if !strings.Contains(got, "User completed the URL elicitation flow") {
+		t.Errorf("URL result after the required page: %q", got)
+	}
+	mu.Lock()
+	if len(asked) != 2 || asked[0].URL != "https://modelcontextprotocol.io" || asked[1].URL != "https://example.com/second" {
+		t.Errorf("the answerer was asked %+v, want the required page, then the call's own URL", asked)
+	}
+	mu.Unlock()
+	remove()
+	res := hs.call(modelCaller, url, map[string]any{"url": "https://example.com/third", "errorPath": true})
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "requires opening https://modelcontextprotocol.io first") {
+		t.Errorf("a required page nobody opened: %v", res.Err)
 	}
 }
 

@@ -329,3 +329,40 @@ func TestLogLevelReachesTheServer(t *testing.T) {
 		})
 	}
 }
+
+func TestURLElicitationRequired(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var mu sync.Mutex
+	calls := 0
+	srv.addTool("gated", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls%2 == 1 {
+			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", Message: "sign in", URL: "https://example.com/login", ElicitationID: "e1"}})
+		}
+		return textResult("in"), nil
+	})
+	svc := elicit.New()
+	e := mustStart(t, testConfig("gt"), srv, withElicit(svc))
+
+	res := e.call(tools.Caller{}, "mcp__gt__gated", "{}")
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "requires opening https://example.com/login first") || !strings.Contains(res.Err.Error(), elicit.NoAnswerer) {
+		t.Errorf("without an answerer: %v, want the page and why it was not opened", res.Err)
+	}
+	mu.Lock()
+	calls = 0 // the next call is refused again
+	mu.Unlock()
+	var asked []elicit.Request
+	defer svc.Install(elicit.AnswerFunc(func(_ context.Context, r elicit.Request) (elicit.Result, error) {
+		asked = append(asked, r)
+		return elicit.Result{Action: elicit.Accept}, nil
+	}))()
+	res = e.call(tools.Caller{}, "mcp__gt__gated", "{}")
+	if res.Err != nil || resultText(res) != "in" {
+		t.Errorf("after the page was accepted the call went again: %v %q", res.Err, resultText(res))
+	}
+	if len(asked) != 1 || asked[0].Mode != elicit.ModeURL || asked[0].URL != "https://example.com/login" || asked[0].ElicitationID != "e1" {
+		t.Errorf("asked %+v", asked)
+	}
+}
