@@ -127,6 +127,12 @@ func TestE2EUnusableToolsNotOffered(t *testing.T) {
 	if !slicesContains(names, "mcp__un__app-and-model") || slicesContains(names, "mcp__un__app-only") || slicesContains(names, "mcp__un__task-required") {
 		t.Errorf("registered %v", names)
 	}
+	// A re-sync (the list changed) does not log them again.
+	hs.call(imageCaller, "mcp__un__add-tool", map[string]any{"name": "late"})
+	eventually(t, "the re-sync", func() bool { return slicesContains(hs.serverTools("un"), "mcp__un__late") })
+	if names := hs.serverTools("un"); slicesContains(names, "mcp__un__app-only") || slicesContains(names, "mcp__un__task-required") {
+		t.Errorf("after the re-sync: %v", names)
+	}
 	logs := hs.logs.String()
 	for _, w := range []string{`tool not offered to models: its _meta.ui.visibility is [\"app\"]`, `tool not offered to models: its execution.taskSupport is \"required\"`} {
 		if strings.Count(logs, w) != 1 {
