@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,7 +70,7 @@ type inflightKey struct{}
 // the call; the context's cancel (call.cancel) is the caller's to run.
 func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*inflight, context.Context) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	call := &inflight{c: c, token: fmt.Sprintf("dsh-%d", c.tokens.Add(1)), ctx: ctx, cancel: cancel}
+	call := &inflight{c: c, token: "dsh-" + strconv.FormatInt(c.tokens.Add(1), 10), ctx: ctx, cancel: cancel}
 	cctx = context.WithValue(cctx, inflightKey{}, call)
 	params.SetProgressToken(call.token)
 	if level, ok := c.requestLogLevel(cn); ok {

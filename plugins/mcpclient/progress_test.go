@@ -215,11 +215,12 @@ func testHold(t *testing.T, opts *mcp.ServerOptions) {
 	srv.addTool("ask", askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}))
 	svc := elicit.New()
 	cfg := testConfig("hold")
-	cfg.ToolCallTimeoutMs = 50
+	// Room for a loaded machine's round trips, but not for the person,
+	// who takes five times the silence allowed.
+	cfg.ToolCallTimeoutMs = 200
 	e := mustStart(t, cfg, srv, withElicit(svc))
-	// The person takes far longer than the silence allowed.
 	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Second)
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	}))()
 	res := e.call(tools.Caller{}, "mcp__hold__ask", "{}")
