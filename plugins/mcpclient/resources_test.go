@@ -391,3 +391,49 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 		return strings.Contains(string(b), "unsubscribe "+doc+"\n")
 	})
 }
+
+// TestE2EEverythingResourcesHTTP: resources, a subscription's updates and a
+// prompt over Streamable HTTP, where notifications come on the session's
+// stream.
+func TestE2EEverythingResourcesHTTP(t *testing.T) {
+	url := mcptest.StartEverythingHTTP(t)
+	hs := newHarness(t)
+	hs.apply(host.Entry{ID: "everything", Name: "mcp-client", Config: map[string]any{
+		"transport": "streamable-http", "serverName": "everything", "url": url,
+	}})
+	hs.requireActive("everything")
+	reg := hs.resources()
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+
+	const doc = "demo://resource/static/document/architecture.md"
+	if res, err := reg.Read(ctx, doc); err != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
+		t.Fatalf("Read over HTTP = %+v, %v", res, err)
+	}
+	sub := host.NewScope(ctx, "subscriber", nil)
+	defer sub.Dispose(time.Second)
+	updates := make(chan string, 16)
+	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
+		select {
+		case updates <- uri:
+		default:
+		}
+	}); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("everything", "toggle-subscriber-updates"), nil); res.Err != nil {
+		t.Fatalf("toggle-subscriber-updates: %v", res.Err)
+	}
+	select {
+	case <-updates:
+	case <-time.After(e2eWait):
+		// Server-initiated messages over Streamable HTTP come on go-sdk's
+		// standalone GET stream, which go-sdk opens only on its own
+		// connection type: a wrapper around the mcp.Connection hides it.
+		t.Fatal("no resources/updated over HTTP: did the standalone SSE stream (GET) open? a wrapper of the mcp.Connection turns it off")
+	}
+	r := hs.commands().Run(ctx, tools.Caller{Kind: "test"}, "/mcp__everything__args-prompt Oslo")
+	if r.Error || r.Text != "[user]\nWhat's weather in Oslo?" {
+		t.Errorf("prompt over HTTP = %+v", r)
+	}
+}
