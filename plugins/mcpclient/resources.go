@@ -137,6 +137,12 @@ func (c *client) syncExtras(ctx context.Context, cn *conn, what extraKind, conne
 	defer cancel()
 	caps := capabilities(cn)
 	if what&syncResources != 0 && c.ext.source != nil {
+		// The URIs to renew, taken before Set: a URI the service hands
+		// over in Set (followed before this instance existed) is
+		// subscribed there.
+		c.ext.mu.Lock()
+		renew := slices.Sorted(maps.Keys(c.ext.subs))
+		c.ext.mu.Unlock()
 		if caps.Resources == nil {
 			c.ext.source.Set(nil, nil)
 		} else if list, templates, err := listResources(lctx, cn.session); err != nil {
@@ -145,10 +151,7 @@ func (c *client) syncExtras(ctx context.Context, cn *conn, what extraKind, conne
 			c.ext.source.Set(list, templates)
 		}
 		if connected && caps.Resources != nil && caps.Resources.Subscribe {
-			c.ext.mu.Lock()
-			uris := slices.Sorted(maps.Keys(c.ext.subs))
-			c.ext.mu.Unlock()
-			for _, uri := range uris {
+			for _, uri := range renew {
 				if err := cn.session.Subscribe(lctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 					c.log.Warn(c.label+": renewing a resource subscription failed", "uri", uri, "err", err)
 				}

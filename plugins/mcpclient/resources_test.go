@@ -323,9 +323,10 @@ func mcpRef(typ, name, uri string) mcp.CompleteReference {
 func mustMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
 
 // TestE2ESubscriptionRenewedAfterReconnect: a subscription made through the
-// service outlives a server crash: the client subscribes again on the new
-// connection, and updates reach the subscriber again. The last subscriber
-// leaving unsubscribes on the server.
+// service outlives a server crash (the client subscribes again on the new
+// connection) and a reload of the instance (the new instance takes it up),
+// and updates reach the subscriber each time. The last subscriber leaving
+// unsubscribes on the server.
 func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 	hs := newHarness(t)
 	events := filepath.Join(t.TempDir(), "events")
@@ -382,6 +383,15 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 		return strings.Count(string(b), "subscribe "+doc+"\n")-strings.Count(string(b), "unsubscribe "+doc+"\n") >= 2
 	})
 	expectUpdate("after the reconnect")
+
+	// A reload replaces the instance: the new one takes the subscription up.
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-resources", "2", "-cancel-file", events, "-instructions", "reloaded"))
+	hs.requireActive("fx")
+	eventually(t, "the subscription taken up by the reloaded instance", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Count(string(b), "subscribe "+doc+"\n")-strings.Count(string(b), "unsubscribe "+doc+"\n") >= 3
+	})
+	expectUpdate("after a reload")
 
 	if err := sub.Dispose(time.Second); err != nil {
 		t.Fatal(err)

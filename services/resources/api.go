@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -137,7 +138,8 @@ type Registry struct {
 	mu        sync.RWMutex
 	sources   []*Source // registration order: the routing order
 	subs      map[string][]*subscriber
-	collision map[string]bool // URIs whose collision was logged
+	held      map[string]*Source // the source each followed URI is subscribed on
+	collision map[string]bool    // URIs whose collision was logged
 
 	changes *host.Event[Change]
 }
@@ -168,7 +170,7 @@ type Options struct {
 
 // New returns an empty registry.
 func New(opts *Options) *Registry {
-	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, collision: map[string]bool{},
+	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, collision: map[string]bool{},
 		changes: host.NewEvent[Change]("resources change")}
 	if opts != nil && opts.Logger != nil {
 		r.log = opts.Logger
@@ -207,6 +209,9 @@ func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
 		src.removed = true
 		had := len(src.resources)+len(src.templates) > 0
 		r.sources = slices.DeleteFunc(r.sources, func(o *Source) bool { return o == src })
+		// Its subscriptions went with the server; a provider that
+		// lists these URIs later takes them up (Set).
+		maps.DeleteFunc(r.held, func(_ string, h *Source) bool { return h == src })
 		r.mu.Unlock()
 		if had {
 			r.emit(Change{Kind: ListChanged, Server: p.Server})
@@ -246,8 +251,47 @@ func (src *Source) Set(resources []*mcp.Resource, templates []*mcp.ResourceTempl
 	}
 	src.resources, src.templates, src.sig = rs, ts, sig
 	r.logCollisionsLocked(src)
+	adopt := r.adoptLocked(src)
 	r.mu.Unlock()
 	r.emit(Change{Kind: ListChanged, Server: src.p.Server})
+	for _, uri := range adopt {
+		r.resubscribe(src, uri)
+	}
+}
+
+// adoptLocked returns the followed URIs that no server holds a
+// subscription for and that src now owns (its instance came back, or it
+// lists them now), marking them held by src.
+func (r *Registry) adoptLocked(src *Source) []string {
+	if src.p.Subscribe == nil {
+		return nil
+	}
+	var out []string
+	for uri := range r.subs {
+		if r.held[uri] != nil {
+			continue
+		}
+		if owner, err := r.ownerLocked(uri); err == nil && owner == src {
+			r.held[uri] = src
+			out = append(out, uri)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resubscribe subscribes on src for followers who were there before it.
+func (r *Registry) resubscribe(src *Source, uri string) {
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
+	if err := src.p.Subscribe(ctx, uri); err != nil {
+		r.log.Warn("resources: taking up a subscription failed; its followers get no updates", "server", src.p.Server, "uri", uri, "err", err)
+		r.mu.Lock()
+		if r.held[uri] == src {
+			delete(r.held, uri)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // Updated tells the subscribers of uri that its content changed.
@@ -643,48 +687,54 @@ var ErrNoSubscribe = errors.New("the server does not support resource subscripti
 // Subscribe calls fn with uri each time the server that owns uri says its
 // content changed, until s is disposed (or cancel is called). The server is
 // asked to subscribe for the first subscriber and to unsubscribe after the
-// last. A nil s panics.
+// last. A subscription outlives its server's instance: when a provider
+// that owns the URI registers again (a reload), it is subscribed there. fn
+// runs on the provider's goroutine and must not block. A nil s panics.
 func (r *Registry) Subscribe(ctx context.Context, s *host.Scope, uri string, fn func(uri string)) (cancel func(), err error) {
 	if s == nil {
 		panic("resources: Subscribe needs the subscribing plugin's *host.Scope, got nil")
 	}
-	r.mu.RLock()
-	src, err := r.ownerLocked(uri)
-	r.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	if src.p.Subscribe == nil {
-		return nil, fmt.Errorf("%s: %w", src.p.Server, ErrNoSubscribe)
-	}
 	sub := &subscriber{fn: fn}
 	r.mu.Lock()
-	first := len(r.subs[uri]) == 0
-	r.subs[uri] = append(r.subs[uri], sub)
-	r.mu.Unlock()
-	drop := func() (last bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.subs[uri] = slices.DeleteFunc(r.subs[uri], func(x *subscriber) bool { return x == sub })
-		if len(r.subs[uri]) == 0 {
-			delete(r.subs, uri)
-			return true
+	src := r.held[uri]
+	if src == nil {
+		if src, err = r.ownerLocked(uri); err == nil && src.p.Subscribe == nil {
+			err = fmt.Errorf("%s: %w", src.p.Server, ErrNoSubscribe)
 		}
-		return false
-	}
-	if first {
+		if err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
+		r.held[uri] = src
+		r.mu.Unlock()
 		if err := src.p.Subscribe(ctx, uri); err != nil {
-			drop()
+			r.mu.Lock()
+			if r.held[uri] == src {
+				delete(r.held, uri)
+			}
+			r.mu.Unlock()
 			return nil, fmt.Errorf("%s: subscribe %s: %w", src.p.Server, uri, err)
 		}
+		r.mu.Lock()
 	}
+	r.subs[uri] = append(r.subs[uri], sub)
+	r.mu.Unlock()
 	return s.Effect("resources subscription "+uri, func() {
-		if drop() && src.p.Unsubscribe != nil {
+		r.mu.Lock()
+		r.subs[uri] = slices.DeleteFunc(r.subs[uri], func(x *subscriber) bool { return x == sub })
+		var held *Source
+		if len(r.subs[uri]) == 0 {
+			delete(r.subs, uri)
+			held = r.held[uri]
+			delete(r.held, uri)
+		}
+		r.mu.Unlock()
+		if held != nil && held.p.Unsubscribe != nil {
 			// Bounded: an unsubscribe is a courtesy to the server.
 			uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 			defer cancel()
-			if err := src.p.Unsubscribe(uctx, uri); err != nil {
-				r.log.Debug("resources: unsubscribe failed", "server", src.p.Server, "uri", uri, "err", err)
+			if err := held.p.Unsubscribe(uctx, uri); err != nil {
+				r.log.Debug("resources: unsubscribe failed", "server", held.p.Server, "uri", uri, "err", err)
 			}
 		}
 	}), nil

@@ -445,3 +445,40 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionOutlivesProvider: when the owning server's instance goes
+// and comes back (a reload), its new provider is subscribed as soon as it
+// lists the URI again, and updates reach the old subscriber.
+func TestSubscriptionOutlivesProvider(t *testing.T) {
+	r := New(nil)
+	ctx := context.Background()
+	first := &fake{server: "a"}
+	_, s1 := register(t, r, first, []*mcp.Resource{{URI: "x://1", Name: "1"}}, nil)
+	got := make(chan string, 4)
+	if _, err := r.Subscribe(ctx, scope(t, "follower"), "x://1", func(uri string) { got <- uri }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	second := &fake{server: "a"}
+	s2 := scope(t, "a2")
+	src, err := r.Register(s2, second.provider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := second.took(); len(calls) != 0 {
+		t.Errorf("a provider that lists nothing yet was asked %v", calls)
+	}
+	src.Set([]*mcp.Resource{{URI: "x://1", Name: "1"}}, nil)
+	if diff := cmp.Diff([]string{"subscribe x://1"}, second.took()); diff != "" {
+		t.Errorf("the new provider was asked (-want +got):\n%s", diff)
+	}
+	src.Updated("x://1")
+	if uri := <-got; uri != "x://1" {
+		t.Errorf("update %q", uri)
+	}
+	if calls := first.took(); len(calls) != 1 || calls[0] != "subscribe x://1" {
+		t.Errorf("the old provider was asked %v, want only the first subscribe", calls)
+	}
+}
