@@ -148,10 +148,7 @@ as base64). Exit 1 when the read fails.`)
 		}
 		res, err := reg.ReadFrom(ctx, from, uri)
 		if err != nil {
-			if res.Server != "" {
-				err = fmt.Errorf("server %s: %s: %w", res.Server, uri, err)
-			}
-			return fail(io, "read", err)
+			return fail(io, "read", err) // it names the server and the URI
 		}
 		if *asJSON {
 			if err := writeJSON(io.Out, resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}); err != nil {

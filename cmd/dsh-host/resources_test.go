@@ -82,7 +82,7 @@ func TestCLIResources(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, `"server": "fx"`) || !strings.Contains(stdout, `"text": "the text of fixture://doc/001"`) {
 		t.Errorf("read --json: exit %d, %s", code, stdout)
 	}
-	if code, _, stderr := run("read", "fixture://doc/x"); code != exitFail || !strings.Contains(stderr, "server fx: fixture://doc/x:") {
+	if code, _, stderr := run("read", "fixture://doc/x"); code != exitFail || !strings.Contains(stderr, "dsh-host read: mcp-client(fx): read fixture://doc/x: the server answered with an error") {
 		t.Errorf("read of a missing resource: exit %d, stderr %q", code, stderr)
 	}
 	if code, _, stderr := run("read", "fixture://doc/001", "n=1"); code != exitUsage || !strings.Contains(stderr, "one URI only") {

@@ -83,7 +83,7 @@ func TestE2EEverythingResources(t *testing.T) {
 	if blob.Err != nil || !strings.Contains(text(blob), "Resource 2: This is a base64 blob") {
 		t.Errorf("mcp_read blob template = %q (%v)", text(blob), blob.Err)
 	}
-	if bad := hs.call(modelCaller, resources.ReadToolName, map[string]any{"uri": "demo://resource/dynamic/text/zero"}); bad.Err == nil || !strings.Contains(bad.Err.Error(), "server everything") {
+	if bad := hs.call(modelCaller, resources.ReadToolName, map[string]any{"uri": "demo://resource/dynamic/text/zero"}); bad.Err == nil || !strings.Contains(bad.Err.Error(), "mcp-client(everything): read demo://resource/dynamic/text/zero: the server answered with an error") {
 		t.Errorf("mcp_read of an unknown resource = %v, want the server's error naming it", bad.Err)
 	}
 

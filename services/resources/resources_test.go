@@ -414,7 +414,7 @@ func TestTools(t *testing.T) {
 		`{}`: "give uri, or template",
 		`{"uri":"docs://readme","template":"docs://page/{n}"}`: "not both",
 		`{"template":"docs://page/{n}"}`:                       "missing n",
-		`{"uri":"docs://missing","server":"docs"}`:             "server docs: read docs://missing: resource not found",
+		`{"uri":"docs://missing","server":"docs"}`:             "resource not found",
 		`{"uri":"docs://unlisted"}`:                            "no server lists it or has a template matching it; name the server (servers: empty, docs)",
 	} {
 		if res := exec(ReadToolName, args); res.Err == nil || !strings.Contains(res.Err.Error(), want) {

@@ -182,11 +182,9 @@ func (r *Registry) read(ctx context.Context, server, uri, template string, args 
 	case len(args) > 0:
 		return Read{}, errors.New("arguments go with template, not with uri")
 	}
+	// A provider's error names its server and the URI (mcp-client's do).
 	res, err := r.ReadFrom(ctx, server, uri)
 	if err != nil {
-		if res.Server != "" {
-			return Read{}, fmt.Errorf("server %s: read %s: %w", res.Server, uri, err)
-		}
 		return Read{}, err
 	}
 	return Read{Server: res.Server, URI: uri, Contents: res.Contents}, nil
