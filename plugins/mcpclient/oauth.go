@@ -434,7 +434,20 @@ func (h *oauthHandler) login(ctx context.Context, b *BrowserStep, ch *challenge)
 	if err != nil {
 		return fmt.Errorf("login to %s: %w", h.serverName, err)
 	}
-	if err := flow.Authorize(ctx, ch.req, ch.response()); err != nil {
+	err = flow.Authorize(ctx, ch.req, ch.response())
+	if err != nil && strings.Contains(err.Error(), "does not match issuer URL") && ch.bearerParam("resource_metadata") == "" {
+		// A 2025-03-26 server: no resource metadata, and authorization
+		// server metadata at its root that names an issuer of another
+		// path, which RFC 8414's check refuses. That spec revision says
+		// to use the root's metadata: the listener stands in for the
+		// resource metadata the server lacks, naming that issuer, and
+		// go-sdk runs the flow again from it.
+		var legacy *challenge
+		if legacy, err = cb.legacyResourceMetadata(ctx, h.client, ch); err == nil {
+			err = flow.Authorize(ctx, legacy.req, legacy.response())
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("login to %s: %w", h.serverName, err)
 	}
 	h.mu.Lock()

@@ -2,9 +2,11 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,6 +32,7 @@ type callback struct {
 	redirectURL string
 
 	mu    sync.Mutex
+	prm   []byte // the resource metadata the listener serves, if any
 	state string // the state the authorization URL carries
 	done  bool
 	// result receives the one accepted redirect (cap 1).
@@ -56,6 +59,7 @@ func listenCallback(port int) (*callback, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(callbackPath, cb.handle)
+	mux.HandleFunc(resourceMetadataPath, cb.serveResourceMetadata)
 	cb.srv = &http.Server{Handler: mux}
 	go func() {
 		defer close(cb.served)
@@ -68,6 +72,22 @@ func listenCallback(port int) (*callback, error) {
 func (cb *callback) close() {
 	_ = cb.srv.Close()
 	<-cb.served
+}
+
+// resourceMetadataPath is where the listener serves the protected
+// resource metadata it stands in for (legacyResourceMetadata).
+const resourceMetadataPath = "/resource-metadata"
+
+func (cb *callback) serveResourceMetadata(w http.ResponseWriter, _ *http.Request) {
+	cb.mu.Lock()
+	prm := cb.prm
+	cb.mu.Unlock()
+	if prm == nil {
+		http.NotFound(w, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(prm)
 }
 
 func (cb *callback) handle(w http.ResponseWriter, r *http.Request) {
@@ -158,4 +178,40 @@ func openBrowser(_ context.Context, u string) error {
 	}
 	go func() { _ = cmd.Wait() }()
 	return nil
+}
+
+// legacyResourceMetadata reads the issuer of the authorization server
+// metadata at the root of ch's server (the 2025-03-26 location), serves
+// resource metadata naming it, and returns ch pointing at it.
+func (cb *callback) legacyResourceMetadata(ctx context.Context, client *http.Client, ch *challenge) (*challenge, error) {
+	root := *ch.req.URL
+	root.Path, root.RawQuery, root.Fragment = "/.well-known/oauth-authorization-server", "", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("authorization server metadata at %s: %w", root.String(), err)
+	}
+	defer resp.Body.Close()
+	var meta struct {
+		Issuer string `json:"issuer"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("authorization server metadata at %s: %s", root.String(), resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&meta); err != nil || meta.Issuer == "" {
+		return nil, fmt.Errorf("authorization server metadata at %s names no issuer", root.String())
+	}
+	prm, _ := json.Marshal(map[string]any{"resource": ch.req.URL.String(), "authorization_servers": []string{meta.Issuer}})
+	cb.mu.Lock()
+	cb.prm = prm
+	cb.mu.Unlock()
+	u, _ := url.Parse(cb.redirectURL)
+	u.Path = resourceMetadataPath
+	legacy := *ch
+	legacy.header = ch.header.Clone()
+	legacy.header.Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", u.String()))
+	return &legacy, nil
 }
