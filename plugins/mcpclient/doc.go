@@ -23,6 +23,8 @@
 //	      tools: {include: ["search_*"], exclude: ["*_admin"]}   # globs over raw names
 //	      maxResultBytes: 1048576
 //	      inheritEnv: scrub           # or minimal, all (stdio)
+//	      oauth: {clientId: ..., clientSecret: ..., clientMetadataUrl: ..., scopes: [...],
+//	              callbackPort: 0, grant: authorization_code, privateKeyFile: ..., signingAlgorithm: ES256}
 //
 // A stdio server inherits what inheritEnv keeps of the host's environment:
 // scrub (the default) drops every variable whose name or value looks like a
@@ -162,6 +164,25 @@
 // All of it runs on the supervisor like tool re-syncs: a failed list keeps
 // the previous one; giving up withdraws resources and prompts with the
 // tools; dispose removes them with the scope.
+//
+// # OAuth
+//
+// A Streamable HTTP server that answers 401 with a Bearer challenge is
+// logged in to (oauth.go): go-sdk's auth.AuthorizationCodeHandler runs the
+// flow (discovery, client registration by metadata document, pre-registered
+// client or dynamic registration, PKCE, resource, state, iss), and
+// auth/extauth the client_credentials grant with a secret; a private-key
+// JWT assertion is signed in oauth_jwt.go. Tokens are kept in
+// internal/tokenstore under $DSH_HOME/oauth, read for each request and
+// refreshed there under a lock. The browser step (a loopback listener on
+// 127.0.0.1, oauth_callback.go) never runs inside a connection attempt:
+// the handler answers NeedsLoginError, and the supervisor runs the login
+// where the front end allowed it (AllowBrowserStep) and connects again, or
+// shows "needs login — run: dsh-host login <serverName>", with no tools,
+// and looks for a token in the store every second. A 403
+// insufficient_scope during a call asks again at once where the browser
+// step is allowed. A configured Authorization header disables all of it.
+// Login and Logout are `dsh-host login` and `logout`.
 //
 // # Reconnect
 //
