@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -445,5 +446,47 @@ func TestE2EEverythingResourcesHTTP(t *testing.T) {
 	r := hs.commands().Run(ctx, tools.Caller{Kind: "test"}, "/mcp__everything__args-prompt Oslo")
 	if r.Error || r.Text != "[user]\nWhat's weather in Oslo?" {
 		t.Errorf("prompt over HTTP = %+v", r)
+	}
+}
+
+// TestResourceToolsInThePrompt: mcp_resources and mcp_read reach the model
+// whether the composition folds or not, with the same bytes; the log gives
+// the prompt's size with and without them (the note's figure).
+func TestResourceToolsInThePrompt(t *testing.T) {
+	hs := newHarness(t)
+	server := stdioFixture(t, "fx", "fx", nil, "-resources", "3")
+	fold := host.Entry{ID: "fold", Name: "mcp-fold"}
+	sizes := map[bool][2]int{}
+	for _, folded := range []bool{false, true} {
+		if folded {
+			hs.apply(server, fold)
+		} else {
+			hs.apply(server)
+		}
+		asm, err := hs.registry().Assemble(t.Context(), modelCaller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := asm.ToolsJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ours tools.Assembly
+		for _, s := range asm.Tools {
+			if s.Name == resources.ListToolName || s.Name == resources.ReadToolName {
+				ours.Tools = append(ours.Tools, s)
+			}
+		}
+		if len(ours.Tools) != 2 {
+			t.Fatalf("folded=%v: the prompt has %d of the two resource tools", folded, len(ours.Tools))
+		}
+		mine, _ := ours.ToolsJSON()
+		resourceBytes := len(mine) - 1 // one array's brackets, plus the comma joining it to the rest
+		sizes[folded] = [2]int{len(all), resourceBytes}
+		t.Logf("folded=%v: %d tools, %d bytes; mcp_resources and mcp_read %d bytes; without them %d",
+			folded, len(asm.Tools), len(all), resourceBytes, len(all)-resourceBytes)
+	}
+	if sizes[false][1] != sizes[true][1] {
+		t.Errorf("the resource tools take %d bytes unfolded and %d folded; their schemas are constants", sizes[false][1], sizes[true][1])
 	}
 }
