@@ -394,7 +394,17 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		client.AddSendingMiddleware(c.urlRequired)
 	}
 	tr := c.opt.transport()
-	session, err := client.Connect(ctx, c.tasks.watch(tr), nil)
+	watched := tr
+	// go-sdk reaches a Streamable HTTP connection's session hooks, which
+	// open the standalone GET stream after initialize, through an
+	// unexported interface no wrapper can forward: a wrapped connection
+	// loses every message the server sends outside a request (a 2025-11-25
+	// server's elicitation/create, list_changed). Tool tasks are read on
+	// the other transports only.
+	if c.cfg.Transport != TransportStreamableHTTP {
+		watched = c.tasks.watch(tr)
+	}
+	session, err := client.Connect(ctx, watched, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}

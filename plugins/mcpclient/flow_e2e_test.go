@@ -189,3 +189,23 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestE2EHTTPStandaloneStream(t *testing.T) {
+	// A 2025-11-25 server sends what belongs to no request (here
+	// tools/list_changed) on the standalone GET stream, which go-sdk opens
+	// after initialize, through the connection's own interface: a wrapper
+	// around the connection that hides it loses every such message.
+	hs := newHarness(t)
+	// Started after the harness, so stopped before its check for processes.
+	url := mcptest.StartHTTPFixture(t, "-protocol", "2025-11-25")
+	hs.apply(host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{
+		"transport": "streamable-http", "serverName": "fx", "url": url,
+	}})
+	hs.requireActive("fx")
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "add-tool"), map[string]any{"name": "late"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	eventually(t, "the tool the server added, after its list_changed", func() bool {
+		return contains(hs.serverTools("fx"), mcpclient.PublicToolName("fx", "late"))
+	})
+}

@@ -94,3 +94,13 @@ func addElicitTools(server *mcp.Server) {
 			return answer(req, &mcp.ElicitParams{Mode: "url", Message: "Please sign in", URL: in.URL, ElicitationID: "el-1"})
 		})
 }
+
+// withProtocol limits opts to o.protocol, when set: a client then speaks
+// that revision (2025-11-25: initialize, logging/setLevel, server requests
+// such as elicitation/create, and on HTTP the standalone GET stream).
+func withProtocol(opts *mcp.ServerOptions, o options) *mcp.ServerOptions {
+	if o.protocol != "" {
+		opts.SupportedProtocolVersions = []string{o.protocol}
+	}
+	return opts
+}

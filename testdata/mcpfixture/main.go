@@ -88,6 +88,7 @@ type options struct {
 	hang          bool
 	progress      bool
 	elicit        bool
+	protocol      string
 	startsFile    string
 	cancelFile    string
 	instructions  string
@@ -115,6 +116,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
 	fs.BoolVar(&o.progress, "progress", false, "register the progress tool, which reports progress as it goes (flow.go)")
 	fs.BoolVar(&o.elicit, "elicit", false, "register the ask and ask-url tools, which ask the client for input (flow.go)")
+	fs.StringVar(&o.protocol, "protocol", "", "speak only this protocol revision, such as 2025-11-25 (flow.go)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
 	fs.StringVar(&o.instructions, "instructions", "", "instructions returned by initialize")
@@ -264,7 +266,7 @@ type oversizeIn struct {
 func newServer(o options) *mcp.Server {
 	server := mcp.NewServer(
 		&mcp.Implementation{Name: o.name, Version: "1.0.0"},
-		withSubscriptions(&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()}, o),
+		withProtocol(withSubscriptions(&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()}, o), o),
 	)
 	events := &eventLog{path: o.cancelFile}
 	if o.contentTools {
