@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 var dshHost struct {
@@ -316,7 +317,9 @@ func callText(t *testing.T, out string) (string, bool) {
 	return b.String(), res.IsError
 }
 
-var foldedSurface = []string{"mcp_call", "mcp_list"}
+// foldedSurface is the fixture folded, with the built-in tool that reads
+// cut results on.
+var foldedSurface = []string{"mcp_call", "mcp_list", mcpclient.OutputToolName}
 
 func TestE2EInspectorStdio(t *testing.T) {
 	bin := dshHostBinary(t)
@@ -467,7 +470,7 @@ func TestE2EReloadSendsListChanged(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("no notifications/tools/list_changed after the composition edit")
 			}
-			want := []string{"mcp__fx__greet", "mcp_call", "mcp_list"}
+			want := []string{"mcp__fx__greet", "mcp_call", "mcp_list", mcpclient.OutputToolName}
 			waitFor(t, "the kept tool in tools/list", func() bool { return slices.Equal(names(t, cs), want) })
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__fx__greet", Arguments: map[string]any{"name": "reload"}})
 			if err != nil {
