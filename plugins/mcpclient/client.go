@@ -60,7 +60,10 @@ type options struct {
 	// extra are the resources and commands services, each nil when absent.
 	extra extraServices
 	// store is nil when no attachment store is mounted.
-	store     *attachments.Store
+	store *attachments.Store
+	// output offers mcp_read_output to read cut results on; nil when the
+	// mcp-output instance is absent, and cuts then name no tool.
+	output    *outputOffer
 	transport transportFactory
 	// oauth logs in to a remote server that asks; nil for stdio.
 	oauth *oauthHandler

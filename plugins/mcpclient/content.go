@@ -110,6 +110,9 @@ func (c *client) saveBlob(ctx context.Context, raw string, b attachments.Blob) (
 // storeFull stores the whole text of a cut result and tells the model how
 // to read the rest of it.
 func (c *client) storeFull(ctx context.Context, raw, full string, offset int) string {
+	if c.opt.output == nil || c.opt.output.store == nil {
+		return "no " + OutputToolName + " tool is offered to read the rest"
+	}
 	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
 	if err != nil {
 		return "the rest could not be stored (" + err.Error() + "); it remains available to programmatic callers"

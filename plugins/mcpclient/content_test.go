@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -139,10 +141,7 @@ func TestLongOutputStored(t *testing.T) {
 	cfg := testConfig("lo")
 	cfg.MaxResultBytes = 1000
 	long := strings.Repeat("é-0123456789\n", 300) // 4200 bytes, two-byte characters
-	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult("head", long) }), withStore)
-	if _, err := e.reg.Register(e.scope, outputTool(e.store)); err != nil {
-		t.Fatal(err)
-	}
+	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult("head", long) }), withStore, withReadOutput)
 	res := e.call(tools.Caller{}, "mcp__lo__r", "{}")
 	text := resultText(res)
 	marker := regexp.MustCompile(`\[output truncated: (\d+) of 4205 bytes dropped \(maxResultBytes 1000\); the whole text \(4205 bytes\) is stored: read the rest with mcp_read_output (\{.*\})\]$`)
@@ -226,5 +225,49 @@ func TestReadOutputRanges(t *testing.T) {
 		if _, err := readOutput(st, tc.id, tc.offset, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// mcp_read_output is registered while some client holds the offer, and
+// only then; a cut without the offer names no tool.
+func TestReadOutputOfferedWhileHeld(t *testing.T) {
+	st, err := attachments.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.New(nil)
+	newScope := func(id string) *host.Scope {
+		return host.NewScope(context.Background(), id, slog.New(slog.DiscardHandler))
+	}
+	offer := &outputOffer{scope: newScope("mcp-output"), reg: reg, store: st}
+	offered := func() bool { _, ok := reg.Get(OutputToolName); return ok }
+	a, b := newScope("a"), newScope("b")
+	for _, s := range []*host.Scope{a, b} {
+		if err := offer.hold(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !offered() {
+		t.Fatal("not offered while held")
+	}
+	if err := a.Dispose(waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if !offered() {
+		t.Fatal("withdrawn while b still holds it")
+	}
+	if err := b.Dispose(waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if offered() {
+		t.Fatal("still offered after the last holder left")
+	}
+
+	cfg := testConfig("nooffer")
+	cfg.MaxResultBytes = 100
+	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult(strings.Repeat("x", 500)) }), withStore)
+	text := resultText(e.call(tools.Caller{}, "mcp__nooffer__r", "{}"))
+	if !strings.HasSuffix(text, "no mcp_read_output tool is offered to read the rest]") {
+		t.Errorf("cut without the offer: %q", text)
 	}
 }

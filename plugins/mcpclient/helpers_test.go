@@ -269,6 +269,18 @@ func withStore(e *testEnv, o *options) {
 	e.store, o.store = st, st
 }
 
+// withReadOutput offers mcp_read_output over the store (withStore first)
+// on the client's registry, as the mcp-output instance does.
+func withReadOutput(e *testEnv, o *options) {
+	if o.registry == nil {
+		e.reg = tools.New(nil)
+		o.registry = e.reg
+	}
+	s := host.NewScope(context.Background(), "mcp-output", slog.New(e.logs))
+	e.t.Cleanup(func() { _ = s.Dispose(waitTimeout) })
+	o.output = &outputOffer{scope: s, reg: o.registry, store: o.store}
+}
+
 func withRegistry(reg *tools.Registry) envOption {
 	return func(e *testEnv, o *options) { e.reg, o.registry = reg, reg }
 }

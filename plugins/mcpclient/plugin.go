@@ -16,7 +16,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key)}, extraDeps...),
+		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputKey)}, extraDeps...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -33,6 +33,7 @@ func apply(s *host.Scope, cfg Config) error {
 	extra := lookupExtras(s)
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
+	output, _ := host.Lookup(s, outputKey)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	var oauth *oauthHandler
@@ -47,6 +48,7 @@ func apply(s *host.Scope, cfg Config) error {
 		extra:     extra,
 		store:     store,
 		elicit:    elicitation,
+		output:    output,
 		transport: factory,
 		oauth:     oauth,
 	})
@@ -67,6 +69,11 @@ func start(s *host.Scope, opt options) (*client, error) {
 	}
 	c := newClient(opt)
 	opt.registry.OnAssemble(s, c.assemble)
+	if opt.output != nil {
+		if err := opt.output.hold(s); err != nil {
+			return c, err
+		}
+	}
 	if err := c.startExtras(); err != nil {
 		return c, err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -138,20 +139,63 @@ func renderOutput(v any) []tools.Content {
 	return []tools.Content{tools.Text(s.Text + tail)}
 }
 
+// outputKey is the mcp-output instance's offer of OutputToolName.
+var outputKey = host.NewKey[*outputOffer]("mcp-output")
+
+// outputOffer registers OutputToolName while at least one mcp-client
+// instance holds it: only mcp-client cuts results, so a host without MCP
+// servers pays no prompt bytes for the tool, and the tool list stays the
+// same for as long as a server is configured (prompt caches keep hitting).
+type outputOffer struct {
+	scope *host.Scope // mcp-output's: the tool is its registration
+	reg   *tools.Registry
+	store *attachments.Store
+
+	mu         sync.Mutex
+	holders    int
+	unregister func()
+}
+
+// hold keeps the tool registered until s is disposed. Without a store
+// there is nothing to read, and no tool.
+func (o *outputOffer) hold(s *host.Scope) error {
+	if o.store == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.holders == 0 {
+		unregister, err := o.reg.Register(o.scope, outputTool(o.store))
+		if err != nil {
+			return err
+		}
+		o.unregister = unregister
+	}
+	o.holders++
+	s.Effect(OutputToolName+" offer", func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.holders--; o.holders == 0 {
+			o.unregister()
+			o.unregister = nil
+		}
+	})
+	return nil
+}
+
 func init() {
 	host.Register(host.Definition[struct{}]{
 		Name:        OutputPluginName,
-		Description: "the " + OutputToolName + " tool: reads by range the whole text of MCP tool results cut at maxResultBytes",
+		Description: "the " + OutputToolName + " tool, offered while an mcp-client runs: reads by range the whole text of MCP tool results cut at maxResultBytes",
 		Builtin:     true,
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Provides:    []host.AnyKey{outputKey},
 		Apply: func(s *host.Scope, _ struct{}) error {
 			store, ok := host.Lookup(s, attachments.Key)
 			if !ok {
 				s.SetDetail("no attachment store: cut results are not stored")
-				return nil
 			}
-			_, err := host.Get(s, tools.Key).Register(s, outputTool(store))
-			return err
+			return host.Provide(s, outputKey, &outputOffer{scope: s, reg: host.Get(s, tools.Key), store: store})
 		},
 	})
 }
