@@ -96,7 +96,8 @@
 // "[output truncated: N of T bytes dropped (maxResultBytes M); the whole
 // text (T bytes) is stored: read the rest with mcp_read_output
 // {"id":"sha256:...","offset":K}]". mcp_read_output (the built-in
-// mcp-output plugin, registered when an attachment store is mounted) reads
+// mcp-output plugin, registered while an mcp-client instance runs and an
+// attachment store is mounted) reads
 // {id, offset, length?} of a stored text in whole characters and names the
 // next offset; its name, description and schema are constants and it does
 // not start with the fold's prefix, so folding never hides it. Gateway
