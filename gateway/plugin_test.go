@@ -16,7 +16,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -174,14 +173,14 @@ func TestPluginHotReload(t *testing.T) {
 	old := connect(t, first)
 	// echo and the gateway start side by side: the tool may come after
 	// the gateway's first assembly, and then in a re-assembly.
-	mcptest.WaitFor(t, wait, "echo in tools/list", func() bool { return cmp.Equal(toolNames(t, old), []string{"echo", mcpclient.OutputToolName}) })
+	mcptest.WaitFor(t, wait, "echo in tools/list", func() bool { return cmp.Equal(toolNames(t, old), []string{"echo"}) })
 
 	moved := fmt.Sprintf("http://127.0.0.1:%d/mcp", freePort(t))
 	write(strings.TrimSuffix(strings.TrimPrefix(moved, "http://"), "/mcp"))
 	waitGateway(t, h, host.StateActive, func(s host.InstanceStatus) bool { return s.Detail == moved })
 
 	cs := connect(t, moved)
-	if got := toolNames(t, cs); !cmp.Equal(got, []string{"echo", mcpclient.OutputToolName}) {
+	if got := toolNames(t, cs); !cmp.Equal(got, []string{"echo"}) {
 		t.Errorf("tools/list on the new port = %v, want [echo]", got)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "moved"}})

@@ -60,7 +60,7 @@ func TestConsole(t *testing.T) {
 		{"help", "/help\n", []string{"/status", "/call <tool> [json]", "/quit", "/mcp "}, nil},
 		{"status", "/status\n", []string{"ID ", "hi ", "greeter", "demo ", "mcp-client", "active", "connected", "12 "}, []string{"failed"}},
 		{"tools", "/tools\n", []string{"mcp__demo__add ", "folded", "greet ", "native", "mcp_call"}, nil},
-		{"prompt", "/prompt\n", []string{`"name": "mcp_list"`, `"name": "greet"`, "3 tools, ", " bytes, ~"}, []string{`"name": "mcp__demo__add"`}},
+		{"prompt", "/prompt\n", []string{`"name": "mcp_list"`, `"name": "greet"`, `"name": "mcp_read_output"`, "4 tools, ", " bytes, ~"}, []string{`"name": "mcp__demo__add"`}},
 		{"call", "/call greet {\"name\":\"Ada\"}\n", []string{"Hej, Ada!"}, nil},
 		{"call through the server", "/call mcp__demo__add {\"a\":1,\"b\":2}\n", []string{"3"}, []string{"error"}},
 		{"call without arguments object", "/call greet [1]\n", []string{"must be a JSON object"}, []string{"Hej"}},

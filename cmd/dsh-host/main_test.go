@@ -339,7 +339,7 @@ func TestCLIFixture(t *testing.T) {
 	t.Run("prompt is folded", func(t *testing.T) {
 		code, stdout, _ := dshHost(t, "prompt", "-c", file)
 		if code != exitOK || !strings.Contains(stdout, `"name": "mcp_call"`) || strings.Contains(stdout, `"name": "mcp__demo__add"`) ||
-			!strings.Contains(stdout, `"name": "mcp__demo__greet"`) || !strings.Contains(stdout, "3 tools, ") {
+			!strings.Contains(stdout, `"name": "mcp__demo__greet"`) || !strings.Contains(stdout, "4 tools, ") {
 			t.Errorf("exit %d\n%s", code, stdout)
 		}
 	})
