@@ -1,0 +1,242 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Answers is what the one-shot subcommands ask a host. Local answers from
+// a host in this process, Client from a running host over its socket.
+type Answers interface {
+	Status(ctx context.Context) (Status, error)
+	Tools(ctx context.Context) (ToolList, error)
+	// Call runs one tool call; its progress goes to ctx's
+	// (tools.WithProgress). The error is the transport's or a missing
+	// tools service; the call's own failure is in the Result.
+	Call(ctx context.Context, req CallRequest) (tools.Result, error)
+	Prompt(ctx context.Context) (Prompt, error)
+	Command(ctx context.Context, req CommandRequest) (commands.Reply, error)
+}
+
+// Status is a host's instances and how many tools each registered.
+type Status struct {
+	PID        int                   `json:"pid"`
+	File       string                `json:"file"`
+	Instances  []host.InstanceStatus `json:"instances"`
+	ToolCounts map[string]int        `json:"toolCounts"`
+}
+
+// Tool is one registered tool as listings show it.
+type Tool struct {
+	Name        string `json:"name"`
+	Server      string `json:"server,omitempty"`
+	RawName     string `json:"rawName,omitempty"`
+	Instance    string `json:"instance,omitempty"`
+	Folded      bool   `json:"folded"`
+	Description string `json:"description"`
+}
+
+// ToolList is every tool a command-line caller sees, and the instances.
+type ToolList struct {
+	Tools     []Tool                `json:"tools"`
+	Instances []host.InstanceStatus `json:"instances"`
+}
+
+// CallRequest is one tool call.
+type CallRequest struct {
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	ImageInput bool            `json:"imageInput,omitempty"`
+	// Elicit answers a server's questions during the call: "defaults"
+	// accepts a form's defaults, "decline" (or empty) declines.
+	Elicit string `json:"elicit,omitempty"`
+	// Progress asks for the call's progress reports.
+	Progress bool `json:"progress,omitempty"`
+}
+
+// Prompt is the model-facing tools array: its exact bytes, the system
+// prompt sections and the number of tools.
+type Prompt struct {
+	ToolsJSON string          `json:"toolsJSON"`
+	Sections  []tools.Section `json:"sections"`
+	Count     int             `json:"count"`
+}
+
+// CommandRequest is one slash command line.
+type CommandRequest struct {
+	Line   string `json:"line"`
+	Elicit string `json:"elicit,omitempty"`
+}
+
+// ReloadResult is the outcome of a reload: Error is empty when the
+// composition was applied.
+type ReloadResult struct {
+	Error     string                `json:"error,omitempty"`
+	Instances []host.InstanceStatus `json:"instances"`
+}
+
+// errNoTools and errNoCommands: a service the composition does not run.
+var (
+	errNoTools    = errors.New("the tools service is not running (check the composition's status)")
+	errNoCommands = errors.New("the commands service is not running (check the composition's status)")
+)
+
+// Local answers from a host in this process.
+type Local struct {
+	Host *host.Host
+	File string // the composition file, as the user named it
+}
+
+var _ Answers = (*Local)(nil)
+
+func (l *Local) registry() (*tools.Registry, error) {
+	r, ok := host.Lookup(l.Host, tools.Key)
+	if !ok || r == nil {
+		return nil, errNoTools
+	}
+	return r, nil
+}
+
+// Status returns the host's instances.
+func (l *Local) Status(context.Context) (Status, error) {
+	reg, _ := l.registry()
+	return Status{PID: os.Getpid(), File: l.File, Instances: l.Host.Status(), ToolCounts: CountTools(reg)}, nil
+}
+
+// Tools lists the tools a command-line caller sees.
+func (l *Local) Tools(ctx context.Context) (ToolList, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return ToolList{}, err
+	}
+	rows, err := ListTools(ctx, reg, tools.Caller{Kind: "cli"})
+	if err != nil {
+		return ToolList{}, err
+	}
+	return ToolList{Tools: rows, Instances: l.Host.Status()}, nil
+}
+
+// Call runs req through the registry's pipeline.
+func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli", ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+}
+
+// Prompt assembles the tools array a command-line caller's model sees.
+func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return Prompt{}, err
+	}
+	asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
+	if err != nil {
+		return Prompt{}, err
+	}
+	b, err := asm.ToolsJSON()
+	if err != nil {
+		return Prompt{}, fmt.Errorf("encode the tools array: %w", err)
+	}
+	return Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)}, nil
+}
+
+// Command runs one slash command.
+func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply, error) {
+	reg, ok := host.Lookup(l.Host, commands.Key)
+	if !ok || reg == nil {
+		return commands.Reply{}, errNoCommands
+	}
+	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli"}, req.Line), nil
+}
+
+// Reload has the host re-read its composition (as SIGHUP does: failed
+// instances are retried) and returns once that is done, or ctx ends. The
+// host must be watching its file (host.Watch).
+func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
+	before := l.Host.Reloads()
+	l.Host.Reload()
+	// The watcher reports its loads only as counters: poll them.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := l.Host.Reloads()
+		if st.Applied+st.Failed > before.Applied+before.Failed {
+			res := ReloadResult{Instances: l.Host.Status()}
+			if st.Failed > before.Failed && st.LastError != nil {
+				res.Error = st.LastError.Error()
+			}
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ReloadResult{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// declineAll declines every question: nobody attached can answer.
+var declineAll elicit.Answerer = elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+	return elicit.Result{Action: elicit.Decline, Reason: elicit.NoAnswerer}, nil
+})
+
+// withElicit returns ctx whose elicitations mode answers: "defaults" or
+// "decline". Empty leaves ctx as it is (the host's installed answerer).
+func withElicit(ctx context.Context, mode string) context.Context {
+	switch mode {
+	case "defaults":
+		return elicit.WithAnswerer(ctx, elicit.Defaults)
+	case "decline":
+		return elicit.WithAnswerer(ctx, declineAll)
+	}
+	return ctx
+}
+
+// ListTools returns every tool caller may see, marking as folded those in
+// the registry but absent from the assembled prompt.
+func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]Tool, error) {
+	asm, err := reg.Assemble(ctx, caller)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the prompt: %w", err)
+	}
+	inPrompt := make(map[string]bool, len(asm.Tools))
+	for _, s := range asm.Tools {
+		inPrompt[s.Name] = true
+	}
+	defs := reg.List(caller)
+	rows := make([]Tool, 0, len(defs))
+	for _, d := range defs {
+		rows = append(rows, Tool{
+			Name:        d.Name,
+			Server:      d.Origin.Server,
+			RawName:     d.Origin.RawName,
+			Instance:    d.Origin.Instance,
+			Folded:      !inPrompt[d.Name],
+			Description: d.Description,
+		})
+	}
+	return rows, nil
+}
+
+// CountTools maps each instance id to the number of tools it registered.
+func CountTools(reg *tools.Registry) map[string]int {
+	n := map[string]int{}
+	if reg == nil {
+		return n
+	}
+	for _, d := range reg.List(tools.Caller{Kind: "console"}) {
+		n[d.Origin.Instance]++
+	}
+	return n
+}

@@ -1,0 +1,18 @@
+// Package control is how the command line reaches a running dsh-host: `run`
+// and `serve` listen on a control socket, one per composition file, and the
+// one-shot subcommands (status, tools, call, prompt, command, reload) ask
+// that host instead of starting their own.
+//
+// The socket is a Unix socket (AF_UNIX, also on Windows 10 and later) at
+// $DSH_HOME/run/<hash>.sock, the hash being of the composition's absolute
+// path with symlinks resolved, so that two compositions in two directories
+// get two sockets. Only the user who runs the host may connect: the
+// directory is 0700, the socket 0600, and on Linux each connection's peer
+// credentials (SO_PEERCRED) must name the host's uid.
+//
+// The protocol is HTTP/1.1 over that socket with JSON bodies; a call's
+// answer is NDJSON: progress lines, then the result. It is not MCP: it
+// carries the answers the command line prints (Local computes them from a
+// host in this process, Client asks a running host for the same), so that
+// a subcommand prints the same whether it attached or not.
+package control

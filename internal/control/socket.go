@@ -1,0 +1,168 @@
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/dsh-host/dsh-host/internal/dshhome"
+)
+
+// maxSocketPath is the longest socket path every platform takes: sun_path
+// holds 104 bytes on macOS and the BSDs (108 on Linux), with the final NUL.
+const maxSocketPath = 103
+
+// SocketPath returns the control socket of the composition in file:
+// $DSH_HOME/run/<hash>.sock, where hash is of file's absolute path with
+// symlinks resolved (the path as given when it does not exist), so that
+// every way of naming one file finds one socket.
+func SocketPath(file string) (string, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", file, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if runtime.GOOS == "windows" {
+		abs = strings.ToLower(abs) // one file, whatever the case it is named in
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir, err := dshhome.Path("run")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, hex.EncodeToString(sum[:8])+".sock")
+	if len(p) > maxSocketPath {
+		return "", fmt.Errorf("the control socket %s is %d bytes long, more than the %d a Unix socket path may have: set %s to a shorter directory", p, len(p), maxSocketPath, dshhome.EnvVar)
+	}
+	return p, nil
+}
+
+// ErrInUse is returned by Listen when a live host of the same composition
+// holds the socket already.
+var ErrInUse = errors.New("another host of this composition holds the control socket")
+
+// Listen opens the control socket of the composition in file. A socket
+// file nobody answers on (its host died without removing it) is replaced;
+// one a live host answers on is left alone, and Listen returns ErrInUse.
+// The listener accepts only connections of the current user (see
+// CheckPeer); one refused is logged to logger.
+func Listen(file string, logger *slog.Logger) (net.Listener, error) {
+	path, err := SocketPath(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	// The check for a live host and the replacement of a stale socket
+	// happen under a lock, so that two hosts starting at once do not both
+	// take the socket, the second removing the first's.
+	unlock, err := lockFile(strings.TrimSuffix(path, ".sock") + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		if _, statErr := os.Lstat(path); statErr != nil {
+			return nil, fmt.Errorf("listen on %s: %w", path, err)
+		}
+		if live(path) {
+			return nil, fmt.Errorf("%s: %w", path, ErrInUse)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove the stale control socket %s: %w", path, err)
+		}
+		if l, err = net.Listen("unix", path); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", path, err)
+		}
+	}
+	// The directory is private already; the mode says it again for a
+	// directory someone opened up.
+	if err := os.Chmod(path, 0o600); err != nil && runtime.GOOS != "windows" {
+		l.Close()
+		return nil, fmt.Errorf("restrict %s to its owner: %w", path, err)
+	}
+	return &sameUser{Listener: l, uid: os.Getuid(), log: logger}, nil
+}
+
+// live reports whether a host answers on the socket at path.
+func live(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// privateDir makes dir, or checks that it exists as a directory (not a
+// symlink) owned by the current user, and restricts it to that user.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the control socket's directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("the control socket's directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("the control socket's directory %s is not a directory", dir)
+	}
+	if err := ownedByMe(fi); err != nil {
+		return fmt.Errorf("the control socket's directory %s: %w", dir, err)
+	}
+	if fi.Mode().Perm() != 0o700 && runtime.GOOS != "windows" {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("restrict %s to its owner: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// sameUser accepts the connections of one user and closes the others.
+type sameUser struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+func (l *sameUser) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckPeer(c, l.uid); err != nil {
+			if l.log != nil {
+				l.log.Warn("control socket: connection refused", "err", err)
+			}
+			c.Close()
+			continue
+		}
+		return c, nil
+	}
+}
+
+// ErrNoHost is returned by Dial when no host of the composition runs.
+var ErrNoHost = errors.New("no running host for this composition")
+
+// dialer connects to the socket at path.
+func dialer(path string) func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}
+}
