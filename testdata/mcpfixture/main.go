@@ -15,7 +15,8 @@
 // switches on), record every start (-starts-file FILE), page tools/list
 // (-page-size N), add filler tools (-extra-tools N) and set initialize's
 // instructions (-instructions). -resources N and -prompts add resources,
-// a template, subscriptions and prompts (resources.go).
+// a template, subscriptions and prompts (resources.go). -counter adds the
+// count tool, which answers how many times it was called (counter.go).
 //
 // Tools:
 //
@@ -97,6 +98,7 @@ type options struct {
 	oversize      bool
 	resources     int
 	prompts       bool
+	counter       bool // counter.go
 }
 
 func run(args []string) error {
@@ -125,6 +127,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
+	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -274,6 +277,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.unusableTools {
 		addUnusableTools(server)
+	}
+	if o.counter {
+		addCounterTool(server)
 	}
 
 	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "Add two numbers."},
