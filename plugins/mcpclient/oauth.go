@@ -172,6 +172,9 @@ type oauthHandler struct {
 	cachedStamp string
 	// none: the store held no login for the server at cachedStamp.
 	none bool
+	// checked is when cachedStamp was last found current: within
+	// stampRecheck of it, requests trust the cache without a stat.
+	checked time.Time
 	// loggedIn describes the stored login for the status line.
 	loggedIn string
 }
@@ -238,16 +241,32 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 	if h.store == nil {
 		return nil
 	}
+	h.mu.Lock()
+	if rejected == "" && time.Since(h.checked) < stampRecheck {
+		// Every request asks: hashing the path and a stat cost an HTTP
+		// call tens of µs, so the file is looked at once per stampRecheck.
+		if c := h.cached; c != nil && (c.Expiry.IsZero() || time.Until(c.Expiry) > tokenMargin) {
+			h.mu.Unlock()
+			return c
+		}
+		if h.none {
+			h.mu.Unlock()
+			return nil
+		}
+	}
+	h.mu.Unlock()
 	stamp := h.store.Stamp(h.serverURL)
 	h.mu.Lock()
 	if c := h.cached; c != nil && rejected == "" && stamp == h.cachedStamp &&
 		(c.Expiry.IsZero() || time.Until(c.Expiry) > tokenMargin) {
+		h.checked = time.Now()
 		h.mu.Unlock()
 		return c
 	}
 	if h.none && rejected == "" && stamp == h.cachedStamp {
 		// No login, and the file has not changed: a server without OAuth
 		// costs each request a stat, not the store's lock and read.
+		h.checked = time.Now()
 		h.mu.Unlock()
 		return nil
 	}
@@ -263,14 +282,18 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 			h.log.Warn("mcp-client("+h.serverName+"): stored login unusable", "err", err)
 		}
 		h.cached, h.loggedIn = nil, ""
-		h.none, h.cachedStamp = errors.Is(err, tokenstore.ErrNoToken), stamp
+		h.none, h.cachedStamp, h.checked = errors.Is(err, tokenstore.ErrNoToken), stamp, time.Now()
 		return nil
 	}
-	h.none = false
+	h.none, h.checked = false, time.Now()
 	h.cached, h.cachedStamp = rec.Token, h.store.Stamp(h.serverURL)
 	h.loggedIn = describeLogin(rec)
 	return rec.Token
 }
+
+// stampRecheck is how long a request trusts the cached login (or its
+// absence) without looking at the token file; a variable for tests.
+var stampRecheck = time.Second
 
 // describeLogin is the status of a stored login: its scopes and expiry.
 func describeLogin(rec tokenstore.Record) string {
@@ -451,7 +474,7 @@ func (h *oauthHandler) login(ctx context.Context, b *BrowserStep, ch *challenge)
 		return fmt.Errorf("login to %s: %w", h.serverName, err)
 	}
 	h.mu.Lock()
-	h.cached = nil
+	h.cached, h.none, h.checked = nil, false, time.Time{}
 	h.mu.Unlock()
 	h.token(ctx, "")
 	h.log.Info("mcp-client(" + h.serverName + "): logged in")
@@ -533,6 +556,7 @@ func (h *oauthHandler) stamp() string {
 // servers go on; it connects by itself once a token lands in the store
 // (`dsh-host login` in another process).
 func (c *client) needLogin(ctx context.Context, first bool, nl *NeedsLoginError) {
+	var loginErr error
 	if b := browserStep.Load(); b != nil && !c.loginTried {
 		c.loginTried = true
 		c.setState("waiting for the login in the browser", "the server waits for a login in the browser")
@@ -546,6 +570,7 @@ func (c *client) needLogin(ctx context.Context, first bool, nl *NeedsLoginError)
 			return
 		}
 		c.log.Warn(c.label+": login failed", "err", err)
+		loginErr = err
 	}
 	c.setInstructions("")
 	c.unregisterAll()
@@ -554,8 +579,12 @@ func (c *client) needLogin(ctx context.Context, first bool, nl *NeedsLoginError)
 	}
 	c.needsLogin = true
 	c.loginStamp = c.opt.oauth.stamp()
-	c.setState("needs login — run: dsh-host login "+c.cfg.ServerName,
-		"the server needs a login: run dsh-host login "+c.cfg.ServerName)
+	detail := "needs login — run: dsh-host login " + c.cfg.ServerName
+	if loginErr != nil {
+		detail += " (the login failed: " + loginErr.Error() + ")"
+	}
+	// Calls say why, the server's own explanation included.
+	c.setState(detail, nl.Error())
 	c.timer = time.NewTimer(loginPoll)
 }
 
