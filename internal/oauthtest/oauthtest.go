@@ -107,10 +107,12 @@ func Start(t testing.TB, opt Options) *Server {
 // Close stops the server (as Cleanup does), and ends the sessions a
 // client left open (one whose token was revoked cannot end its own).
 func (s *Server) Close() {
-	s.srv.Close()
+	// Sessions first: a client's standalone GET stream is a request that
+	// lasts as long as its session, and srv.Close waits for every request.
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}
+	s.srv.Close()
 }
 
 // ExpireAccess makes every access token unknown, as when they expire on
