@@ -17,6 +17,10 @@ import (
 // file stays as it was (a server without OAuth paid that on every call),
 // and a login written later is used at the next request.
 func TestNoLoginIsRememberedUntilTheStoreChanges(t *testing.T) {
+	// Every request looks at the file here; TestLoginCheckedOncePerInterval
+	// covers the interval.
+	defer func(d time.Duration) { stampRecheck = d }(stampRecheck)
+	stampRecheck = 0
 	dir := filepath.Join(t.TempDir(), "oauth")
 	cfg := Defaults()
 	cfg.ServerName, cfg.Transport, cfg.URL = "web", TransportStreamableHTTP, "http://127.0.0.1:9/mcp"
@@ -45,5 +49,37 @@ func TestNoLoginIsRememberedUntilTheStoreChanges(t *testing.T) {
 	}
 	if tok := h.token(t.Context(), ""); tok == nil || tok.AccessToken != "a" {
 		t.Fatalf("after a login: token %v, want the stored one", tok)
+	}
+}
+
+// TestLoginCheckedOncePerInterval: within stampRecheck of a look at the
+// token file, requests take the cached answer without a stat; after it,
+// the next request sees a login written meanwhile.
+func TestLoginCheckedOncePerInterval(t *testing.T) {
+	defer func(d time.Duration) { stampRecheck = d }(stampRecheck)
+	stampRecheck = time.Hour
+	dir := filepath.Join(t.TempDir(), "oauth")
+	cfg := Defaults()
+	cfg.ServerName, cfg.Transport, cfg.URL = "web", TransportStreamableHTTP, "http://127.0.0.1:9/mcp"
+	h := newOAuthHandlerWith(&cfg, tokenstore.New(dir), nil, discardLogger())
+	defer h.close()
+	if tok := h.token(t.Context(), ""); tok != nil {
+		t.Fatalf("token = %v with nothing stored", tok)
+	}
+	want := &oauth2.Token{AccessToken: "a", Expiry: time.Now().Add(time.Hour)}
+	if err := tokenstore.New(dir).Save(h.serverURL, tokenstore.Record{Token: want}); err != nil {
+		t.Fatal(err)
+	}
+	if tok := h.token(t.Context(), ""); tok != nil {
+		t.Fatalf("within the interval: token %v, want the cached absence", tok)
+	}
+	stampRecheck = 0
+	if tok := h.token(t.Context(), ""); tok == nil || tok.AccessToken != "a" {
+		t.Fatalf("after the interval: token %v, want the stored one", tok)
+	}
+	// A refused token is never answered from the cache.
+	stampRecheck = time.Hour
+	if tok := h.token(t.Context(), "a"); tok != nil {
+		t.Fatalf("after the server refused it: token %v, want none (it cannot be refreshed)", tok)
 	}
 }
