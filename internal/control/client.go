@@ -35,6 +35,9 @@ var _ Answers = (*Client)(nil)
 // answers on.
 func Dial(ctx context.Context, file string) (*Client, error) {
 	path, err := SocketPath(file)
+	if errors.Is(err, errTooLong) {
+		return nil, ErrNoHost
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -44,10 +44,14 @@ func SocketPath(file string) (string, error) {
 	}
 	p := filepath.Join(dir, hex.EncodeToString(sum[:8])+".sock")
 	if len(p) > maxSocketPath {
-		return "", fmt.Errorf("the control socket %s is %d bytes long, more than the %d a Unix socket path may have: set %s to a shorter directory", p, len(p), maxSocketPath, dshhome.EnvVar)
+		return "", fmt.Errorf("the control socket %s is %d bytes long, %w (%d): set %s to a shorter directory", p, len(p), errTooLong, maxSocketPath, dshhome.EnvVar)
 	}
 	return p, nil
 }
+
+// errTooLong: a host cannot listen on such a path, so there is none to
+// reach there either (Dial).
+var errTooLong = errors.New("more than a Unix socket path may have")
 
 // ErrInUse is returned by Listen when a live host of the same composition
 // holds the socket already.
