@@ -1,7 +1,8 @@
 // Command dsh-host runs a composition of plugins (MCP clients, prompt
 // folding, the built-in services) and offers one-shot subcommands to inspect
-// it: check, plugins, tools, call, prompt, command, import, and serve for
-// gateway mode. The logic lives in the packages it imports; this command only
+// it: check, plugins, tools, call, prompt, command, status, reload, import,
+// and serve for gateway mode. run and serve answer on a control socket
+// (internal/control), which the one-shot subcommands attach to. The logic lives in the packages it imports; this command only
 // parses flags, wires signals and prints.
 package main
 
@@ -85,6 +86,8 @@ func subcommands() []subcommand {
 		{"call", "call one tool through the registry's pipeline", cmdCall},
 		{"prompt", "print the model-facing tools array and its size", cmdPrompt},
 		{"command", "run one slash command, such as '/mcp list'", cmdCommand},
+		{"status", "show the instances of the composition and their states (its running host's, if any)", cmdStatus},
+		{"reload", "have the running host of the composition re-read its file, as SIGHUP does", cmdReload},
 		{"resources", "list the MCP servers' resources and resource templates", cmdResources},
 		{"read", "read one MCP resource, or a template expanded with key=value", cmdRead},
 		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},

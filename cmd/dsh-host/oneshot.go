@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -64,17 +65,6 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 		code = exitFail
 	}
 	return code
-}
-
-// withRegistry is withHost for a subcommand that needs the tool registry.
-func (o *oneShot) withRegistry(ctx context.Context, io Stdio, name string, fn func(h *host.Host, reg *tools.Registry) int) int {
-	return o.withHost(ctx, io, name, func(h *host.Host) int {
-		reg, err := registry(h)
-		if err != nil {
-			return fail(io, name, err)
-		}
-		return fn(h, reg)
-	})
 }
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
@@ -208,16 +198,17 @@ its error, then shuts down. A server that failed does not change the exit code:
 it is listed, not hidden.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {tools, instances}")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withRegistry(ctx, io, "tools", func(h *host.Host, reg *tools.Registry) int {
-		rows, err := listTools(ctx, reg, tools.Caller{Kind: "cli"})
+	return o.withAnswers(ctx, io, "tools", *noAttach, func(a control.Answers) int {
+		list, err := a.Tools(ctx)
 		if err != nil {
 			return fail(io, "tools", err)
 		}
-		st := h.Status()
+		rows, st := list.Tools, list.Instances
 		if *asJSON {
 			if err := writeJSON(io.Out, struct {
 				Tools     []toolRow   `json:"tools"`
@@ -243,6 +234,7 @@ as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
 tool fails or the call is refused, 2 on a usage error.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	imageInput := fs.Bool("image-input", false, "call as an image-capable caller (tools may return images)")
 	asJSON := fs.Bool("json", false, "print {tool, content, value, error} as JSON")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -260,11 +252,14 @@ tool fails or the call is refused, 2 on a usage error.`)
 	if err != nil {
 		return usageError(fs, io, "%v", err)
 	}
-	return o.withRegistry(ctx, io, "call", func(h *host.Host, reg *tools.Registry) int {
+	return o.withAnswers(ctx, io, "call", *noAttach, func(a control.Answers) int {
 		// A live progress line on a terminal; a script's stderr gets none.
 		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
-		res := reg.Execute(callCtx, tools.Caller{Kind: "cli", ImageInput: *imageInput}, name, callArgs)
+		res, err := a.Call(callCtx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit})
 		clearProgress()
+		if err != nil {
+			return fail(io, "call", err)
+		}
 		screen := io.display()
 		if *asJSON {
 			out := callResult{Tool: name, Content: res.Content, Value: res.Value}
@@ -299,27 +294,24 @@ With --json stdout gets the array's exact bytes and nothing else; the size
 line goes to stderr.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	asJSON := fs.Bool("json", false, "print only the exact tools array")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withRegistry(ctx, io, "prompt", func(h *host.Host, reg *tools.Registry) int {
-		asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
+	return o.withAnswers(ctx, io, "prompt", *noAttach, func(a control.Answers) int {
+		p, err := a.Prompt(ctx)
 		if err != nil {
 			return fail(io, "prompt", err)
 		}
 		if !*asJSON {
-			if err := writePrompt(io.display().Out, asm); err != nil {
+			if err := writePromptOf(io.display().Out, p); err != nil {
 				return fail(io, "prompt", err)
 			}
 			return exitOK
 		}
-		b, err := asm.ToolsJSON()
-		if err != nil {
-			return fail(io, "prompt", err)
-		}
-		fmt.Fprintf(io.Out, "%s\n", b)
-		fmt.Fprintln(io.Err, promptSize(asm, b))
+		fmt.Fprintf(io.Out, "%s\n", p.ToolsJSON)
+		fmt.Fprintln(io.Err, promptSize(p.Count, []byte(p.ToolsJSON)))
 		return exitOK
 	})
 }
@@ -331,6 +323,7 @@ commands service (for example '/mcp list github') and prints its reply. Exit 1
 when the reply is an error.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -342,12 +335,11 @@ when the reply is an error.`)
 	if !strings.HasPrefix(line, "/") {
 		line = "/" + line
 	}
-	return o.withHost(ctx, io, "command", func(h *host.Host) int {
-		reg, err := commandRegistry(h)
+	return o.withAnswers(ctx, io, "command", *noAttach, func(a control.Answers) int {
+		reply, err := a.Command(ctx, control.CommandRequest{Line: line, Elicit: o.elicit})
 		if err != nil {
 			return fail(io, "command", err)
 		}
-		reply := reg.Run(ctx, tools.Caller{Kind: "cli"}, line)
 		screen := io.display()
 		w := screen.Out
 		if reply.Error {

@@ -22,7 +22,12 @@ progress (connecting 2/5: github…), then a summary (ready: 7 active).
 
 On a terminal, run also opens a console on stdin: /help lists its commands
 (/status, /tools, /prompt, /call, /reload, /quit and every registered slash
-command such as /mcp).`)
+command such as /mcp).
+
+Once ready, run answers on a control socket under $DSH_HOME/run, private to
+its user: dsh-host status, tools, call, prompt, command and reload with the
+same -c FILE ask this host rather than start their own (--no-attach starts
+their own). A second run or serve of the same file runs without the socket.`)
 	var cf commonFlags
 	cf.register(fs, "info")
 	consoleMode := "auto"
@@ -60,6 +65,7 @@ command such as /mcp).`)
 	prog.finish(h.Status(), hint)
 
 	stopFollowing := follow(ctx, h, cf.file, hup, logger)
+	stopControl := serveControl(h, cf.file, logger)
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()
@@ -76,6 +82,7 @@ command such as /mcp).`)
 	}
 	logger.Info("shutting down")
 	stopConsole()
+	stopControl()
 	stopFollowing()
 	return stopped(h, logger)
 }

@@ -54,6 +54,10 @@ listener):
     name: gateway
     config: {http: "127.0.0.1:8931", tokenEnv: GATEWAY_TOKEN}
 
+Like run, serve answers on the composition's control socket (dsh-host
+status, tools, call... attach to it); a second serve of the same file, as
+two clients each start one, runs without it.
+
 Example, for a client's MCP configuration:
   {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`
 
@@ -124,6 +128,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return fail(std, "serve", err)
 	}
 	defer follow(ctx, h, common.file, hup, logger)()
+	defer serveControl(h, common.file, logger)()
 
 	switch st := host.Find(h.Status(), id); st.State {
 	case host.StateFailed:

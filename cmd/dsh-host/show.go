@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -43,39 +44,12 @@ func commandRegistry(h *host.Host) (*commands.Registry, error) {
 }
 
 // toolRow is one registered tool as listings show it.
-type toolRow struct {
-	Name        string `json:"name"`
-	Server      string `json:"server,omitempty"`
-	RawName     string `json:"rawName,omitempty"`
-	Instance    string `json:"instance,omitempty"`
-	Folded      bool   `json:"folded"`
-	Description string `json:"description"`
-}
+type toolRow = control.Tool
 
 // listTools returns every tool caller may see, marking as folded those
 // present in the registry but absent from the assembled prompt.
 func listTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]toolRow, error) {
-	asm, err := reg.Assemble(ctx, caller)
-	if err != nil {
-		return nil, fmt.Errorf("assemble the prompt: %w", err)
-	}
-	inPrompt := make(map[string]bool, len(asm.Tools))
-	for _, s := range asm.Tools {
-		inPrompt[s.Name] = true
-	}
-	defs := reg.List(caller)
-	rows := make([]toolRow, 0, len(defs))
-	for _, d := range defs {
-		rows = append(rows, toolRow{
-			Name:        d.Name,
-			Server:      d.Origin.Server,
-			RawName:     d.Origin.RawName,
-			Instance:    d.Origin.Instance,
-			Folded:      !inPrompt[d.Name],
-			Description: d.Description,
-		})
-	}
-	return rows, nil
+	return control.ListTools(ctx, reg, caller)
 }
 
 // writeTools prints rows as a table.
@@ -122,16 +96,7 @@ func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 }
 
 // countTools maps each instance id to the number of tools it registered.
-func countTools(reg *tools.Registry) map[string]int {
-	n := map[string]int{}
-	if reg == nil {
-		return n
-	}
-	for _, d := range reg.List(tools.Caller{Kind: "console"}) {
-		n[d.Origin.Instance]++
-	}
-	return n
-}
+func countTools(reg *tools.Registry) map[string]int { return control.CountTools(reg) }
 
 // since renders t relative to now ("3s ago") with its clock time.
 func since(t, now time.Time) string {
@@ -183,9 +148,9 @@ func parseToolArgs(s string) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-// promptSize is the size line of an assembled tools array.
-func promptSize(asm tools.Assembly, b []byte) string {
-	return fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", len(asm.Tools), len(b), (len(b)+3)/4)
+// promptSize is the size line of a tools array of n tools.
+func promptSize(n int, b []byte) string {
+	return fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", n, len(b), (len(b)+3)/4)
 }
 
 // writePrompt prints the tools array indented for reading, its sections and
@@ -195,15 +160,20 @@ func writePrompt(w io.Writer, asm tools.Assembly) error {
 	if err != nil {
 		return fmt.Errorf("encode the tools array: %w", err)
 	}
+	return writePromptOf(w, control.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
+}
+
+// writePromptOf is writePrompt of a prompt a host answered with.
+func writePromptOf(w io.Writer, p control.Prompt) error {
 	var pretty strings.Builder
-	if err := indentJSON(&pretty, b); err != nil {
+	if err := indentJSON(&pretty, []byte(p.ToolsJSON)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, pretty.String())
-	for _, s := range asm.Sections {
+	for _, s := range p.Sections {
 		fmt.Fprintf(w, "section %s: %d bytes\n", s.Name, len(s.Text))
 	}
-	fmt.Fprintln(w, promptSize(asm, b))
+	fmt.Fprintln(w, promptSize(p.Count, []byte(p.ToolsJSON)))
 	return nil
 }
 
