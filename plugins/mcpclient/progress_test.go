@@ -217,10 +217,10 @@ func testHold(t *testing.T, opts *mcp.ServerOptions) {
 	cfg := testConfig("hold")
 	// Room for a loaded machine's round trips, but not for the person,
 	// who takes five times the silence allowed.
-	cfg.ToolCallTimeoutMs = 200
+	cfg.ToolCallTimeoutMs = 300
 	e := mustStart(t, cfg, srv, withElicit(svc))
 	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		time.Sleep(time.Second)
+		time.Sleep(1500 * time.Millisecond)
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	}))()
 	res := e.call(tools.Caller{}, "mcp__hold__ask", "{}")
