@@ -110,12 +110,17 @@ func (c *client) saveBlob(ctx context.Context, raw string, b attachments.Blob) (
 // storeFull stores the whole text of a cut result and tells the model how
 // to read the rest of it.
 func (c *client) storeFull(ctx context.Context, raw, full string, offset int) string {
-	if c.opt.output == nil || c.opt.output.store == nil {
-		return "no " + OutputToolName + " tool is offered to read the rest"
+	// Without a way for the model to read the rest, the text says why
+	// it is gone rather than pointing at data no model can reach.
+	switch {
+	case c.opt.store == nil:
+		return "the rest is not kept: " + reasonNoStore
+	case c.opt.output == nil:
+		return "the rest is not kept: no " + OutputToolName + " tool is offered to read it (the " + OutputPluginName + " plugin is not running)"
 	}
 	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
 	if err != nil {
-		return "the rest could not be stored (" + err.Error() + "); it remains available to programmatic callers"
+		return "the rest could not be stored: " + err.Error()
 	}
 	args, _ := json.Marshal(struct {
 		ID     string `json:"id"`

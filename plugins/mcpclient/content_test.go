@@ -267,7 +267,7 @@ func TestReadOutputOfferedWhileHeld(t *testing.T) {
 	cfg.MaxResultBytes = 100
 	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult(strings.Repeat("x", 500)) }), withStore)
 	text := resultText(e.call(tools.Caller{}, "mcp__nooffer__r", "{}"))
-	if !strings.HasSuffix(text, "no mcp_read_output tool is offered to read the rest]") {
+	if !strings.HasSuffix(text, "the rest is not kept: no mcp_read_output tool is offered to read it (the mcp-output plugin is not running)]") {
 		t.Errorf("cut without the offer: %q", text)
 	}
 }

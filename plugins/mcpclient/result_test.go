@@ -312,7 +312,7 @@ func TestMaxResultBytes(t *testing.T) {
 	cfg.MaxResultBytes = 10
 	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult("0123456789abcdef", "ghij") }))
 	res := e.call(tools.Caller{}, "mcp__big__r", "{}")
-	want := "0123456789\n[output truncated: 11 of 21 bytes dropped (maxResultBytes 10); the rest could not be stored (no attachment store is mounted); it remains available to programmatic callers]"
+	want := "0123456789\n[output truncated: 11 of 21 bytes dropped (maxResultBytes 10); the rest is not kept: no attachment store is mounted]"
 	if diff := cmp.Diff([]tools.Content{tools.Text(want)}, res.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
