@@ -9,7 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,8 +55,8 @@ func cliIn(t *testing.T, home string, args ...string) (code int, stdout, stderr 
 
 // startHostIn starts `dsh-host run -c file` with DSH_HOME set to home and
 // returns it once it runs (and so answers on its control socket), with its
-// log records up to then. It is stopped with SIGINT when the test ends.
-func startHostIn(t *testing.T, home, file string) (*exec.Cmd, []map[string]any) {
+// log records. It is stopped with SIGINT when the test ends.
+func startHostIn(t *testing.T, home, file string) (*exec.Cmd, *hostLogs) {
 	t.Helper()
 	cmd := exec.Command(binary, "run", "--log-format", "json", "--log-level", "debug", "--console", "off", "-c", file)
 	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
@@ -75,18 +79,38 @@ func startHostIn(t *testing.T, home, file string) (*exec.Cmd, []map[string]any) 
 			<-done
 		}
 	})
-	logs := logLines(t, bufio.NewScanner(stderr))
-	var seen []map[string]any
+	ch := logLines(t, bufio.NewScanner(stderr))
+	logs := &hostLogs{}
 	running := msg("running; SIGHUP reloads, SIGINT or SIGTERM stops")
-	waitLog(t, logs, "running", func(m map[string]any) bool {
-		seen = append(seen, m)
+	waitLog(t, ch, "running", func(m map[string]any) bool {
+		logs.add(m)
 		return running(m)
 	})
 	go func() {
-		for range logs { // until the process ends, so that it never blocks on stderr
+		for m := range ch { // until the process ends, so that it never blocks on stderr
+			logs.add(m)
 		}
 	}()
-	return cmd, seen
+	return cmd, logs
+}
+
+// hostLogs are the log records of a host process so far.
+type hostLogs struct {
+	mu      sync.Mutex
+	records []map[string]any
+}
+
+func (l *hostLogs) add(m map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, m)
+}
+
+// has reports whether a record so far matches.
+func (l *hostLogs) has(match func(map[string]any) bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.records, match)
 }
 
 // withoutLogs drops log lines (text format) from stderr: a host of its
@@ -360,12 +384,10 @@ func TestAttachSockets(t *testing.T) {
 	// A second host of hej runs (as a second `serve --stdio` of one
 	// composition must), without the socket: the first keeps it.
 	_, logs := startHostIn(t, home, hej)
-	left := false
-	for _, m := range logs {
-		left = left || strings.HasPrefix(fmt.Sprint(m["msg"]), "another host of this composition answers") && m["pid"] == fmt.Sprint(hejHost.Process.Pid)
-	}
-	if !left {
-		t.Errorf("the second host of %s did not say it left the socket to the first (pid %d): %v", hej, hejHost.Process.Pid, logs)
+	if !logs.has(func(m map[string]any) bool {
+		return strings.HasPrefix(fmt.Sprint(m["msg"]), "another host of this composition answers") && m["pid"] == fmt.Sprint(hejHost.Process.Pid)
+	}) {
+		t.Errorf("the second host of %s did not say it left the socket to the first (pid %d): %v", hej, hejHost.Process.Pid, logs.records)
 	}
 	if _, _, errs := cliIn(t, home, "status", "-c", hej); !strings.Contains(errs, attachedTo(hejHost)) {
 		t.Errorf("status after a second host started: %q, want it attached to the first (pid %d)", errs, hejHost.Process.Pid)
@@ -376,4 +398,59 @@ func TestAttachSockets(t *testing.T) {
 	if code, _, errs := cliIn(t, home, "reload", "-c", none); code != exitFail || !strings.Contains(errs, "nothing to reload") {
 		t.Errorf("reload without a host: exit %d, stderr %q", code, errs)
 	}
+}
+
+// TestAttachRefusesAnotherUser connects to a host's socket as another user
+// (uid 65534), with the directories and the socket opened up so that only
+// the peer-credential check stands in the way: the host drops the
+// connection, and the command line does not attach. It needs root to
+// switch users; elsewhere TestCheckPeer (internal/control) checks the
+// function on a real connection.
+func TestAttachRefusesAnotherUser(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Getuid() != 0 {
+		t.Skip("needs root on Linux to connect as another user")
+	}
+	home := attachHome(t)
+	file := writeComposition(t, greeterComposition)
+	_, logs := startHostIn(t, home, file)
+	t.Setenv("DSH_HOME", home)
+	sock, err := control.SocketPath(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a careless user might do: open the way to the socket.
+	for path, mode := range map[string]os.FileMode{home: 0o711, filepath.Dir(sock): 0o711, sock: 0o666} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The binary where the other user may run it.
+	binDir, err := os.MkdirTemp("", "dshbin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(binDir)
+	exe, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(binDir, "dsh-host")
+	if err := os.WriteFile(other, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(other, "status", "-c", file)
+	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "attached") || !strings.Contains(string(out), "cannot reach the running host") {
+		t.Errorf("another user's status:\n%s", out)
+	}
+	mcptest.WaitFor(t, time.Minute, "the host to log the refusal", func() bool {
+		return logs.has(func(m map[string]any) bool {
+			return m["msg"] == "control socket: connection refused" && strings.Contains(fmt.Sprint(m["err"]), "runs as uid 65534")
+		})
+	})
 }
