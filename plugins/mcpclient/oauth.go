@@ -350,6 +350,11 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return fmt.Errorf("%s, and there is no token store: %w", ch.explain(), h.storeErr)
 	}
 	if !stepUp {
+		// A 401 looks at the store whatever the cache says: a login made
+		// in another process a moment ago must count.
+		h.mu.Lock()
+		h.checked = time.Time{}
+		h.mu.Unlock()
 		if tok := h.token(ctx, sent); tok != nil && tok.AccessToken != sent {
 			return nil
 		}
