@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
@@ -68,6 +69,12 @@ func serveControl(h *host.Host, file string, logger *slog.Logger) (stop func()) 
 		return func() {}
 	}
 	logger.Debug("control socket listening", "file", file, "socket", l.Addr().String())
-	srv := control.Serve(l, &control.Local{Host: h, File: file}, logger)
+	// The status a command attached from another directory prints names
+	// the file wherever it was run from.
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	srv := control.Serve(l, &control.Local{Host: h, File: abs}, logger)
 	return func() { srv.Close() }
 }

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/dsh-host/dsh-host/services/commands"
@@ -50,7 +50,10 @@ func Dial(ctx context.Context, file string) (*Client, error) {
 	defer cancel()
 	if err := c.get(hctx, pathHello, &c.Hello); err != nil {
 		c.Close()
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+		// Nobody listens: the socket's host died (or it went away
+		// meanwhile). Refused, on every platform, is a failed dial.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" && !errors.Is(err, fs.ErrPermission) {
 			return nil, ErrNoHost
 		}
 		return nil, err
