@@ -397,3 +397,30 @@ func TestAttachSockets(t *testing.T) {
 		t.Errorf("reload without a host: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestAttachServe: serve answers on the control socket as run does, and
+// an attached call reaches its tools; once serve has stopped, the command
+// line starts its own host again.
+func TestAttachServe(t *testing.T) {
+	home := attachHome(t)
+	t.Setenv("DSH_HOME", home)
+	file := writeComposition(t, greeterComposition)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := serveInProcess(t, ctx, "--stdio", "-c", file)
+	waitLog(t, s.logs, "serve to start", msg("serving MCP over stdio"))
+	code, out, errs := cliIn(t, home, "call", "-c", file, "greet", `{"name":"Ada"}`)
+	if want := fmt.Sprintf("dsh-host: attached to the running host (pid %d) for ", os.Getpid()); code != exitOK || out != "Hej, Ada!\n" || !strings.Contains(errs, want) {
+		t.Errorf("call: exit %d, stdout %q, stderr %q; want it attached to serve (pid %d)", code, out, errs, os.Getpid())
+	}
+	cancel()
+	if code := s.exit(t); code != exitOK {
+		t.Errorf("serve: exit %d\n%s", code, s.stderr)
+	}
+	if socks, _ := filepath.Glob(filepath.Join(home, "run", "*.sock")); len(socks) != 0 {
+		t.Errorf("sockets left after serve stopped: %v", socks)
+	}
+	if _, _, errs := cliIn(t, home, "call", "-c", file, "greet", `{"name":"Ada"}`); strings.Contains(errs, "attached") {
+		t.Errorf("attached after serve stopped: %q", errs)
+	}
+}
