@@ -381,7 +381,7 @@ func TestAttachSockets(t *testing.T) {
 
 	// A second host of hej runs (as a second `serve --stdio` of one
 	// composition must), without the socket: the first keeps it.
-	_, logs := startHostIn(t, home, hej)
+	second, logs := startHostIn(t, home, hej)
 	if !logs.has(func(m map[string]any) bool {
 		return strings.HasPrefix(fmt.Sprint(m["msg"]), "another host of this composition answers") && m["pid"] == fmt.Sprint(hejHost.Process.Pid)
 	}) {
@@ -389,6 +389,17 @@ func TestAttachSockets(t *testing.T) {
 	}
 	if _, _, errs := cliIn(t, home, "status", "-c", hej); !strings.Contains(errs, attachedTo(hejHost)) {
 		t.Errorf("status after a second host started: %q, want it attached to the first (pid %d)", errs, hejHost.Process.Pid)
+	}
+	// Once the first stops, the second takes the socket over.
+	if err := hejHost.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	hejHost.Wait()
+	mcptest.WaitFor(t, time.Minute, "the second host to take the socket over", func() bool {
+		return logs.has(msg("the control socket's host stopped: this one answers on it now"))
+	})
+	if _, _, errs := cliIn(t, home, "status", "-c", hej); !strings.Contains(errs, attachedTo(second)) {
+		t.Errorf("status after the first host stopped: %q, want it attached to the second (pid %d)", errs, second.Process.Pid)
 	}
 
 	// reload with nothing running says so.

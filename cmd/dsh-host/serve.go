@@ -56,7 +56,7 @@ listener):
 
 Like run, serve answers on the composition's control socket (dsh-host
 status, tools, call... attach to it); a second serve of the same file, as
-two clients each start one, runs without it.
+two clients each start one, runs without it until the first stops.
 
 Example, for a client's MCP configuration:
   {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`

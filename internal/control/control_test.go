@@ -142,6 +142,13 @@ func TestListenStaleAndLive(t *testing.T) {
 		t.Fatalf("the first listener is unreachable after the second tried: %v", err)
 	}
 	c.Close()
+	// Once the first stops, the socket is free to take.
+	l.Close()
+	l2, err := Listen(file, quiet)
+	if err != nil {
+		t.Fatalf("Listen after the first host closed: %v", err)
+	}
+	l2.Close()
 }
 
 // TestCheckPeer runs the peer-credential check on a real connection: this

@@ -8,7 +8,10 @@
 // path with symlinks resolved, so that two compositions in two directories
 // get two sockets. Only the user who runs the host may connect: the
 // directory is 0700, the socket 0600, and on Linux each connection's peer
-// credentials (SO_PEERCRED) must name the host's uid.
+// credentials (SO_PEERCRED) must name the host's uid. The host that
+// listens holds a lock file beside the socket, so that a second host of
+// the same composition leaves the socket alone (ErrInUse) and a socket
+// left by a host that died is replaced.
 //
 // The protocol is HTTP/1.1 over that socket with JSON bodies; a call's
 // answer is NDJSON: progress lines, then the result. It is not MCP: it

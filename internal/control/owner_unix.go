@@ -3,6 +3,7 @@
 package control
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,16 +19,20 @@ func ownedByMe(fi fs.FileInfo) error {
 	return nil
 }
 
-// lockFile takes an exclusive lock on path (created if need be) and
-// returns its release. The kernel releases it if the process dies.
-func lockFile(path string) (unlock func(), err error) {
+// tryLock takes an exclusive lock on path (created if need be), unless
+// another open of it holds one: then held is false. unlock releases it;
+// so does the kernel if the process dies.
+func tryLock(path string) (unlock func(), held bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock the control socket: %w", err)
+		return nil, false, fmt.Errorf("lock the control socket: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock the control socket: %w", err)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("lock the control socket: %w", err)
 	}
-	return func() { f.Close() }, nil // closing releases the lock
+	return func() { f.Close() }, true, nil // closing releases the lock
 }

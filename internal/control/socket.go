@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
@@ -59,9 +60,9 @@ var ErrInUse = errors.New("another host of this composition holds the control so
 
 // Listen opens the control socket of the composition in file. A socket
 // file nobody answers on (its host died without removing it) is replaced;
-// one a live host answers on is left alone, and Listen returns ErrInUse.
-// The listener accepts only connections of the current user (see
-// CheckPeer); one refused is logged to logger.
+// one a live host holds is left alone, and Listen returns ErrInUse. The
+// listener accepts only connections of the current user (see CheckPeer);
+// one refused is logged to logger.
 func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 	path, err := SocketPath(file)
 	if err != nil {
@@ -70,19 +71,30 @@ func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	// The check for a live host and the replacement of a stale socket
-	// happen under a lock, so that two hosts starting at once do not both
-	// take the socket, the second removing the first's.
-	unlock, err := lockFile(strings.TrimSuffix(path, ".sock") + ".lock")
+	// The host that listens holds the socket's lock file for as long as
+	// it does: another host finds the lock taken and leaves the socket
+	// alone, and two hosts starting at once cannot both take it (the
+	// second removing the first's). A host that dies releases the lock
+	// (the kernel does), and the next one replaces the file it left.
+	unlock, held, err := tryLock(strings.TrimSuffix(path, ".sock") + ".lock")
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	if !held {
+		return nil, fmt.Errorf("%s: %w", path, ErrInUse)
+	}
+	listening := false
+	defer func() {
+		if !listening {
+			unlock()
+		}
+	}()
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		if _, statErr := os.Lstat(path); statErr != nil {
 			return nil, fmt.Errorf("listen on %s: %w", path, err)
 		}
+		// Where there is no lock (Windows), a live host answers.
 		if live(path) {
 			return nil, fmt.Errorf("%s: %w", path, ErrInUse)
 		}
@@ -99,7 +111,8 @@ func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 		l.Close()
 		return nil, fmt.Errorf("restrict %s to its owner: %w", path, err)
 	}
-	return &sameUser{Listener: l, uid: os.Getuid(), log: logger}, nil
+	listening = true
+	return &sameUser{Listener: l, uid: os.Getuid(), log: logger, unlock: sync.OnceFunc(unlock)}, nil
 }
 
 // live reports whether a host answers on the socket at path.
@@ -137,10 +150,18 @@ func privateDir(dir string) error {
 }
 
 // sameUser accepts the connections of one user and closes the others.
+// Closed, it gives the socket's lock up.
 type sameUser struct {
 	net.Listener
-	uid int
-	log *slog.Logger
+	uid    int
+	log    *slog.Logger
+	unlock func()
+}
+
+func (l *sameUser) Close() error {
+	err := l.Listener.Close() // removes the socket file
+	l.unlock()
+	return err
 }
 
 func (l *sameUser) Accept() (net.Conn, error) {
