@@ -1,7 +1,8 @@
 package main
 
 // The one-shot subcommands: check and plugins start nothing; tools, call,
-// prompt and command start the composition, do one thing and shut it down.
+// prompt and command ask the composition's running host when there is one
+// (attach.go), else start the composition, do one thing and shut it down.
 
 import (
 	"bytes"
