@@ -75,6 +75,8 @@ type options struct {
 	releaseDelay time.Duration
 	// elicit answers the server's elicitations; nil declines them all.
 	elicit *elicit.Service
+	// catalogDir holds the catalog cache (catalog.go); "" keeps none.
+	catalogDir string
 }
 
 // client is one MCP server: a supervisor goroutine (run) owns the
@@ -129,6 +131,8 @@ type client struct {
 	calls        map[string]*inflight // tools/calls in flight, by progress token
 
 	tokens atomic.Int64 // the last progress token handed out
+
+	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
 }
 
 // conn is one connection generation.
@@ -167,13 +171,14 @@ func newClient(opt options) *client {
 		unavailable: "the server is still connecting",
 	}
 	c.stopped, c.stop = context.WithCancel(context.Background())
+	c.lz.wake = make(chan struct{}, 1)
 	return c
 }
 
 // setState publishes detail, and why calls fail while there is no
 // connection (empty when connected).
 func (c *client) setState(detail, unavailable string) {
-	c.opt.detail(detail)
+	c.publish(detail)
 	c.mu.Lock()
 	c.unavailable = unavailable
 	c.mu.Unlock()
@@ -222,8 +227,7 @@ func (c *client) current() (*conn, error) {
 // connection (bounded) and unregistering every tool.
 func (c *client) run(ctx context.Context) {
 	defer c.shutdown()
-	c.attempt(ctx, true)
-	close(c.ready)
+	c.begin(ctx)
 	for {
 		var fire <-chan time.Time
 		if c.timer != nil {
@@ -245,6 +249,10 @@ func (c *client) run(ctx context.Context) {
 			c.probeConn(ctx, cn)
 		case <-c.ext.sync:
 			c.resyncExtras(ctx)
+		case <-c.lz.wake:
+			c.startOnDemand(ctx)
+		case <-c.idleC():
+			c.idleCheck()
 		}
 	}
 }
@@ -261,7 +269,8 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	if first {
 		c.setState("connecting", "the server is still connecting")
 	}
-	actx, cancel := context.WithTimeout(ctx, ms(c.cfg.StartupTimeoutMs))
+	bound, boundText := c.attemptTimeout()
+	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	cn, list, err := c.connectBounded(actx)
 	if ctx.Err() != nil {
@@ -274,8 +283,9 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && actx.Err() != nil {
-			err = fmt.Errorf("no answer within startupTimeoutMs (%dms) while connecting and listing tools: %w", c.cfg.StartupTimeoutMs, err)
+			err = fmt.Errorf("no answer within %s while connecting and listing tools: %w", boundText, err)
 		}
+		c.lz.lastErr = err
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
@@ -296,6 +306,9 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			c.setState("failed to start: "+err.Error(), "the first connection failed")
 			return
 		}
+		if c.demandFailed(err) {
+			return
+		}
 		c.scheduleReconnect("failed", err)
 		return
 	}
@@ -309,7 +322,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	c.live = cn
 	c.mu.Unlock()
 	c.setInstructions(c.capInstructions(cn.session.InitializeResult()))
-	if err := c.swap(list); err != nil && strict {
+	if err := c.swapLive(list); err != nil && strict {
 		c.conn = nil
 		c.mu.Lock()
 		c.live = nil
@@ -324,6 +337,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	if c.failed > 0 {
 		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
 	}
+	c.connected()
 	c.setConnected()
 	// A list_changed that arrived during discovery is handled by the loop
 	// (resyncFor already points at cn).
@@ -475,7 +489,7 @@ func (c *client) resyncTools(ctx context.Context) {
 		}
 		return
 	}
-	c.swap(list)
+	c.swapLive(list)
 	if c.conn == target {
 		c.setConnected()
 	}
@@ -522,6 +536,9 @@ func (c *client) lost(ctx context.Context, err error) {
 		return
 	}
 	if ctx.Err() != nil {
+		return
+	}
+	if c.lostToDormant(err) {
 		return
 	}
 	c.scheduleReconnect("lost", err)
@@ -629,6 +646,7 @@ func (c *client) giveUp(err error) {
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
 	c.stop()
+	c.stopIdle()
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil

@@ -68,6 +68,13 @@ type Config struct {
 	// FailOnStartupError makes the instance fail when its first connection
 	// attempt fails, instead of starting with no tools and retrying.
 	FailOnStartupError bool `yaml:"failOnStartupError"`
+	// Startup is "eager" (default: the server starts with the instance)
+	// or "lazy" (its tools come from the catalog cache and the server
+	// starts on the first call); see lazy.go.
+	Startup string `yaml:"startup"`
+	// IdleTimeoutMs stops a server no call used for that long; its tools
+	// stay registered and the next call starts it again (default 0: never).
+	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 	// Reconnect is the supervisor's policy after a lost connection.
 	Reconnect Reconnect `yaml:"reconnect"`
 	// Tools filters the server's tools by raw name.
@@ -207,6 +214,7 @@ func Defaults() Config {
 		},
 		MaxResultBytes: 1 << 20,
 		InheritEnv:     InheritScrub,
+		Startup:        StartupEager,
 	}
 }
 
@@ -288,6 +296,7 @@ func (cfg *Config) Validate() error {
 	} else if cfg.ToolCallMaxMs > 0 && cfg.ToolCallMaxMs < cfg.ToolCallTimeoutMs {
 		bad("toolCallMaxMs (%d) caps the whole call, so it must be at least toolCallTimeoutMs (%d), the silence allowed between progress notifications", cfg.ToolCallMaxMs, cfg.ToolCallTimeoutMs)
 	}
+	errs = append(errs, cfg.validateStartup()...)
 	for i, p := range cfg.Tools.Include {
 		if p == "" {
 			bad("tools.include[%d] is empty; use * to match every tool", i)

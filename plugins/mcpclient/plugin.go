@@ -51,6 +51,8 @@ func apply(s *host.Scope, cfg Config) error {
 		output:    output,
 		transport: factory,
 		oauth:     oauth,
+		// The catalog cache lives under $DSH_HOME (catalog.go).
+		catalogDir: defaultCatalogDir(),
 	})
 	return err
 }

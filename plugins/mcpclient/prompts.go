@@ -175,10 +175,11 @@ func (c *client) runPrompt(ctx context.Context, caller tools.Caller, p *mcp.Prom
 	if len(missing) > 0 {
 		return "", fmt.Errorf("missing required argument(s): %s — usage: /%s %s", strings.Join(missing, "; "), name, promptUsage(p))
 	}
-	cn, err := c.current()
+	cn, done, err := c.acquire(ctx, "")
 	if err != nil {
 		return "", err
 	}
+	defer done()
 	gctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
 	res, err := cn.session.GetPrompt(gctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args})
 	c.release(cancel, err)

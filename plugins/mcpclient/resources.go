@@ -269,10 +269,11 @@ func methodNotFound(err error) bool {
 // readResource reads uri from the live connection, bounded by
 // toolCallTimeoutMs like a tool call.
 func (c *client) readResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	cn, err := c.current()
+	cn, done, err := c.acquire(ctx, "")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	if capabilities(cn).Resources == nil {
 		return nil, fmt.Errorf("%s: the server offers no resources", c.label)
 	}
@@ -303,10 +304,11 @@ func (c *client) requestError(ctx, rctx context.Context, cn *conn, what string, 
 // subscribe follows uri on the server; the subscription is renewed on
 // every new connection until unsubscribe.
 func (c *client) subscribe(ctx context.Context, uri string) error {
-	cn, err := c.current()
+	cn, done, err := c.acquire(ctx, "")
 	if err != nil {
 		return err
 	}
+	defer done()
 	if caps := capabilities(cn); caps.Resources == nil || !caps.Resources.Subscribe {
 		return fmt.Errorf("%s: %w", c.label, resources.ErrNoSubscribe)
 	}
@@ -337,10 +339,11 @@ func (c *client) unsubscribe(ctx context.Context, uri string) error {
 
 // complete asks the server for an argument's values (completion/complete).
 func (c *client) complete(ctx context.Context, req resources.CompleteRequest) ([]string, error) {
-	cn, err := c.current()
+	cn, done, err := c.acquire(ctx, "")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	if capabilities(cn).Completions == nil {
 		return nil, fmt.Errorf("%s: %w", c.label, resources.ErrNoCompletion)
 	}

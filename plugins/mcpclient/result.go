@@ -34,10 +34,11 @@ type CallResult struct {
 // server too, since go-sdk sends notifications/cancelled.
 func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.Output, error) {
 	return func(ctx context.Context, call tools.Call) (tools.Output, error) {
-		cn, err := c.current()
+		cn, done, err := c.acquire(ctx, t.raw)
 		if err != nil {
 			return tools.Output{}, err
 		}
+		defer done()
 		params := &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)}
 		inflight, cctx := c.startCall(ctx, cn, params)
 		res, err := cn.session.CallTool(cctx, params)

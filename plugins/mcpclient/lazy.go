@@ -1,0 +1,467 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Startup modes a Config may name.
+const (
+	StartupEager = "eager"
+	StartupLazy  = "lazy"
+)
+
+// backgroundStartFactor bounds a first connection attempt that nobody
+// waits for any more (an eager server past its startupTimeoutMs, or a lazy
+// one with no catalog cache): it may take this many startupTimeoutMs
+// before it counts as failed, so that a server slower than the timeout
+// still comes up, while one that never answers is retried in the end.
+const backgroundStartFactor = 10
+
+// lazyState is the client's part for lazy start, idle shutdown and the
+// catalog cache.
+//
+// A server is dormant when it has no connection and no retry is planned,
+// but a call may start it: a lazy server before its first call, any
+// server stopped after idleTimeoutMs, a lazy server whose start failed or
+// whose connection was lost. A call on a dormant server asks the
+// supervisor to start it (wake) and waits on the pending start; concurrent
+// calls wait on the same one, so the server starts once.
+type lazyState struct {
+	// Owned by the run goroutine.
+	catalogPath  string // "" without a cache
+	catalogBytes []byte // what the file holds, as last read or written
+	onDemand     bool   // the attempt running is a call's start
+	background   bool   // the attempt running is the first, unwaited-for
+	lastErr      error  // the last attempt's failure
+	idle         *time.Timer
+
+	wake      chan struct{} // a call wants a start, cap 1
+	readyOnce sync.Once
+
+	// Guarded by client.mu.
+	pending *startRun
+	dormant bool
+	inUse   int       // calls holding the connection
+	lastUse time.Time // when the last call ended, or the connection came
+	// listed are the raw names of the live server's last tool list; nil
+	// before any discovery.
+	listed map[string]bool
+
+	detailMu   sync.Mutex
+	lastDetail string
+}
+
+// startRun is one start that calls wait for; err is set before done closes.
+type startRun struct {
+	done chan struct{}
+	err  error
+}
+
+func (c *client) lazy() bool { return c.cfg.Startup == StartupLazy }
+
+// validateStartup checks startup and idleTimeoutMs, naming each key.
+func (cfg *Config) validateStartup() []error {
+	var errs []error
+	switch cfg.Startup {
+	case "", StartupEager:
+	case StartupLazy:
+		if cfg.FailOnStartupError {
+			errs = append(errs, errors.New("failOnStartupError applies to startup eager only: a lazy server starts on its first call; remove it or set startup: eager"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("startup %q must be eager or lazy", cfg.Startup))
+	}
+	if cfg.IdleTimeoutMs < 0 || cfg.IdleTimeoutMs > maxMs {
+		errs = append(errs, fmt.Errorf("idleTimeoutMs must be 0 (never stop an idle server) or a positive number no greater than %d", maxMs))
+	}
+	return errs
+}
+
+// publish sets the instance's detail; detailMu orders it against the
+// startup timer's (pastStartupTimeout).
+func (c *client) publish(detail string) {
+	c.lz.detailMu.Lock()
+	c.lz.lastDetail = detail
+	c.opt.detail(detail)
+	c.lz.detailMu.Unlock()
+}
+
+// markReady lets start (the instance's Apply) return.
+func (c *client) markReady() { c.lz.readyOnce.Do(func() { close(c.ready) }) }
+
+// begin is the supervisor's start: a lazy server with a catalog cache
+// registers its tools from it and waits for a call; every other server
+// connects now. Apply waits for that first attempt only when the server is
+// eager, and then no longer than startupTimeoutMs unless
+// failOnStartupError holds it to the attempt's outcome: past it the
+// attempt goes on in the background and the tools come when it succeeds
+// (at once from the cache, when there is one).
+func (c *client) begin(ctx context.Context) {
+	strict := c.cfg.FailOnStartupError
+	var cat *catalog
+	if !strict {
+		cat = c.loadCatalog()
+	}
+	if c.lazy() && cat != nil {
+		c.registerCached(cat)
+		c.mu.Lock()
+		c.lz.dormant = true
+		c.mu.Unlock()
+		c.setState(fmt.Sprintf("lazy, idle (%s cached)", toolCount(len(c.generation))), "")
+		c.markReady()
+		return
+	}
+	if cat != nil {
+		c.registerCached(cat)
+	}
+	c.mu.Lock()
+	c.lz.pending = &startRun{done: make(chan struct{})}
+	c.mu.Unlock()
+	if !strict {
+		c.lz.background = true
+		if c.lazy() {
+			c.markReady()
+		} else {
+			cached := len(c.generation)
+			stop := time.AfterFunc(ms(c.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cached) })
+			defer stop.Stop()
+		}
+	}
+	c.attempt(ctx, true)
+	c.lz.background = false
+	c.resolveStart()
+	c.markReady()
+}
+
+// pastStartupTimeout lets Apply return while the first attempt goes on,
+// and says so in the detail unless the attempt has moved it on.
+func (c *client) pastStartupTimeout(cached int) {
+	c.lz.detailMu.Lock()
+	if c.lz.lastDetail == "connecting" {
+		c.lz.lastDetail = fmt.Sprintf("starting: no answer within startupTimeoutMs (%dms); still trying in the background", c.cfg.StartupTimeoutMs)
+		if cached > 0 {
+			c.lz.lastDetail += fmt.Sprintf(" (%s cached)", toolCount(cached))
+		}
+		c.opt.detail(c.lz.lastDetail)
+	}
+	c.lz.detailMu.Unlock()
+	c.markReady()
+}
+
+// attemptTimeout bounds the attempt about to run, and names the bound for
+// its error.
+func (c *client) attemptTimeout() (time.Duration, string) {
+	d := ms(c.cfg.StartupTimeoutMs)
+	if !c.lz.background {
+		return d, fmt.Sprintf("startupTimeoutMs (%dms)", c.cfg.StartupTimeoutMs)
+	}
+	return backgroundStartFactor * d, fmt.Sprintf("%d × startupTimeoutMs (%dms) in the background", backgroundStartFactor, c.cfg.StartupTimeoutMs)
+}
+
+// resolveStart ends the pending start, if any: its waiters take the live
+// connection, or the failure.
+func (c *client) resolveStart() {
+	c.mu.Lock()
+	p := c.lz.pending
+	c.lz.pending = nil
+	var err error
+	if c.live == nil {
+		switch {
+		case c.lz.lastErr != nil:
+			err = fmt.Errorf("%s: failed to start: %w", c.label, c.lz.lastErr)
+		default:
+			err = fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+		}
+	}
+	c.mu.Unlock()
+	if p != nil {
+		p.err = err
+		close(p.done)
+	}
+}
+
+// acquire returns the connection for a request, starting a dormant server
+// and waiting (bounded by startupTimeoutMs and ctx) for a start underway.
+// raw, when set, is the tool to call: one the live server no longer lists
+// (a cached tool it dropped) is refused clearly. done ends the use, for
+// the idle timer.
+func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func(), err error) {
+	var timeout <-chan time.Time
+	for {
+		c.mu.Lock()
+		if c.live != nil {
+			if raw != "" && c.lz.listed != nil && !c.lz.listed[raw] {
+				c.mu.Unlock()
+				return nil, nil, fmt.Errorf("%s: tool %q is not in the server's current tool list (its registration came from the catalog cache or an earlier list, and is removed now)", c.label, raw)
+			}
+			cn = c.live
+			c.lz.inUse++
+			c.mu.Unlock()
+			return cn, c.endUse, nil
+		}
+		p := c.lz.pending
+		if p == nil {
+			if !c.lz.dormant {
+				err := fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+				c.mu.Unlock()
+				return nil, nil, err
+			}
+			p = &startRun{done: make(chan struct{})}
+			c.lz.pending = p
+			select {
+			case c.lz.wake <- struct{}{}:
+			default:
+			}
+		}
+		c.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(ms(c.cfg.StartupTimeoutMs))
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-p.done:
+			if p.err != nil {
+				return nil, nil, p.err
+			}
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%s: while the server was starting: %w", c.label, ctx.Err())
+		case <-timeout:
+			return nil, nil, fmt.Errorf("%s: the server did not start within startupTimeoutMs (%dms); it goes on starting: %w",
+				c.label, c.cfg.StartupTimeoutMs, context.DeadlineExceeded)
+		case <-c.stopped.Done():
+			return nil, nil, fmt.Errorf("%s: not connected: the instance is shutting down", c.label)
+		}
+	}
+}
+
+// endUse ends a use that acquire began.
+func (c *client) endUse() {
+	c.mu.Lock()
+	c.lz.inUse--
+	c.lz.lastUse = time.Now()
+	c.mu.Unlock()
+}
+
+// startOnDemand runs on the supervisor when a call asked for a start.
+func (c *client) startOnDemand(ctx context.Context) {
+	c.mu.Lock()
+	waiting, dormant := c.lz.pending != nil, c.lz.dormant
+	if c.halted {
+		c.lz.dormant = false
+	}
+	c.mu.Unlock()
+	if !waiting {
+		return
+	}
+	if c.conn != nil || !dormant || c.halted {
+		c.resolveStart()
+		return
+	}
+	c.setState("starting", "the server is starting")
+	c.lz.onDemand, c.lz.lastErr = true, nil
+	c.attempt(ctx, false)
+	c.lz.onDemand = false
+	if c.conn != nil {
+		c.mu.Lock()
+		c.lz.dormant = false
+		c.mu.Unlock()
+	}
+	c.resolveStart()
+}
+
+// demandFailed handles a failed start a call asked for: no retry, the
+// server stays dormant and the next call tries again. It reports whether
+// it did.
+func (c *client) demandFailed(err error) bool {
+	if !c.lz.onDemand {
+		return false
+	}
+	c.setState("failed to start: "+err.Error()+"; the next call tries again", "the server failed to start: "+err.Error())
+	return true
+}
+
+// lostToDormant handles a lost connection of a lazy server: no reconnect
+// in the background; the next call starts it again. It reports whether it
+// did.
+func (c *client) lostToDormant(err error) bool {
+	if !c.lazy() {
+		return false
+	}
+	c.stopIdle()
+	c.mu.Lock()
+	c.lz.dormant = true
+	c.mu.Unlock()
+	c.log.Warn(c.label+": connection lost; the next call starts the server again", "err", err)
+	c.setState(fmt.Sprintf("stopped: connection lost (%v); the next call starts it again (%s)", err, toolCount(len(c.generation))), "")
+	return true
+}
+
+// connected runs after each successful connection: the start's waiters
+// may go, and the idle timer starts.
+func (c *client) connected() {
+	c.mu.Lock()
+	c.lz.dormant = false
+	c.lz.lastUse = time.Now()
+	c.mu.Unlock()
+	c.lz.lastErr = nil
+	c.stopIdle()
+	if c.cfg.IdleTimeoutMs > 0 {
+		c.lz.idle = time.NewTimer(ms(c.cfg.IdleTimeoutMs))
+	}
+}
+
+func (c *client) stopIdle() {
+	if c.lz.idle != nil {
+		c.lz.idle.Stop()
+		c.lz.idle = nil
+	}
+}
+
+// idleC is the idle timer's channel, nil when none runs.
+func (c *client) idleC() <-chan time.Time {
+	if c.lz.idle == nil {
+		return nil
+	}
+	return c.lz.idle.C
+}
+
+// idleCheck stops the server if no call used it for idleTimeoutMs, and
+// arms the timer again otherwise. Its tools and instructions stay: the
+// next call starts it again. A server holding resource subscriptions is
+// in use.
+func (c *client) idleCheck() {
+	c.lz.idle = nil
+	if c.conn == nil || c.halted {
+		return
+	}
+	limit := ms(c.cfg.IdleTimeoutMs)
+	c.ext.mu.Lock()
+	subscribed := len(c.ext.subs) > 0
+	c.ext.mu.Unlock()
+	c.mu.Lock()
+	unused := time.Since(c.lz.lastUse)
+	if c.lz.inUse > 0 || subscribed || unused < limit {
+		c.mu.Unlock()
+		wait := limit
+		if c.lz.inUse == 0 && !subscribed {
+			wait = limit - unused
+		}
+		c.lz.idle = time.NewTimer(wait)
+		return
+	}
+	cn := c.conn
+	c.live = nil
+	c.lz.dormant = true
+	c.mu.Unlock()
+	c.conn = nil
+	if !c.closeConn(cn, "idle generation") {
+		return
+	}
+	c.log.Info(fmt.Sprintf("%s: stopped after idleTimeoutMs (%dms) unused; the next call starts it again", c.label, c.cfg.IdleTimeoutMs))
+	c.setState(fmt.Sprintf("stopped after idle (%s)", toolCount(len(c.generation))), "")
+}
+
+// loadCatalog reads the cache of this launch; a file that does not read
+// is logged and ignored (the next discovery rewrites it).
+func (c *client) loadCatalog() *catalog {
+	if c.opt.catalogDir == "" {
+		return nil
+	}
+	c.lz.catalogPath = catalogPath(c.opt.catalogDir, c.cfg)
+	cat, b, err := readCatalog(c.lz.catalogPath)
+	if err != nil {
+		if !errors.Is(err, errNoCatalog) {
+			c.log.Warn(c.label+": catalog cache ignored; the next discovery rewrites it", "err", err)
+		}
+		return nil
+	}
+	c.lz.catalogBytes = b
+	return cat
+}
+
+// registerCached registers the tools and instructions of cat, as a live
+// discovery with the same list would.
+func (c *client) registerCached(cat *catalog) {
+	c.tasks.set(cat.TaskRequired)
+	c.setInstructions(cat.Instructions)
+	_ = c.swap(cat.Tools) // a failure is logged, and leaves no tools
+}
+
+// swapLive registers a live server's list (swap) and rewrites the catalog
+// cache when it changed.
+func (c *client) swapLive(list []*mcp.Tool) error {
+	listed := make(map[string]bool, len(list))
+	for _, t := range list {
+		listed[t.Name] = true
+	}
+	c.mu.Lock()
+	c.lz.listed = listed
+	instructions := c.instructions
+	c.mu.Unlock()
+	if err := c.swap(list); err != nil {
+		return err
+	}
+	if c.lz.catalogPath == "" && c.opt.catalogDir != "" {
+		c.lz.catalogPath = catalogPath(c.opt.catalogDir, c.cfg)
+	}
+	if c.lz.catalogPath == "" {
+		return nil
+	}
+	b, err := encodeCatalog(c.cfg.ServerName, list, c.tasks.names(), instructions)
+	if err != nil {
+		c.log.Warn(c.label+": catalog cache not written", "err", err)
+		return nil
+	}
+	if slices.Equal(b, c.lz.catalogBytes) {
+		return nil
+	}
+	if err := writeCatalog(c.lz.catalogPath, b); err != nil {
+		c.log.Warn(c.label+": catalog cache not written", "err", err)
+		return nil
+	}
+	c.lz.catalogBytes = b
+	return nil
+}
+
+// names returns the tools that require tasks, sorted.
+func (tt *taskTools) names() []string {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	out := make([]string, 0, len(tt.requires))
+	for n := range tt.requires {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// set replaces the tools that require tasks (from the catalog cache).
+func (tt *taskTools) set(names []string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.requires = nil
+	for _, n := range names {
+		if tt.requires == nil {
+			tt.requires = map[string]bool{}
+		}
+		tt.requires[n] = true
+	}
+}
+
+func toolCount(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
+}
