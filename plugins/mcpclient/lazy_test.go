@@ -243,3 +243,148 @@ func TestCatalogCache(t *testing.T) {
 		})
 	})
 }
+
+// TestEagerPastStartupTimeout: an eager server slower than its
+// startupTimeoutMs does not hold up the others: the host is ready with
+// theirs, and its tools come when it does; with a catalog cache they are
+// there at once, and a call made before it answers says why it failed.
+func TestEagerPastStartupTimeout(t *testing.T) {
+	hs := newHarness(t)
+	release := filepath.Join(t.TempDir(), "release")
+	fast := stdioFixture(t, "fast", "fast", nil)
+	slow := stdioFixture(t, "slow", "slow", map[string]any{"startupTimeoutMs": 300}, "-wait-file", release)
+	hs.apply(fast, slow)
+	hs.requireActive("fast")
+	hs.requireActive("slow")
+	if diff := cmp.Diff(publicNames("fast", fixtureRawTools...), hs.serverTools("fast")); diff != "" {
+		t.Errorf("tools of the fast server (-want +got):\n%s", diff)
+	}
+	if got := hs.serverTools("slow"); len(got) != 0 {
+		t.Errorf("the slow server has tools before it answered: %v", got)
+	}
+	if got, want := hs.status("slow").Detail, "starting: no answer within startupTimeoutMs (300ms); still trying in the background"; got != want {
+		t.Errorf("detail = %q, want %q", got, want)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the slow server's tools", func() bool {
+		return cmp.Equal(publicNames("slow", fixtureRawTools...), hs.serverTools("slow")) && hs.status("slow").Detail == "connected, 12 tools"
+	})
+
+	// Again with its catalog cache: the tools are there at once.
+	hs.apply()
+	if err := os.Remove(release); err != nil {
+		t.Fatal(err)
+	}
+	hs.apply(fast, slow)
+	if diff := cmp.Diff(publicNames("slow", fixtureRawTools...), hs.serverTools("slow")); diff != "" {
+		t.Errorf("tools of the slow server from its cache (-want +got):\n%s", diff)
+	}
+	if got, want := hs.status("slow").Detail, "starting: no answer within startupTimeoutMs (300ms); still trying in the background (12 tools cached)"; got != want {
+		t.Errorf("detail = %q, want %q", got, want)
+	}
+	res := hs.call(modelCaller, mcpclient.PublicToolName("slow", "ping"), nil)
+	if res.Err == nil || !strings.Contains(text(res), "the server did not start within startupTimeoutMs (300ms); it goes on starting") {
+		t.Errorf("call before the server answered: %q", text(res))
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the slow server connected", func() bool { return hs.status("slow").Detail == "connected, 12 tools" })
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("slow", "ping"), nil); res.Err != nil || text(res) != "pong" {
+		t.Errorf("call after it answered: %+v", res)
+	}
+}
+
+// TestCatalogPromptIdentical: the prompt, folded by mcp-fold, the
+// mcp_list catalog and the tool definitions are byte for byte the same
+// whether a server's tools came from the catalog cache or from the live
+// server (prompt caches keep hitting).
+func TestCatalogPromptIdentical(t *testing.T) {
+	hs := newHarness(t)
+	fx := stdioFixture(t, "fx", "fx", nil, "-instructions", "Use fx for arithmetic.", "-unusable-tools")
+	warmCatalog(t, hs, fx)
+	fold := host.Entry{ID: "fold", Name: "mcp-fold", Config: map[string]any{}}
+	hs.apply(fold, withConfig(fx, map[string]any{"startup": "lazy"}))
+	if d := hs.status("fx").Detail; !strings.HasPrefix(d, "lazy, idle (") {
+		t.Fatalf("detail = %q, want lazy and idle", d)
+	}
+	snapshot := func() (prompt, catalog, defs string) {
+		t.Helper()
+		a, err := hs.registry().Assemble(t.Context(), modelCaller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := hs.call(modelCaller, "mcp_list", nil)
+		if list.Err != nil {
+			t.Fatalf("mcp_list: %v", list.Err)
+		}
+		type def struct {
+			Name, Description string
+			InputSchema       json.RawMessage
+		}
+		var ds []def
+		for _, d := range hs.registry().List(modelCaller) {
+			if d.Origin.Server == "fx" {
+				ds = append(ds, def{d.Name, d.Description, d.InputSchema})
+			}
+		}
+		db, err := json.Marshal(ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), text(list), string(db)
+	}
+	prompt1, catalog1, defs1 := snapshot()
+	if !strings.Contains(prompt1, "Use fx for arithmetic.") || !strings.Contains(catalog1, "fx__ping") {
+		t.Fatalf("the cached prompt lacks the instructions or the catalog the tools:\n%s\n%s", prompt1, catalog1)
+	}
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil); res.Err != nil {
+		t.Fatalf("ping: %v", res.Err)
+	}
+	if d := hs.status("fx").Detail; !strings.HasPrefix(d, "connected, ") {
+		t.Fatalf("detail after the first call = %q", d)
+	}
+	prompt2, catalog2, defs2 := snapshot()
+	if diff := cmp.Diff(prompt1, prompt2); diff != "" {
+		t.Errorf("folded prompt, cache vs live (-cache +live):\n%s", diff)
+	}
+	if diff := cmp.Diff(catalog1, catalog2); diff != "" {
+		t.Errorf("mcp_list, cache vs live (-cache +live):\n%s", diff)
+	}
+	if diff := cmp.Diff(defs1, defs2); diff != "" {
+		t.Errorf("definitions, cache vs live (-cache +live):\n%s", diff)
+	}
+	t.Logf("folded prompt %d bytes, mcp_list %d bytes, definitions %d bytes: identical", len(prompt1), len(catalog1), len(defs1))
+}
+
+func TestStartupConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*mcpclient.Config)
+		want string
+	}{
+		{"unknown startup", func(c *mcpclient.Config) { c.Startup = "later" }, `startup "later" must be eager or lazy`},
+		{"negative idleTimeoutMs", func(c *mcpclient.Config) { c.IdleTimeoutMs = -1 }, "idleTimeoutMs must be 0"},
+		{"lazy and strict", func(c *mcpclient.Config) { c.Startup, c.FailOnStartupError = "lazy", true }, "failOnStartupError applies to startup eager only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mcpclient.Defaults()
+			cfg.ServerName, cfg.Transport, cfg.Command = "x", mcpclient.TransportStdio, "x"
+			tc.set(&cfg)
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	cfg := mcpclient.Defaults()
+	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Startup, cfg.IdleTimeoutMs = "x", mcpclient.TransportStdio, "x", "lazy", 60000
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("a lazy config with idleTimeoutMs: %v", err)
+	}
+}

@@ -99,6 +99,7 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	waitFile      string
 }
 
 func run(args []string) error {
@@ -127,6 +128,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
+	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -155,6 +157,12 @@ func run(args []string) error {
 		<-ctx.Done()
 		log.Print("signalled; exiting")
 		return nil
+	}
+
+	if o.waitFile != "" {
+		if err := waitForFile(ctx, o.waitFile); err != nil {
+			return nil // signalled while waiting
+		}
 	}
 
 	server := newServer(o)
@@ -487,3 +495,18 @@ var tinyPNG = func() []byte {
 	}
 	return buf.Bytes()
 }()
+
+// waitForFile returns once path exists, or ctx's error (-wait-file).
+func waitForFile(ctx context.Context, path string) error {
+	log.Printf("waiting for %s before serving (-wait-file)", path)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
