@@ -120,7 +120,9 @@ func TestLazyStartAndIdle(t *testing.T) {
 	// process.
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan tools.Result, 1)
-	go func() { done <- hs.callCtx(ctx, modelCaller, mcpclient.PublicToolName("lz", "slow"), map[string]any{"ms": 60000}) }()
+	go func() {
+		done <- hs.callCtx(ctx, modelCaller, mcpclient.PublicToolName("lz", "slow"), map[string]any{"ms": 60000})
+	}()
 	eventually(t, "the slow call in flight", func() bool { return countLinesIn(t, events) == 1 })
 	if pids := mcptest.ChildProcesses(t, fixture); len(pids) != 1 {
 		t.Errorf("%d fixture processes during a call, want 1: %v", len(pids), pids)
