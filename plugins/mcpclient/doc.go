@@ -19,6 +19,8 @@
 //	      toolCallMaxMs: 0            # a cap on the whole call (0: none)
 //	      startupTimeoutMs: 30000     # connect + initialize + full discovery
 //	      failOnStartupError: false
+//	      startup: eager              # or lazy: tools from the catalog cache, start on the first call
+//	      idleTimeoutMs: 0            # stop the server after this long unused (0: never)
 //	      reconnect: {enabled: true, initialDelayMs: 500, maxDelayMs: 30000, maxAttempts: 10}
 //	      tools: {include: ["search_*"], exclude: ["*_admin"]}   # globs over raw names
 //	      maxResultBytes: 1048576
@@ -62,7 +64,8 @@
 // # Discovery and re-sync
 //
 // Activation waits for the first connection attempt: connect, initialize,
-// every page of tools/list, registration. A server that lists a name twice
+// every page of tools/list, registration; for at most startupTimeoutMs
+// unless failOnStartupError (see Lazy start). A server that lists a name twice
 // sends an invalid list: the previous tools stay. notifications/tools/list_changed
 // re-syncs through the supervisor's one queue; a failed fetch keeps the
 // previous tools, and a registration conflict (a foreign tool squatting on
@@ -184,6 +187,44 @@
 // insufficient_scope during a call asks again at once where the browser
 // step is allowed. A configured Authorization header disables all of it.
 // Login and Logout are `dsh-host login` and `logout`.
+//
+// # Lazy start, idle shutdown and the catalog cache
+//
+// Each discovery writes the server's tools as it listed them, the tools
+// that require tasks and its capped instructions to the catalog cache,
+// $DSH_HOME/mcp-catalog/<key>.json (catalog.go), atomically and only when
+// they changed. The key is a SHA-256 over what launches the server
+// (transport, command, args, cwd, inheritEnv, URL, env and header names,
+// and a digest of their values), so the file names no launch and holds no
+// value. Registering from it runs the same filter, offer checks and swap
+// as a live list, so the prompt is byte for byte the same either way, and
+// a live list equal to the cached one changes nothing in the registry. A
+// file that does not decode is logged and ignored; the next discovery
+// rewrites it.
+//
+// startup: lazy registers the cached tools and instructions and leaves the
+// server dormant ("lazy, idle (12 tools cached)"). The supervisor owns
+// every start (lazy.go): a call on a dormant server (acquire) asks it for
+// one and waits, bounded by startupTimeoutMs, on the pending start, which
+// concurrent calls share; a failed start leaves it dormant for the next
+// call ("failed to start: ...; the next call tries again"), and so does a
+// lost connection (no reconnect in the background). A tool the live list
+// no longer has is unregistered by the swap, and a call that already
+// reached it is refused, naming it. With no cache, a lazy server connects
+// in the background like an eager one whose Apply does not wait.
+//
+// idleTimeoutMs: the supervisor stops a connection no call held for that
+// long (a call in flight or a resource subscription holds it), closes it
+// like any generation (the process is gone) and keeps the tools and
+// instructions: "stopped after idle (12 tools)"; the next call starts it.
+//
+// An eager server's Apply waits for the first attempt for at most
+// startupTimeoutMs. Past it the instance is active ("starting: no answer
+// within startupTimeoutMs (...); still trying in the background") and the
+// attempt goes on, bounded by ten times startupTimeoutMs, then the
+// reconnect policy; its cached tools were registered before it began, and
+// calls wait for it as for a lazy start. failOnStartupError keeps the
+// strict start: no cache, the instance fails with the attempt.
 //
 // # Reconnect
 //
