@@ -90,16 +90,43 @@ func (a *Agent) NewConversation() *Conversation { return &Conversation{a: a} }
 // at each request from the current assembly) and without reasoning text
 // (which the API must not receive back).
 type Conversation struct {
-	a       *Agent
+	a *Agent
+	// turn runs one turn at a time. It is not mu: a turn streams and calls
+	// tools for minutes, and Reset or Len from another front end (the
+	// control socket) must not wait for it.
+	turn sync.Mutex
+
 	mu      sync.Mutex
 	history []openai.ChatCompletionMessageParamUnion
+	// gen counts Resets: a turn that started before one drops its
+	// messages instead of committing them to the new conversation.
+	gen uint64
 }
 
-// Reset empties the conversation.
+// Reset empties the conversation; a turn running now keeps going but its
+// messages are not kept.
 func (c *Conversation) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history = nil
+	c.gen++
+}
+
+// snapshot returns a copy of the history to build a turn on, and its
+// generation.
+func (c *Conversation) snapshot() ([]openai.ChatCompletionMessageParamUnion, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]openai.ChatCompletionMessageParamUnion(nil), c.history...), c.gen
+}
+
+// commit keeps history as the conversation unless a Reset came since gen.
+func (c *Conversation) commit(history []openai.ChatCompletionMessageParamUnion, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.history = history
+	}
 }
 
 // Len returns how many messages the conversation holds.
@@ -174,22 +201,23 @@ var ErrMaxSteps = errors.New("stopped: the model still asked for tools after max
 // calls or maxSteps. On an error or cancellation the conversation is left
 // as it was before the turn, so that it stays valid for the next one.
 func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.turn.Lock()
+	defer c.turn.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(c.a.life, cancel)
 	defer stop()
 
-	before := len(c.history)
-	history := append(c.history[:before:before], openai.UserMessage(text))
+	history, gen := c.snapshot()
+	history = append(history, openai.UserMessage(text))
 	var res Result
 	for {
 		if res.Steps == c.a.cfg.MaxSteps {
-			c.history = history
+			c.commit(history, gen)
 			out.status("stopped after %d tool rounds (maxSteps)", res.Steps)
 			return res, ErrMaxSteps
 		}
+		history = dropAnsweredImages(history)
 		st, err := c.a.step(ctx, history, out)
 		res.Usage.add(st.usage)
 		if err != nil {
@@ -198,7 +226,7 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 		history = append(history, st.assistant)
 		if len(st.calls) == 0 {
 			res.Answer = st.content
-			c.history = history
+			c.commit(history, gen)
 			return res, nil
 		}
 		res.Steps++
@@ -208,6 +236,48 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 		}
 		history = append(history, msgs...)
 	}
+}
+
+// imageDropped stands for an image part the model has answered once.
+const imageDropped = "[image left out: the model saw it in an earlier request; call the tool again to see it anew]"
+
+// dropAnsweredImages returns history with the image parts of every message
+// before the last assistant message replaced by imageDropped: only the
+// latest step's images are sent. Kept in the history, a few screenshots
+// would be sent again with every later request, tens of MB per step. The
+// messages are replaced, not changed in place, so a snapshot another
+// slice shares stays as it was.
+func dropAnsweredImages(history []openai.ChatCompletionMessageParamUnion) []openai.ChatCompletionMessageParamUnion {
+	last := -1
+	for i, m := range history {
+		if m.OfAssistant != nil {
+			last = i
+		}
+	}
+	for i := range last {
+		u := history[i].OfUser
+		if u == nil || !hasImage(u.Content.OfArrayOfContentParts) {
+			continue
+		}
+		parts := make([]openai.ChatCompletionContentPartUnionParam, len(u.Content.OfArrayOfContentParts))
+		for j, p := range u.Content.OfArrayOfContentParts {
+			if p.OfImageURL != nil {
+				p = openai.TextContentPart(imageDropped)
+			}
+			parts[j] = p
+		}
+		history[i] = openai.UserMessage(parts)
+	}
+	return history
+}
+
+func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
+	for _, p := range parts {
+		if p.OfImageURL != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stepResult is one model request's outcome.

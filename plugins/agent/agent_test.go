@@ -543,3 +543,95 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress = %q, want the reports 1/3 and 2/3 at least", got)
 	}
 }
+
+// TestResetDuringTurn resets the conversation from another goroutine while
+// a turn runs (as /new from the control socket does): Reset and Len do not
+// wait for the turn, and the turn keeps none of its messages.
+func TestResetDuringTurn(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{Content: "first"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_p", "mcp_call", `{"tool":"mcp__demo__ping"}`)}},
+		openaitest.Turn{Content: "second"},
+	)
+	e := start(t, srv, "")
+	conv := e.agent.Main()
+	if _, err := conv.Turn(context.Background(), "one", Output{}); err != nil || conv.Len() != 2 {
+		t.Fatalf("first turn: %v, %d messages", err, conv.Len())
+	}
+	// The status line of the tool call is written while the turn runs:
+	// from there, another goroutine resets the conversation.
+	var during int
+	status := writerFunc(func(p []byte) {
+		if !strings.HasPrefix(string(p), "→") {
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			conv.Reset()
+			during = conv.Len()
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second): // a deadlock, not a speed
+			t.Error("Reset waited for the running turn")
+		}
+	})
+	res, err := conv.Turn(context.Background(), "two", Output{Status: status})
+	if err != nil || res.Answer != "second" {
+		t.Fatalf("second turn = %+v, %v", res, err)
+	}
+	if during != 0 || conv.Len() != 0 {
+		t.Errorf("%d messages during the turn, %d after it; want 0: the turn started before /new keeps nothing", during, conv.Len())
+	}
+}
+
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// TestRefusedConnectionFailsAtOnce: a baseUrl nobody listens on is not
+// retried, and the error names it.
+func TestRefusedConnectionFailsAtOnce(t *testing.T) {
+	srv := openaitest.New(t)
+	e := start(t, srv, "")
+	srv.Close()
+	var o output
+	_, err := e.agent.Main().Turn(context.Background(), "hi", o.out())
+	if err == nil || !strings.Contains(err.Error(), "the request to "+srv.URL+" failed (check baseUrl") {
+		t.Errorf("err = %v", err)
+	}
+	if e.slept.sum() != 0 || strings.Contains(o.status.String(), "retry") {
+		t.Errorf("retried (waited %s): %q", e.slept.sum(), o.status.String())
+	}
+}
+
+// TestAnsweredImagesAreDropped: an image is sent in the request after its
+// tool call, and replaced by a line in every request after that one.
+func TestAnsweredImagesAreDropped(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_img", "mcp_call", `{"tool":"mcp__demo__image"}`)}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_p", "mcp_call", `{"tool":"mcp__demo__ping"}`)}},
+		openaitest.Turn{Content: "done"},
+		openaitest.Turn{Content: "next"},
+	)
+	e := start(t, srv, "      imageInput: true\n")
+	if _, err := e.agent.Main().Turn(context.Background(), "show me", Output{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.agent.Main().Turn(context.Background(), "and now?", Output{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	if !bytes.Contains(reqs[1].Body, []byte(`"image_url"`)) {
+		t.Errorf("the request after the image's call lacks it: %s", reqs[1].Body)
+	}
+	for i := 2; i < 4; i++ {
+		if bytes.Contains(reqs[i].Body, []byte(`"image_url"`)) || !bytes.Contains(reqs[i].Body, []byte(imageDropped)) {
+			t.Errorf("request %d sends the answered image again, or lacks its placeholder: %s", i, reqs[i].Body)
+		}
+	}
+}

@@ -43,20 +43,28 @@
 // Output.Progress. An image in a result is sent as an
 // image part (in a user message after the tool messages, since a tool
 // message carries text only) when imageInput is on and the attachments
-// service holds it; otherwise the tool message says it was omitted. The
+// service holds it; otherwise the tool message says it was omitted. Only
+// the latest step's images are sent: once the model has answered a
+// request, the image parts of earlier steps are replaced by a line saying
+// the image was left out, so a few screenshots are not sent again with
+// every later request. The
 // loop ends at an answer without tool calls, or after maxSteps tool rounds
 // with ErrMaxSteps. A turn that fails or is cancelled leaves the
 // conversation as it was, so it stays valid for the next message;
 // cancelling the turn's context cancels the stream and every tool call in
-// flight, which the MCP client passes on to its servers.
+// flight, which the MCP client passes on to its servers. A conversation
+// runs one turn at a time, but Reset (/new) and Len never wait for one: a
+// turn running through a Reset keeps none of its messages.
 //
 // # Errors and retries
 //
 // openai-go's own retries are off; the agent's policy runs instead: a 429
 // waits for Retry-After (or retry-after-ms) with a countdown on the status
-// output, up to a minute; a 5xx, a stream cut midway and a failed
-// connection are retried with doubling backoff from 1 s; three retries at
-// most. A 401 or 403 names the variable the key was read from; a
+// output, up to a minute; a 5xx, a stream cut midway and a connection
+// that timed out or was reset are retried with doubling backoff from 1 s;
+// three retries at most. Any other failure to reach the API (a DNS or TLS
+// error, a refused connection, a bad baseUrl) fails at once, naming
+// baseUrl. A 401 or 403 names the variable the key was read from; a
 // context-length refusal says so and suggests /new or folding.
 //
 // # Front ends

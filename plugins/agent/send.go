@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -183,9 +186,20 @@ func (a *Agent) retryable(err error, attempt int) (wait time.Duration, why strin
 		return backoff, "the API sent an error mid-answer", true
 	case errors.Is(err, errCutStream):
 		return backoff, "the answer stream was cut", true
+	case transient(err):
+		return backoff, "the connection failed (" + clip(err.Error(), 80) + ")", true
 	}
-	// A connection refused, reset or dropped mid-body.
-	return backoff, "the connection failed (" + clip(err.Error(), 80) + ")", true
+	// A DNS failure, a TLS error, a refused connection, a bad baseUrl: the
+	// same request fails the same way, so it fails at once.
+	return 0, "", false
+}
+
+// transient says whether a connection error may pass on its own: a
+// timeout, a connection reset, or a body cut short.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // retryAfter reads how long a 429 asks to wait: retry-after-ms (OpenAI),
@@ -275,7 +289,7 @@ func (a *Agent) explain(err error, attempts int) error {
 	case errors.Is(err, errCutStream):
 		return fmt.Errorf("%w%s", err, tries)
 	}
-	return fmt.Errorf("the request failed%s: %w", tries, err)
+	return fmt.Errorf("the request to %s failed%s (check baseUrl and the network): %w", a.cfg.BaseURL, tries, err)
 }
 
 // contextTooLong recognizes the context-length refusal of OpenAI
