@@ -22,7 +22,7 @@ func TestE2EStrayStdoutLines(t *testing.T) {
 		t.Fatalf("ping = %q", got)
 	}
 	logs := hs.logs.String()
-	for _, line := range []string{"Memory server starting...", `\x1b[32minfo\x1b[0m ready on stdio`} {
+	for _, line := range []string{"Memory server starting...", `\x1b[32minfo\x1b[0m ready on stdio`, "[INFO] server starting", `{\"level\":30,\"msg\":\"ready\"}`} {
 		if !strings.Contains(logs, "skipped a line that is not a JSON-RPC message") || !strings.Contains(logs, line) {
 			t.Errorf("the log does not show the skipped line %q", line)
 		}

@@ -12,21 +12,33 @@ import (
 )
 
 func TestJSONLinesFilter(t *testing.T) {
-	long := strings.Repeat("y", 100<<10) // past one read buffer
+	long := strings.Repeat("y", 100<<10) // past the look-ahead
+	m1 := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	m2 := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`
 	big := `{"jsonrpc":"2.0","id":1,"result":{"text":"` + long + `"}}` + "\n"
+	bigByID := `{ "id":1,"jsonrpc":"2.0","result":{"text":"` + long + `"}}` + "\n"
+	bigLog := `{"level":30,"msg":"` + long + `"}`
 	tests := []struct {
 		name, in, want string
 		skipped        []string
 	}{
-		{"only messages", "{\"a\":1}\n[1]\n", "{\"a\":1}\n[1]\n", nil},
-		{"a banner first", "Memory server starting...\n{\"a\":1}\n", "{\"a\":1}\n", []string{"Memory server starting..."}},
-		{"between messages, CRLF", "{\"a\":1}\r\nlog: hi\r\n{\"b\":2}\r\n", "{\"a\":1}\r\n{\"b\":2}\r\n", []string{"log: hi"}},
-		{"blank lines pass", "\n  \n{\"a\":1}\n", "\n  \n{\"a\":1}\n", nil},
-		{"indented message", "  \t{\"a\":1}\n", "  \t{\"a\":1}\n", nil},
-		{"indented text", "   starting\n{}\n", "{}\n", []string{"   starting"}},
-		{"a line past one buffer passes whole", big, big, nil},
-		{"a long skipped line is logged cut", long + "\n{}\n", "{}\n", []string{strings.Repeat("y", maxStderrLine) + "…"}},
-		{"unterminated last line", "{}\nbye", "{}\n", []string{"bye"}},
+		{"only messages", m1 + "\n[" + m1 + "," + m2 + "]\n" + m2 + "\n", m1 + "\n[" + m1 + "," + m2 + "]\n" + m2 + "\n", nil},
+		{"a banner first", "Memory server starting...\n" + m1 + "\n", m1 + "\n", []string{"Memory server starting..."}},
+		{"between messages, CRLF", m1 + "\r\nlog: hi\r\n" + m2 + "\r\n", m1 + "\r\n" + m2 + "\r\n", []string{"log: hi"}},
+		{"a log line in brackets", "[INFO] server starting\n" + m1 + "\n", m1 + "\n", []string{"[INFO] server starting"}},
+		{"a JSON log line", `{"level":30,"msg":"ready"}` + "\n" + m1 + "\n", m1 + "\n", []string{`{"level":30,"msg":"ready"}`}},
+		{"JSON that is no message", "{}\n[1]\n[]\n" + `[{"jsonrpc":"2.0","id":1},{"level":30}]` + "\n" + m1 + "\n", m1 + "\n",
+			[]string{"{}", "[1]", "[]", `[{"jsonrpc":"2.0","id":1},{"level":30}]`}},
+		{"a message cut short", `{"jsonrpc":"2.0","id":1,` + "\n" + m1 + "\n", m1 + "\n", []string{`{"jsonrpc":"2.0","id":1,`}},
+		{"blank lines are dropped", "\n  \n" + m1 + "\n\r\n", m1 + "\n", nil},
+		{"indented message", "  \t" + m1 + "\n", m1 + "\n", nil},
+		{"indented text", "   starting\n" + m1 + "\n", m1 + "\n", []string{"starting"}},
+		{"a line past the look-ahead passes whole", big, big, nil},
+		{"past the look-ahead, id first", bigByID, bigByID, nil},
+		{"a JSON log line past the look-ahead is skipped", bigLog + "\n" + m1 + "\n", m1 + "\n", []string{bigLog[:maxStderrLine] + "…"}},
+		{"a long skipped line is logged cut", long + "\n" + m1 + "\n", m1 + "\n", []string{strings.Repeat("y", maxStderrLine) + "…"}},
+		{"unterminated last line", m1 + "\nbye", m1 + "\n", []string{"bye"}},
+		{"unterminated last message", "hi\n" + m1, m1, []string{"hi"}},
 	}
 	for _, tt := range tests {
 		for _, oneByte := range []bool{false, true} {

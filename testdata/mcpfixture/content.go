@@ -25,8 +25,9 @@ import (
 )
 
 // strayLines are what -stray-stdout prints before serving: a banner, as
-// the memory server prints, and a line of ANSI-colored log.
-var strayLines = []string{"Memory server starting...", "\x1b[32minfo\x1b[0m ready on stdio"}
+// the memory server prints, a line of ANSI-colored log, a log line in
+// brackets, and a JSON log line (pino's), which is JSON but no JSON-RPC.
+var strayLines = []string{"Memory server starting...", "\x1b[32minfo\x1b[0m ready on stdio", "[INFO] server starting", `{"level":30,"msg":"ready"}`}
 
 func printStray() {
 	for _, l := range strayLines {
