@@ -141,10 +141,13 @@ func (c *client) begin(ctx context.Context) {
 }
 
 // pastStartupTimeout lets Apply return while the first attempt goes on,
-// and says so in the detail unless the attempt has moved it on.
+// and says so in the detail. An attempt that moved the detail on is
+// either about to end or waits for a person's login in the browser, which
+// Apply waits for as it always did.
 func (c *client) pastStartupTimeout(cached int) {
 	c.lz.detailMu.Lock()
-	if c.lz.lastDetail == "connecting" {
+	connecting := c.lz.lastDetail == "connecting"
+	if connecting {
 		c.lz.lastDetail = fmt.Sprintf("starting: no answer within startupTimeoutMs (%dms); still trying in the background", c.cfg.StartupTimeoutMs)
 		if cached > 0 {
 			c.lz.lastDetail += fmt.Sprintf(" (%s cached)", toolCount(cached))
@@ -152,7 +155,9 @@ func (c *client) pastStartupTimeout(cached int) {
 		c.opt.detail(c.lz.lastDetail)
 	}
 	c.lz.detailMu.Unlock()
-	c.markReady()
+	if connecting {
+		c.markReady()
+	}
 }
 
 // attemptTimeout bounds the attempt about to run, and names the bound for

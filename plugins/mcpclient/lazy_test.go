@@ -390,3 +390,38 @@ func TestStartupConfig(t *testing.T) {
 		t.Errorf("a lazy config with idleTimeoutMs: %v", err)
 	}
 }
+
+// TestLazyStartFailure: a lazy server that fails to start answers the call
+// with why, is not retried in the background, and the next call tries
+// again.
+func TestLazyStartFailure(t *testing.T) {
+	hs := newHarness(t)
+	crash := filepath.Join(t.TempDir(), "crash")
+	starts := filepath.Join(t.TempDir(), "starts")
+	entry := stdioFixture(t, "lf", "lf", nil, "-crash-if-exists", crash, "-starts-file", starts)
+	warmCatalog(t, hs, entry)
+	if err := os.WriteFile(crash, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.apply(withConfig(entry, map[string]any{"startup": "lazy"}))
+	ping := mcpclient.PublicToolName("lf", "ping")
+	res := hs.call(modelCaller, ping, nil)
+	if res.Err == nil || !strings.Contains(text(res), "mcp-client(lf): failed to start: ") || !strings.Contains(text(res), "exit status 1") {
+		t.Fatalf("call to a server that cannot start: %q", text(res))
+	}
+	if d := hs.status("lf").Detail; !strings.HasPrefix(d, "failed to start: ") || !strings.HasSuffix(d, "; the next call tries again") {
+		t.Errorf("detail = %q", d)
+	}
+	if n := countLinesIn(t, starts); n != 2 {
+		t.Errorf("%d starts, want 2 (the warm-up and the call's)", n)
+	}
+	if err := os.Remove(crash); err != nil {
+		t.Fatal(err)
+	}
+	if res := hs.call(modelCaller, ping, nil); res.Err != nil || text(res) != "pong" {
+		t.Fatalf("the next call: %+v", res)
+	}
+	if n := countLinesIn(t, starts); n != 3 {
+		t.Errorf("%d starts, want 3", n)
+	}
+}
