@@ -74,6 +74,26 @@ func TestE2EFailedStartError(t *testing.T) {
 	}
 }
 
+// A server that never answers is stopped by the host when startupTimeoutMs
+// runs out; the error says so, not that the server exited (go-sdk closes
+// the connection of a failed initialize, which ends the process).
+func TestE2EUnansweredStartSaysHostStoppedIt(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "hung", "hung", map[string]any{"startupTimeoutMs": 2000, "failOnStartupError": true}, "-hang"))
+	st := hs.status("hung")
+	if st.State != host.StateFailed {
+		t.Fatalf("hung = %q (%q), want failed", st.State, st.Err)
+	}
+	for _, w := range []string{"no MCP handshake in time, so the host stopped the server", "hanging, as asked by -hang"} {
+		if !strings.Contains(st.Err, w) {
+			t.Errorf("error %q lacks %q", st.Err, w)
+		}
+	}
+	if strings.Contains(st.Err, "exited") {
+		t.Errorf("error %q says the server exited", st.Err)
+	}
+}
+
 // Every block of a result reaches the model: a screenshot downscaled, not
 // refused; embedded resources inline or stored; a link with how to read it;
 // audio stored with its length.

@@ -195,6 +195,26 @@ type process struct {
 	stderr *lineLogger
 	exited chan struct{} // closed once cmd.Wait returned
 	err    error         // cmd.Wait's, set before exited closes
+	stdout *jsonLines
+	// hostStopped is set when the host began stopping the server while
+	// its stdout was still open: an exit after that is the host's doing.
+	hostStopped atomic.Bool
+	stopOnce    sync.Once
+}
+
+// stopping records that the host is about to stop the process: whether
+// the server had ended its stdout (or exited) before that.
+func (p *process) stopping() {
+	p.stopOnce.Do(func() {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		if !p.stdout.ended.Load() {
+			p.hostStopped.Store(true)
+		}
+	})
 }
 
 // Connect implements mcp.Transport. The child's stdout reaches go-sdk
@@ -244,6 +264,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}()
 	t.proc = p
 	stdout := &jsonLines{r: outR, logger: t.logger}
+	p.stdout = stdout
 	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stdinCloser{w: inW, p: p}}).Connect(ctx)
 	if err != nil { // IOTransport never fails; be safe anyway
 		inW.Close()
@@ -271,6 +292,7 @@ func (s *stdinCloser) Write(b []byte) (int, error) { return s.w.Write(b) }
 
 func (s *stdinCloser) Close() error {
 	s.once.Do(func() {
+		s.p.stopping()
 		s.w.Close()
 		if s.p.waitExit(terminateGrace) {
 			return
@@ -315,6 +337,7 @@ type stdioConn struct {
 // which a left-behind grandchild could otherwise hold open.
 func (c *stdioConn) Close() error {
 	c.once.Do(func() {
+		c.p.stopping()
 		c.err = c.Connection.Close()
 		killProcessGroup(c.p.cmd)
 		c.p.waitExit(pipeDrainDelay + terminateGrace)
@@ -805,7 +828,9 @@ func (e *startError) Unwrap() error { return e.err }
 
 // explainStart adds to the error of a failed connect what the transport
 // knows of the cause: for a stdio server that exited, its exit status and
-// last stderr lines (go-sdk says only "client is closing: EOF"); for a
+// last stderr lines (go-sdk says only "client is closing: EOF"); for one
+// the host stopped when the attempt ran out of time (go-sdk closes the
+// connection of a failed initialize), that, and its last stderr lines; for a
 // Streamable HTTP endpoint that answered the first POST with 404 or 405,
 // the hint that it may speak the legacy HTTP+SSE transport.
 func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
@@ -814,6 +839,12 @@ func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
 		p := t.proc
 		if p == nil {
 			return err // it did not start: the error says why
+		}
+		if p.hostStopped.Load() {
+			if ctx.Err() == nil {
+				return err // stopped for what err says
+			}
+			return &startError{why: "no MCP handshake in time, so the host stopped the server" + quoteStderr(p), err: err}
 		}
 		exited := false
 		if ctx.Err() == nil {
@@ -830,12 +861,7 @@ func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
 		if !exited {
 			return err
 		}
-		why := "the server process exited (" + exitStatus(p.err) + ") before completing the MCP handshake"
-		if lines := p.stderr.last(); len(lines) > 0 {
-			why += "; its last stderr lines: " + strings.Join(lines, " | ")
-		} else {
-			why += "; it wrote nothing to stderr"
-		}
+		why := "the server process exited (" + exitStatus(p.err) + ") before completing the MCP handshake" + quoteStderr(p)
 		return &startError{why: why, err: err}
 	case *mcp.StreamableClientTransport:
 		if t.HTTPClient == nil {
@@ -851,6 +877,14 @@ func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
 		}
 	}
 	return err
+}
+
+// quoteStderr quotes the last lines p wrote to stderr, for a failed start.
+func quoteStderr(p *process) string {
+	if lines := p.stderr.last(); len(lines) > 0 {
+		return "; its last stderr lines: " + strings.Join(lines, " | ")
+	}
+	return "; it wrote nothing to stderr"
 }
 
 // exitStatus words how a process ended.
