@@ -77,7 +77,8 @@ func outputTool(store *attachments.Store) tools.Definition {
 
 // readOutput reads [offset, offset+length) of the stored text id, moved to
 // whole UTF-8 characters: a start inside a character moves past it, an end
-// inside one moves before it.
+// inside one moves before it, unless that would leave no character at all:
+// a read before the end returns at least one.
 func readOutput(store *attachments.Store, id string, offset, length int64) (OutputSlice, error) {
 	if length <= 0 {
 		length = defaultOutputRead
@@ -98,9 +99,11 @@ func readOutput(store *attachments.Store, id string, offset, length int64) (Outp
 	if !ok {
 		return OutputSlice{}, fmt.Errorf("%s cannot be read by range", id)
 	}
-	// utf8.UTFMax-1 bytes more on either side find the characters' edges.
+	// utf8.UTFMax-1 bytes more on either side find the characters' edges;
+	// past a short length, enough for the one whole character a read
+	// returns at least.
 	start := max(0, offset-(utf8.UTFMax-1))
-	buf := make([]byte, min(ref.Bytes, offset+length+utf8.UTFMax-1)-start)
+	buf := make([]byte, min(ref.Bytes, offset+max(length, utf8.UTFMax)+2*(utf8.UTFMax-1))-start)
 	if _, err := ra.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
 		return OutputSlice{}, fmt.Errorf("read %s: %w", id, err)
 	}
@@ -112,6 +115,13 @@ func readOutput(store *attachments.Store, id string, offset, length int64) (Outp
 	if hi < len(buf) {
 		for hi > lo && !utf8.RuneStart(buf[hi]) {
 			hi--
+		}
+	}
+	if hi <= lo && lo < len(buf) {
+		// A length shorter than the character at lo still returns that
+		// character: an empty read would name the same offset to read on
+		// from, and a model would loop on it.
+		for hi = lo + 1; hi < len(buf) && !utf8.RuneStart(buf[hi]); hi++ {
 		}
 	}
 	text := buf[lo:max(lo, hi)]
