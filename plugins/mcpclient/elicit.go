@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,20 +28,39 @@ func elicitCapabilities() *mcp.ElicitationCapabilities {
 // retry middleware with the call's own context; a 2025-11-25
 // elicitation/create comes with a context of its own, and is the call's
 // when exactly one call is in flight. While the person answers, that call's
-// silence timer waits.
+// silence timer waits, and the question ends with the call. When several
+// calls are in flight, the question cannot be told apart: every one's
+// silence timer waits, the question ends once all of them have ended, and
+// the installed answerer is asked (no call's own).
 func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	p := req.Params
-	call, _ := ctx.Value(inflightKey{}).(*inflight)
-	if call == nil {
-		call = c.onlyCall()
+	var calls []*inflight
+	if call, ok := ctx.Value(inflightKey{}).(*inflight); ok {
+		calls = []*inflight{call}
+	} else {
+		calls = c.callsInFlight()
 	}
 	askCtx := ctx
-	if call != nil {
-		release := call.hold()
-		defer release()
+	if len(calls) == 1 {
 		// The caller's values (its answerer), with the request's own
 		// cancellation.
-		askCtx = mergeValues(ctx, call.ctx)
+		askCtx = mergeValues(ctx, calls[0].ctx)
+	}
+	if len(calls) > 0 {
+		var cancel context.CancelFunc
+		askCtx, cancel = context.WithCancel(askCtx)
+		defer cancel()
+		left := int32(len(calls))
+		for _, call := range calls {
+			release := call.hold()
+			defer release()
+			stop := context.AfterFunc(call.life, func() {
+				if atomic.AddInt32(&left, -1) == 0 {
+					cancel()
+				}
+			})
+			defer stop()
+		}
 	}
 	mode := p.Mode
 	if mode == "" {

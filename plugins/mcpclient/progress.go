@@ -30,6 +30,10 @@ type inflight struct {
 	token  string
 	ctx    context.Context // the caller's: its progress function, its elicitation answerer
 	cancel context.CancelCauseFunc
+	// life ends with the call: at finish, or when the caller or a
+	// timeout cancels it. A question asked for the call ends with it.
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu       sync.Mutex
 	silence  *time.Timer // toolCallTimeoutMs; nil while held
@@ -37,6 +41,11 @@ type inflight struct {
 	held     int         // elicitations waiting for an answer: the silence timer waits too
 	progress int         // notifications received
 	done     bool
+
+	// report serializes the caller's progress function, run outside mu so
+	// that a slow one stalls neither the timers, finish and hold, nor
+	// go-sdk's reading of the next message.
+	report sync.Mutex
 }
 
 // callTimeout is the cause of a call cancelled by one of its timeouts; it
@@ -72,6 +81,7 @@ func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolPa
 	cctx, cancel := context.WithCancelCause(ctx)
 	call := &inflight{c: c, token: "dsh-" + strconv.FormatInt(c.tokens.Add(1), 10), ctx: ctx, cancel: cancel}
 	cctx = context.WithValue(cctx, inflightKey{}, call)
+	call.life, call.endLife = context.WithCancel(cctx)
 	params.SetProgressToken(call.token)
 	if level, ok := c.requestLogLevel(cn); ok {
 		meta := params.GetMeta()
@@ -126,6 +136,7 @@ func (call *inflight) finish() {
 		call.max.Stop()
 	}
 	call.mu.Unlock()
+	call.endLife()
 	call.c.mu.Lock()
 	delete(call.c.calls, call.token)
 	call.c.mu.Unlock()
@@ -167,31 +178,50 @@ func (c *client) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 		return
 	}
 	call.mu.Lock()
-	defer call.mu.Unlock()
 	if call.done {
+		call.mu.Unlock()
 		return
 	}
 	call.progress++
 	if call.held == 0 {
 		call.silence.Reset(ms(c.cfg.ToolCallTimeoutMs))
 	}
-	// Under call.mu: one report at a time, and none after finish.
+	call.mu.Unlock()
+	// One report at a time, in order, and none once finish returned
+	// (done is read again: finish may have run meanwhile).
+	call.report.Lock()
+	defer call.report.Unlock()
+	if call.isDone() {
+		return
+	}
 	tools.ReportProgress(call.ctx, tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
-// onlyCall returns the one call in flight, if there is exactly one: a
-// 2025-11-25 server's request during a call carries nothing that names the
-// call, so it is the call's only when no other is running.
+func (call *inflight) isDone() bool {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	return call.done
+}
+
+// onlyCall returns the one call in flight, if there is exactly one.
 func (c *client) onlyCall() *inflight {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.calls) != 1 {
-		return nil
-	}
-	for _, call := range c.calls {
-		return call
+	if calls := c.callsInFlight(); len(calls) == 1 {
+		return calls[0]
 	}
 	return nil
+}
+
+// callsInFlight returns the calls in flight: a 2025-11-25 server's request
+// during a call carries nothing that names the call, so it is the call's
+// only when no other is running.
+func (c *client) callsInFlight() []*inflight {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	calls := make([]*inflight, 0, len(c.calls))
+	for _, call := range c.calls {
+		calls = append(calls, call)
+	}
+	return calls
 }
 
 // mcpLogLevel is the lowest MCP log level the instance's logger shows.

@@ -100,6 +100,40 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	}
 }
 
+// A caller's progress function that takes its time (a terminal, the
+// network) holds up neither the call's end nor its timers.
+func TestSlowProgressFunctionHoldsNothing(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv.addTool("one", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1})
+		// Answers once the caller is busy with the report.
+		select {
+		case <-entered:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult("done"), nil
+	})
+	e := mustStart(t, testConfig("sp"), srv)
+	defer close(release)
+	ctx := tools.WithProgress(context.Background(), func(tools.Progress) {
+		once.Do(func() { close(entered) })
+		<-release
+	})
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.reg.Execute(ctx, tools.Caller{}, "mcp__sp__one", []byte("{}")) }()
+	select {
+	case res := <-done:
+		if res.Err != nil || resultText(res) != "done" {
+			t.Errorf("call = %v %q", res.Err, resultText(res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not end while the progress function was still busy")
+	}
+}
+
 func TestEveryCallCarriesItsOwnProgressToken(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	var mu sync.Mutex

@@ -1,0 +1,103 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+var okSchema = map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}
+
+// stubbornAskTool asks with elicitation/create (2025-11-25) on a context
+// the call's cancellation does not reach, as a server that never
+// withdraws its question would, and answers with what came back.
+func stubbornAskTool() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := req.Session.Elicit(context.WithoutCancel(ctx), &mcp.ElicitParams{Message: "Still there?", RequestedSchema: okSchema})
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(res)
+		return textResult(string(b)), nil
+	}
+}
+
+var rev20251125 = &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}}
+
+// With two calls in flight a 2025-11-25 question names neither: both
+// silence timers wait while the person answers, and the installed answerer
+// is asked.
+func TestAmbiguousElicitationHoldsEveryCall(t *testing.T) {
+	srv := newFakeServer(t, rev20251125)
+	srv.addTool("ask", stubbornAskTool())
+	busyIn, free := make(chan struct{}), make(chan struct{})
+	srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(busyIn)
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult("free"), nil
+	})
+	svc := elicit.New()
+	cfg := testConfig("amb")
+	// Seconds of room for round trips on a loaded machine; the person
+	// takes longer than that.
+	cfg.ToolCallTimeoutMs = 1000
+	e := mustStart(t, cfg, srv, withElicit(svc))
+	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+		time.Sleep(2500 * time.Millisecond)
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+	}))()
+
+	busy := make(chan tools.Result, 1)
+	go func() { busy <- e.call(tools.Caller{}, "mcp__amb__busy", "{}") }()
+	<-busyIn
+	res := e.call(tools.Caller{}, "mcp__amb__ask", "{}")
+	if res.Err != nil || resultText(res) != `{"action":"accept","content":{"ok":true}}` {
+		t.Errorf("the asking call, with another in flight: %v %q", res.Err, resultText(res))
+	}
+	close(free)
+	if res := <-busy; res.Err != nil || resultText(res) != "free" {
+		t.Errorf("the other call, silent while the person answered: %v %q", res.Err, resultText(res))
+	}
+}
+
+// A question ends with its call: the caller's cancellation reaches the
+// answerer even when the server does not withdraw the question.
+func TestElicitationEndsWithItsCall(t *testing.T) {
+	srv := newFakeServer(t, rev20251125)
+	srv.addTool("ask", stubbornAskTool())
+	e := mustStart(t, testConfig("end"), srv, withElicit(elicit.New()))
+
+	asked, ended, testOver := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(testOver)
+	answer := elicit.AnswerFunc(func(ctx context.Context, _ elicit.Request) (elicit.Result, error) {
+		close(asked)
+		select {
+		case <-ctx.Done():
+			close(ended)
+		case <-testOver:
+		}
+		return elicit.Result{Action: elicit.Cancel}, nil
+	})
+	ctx, cancel := context.WithCancel(elicit.WithAnswerer(context.Background(), answer))
+	defer cancel()
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.reg.Execute(ctx, tools.Caller{}, "mcp__end__ask", []byte("{}")) }()
+	<-asked
+	cancel()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question stayed open after its call was cancelled")
+	}
+	<-done
+}
