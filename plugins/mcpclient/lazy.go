@@ -207,6 +207,12 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 				return nil, nil, fmt.Errorf("%s: tool %q is not in the server's current tool list (its registration came from the catalog cache or an earlier list, and is removed now)", c.label, raw)
 			}
 			cn = c.live
+			if c.cfg.IdleTimeoutMs <= 0 {
+				// Nothing counts uses: the call path stays as cheap as
+				// before idleTimeoutMs existed.
+				c.mu.Unlock()
+				return cn, noUse, nil
+			}
 			c.lz.inUse++
 			c.mu.Unlock()
 			return cn, c.endUse, nil
@@ -246,6 +252,8 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 		}
 	}
 }
+
+func noUse() {}
 
 // endUse ends a use that acquire began.
 func (c *client) endUse() {
