@@ -6,18 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// readToolName is the resources service's read tool
-// (services/resources.ReadToolName), which reads a resource link's URI.
-const readToolName = "mcp_read"
 
 // modelContent maps a successful result to model content: images admitted
 // (and downscaled to fit), audio and embedded binaries stored, text inline,
@@ -49,8 +45,8 @@ func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string
 		case *mcp.AudioContent:
 			hold(i, tools.Text(c.keepAudio(ctx, raw, b)))
 		case *mcp.EmbeddedResource:
-			if r := b.Resource; r != nil && r.Blob != nil && !(textualType(r.MIMEType) && utf8.Valid(r.Blob)) {
-				hold(i, tools.Text(c.keepBinary(ctx, raw, r)))
+			if r := b.Resource; r != nil && r.Blob != nil && !(resources.Textual(r.MIMEType) && utf8.Valid(r.Blob)) {
+				hold(i, c.keepEmbedded(ctx, caller, raw, r)...)
 			}
 		}
 	}
@@ -65,25 +61,43 @@ func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string
 // keepAudio stores an audio block and describes it: MIME type, duration
 // when the format says it (WAV), size, and the attachment that holds it.
 func (c *client) keepAudio(ctx context.Context, raw string, a *mcp.AudioContent) string {
-	desc := orUnknownType(a.MIMEType)
+	desc := resources.OrUnknownType(a.MIMEType)
 	if d, ok := wavDuration(a.Data); ok {
 		desc += fmt.Sprintf(", %.2f s", d)
 	}
 	desc += fmt.Sprintf(", %d bytes", len(a.Data))
 	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: a.MIMEType, Data: a.Data})
 	if err != nil {
-		return "[audio: " + desc + "; not kept: " + err.Error() + "; the raw audio remains available to programmatic callers]"
+		return "[audio: " + desc + "; not kept: " + err.Error() + "]"
 	}
 	return "[audio: " + desc + "; stored as attachment " + id + "]"
+}
+
+// keepEmbedded keeps an embedded resource's binary contents: an image, for
+// a caller that takes images, as an image reference (downscaled to fit, as
+// a tool's images are, and the resources service's), anything else, or an
+// image the store refuses, as a blob.
+func (c *client) keepEmbedded(ctx context.Context, caller tools.Caller, raw string, r *mcp.ResourceContents) []tools.Content {
+	if mt, ok := imageType(r.MIMEType); ok && c.opt.store != nil && caller.ImageInput && sniff(mt, r.Blob) {
+		fitted, err := c.opt.store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: r.Blob, Name: r.URI}})
+		if err == nil {
+			head := fmt.Sprintf("Resource %s (%s, %d bytes):", r.URI, mt, len(r.Blob))
+			if rs := fitted[0].Resized; rs != nil {
+				head += "\n" + rs.Note()
+			}
+			return []tools.Content{tools.Text(head), {Type: "image", Image: &fitted[0].Ref}}
+		}
+	}
+	return []tools.Content{tools.Text(c.keepBinary(ctx, raw, r))}
 }
 
 // keepBinary stores an embedded resource's binary contents and describes
 // them.
 func (c *client) keepBinary(ctx context.Context, raw string, r *mcp.ResourceContents) string {
-	desc := fmt.Sprintf("%s: %s, %d bytes", r.URI, orUnknownType(r.MIMEType), len(r.Blob))
+	desc := fmt.Sprintf("%s: %s, %d bytes", r.URI, resources.OrUnknownType(r.MIMEType), len(r.Blob))
 	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: r.MIMEType, Data: r.Blob, Name: r.URI})
 	if err != nil {
-		return "[embedded resource " + desc + "; not kept: " + err.Error() + "; the raw data remains available to programmatic callers]"
+		return "[embedded resource " + desc + "; not kept: " + err.Error() + "]"
 	}
 	return "[embedded resource " + desc + "; stored as attachment " + id + "]"
 }
@@ -136,7 +150,7 @@ func (c *client) linkServer() string {
 	if c.opt.registry == nil {
 		return ""
 	}
-	if _, ok := c.opt.registry.Get(readToolName); !ok {
+	if _, ok := c.opt.registry.Get(resources.ReadToolName); !ok {
 		return ""
 	}
 	return c.cfg.ServerName
@@ -160,30 +174,7 @@ func resourceLinkLine(server string, b blockView) string {
 		URI    string `json:"uri"`
 		Server string `json:"server"`
 	}{b.uri, server})
-	return line + "); read it with " + readToolName + " " + string(args)
-}
-
-// textualType reports whether a MIME type is text a model can read.
-func textualType(mt string) bool {
-	t, _, err := mime.ParseMediaType(mt)
-	if err != nil {
-		return false
-	}
-	if strings.HasPrefix(t, "text/") {
-		return true
-	}
-	switch t {
-	case "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml":
-		return true
-	}
-	return strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml")
-}
-
-func orUnknownType(mt string) string {
-	if mt == "" {
-		return "unknown type"
-	}
-	return mt
+	return line + "); read it with " + resources.ReadToolName + " " + string(args)
 }
 
 // wavDuration returns the length in seconds of a RIFF/WAVE clip, from its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -70,7 +72,7 @@ func TestResultBlocksKept(t *testing.T) {
 	}
 	e := mustStart(t, testConfig("kb"), resultServer(t, result), withStore)
 	// The read tool the link names (the resources service's).
-	if _, err := e.reg.Register(e.scope, tools.Definition{Name: readToolName, Execute: func(context.Context, tools.Call) (tools.Output, error) {
+	if _, err := e.reg.Register(e.scope, tools.Definition{Name: resources.ReadToolName, Execute: func(context.Context, tools.Call) (tools.Output, error) {
 		return tools.Output{}, nil
 	}}); err != nil {
 		t.Fatal(err)
@@ -292,5 +294,52 @@ func TestReadOutputOfferedWhileHeld(t *testing.T) {
 	text := resultText(e.call(tools.Caller{}, "mcp__nooffer__r", "{}"))
 	if !strings.HasSuffix(text, "the rest is not kept: no mcp_read_output tool is offered to read it (the mcp-output plugin is not running)]") {
 		t.Errorf("cut without the offer: %q", text)
+	}
+}
+
+// withSmallStore mounts a store that admits images of at most 16 pixels a
+// side, so a 64×64 one is downscaled.
+func withSmallStore(e *testEnv, o *options) {
+	st, err := attachments.New(e.t.TempDir(), &attachments.Limits{MaxSide: 16})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.store, o.store = st, st
+}
+
+// An image that comes as an embedded resource of a tool result, or in a
+// prompt's messages, takes the same admit path as a tool's image block:
+// downscaled to fit the store's limits, with a note, not refused or kept
+// as an opaque blob.
+func TestEmbeddedAndPromptImagesDownscaled(t *testing.T) {
+	img := pngBytes(t, 64)
+	const note = "[image downscaled from 64×64 to 16×16 to fit the attachment limits (scale 1:4)]"
+	result := func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://shot.png", MIMEType: "image/png", Blob: img}},
+		}}
+	}
+	e := mustStart(t, testConfig("em"), resultServer(t, result), withSmallStore)
+	res := e.call(imageCaller, "mcp__em__r", "{}")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if len(res.Content) != 2 || res.Content[1].Image == nil || res.Content[1].Image.Width != 16 {
+		t.Fatalf("content = %+v, want a text and a 16×16 image", res.Content)
+	}
+	if want := fmt.Sprintf("Resource test://shot.png (image/png, %d bytes):\n%s", len(img), note); res.Content[0].Text != want {
+		t.Errorf("text = %q, want %q", res.Content[0].Text, want)
+	}
+	// A caller that takes no images gets the bytes kept as a blob.
+	if text := resultText(e.call(tools.Caller{}, "mcp__em__r", "{}")); !strings.HasPrefix(text, "[embedded resource test://shot.png: image/png, ") {
+		t.Errorf("for a text-only caller: %q", text)
+	}
+
+	c := e.client.Load()
+	got := c.renderMessages(context.Background(), tools.Caller{}, &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+		{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: img}},
+	}})
+	if !regexp.MustCompile(`^\[user\]\n` + regexp.QuoteMeta(note) + `\n\[image sha256:[0-9a-f]{64} image/png 16x16, \d+ bytes\]$`).MatchString(got) {
+		t.Errorf("prompt image: %q", got)
 	}
 }

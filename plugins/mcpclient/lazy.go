@@ -199,8 +199,8 @@ func (c *client) resolveStart() {
 // the idle timer.
 func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func(), err error) {
 	var timeout <-chan time.Time
+	c.mu.Lock()
 	for {
-		c.mu.Lock()
 		if c.live != nil {
 			if raw != "" && c.lz.listed != nil && !c.lz.listed[raw] {
 				c.mu.Unlock()
@@ -231,24 +231,32 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 			default:
 			}
 		}
+		// A waiter holds the server in use: the idle timer may not stop
+		// it between the start and the call.
+		c.lz.inUse++
 		c.mu.Unlock()
 		if timeout == nil {
 			t := time.NewTimer(ms(c.cfg.StartupTimeoutMs))
 			defer t.Stop()
 			timeout = t.C
 		}
+		var err error
 		select {
 		case <-p.done:
-			if p.err != nil {
-				return nil, nil, p.err
-			}
+			err = p.err
 		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("%s: while the server was starting: %w", c.label, ctx.Err())
+			err = fmt.Errorf("%s: while the server was starting: %w", c.label, ctx.Err())
 		case <-timeout:
-			return nil, nil, fmt.Errorf("%s: the server did not start within startupTimeoutMs (%dms); it goes on starting: %w",
+			err = fmt.Errorf("%s: the server did not start within startupTimeoutMs (%dms); it goes on starting: %w",
 				c.label, c.cfg.StartupTimeoutMs, context.DeadlineExceeded)
 		case <-c.stopped.Done():
-			return nil, nil, fmt.Errorf("%s: not connected: the instance is shutting down", c.label)
+			err = fmt.Errorf("%s: not connected: the instance is shutting down", c.label)
+		}
+		c.mu.Lock()
+		c.lz.inUse--
+		if err != nil {
+			c.mu.Unlock()
+			return nil, nil, err
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (c *client) promptCommand(p *mcp.Prompt) commands.Command {
 	}
 	return commands.Command{
 		Name:        name,
-		Description: fmt.Sprintf("MCP prompt %q of %s: %s", p.Name, c.cfg.ServerName, oneLine(desc)),
+		Description: fmt.Sprintf("MCP prompt %q of %s: %s", p.Name, c.cfg.ServerName, resources.OneLine(desc)),
 		Usage:       promptUsage(p),
 		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
 			text, err := c.runPrompt(ctx, inv.Caller, p, name, inv.Input)
@@ -94,8 +94,6 @@ func (c *client) promptCommand(p *mcp.Prompt) commands.Command {
 		},
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // promptUsage shows the arguments in declared order, optional ones in
 // brackets.
@@ -191,7 +189,7 @@ func (c *client) runPrompt(ctx context.Context, caller tools.Caller, p *mcp.Prom
 
 func describeArg(a *mcp.PromptArgument) string {
 	if a.Description != "" {
-		return a.Name + " (" + oneLine(a.Description) + ")"
+		return a.Name + " (" + resources.OneLine(a.Description) + ")"
 	}
 	return a.Name
 }
@@ -242,16 +240,21 @@ func (c *client) renderPromptContent(ctx context.Context, caller tools.Caller, r
 	return fmt.Sprintf("[unsupported prompt content %T]", content)
 }
 
-// keepMedia stores an image or audio of a prompt message and names it.
+// keepMedia stores an image or audio of a prompt message and names it; an
+// image over the store's limits is downscaled to fit first (SaveFitted).
 func (c *client) keepMedia(ctx context.Context, kind, mimeType string, data []byte) string {
 	if c.opt.store == nil {
 		return fmt.Sprintf("[%s: %s, %d bytes; not kept: no attachment store is mounted]", kind, mimeType, len(data))
 	}
 	if kind == "image" {
 		if mt, ok := imageType(mimeType); ok && sniff(mt, data) {
-			if refs, err := c.opt.store.SaveImages(ctx, []attachments.Image{{MediaType: mt, Data: data}}); err == nil {
-				r := refs[0]
-				return fmt.Sprintf("[image %s %s %dx%d, %d bytes]", r.ID, r.MediaType, r.Width, r.Height, r.Bytes)
+			if fitted, err := c.opt.store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: data}}); err == nil {
+				r := fitted[0].Ref
+				text := fmt.Sprintf("[image %s %s %dx%d, %d bytes]", r.ID, r.MediaType, r.Width, r.Height, r.Bytes)
+				if rs := fitted[0].Resized; rs != nil {
+					text = rs.Note() + "\n" + text
+				}
+				return text
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/internal/schemafast"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -251,7 +252,7 @@ func typedViews(content []mcp.Content) []blockView {
 				v.uri, v.mimeType = r.URI, r.MIMEType
 				if r.Blob != nil {
 					v.hasBlob, v.size = true, len(r.Blob)
-					if textualType(r.MIMEType) {
+					if resources.Textual(r.MIMEType) {
 						v.blob = r.Blob
 					}
 				} else {
@@ -303,7 +304,7 @@ func rawViews(blocks []json.RawMessage) []blockView {
 					v.text = nil
 					v.hasBlob = true
 					v.size = base64.StdEncoding.DecodedLen(len(*r.Blob)) - strings.Count(*r.Blob, "=")
-					if textualType(r.MIMEType) {
+					if resources.Textual(r.MIMEType) {
 						v.blob, _ = base64.StdEncoding.DecodeString(*r.Blob)
 					}
 				}
@@ -365,11 +366,11 @@ func project(raw, server string, blocks []blockView, kept map[int][]tools.Conten
 		case "resource":
 			switch {
 			case b.text != nil:
-				run = append(run, "Resource "+b.uri+" ("+orUnknownType(b.mimeType)+"):", *b.text)
+				run = append(run, "Resource "+b.uri+" ("+resources.OrUnknownType(b.mimeType)+"):", *b.text)
 			case b.blob != nil && utf8.Valid(b.blob):
-				run = append(run, "Resource "+b.uri+" ("+orUnknownType(b.mimeType)+"):", string(b.blob))
+				run = append(run, "Resource "+b.uri+" ("+resources.OrUnknownType(b.mimeType)+"):", string(b.blob))
 			case b.hasBlob:
-				run = append(run, fmt.Sprintf("[embedded resource %s: %s, %d bytes; not stored in this rendering; the raw data remains available to programmatic callers]", b.uri, orUnknownType(b.mimeType), b.size))
+				run = append(run, fmt.Sprintf("[embedded resource %s: %s, %d bytes; not stored in this rendering; the raw data remains available to programmatic callers]", b.uri, resources.OrUnknownType(b.mimeType), b.size))
 			default:
 				run = append(run, "[embedded resource unavailable: the MCP block has no resource contents]")
 			}
@@ -550,18 +551,7 @@ func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw strin
 	case ctx.Err() != nil:
 		return refuse(all(reasonCanceled))
 	}
-	notes := make([]string, len(batch))
-	for i := range batch {
-		if fitted, rs := c.opt.store.FitImage(batch[i]); rs != nil {
-			batch[i] = fitted
-			notes[i] = fmt.Sprintf("[image downscaled from %d×%d to %d×%d to fit the attachment limits (scale 1:%.4g)]",
-				rs.FromWidth, rs.FromHeight, rs.Width, rs.Height, float64(rs.FromWidth)/float64(rs.Width))
-		}
-	}
-	if ctx.Err() != nil {
-		return refuse(all(reasonCanceled))
-	}
-	refs, err := c.opt.store.SaveImages(ctx, batch)
+	refs, err := c.opt.store.SaveFitted(ctx, batch)
 	if err != nil {
 		if attachments.IsAdmissionError(err) {
 			return refuse(all(reasonAdmissionAt + err.Error()))
@@ -574,10 +564,10 @@ func (c *client) admitImages(ctx context.Context, caller tools.Caller, raw strin
 	}
 	out := make([][]tools.Content, len(refs))
 	for n := range refs {
-		if notes[n] != "" {
-			out[n] = append(out[n], tools.Text(notes[n]))
+		if rs := refs[n].Resized; rs != nil {
+			out[n] = append(out[n], tools.Text(rs.Note()))
 		}
-		out[n] = append(out[n], tools.Content{Type: "image", Image: &refs[n]})
+		out[n] = append(out[n], tools.Content{Type: "image", Image: &refs[n].Ref})
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func TestTextResults(t *testing.T) {
 		// Without a store, audio is described only (Render, which never
 		// stores, words it differently: see stored in TestProjectPlaceholders).
 		{"stored audio", []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{1}}},
-			"[audio: audio/wav, 1 bytes; not kept: no attachment store is mounted; the raw audio remains available to programmatic callers]"},
+			"[audio: audio/wav, 1 bytes; not kept: no attachment store is mounted]"},
 		// No read tool is registered here: the link says nothing of reading.
 		{"resource link", []mcp.Content{&mcp.ResourceLink{Name: "readme", URI: "file:///r.md"}}, "Resource link: readme (file:///r.md)"},
 		{"embedded resource", []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x:y", Text: "t"}}},

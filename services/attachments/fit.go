@@ -2,6 +2,8 @@ package attachments
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"image"
 	"image/draw"
 	"image/gif"
@@ -18,6 +20,13 @@ import (
 // refuse rather than decoded.
 const MaxDecodePixels = 64_000_000
 
+// decodeSlots bounds the downscales that run at once in the process. Each
+// holds a decoded image of up to 4×MaxDecodePixels bytes (256 MB) while it
+// works, and calls come in parallel (an agent runs a turn's tool calls at
+// once, a gateway serves many clients): without a bound, memory would grow
+// with the number of calls.
+var decodeSlots = make(chan struct{}, 2)
+
 // Resized says what FitImage did to an image.
 type Resized struct {
 	FromType              string // the original's media type
@@ -29,7 +38,10 @@ type Resized struct {
 // FitImage returns im unchanged when its size, dimensions and pixel count
 // are within the store's limits, or else a downscaled re-encoding that
 // fits them, aspect kept, and what was done. Downscaling averages the area
-// each new pixel covers, in bounded memory (two rows besides the images).
+// each new pixel covers. It holds the decoded source (up to 4 bytes a
+// pixel of at most MaxDecodePixels), the smaller result and a few rows;
+// at most two downscales run at once in the process, and a call waits for
+// its turn until ctx is done, which is the only error.
 //
 // PNG stays PNG and JPEG stays JPEG; GIF (its first frame) and WebP (no
 // encoder) become PNG, and an opaque image whose PNG is still over
@@ -37,24 +49,37 @@ type Resized struct {
 // unchanged, for SaveImages to refuse with the reason: downscaling is the
 // caller's choice, kept out of SaveImages so that the store still admits
 // exactly the bytes it is given, validated, all or none.
-func (s *Store) FitImage(im Image) (Image, *Resized) {
+func (s *Store) FitImage(ctx context.Context, im Image) (Image, *Resized, error) {
 	l := s.limits
 	t := canonicalType(im.MediaType)
 	if t == "" || sniff(im.Data) != t {
-		return im, nil
+		return im, nil, nil
 	}
 	cfg, err := decodeConfig(t, bytes.NewReader(im.Data))
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
-		return im, nil
+		return im, nil, nil
 	}
 	w, h := cfg.Width, cfg.Height
 	px := int64(w) * int64(h)
 	if w <= l.MaxSide && h <= l.MaxSide && px <= l.MaxPixels && int64(len(im.Data)) <= l.MaxImageBytes {
-		return im, nil
+		return im, nil, nil
 	}
 	if px > MaxDecodePixels {
-		return im, nil
+		return im, nil, nil
 	}
+	select {
+	case decodeSlots <- struct{}{}:
+		defer func() { <-decodeSlots }()
+	case <-ctx.Done():
+		return im, nil, fmt.Errorf("attachments: waiting to downscale an image: %w", ctx.Err())
+	}
+	fitted, rs := fit(l, t, w, h, im)
+	return fitted, rs, nil
+}
+
+// fit downscales im (of type t, w×h) to fit l.
+func fit(l Limits, t string, w, h int, im Image) (Image, *Resized) {
+	px := int64(w) * int64(h)
 	src, err := decodeImage(t, im.Data)
 	if err != nil {
 		return im, nil
@@ -96,6 +121,44 @@ func (s *Store) FitImage(im Image) (Image, *Resized) {
 		FromType: t, FromWidth: w, FromHeight: h, Width: dw, Height: dh,
 		FromBytes: int64(len(im.Data)), Bytes: int64(len(data)),
 	}
+}
+
+// Note says in one line, for the model, what FitImage did.
+func (r *Resized) Note() string {
+	return fmt.Sprintf("[image downscaled from %d×%d to %d×%d to fit the attachment limits (scale 1:%.4g)]",
+		r.FromWidth, r.FromHeight, r.Width, r.Height, float64(r.FromWidth)/float64(r.Width))
+}
+
+// Fitted is one image SaveFitted stored: its reference, and what FitImage
+// did to it first (nil when it was stored as given).
+type Fitted struct {
+	Ref     Ref
+	Resized *Resized
+}
+
+// SaveFitted is the admit path for images from outside (tool results,
+// resources, prompts): each image of batch is fitted to the limits
+// (FitImage), then the batch is saved all or none (SaveImages). An error
+// is SaveImages' (an admission error the caller may answer by keeping the
+// bytes as a blob) or ctx's.
+func (s *Store) SaveFitted(ctx context.Context, batch []Image) ([]Fitted, error) {
+	fitted := make([]Image, len(batch))
+	out := make([]Fitted, len(batch))
+	for i, im := range batch {
+		f, rs, err := s.FitImage(ctx, im)
+		if err != nil {
+			return nil, err
+		}
+		fitted[i], out[i].Resized = f, rs
+	}
+	refs, err := s.SaveImages(ctx, fitted)
+	if err != nil {
+		return nil, err
+	}
+	for i := range refs {
+		out[i].Ref = refs[i]
+	}
+	return out, nil
 }
 
 // decodeImage decodes data with the decoder of mediaType only.

@@ -3,6 +3,7 @@ package attachments
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -54,7 +55,10 @@ func TestFitImage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.Name = "shot"
-			out, rs := s.FitImage(tc.in)
+			out, rs, err := s.FitImage(context.Background(), tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if rs == nil {
 				t.Fatal("FitImage left an over-limit image unchanged")
 			}
@@ -100,11 +104,84 @@ func TestFitImageLeavesAlone(t *testing.T) {
 		{"over the decode bound", Image{MediaType: PNG, Data: bomb}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, rs := s.FitImage(tc.in)
+			out, rs, err := s.FitImage(context.Background(), tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if rs != nil || !bytes.Equal(out.Data, tc.in.Data) || out.MediaType != tc.in.MediaType {
 				t.Errorf("FitImage changed it: %+v", rs)
 			}
 		})
+	}
+}
+
+// A downscale waits for one of the process's decode slots: with every slot
+// taken, a call whose context ends gets that error and decodes nothing,
+// an image within the limits needs no slot, and a waiting call goes on
+// when a slot frees.
+func TestFitImageWaitsForADecodeSlot(t *testing.T) {
+	s := newStore(t, &Limits{MaxSide: 100})
+	big := Image{MediaType: PNG, Data: makePNG(t, 400, 200)}
+	small := Image{MediaType: PNG, Data: makePNG(t, 100, 50)}
+	taken := cap(decodeSlots)
+	for range taken {
+		decodeSlots <- struct{}{}
+	}
+	defer func() {
+		for range taken {
+			<-decodeSlots
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out, rs, err := s.FitImage(ctx, big)
+	if !errors.Is(err, context.Canceled) || rs != nil || !bytes.Equal(out.Data, big.Data) {
+		t.Fatalf("with every slot taken and ctx done: %+v, %v; want the image as given and ctx's error", rs, err)
+	}
+	if _, err := s.SaveFitted(ctx, []Image{small, big}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SaveFitted: %v, want ctx's error", err)
+	}
+	if _, rs, err := s.FitImage(ctx, small); err != nil || rs != nil {
+		t.Fatalf("an image within the limits: %+v, %v", rs, err)
+	}
+
+	type result struct {
+		rs  *Resized
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, rs, err := s.FitImage(context.Background(), big)
+		done <- result{rs, err}
+	}()
+	<-decodeSlots // one frees
+	taken--
+	if r := <-done; r.err != nil || r.rs == nil || r.rs.Width != 100 {
+		t.Fatalf("once a slot freed: %+v, %v", r.rs, r.err)
+	}
+}
+
+// SaveFitted stores each image fitted to the limits and says what it did.
+func TestSaveFitted(t *testing.T) {
+	s := newStore(t, &Limits{MaxSide: 2000, MaxPixels: 4_000_000})
+	got, err := s.SaveFitted(context.Background(), []Image{
+		{MediaType: PNG, Data: makePNG(t, 2560, 1440), Name: "shot"},
+		{MediaType: PNG, Data: makePNG(t, 10, 10)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[0]; r.Resized == nil || r.Ref.Width != 2000 || r.Ref.Height != 1125 || r.Ref.Name != "shot" {
+		t.Errorf("the screenshot: %+v %+v", r.Ref, r.Resized)
+	}
+	if got[0].Resized.Note() != "[image downscaled from 2560×1440 to 2000×1125 to fit the attachment limits (scale 1:1.28)]" {
+		t.Errorf("note: %s", got[0].Resized.Note())
+	}
+	if r := got[1]; r.Resized != nil || r.Ref.Width != 10 {
+		t.Errorf("the small image: %+v %+v", r.Ref, r.Resized)
+	}
+	if _, err := s.Stat(got[0].Ref.ID); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -160,7 +237,7 @@ func BenchmarkFitImage(b *testing.B) {
 	})
 	b.Run("fit", func(b *testing.B) {
 		for b.Loop() {
-			if _, rs := s.FitImage(Image{MediaType: PNG, Data: shot}); rs == nil {
+			if _, rs, _ := s.FitImage(context.Background(), Image{MediaType: PNG, Data: shot}); rs == nil {
 				b.Fatal("not downscaled")
 			}
 		}

@@ -14,7 +14,8 @@ import (
 )
 
 // MaxInlineText bounds the text of one read that goes inline to the model;
-// the rest is cut with a marker (the canonical value keeps all of it).
+// the rest is cut with a marker that says so (only the canonical value,
+// for programmatic callers, keeps all of it).
 const MaxInlineText = 1 << 20
 
 // Renderer turns resource contents into model-facing content. Its zero
@@ -28,8 +29,10 @@ type Renderer struct {
 // Contents renders the contents of a read (or of an embedded resource) for
 // caller: text inline after a line naming its URI and type; a text-typed
 // blob that is valid UTF-8 as text; an image as a durable reference when
-// the store is there and the caller takes images; any other binary stored
-// as a blob and described by its reference, MIME type and size.
+// the store is there and the caller takes images, downscaled to fit the
+// store's limits (attachments.Store.SaveFitted) or else kept as a blob;
+// any other binary stored as a blob and described by its reference, MIME
+// type and size.
 func (r Renderer) Contents(ctx context.Context, caller tools.Caller, contents []*mcp.ResourceContents) []tools.Content {
 	var out []tools.Content
 	var run []string
@@ -51,12 +54,15 @@ func (r Renderer) Contents(ctx context.Context, caller tools.Caller, contents []
 		switch {
 		case c.Blob == nil:
 			run = append(run, fmt.Sprintf("Resource %s (%s):", c.URI, mt), cut(c.Text, &budget))
-		case textual(c.MIMEType) && utf8.Valid(c.Blob):
+		case Textual(c.MIMEType) && utf8.Valid(c.Blob):
 			run = append(run, fmt.Sprintf("Resource %s (%s):", c.URI, mt), cut(string(c.Blob), &budget))
 		default:
-			block, isImage := r.binary(ctx, caller, c)
+			block, note, isImage := r.binary(ctx, caller, c)
 			if isImage {
 				run = append(run, fmt.Sprintf("Resource %s (%s, %d bytes):", c.URI, mt, len(c.Blob)))
+				if note != "" {
+					run = append(run, note)
+				}
 				flush()
 				out = append(out, block)
 			} else {
@@ -82,12 +88,12 @@ func cut(text string, budget *int) string {
 		n--
 	}
 	*budget = 0
-	return text[:n] + fmt.Sprintf("\n[resource text truncated: %d of %d bytes dropped (%d bytes inline at most); the canonical value keeps it whole]",
+	return text[:n] + fmt.Sprintf("\n[resource text truncated: %d of %d bytes dropped; a read shows at most %d bytes of text, and the rest is not kept where a model can read it]",
 		len(text)-n, len(text), MaxInlineText)
 }
 
-// textual reports whether a MIME type is text the model can read.
-func textual(mt string) bool {
+// Textual reports whether a MIME type is text a model can read.
+func Textual(mt string) bool {
 	t, _, err := mime.ParseMediaType(mt)
 	if err != nil {
 		return false
@@ -105,29 +111,35 @@ func textual(mt string) bool {
 // imageTypes are the image types models take.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
-// binary renders one blob: an image reference (true), or a line saying
-// where the bytes are kept, or why they are not.
-func (r Renderer) binary(ctx context.Context, caller tools.Caller, c *mcp.ResourceContents) (tools.Content, bool) {
+// binary renders one blob: an image reference (true) with a note when it
+// was downscaled, or a line saying where the bytes are kept, or why they
+// are not.
+func (r Renderer) binary(ctx context.Context, caller tools.Caller, c *mcp.ResourceContents) (block tools.Content, note string, isImage bool) {
 	mt, _, _ := mime.ParseMediaType(c.MIMEType)
 	mt = strings.ToLower(mt)
 	if r.Store == nil {
-		return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes; not kept: no attachment store is mounted]", c.URI, orUnknown(c.MIMEType), len(c.Blob))), false
+		return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes; not kept: no attachment store is mounted]", c.URI, OrUnknownType(c.MIMEType), len(c.Blob))), "", false
 	}
 	if imageTypes[mt] && caller.ImageInput {
-		refs, err := r.Store.SaveImages(ctx, []attachments.Image{{MediaType: mt, Data: c.Blob, Name: c.URI}})
+		fitted, err := r.Store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: c.Blob, Name: c.URI}})
 		if err == nil {
-			return tools.Content{Type: "image", Image: &refs[0]}, true
+			if rs := fitted[0].Resized; rs != nil {
+				note = rs.Note()
+			}
+			return tools.Content{Type: "image", Image: &fitted[0].Ref}, note, true
 		}
-		// Not an image the store admits: keep the bytes as a blob.
+		// Not an image the store admits, even downscaled: keep the bytes
+		// as a blob.
 	}
 	ref, err := r.Store.SaveBlob(ctx, attachments.Blob{MediaType: c.MIMEType, Data: c.Blob, Name: c.URI})
 	if err != nil {
-		return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes; not kept: %v]", c.URI, orUnknown(c.MIMEType), len(c.Blob), err)), false
+		return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes; not kept: %v]", c.URI, OrUnknownType(c.MIMEType), len(c.Blob), err)), "", false
 	}
-	return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes, stored as attachment %s]", c.URI, orUnknown(c.MIMEType), len(c.Blob), ref.ID)), false
+	return tools.Text(fmt.Sprintf("[binary resource %s: %s, %d bytes, stored as attachment %s]", c.URI, OrUnknownType(c.MIMEType), len(c.Blob), ref.ID)), "", false
 }
 
-func orUnknown(mt string) string {
+// OrUnknownType is mt, or "unknown type" when it is empty.
+func OrUnknownType(mt string) string {
 	if mt == "" {
 		return "unknown type"
 	}

@@ -355,6 +355,25 @@ func TestRenderer(t *testing.T) {
 	if text := out[0].Text; len(text) > MaxInlineText+300 || !strings.Contains(text, "resource text truncated") || strings.ContainsRune(text, '\uFFFD') {
 		t.Errorf("a long text was not cut cleanly (%d bytes)", len(text))
 	}
+	// The marker says the rest is out of the model's reach, rather than
+	// pointing at a canonical value no model sees.
+	if text := out[0].Text; !strings.HasSuffix(text, fmt.Sprintf("[resource text truncated: %d of %d bytes dropped; a read shows at most %d bytes of text, and the rest is not kept where a model can read it]", MaxInlineText, 2*MaxInlineText, MaxInlineText)) {
+		t.Errorf("marker: %q", text[strings.LastIndex(text, "\n"):])
+	}
+
+	// An image over the store's limits is downscaled to fit, as a tool
+	// result's is, not refused and kept as an opaque blob.
+	var shot bytes.Buffer
+	if err := png.Encode(&shot, image.NewRGBA(image.Rect(0, 0, 2560, 1440))); err != nil {
+		t.Fatal(err)
+	}
+	out = Renderer{Store: store}.Contents(ctx, tools.Caller{ImageInput: true}, []*mcp.ResourceContents{{URI: "a://shot", MIMEType: "image/png", Blob: shot.Bytes()}})
+	if len(out) != 2 || out[1].Image == nil || out[1].Image.Width != 2000 || out[1].Image.Height != 1125 {
+		t.Fatalf("a 2560×1440 resource image = %+v, want a note and a 2000×1125 image", out)
+	}
+	if want := fmt.Sprintf("Resource a://shot (image/png, %d bytes):\n[image downscaled from 2560×1440 to 2000×1125 to fit the attachment limits (scale 1:1.28)]", shot.Len()); out[0].Text != want {
+		t.Errorf("before the image: %q, want %q", out[0].Text, want)
+	}
 }
 
 // TestTools runs mcp_resources and mcp_read through a real host: the

@@ -245,7 +245,7 @@ func writeMeta(b *strings.Builder, server, mimeType, title, description string) 
 	if text == "" {
 		text = title
 	}
-	if text = oneLine(text); text != "" {
+	if text = OneLine(text); text != "" {
 		if r := []rune(text); len(r) > maxListedDescription {
 			text = string(r[:maxListedDescription]) + "…"
 		}
@@ -254,7 +254,9 @@ func writeMeta(b *strings.Builder, server, mimeType, title, description string) 
 	b.WriteString("\n")
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// OneLine is s with every run of white space, line breaks included, as
+// one space: a description for a one-line listing.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // listCommand is /resources [server] [query...].
 func listCommand(r *Registry) commands.Command {
