@@ -87,7 +87,7 @@ func TestLazyStartAndIdle(t *testing.T) {
 		t.Fatalf("fixture processes after the eager run was disposed: %v", pids)
 	}
 
-	hs.apply(withConfig(eager, map[string]any{"startup": "lazy", "idleTimeoutMs": 200}))
+	hs.apply(withConfig(eager, map[string]any{"startup": "lazy", "idleTimeoutMs": 1000}))
 	hs.requireActive("lz")
 	want := publicNames("lz", fixtureRawTools...)
 	if diff := cmp.Diff(want, hs.serverTools("lz")); diff != "" {
