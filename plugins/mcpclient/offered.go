@@ -56,9 +56,12 @@ func (c *client) logUnoffered(name, why string) {
 // execution.taskSupport "required". go-sdk v1.8.0's Tool has no execution
 // field (it does not support tasks), so the listing is read below it: a
 // connection wrapper notes the ids of tools/list requests and reads the
-// raw result of their responses only.
+// raw result of their responses only. The answer to a listing's first page
+// starts the set afresh, so a tool the server no longer lists leaves it.
 type taskTools struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// listing holds the tools/list requests awaiting their answer, true
+	// for a first page; a new connection starts it afresh.
 	listing  map[jsonrpc.ID]bool
 	requires map[string]bool
 }
@@ -82,6 +85,10 @@ func (w *taskWatchTransport) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, err
 	}
+	// Requests of an earlier connection are answered never.
+	w.tt.mu.Lock()
+	w.tt.listing = nil
+	w.tt.mu.Unlock()
 	return &taskWatchConn{conn, w.tt}, nil
 }
 
@@ -92,11 +99,15 @@ type taskWatchConn struct {
 
 func (c *taskWatchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+		var params struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(req.Params, &params)
 		c.tt.mu.Lock()
 		if c.tt.listing == nil {
 			c.tt.listing = map[jsonrpc.ID]bool{}
 		}
-		c.tt.listing[req.ID] = true
+		c.tt.listing[req.ID] = params.Cursor == ""
 		c.tt.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
@@ -106,8 +117,11 @@ func (c *taskWatchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.tt.mu.Lock()
-		if c.tt.listing[resp.ID] {
+		if first, ok := c.tt.listing[resp.ID]; ok {
 			delete(c.tt.listing, resp.ID)
+			if first && resp.Error == nil {
+				c.tt.requires = nil
+			}
 			c.tt.note(resp.Result)
 		}
 		c.tt.mu.Unlock()
