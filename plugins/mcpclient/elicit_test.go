@@ -48,12 +48,10 @@ func TestAmbiguousElicitationHoldsEveryCall(t *testing.T) {
 	})
 	svc := elicit.New()
 	cfg := testConfig("amb")
-	// Seconds of room for round trips on a loaded machine; the person
-	// takes longer than that.
-	cfg.ToolCallTimeoutMs = 1000
+	cfg.ToolCallTimeoutMs = holdSilenceMs
 	e := mustStart(t, cfg, srv, withElicit(svc))
 	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(personTakes)
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	}))()
 

@@ -124,8 +124,8 @@ func (call *inflight) expire(cause *callTimeout) {
 	}
 }
 
-// finish ends the call's bookkeeping: no timer fires and no progress is
-// reported after it returns.
+// finish ends the call's bookkeeping: no timer fires and no progress report
+// starts after it returns (one already under way may end after it).
 func (call *inflight) finish() {
 	call.mu.Lock()
 	call.done = true

@@ -59,13 +59,14 @@ func progressCall(e *testEnv, tool string) (tools.Result, []tools.Progress) {
 
 func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	srv := newFakeServer(t, nil)
-	// 15 steps 50ms apart: 750ms in all, three times the silence allowed,
-	// and every gap a tenth of it.
-	srv.addTool("long", progressTool(15, 50*time.Millisecond, false))
+	// 25 steps 100ms apart: 2.5s in all, two and a half times the silence
+	// allowed, and every gap a tenth of it, room enough for a loaded
+	// machine under -race.
+	srv.addTool("long", progressTool(25, 100*time.Millisecond, false))
 	srv.addTool("stalls", progressTool(2, 10*time.Millisecond, true))
 	srv.addTool("endless", progressTool(-1, 20*time.Millisecond, false))
 	cfg := testConfig("pg")
-	cfg.ToolCallTimeoutMs = 500
+	cfg.ToolCallTimeoutMs = 1000
 	e := mustStart(t, cfg, srv)
 
 	res, got := progressCall(e, "mcp__pg__long")
@@ -76,12 +77,12 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	// but retires a call as soon as its response is read, so the last
 	// notification, sent just before the result, may come after the call
 	// is over (and is dropped then).
-	if len(got) < 14 || got[0] != (tools.Progress{Progress: 1, Total: 15, Message: "step"}) || got[13].Progress != 14 {
-		t.Errorf("progress heard: %+v, want the reports 1/15 … 14/15 at least", got)
+	if len(got) < 24 || got[0] != (tools.Progress{Progress: 1, Total: 25, Message: "step"}) || got[23].Progress != 24 {
+		t.Errorf("progress heard: %+v, want the reports 1/25 … 24/25 at least", got)
 	}
 
 	res, got = progressCall(e, "mcp__pg__stalls")
-	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "sent neither its result nor progress for toolCallTimeoutMs (500ms) after 2 progress notification(s)") {
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "sent neither its result nor progress for toolCallTimeoutMs (1000ms) after 2 progress notification(s)") {
 		t.Errorf("a call silent after 2 notifications: err %v", res.Err)
 	}
 	if len(got) != 2 {
@@ -89,10 +90,10 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	}
 
 	// toolCallMaxMs caps the whole, progress or not.
-	cfg.ToolCallMaxMs = 600
+	cfg.ToolCallMaxMs = 1200
 	e2 := mustStart(t, cfg, srv)
 	res, got = progressCall(e2, "mcp__pg__endless")
-	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "did not finish within toolCallMaxMs (600ms)") {
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "did not finish within toolCallMaxMs (1200ms)") {
 		t.Errorf("endless progress with toolCallMaxMs: err %v", res.Err)
 	}
 	if len(got) == 0 {
@@ -244,17 +245,23 @@ func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 	}
 }
 
+// The silence a call waiting for a person is allowed in the tests: seconds
+// of room for round trips on a loaded machine under -race, and the time
+// the person takes, well past it: a call not held is cut.
+const (
+	holdSilenceMs = 1500
+	personTakes   = 3500 * time.Millisecond
+)
+
 func testHold(t *testing.T, opts *mcp.ServerOptions) {
 	srv := newFakeServer(t, opts)
 	srv.addTool("ask", askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}))
 	svc := elicit.New()
 	cfg := testConfig("hold")
-	// Room for a loaded machine's round trips, but not for the person,
-	// who takes five times the silence allowed.
-	cfg.ToolCallTimeoutMs = 300
+	cfg.ToolCallTimeoutMs = holdSilenceMs
 	e := mustStart(t, cfg, srv, withElicit(svc))
 	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(personTakes)
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	}))()
 	res := e.call(tools.Caller{}, "mcp__hold__ask", "{}")
