@@ -37,13 +37,19 @@
 // so explicit entries always win. Its stderr goes to the instance's
 // logger, line by line. On Linux it is SIGKILLed when the host dies.
 //
-// A line on a stdio server's stdout that cannot be a JSON-RPC message (a
-// banner like "Memory server starting...") is logged and skipped, never
-// fatal: the child's stdout passes through a streaming line filter
-// (jsonLines) before go-sdk reads it. A server that never connected says
-// why, in the error and in its status ("failed to start: ... exited (exit
+// A line on a stdio server's stdout that is not a JSON-RPC message (a
+// banner like "Memory server starting...", "[INFO] ready", a JSON log line
+// like pino's {"level":30,...}) is logged and skipped, never fatal: the
+// child's stdout passes through a streaming line filter (jsonLines) before
+// go-sdk reads it. It judges a line on its first 64 KiB: a line that ends
+// within them passes if it is an object with "jsonrpc" (or a batch of
+// them), a longer one if its first member is a JSON-RPC one (jsonrpc, id,
+// method, params, result, error). A server that never connected says why,
+// in the error and in its status ("failed to start: ... exited (exit
 // status 1) before completing the MCP handshake; its last stderr lines:
-// ..."), rather than go-sdk's "client is closing: EOF".
+// ..."), rather than go-sdk's "client is closing: EOF"; one that never
+// answered within startupTimeoutMs says the host stopped it, with its last
+// stderr lines.
 //
 // # Legacy HTTP+SSE
 //
@@ -77,7 +83,13 @@
 // tool: MCP Apps' app-only tools (_meta.ui.visibility without "model"),
 // and tools whose execution.taskSupport is "required" (the host does not
 // support tasks; go-sdk drops the field, so the raw tools/list result is
-// read below go-sdk, offered.go).
+// read below go-sdk, offered.go). Known gap: that reading wraps the
+// connection, which over Streamable HTTP would hide go-sdk's unexported
+// session hook that opens the standalone GET stream, so it is done on
+// stdio and SSE only: a Streamable HTTP server's task-only tools are
+// offered, and a call to one fails with the server's error. Reading them
+// would take a bounded, streaming peek at tools/list answers (JSON or SSE
+// bodies) in the HTTP client's RoundTripper.
 //
 // # Calls and results
 //
@@ -137,8 +149,12 @@
 // 2026-07-28 round trip, which go-sdk's retry middleware brings with the
 // call's own context. A 2025-11-25 request carries nothing that names its
 // call; it is taken for the call's when exactly one call is in flight.
-// Either way the call's context supplies the answerer (elicit.WithAnswerer)
-// and its silence timer waits while the person answers. A decline that no
+// Either way the call's context supplies the answerer (elicit.WithAnswerer),
+// its silence timer waits while the person answers, and the question ends
+// (its context is cancelled) when the call ends. With several calls in
+// flight the request is no one call's: the installed answerer is asked,
+// every call's silence timer waits, and the question ends once all of them
+// have ended. A decline that no
 // person chose carries the reason in _meta["dsh-host/reason"] and is
 // logged. A call refused with URLElicitationRequired (-32042) has the pages
 // it names asked as URL requests, and goes again, once, when every one was
