@@ -385,7 +385,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	cn := &conn{closed: make(chan struct{})}
 	opts := &mcp.ClientOptions{
 		Logger: c.log.With("component", "go-sdk"),
-		// The host offers no roots or sampling.
+		// The host offers no roots.
 		Capabilities: &mcp.ClientCapabilities{},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.extraChanged(cn, syncResources)
@@ -401,6 +401,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		},
 		ProgressNotificationHandler: c.onProgress,
 		LoggingMessageHandler:       c.onLog,
+		// Sampling is declared so that a call made through the gateway can
+		// reach its client's model; other calls are refused (onSample).
+		CreateMessageWithToolsHandler: c.onSample,
 	}
 	if c.opt.elicit != nil {
 		opts.ElicitationHandler = c.onElicit

@@ -69,7 +69,7 @@ func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 			mode = elicit.ModeURL
 		}
 	}
-	r := elicit.Request{Server: c.cfg.ServerName, Mode: mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+	r := elicit.Request{Server: c.cfg.ServerName, Mode: mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Schema: p.RequestedSchema}
 	if mode == elicit.ModeForm {
 		form, err := elicit.ParseForm(p.RequestedSchema)
 		if err != nil {

@@ -45,6 +45,22 @@ func listPrompts(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Prompt, erro
 // mcp__<serverName>__<prompt> when that is a valid name.
 func PublicPromptName(serverName, prompt string) string { return PublicToolName(serverName, prompt) }
 
+// publishPrompts makes list the server's prompts: slash commands with the
+// commands service, entries of the resources service (which the gateway
+// serves) with that one. Both come from this one listing.
+func (c *client) publishPrompts(list []*mcp.Prompt) {
+	if c.opt.extra.commands != nil {
+		c.swapPrompts(list)
+	}
+	if c.ext.source != nil {
+		ps := make([]resources.Prompt, 0, len(list))
+		for _, p := range list {
+			ps = append(ps, resources.Prompt{Public: PublicPromptName(c.cfg.ServerName, p.Name), Prompt: *p})
+		}
+		c.ext.source.SetPrompts(ps)
+	}
+}
+
 // swapPrompts replaces the registered prompt commands with list. An
 // unchanged list keeps them. A name already taken (by another plugin's
 // command) skips that prompt with an error in the log; the others register.
@@ -173,18 +189,27 @@ func (c *client) runPrompt(ctx context.Context, caller tools.Caller, p *mcp.Prom
 	if len(missing) > 0 {
 		return "", fmt.Errorf("missing required argument(s): %s — usage: /%s %s", strings.Join(missing, "; "), name, promptUsage(p))
 	}
-	cn, done, err := c.acquire(ctx, "")
+	res, err := c.getPrompt(ctx, p.Name, args)
 	if err != nil {
 		return "", err
 	}
+	return c.renderMessages(ctx, caller, res), nil
+}
+
+// getPrompt gets the server's prompt name with args (prompts/get).
+func (c *client) getPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	cn, done, err := c.acquire(ctx, "")
+	if err != nil {
+		return nil, err
+	}
 	defer done()
 	gctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
-	res, err := cn.session.GetPrompt(gctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args})
+	res, err := cn.session.GetPrompt(gctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	c.release(cancel, err)
 	if err != nil {
-		return "", c.requestError(ctx, gctx, cn, "prompt "+p.Name, err)
+		return nil, c.requestError(ctx, gctx, cn, "prompt "+name, err)
 	}
-	return c.renderMessages(ctx, caller, res), nil
+	return res, nil
 }
 
 func describeArg(a *mcp.PromptArgument) string {

@@ -73,6 +73,7 @@ func (c *client) startExtras() error {
 		Subscribe:   c.subscribe,
 		Unsubscribe: c.unsubscribe,
 		Complete:    c.complete,
+		GetPrompt:   c.getPrompt,
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.label, err)
@@ -158,14 +159,17 @@ func (c *client) syncExtras(ctx context.Context, cn *conn, what extraKind, conne
 			}
 		}
 	}
-	if what&syncPrompts != 0 && c.opt.extra.commands != nil {
+	if what&syncPrompts != 0 && (c.opt.extra.commands != nil || c.ext.source != nil) {
 		if caps.Prompts == nil {
-			c.swapPrompts(nil)
+			c.publishPrompts(nil)
 		} else if list, err := listPrompts(lctx, cn.session); err != nil {
 			c.extraFailed(ctx, cn, "prompts", err)
 		} else {
-			c.swapPrompts(list)
+			c.publishPrompts(list)
 		}
+	}
+	if connected && c.ext.source != nil {
+		c.ext.source.Listed()
 	}
 }
 
@@ -186,8 +190,9 @@ func (c *client) extraFailed(ctx context.Context, cn *conn, what string, err err
 func (c *client) clearExtras() {
 	if c.ext.source != nil {
 		c.ext.source.Set(nil, nil)
+		c.ext.source.Listed()
 	}
-	c.swapPrompts(nil)
+	c.publishPrompts(nil)
 }
 
 // capabilities returns the server's capabilities, never nil.

@@ -58,6 +58,9 @@ type Request struct {
 	Message string
 	// Form is the form to fill (ModeForm).
 	Form *Form
+	// Schema is the form's JSON Schema as the server sent it, for an
+	// answerer that passes the request on (the gateway to its client).
+	Schema any
 	// URL is the page to open and ElicitationID its id (ModeURL).
 	URL           string
 	ElicitationID string

@@ -13,7 +13,7 @@
 //
 // # Consumers
 //
-// Front ends, the model-facing tools and (later) the gateway ask the
+// Front ends, the model-facing tools and the gateway ask the
 // registry: [Registry.List] and [Registry.Templates] filter by server and
 // query, [Registry.Read] routes a URI to the server that owns it,
 // [Registry.Expand] turns a template and its arguments into a URI,
@@ -26,6 +26,16 @@
 // matters, keep such servers apart or give one a different URI scheme. A URI
 // no server lists goes to the server whose template matches it, and
 // otherwise to the only server when there is one.
+//
+// # Prompts
+//
+// A provider publishes its server's prompts too ([Source.SetPrompts]), with
+// the name each goes by in the host (mcp__<server>__<prompt>, like tools);
+// mcp-client feeds the same listing to its slash commands. [Registry.Prompts]
+// lists them and [Registry.GetPrompt] gets one from its server, messages as
+// the server sent them: the gateway serves them to its clients.
+// [Source.Listed] and [Registry.WaitListed] let a gateway's first client
+// see what the servers starting with it offer.
 //
 // # The built-in plugin
 //
@@ -84,6 +94,9 @@ type Provider struct {
 	// Complete asks the server for values of one argument of a template or
 	// prompt; nil when the server does not offer completion.
 	Complete func(ctx context.Context, req CompleteRequest) ([]string, error)
+	// GetPrompt gets one of the server's prompts (by the server's own
+	// name) with its arguments; nil when the provider publishes no prompts.
+	GetPrompt func(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
 }
 
 // CompleteRequest asks for the values of one argument.
@@ -116,6 +129,9 @@ const (
 	ListChanged ChangeKind = iota + 1
 	// Updated: a subscribed resource's content changed.
 	Updated
+	// PromptsChanged: a server's prompts changed, or a server with prompts
+	// came or went.
+	PromptsChanged
 )
 
 // Change is one change: the server, and the URI for Updated.
@@ -142,6 +158,9 @@ type Registry struct {
 	collision map[string]bool    // URIs whose collision was logged
 
 	changes *host.Event[Change]
+	// wake is closed and replaced when a source lists for the first time
+	// or goes (WaitListed).
+	wake chan struct{}
 }
 
 // Source is a registered provider; its owner keeps its lists current.
@@ -152,6 +171,9 @@ type Source struct {
 	templates []parsedTemplate
 	sig       string
 	removed   bool
+	prompts   []Prompt
+	promptSig string
+	listed    bool // Listed was called
 }
 
 type parsedTemplate struct {
@@ -171,7 +193,7 @@ type Options struct {
 // New returns an empty registry.
 func New(opts *Options) *Registry {
 	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, collision: map[string]bool{},
-		changes: host.NewEvent[Change]("resources change")}
+		changes: host.NewEvent[Change]("resources change"), wake: make(chan struct{})}
 	if opts != nil && opts.Logger != nil {
 		r.log = opts.Logger
 	}
@@ -208,13 +230,18 @@ func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
 		r.mu.Lock()
 		src.removed = true
 		had := len(src.resources)+len(src.templates) > 0
+		hadPrompts := len(src.prompts) > 0
 		r.sources = slices.DeleteFunc(r.sources, func(o *Source) bool { return o == src })
 		// Its subscriptions went with the server; a provider that
 		// lists these URIs later takes them up (Set).
 		maps.DeleteFunc(r.held, func(_ string, h *Source) bool { return h == src })
+		r.wakeLocked()
 		r.mu.Unlock()
 		if had {
 			r.emit(Change{Kind: ListChanged, Server: p.Server})
+		}
+		if hadPrompts {
+			r.emit(Change{Kind: PromptsChanged, Server: p.Server})
 		}
 	})
 	return src, nil

@@ -99,6 +99,8 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	complete      bool // bridge.go
+	sample        bool // bridge.go
 	waitFile      string
 }
 
@@ -129,6 +131,8 @@ func run(args []string) error {
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
+	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
+	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -277,7 +281,7 @@ type oversizeIn struct {
 func newServer(o options) *mcp.Server {
 	server := mcp.NewServer(
 		&mcp.Implementation{Name: o.name, Version: "1.0.0"},
-		withProtocol(withSubscriptions(&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()}, o), o),
+		withCompletion(withProtocol(withSubscriptions(&mcp.ServerOptions{Instructions: o.instructions, PageSize: o.pageSize, Logger: logger()}, o), o), o),
 	)
 	events := &eventLog{path: o.cancelFile}
 	if o.contentTools {
@@ -288,6 +292,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.counter {
 		addCounterTool(server)
+	}
+	if o.sample {
+		addSampleTool(server)
 	}
 
 	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "Add two numbers."},
