@@ -419,10 +419,12 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	// open the standalone GET stream after initialize, through an
 	// unexported interface no wrapper can forward: a wrapped connection
 	// loses every message the server sends outside a request (a 2025-11-25
-	// server's elicitation/create, list_changed). Tool tasks are read on
-	// the other transports only.
+	// server's elicitation/create, list_changed). There tool tasks are
+	// read in the HTTP client instead.
 	if c.cfg.Transport != TransportStreamableHTTP {
 		watched = c.tasks.watch(tr)
+	} else {
+		c.tasks.peekHTTP(tr)
 	}
 	session, err := client.Connect(ctx, watched, nil)
 	if err != nil {

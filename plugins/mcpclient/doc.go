@@ -83,13 +83,11 @@
 // tool: MCP Apps' app-only tools (_meta.ui.visibility without "model"),
 // and tools whose execution.taskSupport is "required" (the host does not
 // support tasks; go-sdk drops the field, so the raw tools/list result is
-// read below go-sdk, offered.go). Known gap: that reading wraps the
-// connection, which over Streamable HTTP would hide go-sdk's unexported
-// session hook that opens the standalone GET stream, so it is done on
-// stdio and SSE only: a Streamable HTTP server's task-only tools are
-// offered, and a call to one fails with the server's error. Reading them
-// would take a bounded, streaming peek at tools/list answers (JSON or SSE
-// bodies) in the HTTP client's RoundTripper.
+// read below go-sdk, offered.go): on stdio and SSE by a wrapper of the
+// connection; over Streamable HTTP, where a wrapper would hide go-sdk's
+// unexported hook that opens the standalone GET stream, in the HTTP
+// client, which reads a tools/list POST's answer (a JSON body or an SSE
+// stream) as go-sdk reads it, holding at most 8 MiB of it.
 //
 // # Calls and results
 //
@@ -160,6 +158,12 @@
 // it names asked as URL requests, and goes again, once, when every one was
 // accepted; otherwise it fails with the server's error and why.
 //
+// The client declares sampling too, found like elicitation's answerer: a
+// sampling/createMessage (or a round trip's input request) goes to the
+// sampler on the call's context (services/sampling, which the gateway sets
+// to reach its own client's model); without one it fails with
+// sampling.ErrNoSampler, since the host has no model to lend servers.
+//
 // # Resources, prompts and completion
 //
 // With the resources service (services/resources) present, each instance
@@ -179,7 +183,9 @@
 // order; required ones are checked before the request. The reply renders
 // the messages under their roles, images and audio kept in the attachment
 // store, embedded resources with their URI. Each command completes its
-// arguments through completion/complete (/complete).
+// arguments through completion/complete (/complete). The same listing goes
+// to the resources service (Source.SetPrompts), whose prompts/get returns
+// the server's messages as they are: the gateway serves them.
 //
 // All of it runs on the supervisor like tool re-syncs: a failed list keeps
 // the previous one; giving up withdraws resources and prompts with the

@@ -138,10 +138,27 @@ func TestE2EResultContent(t *testing.T) {
 	}
 }
 
-// Tools no model can use are not registered, and the log says why, once.
+// Tools no model can use are not registered, and the log says why, once;
+// over stdio and over Streamable HTTP (where the listing is read in the
+// HTTP client: an SSE answer).
 func TestE2EUnusableToolsNotOffered(t *testing.T) {
+	t.Run("stdio", func(t *testing.T) {
+		testUnusableTools(t, func() host.Entry { return stdioFixture(t, "un", "un", nil, "-unusable-tools") })
+	})
+	t.Run("streamable-http", func(t *testing.T) {
+		testUnusableTools(t, func() host.Entry {
+			return host.Entry{ID: "un", Name: "mcp-client", Config: map[string]any{
+				"transport": "streamable-http", "serverName": "un", "url": mcptest.StartHTTPFixture(t, "-unusable-tools"),
+			}}
+		})
+	})
+}
+
+// testUnusableTools runs the server entry makes (after the harness, so
+// that a fixture it starts is gone before the harness checks).
+func testUnusableTools(t *testing.T, entry func() host.Entry) {
 	hs := newHarness(t)
-	hs.apply(stdioFixture(t, "un", "un", nil, "-unusable-tools"))
+	hs.apply(entry())
 	hs.requireActive("un")
 	names := hs.serverTools("un")
 	if !slicesContains(names, "mcp__un__app-and-model") || slicesContains(names, "mcp__un__app-only") || slicesContains(names, "mcp__un__task-required") {

@@ -1,8 +1,12 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -152,4 +156,176 @@ func (tt *taskTools) note(result json.RawMessage) {
 			delete(tt.requires, t.Name)
 		}
 	}
+}
+
+// Over Streamable HTTP the connection cannot be wrapped (go-sdk opens the
+// standalone GET stream through an unexported hook of its own connection),
+// so the listing is read in the HTTP client instead: taskPeek sees each
+// POST of a tools/list request and reads the answer's body as go-sdk reads
+// it, a JSON body or an SSE stream, holding at most maxListingPeek bytes of
+// it. An answer past that is not read (its tools are offered).
+const maxListingPeek = 8 << 20
+
+// peekHTTP has tt read the tools/list answers of a Streamable HTTP
+// attempt: tr's client is the one newTransportFactory made (firstPOST).
+func (tt *taskTools) peekHTTP(tr mcp.Transport) {
+	st, ok := tr.(*mcp.StreamableClientTransport)
+	if !ok || st.HTTPClient == nil {
+		return
+	}
+	if f, ok := st.HTTPClient.Transport.(*firstPOST); ok {
+		f.base = &taskPeek{base: f.base, tt: tt}
+	}
+}
+
+type taskPeek struct {
+	base http.RoundTripper
+	tt   *taskTools
+}
+
+func (p *taskPeek) RoundTrip(req *http.Request) (*http.Response, error) {
+	id, first, ok := listingRequest(req)
+	resp, err := p.base.RoundTrip(req)
+	if err != nil || !ok || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	l := &listingBody{ReadCloser: resp.Body, tt: p.tt, id: id, first: first}
+	switch ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct {
+	case "application/json":
+		l.whole = true
+	case "text/event-stream":
+	default:
+		return resp, nil
+	}
+	resp.Body = l
+	return resp, nil
+}
+
+// listingRequest reads a POST's body (go-sdk's, which it can give again)
+// and reports whether it is a tools/list request, its id, and whether it
+// asks for the first page.
+func listingRequest(req *http.Request) (jsonrpc.ID, bool, bool) {
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength <= 0 || req.ContentLength > 64<<10 {
+		return jsonrpc.ID{}, false, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false, false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, req.ContentLength))
+	if err != nil {
+		return jsonrpc.ID{}, false, false
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	r, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || r.Method != "tools/list" || !r.ID.IsValid() {
+		return jsonrpc.ID{}, false, false
+	}
+	var params struct {
+		Cursor string `json:"cursor"`
+	}
+	_ = json.Unmarshal(r.Params, &params)
+	return r.ID, params.Cursor == "", true
+}
+
+// listingBody is the body of a tools/list POST's answer: what go-sdk reads
+// of it is read here too, before go-sdk has it, up to the answer.
+type listingBody struct {
+	io.ReadCloser
+	tt    *taskTools
+	id    jsonrpc.ID
+	first bool
+	whole bool // a JSON body; else an SSE stream
+
+	line, data []byte // SSE: the line being read, the event's data
+	over       bool   // past maxListingPeek: the rest (of the event) is not read
+	longLine   bool   // the line being read is past maxListingPeek
+	done       bool   // the answer was read
+}
+
+func (l *listingBody) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if !l.done {
+		if l.whole {
+			l.add(&l.data, p[:n])
+			if err == io.EOF {
+				l.message(l.data)
+			}
+		} else {
+			l.scan(p[:n])
+		}
+	}
+	return n, err
+}
+
+// add appends b to *buf, unless that passes maxListingPeek.
+func (l *listingBody) add(buf *[]byte, b []byte) {
+	if l.over || len(*buf)+len(b) > maxListingPeek {
+		l.over = true
+		*buf = nil
+		return
+	}
+	*buf = append(*buf, b...)
+}
+
+func (l *listingBody) addLine(b []byte) {
+	if l.longLine || len(l.line)+len(b) > maxListingPeek {
+		l.longLine, l.over, l.line = true, true, l.line[:0]
+		return
+	}
+	l.line = append(l.line, b...)
+}
+
+// scan reads SSE lines: data fields make up an event, a blank line ends it.
+func (l *listingBody) scan(b []byte) {
+	for len(b) > 0 && !l.done {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.addLine(b)
+			return
+		}
+		l.addLine(b[:i])
+		b = b[i+1:]
+		if l.longLine {
+			// Its event is over; the line is no blank one.
+			l.longLine, l.line = false, l.line[:0]
+			continue
+		}
+		line := bytes.TrimSuffix(l.line, []byte{'\r'})
+		switch {
+		case len(line) == 0:
+			if !l.over && len(l.data) > 0 {
+				l.message(l.data)
+			}
+			l.data, l.over = l.data[:0], false
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[len("data:"):], []byte{' '})
+			if len(l.data) > 0 {
+				l.add(&l.data, []byte{'\n'})
+			}
+			l.add(&l.data, v)
+		}
+		l.line = l.line[:0]
+	}
+}
+
+// message notes the answer, if b is it.
+func (l *listingBody) message(b []byte) {
+	msg, err := jsonrpc.DecodeMessage(b)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok || resp.ID != l.id {
+		return
+	}
+	l.done = true
+	l.line, l.data = nil, nil
+	if resp.Error != nil {
+		return
+	}
+	l.tt.mu.Lock()
+	defer l.tt.mu.Unlock()
+	if l.first {
+		l.tt.requires = nil
+	}
+	l.tt.note(resp.Result)
 }

@@ -3,7 +3,9 @@ package mcpclient
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,4 +101,46 @@ func TestTaskToolsFollowTheListing(t *testing.T) {
 	}
 	read(conn, 1)
 	check("an answer under an earlier connection's id", map[string]bool{"z": false})
+}
+
+// The answer to a tools/list POST is read as go-sdk reads it: a JSON body,
+// or an SSE stream whose events may come before it, span data lines, end
+// lines with CRLF, or be too large to hold (then not read).
+func TestListingBodies(t *testing.T) {
+	id, _ := jsonrpc.MakeID(float64(7))
+	answer := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}}`
+	huge := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}],"pad":"` + strings.Repeat("x", maxListingPeek) + `"}}`
+	for _, tt := range []struct {
+		name  string
+		whole bool
+		body  string
+		want  bool
+	}{
+		{"json", true, answer, true},
+		{"json, another id", true, strings.Replace(answer, `"id":7`, `"id":8`, 1), false},
+		{"sse", false, "event: message\ndata: " + answer + "\n\n", true},
+		{"sse after a notification, CRLF", false, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\r\n\r\n: comment\r\nid: 1\r\ndata: " + answer + "\r\n\r\n", true},
+		{"sse, data over two lines", false, "data: " + answer[:24] + "\ndata: " + answer[24:] + "\n\n", true},
+		{"sse, past the bound", false, "data: " + huge + "\n\n", false},
+		{"json, past the bound", true, huge, false},
+	} {
+		tools := &taskTools{}
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(tt.body)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			l := &listingBody{ReadCloser: io.NopCloser(r), tt: tools, id: id, first: true, whole: tt.whole}
+			got, err := io.ReadAll(l)
+			if err != nil || string(got) != tt.body {
+				t.Fatalf("%s: the body did not pass whole: %v", tt.name, err)
+			}
+			if tools.required("a") != tt.want {
+				t.Errorf("%s (one byte %v): required = %v, want %v", tt.name, oneByte, !tt.want, tt.want)
+			}
+			if strings.Contains(tt.name, "past the bound") {
+				break // a byte at a time through 8 MiB is slow under -race
+			}
+		}
+	}
 }
