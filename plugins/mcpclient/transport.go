@@ -352,11 +352,12 @@ func (c *stdioConn) Close() error {
 // JSON-RPC messages and skips every other line, logging it (cut at
 // maxStderrLine): a banner, a "[INFO] starting" log line, a JSON log line
 // such as pino's {"level":30,...}; any of them would end the connection in
-// go-sdk. A line is judged on at most lookAhead bytes: one that ends within
-// them passes if it is a JSON object with a "jsonrpc" member, or an array
-// of such (a batch); a longer one passes if its first member (of its first
-// element, for a batch) is one a JSON-RPC message has (rpcMembers), as
-// every SDK writes "jsonrpc" or "id" first. Blank lines and the blanks
+// go-sdk. A line whose first member is "jsonrpc" passes at once (what
+// every SDK writes, and go-sdk's to judge). Any other is judged on at most
+// lookAhead bytes: one that ends within them passes if it is a JSON object
+// with a "jsonrpc" member, or an array of such (a batch); a longer one
+// passes if its first member (of its first element, for a batch) is one a
+// JSON-RPC message has (rpcMembers). Blank lines and the blanks
 // before a line are dropped: between messages they mean nothing. It holds
 // at most lookAhead bytes of a line: the rest of a passed line streams
 // through, so go-sdk's frame limit applies to it as before, and of a
@@ -438,6 +439,11 @@ func (j *jsonLines) emit(p []byte) int {
 			}
 		case lineHead:
 			end := bytes.IndexByte(j.pending, '\n')
+			if len(j.head) == 0 && bytes.HasPrefix(j.pending, []byte(`{"jsonrpc"`)) {
+				// The usual message: no need to read it twice.
+				j.state = linePass
+				continue
+			}
 			if len(j.head) == 0 && end >= 0 && end < lookAhead {
 				// The whole line is at hand: judged where it is.
 				line := j.pending[:end+1]

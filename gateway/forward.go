@@ -1,0 +1,292 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/sampling"
+)
+
+// Server-to-client requests. An MCP server that asks something while
+// serving one of a client's calls (an elicitation, form or URL; a sampling
+// request) has its question passed on to that client, in the style the
+// client speaks:
+//
+//   - up to 2025-11-25, the gateway sends the request to the client's
+//     session (elicitation/create, sampling/createMessage) and hands the
+//     answer back;
+//   - from 2026-07-28, the client's tools/call returns input_required with
+//     the question, and the client's retry (with the answer and the
+//     requestState) resumes the same call, still waiting upstream.
+//
+// A client that did not declare the capability gets nothing: the server
+// sees a decline (elicitation) or an error (sampling) saying why.
+
+// parkTimeout bounds how long a call waits for a 2026-07-28 client to
+// retry with its answer; then the call is cancelled.
+const parkTimeout = 10 * time.Minute
+
+// forwardRequests returns ctx whose elicitation and sampling requests go
+// to ss's client directly (the 2025-11-25 style).
+func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	ask := func(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+		if newProtocol(ss) {
+			return nil, errors.New("the gateway's client speaks MCP 2026-07-28, which takes questions only as a tool call's input_required result; this request cannot carry one")
+		}
+		switch p := ir.(type) {
+		case *mcp.ElicitParams:
+			return ss.Elicit(ctx, p)
+		case *mcp.CreateMessageWithToolsParams:
+			return ss.CreateMessageWithTools(ctx, p)
+		}
+		return nil, fmt.Errorf("unsupported request %T", ir)
+	}
+	return withQuestions(ctx, ss, ask)
+}
+
+// withQuestions puts on ctx the elicitation answerer and the sampler that
+// pass questions to ss's client with ask, when it declared the capability.
+func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.Context, mcp.InputRequest) (mcp.InputResponse, error)) context.Context {
+	ctx = elicit.WithAnswerer(ctx, elicit.AnswerFunc(func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+		if why := elicitRefusal(ss, req.Mode); why != "" {
+			return elicit.Result{Action: elicit.Decline, Reason: why}, nil
+		}
+		resp, err := ask(ctx, &mcp.ElicitParams{Mode: req.Mode, Message: req.Message, RequestedSchema: req.Schema, URL: req.URL, ElicitationID: req.ElicitationID})
+		if err != nil {
+			return elicit.Result{}, fmt.Errorf("the gateway's client: %w", err)
+		}
+		res, ok := resp.(*mcp.ElicitResult)
+		if !ok || res == nil {
+			return elicit.Result{}, fmt.Errorf("the gateway's client answered an elicitation with %T", resp)
+		}
+		return elicit.Result{Action: res.Action, Content: res.Content}, nil
+	}))
+	return sampling.With(ctx, func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+		if caps := clientCaps(ss); caps == nil || caps.Sampling == nil {
+			return nil, fmt.Errorf("%s did not declare the sampling capability, so the gateway cannot pass the request on", clientName(ss))
+		}
+		resp, err := ask(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("the gateway's client: %w", err)
+		}
+		res, ok := resp.(*mcp.CreateMessageWithToolsResult)
+		if !ok || res == nil {
+			return nil, fmt.Errorf("the gateway's client answered a sampling request with %T", resp)
+		}
+		return res, nil
+	})
+}
+
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if p := ss.InitializeParams(); p != nil {
+		return p.Capabilities
+	}
+	return nil
+}
+
+func clientName(ss *mcp.ServerSession) string {
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		return "the gateway's client (" + p.ClientInfo.Name + ")"
+	}
+	return "the gateway's client"
+}
+
+// elicitRefusal says why ss's client cannot be asked in mode, or "".
+func elicitRefusal(ss *mcp.ServerSession, mode string) string {
+	caps := clientCaps(ss)
+	if caps == nil || caps.Elicitation == nil {
+		return clientName(ss) + " did not declare the elicitation capability, so nobody can answer the server's question"
+	}
+	e := caps.Elicitation
+	switch mode {
+	case elicit.ModeURL:
+		if e.URL == nil {
+			return clientName(ss) + " did not declare URL-mode elicitation, so nobody can open the server's page"
+		}
+	default:
+		// A client declaring neither mode takes forms, as go-sdk has it.
+		if e.Form == nil && e.URL != nil {
+			return clientName(ss) + " declared URL-mode elicitation only, so nobody can fill the server's form"
+		}
+	}
+	return ""
+}
+
+func newProtocol(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
+
+// forwarding wraps a tool's handler so that its server's questions reach
+// the calling client in the client's style.
+func (g *Gateway) forwarding(h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Session == nil || !newProtocol(req.Session) {
+			return h(g.forwardRequests(ctx, req.Session), req)
+		}
+		return g.trips.call(g.ctx, ctx, req, h)
+	}
+}
+
+// roundTrips holds the tool calls waiting for a 2026-07-28 client's answer,
+// by requestState.
+type roundTrips struct {
+	mu     sync.Mutex
+	parked map[string]*trip
+}
+
+// trip is one tool call that may ask its client questions across several
+// requests of the client.
+type trip struct {
+	asks   chan *question
+	done   chan tripOutcome // buffered: the call never waits to end
+	cancel context.CancelFunc
+	// asked is the question the client is answering (set while parked).
+	asked *question
+	timer *time.Timer
+}
+
+type question struct {
+	params mcp.InputRequest
+	answer chan answer // buffered
+}
+
+type answer struct {
+	resp mcp.InputResponse
+	err  error
+}
+
+type tripOutcome struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// inputKey is the id of the one question an input_required result asks.
+const inputKey = "dsh-host"
+
+// call runs a tools/call of a 2026-07-28 client: a new call starts (its
+// context outlives the request, since it may span several), a retry with
+// a requestState resumes the parked call with the client's answer. Either
+// way it returns the call's result or its next question. closing ends the
+// call with the gateway.
+func (rt *roundTrips) call(closing, ctx context.Context, req *mcp.CallToolRequest, h mcp.ToolHandler) (*mcp.CallToolResult, error) {
+	if state := req.Params.RequestState; state != "" {
+		t := rt.take(state)
+		if t == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the requestState is unknown or expired: call the tool again"}
+		}
+		a := answer{resp: req.Params.InputResponses[inputKey]}
+		if a.resp == nil {
+			a.err = fmt.Errorf("the client's retry has no inputResponses[%q]", inputKey)
+		}
+		t.asked.answer <- a
+		t.asked = nil
+		return rt.wait(ctx, t)
+	}
+	t := &trip{asks: make(chan *question), done: make(chan tripOutcome, 1)}
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.cancel = cancel
+	stop := context.AfterFunc(closing, cancel)
+	callCtx = withQuestions(callCtx, req.Session, t.ask)
+	go func() {
+		defer stop()
+		defer cancel()
+		res, err := h(callCtx, req)
+		t.done <- tripOutcome{res, err}
+	}()
+	return rt.wait(ctx, t)
+}
+
+// ask is the trip's way to its client: the question goes out as the
+// result of the client's pending request, the answer comes with its retry.
+func (t *trip) ask(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	q := &question{params: ir, answer: make(chan answer, 1)}
+	select {
+	case t.asks <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-q.answer:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// wait returns t's result, or parks t and returns its question as
+// input_required. The client's cancellation while waiting cancels the call.
+func (rt *roundTrips) wait(ctx context.Context, t *trip) (*mcp.CallToolResult, error) {
+	select {
+	case o := <-t.done:
+		return o.res, o.err
+	case q := <-t.asks:
+		t.asked = q
+		state, err := rt.park(t)
+		if err != nil {
+			t.cancel()
+			return nil, err
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.params}, RequestState: state}, nil
+	case <-ctx.Done():
+		t.cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// park keeps t under a new unguessable requestState until the client's
+// retry takes it, or parkTimeout cancels it.
+func (rt *roundTrips) park(t *trip) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	state := hex.EncodeToString(b[:])
+	rt.mu.Lock()
+	if rt.parked == nil {
+		rt.parked = map[string]*trip{}
+	}
+	rt.parked[state] = t
+	t.timer = time.AfterFunc(parkTimeout, func() {
+		if rt.take(state) != nil {
+			t.cancel()
+		}
+	})
+	rt.mu.Unlock()
+	return state, nil
+}
+
+func (rt *roundTrips) take(state string) *trip {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	t := rt.parked[state]
+	if t != nil {
+		delete(rt.parked, state)
+		t.timer.Stop()
+	}
+	return t
+}
+
+// closeAll cancels every parked call (the gateway closes).
+func (rt *roundTrips) closeAll() {
+	rt.mu.Lock()
+	parked := rt.parked
+	rt.parked = nil
+	rt.mu.Unlock()
+	for _, t := range parked {
+		t.timer.Stop()
+		t.cancel()
+	}
+}

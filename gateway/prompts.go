@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/resources"
+)
+
+// promptName is the name a prompt is served under: named like the tools
+// (mcp__<server>__<prompt>).
+func (b *bridge) promptName(p resources.Prompt) string { return p.Public }
+
+// lookupPrompt finds the prompt served as name.
+func (b *bridge) lookupPrompt(name string) (resources.Prompt, bool) {
+	return b.res.LookupPrompt(name)
+}
+
+// syncPrompts brings the server's prompts in line with the service's. The
+// caller holds syncMu.
+func (b *bridge) syncPrompts() {
+	srv := b.g.server
+	want := map[string]string{}
+	var add []*mcp.Prompt
+	for _, p := range b.res.Prompts() {
+		name := b.promptName(p)
+		if _, dup := want[name]; dup {
+			b.g.logger.Warn("gateway: two prompts have one name; serving the first", "prompt", name, "shadowed", p.Server)
+			continue
+		}
+		x := p.Prompt
+		x.Name = name
+		sig := listing(&x)
+		want[name] = sig
+		if b.prompts[name] != sig {
+			add = append(add, &x)
+		}
+	}
+	var remove []string
+	for name := range b.prompts {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	if len(remove) > 0 {
+		srv.RemovePrompts(remove...)
+	}
+	for _, p := range add {
+		if err := guard(func() { srv.AddPrompt(p, b.getPrompt) }); err != nil {
+			b.g.logger.Warn("gateway: prompt not served", "prompt", p.Name, "err", err)
+			delete(want, p.Name)
+		}
+	}
+	b.prompts = want
+}
+
+// getPrompt gets a prompt from its server with the client's arguments; the
+// messages come back as the server sent them.
+func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	p, ok := b.lookupPrompt(req.Params.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(req.Params.Name)}
+	}
+	ctx = b.g.forwardRequests(ctx, req.Session)
+	res, err := b.res.GetPrompt(ctx, p.Public, req.Params.Arguments)
+	if err != nil {
+		if errors.Is(err, resources.ErrUnknownPrompt) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return nil, wireError(err)
+	}
+	return res, nil
+}

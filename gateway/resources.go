@@ -1,0 +1,387 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/debounce"
+	"github.com/dsh-host/dsh-host/services/resources"
+)
+
+// bridge serves what the resources service gathers from every MCP server
+// besides tools: resources, resource templates, subscriptions, prompts and
+// completion. Resource URIs pass unchanged (a URI two servers list is read
+// from the first, as the service routes it); prompts are named like tools.
+//
+// The server's lists follow the service by diff, debounced like the tools:
+// go-sdk announces list_changed for what is added or removed, and
+// advertises the resources and prompts capabilities only while something
+// is listed.
+type bridge struct {
+	g     *Gateway
+	res   *resources.Registry // nil: nothing to serve
+	scope *host.Scope
+
+	refresh *debounce.Debouncer
+
+	syncMu    sync.Mutex        // serializes syncs
+	resources map[string]string // served URI -> its listing's JSON
+	templates map[string]string // served URI template -> its listing's JSON
+	prompts   map[string]string // served name -> its listing's JSON
+	// completable: some prompt or template is served, which completion
+	// could be about.
+	completable atomic.Bool
+
+	subMu sync.Mutex
+	subs  map[string]*followed // URI -> the service's subscription for it
+
+	born    time.Time     // when the gateway started (startupGrace)
+	updates chan string   // URIs whose update goes to the subscribed sessions
+	stopped chan struct{} // closed when the notifier has returned
+}
+
+// followed is one URI the gateway's clients subscribed to: one subscription
+// on the service, held while some session wants it.
+type followed struct {
+	cancel   func()
+	sessions map[*mcp.ServerSession]bool
+}
+
+// maxPendingUpdates bounds the resources/updated notifications waiting for
+// slow clients; beyond it an update is dropped (and logged), so that a
+// flood never blocks the server that sends it.
+const maxPendingUpdates = 256
+
+// newBridge makes the bridge for res (nil serves nothing) and sets its
+// handlers on opts, before the server is made.
+func newBridge(g *Gateway, s *host.Scope, res *resources.Registry, opts *mcp.ServerOptions) *bridge {
+	b := &bridge{g: g, res: res, scope: s, born: time.Now(),
+		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
+		subs: map[string]*followed{}}
+	if res == nil {
+		return b
+	}
+	opts.SubscribeHandler = b.subscribe
+	opts.UnsubscribeHandler = b.unsubscribe
+	opts.CompletionHandler = b.complete
+	return b
+}
+
+// start serves the service's current lists and follows its changes until
+// the gateway closes. The server exists.
+func (b *bridge) start(debounceDelay time.Duration) {
+	if b.res == nil {
+		return
+	}
+	b.updates = make(chan string, maxPendingUpdates)
+	b.stopped = make(chan struct{})
+	go b.notify()
+	b.refresh = debounce.New(debounceDelay, maxDebounceFactor*debounceDelay, b.sync)
+	b.res.OnChange(b.scope, func(c resources.Change) {
+		if c.Kind != resources.Updated {
+			b.refresh.Trigger()
+		}
+	})
+	b.sync()
+}
+
+// stop ends the notifier and the pending sync; Close calls it.
+func (b *bridge) stop() {
+	if b.res == nil || b.refresh == nil {
+		return
+	}
+	b.refresh.Stop()
+	<-b.stopped
+}
+
+// sync brings the server's resources, templates and prompts in line with
+// the service.
+func (b *bridge) sync() {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	if b.g.ctx.Err() != nil {
+		return
+	}
+	b.syncResources()
+	b.syncPrompts()
+	b.completable.Store(len(b.prompts)+len(b.templates) > 0)
+}
+
+func (b *bridge) syncResources() {
+	srv := b.g.server
+	want := map[string]string{}
+	var add []*mcp.Resource
+	for _, r := range b.res.List(resources.Filter{}) {
+		if _, dup := want[r.URI]; dup {
+			continue // the service reads it from the first; so does the client
+		}
+		sig := listing(r.Resource)
+		want[r.URI] = sig
+		if b.resources[r.URI] != sig {
+			x := r.Resource
+			add = append(add, &x)
+		}
+	}
+	var remove []string
+	for uri := range b.resources {
+		if _, ok := want[uri]; !ok {
+			remove = append(remove, uri)
+		}
+	}
+	if len(remove) > 0 {
+		srv.RemoveResources(remove...)
+	}
+	for _, r := range add {
+		if err := guard(func() { srv.AddResource(r, b.read) }); err != nil {
+			b.g.logger.Warn("gateway: resource not served", "uri", r.URI, "err", err)
+			delete(want, r.URI)
+		}
+	}
+	b.resources = want
+
+	wantT := map[string]string{}
+	var addT []*mcp.ResourceTemplate
+	for _, t := range b.res.Templates(resources.Filter{}) {
+		if _, dup := wantT[t.URITemplate]; dup {
+			continue
+		}
+		sig := listing(t.ResourceTemplate)
+		wantT[t.URITemplate] = sig
+		if b.templates[t.URITemplate] != sig {
+			x := t.ResourceTemplate
+			addT = append(addT, &x)
+		}
+	}
+	var removeT []string
+	for u := range b.templates {
+		if _, ok := wantT[u]; !ok {
+			removeT = append(removeT, u)
+		}
+	}
+	if len(removeT) > 0 {
+		srv.RemoveResourceTemplates(removeT...)
+	}
+	for _, t := range addT {
+		if err := guard(func() { srv.AddResourceTemplate(t, b.read) }); err != nil {
+			b.g.logger.Warn("gateway: resource template not served", "template", t.URITemplate, "err", err)
+			delete(wantT, t.URITemplate)
+		}
+	}
+	b.templates = wantT
+}
+
+// listing is an entry's identity: its JSON.
+func listing(v any) string {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return "" // never equal to a served entry's: it is served again
+	}
+	return string(j)
+}
+
+// guard turns a panic of go-sdk on an entry it refuses (a URI that does not
+// parse) into an error: entries come from third-party servers.
+func guard(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("go-sdk refused it: " + fmt.Sprint(r))
+		}
+	}()
+	f()
+	return nil
+}
+
+// read reads a resource through the service, which routes the URI to the
+// server that owns it. The server's own error reaches the client.
+func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	ctx = b.g.forwardRequests(ctx, req.Session)
+	res, err := b.res.Read(ctx, req.Params.URI)
+	if err != nil {
+		return nil, wireError(err)
+	}
+	return res.ReadResourceResult, nil
+}
+
+// wireError keeps a server's JSON-RPC error (its code, such as resource not
+// found) for the client; any other error goes as go-sdk sends it.
+func wireError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return err
+}
+
+// subscribe follows a URI for a client session: the first session's
+// subscription subscribes on the service, which asks the owning server.
+func (b *bridge) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	b.subMu.Lock()
+	defer b.subMu.Unlock()
+	b.pruneLocked()
+	f := b.subs[uri]
+	if f == nil {
+		cancel, err := b.res.Subscribe(ctx, b.scope, uri, b.updated)
+		if err != nil {
+			return wireError(err)
+		}
+		f = &followed{cancel: cancel, sessions: map[*mcp.ServerSession]bool{}}
+		b.subs[uri] = f
+	}
+	f.sessions[req.Session] = true
+	return nil
+}
+
+// unsubscribe drops a session's subscription; the last one cancels the
+// service's.
+func (b *bridge) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	b.subMu.Lock()
+	defer b.subMu.Unlock()
+	if f := b.subs[req.Params.URI]; f != nil {
+		delete(f.sessions, req.Session)
+	}
+	b.pruneLocked()
+	return nil
+}
+
+// pruneLocked drops the sessions that have ended (go-sdk forgets their
+// subscriptions without calling unsubscribe) and cancels the subscriptions
+// nobody holds any more.
+func (b *bridge) pruneLocked() {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range b.g.server.Sessions() {
+		live[ss] = true
+	}
+	for uri, f := range b.subs {
+		for ss := range f.sessions {
+			if !live[ss] {
+				delete(f.sessions, ss)
+			}
+		}
+		if len(f.sessions) == 0 {
+			f.cancel()
+			delete(b.subs, uri)
+		}
+	}
+}
+
+// updated queues a subscribed URI's update for the notifier; the service
+// calls it on the server's goroutine, which must not wait for clients.
+func (b *bridge) updated(uri string) {
+	select {
+	case b.updates <- uri:
+	default:
+		b.g.logger.Warn("gateway: resource update dropped: clients are not keeping up", "uri", uri)
+	}
+}
+
+// notify sends queued updates to the sessions subscribed to them (go-sdk
+// keeps which), until the gateway closes.
+func (b *bridge) notify() {
+	defer close(b.stopped)
+	for {
+		select {
+		case <-b.g.ctx.Done():
+			return
+		case uri := <-b.updates:
+			_ = b.g.server.ResourceUpdated(b.g.ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+	}
+}
+
+// complete answers completion/complete for a prompt's argument (by its
+// served name) or a template's, from the server that lists it. A server
+// that does not complete gives no values, as a server with nothing to
+// offer would.
+func (b *bridge) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	ref := *p.Ref
+	var server string
+	switch ref.Type {
+	case "ref/prompt":
+		pr, ok := b.lookupPrompt(ref.Name)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(ref.Name)}
+		}
+		server, ref.Name = pr.Server, pr.Name
+	case "ref/resource":
+		i := slices.IndexFunc(b.res.Templates(resources.Filter{}), func(t resources.Template) bool { return t.URITemplate == ref.URI })
+		if i < 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown resource template " + strconv.Quote(ref.URI)}
+		}
+		server = b.res.Templates(resources.Filter{})[i].Server
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown reference type " + strconv.Quote(ref.Type)}
+	}
+	creq := resources.CompleteRequest{Ref: ref, Argument: p.Argument.Name, Value: p.Argument.Value}
+	if p.Context != nil {
+		creq.Context = p.Context.Arguments
+	}
+	values, err := b.res.Complete(ctx, server, creq)
+	if errors.Is(err, resources.ErrNoCompletion) {
+		values, err = nil, nil
+	}
+	if err != nil {
+		return nil, wireError(err)
+	}
+	out := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values}}
+	if out.Completion.Values == nil {
+		out.Completion.Values = []string{}
+	}
+	// MCP caps a completion at 100 values.
+	if len(values) > maxCompletionValues {
+		out.Completion.Values = values[:maxCompletionValues]
+		out.Completion.Total = len(values)
+		out.Completion.HasMore = true
+	}
+	return out, nil
+}
+
+const maxCompletionValues = 100
+
+// startupGrace is how long after the gateway's start a client's initialize
+// waits for the MCP servers starting with it to be listed: capabilities are
+// read once, at connect, and a client connecting early should see the
+// resources and prompts capabilities of the servers about to offer them.
+// Past it (a lazy server waits for its first call) nobody waits.
+const startupGrace = 5 * time.Second
+
+// capabilities makes what go-sdk advertises what exists: it waits (within
+// startupGrace) for the servers starting with the gateway, syncs, and
+// advertises completion only while a prompt or a template is served, since
+// there is nothing else to complete.
+func (b *bridge) capabilities(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Only in the first seconds: later connects cost nothing extra.
+		if grace := b.born.Add(startupGrace); b.res != nil && (method == "initialize" || method == "server/discover") && time.Now().Before(grace) {
+			wctx, cancel := context.WithDeadline(ctx, grace)
+			if b.res.WaitListed(wctx) == nil {
+				b.sync()
+			}
+			cancel()
+		}
+		res, err := next(ctx, method, req)
+		var caps *mcp.ServerCapabilities
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			caps = r.Capabilities
+		case *mcp.DiscoverResult:
+			caps = r.Capabilities
+		}
+		if caps != nil && caps.Completions != nil && !b.completable.Load() {
+			caps.Completions = nil
+		}
+		return res, err
+	}
+}
