@@ -10,12 +10,6 @@
 // re-syncing its tools) the gateway updates the server's tool set by diff,
 // and go-sdk sends notifications/tools/list_changed to connected clients.
 //
-// Besides tools it serves what the resources service gathers from every
-// server: resources, templates, subscriptions, prompts (named like tools)
-// and completion (resources.go, prompts.go); and a server's elicitation or
-// sampling request made during a client's call is passed on to that client
-// in the style its protocol revision speaks (forward.go).
-//
 // The package registers the `gateway` plugin: an instance injects the tool
 // registry (and the attachment store, if any), serves Streamable HTTP when
 // its config names an address, and provides the running Gateway (Key) to a
@@ -42,7 +36,6 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -75,10 +68,11 @@ type Options struct {
 	// Debounce is the delay between a registry change and the re-assembly
 	// (default DefaultDebounce).
 	Debounce time.Duration
-	// Resources, when non-nil, is the resources service whose resources,
-	// templates, prompts and completion the gateway serves too
-	// (resources.go, prompts.go).
-	Resources *resources.Registry
+	// Raw serves the MCP servers' tools under their own names (Origin.RawName)
+	// instead of the assembly: no prefix, no folding, and no tool that is not
+	// an MCP server's. With one server, the gateway is a faithful bridge to
+	// it; of two tools with one raw name, the first registered is served.
+	Raw bool
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -90,6 +84,7 @@ type Gateway struct {
 	store  *attachments.Store
 	caller tools.Caller
 	logger *slog.Logger
+	raw    bool
 
 	// ctx bounds background re-assemblies; Close cancels it.
 	ctx     context.Context
@@ -116,17 +111,14 @@ type Gateway struct {
 	// afterSync, when set (by tests), is called after every sync with the
 	// number of tools added or replaced and removed.
 	afterSync func(added, removed int, err error)
-
-	// bridge serves resources, prompts and completion; trips holds the
-	// calls waiting for a client's answer (forward.go).
-	bridge *bridge
-	trips  roundTrips
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
 type toolState struct {
+	public      string // the registry's name, which a call executes
 	description string
 	schema      string
+	meta        string // the MCP server's listing (Definition.MCPTool)
 }
 
 // New returns a gateway serving reg's assembly for the caller
@@ -155,6 +147,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		store:   store,
 		caller:  tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, Mask: o.Mask},
 		logger:  o.Logger,
+		raw:     o.Raw,
 		done:    make(chan struct{}),
 		current: map[string]toolState{},
 	}
@@ -179,19 +172,18 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		g.Close()
 		return nil, err
 	}
-	sopts := &mcp.ServerOptions{
+	g.server = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
 		Logger: g.sdkLogger(),
 		// Advertise tools with listChanged even while the surface is empty:
 		// clients subscribe to the notification only when the capability is
 		// there at connect, and a composition may gain tools later.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	}
-	g.bridge = newBridge(g, s, o.Resources, sopts)
-	g.server = mcp.NewServer(o.Implementation, sopts)
-	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities)
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
+			// The MCP servers' log messages during a call are relayed.
+			Logging: &mcp.LoggingCapabilities{}},
+	})
+	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway)
 	g.apply(a)
 	g.syncMu.Unlock()
-	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
 	return g, nil
 }
@@ -319,25 +311,30 @@ func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
 func (g *Gateway) apply(a tools.Assembly) {
 	text := instructions(a.Sections)
 	g.instructions.Store(&text)
-	want := a.Tools
+	want := g.surface(a)
 	next := make(map[string]toolState, len(want))
 	var add []*mcp.Tool
 	for _, s := range want {
-		if _, dup := next[s.Name]; dup {
-			g.logger.Warn("gateway: the assembly lists a tool twice; serving the first", "tool", s.Name)
+		if _, dup := next[s.name]; dup {
+			g.logger.Warn("gateway: the surface lists a tool twice; serving the first", "tool", s.name)
 			continue
 		}
 		schema, err := inputSchema(s.Parameters)
 		if err != nil {
-			g.logger.Warn("gateway: tool not served: its input schema is not an MCP object schema", "tool", s.Name, "err", err)
+			g.logger.Warn("gateway: tool not served: its input schema is not an MCP object schema", "tool", s.name, "err", err)
 			continue
 		}
-		st := toolState{description: s.Description, schema: string(schema)}
-		next[s.Name] = st
-		if cur, ok := g.current[s.Name]; ok && cur == st {
+		st := toolState{public: s.Name, description: s.Description, schema: string(schema), meta: string(s.meta)}
+		t, err := mcpTool(s.name, st)
+		if err != nil {
+			g.logger.Warn("gateway: tool not served: its MCP listing does not decode", "tool", s.name, "err", err)
 			continue
 		}
-		add = append(add, &mcp.Tool{Name: s.Name, Description: s.Description, InputSchema: schema})
+		next[s.name] = st
+		if cur, ok := g.current[s.name]; ok && cur == st {
+			continue
+		}
+		add = append(add, t)
 	}
 	var remove []string
 	for name := range g.current {
@@ -351,7 +348,7 @@ func (g *Gateway) apply(a tools.Assembly) {
 		g.server.RemoveTools(remove...)
 	}
 	for _, t := range add {
-		if err := g.addTool(t); err != nil {
+		if err := g.addTool(t, next[t.Name].public); err != nil {
 			g.logger.Warn("gateway: tool not served", "tool", t.Name, "err", err)
 			delete(next, t.Name)
 			if _, had := g.current[t.Name]; had {
@@ -372,14 +369,67 @@ func (g *Gateway) apply(a tools.Assembly) {
 // addTool registers t with go-sdk, turning its panics on schemas it refuses
 // into an error: a schema comes from a third-party server and must not take
 // the gateway down.
-func (g *Gateway) addTool(t *mcp.Tool) (err error) {
+func (g *Gateway) addTool(t *mcp.Tool, public string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("go-sdk refused the tool: %v", r)
 		}
 	}()
-	g.server.AddTool(t, g.forwarding(g.callTool))
+	g.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.callTool(ctx, public, req)
+	})
 	return nil
+}
+
+// servedTool is one tool of the gateway's surface: the assembly's schema,
+// the name clients call it by, and the MCP server's listing of it.
+type servedTool struct {
+	tools.Schema
+	name string
+	meta json.RawMessage
+}
+
+// surface is the tools the gateway serves: the assembly's, with the MCP
+// server's listing of each; in raw mode, every MCP server's tool the
+// caller may see, under its raw name, whatever the assembly folds.
+func (g *Gateway) surface(a tools.Assembly) []servedTool {
+	if g.raw {
+		defs := g.reg.List(g.caller)
+		out := make([]servedTool, 0, len(defs))
+		for _, d := range defs {
+			if d.Origin.Server == "" || d.Origin.RawName == "" {
+				continue
+			}
+			out = append(out, servedTool{
+				Schema: tools.Schema{Name: d.Name, Description: d.Description, Parameters: d.InputSchema},
+				name:   d.Origin.RawName,
+				meta:   d.MCPTool,
+			})
+		}
+		return out
+	}
+	out := make([]servedTool, len(a.Tools))
+	for i, s := range a.Tools {
+		out[i] = servedTool{Schema: s, name: s.Name}
+		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
+			out[i].meta = d.MCPTool
+		}
+	}
+	return out
+}
+
+// mcpTool is the tool clients list: the MCP server's listing as it came
+// (title, annotations, outputSchema, icons, _meta...) under the served
+// name, with the assembly's description and input schema.
+func mcpTool(name string, st toolState) (*mcp.Tool, error) {
+	t := &mcp.Tool{}
+	if st.meta != "" {
+		if err := json.Unmarshal([]byte(st.meta), t); err != nil {
+			return nil, err
+		}
+	}
+	t.Name, t.Description, t.InputSchema = name, st.description, json.RawMessage(st.schema)
+	return t, nil
 }
 
 // inputSchema returns the raw schema to serve. MCP requires an object schema
@@ -410,14 +460,35 @@ func inputSchema(raw json.RawMessage) (json.RawMessage, error) {
 	}
 }
 
-// callTool runs one tools/call through the registry. The request's context
-// carries the client's cancellation to the tool.
-func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// callTool runs one tools/call of the registry's tool public through the
+// registry. The request's context carries the client's cancellation to the
+// tool, and the tool's progress to the client's progress token.
+//
+// Every failure is isError with its explanation: the registry's (a
+// refusal, a tool's error such as an MCP server's isError, a failed
+// validation) and a tool's own failed answer (Output.Failed, as mcp_call's
+// refusals).
+func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := arguments(req.Params.Arguments)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	res := g.reg.Execute(ctx, g.caller, req.Params.Name, args)
+	// The server's log messages during the call reach the client at the
+	// level it set (go-sdk's Log filters; a 2026-07-28 request carries its
+	// own level, which the call's ctx holds).
+	ctx = tools.WithLog(ctx, func(m tools.LogMessage) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
+	})
+	if token := req.Params.GetProgressToken(); token != nil {
+		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+			// A client that is gone gets nothing; the call goes on until
+			// its own cancellation.
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+			})
+		})
+	}
+	res := g.reg.Execute(ctx, g.caller, public, args)
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// The client cancelled or went away: there is no one to tell.
@@ -425,7 +496,48 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		return errorResult(res.Err.Error()), nil
 	}
-	return &mcp.CallToolResult{Content: g.content(req.Params.Name, res.Content)}, nil
+	if r, ok := res.Value.(MCPResult); ok {
+		out, err := passThrough(r)
+		if err == nil {
+			out.IsError = res.Failed
+			return out, nil
+		}
+		g.logger.Warn("gateway: the MCP result does not decode; the client gets its model-facing content", "tool", public, "err", err)
+	}
+	return &mcp.CallToolResult{Content: g.content(public, res.Content), IsError: res.Failed}, nil
+}
+
+// MCPResult is the canonical value of a tool that relays an MCP server's
+// result (mcpclient's CallResult): the gateway passes its content blocks and
+// structuredContent to the client as the server sent them, instead of the
+// model-facing projection (which stores binary blocks as attachments and
+// cuts long text for a model's context).
+type MCPResult interface {
+	// MCPContent is the result's content blocks, each as JSON.
+	MCPContent() []json.RawMessage
+	// MCPStructuredContent is its structuredContent (nil when none).
+	MCPStructuredContent() json.RawMessage
+}
+
+// passThrough decodes r's blocks into a result, with go-sdk's own decoder
+// of each content type.
+func passThrough(r MCPResult) (*mcp.CallToolResult, error) {
+	wire := struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	}{r.MCPContent(), r.MCPStructuredContent()}
+	if wire.Content == nil {
+		wire.Content = []json.RawMessage{}
+	}
+	b, err := json.Marshal(wire)
+	if err != nil {
+		return nil, err
+	}
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // arguments normalizes the call's arguments to a JSON object: MCP makes them
@@ -515,10 +627,6 @@ func (g *Gateway) Close() error {
 		close(g.done)
 		g.cancel()
 		g.refresh.Stop()
-		if g.bridge != nil {
-			g.bridge.stop()
-		}
-		g.trips.closeAll()
 		if g.server != nil { // nil: New failed before making it
 			for ss := range g.server.Sessions() {
 				ss.Close()

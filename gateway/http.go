@@ -94,6 +94,15 @@ type HTTPOptions struct {
 	// SessionTimeout ends a session that received no request for that
 	// long (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
+	// Stateless serves go-sdk's stateless Streamable HTTP: every request
+	// stands alone (no Mcp-Session-Id is checked, GET and DELETE are 405),
+	// so that several gateways can serve one client behind any load
+	// balancer. A stateless gateway cannot send a client anything outside
+	// the answer to its request: no list_changed notifications (clients
+	// list again), no server-to-client requests (elicitation, sampling,
+	// roots), no resource subscriptions. MaxSessions then caps the requests
+	// in flight without a session.
+	Stateless bool
 
 	// readBodyTimeout bounds the reading of a request's body (default
 	// readBodyTimeout; tests shorten it).
@@ -137,7 +146,7 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		context.AfterFunc(g.ctx, o.refusals.Stop)
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout})
+		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
 	return bodyDeadline(protect(g.limitSessions(h, o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
 }
 
@@ -211,8 +220,9 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 
 // serveOptions are listen's settings.
 type serveOptions struct {
-	token  string
-	limits Limits
+	token     string
+	limits    Limits
+	stateless bool
 	// The timeouts; zero means the defaults (tests shorten them).
 	readHeader, readBody, idle time.Duration
 }
@@ -252,6 +262,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		Token:           o.token,
 		MaxSessions:     o.limits.MaxSessions,
 		SessionTimeout:  o.limits.SessionTimeout,
+		Stateless:       o.stateless,
 		readBodyTimeout: o.readBody,
 		refusals:        sessionRefusals,
 	}))

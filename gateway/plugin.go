@@ -7,7 +7,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -27,6 +26,12 @@ type Config struct {
 	// Limits are the HTTP listener's caps and session timeout
 	// (maxConnections, maxSessions, sessionTimeout; see http.go).
 	Limits `yaml:",inline"`
+	// Raw serves the MCP servers' tools under their own names, unfolded
+	// (Options.Raw): with one MCP server, a faithful bridge to it.
+	Raw bool `yaml:"raw"`
+	// Stateless serves stateless Streamable HTTP (HTTPOptions.Stateless),
+	// for several gateways behind a load balancer.
+	Stateless bool `yaml:"stateless"`
 }
 
 // Validate checks c, naming the offending key. A non-loopback address
@@ -37,8 +42,11 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if c.HTTP == "" {
-		if c.TokenEnv != "" {
+		switch {
+		case c.TokenEnv != "":
 			return fmt.Errorf("tokenEnv: applies to http only; set http or remove tokenEnv")
+		case c.Stateless:
+			return fmt.Errorf("stateless: applies to http only; set http or remove stateless")
 		}
 		return nil
 	}
@@ -85,7 +93,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        "gateway",
 		Description: "the composition's tools as one MCP server: Streamable HTTP at /mcp, or a front end's stdio",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(resources.Key)},
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
 		Provides:    []host.AnyKey{Key},
 		Validate:    (*Config).Validate,
 		// The token is the gateway's: no MCP server the host starts
@@ -105,14 +113,13 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
-	res, _ := host.Lookup(s, resources.Key)
-	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Resources: res})
+	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw})
 	if err != nil {
 		return err
 	}
 	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
 	if cfg.HTTP != "" {
-		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits}); err != nil {
+		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}); err != nil {
 			return err
 		}
 	}

@@ -232,7 +232,8 @@ Call starts the composition, runs one tool call through the registry's whole
 pipeline (hooks, guards, validation, render) and prints the model-facing
 content. With --json it prints the content, the canonical value and the error
 as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
-tool fails or the call is refused, 2 on a usage error.`)
+tool fails or the call is refused (mcp_call's refusals and its tool's failures
+too), 2 on a usage error.`)
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -263,7 +264,7 @@ tool fails or the call is refused, 2 on a usage error.`)
 		}
 		screen := io.display()
 		if *asJSON {
-			out := callResult{Tool: name, Content: res.Content, Value: res.Value}
+			out := callResult{Tool: name, Content: res.Content, Value: res.Value, Failed: res.Failed}
 			if res.Err != nil {
 				out.Error = res.Err.Error()
 				out.Refused = errors.Is(res.Err, tools.ErrRefused)
@@ -280,6 +281,10 @@ tool fails or the call is refused, 2 on a usage error.`)
 			return exitFail
 		case res.Err != nil:
 			fmt.Fprintf(screen.Err, "dsh-host call: %s: %v\n", name, res.Err)
+			return exitFail
+		case res.Failed:
+			// The tool's own explanation is on stdout, as the model reads it.
+			fmt.Fprintf(screen.Err, "dsh-host call: %s failed\n", name)
 			return exitFail
 		}
 		return exitOK

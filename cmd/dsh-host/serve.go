@@ -36,8 +36,9 @@ notifications/tools/list_changed to connected clients.
 
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
-gateway entry of its own: that one wins, as written, and --http and
---token-env are ignored.
+gateway entry of its own: that one wins, as written, and --http,
+--token-env, --raw and --stateless are ignored (the entry's keys raw and
+stateless say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol.
@@ -47,6 +48,16 @@ gateway entry of its own: that one wins, as written, and --http and
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
+  --raw          serve the MCP server's tools under their own names, unfolded
+                 and without the host's built-in tools: over a composition with
+                 one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
+                 to that server, with hot reload. Two or more mcp-client
+                 entries are a usage error (their names could collide).
+  --stateless    stateless Streamable HTTP, so that several gateways can serve
+                 behind any load balancer. A stateless gateway answers requests
+                 and nothing else: no list_changed notifications, no
+                 elicitation or sampling requests to the client, no resource
+                 subscriptions.
 
 The same gateway, declared in the composition (an edit of it moves the
 listener):
@@ -70,6 +81,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
 	addr := fs.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (default "+defaultHTTPAddr+")")
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
+	raw := fs.Bool("raw", false, "serve the one MCP server's tools under their own names, unfolded")
+	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -85,12 +98,21 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && *tokenEnv != "" {
 		return usageError(fs, std, "--token-env applies to --http only: a stdio client is the process that started the gateway")
 	}
+	if *stdio && *stateless {
+		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
+	}
+	if *raw {
+		if servers := mcpServers(common.file); len(servers) > 1 {
+			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
+				common.file, len(servers), strings.Join(servers, ", "))
+		}
+	}
 	if !*stdio && *addr == "" {
 		*addr = defaultHTTPAddr
 	}
 	// The plugin's rules, checked before anything starts: what the flags
 	// say wrong is a usage error.
-	cfg := gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv}
+	cfg := gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}
 	err := cfg.Validate()
 	if err == nil {
 		_, err = cfg.Token()
@@ -109,8 +131,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{{ID: id, Name: "gateway", File: "(command line)", Config: entryConfig(cfg)}}
-	case httpSet || *tokenEnv != "":
-		logger.Warn("the composition declares a gateway entry, which wins: --http and --token-env are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless:
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
@@ -176,9 +198,31 @@ func composedGateway(file string) (string, error) {
 	return "", nil
 }
 
+// mcpServers names the composition's enabled mcp-client entries (id, file
+// and line). A file that does not read is left to startHost to report.
+func mcpServers(file string) []string {
+	c, _ := host.ReadComposition(file, nil)
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range c.Entries {
+		if e.Name == "mcp-client" && !e.Disabled {
+			out = append(out, fmt.Sprintf("%q (%s:%d)", e.ID, e.File, e.Line))
+		}
+	}
+	return out
+}
+
 // entryConfig is the gateway entry's config, as a composition would hold it.
 func entryConfig(cfg gateway.Config) map[string]any {
 	m := map[string]any{}
+	if cfg.Raw {
+		m["raw"] = true
+	}
+	if cfg.Stateless {
+		m["stateless"] = true
+	}
 	if cfg.HTTP != "" {
 		m["http"] = cfg.HTTP
 	}

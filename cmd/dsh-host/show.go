@@ -133,6 +133,9 @@ type callResult struct {
 	Value   any             `json:"value"`
 	Error   string          `json:"error,omitempty"`
 	Refused bool            `json:"refused,omitempty"`
+	// Failed: the tool answered with its own explanation of a failure
+	// (tools.Result.Failed, such as mcp_call's refusals): content says why.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // parseToolArgs checks that s is a JSON object; empty means {}.

@@ -95,6 +95,7 @@ type readResult struct {
 	Value   json.RawMessage `json:"value"`
 	Error   string          `json:"error"`
 	Kind    string          `json:"kind"`
+	Failed  bool            `json:"failed"`
 }
 
 // Call runs a tool call on the host. Its progress goes to ctx's; ending
@@ -122,7 +123,7 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (tools.Result, error
 			tools.ReportProgress(ctx, *line.Progress)
 		}
 		if r := line.Result; r != nil {
-			res := tools.Result{Content: r.Content}
+			res := tools.Result{Content: r.Content, Failed: r.Failed}
 			if len(r.Value) > 0 && string(r.Value) != "null" {
 				res.Value = r.Value
 			}

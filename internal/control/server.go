@@ -46,7 +46,8 @@ type wireResult struct {
 	Content []tools.Content `json:"content"`
 	Value   any             `json:"value"`
 	Error   string          `json:"error,omitempty"`
-	Kind    string          `json:"kind,omitempty"` // errKinds' key
+	Kind    string          `json:"kind,omitempty"`   // errKinds' key
+	Failed  bool            `json:"failed,omitempty"` // tools.Result.Failed
 }
 
 // errKinds are the errors a caller tells apart (errors.Is), by the name
@@ -159,7 +160,7 @@ func serveCall(w http.ResponseWriter, r *http.Request, local *Local, req CallReq
 		writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	out := &wireResult{Content: res.Content, Value: res.Value}
+	out := &wireResult{Content: res.Content, Value: res.Value, Failed: res.Failed}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 		for kind, target := range errKinds {

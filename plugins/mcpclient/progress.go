@@ -272,6 +272,7 @@ func (c *client) setLogLevel(ctx context.Context, session *mcp.ClientSession) {
 // warn; error, critical, alert and emergency as error.
 func (c *client) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	p := req.Params
+	c.relayLog(p)
 	level := slog.LevelDebug
 	switch p.Level {
 	case "info", "notice":

@@ -136,6 +136,7 @@ func (c *client) definition(t *mcp.Tool) tools.Definition {
 		Execute:     c.executor(info),
 		Render:      c.renderer(info.raw),
 		Origin:      tools.Origin{Server: c.cfg.ServerName, RawName: t.Name},
+		MCPTool:     listing(t),
 	}
 }
 

@@ -128,14 +128,14 @@ func (a *adapter) storeGate(g gateState) bool {
 func (a *adapter) registerMeta(s *host.Scope) error {
 	unList, err := a.reg.Register(s, tools.Definition{
 		Name: listName, Description: listDescription, InputSchema: json.RawMessage(listSchema),
-		Execute: a.list, Render: renderValue,
+		Execute: failures(a.list), Render: renderValue,
 	})
 	if err != nil {
 		return err
 	}
 	if _, err := a.reg.Register(s, tools.Definition{
 		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
-		Execute: a.call, Render: renderValue,
+		Execute: failures(a.call), Render: renderValue,
 	}); err != nil {
 		unList()
 		return err
@@ -311,6 +311,19 @@ func indentJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return buf.String()
+}
+
+// failures marks a meta-tool's errorValue answers as failed outputs: the
+// model reads the same text, and a caller that reports outcomes (a
+// gateway's isError, dsh-host call's exit code) sees a failure.
+func failures(execute func(context.Context, tools.Call) (tools.Output, error)) func(context.Context, tools.Call) (tools.Output, error) {
+	return func(ctx context.Context, call tools.Call) (tools.Output, error) {
+		out, err := execute(ctx, call)
+		if _, ok := out.Value.(errorValue); ok {
+			out.Failed = true
+		}
+		return out, err
+	}
 }
 
 func fail(format string, args ...any) (tools.Output, error) {

@@ -17,8 +17,8 @@ import (
 func TestCallDispatches(t *testing.T) {
 	r := newRig(t)
 	res := r.exec(callName, `{"tool":"mcp__github__create_issue","arguments":{"title":"bug","body":"it broke"}}`)
-	if res.Err != nil {
-		t.Fatalf("mcp_call: %v", res.Err)
+	if res.Err != nil || res.Failed {
+		t.Fatalf("mcp_call: %v (failed %v)", res.Err, res.Failed)
 	}
 	want := map[string]any{"tool": "mcp__github__create_issue", "args": json.RawMessage(`{"title":"bug","body":"it broke"}`)}
 	if diff := cmp.Diff(want, res.Value); diff != "" {

@@ -49,7 +49,9 @@
 // description and input schema; server filters; verbose adds every schema;
 // query ranks the catalog with BM25 over names (weighted) and descriptions,
 // tokenized on `_`, `-`, spaces and camelCase, and returns the 10 best with
-// scores. Refusals are values rendered as plain text, never Go errors.
+// scores. Refusals are values rendered as plain text, never Go errors,
+// and marked failed (tools.Output.Failed), so that a gateway's client sees
+// isError and dsh-host call exits 1 on them.
 //
 // # mcp_call
 //
@@ -62,7 +64,8 @@
 // cancellation, masks, the child's own hooks and image projection behave
 // exactly as for a direct call; the child's value and content come back
 // verbatim. A child failure comes back as `MCP tool "<t>" failed: <msg>`;
-// a cancelled call stays a cancellation.
+// a cancelled call stays a cancellation. Every refusal and child failure is
+// a failed output (tools.Output.Failed) with that text.
 //
 // # Server ids and gates
 //

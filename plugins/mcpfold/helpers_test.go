@@ -286,7 +286,8 @@ func text(res tools.Result) string {
 	return b.String()
 }
 
-// errText returns the error text of a meta-tool's error value, or fails.
+// errText returns the error text of a meta-tool's error value, or fails;
+// the result must be marked failed, so a gateway's client sees isError.
 func errText(t *testing.T, res tools.Result) string {
 	t.Helper()
 	if res.Err != nil {
@@ -295,6 +296,9 @@ func errText(t *testing.T, res tools.Result) string {
 	e, ok := res.Value.(errorValue)
 	if !ok {
 		t.Fatalf("value is %T (%v), want an errorValue", res.Value, res.Value)
+	}
+	if !res.Failed {
+		t.Fatalf("the error value %q is not marked Failed", e.Error)
 	}
 	return e.Error
 }

@@ -313,7 +313,7 @@ func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, erro
 		}
 		return fail("MCP tool %q failed: %s", name, res.Err.Error())
 	}
-	return tools.Output{Value: res.Value, Content: res.Content}, nil
+	return tools.Output{Value: res.Value, Content: res.Content, Failed: res.Failed}, nil
 }
 
 // docCache keeps each tool's search document while its description stays

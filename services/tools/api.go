@@ -58,6 +58,12 @@ type Output struct {
 	// registry renders Value with the definition's Render. A post-execute
 	// hook that replaces Value discards this projection.
 	Content []Content
+	// Failed marks Value as the tool's answer to a request it could not
+	// serve (a refusal of its own, a failed child call) rather than a
+	// result: the model reads Content as usual, and callers that report
+	// an outcome (a gateway's isError, dsh-host call's exit code) report
+	// a failure with that text.
+	Failed bool
 }
 
 // Content is one block of model-facing content.
@@ -92,6 +98,11 @@ type Definition struct {
 	// and any other value as JSON text.
 	Render func(value any) []Content
 	Origin Origin
+	// MCPTool is the tool as its MCP server listed it (a JSON object with
+	// title, annotations, outputSchema, icons, _meta...), for MCP tools;
+	// nil for others. A gateway serves it to its clients unchanged but for
+	// the name, description and input schema, which are the registry's.
+	MCPTool json.RawMessage
 }
 
 // Schema is one tool as the model sees it.
@@ -122,6 +133,9 @@ type Result struct {
 	// Content is the model-facing content. On error it is one text block
 	// "Error: <message>".
 	Content []Content
+	// Failed is the tool's Output.Failed: Value and Content are its own
+	// explanation of a failure (Err is nil).
+	Failed bool
 	// Err is nil on success. errors.Is(Err, ErrRefused) tells a policy
 	// refusal (pre-execute, guard, post-execute block, mask) from a tool
 	// error; ErrUnknownTool and context.Canceled are also distinguishable.

@@ -72,7 +72,7 @@ func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args
 			return errorResult(err)
 		}
 	}
-	res := Result{Value: out.Value, Content: out.Content}
+	res := Result{Value: out.Value, Content: out.Content, Failed: out.Failed}
 	if res.Content == nil {
 		if res.Content, err = r.render(e, res.Value); err != nil {
 			return errorResult(err)

@@ -99,6 +99,7 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	annotated     bool // annotated.go
 	complete      bool // bridge.go
 	sample        bool // bridge.go
 	waitFile      string
@@ -134,6 +135,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
+	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -292,6 +294,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.counter {
 		addCounterTool(server)
+	}
+	if o.annotated {
+		addAnnotatedTools(server)
 	}
 	if o.sample {
 		addSampleTool(server)

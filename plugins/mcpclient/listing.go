@@ -1,0 +1,28 @@
+package mcpclient
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listing is the tool as its server listed it, for tools.Definition.MCPTool:
+// what a gateway serves its clients besides the name, description and input
+// schema (kept once, in the definition's InputSchema).
+func listing(t *mcp.Tool) json.RawMessage {
+	l := *t
+	l.InputSchema = nil
+	b, err := json.Marshal(&l)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// MCPContent returns the result's content blocks as the server sent them
+// (gateway.MCPResult: a gateway passes them to its clients).
+func (r CallResult) MCPContent() []json.RawMessage { return r.Content }
+
+// MCPStructuredContent returns the result's structuredContent, nil when
+// the server sent none.
+func (r CallResult) MCPStructuredContent() json.RawMessage { return r.StructuredContent }
