@@ -154,8 +154,9 @@ type Registry struct {
 	mu        sync.RWMutex
 	sources   []*Source // registration order: the routing order
 	subs      map[string][]*subscriber
-	held      map[string]*Source // the source each followed URI is subscribed on
-	collision map[string]bool    // URIs whose collision was logged
+	held      map[string]*Source         // the source each followed URI is subscribed on
+	pending   map[string]*firstSubscribe // URIs whose first subscribe is in flight
+	collision map[string]bool            // URIs whose collision was logged
 
 	changes *host.Event[Change]
 	// wake is closed and replaced when a source lists for the first time
@@ -185,6 +186,17 @@ type subscriber struct {
 	fn func(uri string)
 }
 
+// firstSubscribe is a provider Subscribe in flight for a URI's first
+// subscriber: others for the URI wait for it rather than count on a
+// subscription that may fail.
+type firstSubscribe struct {
+	done chan struct{}
+	err  error // set before done closes
+	// ownCtx: the failure was the first subscriber's own context
+	// ending, which says nothing of the server: a waiter tries itself.
+	ownCtx bool
+}
+
 // Options configure a Registry.
 type Options struct {
 	Logger *slog.Logger
@@ -192,7 +204,7 @@ type Options struct {
 
 // New returns an empty registry.
 func New(opts *Options) *Registry {
-	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, collision: map[string]bool{},
+	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, pending: map[string]*firstSubscribe{}, collision: map[string]bool{},
 		changes: host.NewEvent[Change]("resources change"), wake: make(chan struct{})}
 	if opts != nil && opts.Logger != nil {
 		r.log = opts.Logger
@@ -281,9 +293,7 @@ func (src *Source) Set(resources []*mcp.Resource, templates []*mcp.ResourceTempl
 	adopt := r.adoptLocked(src)
 	r.mu.Unlock()
 	r.emit(Change{Kind: ListChanged, Server: src.p.Server})
-	for _, uri := range adopt {
-		r.resubscribe(src, uri)
-	}
+	r.resubscribe(src, adopt)
 }
 
 // adoptLocked returns the followed URIs that no server holds a
@@ -307,18 +317,37 @@ func (r *Registry) adoptLocked(src *Source) []string {
 	return out
 }
 
-// resubscribe subscribes on src for followers who were there before it.
-func (r *Registry) resubscribe(src *Source, uri string) {
+// maxParallelSubscribes bounds the subscribes resubscribe sends at once.
+const maxParallelSubscribes = 8
+
+// resubscribe subscribes on src for followers who were there before it:
+// several URIs at a time and all within one unsubscribeTimeout, so that
+// Set's caller (an instance's supervisor, connecting) waits for one bound
+// rather than one per URI.
+func (r *Registry) resubscribe(src *Source, uris []string) {
+	if len(uris) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 	defer cancel()
-	if err := src.p.Subscribe(ctx, uri); err != nil {
-		r.log.Warn("resources: taking up a subscription failed; its followers get no updates", "server", src.p.Server, "uri", uri, "err", err)
-		r.mu.Lock()
-		if r.held[uri] == src {
-			delete(r.held, uri)
-		}
-		r.mu.Unlock()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelSubscribes)
+	for _, uri := range uris {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := src.p.Subscribe(ctx, uri); err != nil {
+				r.log.Warn("resources: taking up a subscription failed; its followers get no updates", "server", src.p.Server, "uri", uri, "err", err)
+				r.mu.Lock()
+				if r.held[uri] == src {
+					delete(r.held, uri)
+				}
+				r.mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // Updated tells the subscribers of uri that its content changed.
@@ -350,23 +379,39 @@ func signature(rs []Resource, ts []parsedTemplate) string {
 	return b.String()
 }
 
-// logCollisionsLocked logs, once per URI, a URI src lists that an earlier
-// source lists too.
+// logCollisionsLocked logs, once per URI, a URI src lists that another
+// source lists too. It indexes the other sources' URIs once (under the
+// write lock, so in time linear in what all sources list), rather than
+// searching every other listing for each of src's URIs.
 func (r *Registry) logCollisionsLocked(src *Source) {
+	var others map[string]*Source // each URI's first other source, in routing order
 	for _, res := range src.resources {
-		for _, o := range r.sources {
-			if o == src || r.collision[res.URI] {
-				continue
-			}
-			if slices.ContainsFunc(o.resources, func(x Resource) bool { return x.URI == res.URI }) {
-				r.collision[res.URI] = true
-				first, second := o.p.Server, src.p.Server
-				if r.indexLocked(src) < r.indexLocked(o) {
-					first, second = second, first
+		if r.collision[res.URI] {
+			continue
+		}
+		if others == nil {
+			others = map[string]*Source{}
+			for _, o := range r.sources {
+				if o == src {
+					continue
 				}
-				r.log.Warn("resources: two servers list the same URI; reads go to the first registered", "uri", res.URI, "reads", first, "shadowed", second)
+				for _, x := range o.resources {
+					if _, ok := others[x.URI]; !ok {
+						others[x.URI] = o
+					}
+				}
 			}
 		}
+		o := others[res.URI]
+		if o == nil {
+			continue
+		}
+		r.collision[res.URI] = true
+		first, second := o.p.Server, src.p.Server
+		if r.indexLocked(src) < r.indexLocked(o) {
+			first, second = second, first
+		}
+		r.log.Warn("resources: two servers list the same URI; reads go to the first registered", "uri", res.URI, "reads", first, "shadowed", second)
 	}
 }
 
@@ -717,32 +762,55 @@ var ErrNoSubscribe = errors.New("the server does not support resource subscripti
 // last. A subscription outlives its server's instance: when a provider
 // that owns the URI registers again (a reload), it is subscribed there. fn
 // runs on the provider's goroutine and must not block. A nil s panics.
+//
+// While the server is asked for a URI's first subscriber, later ones wait
+// for its answer (or their ctx): a failure fails them too, so that nobody
+// holds a subscription with nothing behind it.
 func (r *Registry) Subscribe(ctx context.Context, s *host.Scope, uri string, fn func(uri string)) (cancel func(), err error) {
 	if s == nil {
 		panic("resources: Subscribe needs the subscribing plugin's *host.Scope, got nil")
 	}
 	sub := &subscriber{fn: fn}
 	r.mu.Lock()
-	src := r.held[uri]
-	if src == nil {
-		if src, err = r.ownerLocked(uri); err == nil && src.p.Subscribe == nil {
+	for r.pending[uri] != nil {
+		first := r.pending[uri]
+		r.mu.Unlock()
+		select {
+		case <-first.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("subscribe %s: %w", uri, ctx.Err())
+		}
+		if first.err != nil && !first.ownCtx {
+			return nil, first.err
+		}
+		r.mu.Lock()
+	}
+	if r.held[uri] == nil {
+		src, err := r.ownerLocked(uri)
+		if err == nil && src.p.Subscribe == nil {
 			err = fmt.Errorf("%s: %w", src.p.Server, ErrNoSubscribe)
 		}
 		if err != nil {
 			r.mu.Unlock()
 			return nil, err
 		}
-		r.held[uri] = src
+		first := &firstSubscribe{done: make(chan struct{})}
+		r.held[uri], r.pending[uri] = src, first
 		r.mu.Unlock()
-		if err := src.p.Subscribe(ctx, uri); err != nil {
-			r.mu.Lock()
+		err = src.p.Subscribe(ctx, uri)
+		r.mu.Lock()
+		delete(r.pending, uri)
+		if err != nil {
 			if r.held[uri] == src {
 				delete(r.held, uri)
 			}
+			first.err = fmt.Errorf("%s: subscribe %s: %w", src.p.Server, uri, err)
+			first.ownCtx = ctx.Err() != nil
+			close(first.done)
 			r.mu.Unlock()
-			return nil, fmt.Errorf("%s: subscribe %s: %w", src.p.Server, uri, err)
+			return nil, first.err
 		}
-		r.mu.Lock()
+		close(first.done)
 	}
 	r.subs[uri] = append(r.subs[uri], sub)
 	r.mu.Unlock()

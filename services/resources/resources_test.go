@@ -501,3 +501,105 @@ func TestSubscriptionOutlivesProvider(t *testing.T) {
 		t.Errorf("the old provider was asked %v, want only the first subscribe", calls)
 	}
 }
+
+// A second subscriber to a URI whose first provider Subscribe is still in
+// flight waits for the server's answer: when the first fails, so does the
+// second, rather than holding a subscription with nothing behind it.
+func TestSubscribeWhileTheFirstIsInFlight(t *testing.T) {
+	r := New(nil)
+	entered, answer := make(chan struct{}), make(chan error)
+	p := (&fake{server: "a"}).provider()
+	p.Subscribe = func(context.Context, string) error {
+		entered <- struct{}{}
+		return <-answer
+	}
+	src, err := r.Register(scope(t, "a"), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Set([]*mcp.Resource{{URI: "x://1", Name: "1"}}, nil)
+	s1, s2, s3 := scope(t, "one"), scope(t, "two"), scope(t, "impatient")
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := r.Subscribe(context.Background(), s1, "x://1", func(string) {})
+		first <- err
+	}()
+	<-entered
+	// One that cannot wait gives up, holding nothing.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Subscribe(gone, s3, "x://1", func(string) {}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a subscriber whose ctx ended while the first was in flight: %v, want ctx's error", err)
+	}
+	go func() {
+		_, err := r.Subscribe(context.Background(), s2, "x://1", func(string) {})
+		second <- err
+	}()
+	answer <- errors.New("refused")
+	if err := <-first; err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("first: %v", err)
+	}
+	// The second waited for that answer, or came after it and asked the
+	// server itself.
+	for {
+		select {
+		case <-entered:
+			answer <- errors.New("refused again")
+			continue
+		case err = <-second:
+		}
+		break
+	}
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("second: %v, want the server's refusal", err)
+	}
+	if r.Subscribed("x://1") {
+		t.Error("a subscriber is left on a subscription the server refused")
+	}
+}
+
+// A provider that comes back takes up its followers' subscriptions
+// together, within one bound, not one URI after another (each up to its
+// own timeout, while the instance's supervisor waits in Set): here each
+// subscribe answers only once both are in flight.
+func TestResubscribeTogether(t *testing.T) {
+	r := New(nil)
+	ctx := context.Background()
+	listed := []*mcp.Resource{{URI: "x://1", Name: "1"}, {URI: "x://2", Name: "2"}}
+	_, s1 := register(t, r, &fake{server: "a"}, listed, nil)
+	follower := scope(t, "follower")
+	for _, uri := range []string{"x://1", "x://2"} {
+		if _, err := r.Subscribe(ctx, follower, uri, func(string) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s1.Dispose(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	in, both := 0, make(chan struct{})
+	p := (&fake{server: "a"}).provider()
+	p.Subscribe = func(ctx context.Context, _ string) error {
+		mu.Lock()
+		if in++; in == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select {
+		case <-both:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	src, err := r.Register(scope(t, "a2"), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Set(listed, nil)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.held["x://1"] != src || r.held["x://2"] != src {
+		t.Errorf("held = %v, want both URIs on the new provider", r.held)
+	}
+}
