@@ -15,9 +15,9 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// listPrompts drains prompts/list. A prompt listed twice keeps its first
-// entry.
-func listPrompts(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Prompt, error) {
+// listPrompts drains prompts/list, up to maxListed prompts (cut is told
+// when it cuts). A prompt listed twice keeps its first entry.
+func listPrompts(ctx context.Context, s *mcp.ClientSession, cut func(method string)) ([]*mcp.Prompt, error) {
 	var list []*mcp.Prompt
 	seen := map[string]bool{}
 	err := paginate("prompts/list", func(cursor string) (string, error) {
@@ -28,6 +28,10 @@ func listPrompts(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Prompt, erro
 		for _, p := range res.Prompts {
 			if p == nil || seen[p.Name] {
 				continue
+			}
+			if len(list) == maxListed {
+				cut("prompts/list")
+				return "", nil
 			}
 			seen[p.Name] = true
 			list = append(list, p)

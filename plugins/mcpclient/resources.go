@@ -53,6 +53,7 @@ type extras struct {
 	target  *conn
 	source  *resources.Source
 	subs    map[string]bool // URIs subscribed through the service
+	cut     map[string]bool // the lists maxListed cut, logged once each
 
 	prompts   []func() // removes the current prompt commands
 	promptSig string
@@ -146,23 +147,19 @@ func (c *client) syncExtras(ctx context.Context, cn *conn, what extraKind, conne
 		c.ext.mu.Unlock()
 		if caps.Resources == nil {
 			c.ext.source.Set(nil, nil)
-		} else if list, templates, err := listResources(lctx, cn.session); err != nil {
+		} else if list, templates, err := listResources(lctx, cn.session, c.listCut); err != nil {
 			c.extraFailed(ctx, cn, "resources", err)
 		} else {
 			c.ext.source.Set(list, templates)
 		}
 		if connected && caps.Resources != nil && caps.Resources.Subscribe {
-			for _, uri := range renew {
-				if err := cn.session.Subscribe(lctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-					c.log.Warn(c.label+": renewing a resource subscription failed", "uri", uri, "err", err)
-				}
-			}
+			c.renewSubscriptions(lctx, cn, renew)
 		}
 	}
 	if what&syncPrompts != 0 && (c.opt.extra.commands != nil || c.ext.source != nil) {
 		if caps.Prompts == nil {
 			c.publishPrompts(nil)
-		} else if list, err := listPrompts(lctx, cn.session); err != nil {
+		} else if list, err := listPrompts(lctx, cn.session, c.listCut); err != nil {
 			c.extraFailed(ctx, cn, "prompts", err)
 		} else {
 			c.publishPrompts(list)
@@ -170,6 +167,48 @@ func (c *client) syncExtras(ctx context.Context, cn *conn, what extraKind, conne
 	}
 	if connected && c.ext.source != nil {
 		c.ext.source.Listed()
+	}
+}
+
+// maxParallelRenewals bounds the subscribes a new connection renews at once.
+const maxParallelRenewals = 8
+
+// renewSubscriptions subscribes on a new connection to what was followed
+// on the last: several at a time, all under ctx's one deadline, so that
+// the supervisor (connecting) waits one bound however many there are.
+func (c *client) renewSubscriptions(ctx context.Context, cn *conn, uris []string) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelRenewals)
+	for _, uri := range uris {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := cn.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				c.log.Warn(c.label+": renewing a resource subscription failed", "uri", uri, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// maxListed bounds each list of resources, templates or prompts taken
+// from a server: one that lists without end must not grow the host's
+// memory and every listing built from it.
+const maxListed = 10_000
+
+// listCut logs, once per instance and list, that maxListed cut method's
+// list.
+func (c *client) listCut(method string) {
+	c.ext.mu.Lock()
+	first := !c.ext.cut[method]
+	if c.ext.cut == nil {
+		c.ext.cut = map[string]bool{}
+	}
+	c.ext.cut[method] = true
+	c.ext.mu.Unlock()
+	if first {
+		c.log.Warn(fmt.Sprintf("%s: the server lists more than %d entries in %s; the rest are left out", c.label, maxListed, method))
 	}
 }
 
@@ -203,10 +242,11 @@ func capabilities(cn *conn) *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{}
 }
 
-// listResources drains resources/list and resources/templates/list. A
-// server that advertises resources but does not know the templates method
-// has no templates. A repeated cursor or URI makes the list invalid.
-func listResources(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
+// listResources drains resources/list and resources/templates/list, each
+// up to maxListed entries (cut is told of a list cut there). A server that
+// advertises resources but does not know the templates method has no
+// templates. A repeated cursor makes the list invalid.
+func listResources(ctx context.Context, s *mcp.ClientSession, cut func(method string)) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
 	var list []*mcp.Resource
 	seen := map[string]bool{}
 	err := paginate("resources/list", func(cursor string) (string, error) {
@@ -217,6 +257,10 @@ func listResources(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Resource, 
 		for _, r := range res.Resources {
 			if r == nil || seen[r.URI] {
 				continue // a duplicate adds nothing to route by
+			}
+			if len(list) == maxListed {
+				cut("resources/list")
+				return "", nil
 			}
 			seen[r.URI] = true
 			list = append(list, r)
@@ -233,9 +277,14 @@ func listResources(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Resource, 
 			return "", err
 		}
 		for _, t := range res.ResourceTemplates {
-			if t != nil {
-				templates = append(templates, t)
+			if t == nil {
+				continue
 			}
+			if len(templates) == maxListed {
+				cut("resources/templates/list")
+				return "", nil
+			}
+			templates = append(templates, t)
 		}
 		return res.NextCursor, nil
 	})
@@ -331,6 +380,8 @@ func (c *client) subscribe(ctx context.Context, uri string) error {
 	return nil
 }
 
+// unsubscribe stops following uri, bounded by toolCallTimeoutMs like
+// every request (a server that never answers must not hold the caller).
 func (c *client) unsubscribe(ctx context.Context, uri string) error {
 	c.ext.mu.Lock()
 	delete(c.ext.subs, uri)
@@ -339,7 +390,9 @@ func (c *client) unsubscribe(ctx context.Context, uri string) error {
 	if err != nil {
 		return nil // the next connection does not renew it
 	}
-	return cn.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	uctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ToolCallTimeoutMs))
+	defer cancel()
+	return cn.session.Unsubscribe(uctx, &mcp.UnsubscribeParams{URI: uri})
 }
 
 // complete asks the server for an argument's values (completion/complete).

@@ -380,8 +380,7 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 
 	hs.call(modelCaller, mcpclient.PublicToolName("fx", "crash"), nil)
 	eventually(t, "the subscription renewed on the new server", func() bool {
-		b, _ := os.ReadFile(events)
-		return strings.Count(string(b), "subscribe "+doc+"\n")-strings.Count(string(b), "unsubscribe "+doc+"\n") >= 2
+		return eventLines(events, "subscribe "+doc) >= 2
 	})
 	expectUpdate("after the reconnect")
 
@@ -389,8 +388,7 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 	hs.apply(stdioFixture(t, "fx", "fx", nil, "-resources", "2", "-cancel-file", events, "-instructions", "reloaded"))
 	hs.requireActive("fx")
 	eventually(t, "the subscription taken up by the reloaded instance", func() bool {
-		b, _ := os.ReadFile(events)
-		return strings.Count(string(b), "subscribe "+doc+"\n")-strings.Count(string(b), "unsubscribe "+doc+"\n") >= 3
+		return eventLines(events, "subscribe "+doc) >= 3
 	})
 	expectUpdate("after a reload")
 
@@ -401,6 +399,19 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 		b, _ := os.ReadFile(events)
 		return strings.Contains(string(b), "unsubscribe "+doc+"\n")
 	})
+}
+
+// eventLines counts the lines of the fixture's events file that are line
+// ("subscribe X" is not counted in "unsubscribe X").
+func eventLines(path, line string) int {
+	b, _ := os.ReadFile(path)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == line {
+			n++
+		}
+	}
+	return n
 }
 
 // TestE2EEverythingResourcesHTTP: resources, a subscription's updates and a
@@ -488,5 +499,33 @@ func TestResourceToolsInThePrompt(t *testing.T) {
 	}
 	if sizes[false][1] != sizes[true][1] {
 		t.Errorf("the resource tools take %d bytes unfolded and %d folded; their schemas are constants", sizes[false][1], sizes[true][1])
+	}
+}
+
+// TestE2EResourcesListCapped: a server that lists more than 10,000
+// resources gives the first 10,000, and the cut is logged once however
+// often the list is taken again.
+func TestE2EResourcesListCapped(t *testing.T) {
+	hs := newHarness(t)
+	// 10,000 documents, an image and a binary: two over the cap.
+	hs.apply(stdioFixture(t, "big", "big", nil, "-resources", "10000", "-page-size", "2500"))
+	hs.requireActive("big")
+	reg := hs.resources()
+	list := reg.List(resources.Filter{Server: "big"})
+	// The server lists in URI order: the image comes last, and is cut.
+	if len(list) != 10000 || slices.ContainsFunc(list, func(r resources.Resource) bool { return r.URI == "fixture://image.png" }) {
+		t.Fatalf("listed %d resources, want the first 10000", len(list))
+	}
+	// A list_changed lists again (fixture://added/late comes first): still
+	// cut, not logged again.
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("big", "add-resource"), map[string]any{"name": "late"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	eventually(t, "the second listing", func() bool {
+		list := reg.List(resources.Filter{Server: "big"})
+		return len(list) == 10000 && list[0].URI == "fixture://added/late"
+	})
+	if n := strings.Count(hs.logs.String(), "lists more than 10000 entries in resources/list"); n != 1 {
+		t.Errorf("the cut was logged %d times, want once:\n%s", n, hs.logs.String())
 	}
 }
