@@ -10,6 +10,12 @@
 // re-syncing its tools) the gateway updates the server's tool set by diff,
 // and go-sdk sends notifications/tools/list_changed to connected clients.
 //
+// Besides tools it serves what the resources service gathers from every
+// server: resources, templates, subscriptions, prompts (named like tools)
+// and completion (resources.go, prompts.go); and a server's elicitation or
+// sampling request made during a client's call is passed on to that client
+// in the style its protocol revision speaks (forward.go).
+//
 // The package registers the `gateway` plugin: an instance injects the tool
 // registry (and the attachment store, if any), serves Streamable HTTP when
 // its config names an address, and provides the running Gateway (Key) to a
@@ -36,6 +42,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -73,6 +80,10 @@ type Options struct {
 	// an MCP server's. With one server, the gateway is a faithful bridge to
 	// it; of two tools with one raw name, the first registered is served.
 	Raw bool
+	// Resources, when non-nil, is the resources service whose resources,
+	// templates, prompts and completion the gateway serves too
+	// (resources.go, prompts.go).
+	Resources *resources.Registry
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -111,6 +122,11 @@ type Gateway struct {
 	// afterSync, when set (by tests), is called after every sync with the
 	// number of tools added or replaced and removed.
 	afterSync func(added, removed int, err error)
+
+	// bridge serves resources, prompts and completion; trips holds the
+	// calls waiting for a client's answer (forward.go).
+	bridge *bridge
+	trips  roundTrips
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -172,7 +188,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		g.Close()
 		return nil, err
 	}
-	g.server = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
+	sopts := &mcp.ServerOptions{
 		Logger: g.sdkLogger(),
 		// Advertise tools with listChanged even while the surface is empty:
 		// clients subscribe to the notification only when the capability is
@@ -180,10 +196,13 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
 			// The MCP servers' log messages during a call are relayed.
 			Logging: &mcp.LoggingCapabilities{}},
-	})
-	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway)
+	}
+	g.bridge = newBridge(g, s, o.Resources, sopts)
+	g.server = mcp.NewServer(o.Implementation, sopts)
+	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities)
 	g.apply(a)
 	g.syncMu.Unlock()
+	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
 	return g, nil
 }
@@ -375,9 +394,9 @@ func (g *Gateway) addTool(t *mcp.Tool, public string) (err error) {
 			err = fmt.Errorf("go-sdk refused the tool: %v", r)
 		}
 	}()
-	g.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	g.server.AddTool(t, g.forwarding(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return g.callTool(ctx, public, req)
-	})
+	}))
 	return nil
 }
 
@@ -627,6 +646,10 @@ func (g *Gateway) Close() error {
 		close(g.done)
 		g.cancel()
 		g.refresh.Stop()
+		if g.bridge != nil {
+			g.bridge.stop()
+		}
+		g.trips.closeAll()
 		if g.server != nil { // nil: New failed before making it
 			for ss := range g.server.Sessions() {
 				ss.Close()

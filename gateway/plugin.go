@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -93,7 +94,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        "gateway",
 		Description: "the composition's tools as one MCP server: Streamable HTTP at /mcp, or a front end's stdio",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(resources.Key)},
 		Provides:    []host.AnyKey{Key},
 		Validate:    (*Config).Validate,
 		// The token is the gateway's: no MCP server the host starts
@@ -113,7 +114,8 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
-	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw})
+	res, _ := host.Lookup(s, resources.Key)
+	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res})
 	if err != nil {
 		return err
 	}

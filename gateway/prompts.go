@@ -12,12 +12,25 @@ import (
 )
 
 // promptName is the name a prompt is served under: named like the tools
-// (mcp__<server>__<prompt>).
-func (b *bridge) promptName(p resources.Prompt) string { return p.Public }
+// (mcp__<server>__<prompt>), or the server's own name in raw mode.
+func (b *bridge) promptName(p resources.Prompt) string {
+	if b.g.raw {
+		return p.Name
+	}
+	return p.Public
+}
 
 // lookupPrompt finds the prompt served as name.
 func (b *bridge) lookupPrompt(name string) (resources.Prompt, bool) {
-	return b.res.LookupPrompt(name)
+	if !b.g.raw {
+		return b.res.LookupPrompt(name)
+	}
+	for _, p := range b.res.Prompts() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return resources.Prompt{}, false
 }
 
 // syncPrompts brings the server's prompts in line with the service's. The
