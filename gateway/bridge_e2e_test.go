@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -472,5 +473,36 @@ func TestE2EBridgeServerEverything(t *testing.T) {
 	res, err = c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__trigger-sampling-request", Arguments: map[string]any{"prompt": "hi"}})
 	if err != nil || res.IsError || !strings.Contains(resultText(res), "sampled through the gateway") {
 		t.Errorf("trigger-sampling-request = %s (%+v), %v; want the client's model's answer", resultText(res), res, err)
+	}
+}
+
+// TestE2EBridgeRawNames: under serve --raw, prompts go by the server's own
+// names, for listing, getting and completing.
+func TestE2EBridgeRawNames(t *testing.T) {
+	bin := dshHostBinary(t)
+	e := newE2E(t)
+	e.writeBridge(t, bridgeFixtureArgs...)
+	cmd := exec.Command(bin, "serve", "--stdio", "--raw", "-c", e.composition)
+	cmd.Env = e.env()
+	c := connectBridge(t, &mcp.CommandTransport{Command: cmd}, mcp.ClientOptions{}, "")
+	ctx := ctxT(t)
+	var prompts []string
+	for p, err := range c.cs.Prompts(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, p.Name)
+	}
+	slices.Sort(prompts)
+	if !slices.Equal(prompts, []string{"echo", "picture"}) {
+		t.Errorf("prompts/list under --raw = %v, want the server's own names [echo picture]", prompts)
+	}
+	got, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "echo", Arguments: map[string]string{"text": "r"}})
+	if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "r" {
+		t.Errorf("prompts/get echo under --raw = %+v, %v", got, err)
+	}
+	comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "echo"}, Argument: mcp.CompleteParamsArgument{Name: "text", Value: "b"}})
+	if err != nil || !slices.Equal(comp.Completion.Values, []string{"ref/prompt:text:beta"}) {
+		t.Errorf("complete under --raw = %+v, %v", comp, err)
 	}
 }
