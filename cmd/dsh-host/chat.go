@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -28,6 +29,9 @@ type consoleHooks struct {
 	// line, when set, gives the context one line runs under, and a done
 	// called when the line has run (chat: a Ctrl-C cancels that context).
 	line func(ctx context.Context) (context.Context, func())
+	// clear, when set, erases the front end's own live line (chat's
+	// progress) before a server's question is printed.
+	clear func()
 }
 
 type consoleHooksKey struct{}
@@ -49,12 +53,30 @@ func cmdChat(ctx context.Context, args []string, io Stdio) int {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
-	return runChat(ctx, args, io, sig)
+	done := make(chan struct{})
+	defer close(done)
+	return runChat(ctx, args, io, sig, func(byInterrupt bool) {
+		// As under run, the Ctrl-C after the one that began the shutdown
+		// is SIGINT's default again, which kills a shutdown that hangs.
+		if byInterrupt {
+			signal.Stop(sig)
+			return
+		}
+		go func() {
+			select {
+			case <-sig:
+				signal.Stop(sig)
+			case <-done:
+			}
+		}()
+	})
 }
 
 // runChat is chat with its Ctrl-Cs read from interrupts (tests send their
-// own).
-func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal) int {
+// own). release is called once the turn or the console is over, before the
+// host shuts down, with whether a Ctrl-C ended it: Ctrl-C is then no
+// longer chat's (cmdChat gives it back to the process).
+func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal, release func(byInterrupt bool)) int {
 	fs := flagSet("chat", "[-c FILE] [-p PROMPT] [flags]", `
 Chat talks to the model of the composition's agent entry (an OpenAI-compatible
 API, DeepSeek by default), which uses the composition's tools. Without -p it
@@ -105,9 +127,13 @@ turn failed.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			return chatOnce(ctx, io, a, *prompt, interrupts)
+			code, interrupted := chatOnce(ctx, io, a, *prompt, interrupts)
+			release(interrupted)
+			return code
 		}
-		return chatConsole(ctx, io, h, a, interrupts)
+		interrupted := chatConsole(ctx, io, h, a, interrupts)
+		release(interrupted)
+		return exitOK
 	})
 }
 
@@ -135,17 +161,25 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 }
 
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
-// stderr. A Ctrl-C cancels the turn, which then fails.
-func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, interrupts <-chan os.Signal) int {
+// stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
+// whether one did.
+func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
+	var wg sync.WaitGroup
+	var byCtrlC atomic.Bool
+	defer func() {
+		cancel()
+		wg.Wait() // no Ctrl-C is read past the turn
+		interrupted = byCtrlC.Load()
+	}()
+	wg.Go(func() {
 		select {
 		case <-interrupts:
+			byCtrlC.Store(true)
 			cancel()
 		case <-ctx.Done():
 		}
-	}()
+	})
 	screen := io.display()
 	live := newLiveProgress(io.liveTerminal(io.Err))
 	status := live.before(screen.Err)
@@ -156,13 +190,13 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, inte
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("cancelled")
 		}
-		return fail(io, "chat", err)
+		return fail(io, "chat", err), false
 	}
 	fmt.Fprint(screen.Out, res.Answer)
 	if !strings.HasSuffix(res.Answer, "\n") {
 		fmt.Fprintln(screen.Out)
 	}
-	return exitOK
+	return exitOK, false
 }
 
 // dimmed returns where reasoning goes on raw: escaped text (safe) between
@@ -184,34 +218,38 @@ func (d dimWriter) Write(p []byte) (int, error) {
 }
 
 // chatConsole runs the console with the model as the handler of plain
-// lines until /quit, the end of the input, or a second Ctrl-C at the prompt.
-func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, interrupts <-chan os.Signal) int {
+// lines until /quit, the end of the input, or a second Ctrl-C at the prompt
+// (quitByCtrlC).
+func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := io.display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(io.liveTerminal(io.Out))
-	f := &chatFront{h: h, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
+	f := &chatFront{h: h, agent: a, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	var byCtrlC atomic.Bool
 	wg.Go(func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-interrupts:
-				f.interrupt(quit)
+				f.interrupt(func() { byCtrlC.Store(true); quit() })
 			}
 		}
 	})
-	runConsoleOn(withConsoleHooks(ctx, consoleHooks{plain: f.turn, line: f.lineContext}), h, io.In, screen.Out, io.liveTerminal(io.Out))
+	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear}
+	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
-	return exitOK
+	wg.Wait() // no Ctrl-C is read past the console
+	return byCtrlC.Load()
 }
 
 // chatFront is the chat console's state between the console and Ctrl-C.
 type chatFront struct {
 	h              *host.Host
+	agent          *agent.Agent // the last turn's; only turn uses it
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
 
@@ -258,6 +296,11 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return
 	}
+	if f.agent != nil && a != f.agent {
+		// A restarted instance starts with an empty conversation.
+		fmt.Fprintln(f.out, "agent restarted; new conversation")
+	}
+	f.agent = a
 	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress})
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -300,6 +343,16 @@ func (l *liveProgress) report() func(string, tools.Progress) {
 	}
 }
 
+// clear erases the progress line, if one is shown.
+func (l *liveProgress) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.line != nil {
+		l.line.clear()
+		l.line = nil
+	}
+}
+
 // before returns w erasing the progress line before each write.
 func (l *liveProgress) before(w io.Writer) io.Writer {
 	if l.term == nil {
@@ -314,11 +367,6 @@ type clearingWriter struct {
 }
 
 func (c clearingWriter) Write(p []byte) (int, error) {
-	c.l.mu.Lock()
-	if c.l.line != nil {
-		c.l.line.clear()
-		c.l.line = nil
-	}
-	c.l.mu.Unlock()
+	c.l.clear()
 	return c.w.Write(p)
 }

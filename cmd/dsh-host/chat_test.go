@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // chatComposition is the fixture server (folded) and an agent on srv whose
@@ -108,7 +111,7 @@ func TestChatReasoningDimmed(t *testing.T) {
 	var stdout, stderr mcptest.SyncBuffer
 	isErr := func(v any) bool { return v == any(&stderr) }
 	code := runChat(context.Background(), []string{"-c", file, "-p", "hi"},
-		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal))
+		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal), func(bool) {})
 	if code != exitOK || stdout.String() != "Done.\n" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -134,7 +137,7 @@ func TestChatProgress(t *testing.T) {
 	var stdout, stderr mcptest.SyncBuffer
 	isErr := func(v any) bool { return v == any(&stderr) }
 	code := runChat(context.Background(), []string{"-c", file, "-p", "hi"},
-		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal))
+		Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Terminal: isErr}, make(chan os.Signal), func(bool) {})
 	if code != exitOK || stdout.String() != "Done.\n" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -159,9 +162,10 @@ func TestChatConsole(t *testing.T) {
 	defer typed.Close()
 	var out mcptest.SyncBuffer
 	interrupts := make(chan os.Signal)
+	released := make(chan bool, 1)
 	done := make(chan int, 1)
 	go func() {
-		done <- runChat(context.Background(), []string{"-c", file}, Stdio{In: in, Out: &out, Err: &out}, interrupts)
+		done <- runChat(context.Background(), []string{"-c", file}, Stdio{In: in, Out: &out, Err: &out}, interrupts, func(byInterrupt bool) { released <- byInterrupt })
 	}()
 	waitOut := func(what string) {
 		t.Helper()
@@ -195,6 +199,9 @@ func TestChatConsole(t *testing.T) {
 	}
 	if code != exitOK || !strings.Contains(out.String(), "(Ctrl-C again to quit") {
 		t.Errorf("exit %d; output:\n%s", code, out.String())
+	}
+	if byInterrupt := <-released; !byInterrupt {
+		t.Error("Ctrl-C was given back as if chat had ended without one")
 	}
 	if reqs := srv.Requests(); len(reqs) != 4 {
 		t.Errorf("%d model requests, want 4", len(reqs))
@@ -267,4 +274,104 @@ func waitLine(t *testing.T, path, line string) {
 		b, _ := os.ReadFile(path)
 		return strings.Contains("\n"+string(b), "\n"+line+"\n")
 	})
+}
+
+// TestChatPrintGivesCtrlCBack: after a turn of chat -p that a Ctrl-C
+// cancelled, chat stops taking Ctrl-C before the host shuts down (the
+// process's default then ends a shutdown that hangs); one that ended on its
+// own says so too.
+func TestChatPrintGivesCtrlCBack(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_slow", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__slow","arguments":{"ms":60000}}`}}},
+		openaitest.Turn{Content: "Done."},
+	)
+	file, events := chatComposition(t, srv)
+	t.Setenv("DSH_HOME", t.TempDir())
+	run := func(interrupts chan os.Signal) (code int, released []bool) {
+		var out mcptest.SyncBuffer
+		code = runChat(context.Background(), []string{"-c", file, "-p", "hi"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &out},
+			interrupts, func(byInterrupt bool) { released = append(released, byInterrupt) })
+		return code, released
+	}
+	interrupts := make(chan os.Signal)
+	type ran struct {
+		code     int
+		released []bool
+	}
+	done := make(chan ran, 1)
+	go func() {
+		code, released := run(interrupts)
+		done <- ran{code, released}
+	}()
+	waitLine(t, events, "slow started")
+	interrupts <- os.Interrupt
+	if r := <-done; r.code != exitFail || len(r.released) != 1 || !r.released[0] {
+		t.Errorf("cancelled: exit %d, released %v; want 1, [true]", r.code, r.released)
+	}
+	if code, released := run(make(chan os.Signal)); code != exitOK || len(released) != 1 || released[0] {
+		t.Errorf("answered: exit %d, released %v; want 0, [false]", code, released)
+	}
+}
+
+// TestChatClearsItsLineForAQuestion: a server's question erases chat's
+// live progress line (the console's hook), before it is printed.
+func TestChatClearsItsLineForAQuestion(t *testing.T) {
+	var term bytes.Buffer
+	live := newLiveProgress(&term)
+	live.report()("mcp_call", tools.Progress{Progress: 1, Total: 3})
+	live.clear()
+	if got := term.String(); !strings.HasSuffix(got, "\r\x1b[K") || !strings.Contains(got, "mcp_call: 1/3") {
+		t.Errorf("the line is not erased: %q", got)
+	}
+
+	h := startTestHost(t, flowComposition(t))
+	in, typed := io.Pipe()
+	var out mcptest.SyncBuffer
+	done := make(chan struct{})
+	ctx := withConsoleHooks(context.Background(), consoleHooks{clear: func() { out.Write([]byte("<chat's line erased>")) }})
+	go func() {
+		defer close(done)
+		runConsoleOn(ctx, h, in, &out, nil)
+	}()
+	defer func() { typed.Close(); <-done }()
+	fmt.Fprintln(typed, "/call mcp__demo__ask")
+	mcptest.WaitFor(t, 30*time.Second, "the question", func() bool { return strings.Contains(out.String(), " asks: ") })
+	fmt.Fprintln(typed, "/decline")
+	typed.Close()
+	<-done
+	got := out.String()
+	if i := strings.Index(got, "<chat's line erased>"); i < 0 || i > strings.Index(got, "demo asks:") {
+		t.Errorf("chat's line is not erased before the question:\n%s", got)
+	}
+}
+
+// TestChatSaysTheAgentRestarted: a turn after the agent's instance
+// restarted (its entry changed) says the conversation is new.
+func TestChatSaysTheAgentRestarted(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Turn{Content: "one"}, openaitest.Turn{Content: "two"}, openaitest.Turn{Content: "three"})
+	file, _ := chatComposition(t, srv)
+	t.Setenv("DSH_HOME", t.TempDir())
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startTestHost(t, string(text))
+	var out mcptest.SyncBuffer
+	f := &chatFront{h: h, out: &out}
+	f.turn(context.Background(), "first")
+	f.turn(context.Background(), "second")
+	if strings.Contains(out.String(), "restarted") {
+		t.Fatalf("a restart without one:\n%s", out.String())
+	}
+	c, err := host.ParseComposition("composition.yml", append(text, "      system: Be brief.\n"...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	f.turn(context.Background(), "third")
+	if got := out.String(); !strings.Contains(got, "two\nagent restarted; new conversation\nthree") {
+		t.Errorf("output:\n%s", got)
+	}
 }

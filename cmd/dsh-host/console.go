@@ -49,7 +49,11 @@ func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.
 	go lines.feed(in, stop)
 	out = &lockedWriter{w: out}
 	c := &console{h: h, out: out, term: term}
-	asker := &consoleAsker{out: out, lines: lines, browser: openWithBrowserEnv, clear: c.clearProgress}
+	clear := c.clearProgress
+	if more := consoleHooksFrom(ctx).clear; more != nil {
+		clear = func() { c.clearProgress(); more() }
+	}
+	asker := &consoleAsker{out: out, lines: lines, browser: openWithBrowserEnv, clear: clear}
 	defer installAnswerer(h, asker)()
 	for {
 		line, ok := lines.next(ctx, false)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -116,17 +117,36 @@ type lineSource struct {
 	mu      sync.Mutex
 	queue   []string
 	ended   bool
+	full    bool          // feed waits for the queue to drain
 	asking  int           // questions waiting for a line
 	changed chan struct{} // closed and replaced at every change
 }
 
+// maxQueuedLines is how many lines are read ahead of the command loop;
+// past it feed stops reading, so that pasted or piped input waits in its
+// pipe rather than in memory.
+const maxQueuedLines = 64
+
 func newLineSource() *lineSource { return &lineSource{changed: make(chan struct{})} }
 
-// feed reads in until its end (or stop), queueing every line.
+// feed reads in until its end (or stop), queueing its lines, at most
+// maxQueuedLines at a time.
 func (s *lineSource) feed(in io.Reader, stop <-chan struct{}) {
 	sc := newLineScanner(in)
 	for sc.Scan() {
 		s.mu.Lock()
+		for len(s.queue) >= maxQueuedLines {
+			s.full = true
+			ch := s.changed
+			s.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-ch:
+			}
+			s.mu.Lock()
+		}
+		s.full = false
 		s.queue = append(s.queue, sc.Text())
 		s.signal()
 		s.mu.Unlock()
@@ -166,6 +186,7 @@ func (s *lineSource) next(ctx context.Context, ask bool) (string, bool) {
 		if len(s.queue) > 0 && (ask || s.asking == 0) {
 			line := s.queue[0]
 			s.queue = s.queue[1:]
+			s.signal() // feed may wait for room
 			s.mu.Unlock()
 			return line, true
 		}
@@ -182,6 +203,20 @@ func (s *lineSource) next(ctx context.Context, ask bool) (string, bool) {
 		}
 		s.mu.Lock()
 	}
+}
+
+// dropTypeAhead drops the lines read but not yet taken, and returns how
+// many. A question calls it when it starts: lines typed before it was
+// shown were meant for the command loop (or nothing), not as its answer.
+func (s *lineSource) dropTypeAhead() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.queue)
+	if n > 0 {
+		s.queue = nil
+		s.signal()
+	}
+	return n
 }
 
 // errInputEnded cancels a question whose answer can no longer come.
@@ -205,7 +240,11 @@ func (a *consoleAsker) Answer(ctx context.Context, req elicit.Request) (elicit.R
 	if a.clear != nil {
 		a.clear()
 	}
+	dropped := a.lines.dropTypeAhead()
 	fmt.Fprintf(a.out, "\n%s asks: %s\n", req.Server, req.Message)
+	if dropped > 0 {
+		fmt.Fprintf(a.out, "(%d line(s) typed before this question were dropped)\n", dropped)
+	}
 	if req.Mode == elicit.ModeURL {
 		return a.url(ctx, req)
 	}
@@ -336,10 +375,26 @@ func defaultText(fd *elicit.Field) string {
 	return title(fd.Default)
 }
 
-// url shows a URL request, opens the page where it can, and asks whether
-// the person went through with it.
+// url shows a URL request with its host, opens the page only once the
+// person agreed (the 2025-11-25 spec: show the target and get consent
+// before navigating), and asks whether they went through with it.
 func (a *consoleAsker) url(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 	fmt.Fprintf(a.out, "  %s\n", req.URL)
+	if u, err := neturl.Parse(req.URL); err == nil && u.Host != "" {
+		fmt.Fprintf(a.out, "  on %s\n", u.Host)
+	}
+	fmt.Fprint(a.out, "  Open it? [y/N]: ")
+	line, ok := a.lines.next(ctx, true)
+	if !ok {
+		return elicit.Result{}, inputEnded(ctx)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+	case "/cancel":
+		return elicit.Result{Action: elicit.Cancel}, nil
+	default:
+		return elicit.Result{Action: elicit.Decline}, nil
+	}
 	switch {
 	case a.browser == nil || !webURL(req.URL):
 		fmt.Fprintln(a.out, "  open it in a browser")
