@@ -24,9 +24,11 @@ import (
 //   - up to 2025-11-25, the gateway sends the request to the client's
 //     session (elicitation/create, sampling/createMessage) and hands the
 //     answer back;
-//   - from 2026-07-28, the client's tools/call returns input_required with
-//     the question, and the client's retry (with the answer and the
-//     requestState) resumes the same call, still waiting upstream.
+//   - from 2026-07-28, the client's tools/call (prompts/get,
+//     resources/read) returns input_required with the question, and the
+//     client's retry (with the answer and the requestState) resumes the
+//     same request, still waiting upstream; a retry never comes within
+//     parkTimeout cancels it.
 //
 // A client that did not declare the capability gets nothing: the server
 // sees a decline (elicitation) or an error (sampling) saying why.
@@ -43,7 +45,7 @@ func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) co
 	}
 	ask := func(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
 		if newProtocol(ss) {
-			return nil, errors.New("the gateway's client speaks MCP 2026-07-28, which takes questions only as a tool call's input_required result; this request cannot carry one")
+			return nil, errors.New("the gateway's client speaks MCP 2026-07-28, which takes questions only as an input_required result, and this request cannot carry one")
 		}
 		switch p := ir.(type) {
 		case *mcp.ElicitParams:
@@ -136,22 +138,29 @@ func (g *Gateway) forwarding(h mcp.ToolHandler) mcp.ToolHandler {
 		if req.Session == nil || !newProtocol(req.Session) {
 			return h(g.forwardRequests(ctx, req.Session), req)
 		}
-		return g.trips.call(g.ctx, ctx, req, h)
+		res, ask, state, err := g.trips.roundTrip(g.ctx, ctx, "tools/call", req.Session, req.Params.RequestState, req.Params.InputResponses,
+			func(ctx context.Context) (any, error) { return h(ctx, req) })
+		if ask != nil {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
+		}
+		r, _ := res.(*mcp.CallToolResult)
+		return r, err
 	}
 }
 
-// roundTrips holds the tool calls waiting for a 2026-07-28 client's answer,
+// roundTrips holds the requests waiting for a 2026-07-28 client's answer,
 // by requestState.
 type roundTrips struct {
 	mu     sync.Mutex
 	parked map[string]*trip
 }
 
-// trip is one tool call that may ask its client questions across several
-// requests of the client.
+// trip is one request (a tool call, a prompts/get, a resources/read) that
+// may ask its client questions across several requests of the client.
 type trip struct {
+	method string
 	asks   chan *question
-	done   chan tripOutcome // buffered: the call never waits to end
+	done   chan tripOutcome // buffered: the request never waits to end
 	cancel context.CancelFunc
 	// asked is the question the client is answering (set while parked).
 	asked *question
@@ -169,25 +178,31 @@ type answer struct {
 }
 
 type tripOutcome struct {
-	res *mcp.CallToolResult
+	res any
 	err error
 }
 
 // inputKey is the id of the one question an input_required result asks.
 const inputKey = "dsh-host"
 
-// call runs a tools/call of a 2026-07-28 client: a new call starts (its
-// context outlives the request, since it may span several), a retry with
-// a requestState resumes the parked call with the client's answer. Either
-// way it returns the call's result or its next question. closing ends the
-// call with the gateway.
-func (rt *roundTrips) call(closing, ctx context.Context, req *mcp.CallToolRequest, h mcp.ToolHandler) (*mcp.CallToolResult, error) {
-	if state := req.Params.RequestState; state != "" {
+// roundTrip serves one request of a 2026-07-28 client to method whose
+// handler (run) may ask the client questions. Without a requestState it
+// starts run, whose context outlives the request since it may span
+// several; with one it resumes the parked run with the client's answer
+// (responses). Either way it returns run's result, or its next question
+// (ask) with the state the client's retry must carry. closing ends run
+// with the gateway.
+func (rt *roundTrips) roundTrip(closing, ctx context.Context, method string, ss *mcp.ServerSession, state string, responses mcp.InputResponseMap,
+	run func(context.Context) (any, error)) (res any, ask mcp.InputRequest, next string, err error) {
+	if state != "" {
 		t := rt.take(state)
-		if t == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the requestState is unknown or expired: call the tool again"}
+		if t == nil || t.method != method {
+			if t != nil {
+				t.cancel()
+			}
+			return nil, nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the requestState is unknown or expired: send the request again without it"}
 		}
-		a := answer{resp: req.Params.InputResponses[inputKey]}
+		a := answer{resp: responses[inputKey]}
 		if a.resp == nil {
 			a.err = fmt.Errorf("the client's retry has no inputResponses[%q]", inputKey)
 		}
@@ -195,15 +210,15 @@ func (rt *roundTrips) call(closing, ctx context.Context, req *mcp.CallToolReques
 		t.asked = nil
 		return rt.wait(ctx, t)
 	}
-	t := &trip{asks: make(chan *question), done: make(chan tripOutcome, 1)}
-	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t := &trip{method: method, asks: make(chan *question), done: make(chan tripOutcome, 1)}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel = cancel
 	stop := context.AfterFunc(closing, cancel)
-	callCtx = withQuestions(callCtx, req.Session, t.ask)
+	runCtx = withQuestions(runCtx, ss, t.ask)
 	go func() {
 		defer stop()
 		defer cancel()
-		res, err := h(callCtx, req)
+		res, err := run(runCtx)
 		t.done <- tripOutcome{res, err}
 	}()
 	return rt.wait(ctx, t)
@@ -226,23 +241,23 @@ func (t *trip) ask(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse,
 	}
 }
 
-// wait returns t's result, or parks t and returns its question as
-// input_required. The client's cancellation while waiting cancels the call.
-func (rt *roundTrips) wait(ctx context.Context, t *trip) (*mcp.CallToolResult, error) {
+// wait returns t's result, or parks t and returns its question. The
+// client's cancellation while waiting cancels the request.
+func (rt *roundTrips) wait(ctx context.Context, t *trip) (res any, ask mcp.InputRequest, state string, err error) {
 	select {
 	case o := <-t.done:
-		return o.res, o.err
+		return o.res, nil, "", o.err
 	case q := <-t.asks:
 		t.asked = q
 		state, err := rt.park(t)
 		if err != nil {
 			t.cancel()
-			return nil, err
+			return nil, nil, "", err
 		}
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.params}, RequestState: state}, nil
+		return nil, q.params, state, nil
 	case <-ctx.Done():
 		t.cancel()
-		return nil, ctx.Err()
+		return nil, nil, "", ctx.Err()
 	}
 }
 

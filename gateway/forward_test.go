@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -146,5 +148,54 @@ func TestForwardUnknownRequestState(t *testing.T) {
 	// One more parked call, left for the gateway's close to end.
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_form", Arguments: map[string]any{}}); err != nil || !res.NeedsInput() {
 		t.Fatalf("another first round = %+v, %v", res, err)
+	}
+}
+
+// TestForwardDuringPromptAndRead: a server that asks during prompts/get or
+// resources/read reaches the client too, in both protocol styles.
+func TestForwardDuringPromptAndRead(t *testing.T) {
+	ask := func(ctx context.Context) string {
+		out, _ := askTool("", elicit.ModeForm).Execute(ctx, tools.Call{})
+		return out.Value.(string)
+	}
+	res := resources.New(nil)
+	src, err := res.Register(scope(t), resources.Provider{
+		Server: "srv",
+		Read: func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: ask(ctx)}}}, nil
+		},
+		GetPrompt: func(ctx context.Context, name string, _ map[string]string) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: ask(ctx)}}}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Set([]*mcp.Resource{{URI: "srv://a", Name: "a"}}, nil)
+	src.SetPrompts([]resources.Prompt{{Public: "mcp__srv__p", Prompt: mcp.Prompt{Name: "p"}}})
+	src.Listed()
+	g, err := New(scope(t), tools.New(nil), nil, &Options{Resources: res, Debounce: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Di"}}, nil
+		},
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			cs := connectWith(t, g, opts, version)
+			ctx := context.Background()
+			read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "srv://a"})
+			if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "accept  name=Di" {
+				t.Errorf("resources/read = %+v, %v; want the read resumed with the client's answer", read, err)
+			}
+			got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__srv__p"})
+			if err != nil || len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "accept  name=Di" {
+				t.Errorf("prompts/get = %+v, %v; want the get resumed with the client's answer", got, err)
+			}
+		})
 	}
 }

@@ -78,8 +78,25 @@ func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(req.Params.Name)}
 	}
-	ctx = b.g.forwardRequests(ctx, req.Session)
-	res, err := b.res.GetPrompt(ctx, p.Public, req.Params.Arguments)
+	get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		return b.res.GetPrompt(ctx, p.Public, req.Params.Arguments)
+	}
+	var res *mcp.GetPromptResult
+	var err error
+	if req.Session != nil && newProtocol(req.Session) {
+		// The server may ask the client during the get: a round trip.
+		var out any
+		var ask mcp.InputRequest
+		var state string
+		out, ask, state, err = b.g.trips.roundTrip(b.g.ctx, ctx, "prompts/get", req.Session, req.Params.RequestState, req.Params.InputResponses,
+			func(ctx context.Context) (any, error) { return get(ctx) })
+		if ask != nil {
+			return &mcp.GetPromptResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
+		}
+		res, _ = out.(*mcp.GetPromptResult)
+	} else {
+		res, err = get(b.g.forwardRequests(ctx, req.Session))
+	}
 	if err != nil {
 		if errors.Is(err, resources.ErrUnknownPrompt) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

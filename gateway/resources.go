@@ -205,12 +205,28 @@ func guard(f func()) (err error) {
 // read reads a resource through the service, which routes the URI to the
 // server that owns it. The server's own error reaches the client.
 func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	ctx = b.g.forwardRequests(ctx, req.Session)
-	res, err := b.res.Read(ctx, req.Params.URI)
+	read := func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		res, err := b.res.Read(ctx, req.Params.URI)
+		return res.ReadResourceResult, err
+	}
+	if req.Session == nil || !newProtocol(req.Session) {
+		res, err := read(b.g.forwardRequests(ctx, req.Session))
+		if err != nil {
+			return nil, wireError(err)
+		}
+		return res, nil
+	}
+	// The server may ask the client during the read: a round trip.
+	out, ask, state, err := b.g.trips.roundTrip(b.g.ctx, ctx, "resources/read", req.Session, req.Params.RequestState, req.Params.InputResponses,
+		func(ctx context.Context) (any, error) { return read(ctx) })
+	if ask != nil {
+		return &mcp.ReadResourceResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
+	}
 	if err != nil {
 		return nil, wireError(err)
 	}
-	return res.ReadResourceResult, nil
+	res, _ := out.(*mcp.ReadResourceResult)
+	return res, nil
 }
 
 // wireError keeps a server's JSON-RPC error (its code, such as resource not
