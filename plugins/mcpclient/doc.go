@@ -119,8 +119,10 @@
 // Images are checked as a batch (PNG, JPEG, GIF or WebP, bytes matching the
 // declared type), then admitted only with an attachment store and a caller
 // that takes image input; an image over the store's side, pixel or byte
-// limits is downscaled to fit (aspect kept, re-encoded: FitImage) with a
-// note giving both sizes, and only undecodable data is refused. They are
+// limits is downscaled to fit (aspect kept, re-encoded:
+// attachments.Store.SaveFitted, also for an image embedded as a resource
+// and a prompt's images) with a note giving both sizes, and only
+// undecodable data is refused. They are
 // stored all-or-nothing, and reach the model as
 // durable references in their original positions, or every one of them as
 // a diagnostic line saying why not. Base64 never enters model content.
@@ -172,8 +174,10 @@
 // resources/templates/list at each connection, again on
 // notifications/resources/list_changed, and, for a URI someone subscribed
 // to through the service, on notifications/resources/updated (the
-// subscribers hear of it first). Subscriptions are renewed on every new
-// connection. Reads, subscriptions and completion/complete go to the live
+// subscribers hear of it first). Each list keeps at most 10,000 entries
+// (a cut is logged once). Subscriptions are renewed on every new
+// connection, eight at a time under one startupTimeoutMs. Reads,
+// subscriptions, unsubscribes and completion/complete go to the live
 // connection, bounded by toolCallTimeoutMs.
 //
 // With the commands service present, the server's prompts (every page of
