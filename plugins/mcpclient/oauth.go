@@ -299,7 +299,8 @@ var stampRecheck = time.Second
 func describeLogin(rec tokenstore.Record) string {
 	s := "logged in"
 	if len(rec.Scopes) > 0 {
-		s += " (scopes " + strings.Join(rec.Scopes, " ")
+		// Sorted: servers and go-sdk give scopes in no fixed order.
+		s += " (scopes " + strings.Join(slices.Sorted(slices.Values(rec.Scopes)), " ")
 	} else {
 		s += " ("
 	}
