@@ -126,6 +126,18 @@ func elicitRefusal(ss *mcp.ServerSession, mode string) string {
 	return ""
 }
 
+// needsRoundTrip reports whether ss's requests that may ask questions need the
+// round trip: a 2026-07-28 client that declared elicitation or sampling. A
+// client that declared neither has every question declined before it is
+// asked, so its requests run directly, at no extra cost.
+func needsRoundTrip(ss *mcp.ServerSession) bool {
+	if ss == nil || !newProtocol(ss) {
+		return false
+	}
+	caps := clientCaps(ss)
+	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
+}
+
 func newProtocol(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
 	return p != nil && p.ProtocolVersion >= "2026-07-28"
@@ -135,7 +147,7 @@ func newProtocol(ss *mcp.ServerSession) bool {
 // the calling client in the client's style.
 func (g *Gateway) forwarding(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if req.Session == nil || !newProtocol(req.Session) {
+		if !needsRoundTrip(req.Session) {
 			return h(g.forwardRequests(ctx, req.Session), req)
 		}
 		res, ask, state, err := g.trips.roundTrip(g.ctx, ctx, "tools/call", req.Session, req.Params.RequestState, req.Params.InputResponses,

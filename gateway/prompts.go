@@ -83,7 +83,7 @@ func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	}
 	var res *mcp.GetPromptResult
 	var err error
-	if req.Session != nil && newProtocol(req.Session) {
+	if needsRoundTrip(req.Session) {
 		// The server may ask the client during the get: a round trip.
 		var out any
 		var ask mcp.InputRequest

@@ -209,7 +209,7 @@ func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.R
 		res, err := b.res.Read(ctx, req.Params.URI)
 		return res.ReadResourceResult, err
 	}
-	if req.Session == nil || !newProtocol(req.Session) {
+	if !needsRoundTrip(req.Session) {
 		res, err := read(b.g.forwardRequests(ctx, req.Session))
 		if err != nil {
 			return nil, wireError(err)
