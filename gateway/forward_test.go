@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -195,6 +196,55 @@ func TestForwardDuringPromptAndRead(t *testing.T) {
 			got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__srv__p"})
 			if err != nil || len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "accept  name=Di" {
 				t.Errorf("prompts/get = %+v, %v; want the get resumed with the client's answer", got, err)
+			}
+		})
+	}
+}
+
+// BenchmarkForwardingCall: a trivial tools/call through the gateway in
+// memory from a 2026-07-28 client that declared elicitation (each call runs
+// as a possible round trip) and from one that did not (direct). Compare the
+// two sub-benchmarks of one run.
+func BenchmarkForwardingCall(b *testing.B) {
+	reg := tools.New(nil)
+	s := host.NewScope(context.Background(), "bench", nil)
+	defer s.Dispose(time.Second)
+	if _, err := reg.Register(s, echo("echo")); err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(s, reg, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts *mcp.ClientOptions
+	}{
+		{"direct", nil},
+		{"round-trip-capable", &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := g.Server().Connect(context.Background(), st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, tc.opts).Connect(context.Background(), ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { cs.Close(); ss.Wait() }()
+			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), params); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
