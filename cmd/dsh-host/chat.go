@@ -123,6 +123,7 @@ turn failed.`)
 		cancelStart() // the start is over: interrupts are the turns' now
 		a, ok := host.Lookup(h, agent.Key)
 		if !ok {
+			release(false)
 			st := host.Find(h.Status(), id)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
