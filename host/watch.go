@@ -20,6 +20,12 @@ import (
 // end result.
 const DefaultDebounce = 100 * time.Millisecond
 
+// replacedDebounce is how long Watch waits after a file is created or its
+// permissions change (at most the debounce): an editor that saves by
+// renaming a finished file into place is done, and a client of a gateway
+// sees the edit sooner. A write that follows waits the whole debounce.
+const replacedDebounce = 20 * time.Millisecond
+
 // DefaultDebounceMax is the longest a stream of changes postpones a reload
 // when Options.DebounceMax is zero.
 const DefaultDebounceMax = time.Second
@@ -64,7 +70,7 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	// A permission change counts: a file made readable again is read at
 	// once, and a chmod that changed nothing costs a read whose content
 	// hash matches the last one.
-	watchOpts := filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Logger: h.log, Chmod: true}
+	watchOpts := filewatch.Options{Debounce: debounce, MaxWait: debounceMax, Replaced: min(debounce, replacedDebounce), Logger: h.log, Chmod: true}
 	// Subscribe before the first load, so no change falls between them.
 	watching := []string{abs}
 	w, err := filewatch.New(watching, watchOpts)

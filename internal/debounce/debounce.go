@@ -46,7 +46,13 @@ func Signal(c chan<- struct{}) func() {
 
 // Trigger schedules a call, postponing a pending one by the delay as long
 // as the maximum wait allows. After Stop it does nothing.
-func (d *Debouncer) Trigger() {
+func (d *Debouncer) Trigger() { d.TriggerAfter(d.delay) }
+
+// TriggerAfter is Trigger with delay in place of the Debouncer's own, for
+// a trigger that says the burst is probably over (a file replaced whole):
+// the call is due delay from now, sooner or later than a pending one, and
+// a later Trigger postpones it again.
+func (d *Debouncer) TriggerAfter(delay time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {
@@ -56,7 +62,7 @@ func (d *Debouncer) Trigger() {
 	if d.first.IsZero() {
 		d.first = now
 	}
-	wait := d.delay
+	wait := delay
 	if d.maxWait > 0 {
 		wait = min(wait, max(0, d.maxWait-now.Sub(d.first)))
 	}

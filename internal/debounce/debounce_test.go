@@ -1,6 +1,7 @@
 package debounce
 
 import (
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -172,6 +173,28 @@ func TestSignal(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%d signals pending, want 1", n)
+		}
+	})
+}
+
+// TestTriggerAfter: a trigger with its own delay is due after it, sooner
+// than the Debouncer's delay, and a plain Trigger after it postpones the
+// call by the whole delay again.
+func TestTriggerAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		d := New(100*time.Millisecond, time.Second, r.fn)
+		defer d.Stop()
+		d.TriggerAfter(10 * time.Millisecond)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		d.TriggerAfter(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+		d.Trigger()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got, want := r.times(), []time.Duration{10 * time.Millisecond, time.Hour + 105*time.Millisecond}; !slices.Equal(got, want) {
+			t.Errorf("call times %v, want %v", got, want)
 		}
 	})
 }

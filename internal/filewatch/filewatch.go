@@ -42,6 +42,12 @@ type Options struct {
 	// MaxWait bounds how long a stream of events may postpone the signal
 	// (default 10 × Debounce).
 	MaxWait time.Duration
+	// Replaced, when positive, is the delay after an event that leaves a
+	// file whole: its creation (an editor's save renames a finished file
+	// into place) or a change of its permissions. A write (or a removal)
+	// after it waits Debounce again, so a file written in place after its
+	// creation is still read once complete.
+	Replaced time.Duration
 	// Logger receives the errors the watch reports (default slog.Default()).
 	Logger *slog.Logger
 	// Chmod makes a change of permissions alone signal too. Off, it is
@@ -174,7 +180,11 @@ func (w *Watcher) run(events <-chan fsnotify.Event, errs <-chan error) {
 			}
 			// A chmod alone leaves the content as it was.
 			if (ev.Op != fsnotify.Chmod || w.opts.Chmod) && w.counts(ev.Name) {
-				d.Trigger()
+				if w.opts.Replaced > 0 && !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+					d.TriggerAfter(w.opts.Replaced)
+				} else {
+					d.Trigger()
+				}
 			}
 		case err, ok := <-errs:
 			if !ok {

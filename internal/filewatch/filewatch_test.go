@@ -316,3 +316,46 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaced: with Options.Replaced, a file's creation (a rename into
+// place) or a permission change signals after Replaced, a write after the
+// whole debounce, and a write right after a creation postpones the signal
+// to the whole debounce again.
+func TestReplaced(t *testing.T) {
+	created := fsnotify.Event{Name: file, Op: fsnotify.Create}
+	written := fsnotify.Event{Name: file, Op: fsnotify.Write}
+	chmod := fsnotify.Event{Name: file, Op: fsnotify.Chmod}
+	for _, tc := range []struct {
+		name        string
+		evs         []fsnotify.Event
+		early, late bool // a signal 25ms after the last event, and 1s after
+	}{
+		{"created", []fsnotify.Event{created}, true, true},
+		{"permissions changed", []fsnotify.Event{chmod}, true, true},
+		{"written", []fsnotify.Event{written}, false, true},
+		{"created, then written", []fsnotify.Event{created, written}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w, events, _ := start(Options{Debounce: time.Second, Replaced: 20 * time.Millisecond, Chmod: true})
+				for _, ev := range tc.evs {
+					events <- ev
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+				synctest.Wait()
+				early := pending(w)
+				if early != tc.early {
+					t.Errorf("signal 25ms after the last event: %v, want %v", early, tc.early)
+				}
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if got := early || pending(w); got != tc.late {
+					t.Errorf("signal within 1s: %v, want %v", got, tc.late)
+				}
+				close(events)
+				<-w.done
+			})
+		})
+	}
+}
