@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,13 +115,23 @@ func sideBySide(b *testing.B, gw *mcp.ClientSession, gatewayTool string, direct 
 		call(gw, gatewayTool)
 	}
 	var dDirect, dGateway time.Duration
+	var direct50, gateway50 []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		dDirect += call(direct, "ping")
-		dGateway += call(gw, gatewayTool)
+		d, g := call(direct, "ping"), call(gw, gatewayTool)
+		dDirect += d
+		dGateway += g
+		direct50, gateway50 = append(direct50, d), append(gateway50, g)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(dDirect.Microseconds())/n, "direct-µs/call")
 	b.ReportMetric(float64(dGateway.Microseconds())/n, "gateway-µs/call")
 	b.ReportMetric(float64(dGateway)/float64(dDirect), "gateway/direct")
+	// The medians: a loaded machine's outliers move the means.
+	slices.Sort(direct50)
+	slices.Sort(gateway50)
+	p50d, p50g := direct50[len(direct50)/2], gateway50[len(gateway50)/2]
+	b.ReportMetric(float64(p50d.Microseconds()), "direct-p50-µs")
+	b.ReportMetric(float64(p50g.Microseconds()), "gateway-p50-µs")
+	b.ReportMetric(float64(p50g)/float64(p50d), "p50-gateway/direct")
 }

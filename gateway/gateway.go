@@ -539,21 +539,30 @@ type MCPResult interface {
 }
 
 // passThrough decodes r's blocks into a result, with go-sdk's own decoder
-// of each content type.
+// of each content type. The blocks are JSON already (the server's, as
+// go-sdk encoded them): they are joined as they are, not encoded again.
 func passThrough(r MCPResult) (*mcp.CallToolResult, error) {
-	wire := struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-	}{r.MCPContent(), r.MCPStructuredContent()}
-	if wire.Content == nil {
-		wire.Content = []json.RawMessage{}
+	blocks, structured := r.MCPContent(), r.MCPStructuredContent()
+	n := len(`{"content":[],"structuredContent":}`) + len(structured)
+	for _, b := range blocks {
+		n += len(b) + 1
 	}
-	b, err := json.Marshal(wire)
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"content":[`...)
+	for i, b := range blocks {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, b...)
 	}
+	buf = append(buf, ']')
+	if len(structured) > 0 {
+		buf = append(buf, `,"structuredContent":`...)
+		buf = append(buf, structured...)
+	}
+	buf = append(buf, '}')
 	var out mcp.CallToolResult
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := json.Unmarshal(buf, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
