@@ -333,11 +333,10 @@ func TestE2EInspectorStdio(t *testing.T) {
 		t.Errorf("mcp_call mcp__fx__greet over stdio = %q (isError %v), want the fixture's greeting", text, isErr)
 	}
 
-	// The server's failure travels back as a result, not as a protocol
-	// failure. (mcp-fold reports a child's failure as mcp_call's value, so
-	// isError is its decision, not the gateway's.)
-	if text, _ := inspectorCall(t, server, "mcp__fx__fail", ""); !strings.Contains(text, "the fixture failed on purpose") {
-		t.Errorf("mcp_call mcp__fx__fail = %q, want the fixture's failure message", text)
+	// The server's failure travels back as an isError result with the
+	// fold's text, not as a protocol failure.
+	if text, isErr := inspectorCall(t, server, "mcp__fx__fail", ""); !isErr || !strings.Contains(text, "the fixture failed on purpose") {
+		t.Errorf("mcp_call mcp__fx__fail = %q (isError %v), want the fixture's failure message as isError", text, isErr)
 	}
 	waitFor(t, "every fixture server to exit", func() bool { return len(e.fixturesRunning(t)) == 0 })
 }
@@ -353,6 +352,9 @@ func TestE2EInspectorHTTP(t *testing.T) {
 	}
 	if text, isErr := inspectorCall(t, server, "mcp__fx__shout", `{"text":"loud"}`); isErr || !strings.Contains(text, "LOUD") {
 		t.Errorf("mcp_call mcp__fx__shout over HTTP = %q (isError %v), want LOUD", text, isErr)
+	}
+	if text, isErr := inspectorCall(t, server, "mcp__fx__nope", ""); !isErr || !strings.HasPrefix(text, `tool "mcp__fx__nope" is not registered or not visible in this scope`) {
+		t.Errorf("mcp_call of an unknown tool over HTTP = %q (isError %v), want the fold's refusal as isError", text, isErr)
 	}
 
 	// Without the token the inspector is turned away.

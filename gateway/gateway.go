@@ -10,6 +10,17 @@
 // re-syncing its tools) the gateway updates the server's tool set by diff,
 // and go-sdk sends notifications/tools/list_changed to connected clients.
 //
+// Nothing a client would see from the server itself is lost on the way:
+// every failure is isError with its explanation (a tools.Result's Err, or
+// a tool's own failed answer, Result.Failed, as mcp_call's refusals); a
+// listing keeps the server's title, annotations, outputSchema, icons and
+// _meta (Definition.MCPTool); a relayed MCP result (MCPResult) keeps every
+// content block and its structuredContent; the tool's progress and its
+// server's log messages reach the client (tools.WithProgress,
+// tools.WithLog). With Options.Raw the MCP servers' tools are served under
+// their own names, unfolded; HTTPOptions.Stateless serves stateless
+// Streamable HTTP.
+//
 // Besides tools it serves what the resources service gathers from every
 // server: resources, templates, subscriptions, prompts (named like tools)
 // and completion (resources.go, prompts.go); and a server's elicitation or
