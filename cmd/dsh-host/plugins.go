@@ -11,6 +11,7 @@ import (
 	_ "github.com/dsh-host/dsh-host/services/attachments"
 	_ "github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/elicit"
+	_ "github.com/dsh-host/dsh-host/services/logins"
 	_ "github.com/dsh-host/dsh-host/services/resources"
 	_ "github.com/dsh-host/dsh-host/services/settings"
 	_ "github.com/dsh-host/dsh-host/services/tools"

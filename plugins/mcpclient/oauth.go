@@ -177,6 +177,9 @@ type oauthHandler struct {
 	checked time.Time
 	// loggedIn describes the stored login for the status line.
 	loggedIn string
+	// waiting says why the instance waits for a login, "" when it does
+	// not: set by needLogin, cleared when a token is read from the store.
+	waiting string
 }
 
 var _ auth.OAuthHandler = (*oauthHandler)(nil)
@@ -287,7 +290,7 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 	}
 	h.none, h.checked = false, time.Now()
 	h.cached, h.cachedStamp = rec.Token, h.store.Stamp(h.serverURL)
-	h.loggedIn = describeLogin(rec)
+	h.loggedIn, h.waiting = describeLogin(rec), ""
 	return rec.Token
 }
 
@@ -323,6 +326,13 @@ func (h *oauthHandler) status() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.loggedIn
+}
+
+// pending says why the instance waits for a login, "" when it does not.
+func (h *oauthHandler) pending() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting
 }
 
 // Authorize handles a 401 or 403 of the server: a refresh or a token
@@ -589,6 +599,9 @@ func (c *client) needLogin(ctx context.Context, first bool, nl *NeedsLoginError)
 	if loginErr != nil {
 		detail += " (the login failed: " + loginErr.Error() + ")"
 	}
+	c.opt.oauth.mu.Lock()
+	c.opt.oauth.waiting = detail
+	c.opt.oauth.mu.Unlock()
 	// Calls say why, the server's own explanation included.
 	c.setState(detail, nl.Error())
 	c.timer = time.NewTimer(loginPoll)

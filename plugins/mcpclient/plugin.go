@@ -6,6 +6,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -16,7 +17,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputKey)}, extraDeps...),
+		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputKey), host.Optional(logins.Key)}, extraDeps...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -41,6 +42,7 @@ func apply(s *host.Scope, cfg Config) error {
 		oauth = newOAuthHandler(&cfg, s.Logger())
 		factory = oauth.wrap(factory)
 		s.OnDispose("mcp-client oauth", func() error { oauth.close(); return nil })
+		offerLogin(s, cfg, oauth)
 	}
 	_, err := start(s, options{
 		cfg:       cfg,

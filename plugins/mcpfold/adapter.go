@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -40,6 +41,10 @@ type adapter struct {
 
 	schemas schemaCache
 	docs    docCache
+
+	// logins are the OAuth logins of running servers (/mcp login); nil
+	// without the logins service.
+	logins *logins.Registry
 }
 
 func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance string, log *slog.Logger) (*adapter, error) {

@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	commandDescription = "Show MCP status; disable/enable MCP servers"
-	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id>]"
+	commandDescription = "Show MCP status; disable/enable MCP servers; log in to a server"
+	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName>]"
 	// lineCap bounds /mcp output; the last line is the truncation hint.
 	lineCap = 400
 	// treeDescLimit caps descriptions in the /mcp tree.
@@ -30,7 +30,10 @@ var usageText = "Usage: /mcp " + commandUsage + `
   /mcp list <name>     one server's tools, or one tool's description and input schema
   /mcp config          the effective prefix, keep, servers, descriptionLimit and the id inventory
   /mcp disable <id>    take a server out of every prompt, the catalog and dispatch
-  /mcp enable <id>     restore it under the same id`
+  /mcp enable <id>     restore it under the same id
+  /mcp login <id|serverName>
+                       log in to a remote server with OAuth in the browser, as
+                       "dsh-host login <serverName>" does; it connects by itself after`
 
 var idArg = regexp.MustCompile(`^[1-9][0-9]*$`)
 
@@ -54,6 +57,8 @@ func (a *adapter) runCommand(ctx context.Context, inv commands.Invocation) comma
 			id = maxID + 1 // too large for an int: no server carries it
 		}
 		reply = a.toggle(ctx, inv.Caller, id, f[0] == "disable")
+	case len(f) == 2 && f[0] == "login":
+		reply = a.login(ctx, inv.Caller, f[1])
 	default:
 		reply = commands.Reply{Text: usageText, Error: true}
 	}
@@ -204,6 +209,7 @@ func (a *adapter) overview(caller tools.Caller) commands.Reply {
 		}
 		lines = append(lines, treeLines(g.tools, "  ")...)
 	}
+	lines = append(lines, a.waitingLogins(v)...)
 	lines = append(lines, "", a.health(caller, v))
 	if beyond > 0 {
 		lines = append(lines, fmt.Sprintf("id space exhausted (%d/%d): %d server(s) beyond the cap cannot be gated", maxID, maxID, beyond))

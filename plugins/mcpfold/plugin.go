@@ -3,6 +3,7 @@ package mcpfold
 import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/settings"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -11,7 +12,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        "mcp-fold",
 		Description: "folds MCP tool schemas out of the prompt behind mcp_list/mcp_call; the /mcp command",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(settings.Key), host.Optional(commands.Key)},
+		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(settings.Key), host.Optional(commands.Key), host.Optional(logins.Key)},
 		Defaults:    Defaults,
 		Validate:    (*Config).Validate,
 		Apply:       apply,
@@ -27,6 +28,7 @@ func apply(s *host.Scope, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	a.logins, _ = host.Lookup(s, logins.Key)
 	cmds, _ := host.Lookup(s, commands.Key)
 	return a.start(s, cmds)
 }

@@ -1,0 +1,85 @@
+package mcpfold
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// waitingLogins are the overview's lines for servers that wait for a
+// login: they have no tools, so no heading in the tree.
+func (a *adapter) waitingLogins(v view) []string {
+	if a.logins == nil {
+		return nil
+	}
+	var lines []string
+	for _, o := range a.logins.List() {
+		why := o.Pending()
+		if why == "" {
+			continue
+		}
+		mark := ""
+		if id := v.gate.idOf(o.Server); v.ids && id != 0 {
+			mark = fmt.Sprintf("[%d] ", id)
+		}
+		lines = append(lines, fmt.Sprintf("%s%s — %s — or: /mcp login %s", mark, o.Server, why, o.Server))
+	}
+	return lines
+}
+
+// login runs the OAuth login of the server named by arg, an id or a
+// serverName (a server that needs a login may have no id yet).
+func (a *adapter) login(ctx context.Context, caller tools.Caller, arg string) commands.Reply {
+	name := arg
+	if idArg.MatchString(arg) {
+		id, err := strconv.Atoi(arg)
+		n, ok := a.gate.Load().nameOf(id)
+		if err != nil || !ok {
+			return commands.Reply{Text: fmt.Sprintf("no MCP server carries id %d — run \"/mcp\" for the ids, or give the serverName", id), Error: true}
+		}
+		name = n
+	}
+	if a.logins == nil {
+		return commands.Reply{Text: "/mcp login needs the logins service, and this host has none", Error: true}
+	}
+	offer, ok := a.logins.Get(name)
+	if !ok {
+		for _, g := range a.groups(a.mcpTools(caller)) {
+			if g.server == name {
+				return commands.Reply{Text: fmt.Sprintf("server %q has no OAuth login: it runs over stdio or sends a configured Authorization header", name), Error: true}
+			}
+		}
+		return commands.Reply{Text: fmt.Sprintf("no running MCP server is named %q — run \"/mcp\" for the servers", name), Error: true}
+	}
+	var out lockedBuffer
+	status, err := offer.Login(ctx, &out)
+	shown := strings.TrimSpace(out.String())
+	if err != nil {
+		return commands.Reply{Text: strings.TrimSpace(shown + "\n/mcp login " + name + ": " + err.Error()), Error: true}
+	}
+	return commands.Reply{Text: strings.TrimSpace(shown + "\n" + fmt.Sprintf("%s: %s — it connects with the new token by itself", name, status))}
+}
+
+// lockedBuffer collects what the login shows (the authorization URL),
+// written by whichever goroutine of the login runs the browser step.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
