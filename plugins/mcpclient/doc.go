@@ -212,7 +212,9 @@
 // and looks for a token in the store every second. A 403
 // insufficient_scope during a call asks again at once where the browser
 // step is allowed. A configured Authorization header disables all of it.
-// Login and Logout are `dsh-host login` and `logout`.
+// Login and Logout are `dsh-host login` and `logout`. An instance with an
+// OAuth handler offers Login on the logins service (oauth_offer.go), so
+// that /mcp login (mcp-fold) reaches it by serverName while it runs.
 //
 // # Lazy start, idle shutdown and the catalog cache
 //

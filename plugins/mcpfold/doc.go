@@ -14,9 +14,10 @@
 //	      servers: [github, fs]          # whitelist; empty means every server
 //	      descriptionLimit: 200          # characters per catalog description
 //
-// The plugin requires the tools service and uses the settings and commands
-// services when they are present. Without settings, nothing can be
-// disabled and the toggles say so; without commands there is no /mcp.
+// The plugin requires the tools service and uses the settings, commands
+// and logins services when they are present. Without settings, nothing can
+// be disabled and the toggles say so; without commands there is no /mcp;
+// without logins there is no /mcp login.
 //
 // # Folding
 //
@@ -88,6 +89,15 @@
 //	/mcp config           the effective config and the id inventory
 //	/mcp disable <id>     gate a server off
 //	/mcp enable <id>      gate it back on, same id
+//	/mcp login <id|name>  OAuth login of a remote server in the browser
+//
+// /mcp login runs the login an mcp-client instance offers on the logins
+// service (services/logins): mcp-client's Login, as `dsh-host login`
+// runs it, with the authorization URL in the reply (and at once on the
+// front end's stream where it allowed the browser step). The instance
+// then connects by itself from the stored token. A server that waits for
+// a login has no tools, so the tree cannot show it: /mcp lists it from
+// the logins service, by name (it may have no id yet), with the hint.
 //
 // Output is capped at 400 lines.
 package mcpfold
