@@ -2,6 +2,8 @@ package mcpfold_test
 
 import (
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +24,15 @@ func TestE2EMCPLogin(t *testing.T) {
 	t.Setenv("DSH_HOME", filepath.Join(dir, "home"))
 	as := oauthtest.Start(t, oauthtest.Options{Scopes: []string{"read"}})
 	fixture := mcptest.FixtureBinary(t)
-	eh := startHost(t, []host.Entry{
+	entries := []host.Entry{
 		{ID: "settings", Name: "settings", Config: map[string]any{"file": filepath.Join(dir, "settings.json")}},
 		{ID: "web", Name: "mcp-client", Config: map[string]any{"serverName": "web", "transport": "streamable-http", "url": as.URL}},
 		{ID: "machine", Name: "mcp-client", Config: map[string]any{"serverName": "machine", "transport": "streamable-http", "url": as.URL,
 			"oauth": map[string]any{"grant": "client_credentials", "clientId": "m", "clientSecret": "s"}}},
 		{ID: "local", Name: "mcp-client", Config: map[string]any{"serverName": "local", "transport": "stdio", "command": fixture}},
 		{ID: "fold", Name: "mcp-fold", Config: map[string]any{}},
-	}, fixture)
+	}
+	eh := startHost(t, entries, fixture)
 
 	if r := eh.command("/mcp"); r.Error || !strings.Contains(r.Text, "web — needs login — run: dsh-host login web") || !strings.Contains(r.Text, "/mcp login web") {
 		t.Fatalf("/mcp does not show web waiting for a login with the hint:\n%s", r.Text)
@@ -71,6 +74,21 @@ func TestE2EMCPLogin(t *testing.T) {
 	}
 	if logins, _, _, _ := as.Count(); logins != 1 {
 		t.Errorf("%d logins, want 1", logins)
+	}
+
+	// Now that web has tools it has an id, which names it too.
+	m := regexp.MustCompile(`\[(\d+)\] web \(2\)`).FindStringSubmatch(eh.command("/mcp").Text)
+	if m == nil {
+		t.Fatalf("no id for web in /mcp:\n%s", eh.command("/mcp").Text)
+	}
+	if r := eh.command("/mcp login " + m[1]); r.Error || !strings.Contains(r.Text, "web: logged in") {
+		t.Errorf("/mcp login %s = %v %q", m[1], r.Error, r.Text)
+	}
+
+	// The offer goes away with the instance.
+	eh.apply(slices.DeleteFunc(entries, func(e host.Entry) bool { return e.ID == "web" }))
+	if r := eh.command("/mcp login web"); !r.Error || !strings.Contains(r.Text, `no running MCP server is named "web"`) {
+		t.Errorf("/mcp login web after web was removed = %v %q", r.Error, r.Text)
 	}
 }
 
