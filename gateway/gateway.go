@@ -107,6 +107,8 @@ type Gateway struct {
 	caller tools.Caller
 	logger *slog.Logger
 	raw    bool
+	// logLevels says which clients asked for log messages (loglevel.go).
+	logLevels logLevels
 
 	// ctx bounds background re-assemblies; Close cancels it.
 	ctx     context.Context
@@ -210,7 +212,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	}
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
-	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities)
+	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
@@ -506,9 +508,11 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 	// The server's log messages during the call reach the client at the
 	// level it set (go-sdk's Log filters; a 2026-07-28 request carries its
 	// own level, which the call's ctx holds).
-	ctx = tools.WithLog(ctx, func(m tools.LogMessage) {
-		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
-	})
+	if g.logLevels.wants(req) {
+		ctx = tools.WithLog(ctx, func(m tools.LogMessage) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
+		})
+	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
 			// A client that is gone gets nothing; the call goes on until

@@ -131,6 +131,7 @@ type client struct {
 	calls        map[string]*inflight // tools/calls in flight, by progress token
 
 	tokens atomic.Int64 // the last progress token handed out
+	logged atomic.Int64 // the server's log messages relayed to callers (logrelay.go)
 
 	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
 }

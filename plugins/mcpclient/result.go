@@ -43,6 +43,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		params := &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)}
 		inflight, cctx := c.startCall(ctx, cn, params)
 		res, err := cn.session.CallTool(cctx, params)
+		c.settleLogs(ctx, cn, err)
 		inflight.finish()
 		c.release(func() { inflight.cancel(nil) }, err)
 		if err != nil {

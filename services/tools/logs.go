@@ -25,6 +25,12 @@ func WithLog(ctx context.Context, fn func(LogMessage)) context.Context {
 	return context.WithValue(ctx, logKey{}, fn)
 }
 
+// WantsLog reports whether someone relays ctx's server log messages.
+func WantsLog(ctx context.Context) bool {
+	_, ok := ctx.Value(logKey{}).(func(LogMessage))
+	return ok
+}
+
 // ReportLog passes m to the function WithLog set on ctx; without one it
 // does nothing.
 func ReportLog(ctx context.Context, m LogMessage) {

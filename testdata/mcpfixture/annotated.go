@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,9 +21,8 @@ type logIn struct {
 // readOnlyHint, an icon, _meta {"fixture/kind": "annotated"}, and an
 // outputSchema; it answers the text and structuredContent {echo}) and log
 // {text}, which sends the text as log messages at debug, info and warning
-// (logger "fixture"), then answers "logged" 50ms later: go-sdk's client
-// handles notifications on a queue but takes an answer at once, so a
-// message sent just before the answer may be handled after it.
+// (logger "fixture"), then answers "logged" at once (the last message
+// right before the answer, as servers do).
 func addAnnotatedTools(server *mcp.Server) {
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "annotated",
@@ -42,11 +40,6 @@ func addAnnotatedTools(server *mcp.Server) {
 				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "fixture", Data: in.Text}); err != nil {
 					return nil, nil, err
 				}
-			}
-			select {
-			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
 			}
 			return textResult("logged"), nil, nil
 		})
