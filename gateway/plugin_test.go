@@ -47,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		{"wildcard address", Config{HTTP: "0.0.0.0:0"}, "refusing to serve on 0.0.0.0 without a token"},
 		{"no port", Config{HTTP: "127.0.0.1"}, `http "127.0.0.1": want HOST:PORT`},
 		{"token without listener", Config{TokenEnv: "T"}, "tokenEnv: applies to http only"},
+		{"stateless without listener", Config{Stateless: true}, "stateless: applies to http only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
