@@ -427,7 +427,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	} else {
 		c.tasks.peekHTTP(tr)
 	}
-	session, err := client.Connect(ctx, watched, nil)
+	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}

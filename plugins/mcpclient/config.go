@@ -6,8 +6,11 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Transports a Config may name.
@@ -75,6 +78,12 @@ type Config struct {
 	// IdleTimeoutMs stops a server no call used for that long; its tools
 	// stay registered and the next call starts it again (default 0: never).
 	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
+	// ProtocolVersion pins the MCP revision offered to the server, such as
+	// "2025-11-25" (default: the latest go-sdk speaks, which the server
+	// may negotiate down). A server written for an older revision that
+	// sends requests in the middle of a call (elicitation, sampling) the
+	// way that revision does needs it: go-sdk refuses them on 2026-07-28.
+	ProtocolVersion string `yaml:"protocolVersion"`
 	// Reconnect is the supervisor's policy after a lost connection.
 	Reconnect Reconnect `yaml:"reconnect"`
 	// Tools filters the server's tools by raw name.
@@ -295,6 +304,9 @@ func (cfg *Config) Validate() error {
 		bad("toolCallMaxMs must be 0 (no cap) or a positive number no greater than %d", maxMs)
 	} else if cfg.ToolCallMaxMs > 0 && cfg.ToolCallMaxMs < cfg.ToolCallTimeoutMs {
 		bad("toolCallMaxMs (%d) caps the whole call, so it must be at least toolCallTimeoutMs (%d), the silence allowed between progress notifications", cfg.ToolCallMaxMs, cfg.ToolCallTimeoutMs)
+	}
+	if v := cfg.ProtocolVersion; v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		bad("protocolVersion %q is not one go-sdk speaks: %s", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	errs = append(errs, cfg.validateStartup()...)
 	for i, p := range cfg.Tools.Include {

@@ -38,6 +38,8 @@ func TestValidate(t *testing.T) {
 		{"invalid serverName", stdio(func(c *Config) { c.ServerName = "bad name!" }), []string{`serverName "bad name!" must match`}},
 		{"33 characters", stdio(func(c *Config) { c.ServerName = strings.Repeat("a", 33) }), []string{"serverName", "must match"}},
 		{"missing transport", stdio(func(c *Config) { c.Transport = "" }), []string{"transport is required"}},
+		{"pinned protocol", stdio(func(c *Config) { c.ProtocolVersion = "2025-06-18" }), nil},
+		{"unknown protocol", stdio(func(c *Config) { c.ProtocolVersion = "2024-01-01" }), []string{`protocolVersion "2024-01-01" is not one go-sdk speaks`, "2025-11-25"}},
 		{"unknown transport", stdio(func(c *Config) { c.Transport = "websocket" }), []string{`transport "websocket" must be stdio, streamable-http or sse`}},
 		{"sse without url", stdio(func(c *Config) { c.Transport = TransportSSE }), []string{"url is required with transport sse", "command is not an option of the sse transport"}},
 		{"sse with oauth", Config{ServerName: "s", Transport: TransportSSE, URL: "http://127.0.0.1/sse", OAuth: OAuth{ClientID: "x"}}, []string{"oauth is not supported with transport sse"}},

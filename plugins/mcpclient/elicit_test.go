@@ -99,3 +99,29 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 	}
 	<-done
 }
+
+// A server that asks in the middle of a call the 2025-11-25 way reaches
+// the answerer once protocolVersion pins that revision; on the latest
+// revision go-sdk refuses to send its request, and the call fails.
+func TestProtocolVersionPinsTheRevision(t *testing.T) {
+	for _, tc := range []struct {
+		pin      string
+		answered bool
+	}{{"", false}, {"2025-11-25", true}} {
+		srv := newFakeServer(t, nil)
+		srv.addTool("ask", stubbornAskTool())
+		svc := elicit.New()
+		cfg := testConfig("pin")
+		cfg.ProtocolVersion = tc.pin
+		e := mustStart(t, cfg, srv, withElicit(svc))
+		restore := svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+			return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+		}))
+		res := e.call(tools.Caller{}, "mcp__pin__ask", "{}")
+		restore()
+		answered := res.Err == nil && resultText(res) == `{"action":"accept","content":{"ok":true}}`
+		if answered != tc.answered {
+			t.Errorf("protocolVersion %q: answered %v, want %v (%v %q)", tc.pin, answered, tc.answered, res.Err, resultText(res))
+		}
+	}
+}
