@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +91,13 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	}
 	if len(rest) > 0 {
 		return usageError(fs, std, "unexpected argument %q", rest[0])
+	}
+	if os.Getenv("GOGC") == "" {
+		// A gateway's garbage is mostly go-sdk's short-lived JSON buffers
+		// (about seven 32 KiB ones per proxied call) over a small live
+		// heap: collecting at 5x the live heap instead of 2x cuts the GC
+		// work that bounds its throughput, for a few MiB more memory.
+		debug.SetGCPercent(400)
 	}
 	httpSet := false
 	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http" })
