@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/browser"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -53,7 +54,7 @@ func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.
 	if more := consoleHooksFrom(ctx).clear; more != nil {
 		clear = func() { c.clearProgress(); more() }
 	}
-	asker := &consoleAsker{out: out, lines: lines, browser: openWithBrowserEnv, clear: clear}
+	asker := &consoleAsker{out: out, lines: lines, browser: browser.Open, clear: clear}
 	defer installAnswerer(h, asker)()
 	for {
 		line, ok := lines.next(ctx, false)

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	neturl "net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -424,33 +422,6 @@ func (a *consoleAsker) url(ctx context.Context, req elicit.Request) (elicit.Resu
 
 func webURL(u string) bool {
 	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")
-}
-
-// openWithBrowserEnv opens url with the program $BROWSER names (the first
-// of a colon-separated list; %s in it stands for the URL), and waits for it
-// in the background. Without $BROWSER it returns an error.
-func openWithBrowserEnv(url string) error {
-	spec, _, _ := strings.Cut(os.Getenv("BROWSER"), ":")
-	args := strings.Fields(spec)
-	if len(args) == 0 {
-		return errors.New("$BROWSER is not set")
-	}
-	placed := false
-	for i, a := range args {
-		if strings.Contains(a, "%s") {
-			args[i] = strings.ReplaceAll(a, "%s", url)
-			placed = true
-		}
-	}
-	if !placed {
-		args = append(args, url)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait()
-	return nil
 }
 
 // newLineScanner scans lines of up to 1 MiB.

@@ -3,21 +3,19 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/dsh-host/dsh-host/internal/browser"
 )
 
 // callbackPath is where the authorization server redirects the browser.
@@ -148,37 +146,8 @@ func (cb *callback) await(ctx context.Context, b *BrowserStep, serverName, authU
 	}
 }
 
-// errNoOpener is openBrowser's error when neither $BROWSER nor a platform
-// opener is there.
-var errNoOpener = errors.New("set $BROWSER, or open the URL by hand")
-
-// openBrowser starts $BROWSER (split on spaces) with the URL as its last
-// argument, else the platform's opener. It does not wait for the browser.
-func openBrowser(_ context.Context, u string) error {
-	var argv []string
-	if b := strings.Fields(os.Getenv("BROWSER")); len(b) > 0 {
-		argv = append(b, u)
-	} else {
-		switch runtime.GOOS {
-		case "darwin":
-			argv = []string{"open", u}
-		case "windows":
-			argv = []string{"rundll32", "url.dll,FileProtocolHandler", u}
-		default:
-			argv = []string{"xdg-open", u}
-		}
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return errNoOpener
-	}
-	cmd := exec.Command(path, argv[1:]...)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() { _ = cmd.Wait() }()
-	return nil
-}
+// openBrowser is browser.Open with the signature of BrowserStep.Open.
+func openBrowser(_ context.Context, u string) error { return browser.Open(u) }
 
 // legacyResourceMetadata reads the issuer of the authorization server
 // metadata at the root of ch's server (the 2025-03-26 location), serves

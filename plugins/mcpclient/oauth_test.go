@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,29 +111,6 @@ func TestCallbackPortTaken(t *testing.T) {
 	p, _ := strconv.Atoi(u.Port())
 	if _, err := listenCallback(p); err == nil || !strings.Contains(err.Error(), "oauth.callbackPort") {
 		t.Errorf("a taken port: %v", err)
-	}
-}
-
-// The browser command gets the URL as its last argument.
-func TestOpenBrowserRunsBROWSER(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("uses a shell script")
-	}
-	dir := t.TempDir()
-	got := filepath.Join(dir, "args")
-	script := filepath.Join(dir, "browser")
-	os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+got+"\n"), 0o755)
-	t.Setenv("BROWSER", script+" --new-window")
-	if err := openBrowser(t.Context(), "http://127.0.0.1:9/authorize?a=b"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the browser ran", func() bool {
-		data, _ := os.ReadFile(got)
-		return string(data) == "--new-window http://127.0.0.1:9/authorize?a=b\n"
-	})
-	t.Setenv("BROWSER", filepath.Join(dir, "missing"))
-	if err := openBrowser(t.Context(), "http://x"); !errors.Is(err, errNoOpener) {
-		t.Errorf("missing browser: %v", err)
 	}
 }
 
