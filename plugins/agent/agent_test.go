@@ -453,9 +453,10 @@ func TestCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds, _ := host.Lookup(e.h, commands.Key)
-	for line, want := range map[string]string{"/model": "model: deepseek-chat", "/model other-model": "model: other-model", "/new": "new conversation"} {
-		if r := cmds.Run(context.Background(), tools.Caller{Kind: "console"}, line); r.Error || !strings.HasPrefix(r.Text, want) {
-			t.Errorf("%s = %+v", line, r)
+	// In order: /model shows the model before /model NAME changes it.
+	for _, c := range [][2]string{{"/model", "model: deepseek-chat"}, {"/model other-model", "model: other-model"}, {"/new", "new conversation"}} {
+		if r := cmds.Run(context.Background(), tools.Caller{Kind: "console"}, c[0]); r.Error || !strings.HasPrefix(r.Text, c[1]) {
+			t.Errorf("%s = %+v", c[0], r)
 		}
 	}
 	if _, err := e.agent.Main().Turn(context.Background(), "again", Output{}); err != nil {
