@@ -848,6 +848,13 @@ func explainStart(ctx context.Context, tr mcp.Transport, err error) error {
 		}
 		if p.hostStopped.Load() {
 			if ctx.Err() == nil {
+				// A write to a server that just died can fail before
+				// the read sees its end, and then the host seems to
+				// have stopped it. An exit code of its own (not the 0
+				// of a closed stdin, nor the host's signal) tells.
+				if p.waitExit(pipeDrainDelay) && ownExit(p.err) {
+					return &startError{why: "the server process exited (" + exitStatus(p.err) + ") before completing the MCP handshake" + quoteStderr(p), err: err}
+				}
 				return err // stopped for what err says
 			}
 			return &startError{why: "no MCP handshake in time, so the host stopped the server" + quoteStderr(p), err: err}
@@ -894,6 +901,13 @@ func quoteStderr(p *process) string {
 }
 
 // exitStatus words how a process ended.
+// ownExit reports whether a process ended with an exit code of its own,
+// rather than exit 0 or a signal.
+func ownExit(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() > 0
+}
+
 func exitStatus(err error) string {
 	if err == nil {
 		return "exit status 0"
