@@ -39,16 +39,7 @@ func cliIn(t *testing.T, home string, args ...string) (code int, stdout, stderr 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	if err != nil {
-		t.Fatalf("run dsh-host %q: %v", args, err)
-	}
-	return 0, out.String(), errb.String()
+	return runToEnd(t, cmd)
 }
 
 // startHostIn starts `dsh-host run -c file` with DSH_HOME set to home and

@@ -77,7 +77,13 @@ func dshHost(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := command(t, ctx, args...)
+	return runToEnd(t, command(t, ctx, args...))
+}
+
+// runToEnd runs cmd and returns its exit code and output; failing to run
+// it at all fails the test.
+func runToEnd(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -85,7 +91,7 @@ func dshHost(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		return ee.ExitCode(), out.String(), errb.String()
 	}
 	if err != nil {
-		t.Fatalf("run dsh-host %q: %v", args, err)
+		t.Fatalf("run dsh-host %q: %v", cmd.Args[1:], err)
 	}
 	return 0, out.String(), errb.String()
 }
