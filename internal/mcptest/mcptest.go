@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -168,22 +169,25 @@ func pruneBuilds(cache, keep string) {
 	}
 }
 
-// sourceKey hashes everything the fixture binary is built from.
+// sourceKey hashes everything the fixture binary is built from: its own
+// sources, and this package's, which it imports (WAV).
 func sourceKey(root, src string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, os.Getenv("GOFLAGS"))
 	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	for _, dir := range []string{src, filepath.Join(root, "internal", "mcptest")} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			return "", err
 		}
-		if !d.IsDir() {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
 	}
 	sort.Strings(files[2:])
 	for _, f := range files {
@@ -531,4 +535,20 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		<-tick.C
 	}
+}
+
+// WAV returns a WAV clip of n samples of silence: mono, 8 kHz, 8-bit, so
+// n/8000 seconds, for the audio of tool results (the fixture's and tests').
+func WAV(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+n))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(n))
+	b.Write(bytes.Repeat([]byte{0x80}, n))
+	return b.Bytes()
 }

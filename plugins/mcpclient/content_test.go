@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,22 +17,9 @@ import (
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
-)
 
-// wavClip returns a mono 8 kHz 8-bit WAV of n samples (n/8000 seconds).
-func wavClip(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	b.Write(bytes.Repeat([]byte{0x80}, n))
-	return b.Bytes()
-}
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
 
 var attachmentID = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
 
@@ -59,7 +45,7 @@ func stored(t *testing.T, st *attachments.Store, text string) []byte {
 // Nothing of a result is a placeholder: audio and binary resources are
 // stored and described, text resources inline, links say how to read them.
 func TestResultBlocksKept(t *testing.T) {
-	wav := wavClip(12000)
+	wav := mcptest.WAV(12000)
 	pdf := []byte("%PDF-1.7 not much of a document")
 	result := func() *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{
@@ -124,8 +110,8 @@ func TestWAVDuration(t *testing.T) {
 		want float64
 		ok   bool
 	}{
-		{"clip", wavClip(4000), 0.5, true},
-		{"cut short", wavClip(4000)[:1000], float64(1000-44) / 8000, true},
+		{"clip", mcptest.WAV(4000), 0.5, true},
+		{"cut short", mcptest.WAV(4000)[:1000], float64(1000-44) / 8000, true},
 		{"not wav", []byte("ID3\x03mp3 data"), 0, false},
 		{"no fmt", []byte("RIFF\x00\x00\x00\x00WAVEdata\x04\x00\x00\x00abcd"), 0, false},
 		{"chunk past the end", []byte("RIFF\x00\x00\x00\x00WAVEjunk\xff\xff\xff\xff"), 0, false},
@@ -243,7 +229,7 @@ func TestReadOutputRanges(t *testing.T) {
 	}{
 		{"past the end", text, 8, "past the end"},
 		{"negative", text, -1, "must not be negative"},
-		{"binary", save(wavClip(10)), 0, "is not stored text (audio/wave)"},
+		{"binary", save(mcptest.WAV(10)), 0, "is not stored text (audio/wave)"},
 		{"unknown", "sha256:" + strings.Repeat("0", 64), 0, "not found"},
 		{"not an id", "../etc/passwd", 0, "invalid attachment id"},
 	} {

@@ -3,32 +3,18 @@ package attachments
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// makeWAV returns a silent mono 8 kHz 8-bit WAV of n samples.
-func makeWAV(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	b.Write(bytes.Repeat([]byte{0x80}, n))
-	return b.Bytes()
-}
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
 
 func TestSaveBlobRoundTrip(t *testing.T) {
 	s := newStore(t, nil)
-	wav := makeWAV(9000)
+	wav := mcptest.WAV(9000)
 	ref, err := s.SaveBlob(context.Background(), Blob{MediaType: "audio/WAV", Data: wav, Name: "beep.wav"})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +130,7 @@ func TestSaveBlobFailureLeavesNothing(t *testing.T) {
 				}
 				return nil
 			}
-			wav := makeWAV(10)
+			wav := mcptest.WAV(10)
 			if _, err := s.SaveBlob(context.Background(), Blob{Data: wav}); !errors.Is(err, boom) {
 				t.Fatalf("SaveBlob = %v, want the injected failure", err)
 			}

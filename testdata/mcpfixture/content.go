@@ -14,7 +14,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -22,6 +21,8 @@ import (
 	"image/png"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 // strayLines are what -stray-stdout prints before serving: a banner, as
@@ -54,7 +55,7 @@ func addContentTools(server *mcp.Server) {
 		})
 	mcp.AddTool(server, &mcp.Tool{Name: "audio", Description: "Return a 0.5 s WAV clip."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: wavClip(4000)}}}, nil, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: mcptest.WAV(4000)}}}, nil, nil
 		})
 }
 
@@ -70,21 +71,6 @@ func hugePNG() []byte {
 	}
 	var b bytes.Buffer
 	png.Encode(&b, img)
-	return b.Bytes()
-}
-
-// wavClip is a mono 8 kHz 8-bit WAV of n samples of silence.
-func wavClip(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	b.Write(bytes.Repeat([]byte{0x80}, n))
 	return b.Bytes()
 }
 
