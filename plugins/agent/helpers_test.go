@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -121,28 +120,11 @@ func (s *sleeps) sum() time.Duration {
 
 // output collects a turn's output parts.
 type output struct {
-	text, reasoning, status syncBuffer
+	text, reasoning, status mcptest.SyncBuffer
 }
 
 func (o *output) out() Output {
 	return Output{Text: &o.text, Reasoning: &o.reasoning, Status: &o.status}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // messages decodes request i's messages.
