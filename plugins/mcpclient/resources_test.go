@@ -122,17 +122,7 @@ func TestE2EEverythingSubscribe(t *testing.T) {
 	defer cancel()
 
 	const doc = "demo://resource/static/document/architecture.md"
-	sub := host.NewScope(ctx, "subscriber", nil)
-	defer sub.Dispose(time.Second)
-	updates := make(chan string, 16)
-	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
-		select {
-		case updates <- uri:
-		default:
-		}
-	}); err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
+	_, updates := subscribeUpdates(t, ctx, reg, doc)
 	// The server sends resources/updated for subscribed URIs once this
 	// tool is on: at once, then every 5s.
 	if res := hs.call(modelCaller, mcpclient.PublicToolName("everything", "toggle-subscriber-updates"), nil); res.Err != nil {
@@ -338,17 +328,7 @@ func TestE2ESubscriptionRenewedAfterReconnect(t *testing.T) {
 	defer cancel()
 
 	const doc = "fixture://doc/001"
-	sub := host.NewScope(ctx, "subscriber", nil)
-	defer sub.Dispose(time.Second)
-	updates := make(chan string, 16)
-	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
-		select {
-		case updates <- uri:
-		default:
-		}
-	}); err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
+	sub, updates := subscribeUpdates(t, ctx, reg, doc)
 	// Over the 2026-07-28 protocol go-sdk subscribes on a stream of its own
 	// and returns at once: wait for the server to have it.
 	eventually(t, "the subscription on the server", func() bool {
@@ -432,17 +412,7 @@ func TestE2EEverythingResourcesHTTP(t *testing.T) {
 	if res, err := reg.Read(ctx, doc); err != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
 		t.Fatalf("Read over HTTP = %+v, %v", res, err)
 	}
-	sub := host.NewScope(ctx, "subscriber", nil)
-	defer sub.Dispose(time.Second)
-	updates := make(chan string, 16)
-	if _, err := reg.Subscribe(ctx, sub, doc, func(uri string) {
-		select {
-		case updates <- uri:
-		default:
-		}
-	}); err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
+	_, updates := subscribeUpdates(t, ctx, reg, doc)
 	if res := hs.call(modelCaller, mcpclient.PublicToolName("everything", "toggle-subscriber-updates"), nil); res.Err != nil {
 		t.Fatalf("toggle-subscriber-updates: %v", res.Err)
 	}
@@ -528,4 +498,23 @@ func TestE2EResourcesListCapped(t *testing.T) {
 	if n := strings.Count(hs.logs.String(), "lists more than 10000 entries in resources/list"); n != 1 {
 		t.Errorf("the cut was logged %d times, want once:\n%s", n, hs.logs.String())
 	}
+}
+
+// subscribeUpdates subscribes to uri on a scope of its own, disposed when
+// the test ends (or earlier by the caller), and returns the scope and the
+// channel its updates arrive on.
+func subscribeUpdates(t *testing.T, ctx context.Context, reg *resources.Registry, uri string) (*host.Scope, <-chan string) {
+	t.Helper()
+	sub := host.NewScope(ctx, "subscriber", nil)
+	t.Cleanup(func() { sub.Dispose(time.Second) })
+	updates := make(chan string, 16)
+	if _, err := reg.Subscribe(ctx, sub, uri, func(uri string) {
+		select {
+		case updates <- uri:
+		default:
+		}
+	}); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	return sub, updates
 }
