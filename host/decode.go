@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -12,6 +13,20 @@ import (
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
+
+// DecodeConfig decodes and validates e's config exactly as the host does
+// before applying it: over its plugin's defaults, strictly, each problem
+// naming the file, entry and key. It returns a pointer to the plugin's
+// config type, for a front end that needs one entry's settings without
+// starting it (dsh-host login).
+func DecodeConfig(e *Entry) (any, error) {
+	p, ok := lookupPlugin(e.Name)
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown plugin %q (registered: %s)", e.where(e.Line), e.Name, strings.Join(pluginNames(), ", "))
+	}
+	cfg, errs := decodeConfig(p, e)
+	return cfg, errors.Join(errs...)
+}
 
 // decodeConfig decodes e's config over the plugin's defaults, strictly, and
 // validates it. It returns the pointer newConfig made.

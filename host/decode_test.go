@@ -470,3 +470,32 @@ func TestDecodeErrorsInCode(t *testing.T) {
 		t.Errorf("errors = %q; want %q", errs, want)
 	}
 }
+
+// DecodeConfig gives a front end an entry's config as the host would
+// apply it: defaults under what the entry sets, and problems that name
+// the file, entry and key.
+func TestDecodeConfig(t *testing.T) {
+	c, err := ParseComposition("dc.yml", []byte(`plugins:
+  - {id: plain, name: test-noop}
+  - {id: set, name: test-noop, config: {tags: [a]}}
+  - {id: typo, name: test-noop, config: {greetng: hi}}
+  - {id: bad, name: test-noop, config: {greeting: invalid}}
+  - {id: nope, name: test-nope}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", "", `dc.yml:4: entry "typo"`, `entry "bad"`, `unknown plugin "test-nope"`} {
+		e := &c.Entries[i]
+		v, err := DecodeConfig(e)
+		if want == "" {
+			if err != nil || v.(*noopConfig).Greeting != "hello" {
+				t.Errorf("%s: %v, %v; want the default greeting", e.ID, v, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", e.ID, err, want)
+		}
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
@@ -92,22 +90,18 @@ func findServer(file, name string) (mcpclient.Config, error) {
 		return mcpclient.Config{}, explainLoadError(file, err)
 	}
 	var names []string
-	for _, e := range c.Entries {
+	for i := range c.Entries {
+		e := &c.Entries[i]
 		if e.Name != mcpclient.PluginName || e.Disabled {
 			continue
 		}
-		cfg := mcpclient.Defaults()
-		data, err := yaml.Marshal(e.Config)
-		if err == nil {
-			err = yaml.Unmarshal(data, &cfg)
-		}
+		// Decoded as the host applies it; its errors name file, entry and key.
+		v, err := host.DecodeConfig(e)
 		if err != nil {
-			return mcpclient.Config{}, fmt.Errorf("%s: entry %s: %w", file, e.ID, err)
+			return mcpclient.Config{}, err
 		}
+		cfg := *v.(*mcpclient.Config)
 		if cfg.ServerName == name || e.ID == name {
-			if err := cfg.Validate(); err != nil {
-				return mcpclient.Config{}, fmt.Errorf("%s: entry %s: %w", file, e.ID, err)
-			}
 			return cfg, nil
 		}
 		names = append(names, cfg.ServerName)
