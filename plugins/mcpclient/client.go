@@ -140,6 +140,12 @@ type client struct {
 type conn struct {
 	session *mcp.ClientSession
 	closed  chan struct{} // closed when the session ended
+	// logs is whether the server declares logging; requestLogLevel is the
+	// level each of its requests carries ("" when the revision has
+	// logging/setLevel instead). Both are fixed for the session: the
+	// instance's log level does not change while it runs.
+	logs            bool
+	requestLogLevel mcp.LoggingLevel
 }
 
 type downEvent struct {
@@ -432,6 +438,10 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}
 	cn.session = session
+	if res := session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Logging != nil {
+		cn.logs = true
+	}
+	cn.requestLogLevel = c.requestLogLevel(session)
 	c.watch(cn)
 	c.setLogLevel(ctx, session)
 	list, err := listTools(ctx, session)

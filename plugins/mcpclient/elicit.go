@@ -54,7 +54,7 @@ func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		for _, call := range calls {
 			release := call.hold()
 			defer release()
-			stop := context.AfterFunc(call.life, func() {
+			stop := context.AfterFunc(call.ended(), func() {
 				if atomic.AddInt32(&left, -1) == 0 {
 					cancel()
 				}

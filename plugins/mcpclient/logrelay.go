@@ -45,10 +45,7 @@ const (
 // request (a gateway client's tools/call) has ended. It waits until none
 // has arrived for settleQuiet, at most settleMax.
 func (c *client) settleLogs(ctx context.Context, cn *conn, err error) {
-	if err != nil || !tools.WantsLog(ctx) {
-		return
-	}
-	if res := cn.session.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil {
+	if err != nil || !cn.logs || !tools.WantsLog(ctx) {
 		return
 	}
 	deadline := time.Now().Add(settleMax)

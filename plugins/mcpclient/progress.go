@@ -30,10 +30,8 @@ type inflight struct {
 	token  string
 	ctx    context.Context // the caller's: its progress function, its elicitation answerer
 	cancel context.CancelCauseFunc
-	// life ends with the call: at finish, or when the caller or a
-	// timeout cancels it. A question asked for the call ends with it.
-	life    context.Context
-	endLife context.CancelFunc
+	// call is the context the call runs with, part of this allocation.
+	call callContext
 
 	mu       sync.Mutex
 	silence  *time.Timer // toolCallTimeoutMs; nil while held
@@ -41,11 +39,33 @@ type inflight struct {
 	held     int         // elicitations waiting for an answer: the silence timer waits too
 	progress int         // notifications received
 	done     bool
+	// life ends with the call: at finish, or when the caller or a timeout
+	// cancels it. A question asked for the call ends with it. It is made
+	// by ended, when a question needs it, not for every call.
+	life    context.Context
+	endLife context.CancelFunc
 
 	// report serializes the caller's progress function, run outside mu so
 	// that a slow one stalls neither the timers, finish and hold, nor
 	// go-sdk's reading of the next message.
 	report sync.Mutex
+}
+
+// callContext is the context a call runs with: the caller's, cancelled by
+// the call's timeouts, with the call as its inflightKey value. It is a
+// field of the inflight rather than a context.WithValue, an allocation
+// fewer on every call; contexts derived from it still find its cancelCtx,
+// so they need no goroutine of their own.
+type callContext struct {
+	context.Context
+	call *inflight
+}
+
+func (cc *callContext) Value(key any) any {
+	if _, ok := key.(inflightKey); ok {
+		return cc.call
+	}
+	return cc.Context.Value(key)
 }
 
 // callTimeout is the cause of a call cancelled by one of its timeouts; it
@@ -79,17 +99,12 @@ type inflightKey struct{}
 // the call; the context's cancel (call.cancel) is the caller's to run.
 func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*inflight, context.Context) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	call := &inflight{c: c, token: "dsh-" + strconv.FormatInt(c.tokens.Add(1), 10), ctx: ctx, cancel: cancel}
-	cctx = context.WithValue(cctx, inflightKey{}, call)
-	call.life, call.endLife = context.WithCancel(cctx)
+	var token [24]byte
+	call := &inflight{c: c, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), c.tokens.Add(1), 10)), ctx: ctx, cancel: cancel}
+	call.call = callContext{Context: cctx, call: call}
 	params.SetProgressToken(call.token)
-	if level, ok := c.requestLogLevel(cn); ok {
-		meta := params.GetMeta()
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta[mcp.MetaKeyLogLevel] = level
-		params.SetMeta(meta)
+	if cn.requestLogLevel != "" {
+		params.GetMeta()[mcp.MetaKeyLogLevel] = cn.requestLogLevel
 	}
 	call.mu.Lock()
 	call.silence = time.AfterFunc(ms(c.cfg.ToolCallTimeoutMs), call.silent)
@@ -105,7 +120,21 @@ func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolPa
 	}
 	c.calls[call.token] = call
 	c.mu.Unlock()
-	return call, cctx
+	return call, &call.call
+}
+
+// ended returns a context that ends with the call: at finish, or when the
+// caller or a timeout cancels it.
+func (call *inflight) ended() context.Context {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if call.life == nil {
+		call.life, call.endLife = context.WithCancel(&call.call)
+		if call.done {
+			call.endLife()
+		}
+	}
+	return call.life
 }
 
 func (call *inflight) silent() {
@@ -135,8 +164,11 @@ func (call *inflight) finish() {
 	if call.max != nil {
 		call.max.Stop()
 	}
+	endLife := call.endLife
 	call.mu.Unlock()
-	call.endLife()
+	if endLife != nil {
+		endLife()
+	}
 	call.c.mu.Lock()
 	delete(call.c.calls, call.token)
 	call.c.mu.Unlock()
@@ -244,14 +276,15 @@ func logsByRequest(res *mcp.InitializeResult) bool {
 	return res != nil && res.ProtocolVersion >= protocolNoSetLevel
 }
 
-// requestLogLevel is the level a request to cn carries, for a server that
-// logs and takes it per request.
-func (c *client) requestLogLevel(cn *conn) (mcp.LoggingLevel, bool) {
-	res := cn.session.InitializeResult()
+// requestLogLevel is the level each request to a server on session
+// carries: the instance log's, for a server that logs and takes the level
+// per request; "" otherwise.
+func (c *client) requestLogLevel(session *mcp.ClientSession) mcp.LoggingLevel {
+	res := session.InitializeResult()
 	if res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil || !logsByRequest(res) {
-		return "", false
+		return ""
 	}
-	return c.mcpLogLevel(), true
+	return c.mcpLogLevel()
 }
 
 // setLogLevel asks a server that logs, on a revision that has
