@@ -174,7 +174,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g := &Gateway{
 		reg:     reg,
 		store:   store,
-		caller:  tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, Mask: o.Mask},
+		caller:  tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
 		logger:  o.Logger,
 		raw:     o.Raw,
 		done:    make(chan struct{}),
@@ -536,7 +536,10 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 			out.IsError = res.Failed
 			return out, nil
 		}
-		g.logger.Warn("gateway: the MCP result does not decode; the client gets its model-facing content", "tool", public, "err", err)
+		// The gateway's caller passes MCP results through, so there is
+		// no model-facing content to fall back on.
+		g.logger.Warn("gateway: the MCP result does not decode", "tool", public, "err", err)
+		return errorResult(fmt.Sprintf("the result of %q could not be relayed: %v", public, err)), nil
 	}
 	return &mcp.CallToolResult{Content: g.content(public, res.Content), IsError: res.Failed}, nil
 }

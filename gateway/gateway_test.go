@@ -325,7 +325,7 @@ func TestCallThroughThePipeline(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if diff := cmp.Diff([]tools.Caller{{Kind: "gateway", ImageInput: true}}, callers); diff != "" {
+	if diff := cmp.Diff([]tools.Caller{{Kind: "gateway", ImageInput: true, PassThrough: true}}, callers); diff != "" {
 		t.Errorf("the registry saw callers (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,11 @@
 package mcpclient_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image/png"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,6 +140,55 @@ func TestE2EResultContent(t *testing.T) {
 	got = text(hs.call(imageCaller, "mcp__fx__audio", nil))
 	if !regexp.MustCompile(`^\[audio: audio/wav, 0\.50 s, 4044 bytes; stored as attachment sha256:[0-9a-f]{64}\]$`).MatchString(got) {
 		t.Errorf("audio = %q", got)
+	}
+}
+
+// A caller that passes MCP results through (a gateway) gets them as the
+// server sent them, and nothing is done for a model it has not: no image
+// is downscaled or stored, no long text is cut or stored.
+func TestE2EPassThroughCaller(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{"maxResultBytes": 1000}, "-content-tools", "-oversize"))
+	hs.requireActive("fx")
+	relay := tools.Caller{Kind: "test", ID: "relay", ImageInput: true, PassThrough: true}
+
+	res := hs.call(relay, "mcp__fx__huge-image", nil)
+	if res.Err != nil || len(res.Content) != 0 {
+		t.Fatalf("huge-image: err %v, model content %+v, want none", res.Err, res.Content)
+	}
+	v, ok := res.Value.(mcpclient.CallResult)
+	if !ok || len(v.Content) != 2 {
+		t.Fatalf("value = %#v, want the server's two blocks", res.Value)
+	}
+	var img struct{ Type, MimeType, Data string }
+	if err := json.Unmarshal(v.Content[1], &img); err != nil || img.Type != "image" || img.MimeType != "image/png" {
+		t.Fatalf("second block = %s (%v), want the server's PNG", v.Content[1], err)
+	}
+	data, err := base64.StdEncoding.DecodeString(img.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != 2560 || cfg.Height != 1440 {
+		t.Errorf("image %dx%d (%v), want the server's 2560x1440, not downscaled", cfg.Width, cfg.Height, err)
+	}
+
+	res = hs.call(relay, "mcp__fx__oversize", map[string]any{"bytes": 2500})
+	v, _ = res.Value.(mcpclient.CallResult)
+	if res.Err != nil || len(res.Content) != 0 || len(v.Content) != 1 || len(v.Content[0]) < 2500 {
+		t.Fatalf("oversize: err %v, model content %d blocks, value %d blocks", res.Err, len(res.Content), len(v.Content))
+	}
+
+	objects, _ := filepath.Glob(filepath.Join(hs.store().Dir(), "*", "*", "*"))
+	if len(objects) != 0 {
+		t.Errorf("the store holds %q after pass-through calls, want nothing", objects)
+	}
+	// The same calls for a model store the image (the check above could
+	// fail).
+	if refs := images(hs.call(imageCaller, "mcp__fx__huge-image", nil)); len(refs) != 1 {
+		t.Fatalf("a model's call stored %d images, want 1", len(refs))
+	}
+	if objects, _ := filepath.Glob(filepath.Join(hs.store().Dir(), "*", "*", "*")); len(objects) == 0 {
+		t.Errorf("nothing under %s after a model's call: the check of the store sees nothing", hs.store().Dir())
 	}
 }
 

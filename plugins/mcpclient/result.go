@@ -63,6 +63,10 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 					tools.ErrInvalidOutput, t.public, c.label, err)
 			}
 		}
+		if call.Caller.PassThrough {
+			// Empty, not nil: nil would have the registry render the value.
+			return tools.Output{Value: value, Content: []tools.Content{}}, nil
+		}
 		return tools.Output{Value: value, Content: c.modelContent(ctx, call.Caller, t.raw, res.Content)}, nil
 	}
 }

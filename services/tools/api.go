@@ -23,6 +23,12 @@ type Caller struct {
 	// ImageInput is true when the caller can take images in model-facing
 	// content; without it, tools must not put images there.
 	ImageInput bool
+	// PassThrough is true for a caller that hands an MCP server's result
+	// on as the server sent it (a gateway, which reads Result.Value): a
+	// tool whose value carries that result may then leave the
+	// model-facing content empty, storing no image or blob and cutting no
+	// text for a model that will not read it.
+	PassThrough bool
 	// Mask, when non-nil, limits which tools the caller sees and may call.
 	Mask *Mask
 }
