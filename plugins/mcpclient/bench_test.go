@@ -3,9 +3,13 @@ package mcpclient_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,10 +32,23 @@ import (
 //     for toolCallTimeoutMs): over Streamable HTTP that cancel costs
 //     connections, and this path shows how much. Over stdio the context
 //     itself costs five allocations and well under a microsecond (go-sdk
-//     only selects on it), so a gap there is the machine's noise.
+//     only selects on it), so a gap there is the machine's noise;
+//   - direct-caps: a bare session that declares what mcp-client declares
+//     (elicitation in form and URL mode, sampling with tools). On the
+//     2026-07-28 revision every request carries the client's capabilities
+//     in its _meta, and the server reads them: this path costs what the
+//     protocol costs for those capabilities, not what the host adds;
+//   - direct-meta: the direct-caps session sending what mcp-client puts in
+//     every tools/call's _meta: a progress token (each progress
+//     notification restarts toolCallTimeoutMs) and, on 2026-07-28 to a
+//     server that logs, the log level. go-sdk's server decodes the level
+//     through a JSON round trip with a fresh 32 KiB buffer, so these keys
+//     cost both sides, bare session or host: host against this path is
+//     the host's own code.
 //
-// It reports the median and p99 of each path in microseconds and the
-// host's overhead on the direct median in percent (target: ≤ 5).
+// It reports the median and p99 of each path in microseconds, and the
+// host's overhead on the direct, direct-caps and direct-meta medians in
+// percent.
 //
 //	go test -run '^$' -bench CallOverhead -benchtime 2000x ./plugins/mcpclient
 func BenchmarkCallOverhead(b *testing.B) {
@@ -48,18 +65,22 @@ func BenchmarkCallOverhead(b *testing.B) {
 				// A host as it runs in production: info-level logs.
 				hs := newHarnessLogging(b, slog.LevelInfo)
 				var entry host.Entry
-				var direct, directTimeout *mcp.ClientSession
+				var direct, directTimeout, directCaps, directMeta *mcp.ClientSession
 				switch transport {
 				case "stdio":
 					entry = stdioFixture(b, "fx", "fx", nil)
 					direct = mcptest.ConnectFixture(b)
 					directTimeout = mcptest.ConnectFixture(b)
+					directCaps = mcptest.Connect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second}, hostLikeClient())
+					directMeta = mcptest.Connect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second}, hostLikeClient())
 				case "http":
 					entry = host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{
 						"transport": "streamable-http", "serverName": "fx", "url": mcptest.StartHTTPFixture(b),
 					}}
-					direct = connectDirectHTTP(b)
-					directTimeout = connectDirectHTTP(b)
+					direct = connectDirectHTTP(b, nil)
+					directTimeout = connectDirectHTTP(b, nil)
+					directCaps = connectDirectHTTP(b, hostLikeClient())
+					directMeta = connectDirectHTTP(b, hostLikeClient())
 				}
 				hs.apply(entry)
 				reg := hs.registry()
@@ -70,6 +91,16 @@ func BenchmarkCallOverhead(b *testing.B) {
 				}
 				params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
 				ctx := b.Context()
+				metaCalls := 0
+				withMeta := func() *mcp.CallToolParams {
+					metaCalls++
+					p := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
+					p.SetProgressToken("dsh-" + strconv.Itoa(metaCalls))
+					if res := directMeta.InitializeResult(); res.Capabilities.Logging != nil && res.ProtocolVersion >= "2026-07-28" {
+						p.GetMeta()[mcp.MetaKeyLogLevel] = "info"
+					}
+					return p
+				}
 
 				paths := []func() time.Duration{
 					func() time.Duration { // host
@@ -101,6 +132,25 @@ func BenchmarkCallOverhead(b *testing.B) {
 						}
 						return d
 					},
+					func() time.Duration { // direct-caps
+						start := time.Now()
+						res, err := directCaps.CallTool(ctx, params)
+						d := time.Since(start)
+						if err != nil || res.IsError {
+							b.Fatalf("direct call declaring the host's capabilities: %v %+v", err, res)
+						}
+						return d
+					},
+					func() time.Duration { // direct-meta
+						p := withMeta()
+						start := time.Now()
+						res, err := directMeta.CallTool(ctx, p)
+						d := time.Since(start)
+						if err != nil || res.IsError {
+							b.Fatalf("direct call with the host's _meta: %v %+v", err, res)
+						}
+						return d
+					},
 				}
 				// Warm every path (connections, schema caches) first.
 				for range 50 {
@@ -120,36 +170,56 @@ func BenchmarkCallOverhead(b *testing.B) {
 					i++
 				}
 				b.StopTimer()
-				reportLatency(b, samples[0], samples[1], samples[2])
+				reportLatency(b, samples)
 			})
 		}
 	}
 }
 
-func connectDirectHTTP(b *testing.B) *mcp.ClientSession {
+func connectDirectHTTP(b *testing.B, opts *mcp.ClientOptions) *mcp.ClientSession {
 	b.Helper()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	b.Cleanup(client.CloseIdleConnections)
-	return mcptest.Connect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client}, nil)
+	return mcptest.Connect(b, &mcp.StreamableClientTransport{Endpoint: mcptest.StartHTTPFixture(b), HTTPClient: client}, opts)
 }
 
-// reportLatency reports the median and p99 of each path in microseconds
-// and the host's overhead on the direct median in percent.
-func reportLatency(b *testing.B, hostD, directD, timeoutD []time.Duration) {
-	if len(hostD) == 0 {
+// hostLikeClient declares what mcp-client declares, with handlers that
+// are never called.
+func hostLikeClient() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
+		}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not asked in a benchmark")
+		},
+		CreateMessageWithToolsHandler: func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return nil, errors.New("not asked in a benchmark")
+		},
+	}
+}
+
+// reportLatency reports the median and p99 of each path (samples in the
+// order of latencyPaths) in microseconds, and the host's overhead on each
+// direct path's median in percent.
+func reportLatency(b *testing.B, samples [][]time.Duration) {
+	if len(samples[0]) == 0 {
 		return
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	for _, p := range []struct {
-		name string
-		ds   []time.Duration
-	}{{"host", hostD}, {"direct", directD}, {"direct-timeout", timeoutD}} {
-		b.ReportMetric(us(percentile(p.ds, 50)), p.name+"-p50-µs")
-		b.ReportMetric(us(percentile(p.ds, 99)), p.name+"-p99-µs")
+	hp50 := us(percentile(samples[0], 50))
+	for i, name := range latencyPaths {
+		p50 := us(percentile(samples[i], 50))
+		b.ReportMetric(p50, name+"-p50-µs")
+		b.ReportMetric(us(percentile(samples[i], 99)), name+"-p99-µs")
+		if i > 0 && name != "direct-timeout" {
+			b.ReportMetric(100*(hp50-p50)/p50, "overhead"+strings.TrimPrefix(name, "direct")+"-p50-%")
+		}
 	}
-	hp50, dp50 := us(percentile(hostD, 50)), us(percentile(directD, 50))
-	b.ReportMetric(100*(hp50-dp50)/dp50, "overhead-p50-%")
 }
+
+// latencyPaths names BenchmarkCallOverhead's paths, in order.
+var latencyPaths = []string{"host", "direct", "direct-timeout", "direct-caps", "direct-meta"}
 
 func percentile(ds []time.Duration, p int) time.Duration {
 	s := slices.Clone(ds)
