@@ -213,8 +213,13 @@ func listingRequest(req *http.Request) (jsonrpc.ID, bool, bool) {
 		return jsonrpc.ID{}, false, false
 	}
 	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, req.ContentLength))
-	if err != nil {
+	b := make([]byte, req.ContentLength)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return jsonrpc.ID{}, false, false
+	}
+	// Every POST passes here, tools/call included: only a body that
+	// holds the method's name is decoded (go-sdk writes it unescaped).
+	if !bytes.Contains(b, []byte(`"tools/list"`)) {
 		return jsonrpc.ID{}, false, false
 	}
 	msg, err := jsonrpc.DecodeMessage(b)
