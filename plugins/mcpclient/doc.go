@@ -113,8 +113,12 @@
 // attachment store is mounted) reads
 // {id, offset, length?} of a stored text in whole characters and names the
 // next offset; its name, description and schema are constants and it does
-// not start with the fold's prefix, so folding never hides it. Gateway
-// clients get the same text.
+// not start with the fold's prefix, so folding never hides it.
+//
+// A caller that passes MCP results through (tools.Caller.PassThrough: the
+// gateway) reads the canonical value, the server's blocks as they are: its
+// calls get empty model-facing content, and nothing below (cutting,
+// storing, downscaling) is done for them.
 //
 // Images are checked as a batch (PNG, JPEG, GIF or WebP, bytes matching the
 // declared type), then admitted only with an attachment store and a caller
