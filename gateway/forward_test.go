@@ -239,9 +239,12 @@ func BenchmarkForwardingCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer func() { cs.Close(); ss.Wait() }()
-			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
 			b.ResetTimer()
 			for b.Loop() {
+				// Params of its own for every call, as a client sends
+				// them: go-sdk fills a 2026-07-28 request's _meta in
+				// place, and reused params would skip that work.
+				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
 				if _, err := cs.CallTool(context.Background(), params); err != nil {
 					b.Fatal(err)
 				}

@@ -89,12 +89,17 @@ func BenchmarkCallOverhead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
+				// Every call gets params of its own, made before its clock
+				// starts: go-sdk writes the client's capabilities into a
+				// 2026-07-28 request's _meta and keeps what is there, so
+				// shared params would carry the first session's and spare
+				// the others that work.
+				fresh := func() *mcp.CallToolParams { return &mcp.CallToolParams{Name: c.tool, Arguments: c.args} }
 				ctx := b.Context()
 				metaCalls := 0
 				withMeta := func() *mcp.CallToolParams {
 					metaCalls++
-					p := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
+					p := fresh()
 					p.SetProgressToken("dsh-" + strconv.Itoa(metaCalls))
 					if res := directMeta.InitializeResult(); res.Capabilities.Logging != nil && res.ProtocolVersion >= "2026-07-28" {
 						p.GetMeta()[mcp.MetaKeyLogLevel] = "info"
@@ -113,8 +118,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 						return d
 					},
 					func() time.Duration { // direct
+						p := fresh()
 						start := time.Now()
-						res, err := direct.CallTool(ctx, params)
+						res, err := direct.CallTool(ctx, p)
 						d := time.Since(start)
 						if err != nil || res.IsError {
 							b.Fatalf("direct call: %v %+v", err, res)
@@ -122,9 +128,10 @@ func BenchmarkCallOverhead(b *testing.B) {
 						return d
 					},
 					func() time.Duration { // direct-timeout
+						p := fresh()
 						start := time.Now()
 						cctx, cancel := context.WithTimeout(ctx, time.Minute)
-						res, err := directTimeout.CallTool(cctx, params)
+						res, err := directTimeout.CallTool(cctx, p)
 						cancel()
 						d := time.Since(start)
 						if err != nil || res.IsError {
@@ -133,8 +140,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 						return d
 					},
 					func() time.Duration { // direct-caps
+						p := fresh()
 						start := time.Now()
-						res, err := directCaps.CallTool(ctx, params)
+						res, err := directCaps.CallTool(ctx, p)
 						d := time.Since(start)
 						if err != nil || res.IsError {
 							b.Fatalf("direct call declaring the host's capabilities: %v %+v", err, res)
