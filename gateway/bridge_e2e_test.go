@@ -29,22 +29,7 @@ var bridgeFixtureArgs = []string{"-resources", "3", "-prompts", "-complete", "-e
 // (its tools are served as mcp__fx__<tool>).
 func (e *e2e) writeBridge(t *testing.T, args ...string) {
 	t.Helper()
-	quoted := []string{fmt.Sprintf("%q", "-cancel-file"), fmt.Sprintf("%q", e.cancelFile)}
-	for _, a := range args {
-		quoted = append(quoted, fmt.Sprintf("%q", a))
-	}
-	yaml := fmt.Sprintf(`plugins:
-  - id: fixture
-    name: mcp-client
-    config:
-      serverName: fx
-      transport: stdio
-      command: %q
-      args: [%s]
-`, e.fixture, strings.Join(quoted, ", "))
-	if err := os.WriteFile(e.composition, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, e.composition, e.fixtureEntry(args...))
 }
 
 // bridgeClient is a go-sdk client of the gateway that records what the

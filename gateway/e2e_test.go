@@ -105,18 +105,29 @@ func newE2E(t *testing.T) *e2e {
 	return e
 }
 
-// write writes the composition: the fixture entry, then extra entries.
-func (e *e2e) write(t *testing.T, extra string) {
-	t.Helper()
-	yaml := fmt.Sprintf(`plugins:
+// fixtureEntry is a composition's start: the plugins list with the
+// fixture server (serverName fx, over stdio, recording cancellations in
+// e.cancelFile) started with the extra flags args.
+func (e *e2e) fixtureEntry(args ...string) string {
+	quoted := []string{fmt.Sprintf("%q", "-cancel-file"), fmt.Sprintf("%q", e.cancelFile)}
+	for _, a := range args {
+		quoted = append(quoted, fmt.Sprintf("%q", a))
+	}
+	return fmt.Sprintf(`plugins:
   - id: fixture
     name: mcp-client
     config:
       serverName: fx
       transport: stdio
       command: %q
-      args: ["-cancel-file", %q]
-%s`, e.fixture, e.cancelFile, extra)
+      args: [%s]
+`, e.fixture, strings.Join(quoted, ", "))
+}
+
+// write writes the composition: the fixture entry, then extra entries.
+func (e *e2e) write(t *testing.T, extra string) {
+	t.Helper()
+	yaml := e.fixtureEntry() + extra
 	// Write and rename, as editors do: the watcher must follow it.
 	tmp := e.composition + ".tmp"
 	if err := os.WriteFile(tmp, []byte(yaml), 0o644); err != nil {

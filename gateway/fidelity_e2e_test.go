@@ -26,19 +26,11 @@ import (
 // fidelityComposition is the fixture with -annotated and -progress, folded
 // but for the tools the fidelity tests list and call directly.
 func fidelityComposition(e *e2e) string {
-	return fmt.Sprintf(`plugins:
-  - id: fixture
-    name: mcp-client
-    config:
-      serverName: fx
-      transport: stdio
-      command: %q
-      args: ["-cancel-file", %q, "-annotated", "-progress"]
-  - id: fold
+	return e.fixtureEntry("-annotated", "-progress") + `  - id: fold
     name: mcp-fold
     config:
       keep: [mcp__fx__annotated, mcp__fx__log, mcp__fx__progress, mcp__fx__add, mcp__fx__fail]
-`, e.fixture, e.cancelFile)
+`
 }
 
 func writeFile(t *testing.T, path, text string) {
