@@ -93,15 +93,22 @@ func TestConsoleAnswersElicitation(t *testing.T) {
 	})
 }
 
-// TestQuestionDropsTypeAhead: a line typed before a question starts is
-// not taken as its answer.
-func TestQuestionDropsTypeAhead(t *testing.T) {
-	lines := newLineSource()
+// feedLines returns a line source fed from a pipe: what is written to
+// typed arrives as typed lines. Feeding ends with the test.
+func feedLines(t *testing.T) (lines *lineSource, typed *io.PipeWriter) {
+	lines = newLineSource()
 	in, typed := io.Pipe()
 	stop := make(chan struct{})
 	fed := make(chan struct{})
 	go func() { defer close(fed); lines.feed(in, stop) }()
-	defer func() { close(stop); typed.Close(); <-fed }()
+	t.Cleanup(func() { close(stop); typed.Close(); <-fed })
+	return lines, typed
+}
+
+// TestQuestionDropsTypeAhead: a line typed before a question starts is
+// not taken as its answer.
+func TestQuestionDropsTypeAhead(t *testing.T) {
+	lines, typed := feedLines(t)
 	fmt.Fprintln(typed, "typed ahead")
 	mcptest.WaitFor(t, 10*time.Second, "the line queued", func() bool {
 		lines.mu.Lock()
@@ -134,12 +141,7 @@ func TestQuestionDropsTypeAhead(t *testing.T) {
 // TestLineSourceIsBounded: feed stops reading once maxQueuedLines wait,
 // and every line still comes, in order.
 func TestLineSourceIsBounded(t *testing.T) {
-	lines := newLineSource()
-	in, typed := io.Pipe()
-	stop := make(chan struct{})
-	fed := make(chan struct{})
-	go func() { defer close(fed); lines.feed(in, stop) }()
-	defer func() { close(stop); typed.Close(); <-fed }()
+	lines, typed := feedLines(t)
 	const n = 3 * maxQueuedLines
 	go func() {
 		for i := range n {
