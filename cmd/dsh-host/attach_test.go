@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -49,13 +48,9 @@ func startHostIn(t *testing.T, home, file string) (*exec.Cmd, *hostLogs) {
 	t.Helper()
 	cmd := exec.Command(binary, "run", "--log-format", "json", "--log-level", "debug", "--console", "off", "-c", file)
 	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	ch := startLogging(t, cmd)
+	// Runs before startLogging's cleanup: a host that stops cleanly is
+	// waited for, not killed.
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
@@ -68,7 +63,6 @@ func startHostIn(t *testing.T, home, file string) (*exec.Cmd, *hostLogs) {
 			<-done
 		}
 	})
-	ch := logLines(t, bufio.NewScanner(stderr))
 	logs := &hostLogs{}
 	running := msg("running; SIGHUP reloads, SIGINT or SIGTERM stops")
 	waitLog(t, ch, "running", func(m map[string]any) bool {

@@ -412,6 +412,14 @@ func startRun(t *testing.T, ctx context.Context, stdout io.Writer, args ...strin
 	t.Helper()
 	cmd := command(t, ctx, append([]string{"run", "--log-format", "json"}, args...)...)
 	cmd.Stdout = stdout
+	return cmd, startLogging(t, cmd)
+}
+
+// startLogging starts cmd, a dsh-host writing JSON logs to stderr, and
+// returns its log records. A process the test has not waited for is
+// killed when the test ends.
+func startLogging(t *testing.T, cmd *exec.Cmd) <-chan map[string]any {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +433,7 @@ func startRun(t *testing.T, ctx context.Context, stdout io.Writer, args ...strin
 			cmd.Wait()
 		}
 	})
-	return cmd, logLines(t, bufio.NewScanner(stderr))
+	return logLines(t, bufio.NewScanner(stderr))
 }
 
 // TestRunReloadAndSignals runs `dsh-host run` as a process: an edit of the
