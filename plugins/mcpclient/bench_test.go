@@ -107,7 +107,27 @@ func BenchmarkCallOverhead(b *testing.B) {
 					return p
 				}
 
-				paths := []func() time.Duration{
+				// bare times one call on a bare session, with params made
+				// before the clock starts and, when bound is set, a context
+				// of its own, cancelled on return.
+				bare := func(cs *mcp.ClientSession, params func() *mcp.CallToolParams, bound func(context.Context) (context.Context, context.CancelFunc)) func() time.Duration {
+					return func() time.Duration {
+						p := params()
+						start := time.Now()
+						cctx, cancel := ctx, context.CancelFunc(func() {})
+						if bound != nil {
+							cctx, cancel = bound(ctx)
+						}
+						res, err := cs.CallTool(cctx, p)
+						cancel()
+						d := time.Since(start)
+						if err != nil || res.IsError {
+							b.Fatalf("bare session call: %v %+v", err, res)
+						}
+						return d
+					}
+				}
+				paths := []func() time.Duration{ // in latencyPaths' order
 					func() time.Duration { // host
 						start := time.Now()
 						res := reg.Execute(ctx, modelCaller, name, args)
@@ -117,48 +137,12 @@ func BenchmarkCallOverhead(b *testing.B) {
 						}
 						return d
 					},
-					func() time.Duration { // direct
-						p := fresh()
-						start := time.Now()
-						res, err := direct.CallTool(ctx, p)
-						d := time.Since(start)
-						if err != nil || res.IsError {
-							b.Fatalf("direct call: %v %+v", err, res)
-						}
-						return d
-					},
-					func() time.Duration { // direct-timeout
-						p := fresh()
-						start := time.Now()
-						cctx, cancel := context.WithTimeout(ctx, time.Minute)
-						res, err := directTimeout.CallTool(cctx, p)
-						cancel()
-						d := time.Since(start)
-						if err != nil || res.IsError {
-							b.Fatalf("direct call with a timeout: %v %+v", err, res)
-						}
-						return d
-					},
-					func() time.Duration { // direct-caps
-						p := fresh()
-						start := time.Now()
-						res, err := directCaps.CallTool(ctx, p)
-						d := time.Since(start)
-						if err != nil || res.IsError {
-							b.Fatalf("direct call declaring the host's capabilities: %v %+v", err, res)
-						}
-						return d
-					},
-					func() time.Duration { // direct-meta
-						p := withMeta()
-						start := time.Now()
-						res, err := directMeta.CallTool(ctx, p)
-						d := time.Since(start)
-						if err != nil || res.IsError {
-							b.Fatalf("direct call with the host's _meta: %v %+v", err, res)
-						}
-						return d
-					},
+					bare(direct, fresh, nil),
+					bare(directTimeout, fresh, func(ctx context.Context) (context.Context, context.CancelFunc) {
+						return context.WithTimeout(ctx, time.Minute)
+					}),
+					bare(directCaps, fresh, nil),
+					bare(directMeta, withMeta, nil),
 				}
 				// Warm every path (connections, schema caches) first.
 				for range 50 {
