@@ -530,6 +530,12 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 		}
 		return errorResult(res.Err.Error()), nil
 	}
+	if r, ok := res.Value.(decodedMCPResult); ok {
+		if out := r.MCPCallToolResult(); out != nil {
+			out.IsError = res.Failed
+			return out, nil
+		}
+	}
 	if r, ok := res.Value.(MCPResult); ok {
 		out, err := passThrough(r)
 		if err == nil {
@@ -554,6 +560,16 @@ type MCPResult interface {
 	MCPContent() []json.RawMessage
 	// MCPStructuredContent is its structuredContent (nil when none).
 	MCPStructuredContent() json.RawMessage
+}
+
+// decodedMCPResult is an MCPResult that also holds the result as go-sdk
+// decoded it from the server's answer (mcpclient's CallResult): served as
+// it is, it spares the gateway decoding the blocks' JSON again (a decode
+// and its 32 KiB buffer per call). MCPCallToolResult returns a result the
+// gateway may set IsError on, or nil when the JSON is what stands (its
+// blocks were replaced since).
+type decodedMCPResult interface {
+	MCPCallToolResult() *mcp.CallToolResult
 }
 
 // passThrough decodes r's blocks into a result, with go-sdk's own decoder

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,6 +190,47 @@ func TestE2EPassThroughCaller(t *testing.T) {
 	}
 	if objects, _ := filepath.Glob(filepath.Join(hs.store().Dir(), "*", "*", "*")); len(objects) == 0 {
 		t.Errorf("nothing under %s after a model's call: the check of the store sees nothing", hs.store().Dir())
+	}
+}
+
+// A call's value carries the answer as go-sdk decoded it, for a gateway to
+// serve without decoding the blocks' JSON again; once a block is replaced
+// (as a post-execute hook may), the JSON is what stands.
+func TestE2ECallResultDecoded(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", nil, "-content-tools"))
+	hs.requireActive("fx")
+	for _, tool := range []string{"mcp__fx__embedded", "mcp__fx__add"} {
+		args := map[string]any{}
+		if tool == "mcp__fx__add" {
+			args = map[string]any{"a": 2, "b": 3}
+		}
+		v, ok := hs.call(modelCaller, tool, args).Value.(mcpclient.CallResult)
+		if !ok {
+			t.Fatalf("%s: no CallResult", tool)
+		}
+		res := v.MCPCallToolResult()
+		if res == nil || len(res.Content) != len(v.Content) {
+			t.Fatalf("%s: decoded result %+v, want %d blocks", tool, res, len(v.Content))
+		}
+		for i, c := range res.Content {
+			if b, err := c.MarshalJSON(); err != nil || !bytes.Equal(b, v.Content[i]) {
+				t.Errorf("%s: decoded block %d encodes as %s (%v), want %s", tool, i, b, err, v.Content[i])
+			}
+		}
+		if sc, err := json.Marshal(res.StructuredContent); len(v.StructuredContent) > 0 && (err != nil || !bytes.Equal(sc, v.StructuredContent)) {
+			t.Errorf("%s: decoded structuredContent %s (%v), want %s", tool, sc, err, v.StructuredContent)
+		}
+
+		edited := v
+		edited.Content = slices.Clone(v.Content)
+		edited.Content[0] = json.RawMessage(`{"type":"text","text":"redacted"}`)
+		if edited.MCPCallToolResult() != nil {
+			t.Errorf("%s: a value with a replaced block still serves the decoded answer", tool)
+		}
+		if (mcpclient.CallResult{Content: v.Content}).MCPCallToolResult() != nil {
+			t.Errorf("%s: a value not made from an answer serves one", tool)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,6 +29,19 @@ import (
 type CallResult struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+
+	// decoded is the result these blocks were made from, as go-sdk
+	// decoded it (MCPCallToolResult).
+	decoded *decodedResult
+}
+
+// decodedResult is a result as go-sdk decoded it, with the blocks
+// canonical made of it: a copy of their slice headers, so that a value
+// whose blocks were since replaced (by a post-execute hook) is told apart.
+type decodedResult struct {
+	res        *mcp.CallToolResult
+	content    []json.RawMessage
+	structured json.RawMessage
 }
 
 // executor returns the Execute of one tool: the raw name goes on the wire,
@@ -161,6 +175,7 @@ func canonical(res *mcp.CallToolResult) (CallResult, error) {
 		}
 		v.StructuredContent = raw
 	}
+	v.decoded = &decodedResult{res: res, content: slices.Clone(v.Content), structured: v.StructuredContent}
 	return v, nil
 }
 
