@@ -22,15 +22,20 @@ import (
 // ping) made by a go-sdk client through the gateway (client → gateway →
 // registry pipeline → mcp-client → fixture server over stdio) against the
 // same client calling the fixture server directly over stdio. Each
-// iteration makes one call of each kind, interleaved, so that both see the
+// iteration makes one call of each kind, interleaved, so that all see the
 // same machine load; the result is reported as direct-µs/call,
-// gateway-µs/call and gateway/direct.
+// gateway-µs/call and gateway/direct, and the same for the medians.
 //
 //   - inprocess: the client reaches an in-process gateway (a `gateway`
 //     instance of the composition) over go-sdk's in-memory transport: the
 //     cost of the gateway and the pipeline alone.
 //   - stdio: the client starts `dsh-host serve --stdio`, as Claude Code or
 //     Codex would: the deployment's cost, one more stdio hop included.
+//     A third path starts the fixture as a bare go-sdk proxy of another
+//     fixture (-proxy-of: a client session and a server, each call passed
+//     through as it came): the same two hops with nothing of the host's.
+//     p50-proxy/direct is the floor any go-sdk stdio proxy stands on, and
+//     p50-gateway/proxy what dsh-host adds to it.
 func BenchmarkGatewayVsDirect(b *testing.B) {
 	b.Setenv("DSH_HOME", b.TempDir())
 	fixture := mcptest.FixtureBinary(b)
@@ -66,7 +71,7 @@ func BenchmarkGatewayVsDirect(b *testing.B) {
 		defer ss.Wait()
 		gw := benchClient(b, ct)
 		defer gw.Close()
-		sideBySide(b, gw, "mcp__fx__ping", benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}))
+		sideBySide(b, benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}), gw, "mcp__fx__ping", nil)
 	})
 
 	b.Run("stdio", func(b *testing.B) {
@@ -77,7 +82,9 @@ func BenchmarkGatewayVsDirect(b *testing.B) {
 		}
 		gw := benchClient(b, &mcp.CommandTransport{Command: exec.Command(bin, "serve", "--stdio", "--log-level", "warn", "-c", file)})
 		defer gw.Close()
-		sideBySide(b, gw, "mcp__fx__ping", benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}))
+		proxy := benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture, "-proxy-of", fixture)})
+		defer proxy.Close()
+		sideBySide(b, benchClient(b, &mcp.CommandTransport{Command: exec.Command(fixture)}), gw, "mcp__fx__ping", proxy)
 	})
 }
 
@@ -92,9 +99,10 @@ func benchClient(b *testing.B, tr mcp.Transport) *mcp.ClientSession {
 	return cs
 }
 
-// sideBySide calls gatewayTool on gw and ping on direct, once each per
-// iteration, and reports both latencies and their ratio.
-func sideBySide(b *testing.B, gw *mcp.ClientSession, gatewayTool string, direct *mcp.ClientSession) {
+// sideBySide calls ping on direct, gatewayTool on gw and, when proxy is
+// not nil, ping on proxy, once each per iteration, and reports their
+// latencies and ratios.
+func sideBySide(b *testing.B, direct, gw *mcp.ClientSession, gatewayTool string, proxy *mcp.ClientSession) {
 	defer direct.Close()
 	ctx := context.Background()
 	call := func(cs *mcp.ClientSession, name string) time.Duration {
@@ -109,29 +117,53 @@ func sideBySide(b *testing.B, gw *mcp.ClientSession, gatewayTool string, direct 
 		}
 		return d
 	}
-	// Warm both paths (connections, schema caches) outside the timing.
-	for range 20 {
-		call(direct, "ping")
-		call(gw, gatewayTool)
+	paths := []struct {
+		name string
+		call func() time.Duration
+	}{
+		{"direct", func() time.Duration { return call(direct, "ping") }},
+		{"gateway", func() time.Duration { return call(gw, gatewayTool) }},
 	}
-	var dDirect, dGateway time.Duration
-	var direct50, gateway50 []time.Duration
+	if proxy != nil {
+		paths = append(paths, struct {
+			name string
+			call func() time.Duration
+		}{"proxy", func() time.Duration { return call(proxy, "ping") }})
+	}
+	// Warm every path (connections, schema caches) outside the timing.
+	for range 20 {
+		for _, p := range paths {
+			p.call()
+		}
+	}
+	sums := make([]time.Duration, len(paths))
+	samples := make([][]time.Duration, len(paths))
 	b.ResetTimer()
+	// The order rotates: a call that follows another to the same process
+	// finds its threads awake, so no path always goes first or last.
+	rotation := 0
 	for b.Loop() {
-		d, g := call(direct, "ping"), call(gw, gatewayTool)
-		dDirect += d
-		dGateway += g
-		direct50, gateway50 = append(direct50, d), append(gateway50, g)
+		for k := range paths {
+			i := (rotation + k) % len(paths)
+			d := paths[i].call()
+			sums[i] += d
+			samples[i] = append(samples[i], d)
+		}
+		rotation++
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(dDirect.Microseconds())/n, "direct-µs/call")
-	b.ReportMetric(float64(dGateway.Microseconds())/n, "gateway-µs/call")
-	b.ReportMetric(float64(dGateway)/float64(dDirect), "gateway/direct")
-	// The medians: a loaded machine's outliers move the means.
-	slices.Sort(direct50)
-	slices.Sort(gateway50)
-	p50d, p50g := direct50[len(direct50)/2], gateway50[len(gateway50)/2]
-	b.ReportMetric(float64(p50d.Microseconds()), "direct-p50-µs")
-	b.ReportMetric(float64(p50g.Microseconds()), "gateway-p50-µs")
-	b.ReportMetric(float64(p50g)/float64(p50d), "p50-gateway/direct")
+	// The medians too: a loaded machine's outliers move the means.
+	p50 := make([]time.Duration, len(paths))
+	for i, p := range paths {
+		slices.Sort(samples[i])
+		p50[i] = samples[i][len(samples[i])/2]
+		b.ReportMetric(float64(sums[i].Microseconds())/n, p.name+"-µs/call")
+		b.ReportMetric(float64(p50[i].Microseconds()), p.name+"-p50-µs")
+	}
+	b.ReportMetric(float64(sums[1])/float64(sums[0]), "gateway/direct")
+	b.ReportMetric(float64(p50[1])/float64(p50[0]), "p50-gateway/direct")
+	if proxy != nil {
+		b.ReportMetric(float64(p50[2])/float64(p50[0]), "p50-proxy/direct")
+		b.ReportMetric(float64(p50[1])/float64(p50[2]), "p50-gateway/proxy")
+	}
 }

@@ -103,6 +103,7 @@ type options struct {
 	complete      bool // bridge.go
 	sample        bool // bridge.go
 	waitFile      string
+	proxyOf       string // proxy.go
 }
 
 func run(args []string) error {
@@ -136,6 +137,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
+	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -171,6 +173,9 @@ func run(args []string) error {
 		}
 	}
 
+	if o.proxyOf != "" {
+		return serveProxy(ctx, o.proxyOf)
+	}
 	server := newServer(o)
 	if o.httpAddr == "" && o.strayStdout {
 		printStray()
