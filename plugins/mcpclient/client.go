@@ -129,6 +129,10 @@ type client struct {
 	instructions string
 	resyncFor    *conn
 	calls        map[string]*inflight // tools/calls in flight, by progress token
+	releases     []pendingRelease     // finished HTTP calls' contexts, by time (deadlines.go)
+
+	// deadlines rings for the calls' timeouts and the releases.
+	deadlines alarm
 
 	tokens atomic.Int64 // the last progress token handed out
 	logged atomic.Int64 // the server's log messages relayed to callers (logrelay.go)
@@ -178,6 +182,7 @@ func newClient(opt options) *client {
 		unavailable: "the server is still connecting",
 	}
 	c.stopped, c.stop = context.WithCancel(context.Background())
+	c.deadlines.ring = c.onDeadline
 	c.lz.wake = make(chan struct{}, 1)
 	return c
 }
@@ -662,6 +667,7 @@ func (c *client) giveUp(err error) {
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
 	c.stop()
+	c.releaseAll()
 	c.stopIdle()
 	if c.timer != nil {
 		c.timer.Stop()
@@ -680,4 +686,5 @@ func (c *client) shutdown() {
 		// Every session is closed: their watchers are returning.
 		c.watchers.Wait()
 	}
+	c.deadlines.stop()
 }

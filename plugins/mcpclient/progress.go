@@ -33,12 +33,13 @@ type inflight struct {
 	// call is the context the call runs with, part of this allocation.
 	call callContext
 
-	mu       sync.Mutex
-	silence  *time.Timer // toolCallTimeoutMs; nil while held
-	max      *time.Timer // toolCallMaxMs; nil without a cap
-	held     int         // elicitations waiting for an answer: the silence timer waits too
-	progress int         // notifications received
-	done     bool
+	// The call's times run out on the client's alarm (deadlines.go).
+	mu        sync.Mutex
+	silenceAt time.Time // toolCallTimeoutMs runs out; progress moves it
+	maxAt     time.Time // toolCallMaxMs runs out; zero without a cap
+	held      int       // elicitations waiting for an answer: the silence waits too
+	progress  int       // notifications received
+	done      bool
 	// life ends with the call: at finish, or when the caller or a timeout
 	// cancels it. A question asked for the call ends with it. It is made
 	// by ended, when a question needs it, not for every call.
@@ -106,21 +107,43 @@ func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolPa
 	if cn.requestLogLevel != "" {
 		params.GetMeta()[mcp.MetaKeyLogLevel] = cn.requestLogLevel
 	}
-	call.mu.Lock()
-	call.silence = time.AfterFunc(ms(c.cfg.ToolCallTimeoutMs), call.silent)
+	now := time.Now()
+	call.silenceAt = now.Add(ms(c.cfg.ToolCallTimeoutMs))
 	if c.cfg.ToolCallMaxMs > 0 {
-		call.max = time.AfterFunc(ms(c.cfg.ToolCallMaxMs), func() {
-			call.expire(&callTimeout{key: "toolCallMaxMs", ms: c.cfg.ToolCallMaxMs})
-		})
+		call.maxAt = now.Add(ms(c.cfg.ToolCallMaxMs))
 	}
-	call.mu.Unlock()
+	// In c.calls before the alarm is asked: the alarm finds it there.
 	c.mu.Lock()
 	if c.calls == nil {
 		c.calls = map[string]*inflight{}
 	}
 	c.calls[call.token] = call
 	c.mu.Unlock()
+	// The cap is never below the silence (config), so the silence is first.
+	c.deadlines.ask(call.silenceAt)
 	return call, &call.call
+}
+
+// due says which of the call's times ran out by now, if one did, and
+// otherwise when the next one runs out (zero for none: a held call without
+// a cap).
+func (call *inflight) due(now time.Time) (*callTimeout, time.Time) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	cfg := call.c.cfg
+	switch {
+	case call.done:
+		return nil, time.Time{}
+	case !call.maxAt.IsZero() && !now.Before(call.maxAt):
+		return &callTimeout{key: "toolCallMaxMs", ms: cfg.ToolCallMaxMs}, time.Time{}
+	case call.held == 0 && !now.Before(call.silenceAt):
+		return &callTimeout{key: "toolCallTimeoutMs", ms: cfg.ToolCallTimeoutMs, progress: call.progress}, time.Time{}
+	}
+	next := call.maxAt
+	if call.held == 0 && (next.IsZero() || call.silenceAt.Before(next)) {
+		next = call.silenceAt
+	}
+	return nil, next
 }
 
 // ended returns a context that ends with the call: at finish, or when the
@@ -137,13 +160,6 @@ func (call *inflight) ended() context.Context {
 	return call.life
 }
 
-func (call *inflight) silent() {
-	call.mu.Lock()
-	n := call.progress
-	call.mu.Unlock()
-	call.expire(&callTimeout{key: "toolCallTimeoutMs", ms: call.c.cfg.ToolCallTimeoutMs, progress: n})
-}
-
 func (call *inflight) expire(cause *callTimeout) {
 	call.mu.Lock()
 	done := call.done
@@ -153,17 +169,11 @@ func (call *inflight) expire(cause *callTimeout) {
 	}
 }
 
-// finish ends the call's bookkeeping: no timer fires and no progress report
-// starts after it returns (one already under way may end after it).
+// finish ends the call's bookkeeping: no timeout cancels it and no progress
+// report starts after it returns (one already under way may end after it).
 func (call *inflight) finish() {
 	call.mu.Lock()
 	call.done = true
-	if call.silence != nil {
-		call.silence.Stop()
-	}
-	if call.max != nil {
-		call.max.Stop()
-	}
 	endLife := call.endLife
 	call.mu.Unlock()
 	if endLife != nil {
@@ -174,23 +184,22 @@ func (call *inflight) finish() {
 	call.c.mu.Unlock()
 }
 
-// hold stops the silence timer while the call waits for a person (an
+// hold stops the silence clock while the call waits for a person (an
 // elicitation); release starts it again once the last one is answered.
 func (call *inflight) hold() (release func()) {
 	call.mu.Lock()
 	defer call.mu.Unlock()
 	call.held++
-	if call.silence != nil {
-		call.silence.Stop()
-	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			call.mu.Lock()
 			defer call.mu.Unlock()
 			call.held--
-			if call.held == 0 && !call.done && call.silence != nil {
-				call.silence.Reset(ms(call.c.cfg.ToolCallTimeoutMs))
+			if call.held == 0 && !call.done {
+				call.silenceAt = time.Now().Add(ms(call.c.cfg.ToolCallTimeoutMs))
+				// The alarm may have rung meanwhile and found nothing due.
+				call.c.deadlines.ask(call.silenceAt)
 			}
 		})
 	}
@@ -216,7 +225,9 @@ func (c *client) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	}
 	call.progress++
 	if call.held == 0 {
-		call.silence.Reset(ms(c.cfg.ToolCallTimeoutMs))
+		// Later than before, so the alarm, asked for the old time or an
+		// earlier one, finds the new one when it rings.
+		call.silenceAt = time.Now().Add(ms(c.cfg.ToolCallTimeoutMs))
 	}
 	call.mu.Unlock()
 	// One report at a time, in order, and none once finish returned

@@ -245,6 +245,45 @@ func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 	}
 }
 
+// Once the person has answered, the silence counts again: a tool that
+// then goes quiet is cut after toolCallTimeoutMs. The call's alarm rang
+// during the wait and found nothing due, so only the answer can set it
+// again; without that the call would hang for good.
+func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			srv := newFakeServer(t, rev.opts)
+			ask := askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}})
+			srv.addTool("ask-then-hang", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if _, answered := req.Params.InputResponses["q"]; !answered {
+					return ask(ctx, req)
+				}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+			svc := elicit.New()
+			cfg := testConfig("quiet")
+			cfg.ToolCallTimeoutMs = holdSilenceMs
+			e := mustStart(t, cfg, srv, withElicit(svc))
+			defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+				time.Sleep(personTakes)
+				return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+			}))()
+			// The test's own bound cancels the call, so that a failure
+			// ends the call (and the server's handler) too.
+			ctx, cancel := context.WithTimeout(context.Background(), personTakes+waitTimeout)
+			defer cancel()
+			res := e.reg.Execute(ctx, tools.Caller{}, "mcp__quiet__ask-then-hang", []byte("{}"))
+			if ctx.Err() != nil {
+				t.Fatal("a tool silent after the answer was never cut")
+			}
+			if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "toolCallTimeoutMs (1500ms)") {
+				t.Errorf("a tool silent after the answer: err %v, want the toolCallTimeoutMs timeout", res.Err)
+			}
+		})
+	}
+}
+
 // The silence a call waiting for a person is allowed in the tests: seconds
 // of room for round trips on a loaded machine under -race, and the time
 // the person takes, well past it: a call not held is cut.

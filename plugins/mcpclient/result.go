@@ -106,11 +106,16 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 		cancel()
 		return
 	}
-	stop := context.AfterFunc(c.stopped, cancel)
-	time.AfterFunc(c.opt.releaseDelay, func() {
-		stop()
+	at := time.Now().Add(c.opt.releaseDelay)
+	c.mu.Lock()
+	if c.stopped.Err() != nil { // disposed: releaseAll ran or is running
+		c.mu.Unlock()
 		cancel()
-	})
+		return
+	}
+	c.releases = append(c.releases, pendingRelease{at: at, cancel: cancel})
+	c.mu.Unlock()
+	c.deadlines.ask(at)
 }
 
 // callError explains a failed tools/call. Cancellation and timeouts stay
