@@ -686,5 +686,7 @@ func (c *client) shutdown() {
 		// Every session is closed: their watchers are returning.
 		c.watchers.Wait()
 	}
-	c.deadlines.stop()
+	// The alarm is left armed: a call still in flight (a close that timed
+	// out waits for it) keeps its timeouts, and the alarm asks for nothing
+	// more once no call or release is pending.
 }

@@ -16,6 +16,7 @@ package mcpclient
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -53,16 +54,6 @@ func (a *alarm) rung() {
 	a.ring()
 }
 
-// stop disarms the alarm until the next ask.
-func (a *alarm) stop() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	a.at = time.Time{}
-}
-
 // pendingRelease is a finished Streamable HTTP call's context, cancelled
 // at its time (client.release).
 type pendingRelease struct {
@@ -95,8 +86,10 @@ func (c *client) onDeadline() {
 	for n < len(c.releases) && !now.Before(c.releases[n].at) {
 		n++
 	}
-	due := c.releases[:n:n]
-	c.releases = c.releases[n:]
+	// Copied out and deleted in place, so the queue's array holds no
+	// finished call's context.
+	due := slices.Clone(c.releases[:n])
+	c.releases = slices.Delete(c.releases, 0, n)
 	if len(c.releases) > 0 {
 		earliest(c.releases[0].at)
 	}

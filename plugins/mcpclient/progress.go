@@ -47,7 +47,7 @@ type inflight struct {
 	endLife context.CancelFunc
 
 	// report serializes the caller's progress function, run outside mu so
-	// that a slow one stalls neither the timers, finish and hold, nor
+	// that a slow one stalls neither the timeouts, finish and hold, nor
 	// go-sdk's reading of the next message.
 	report sync.Mutex
 }
@@ -107,10 +107,16 @@ func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolPa
 	if cn.requestLogLevel != "" {
 		params.GetMeta()[mcp.MetaKeyLogLevel] = cn.requestLogLevel
 	}
+	// The first time to ring for is read from locals: once in c.calls, the
+	// call's fields are its lock's (an answered question moves silenceAt).
 	now := time.Now()
-	call.silenceAt = now.Add(ms(c.cfg.ToolCallTimeoutMs))
+	first := now.Add(ms(c.cfg.ToolCallTimeoutMs))
+	call.silenceAt = first
 	if c.cfg.ToolCallMaxMs > 0 {
 		call.maxAt = now.Add(ms(c.cfg.ToolCallMaxMs))
+		if call.maxAt.Before(first) {
+			first = call.maxAt
+		}
 	}
 	// In c.calls before the alarm is asked: the alarm finds it there.
 	c.mu.Lock()
@@ -119,8 +125,7 @@ func (c *client) startCall(ctx context.Context, cn *conn, params *mcp.CallToolPa
 	}
 	c.calls[call.token] = call
 	c.mu.Unlock()
-	// The cap is never below the silence (config), so the silence is first.
-	c.deadlines.ask(call.silenceAt)
+	c.deadlines.ask(first)
 	return call, &call.call
 }
 
@@ -206,7 +211,7 @@ func (call *inflight) hold() (release func()) {
 }
 
 // onProgress handles notifications/progress: the call whose token it
-// carries hears it and its silence timer starts again. A token of no call
+// carries hears it and its silence starts again. A token of no call
 // in flight (a late notification) is dropped.
 func (c *client) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	p := req.Params

@@ -284,6 +284,42 @@ func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 	}
 }
 
+// A call still running at dispose keeps its timeouts: go-sdk's Close
+// waits for it, past the close timeout, and the call must still end at
+// toolCallTimeoutMs rather than whenever the server answers.
+func TestTimeoutsOutliveDispose(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	started := make(chan struct{}, 1)
+	srv.addTool("quiet", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	cfg := testConfig("late")
+	cfg.ToolCallTimeoutMs = 1000
+	e := mustStart(t, cfg, srv, withCloseTimeout(100*time.Millisecond))
+	// The test's own bound cancels the call, so that a failure ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.reg.Execute(ctx, tools.Caller{}, "mcp__late__quiet", []byte("{}")) }()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the call never reached the server")
+	}
+	if err := e.scope.Dispose(waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if ctx.Err() != nil {
+		t.Fatal("a call in flight at dispose was never cut")
+	}
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "did not answer within toolCallTimeoutMs (1000ms)") {
+		t.Errorf("a call in flight at dispose: err %v, want the toolCallTimeoutMs timeout", res.Err)
+	}
+}
+
 // The silence a call waiting for a person is allowed in the tests: seconds
 // of room for round trips on a loaded machine under -race, and the time
 // the person takes, well past it: a call not held is cut.

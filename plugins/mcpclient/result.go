@@ -106,13 +106,14 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 		cancel()
 		return
 	}
-	at := time.Now().Add(c.opt.releaseDelay)
 	c.mu.Lock()
 	if c.stopped.Err() != nil { // disposed: releaseAll ran or is running
 		c.mu.Unlock()
 		cancel()
 		return
 	}
+	// Timed under the lock, so that the queue stays in time order.
+	at := time.Now().Add(c.opt.releaseDelay)
 	c.releases = append(c.releases, pendingRelease{at: at, cancel: cancel})
 	c.mu.Unlock()
 	c.deadlines.ask(at)
