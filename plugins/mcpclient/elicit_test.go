@@ -46,14 +46,7 @@ func TestAmbiguousElicitationHoldsEveryCall(t *testing.T) {
 		}
 		return textResult("free"), nil
 	})
-	svc := elicit.New()
-	cfg := testConfig("amb")
-	cfg.ToolCallTimeoutMs = holdSilenceMs
-	e := mustStart(t, cfg, srv, withElicit(svc))
-	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		time.Sleep(personTakes)
-		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
-	}))()
+	e := startWithSlowPerson(t, "amb", srv)
 
 	busy := make(chan tools.Result, 1)
 	go func() { busy <- e.call(tools.Caller{}, "mcp__amb__busy", "{}") }()

@@ -253,7 +253,7 @@ func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev.name, func(t *testing.T) {
 			srv := newFakeServer(t, rev.opts)
-			ask := askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}})
+			ask := askTool(okSchema)
 			srv.addTool("ask-then-hang", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if _, answered := req.Params.InputResponses["q"]; !answered {
 					return ask(ctx, req)
@@ -261,14 +261,7 @@ func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			})
-			svc := elicit.New()
-			cfg := testConfig("quiet")
-			cfg.ToolCallTimeoutMs = holdSilenceMs
-			e := mustStart(t, cfg, srv, withElicit(svc))
-			defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-				time.Sleep(personTakes)
-				return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
-			}))()
+			e := startWithSlowPerson(t, "quiet", srv)
 			// The test's own bound cancels the call, so that a failure
 			// ends the call (and the server's handler) too.
 			ctx, cancel := context.WithTimeout(context.Background(), personTakes+waitTimeout)
@@ -328,17 +321,25 @@ const (
 	personTakes   = 3500 * time.Millisecond
 )
 
-func testHold(t *testing.T, opts *mcp.ServerOptions) {
-	srv := newFakeServer(t, opts)
-	srv.addTool("ask", askTool(map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}))
+// startWithSlowPerson starts a client named id on srv, with toolCallTimeoutMs
+// holdSilenceMs and a person who takes personTakes to accept {"ok":true}.
+func startWithSlowPerson(t *testing.T, id string, srv *fakeServer) *testEnv {
+	t.Helper()
 	svc := elicit.New()
-	cfg := testConfig("hold")
+	cfg := testConfig(id)
 	cfg.ToolCallTimeoutMs = holdSilenceMs
 	e := mustStart(t, cfg, srv, withElicit(svc))
-	defer svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		time.Sleep(personTakes)
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
-	}))()
+	})))
+	return e
+}
+
+func testHold(t *testing.T, opts *mcp.ServerOptions) {
+	srv := newFakeServer(t, opts)
+	srv.addTool("ask", askTool(okSchema))
+	e := startWithSlowPerson(t, "hold", srv)
 	res := e.call(tools.Caller{}, "mcp__hold__ask", "{}")
 	if res.Err != nil || resultText(res) != `{"action":"accept","content":{"ok":true}}` {
 		t.Errorf("a call waiting for a person failed: %v %q", res.Err, resultText(res))
