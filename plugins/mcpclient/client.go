@@ -443,12 +443,8 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}
 	cn.session = session
-	if res := session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Logging != nil {
-		cn.logs = true
-	}
-	cn.requestLogLevel = c.requestLogLevel(session)
 	c.watch(cn)
-	c.setLogLevel(ctx, session)
+	c.logLevels(ctx, cn)
 	list, err := listTools(ctx, session)
 	if err != nil {
 		return cn, nil, err

@@ -292,27 +292,21 @@ func logsByRequest(res *mcp.InitializeResult) bool {
 	return res != nil && res.ProtocolVersion >= protocolNoSetLevel
 }
 
-// requestLogLevel is the level each request to a server on session
-// carries: the instance log's, for a server that logs and takes the level
-// per request; "" otherwise.
-func (c *client) requestLogLevel(session *mcp.ClientSession) mcp.LoggingLevel {
-	res := session.InitializeResult()
-	if res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil || !logsByRequest(res) {
-		return ""
-	}
-	return c.mcpLogLevel()
-}
-
-// setLogLevel asks a server that logs, on a revision that has
-// logging/setLevel, for the messages the instance's log shows.
-func (c *client) setLogLevel(ctx context.Context, session *mcp.ClientSession) {
-	res := session.InitializeResult()
-	if res == nil || res.Capabilities == nil || res.Capabilities.Logging == nil || logsByRequest(res) {
-		return
-	}
-	//lint:ignore SA1019 logging is deprecated from 2026-07-28, and this path serves only the revisions before it.
-	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: c.mcpLogLevel()}); err != nil {
-		c.log.Debug(c.label+": the server refused logging/setLevel; it logs at its own level", "err", err)
+// logLevels asks a server that logs for the messages the instance's log
+// shows: on a revision with logging/setLevel once, on one without it in
+// each request (cn.requestLogLevel, which startCall puts in _meta).
+func (c *client) logLevels(ctx context.Context, cn *conn) {
+	res := cn.session.InitializeResult()
+	cn.logs = res != nil && res.Capabilities != nil && res.Capabilities.Logging != nil
+	switch {
+	case !cn.logs:
+	case logsByRequest(res):
+		cn.requestLogLevel = c.mcpLogLevel()
+	default:
+		//lint:ignore SA1019 logging is deprecated from 2026-07-28, and this path serves only the revisions before it.
+		if err := cn.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: c.mcpLogLevel()}); err != nil {
+			c.log.Debug(c.label+": the server refused logging/setLevel; it logs at its own level", "err", err)
+		}
 	}
 }
 
