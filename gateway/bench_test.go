@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -117,48 +116,27 @@ func sideBySide(b *testing.B, direct, gw *mcp.ClientSession, gatewayTool string,
 		}
 		return d
 	}
-	paths := []struct {
-		name string
-		call func() time.Duration
-	}{
-		{"direct", func() time.Duration { return call(direct, "ping") }},
-		{"gateway", func() time.Duration { return call(gw, gatewayTool) }},
+	names := []string{"direct", "gateway"}
+	paths := []func() time.Duration{
+		func() time.Duration { return call(direct, "ping") },
+		func() time.Duration { return call(gw, gatewayTool) },
 	}
 	if proxy != nil {
-		paths = append(paths, struct {
-			name string
-			call func() time.Duration
-		}{"proxy", func() time.Duration { return call(proxy, "ping") }})
+		names = append(names, "proxy")
+		paths = append(paths, func() time.Duration { return call(proxy, "ping") })
 	}
-	// Warm every path (connections, schema caches) outside the timing.
-	for range 20 {
-		for _, p := range paths {
-			p.call()
-		}
-	}
+	samples := mcptest.Rotated(b, 20, paths...)
 	sums := make([]time.Duration, len(paths))
-	samples := make([][]time.Duration, len(paths))
-	b.ResetTimer()
-	// The order rotates: a call that follows another to the same process
-	// finds its threads awake, so no path always goes first or last.
-	rotation := 0
-	for b.Loop() {
-		for k := range paths {
-			i := (rotation + k) % len(paths)
-			d := paths[i].call()
-			sums[i] += d
-			samples[i] = append(samples[i], d)
-		}
-		rotation++
-	}
-	n := float64(b.N)
-	// The medians too: a loaded machine's outliers move the means.
 	p50 := make([]time.Duration, len(paths))
-	for i, p := range paths {
-		slices.Sort(samples[i])
-		p50[i] = samples[i][len(samples[i])/2]
-		b.ReportMetric(float64(sums[i].Microseconds())/n, p.name+"-µs/call")
-		b.ReportMetric(float64(p50[i].Microseconds()), p.name+"-p50-µs")
+	n := float64(b.N)
+	for i, name := range names {
+		for _, d := range samples[i] {
+			sums[i] += d
+		}
+		// The medians too: a loaded machine's outliers move the means.
+		p50[i] = mcptest.Percentile(samples[i], 50)
+		b.ReportMetric(float64(sums[i].Microseconds())/n, name+"-µs/call")
+		b.ReportMetric(float64(p50[i].Microseconds()), name+"-p50-µs")
 	}
 	b.ReportMetric(float64(sums[1])/float64(sums[0]), "gateway/direct")
 	b.ReportMetric(float64(p50[1])/float64(p50[0]), "p50-gateway/direct")

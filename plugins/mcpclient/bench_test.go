@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,25 +143,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 					bare(directCaps, fresh, nil),
 					bare(directMeta, withMeta, nil),
 				}
-				// Warm every path (connections, schema caches) first.
-				for range 50 {
-					for _, p := range paths {
-						p()
-					}
-				}
-
-				samples := make([][]time.Duration, len(paths))
-				i := 0
-				b.ResetTimer()
-				for b.Loop() {
-					for k := range paths {
-						j := (i + k) % len(paths)
-						samples[j] = append(samples[j], paths[j]())
-					}
-					i++
-				}
-				b.StopTimer()
-				reportLatency(b, samples)
+				reportLatency(b, mcptest.Rotated(b, 50, paths...))
 			})
 		}
 	}
@@ -199,11 +180,11 @@ func reportLatency(b *testing.B, samples [][]time.Duration) {
 		return
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	hp50 := us(percentile(samples[0], 50))
+	hp50 := us(mcptest.Percentile(samples[0], 50))
 	for i, name := range latencyPaths {
-		p50 := us(percentile(samples[i], 50))
+		p50 := us(mcptest.Percentile(samples[i], 50))
 		b.ReportMetric(p50, name+"-p50-µs")
-		b.ReportMetric(us(percentile(samples[i], 99)), name+"-p99-µs")
+		b.ReportMetric(us(mcptest.Percentile(samples[i], 99)), name+"-p99-µs")
 		if i > 0 && name != "direct-timeout" {
 			b.ReportMetric(100*(hp50-p50)/p50, "overhead"+strings.TrimPrefix(name, "direct")+"-p50-%")
 		}
@@ -212,13 +193,3 @@ func reportLatency(b *testing.B, samples [][]time.Duration) {
 
 // latencyPaths names BenchmarkCallOverhead's paths, in order.
 var latencyPaths = []string{"host", "direct", "direct-timeout", "direct-caps", "direct-meta"}
-
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
-}

@@ -71,30 +71,19 @@ func BenchmarkResources(b *testing.B) {
 			return err
 		})},
 	}
-	for range 50 {
-		for _, p := range paths {
-			p.run()
-		}
+	runs := make([]func() time.Duration, len(paths))
+	for i, p := range paths {
+		runs[i] = p.run
 	}
-	samples := make([][]time.Duration, len(paths))
-	i := 0
-	b.ResetTimer()
-	for b.Loop() {
-		for k := range paths {
-			j := (i + k) % len(paths)
-			samples[j] = append(samples[j], paths[j].run())
-		}
-		i++
-	}
-	b.StopTimer()
+	samples := mcptest.Rotated(b, 50, runs...)
 	if len(samples[0]) == 0 {
 		return
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	for j, p := range paths {
-		b.ReportMetric(us(percentile(samples[j], 50)), p.name+"-p50-µs")
-		b.ReportMetric(us(percentile(samples[j], 99)), p.name+"-p99-µs")
+		b.ReportMetric(us(mcptest.Percentile(samples[j], 50)), p.name+"-p50-µs")
+		b.ReportMetric(us(mcptest.Percentile(samples[j], 99)), p.name+"-p99-µs")
 	}
-	hp50, dp50 := us(percentile(samples[0], 50)), us(percentile(samples[1], 50))
+	hp50, dp50 := us(mcptest.Percentile(samples[0], 50)), us(mcptest.Percentile(samples[1], 50))
 	b.ReportMetric(100*(hp50-dp50)/dp50, "read-overhead-p50-%")
 }
