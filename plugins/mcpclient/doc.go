@@ -94,8 +94,10 @@
 // A call sends the raw name and the arguments (anything but a JSON object
 // becomes {}); the caller's cancellation and the call's timeouts (see
 // Progress) reach the server as notifications/cancelled. The canonical value (CallResult) keeps
-// every content block as JSON plus structuredContent, validated against the
-// tool's outputSchema with full JSON Schema. The model sees the text
+// the answer as go-sdk decoded it, every content block and
+// structuredContent, and encodes them as JSON only when asked (a gateway
+// serves the decoded answer as it is); structuredContent is validated
+// against the tool's outputSchema with full JSON Schema. The model sees the text
 // joined with "\n", and nothing is a bare placeholder: an embedded text
 // resource (or a JSON/XML/text blob) inline after a line naming its URI;
 // an embedded binary resource and an audio clip stored in the attachment

@@ -7,8 +7,8 @@ import (
 	"image/png"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -158,12 +158,12 @@ func TestE2EPassThroughCaller(t *testing.T) {
 		t.Fatalf("huge-image: err %v, model content %+v, want none", res.Err, res.Content)
 	}
 	v, ok := res.Value.(mcpclient.CallResult)
-	if !ok || len(v.Content) != 2 {
+	if !ok || len(v.MCPContent()) != 2 {
 		t.Fatalf("value = %#v, want the server's two blocks", res.Value)
 	}
 	var img struct{ Type, MimeType, Data string }
-	if err := json.Unmarshal(v.Content[1], &img); err != nil || img.Type != "image" || img.MimeType != "image/png" {
-		t.Fatalf("second block = %s (%v), want the server's PNG", v.Content[1], err)
+	if err := json.Unmarshal(v.MCPContent()[1], &img); err != nil || img.Type != "image" || img.MimeType != "image/png" {
+		t.Fatalf("second block = %s (%v), want the server's PNG", v.MCPContent()[1], err)
 	}
 	data, err := base64.StdEncoding.DecodeString(img.Data)
 	if err != nil {
@@ -175,8 +175,8 @@ func TestE2EPassThroughCaller(t *testing.T) {
 
 	res = hs.call(relay, "mcp__fx__oversize", map[string]any{"bytes": 2500})
 	v, _ = res.Value.(mcpclient.CallResult)
-	if res.Err != nil || len(res.Content) != 0 || len(v.Content) != 1 || len(v.Content[0]) < 2500 {
-		t.Fatalf("oversize: err %v, model content %d blocks, value %d blocks", res.Err, len(res.Content), len(v.Content))
+	if blocks := v.MCPContent(); res.Err != nil || len(res.Content) != 0 || len(blocks) != 1 || len(blocks[0]) < 2500 {
+		t.Fatalf("oversize: err %v, model content %d blocks, value %d blocks", res.Err, len(res.Content), len(blocks))
 	}
 
 	objects, _ := filepath.Glob(filepath.Join(hs.store().Dir(), "*", "*", "*"))
@@ -194,8 +194,9 @@ func TestE2EPassThroughCaller(t *testing.T) {
 }
 
 // A call's value carries the answer as go-sdk decoded it, for a gateway to
-// serve without decoding the blocks' JSON again; once a block is replaced
-// (as a post-execute hook may), the JSON is what stands.
+// serve without decoding the blocks' JSON again, and encodes its JSON once,
+// on first ask, for every copy (concurrently, under -race); a value made of
+// JSON (as a post-execute hook makes one) serves no answer.
 func TestE2ECallResultDecoded(t *testing.T) {
 	hs := newHarness(t)
 	hs.apply(stdioFixture(t, "fx", "fx", nil, "-content-tools"))
@@ -210,26 +211,48 @@ func TestE2ECallResultDecoded(t *testing.T) {
 			t.Fatalf("%s: no CallResult", tool)
 		}
 		res := v.MCPCallToolResult()
-		if res == nil || len(res.Content) != len(v.Content) {
-			t.Fatalf("%s: decoded result %+v, want %d blocks", tool, res, len(v.Content))
-		}
-		for i, c := range res.Content {
-			if b, err := c.MarshalJSON(); err != nil || !bytes.Equal(b, v.Content[i]) {
-				t.Errorf("%s: decoded block %d encodes as %s (%v), want %s", tool, i, b, err, v.Content[i])
-			}
-		}
-		if sc, err := json.Marshal(res.StructuredContent); len(v.StructuredContent) > 0 && (err != nil || !bytes.Equal(sc, v.StructuredContent)) {
-			t.Errorf("%s: decoded structuredContent %s (%v), want %s", tool, sc, err, v.StructuredContent)
+		if res == nil || len(res.Content) == 0 {
+			t.Fatalf("%s: decoded result %+v, want the server's blocks", tool, res)
 		}
 
-		edited := v
-		edited.Content = slices.Clone(v.Content)
-		edited.Content[0] = json.RawMessage(`{"type":"text","text":"redacted"}`)
-		if edited.MCPCallToolResult() != nil {
-			t.Errorf("%s: a value with a replaced block still serves the decoded answer", tool)
+		copies := make([][]json.RawMessage, 4)
+		var wg sync.WaitGroup
+		for i := range copies {
+			wg.Go(func() { copies[i] = v.MCPContent() })
 		}
-		if (mcpclient.CallResult{Content: v.Content}).MCPCallToolResult() != nil {
-			t.Errorf("%s: a value not made from an answer serves one", tool)
+		wg.Wait()
+		blocks := copies[0]
+		if len(blocks) != len(res.Content) {
+			t.Fatalf("%s: %d blocks as JSON, want %d", tool, len(blocks), len(res.Content))
+		}
+		for i, c := range res.Content {
+			if b, err := c.MarshalJSON(); err != nil || !bytes.Equal(b, blocks[i]) {
+				t.Errorf("%s: decoded block %d encodes as %s (%v), want %s", tool, i, b, err, blocks[i])
+			}
+		}
+		for i, c := range copies[1:] {
+			if &c[0][0] != &blocks[0][0] {
+				t.Errorf("%s: copy %d encoded the blocks again", tool, i+1)
+			}
+		}
+		structured := v.MCPStructuredContent()
+		if (res.StructuredContent == nil) != (structured == nil) {
+			t.Errorf("%s: structuredContent %s, decoded %v", tool, structured, res.StructuredContent)
+		}
+		if sc, err := json.Marshal(res.StructuredContent); structured != nil && (err != nil || !bytes.Equal(sc, structured)) {
+			t.Errorf("%s: decoded structuredContent %s (%v), want %s", tool, sc, err, structured)
+		}
+		whole, err := json.Marshal(v)
+		var back struct {
+			Content           []json.RawMessage
+			StructuredContent json.RawMessage
+		}
+		if err != nil || json.Unmarshal(whole, &back) != nil || len(back.Content) != len(blocks) || !bytes.Equal(back.StructuredContent, structured) {
+			t.Errorf("%s: value encodes as %s (%v), want its blocks and structuredContent", tool, whole, err)
+		}
+
+		if mcpclient.NewCallResult(blocks, structured).MCPCallToolResult() != nil {
+			t.Errorf("%s: a value made of JSON serves a decoded answer", tool)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 func TestRender(t *testing.T) {
 	c := &client{cfg: &Config{MaxResultBytes: 1 << 20}}
 	render := c.renderer("r")
-	text := CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}}
+	text := NewCallResult([]json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}, nil)
 	for _, tt := range []struct {
 		name  string
 		value any

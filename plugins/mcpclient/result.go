@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -23,25 +23,97 @@ import (
 )
 
 // CallResult is the canonical value of a successful MCP tool call, what
-// programmatic callers get: every content block as JSON, as the server sent
-// it (go-sdk re-encodes it, so image and audio data are canonical base64),
-// and structuredContent when the server sent one.
+// programmatic callers get: every content block and structuredContent as
+// the server sent them, as go-sdk decoded them (MCPCallToolResult) and as
+// JSON (MCPContent, MCPStructuredContent, MarshalJSON: go-sdk re-encodes
+// them, so image and audio data are canonical base64).
+//
+// The JSON is made on first ask and kept: a gateway serves the decoded
+// answer and the model reads the blocks' typed views, so most calls never
+// encode a block again (for an image, a whole base64 encode). A value is
+// immutable; a hook that replaces a result makes one with NewCallResult.
 type CallResult struct {
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-
-	// decoded is the result these blocks were made from, as go-sdk
-	// decoded it (MCPCallToolResult).
-	decoded *decodedResult
+	// answer is the result as go-sdk decoded it; nil for a value made of
+	// JSON.
+	answer *mcp.CallToolResult
+	json   *resultJSON
 }
 
-// decodedResult is a result as go-sdk decoded it, with the blocks
-// canonical made of it: a copy of their slice headers, so that a value
-// whose blocks were since replaced (by a post-execute hook) is told apart.
-type decodedResult struct {
-	res        *mcp.CallToolResult
+// resultJSON is a result's JSON, shared by the copies of one value.
+type resultJSON struct {
+	once       sync.Once
 	content    []json.RawMessage
 	structured json.RawMessage
+}
+
+// NewCallResult returns a result made of content blocks and
+// structuredContent (nil for none), each JSON.
+func NewCallResult(content []json.RawMessage, structured json.RawMessage) CallResult {
+	j := &resultJSON{content: content, structured: structured}
+	j.once.Do(func() {})
+	return CallResult{json: j}
+}
+
+// fromAnswer is the value of a server's answer.
+func fromAnswer(res *mcp.CallToolResult) CallResult {
+	return CallResult{answer: res, json: &resultJSON{}}
+}
+
+// encoded returns the result's JSON, encoding the answer the first time.
+func (r CallResult) encoded() *resultJSON {
+	if r.json == nil { // the zero value
+		return &resultJSON{}
+	}
+	r.json.once.Do(func() {
+		r.json.content = make([]json.RawMessage, 0, len(r.answer.Content))
+		for i, b := range r.answer.Content {
+			raw, err := b.MarshalJSON()
+			if err != nil {
+				// Not seen from go-sdk's own decoding; said in the block
+				// rather than dropped.
+				raw, _ = json.Marshal(mcp.TextContent{Text: fmt.Sprintf("[block %d of the result cannot be encoded: %v]", i, err)})
+			}
+			r.json.content = append(r.json.content, raw)
+		}
+		if r.answer.StructuredContent != nil {
+			if raw, err := json.Marshal(r.answer.StructuredContent); err == nil {
+				r.json.structured = raw
+			}
+		}
+	})
+	return r.json
+}
+
+// MCPContent returns the result's content blocks, each as JSON
+// (gateway.MCPResult: a gateway passes them to its clients).
+func (r CallResult) MCPContent() []json.RawMessage { return r.encoded().content }
+
+// MCPStructuredContent returns the result's structuredContent as JSON,
+// nil when the server sent none.
+func (r CallResult) MCPStructuredContent() json.RawMessage { return r.encoded().structured }
+
+// MCPCallToolResult returns a new result with the blocks and
+// structuredContent as go-sdk decoded them from the server's answer
+// (gateway.MCPResult: a gateway serves them as they are, without decoding
+// the JSON again), or nil for a value made of JSON.
+func (r CallResult) MCPCallToolResult() *mcp.CallToolResult {
+	if r.answer == nil {
+		return nil
+	}
+	return &mcp.CallToolResult{Content: r.answer.Content, StructuredContent: r.answer.StructuredContent}
+}
+
+// MarshalJSON encodes the result as {"content":[...],"structuredContent":...}.
+func (r CallResult) MarshalJSON() ([]byte, error) {
+	j := r.encoded()
+	content := j.content
+	if content == nil {
+		content = []json.RawMessage{}
+	}
+	return json.Marshal(struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	}{content, j.structured})
 }
 
 // executor returns the Execute of one tool: the raw name goes on the wire,
@@ -67,10 +139,7 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 			// The registry owns the failure path; images are not stored.
 			return tools.Output{}, errors.New(joinText(project(t.raw, c.linkServer(), typedViews(res.Content), nil)))
 		}
-		value, err := canonical(res)
-		if err != nil {
-			return tools.Output{}, fmt.Errorf("%s: tool %q returned a result that cannot be encoded: %w", c.label, t.raw, err)
-		}
+		value := fromAnswer(res)
 		if t.output != nil {
 			if err := validateStructured(t.output, res.StructuredContent); err != nil {
 				return tools.Output{}, fmt.Errorf("%w of %q: %s: structuredContent does not match the tool's outputSchema: %v",
@@ -165,26 +234,6 @@ func objectArgs(raw json.RawMessage) any {
 	return map[string]any{}
 }
 
-func canonical(res *mcp.CallToolResult) (CallResult, error) {
-	v := CallResult{Content: make([]json.RawMessage, 0, len(res.Content))}
-	for _, b := range res.Content {
-		raw, err := b.MarshalJSON()
-		if err != nil {
-			return CallResult{}, err
-		}
-		v.Content = append(v.Content, raw)
-	}
-	if res.StructuredContent != nil {
-		raw, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return CallResult{}, err
-		}
-		v.StructuredContent = raw
-	}
-	v.decoded = &decodedResult{res: res, content: slices.Clone(v.Content), structured: v.StructuredContent}
-	return v, nil
-}
-
 // outputSchema is a tool's resolved outputSchema with its fast check,
 // which accepts the common shapes of structuredContent in a few map
 // look-ups where jsonschema-go's Validate costs a call several
@@ -222,10 +271,10 @@ func (c *client) renderer(raw string) func(any) []tools.Content {
 	return func(v any) []tools.Content {
 		switch r := v.(type) {
 		case CallResult:
-			return c.truncate(project(raw, c.linkServer(), rawViews(r.Content), nil), nil)
+			return c.truncate(project(raw, c.linkServer(), r.views(), nil), nil)
 		case *CallResult:
 			if r != nil {
-				return c.truncate(project(raw, c.linkServer(), rawViews(r.Content), nil), nil)
+				return c.truncate(project(raw, c.linkServer(), r.views(), nil), nil)
 			}
 		}
 		b, err := json.Marshal(v)
@@ -299,6 +348,15 @@ func typedViews(content []mcp.Content) []blockView {
 
 // rawViews views canonical JSON blocks (a value to render may come from
 // anywhere, for example a post-execute hook).
+// views is what the projection reads of the result's blocks: the decoded
+// answer's, or for a value made of JSON, the JSON's.
+func (r CallResult) views() []blockView {
+	if r.answer != nil {
+		return typedViews(r.answer.Content)
+	}
+	return rawViews(r.encoded().content)
+}
+
 func rawViews(blocks []json.RawMessage) []blockView {
 	views := make([]blockView, len(blocks))
 	for i, raw := range blocks {

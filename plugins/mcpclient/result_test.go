@@ -87,8 +87,8 @@ func TestTextResults(t *testing.T) {
 				}
 			}
 			v := res.Value.(CallResult)
-			if len(v.Content) != len(tt.content) {
-				t.Errorf("canonical value has %d blocks, want %d", len(v.Content), len(tt.content))
+			if len(v.MCPContent()) != len(tt.content) {
+				t.Errorf("canonical value has %d blocks, want %d", len(v.MCPContent()), len(tt.content))
 			}
 		})
 	}
@@ -316,8 +316,8 @@ func TestMaxResultBytes(t *testing.T) {
 	if diff := cmp.Diff([]tools.Content{tools.Text(want)}, res.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	if v := res.Value.(CallResult); len(v.Content) != 2 || !strings.Contains(string(v.Content[0]), "0123456789abcdef") {
-		t.Errorf("canonical value was cut: %s", v.Content)
+	if v := res.Value.(CallResult).MCPContent(); len(v) != 2 || !strings.Contains(string(v[0]), "0123456789abcdef") {
+		t.Errorf("canonical value was cut: %s", v)
 	}
 	// A multi-byte character is never split.
 	c := &client{cfg: &Config{MaxResultBytes: 2}}
@@ -474,7 +474,7 @@ func TestImageStorageFailureAndCancel(t *testing.T) {
 // rendered again, replaced content is kept, and a block is a refusal.
 func TestPostExecuteHooksWin(t *testing.T) {
 	good := pngBytes(t, 2)
-	replaced := CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}}
+	replaced := NewCallResult([]json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}, nil)
 	for _, tt := range []struct {
 		name    string
 		hook    func(*tools.Result) error
