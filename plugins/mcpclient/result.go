@@ -168,8 +168,9 @@ const httpReleaseDelay = time.Second
 // a new TCP connection. There is no hook that says the drain is done, and
 // a context detached from the caller would not abort a stream the server
 // never ends, so a successful HTTP call's context is released after
-// releaseDelay (the end of the stream is normally already in flight), or
-// at dispose, whichever comes first. A failed call has nothing to drain.
+// releaseDelay (the end of the stream is normally already in flight; up
+// to a tenth of it later, so that releases come in batches), or at
+// dispose, whichever comes first. A failed call has nothing to drain.
 func (c *client) release(cancel context.CancelFunc, err error) {
 	if err != nil || c.cfg.Transport != TransportStreamableHTTP {
 		cancel()
@@ -185,7 +186,7 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 	at := time.Now().Add(c.opt.releaseDelay)
 	c.releases = append(c.releases, pendingRelease{at: at, cancel: cancel})
 	c.mu.Unlock()
-	c.deadlines.ask(at)
+	c.deadlines.ask(at.Add(c.releaseSlack()))
 }
 
 // callError explains a failed tools/call. Cancellation and timeouts stay

@@ -288,6 +288,33 @@ func TestStreamableHTTPCallRelease(t *testing.T) {
 			}
 		}
 	})
+	t.Run("releases come in batches", func(t *testing.T) {
+		h := newHTTPServer(t)
+		const delay = time.Second
+		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = delay })
+		c := e.client.Load()
+		const calls = 40
+		start := time.Now()
+		for range calls {
+			if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
+				t.Fatalf("ping = %q, %v", resultText(res), res.Err)
+			}
+		}
+		span := time.Since(start)
+		eventually(t, "every release", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.releases) == 0
+		})
+		// The calls' releases fall due over span: one ring per slack of
+		// it, and one for each end, not one per call.
+		c.deadlines.mu.Lock()
+		rang := c.deadlines.rang
+		c.deadlines.mu.Unlock()
+		if most := int(span/(delay/releaseBatches)) + 2; rang > most {
+			t.Errorf("the alarm rang %d times to release %d calls made in %v, want at most %d", rang, calls, span, most)
+		}
+	})
 	t.Run("dispose lets go of a stream the server keeps open", func(t *testing.T) {
 		h := newHTTPServer(t)
 		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = time.Hour })
