@@ -43,11 +43,15 @@ import (
 //     server that logs, the log level. go-sdk's server decodes the level
 //     through a JSON round trip with a fresh 32 KiB buffer, so these keys
 //     cost both sides, bare session or host: host against this path is
-//     the host's own code.
+//     the host's own code;
+//   - direct-meta-again: the same as direct-meta, on a process of its
+//     own. Two paths that do the same work differ by this much in a run:
+//     noise-p50-% is its median over direct-meta's, the noise an overhead
+//     figure of the same run carries.
 //
-// It reports the median and p99 of each path in microseconds, and the
-// host's overhead on the direct, direct-caps and direct-meta medians in
-// percent.
+// It reports the median and p99 of each path in microseconds, the host's
+// overhead on the direct, direct-caps and direct-meta medians in percent,
+// and noise-p50-%.
 //
 //	go test -run '^$' -bench CallOverhead -benchtime 2000x ./plugins/mcpclient
 func BenchmarkCallOverhead(b *testing.B) {
@@ -64,7 +68,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 				// A host as it runs in production: info-level logs.
 				hs := newHarnessLogging(b, slog.LevelInfo)
 				var entry host.Entry
-				var direct, directTimeout, directCaps, directMeta *mcp.ClientSession
+				var direct, directTimeout, directCaps, directMeta, directMetaAgain *mcp.ClientSession
 				switch transport {
 				case "stdio":
 					entry = stdioFixture(b, "fx", "fx", nil)
@@ -72,6 +76,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 					directTimeout = mcptest.ConnectFixture(b)
 					directCaps = mcptest.Connect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second}, hostLikeClient())
 					directMeta = mcptest.Connect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second}, hostLikeClient())
+					directMetaAgain = mcptest.Connect(b, &mcp.CommandTransport{Command: exec.Command(mcptest.FixtureBinary(b)), TerminateDuration: time.Second}, hostLikeClient())
 				case "http":
 					entry = host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{
 						"transport": "streamable-http", "serverName": "fx", "url": mcptest.StartHTTPFixture(b),
@@ -80,6 +85,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 					directTimeout = connectDirectHTTP(b, nil)
 					directCaps = connectDirectHTTP(b, hostLikeClient())
 					directMeta = connectDirectHTTP(b, hostLikeClient())
+					directMetaAgain = connectDirectHTTP(b, hostLikeClient())
 				}
 				hs.apply(entry)
 				reg := hs.registry()
@@ -96,14 +102,16 @@ func BenchmarkCallOverhead(b *testing.B) {
 				fresh := func() *mcp.CallToolParams { return &mcp.CallToolParams{Name: c.tool, Arguments: c.args} }
 				ctx := b.Context()
 				metaCalls := 0
-				withMeta := func() *mcp.CallToolParams {
-					metaCalls++
-					p := fresh()
-					p.SetProgressToken("dsh-" + strconv.Itoa(metaCalls))
-					if res := directMeta.InitializeResult(); res.Capabilities.Logging != nil && res.ProtocolVersion >= "2026-07-28" {
-						p.GetMeta()[mcp.MetaKeyLogLevel] = "info"
+				withMeta := func(cs *mcp.ClientSession) func() *mcp.CallToolParams {
+					return func() *mcp.CallToolParams {
+						metaCalls++
+						p := fresh()
+						p.SetProgressToken("dsh-" + strconv.Itoa(metaCalls))
+						if res := cs.InitializeResult(); res.Capabilities.Logging != nil && res.ProtocolVersion >= "2026-07-28" {
+							p.GetMeta()[mcp.MetaKeyLogLevel] = "info"
+						}
+						return p
 					}
-					return p
 				}
 
 				// bare times one call on a bare session, with params made
@@ -141,7 +149,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 						return context.WithTimeout(ctx, time.Minute)
 					}),
 					bare(directCaps, fresh, nil),
-					bare(directMeta, withMeta, nil),
+					bare(directMeta, withMeta(directMeta), nil),
+					bare(directMetaAgain, withMeta(directMetaAgain), nil),
 				}
 				reportLatency(b, mcptest.Rotated(b, 50, paths...))
 			})
@@ -180,16 +189,18 @@ func reportLatency(b *testing.B, samples [][]time.Duration) {
 		return
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	hp50 := us(mcptest.Percentile(samples[0], 50))
+	p50s := map[string]float64{}
 	for i, name := range latencyPaths {
-		p50 := us(mcptest.Percentile(samples[i], 50))
-		b.ReportMetric(p50, name+"-p50-µs")
+		p50s[name] = us(mcptest.Percentile(samples[i], 50))
+		b.ReportMetric(p50s[name], name+"-p50-µs")
 		b.ReportMetric(us(mcptest.Percentile(samples[i], 99)), name+"-p99-µs")
-		if i > 0 && name != "direct-timeout" {
-			b.ReportMetric(100*(hp50-p50)/p50, "overhead"+strings.TrimPrefix(name, "direct")+"-p50-%")
-		}
 	}
+	over := func(a, base string) float64 { return 100 * (p50s[a] - p50s[base]) / p50s[base] }
+	for _, base := range []string{"direct", "direct-caps", "direct-meta"} {
+		b.ReportMetric(over("host", base), "overhead"+strings.TrimPrefix(base, "direct")+"-p50-%")
+	}
+	b.ReportMetric(over("direct-meta-again", "direct-meta"), "noise-p50-%")
 }
 
 // latencyPaths names BenchmarkCallOverhead's paths, in order.
-var latencyPaths = []string{"host", "direct", "direct-timeout", "direct-caps", "direct-meta"}
+var latencyPaths = []string{"host", "direct", "direct-timeout", "direct-caps", "direct-meta", "direct-meta-again"}
