@@ -566,8 +566,8 @@ type MCPResult interface {
 // decoded it from the server's answer (mcpclient's CallResult): served as
 // it is, it spares the gateway decoding the blocks' JSON again (a decode
 // and its 32 KiB buffer per call). MCPCallToolResult returns a result the
-// gateway may set IsError on, or nil when the JSON is what stands (its
-// blocks were replaced since).
+// gateway may set IsError on, or nil when the value was made of JSON (a
+// post-execute hook's): its JSON is what stands.
 type decodedMCPResult interface {
 	MCPCallToolResult() *mcp.CallToolResult
 }

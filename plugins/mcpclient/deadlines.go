@@ -3,7 +3,8 @@ package mcpclient
 // The times a client keeps for its calls: each call's toolCallTimeoutMs
 // and toolCallMaxMs, and the release of a finished Streamable HTTP call's
 // context (see client.release). They share one runtime timer per client,
-// armed for the earliest of them.
+// armed for the earliest of them (a release's with its slack:
+// releaseBatches).
 //
 // A runtime timer per call cost more than its bookkeeping: starting a
 // timer that becomes the process's earliest wakes the thread the runtime

@@ -47,7 +47,8 @@ type resultJSON struct {
 }
 
 // NewCallResult returns a result made of content blocks and
-// structuredContent (nil for none), each JSON.
+// structuredContent (nil for none), each JSON. The value keeps content
+// as it is: it must not be modified after.
 func NewCallResult(content []json.RawMessage, structured json.RawMessage) CallResult {
 	j := &resultJSON{content: content, structured: structured}
 	j.once.Do(func() {})
@@ -71,21 +72,22 @@ func (r CallResult) encoded() *resultJSON {
 			if err != nil {
 				// Not seen from go-sdk's own decoding; said in the block
 				// rather than dropped.
-				raw, _ = json.Marshal(mcp.TextContent{Text: fmt.Sprintf("[block %d of the result cannot be encoded: %v]", i, err)})
+				raw, _ = json.Marshal(&mcp.TextContent{Text: fmt.Sprintf("[block %d of the result cannot be encoded: %v]", i, err)})
 			}
 			r.json.content = append(r.json.content, raw)
 		}
 		if r.answer.StructuredContent != nil {
-			if raw, err := json.Marshal(r.answer.StructuredContent); err == nil {
-				r.json.structured = raw
-			}
+			// Decoded from JSON (maps, slices, numbers, strings), it
+			// encodes.
+			r.json.structured, _ = json.Marshal(r.answer.StructuredContent)
 		}
 	})
 	return r.json
 }
 
 // MCPContent returns the result's content blocks, each as JSON
-// (gateway.MCPResult: a gateway passes them to its clients).
+// (gateway.MCPResult: a gateway passes them to its clients). The slice is
+// the value's, shared by its copies: read it, do not modify it.
 func (r CallResult) MCPContent() []json.RawMessage { return r.encoded().content }
 
 // MCPStructuredContent returns the result's structuredContent as JSON,
@@ -347,8 +349,6 @@ func typedViews(content []mcp.Content) []blockView {
 	return views
 }
 
-// rawViews views canonical JSON blocks (a value to render may come from
-// anywhere, for example a post-execute hook).
 // views is what the projection reads of the result's blocks: the decoded
 // answer's, or for a value made of JSON, the JSON's.
 func (r CallResult) views() []blockView {
@@ -358,6 +358,8 @@ func (r CallResult) views() []blockView {
 	return rawViews(r.encoded().content)
 }
 
+// rawViews views canonical JSON blocks (a value to render may come from
+// anywhere, for example a post-execute hook).
 func rawViews(blocks []json.RawMessage) []blockView {
 	views := make([]blockView, len(blocks))
 	for i, raw := range blocks {
