@@ -31,7 +31,6 @@ type alarm struct {
 	mu    sync.Mutex
 	timer *time.Timer
 	at    time.Time // when the timer fires; zero while nothing is asked
-	rang  int       // times the timer fired
 }
 
 // ask makes the alarm ring at at or before it.
@@ -52,9 +51,9 @@ func (a *alarm) ask(at time.Time) {
 func (a *alarm) rung() {
 	a.mu.Lock()
 	a.at = time.Time{}
-	a.rang++
+	ring := a.ring
 	a.mu.Unlock()
-	a.ring()
+	ring()
 }
 
 // pendingRelease is a finished Streamable HTTP call's context, cancelled

@@ -50,9 +50,7 @@ type resultJSON struct {
 // structuredContent (nil for none), each JSON. The value keeps content
 // as it is: it must not be modified after.
 func NewCallResult(content []json.RawMessage, structured json.RawMessage) CallResult {
-	j := &resultJSON{content: content, structured: structured}
-	j.once.Do(func() {})
-	return CallResult{json: j}
+	return CallResult{json: &resultJSON{content: content, structured: structured}}
 }
 
 // fromAnswer is the value of a server's answer.
@@ -60,10 +58,14 @@ func fromAnswer(res *mcp.CallToolResult) CallResult {
 	return CallResult{answer: res, json: &resultJSON{}}
 }
 
-// encoded returns the result's JSON, encoding the answer the first time.
+// encoded returns the result's JSON, encoding the answer, if the value
+// has one, the first time.
 func (r CallResult) encoded() *resultJSON {
 	if r.json == nil { // the zero value
 		return &resultJSON{}
+	}
+	if r.answer == nil { // made of JSON
+		return r.json
 	}
 	r.json.once.Do(func() {
 		r.json.content = make([]json.RawMessage, 0, len(r.answer.Content))

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -293,6 +294,11 @@ func TestStreamableHTTPCallRelease(t *testing.T) {
 		const delay = time.Second
 		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = delay })
 		c := e.client.Load()
+		var rang atomic.Int64
+		c.deadlines.mu.Lock()
+		ring := c.deadlines.ring
+		c.deadlines.ring = func() { rang.Add(1); ring() }
+		c.deadlines.mu.Unlock()
 		const calls = 40
 		start := time.Now()
 		for range calls {
@@ -308,11 +314,8 @@ func TestStreamableHTTPCallRelease(t *testing.T) {
 		})
 		// The calls' releases fall due over span: one ring per slack of
 		// it, and one for each end, not one per call.
-		c.deadlines.mu.Lock()
-		rang := c.deadlines.rang
-		c.deadlines.mu.Unlock()
-		if most := int(span/(delay/releaseBatches)) + 2; rang > most {
-			t.Errorf("the alarm rang %d times to release %d calls made in %v, want at most %d", rang, calls, span, most)
+		if most := int64(span/(delay/releaseBatches)) + 2; rang.Load() > most {
+			t.Errorf("the alarm rang %d times to release %d calls made in %v, want at most %d", rang.Load(), calls, span, most)
 		}
 	})
 	t.Run("dispose lets go of a stream the server keeps open", func(t *testing.T) {
