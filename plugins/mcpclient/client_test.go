@@ -167,7 +167,7 @@ func TestInvalidListRejected(t *testing.T) {
 		e := mustStart(t, testConfig("dup"), srv)
 		dup.Store(true)
 		srv.addTool("c", nil) // sends list_changed
-		eventually(t, "the re-sync failure", func() bool { return e.logs.has(slog.LevelError, "tool re-sync failed") })
+		eventually(t, "the re-sync failure", func() bool { return e.logs.Has(slog.LevelError, "tool re-sync failed") })
 		if diff := cmp.Diff([]string{"mcp__dup__a", "mcp__dup__b"}, e.names()); diff != "" {
 			t.Errorf("registered (-want +got):\n%s", diff)
 		}
@@ -189,7 +189,7 @@ func TestResync(t *testing.T) {
 	srv.srv.RemoveTools("b")
 	srv.addTool("c", nil)
 	eventually(t, "the re-sync", func() bool { return slices.Equal(e.names(), []string{"mcp__rs__a", "mcp__rs__c"}) })
-	if !e.logs.has(slog.LevelInfo, "mcp-client(rs): tool list changed, re-syncing") {
+	if !e.logs.Has(slog.LevelInfo, "mcp-client(rs): tool list changed, re-syncing") {
 		t.Error("no re-sync log")
 	}
 	// The old generation, released early, left nothing on the scope.
@@ -209,7 +209,7 @@ func TestResync(t *testing.T) {
 	// A failed fetch keeps the previous generation.
 	fail.Store(true)
 	srv.addTool("d", nil)
-	eventually(t, "the failed re-sync", func() bool { return e.logs.has(slog.LevelError, "tool re-sync failed") })
+	eventually(t, "the failed re-sync", func() bool { return e.logs.Has(slog.LevelError, "tool re-sync failed") })
 	if diff := cmp.Diff([]string{"mcp__rs__a", "mcp__rs__c"}, e.names()); diff != "" {
 		t.Errorf("after a failed re-sync (-want +got):\n%s", diff)
 	}
@@ -235,8 +235,8 @@ func TestRegistrationConflictRollsBackTheGeneration(t *testing.T) {
 		if got := e.names(); len(got) != 0 {
 			t.Errorf("registered %v, want none from this server", got)
 		}
-		if !e.logs.has(slog.LevelError, "mcp-client(sq): tool registration failed, no tools registered") {
-			t.Errorf("no loud error; logs:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "mcp-client(sq): tool registration failed, no tools registered") {
+			t.Errorf("no loud error; logs:\n%s", e.logs.Dump())
 		}
 	})
 	t.Run("strict startup fails", func(t *testing.T) {
@@ -257,7 +257,7 @@ func TestRegistrationConflictRollsBackTheGeneration(t *testing.T) {
 		e := mustStart(t, testConfig("sq"), echoServer(t, "a"), withRegistry(reg))
 		defer squat(reg)()
 		e.srv.addTool("b", nil)
-		eventually(t, "the rollback", func() bool { return e.logs.has(slog.LevelError, "tool registration failed") })
+		eventually(t, "the rollback", func() bool { return e.logs.Has(slog.LevelError, "tool registration failed") })
 		if got := e.names(); len(got) != 0 {
 			t.Errorf("registered %v after a conflicting re-sync, want none", got)
 		}
@@ -274,8 +274,8 @@ func TestStartupFailure(t *testing.T) {
 		if got := e.names(); len(got) != 0 {
 			t.Errorf("registered %v", got)
 		}
-		if !e.logs.has(slog.LevelError, "mcp-client(down): initial connection or tool synchronization failed") {
-			t.Errorf("no error log:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "mcp-client(down): initial connection or tool synchronization failed") {
+			t.Errorf("no error log:\n%s", e.logs.Dump())
 		}
 		eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up after 2 attempts") })
 		if got := srv.attempts.Load(); got != 3 {
@@ -416,7 +416,7 @@ func TestInstructionsChangesAreAnnounced(t *testing.T) {
 
 	useSecond.Store(true)
 	first.crash()
-	eventually(t, "the reconnect", func() bool { return e.logs.has(slog.LevelInfo, "reconnected and re-synced tools") })
+	eventually(t, "the reconnect", func() bool { return e.logs.Has(slog.LevelInfo, "reconnected and re-synced tools") })
 	if got := seen.Load(); got != "second" {
 		t.Errorf("after a reconnect to new instructions, the last assembly change showed %q", got)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -147,7 +149,7 @@ func (o *OAuth) validate() []error {
 	}
 	if o.ClientMetadataURL != "" {
 		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			bad("clientMetadataUrl %q must be an https:// URL with a path", redactURL(o.ClientMetadataURL))
+			bad("clientMetadataUrl %q must be an https:// URL with a path", remote.Redact(o.ClientMetadataURL))
 		}
 	}
 	for i, sc := range o.Scopes {
@@ -267,7 +269,7 @@ func (cfg *Config) Validate() error {
 		if cfg.URL == "" {
 			bad("url is required with transport %s", cfg.Transport)
 		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("url %q must be an absolute http:// or https:// URL", redactURL(cfg.URL))
+			bad("url %q must be an absolute http:// or https:// URL", remote.Redact(cfg.URL))
 		}
 		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, cfg.Transport)
 		if cfg.Transport == TransportSSE && cfg.OAuth.set() {

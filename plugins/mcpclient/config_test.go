@@ -134,13 +134,3 @@ func TestToolFilter(t *testing.T) {
 		t.Error("an empty filter must keep every tool")
 	}
 }
-
-func TestChildEnv(t *testing.T) {
-	ambient := []string{"PATH=/bin", "HOME=/root", "GITHUB_TOKEN=t", "my_api_key=k", "DB_PASSWORD=p",
-		"Client_Secret=s", "DSH_HOME=/d", "dsh_debug=1", "PLAIN=1", "KEYBOARD=us", "NOEQUALS"}
-	got := childEnv(ambient, map[string]string{"GITHUB_TOKEN": "explicit", "EXTRA": "x"}, InheritScrub)
-	want := []string{"EXTRA=x", "GITHUB_TOKEN=explicit", "HOME=/root", "PATH=/bin", "PLAIN=1"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("childEnv (-want +got):\n%s", diff)
-	}
-}

@@ -28,28 +28,10 @@
 //	      oauth: {clientId: ..., clientSecret: ..., clientMetadataUrl: ..., scopes: [...],
 //	              callbackPort: 0, grant: authorization_code, privateKeyFile: ..., signingAlgorithm: ES256}
 //
-// A stdio server inherits what inheritEnv keeps of the host's environment:
-// scrub (the default) drops every variable whose name or value looks like a
-// secret (secretName, secretValue), minimal keeps only what a program needs
-// to run (minimalNames), all keeps everything. The environment it starts
-// from is the scope's Environ: the host's, less the variables the
-// composition declares secret (the gateway's token). env is merged on top,
-// so explicit entries always win. Its stderr goes to the instance's
-// logger, line by line. On Linux it is SIGKILLed when the host dies.
-//
-// A line on a stdio server's stdout that is not a JSON-RPC message (a
-// banner like "Memory server starting...", "[INFO] ready", a JSON log line
-// like pino's {"level":30,...}) is logged and skipped, never fatal: the
-// child's stdout passes through a streaming line filter (jsonLines) before
-// go-sdk reads it. It judges a line on its first 64 KiB: a line that ends
-// within them passes if it is an object with "jsonrpc" (or a batch of
-// them), a longer one if its first member is a JSON-RPC one (jsonrpc, id,
-// method, params, result, error). A server that never connected says why,
-// in the error and in its status ("failed to start: ... exited (exit
-// status 1) before completing the MCP handshake; its last stderr lines:
-// ..."), rather than go-sdk's "client is closing: EOF"; one that never
-// answered within startupTimeoutMs says the host stopped it, with its last
-// stderr lines.
+// A stdio server is started by package stdio (environment scrub, stdout
+// filter, stderr logging, bounded teardown, parent-death); the HTTP
+// transports share package remote (headers, URL redaction). A server that
+// never connected says why, in the error and in its status.
 //
 // # Legacy HTTP+SSE
 //

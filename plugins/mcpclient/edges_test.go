@@ -84,7 +84,7 @@ func TestAbandonedConnectStopsTheSupervisor(t *testing.T) {
 	// Past startupTimeoutMs the first attempt goes on in the background
 	// (lazy.go), so the supervisor stops after start returned.
 	eventually(t, "the abandoned attempt", func() bool {
-		return e.logs.has(slog.LevelError, "mcp-client(hung): a connection attempt did not finish within 20ms after it was abandoned") &&
+		return e.logs.Has(slog.LevelError, "mcp-client(hung): a connection attempt did not finish within 20ms after it was abandoned") &&
 			strings.HasPrefix(e.Detail(), "stopped: ")
 	})
 	if !strings.HasPrefix(e.Detail(), "stopped: ") {

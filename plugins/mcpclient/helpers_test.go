@@ -3,9 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,15 +14,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childModeEnv) != "" {
-		runChild()
-		return
-	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -43,59 +38,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// logRecorder is a slog.Handler that keeps every record.
-type logRecorder struct {
-	mu   sync.Mutex
-	recs []logRecord
-}
-
-type logRecord struct {
-	Level slog.Level
-	Msg   string
-	Attrs string
-}
-
-func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *logRecorder) WithGroup(string) slog.Handler            { return l }
-func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	var attrs []string
-	r.Attrs(func(a slog.Attr) bool {
-		attrs = append(attrs, a.String())
-		return true
-	})
-	l.mu.Lock()
-	l.recs = append(l.recs, logRecord{r.Level, r.Message, strings.Join(attrs, " ")})
-	l.mu.Unlock()
-	return nil
-}
-
-// find returns the records at level whose message contains substr.
-func (l *logRecorder) find(level slog.Level, substr string) []logRecord {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []logRecord
-	for _, r := range l.recs {
-		if r.Level == level && strings.Contains(r.Msg, substr) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (l *logRecorder) has(level slog.Level, substr string) bool {
-	return len(l.find(level, substr)) > 0
-}
-
-func (l *logRecorder) dump() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	for _, r := range l.recs {
-		fmt.Fprintf(&b, "%s %s %s\n", r.Level, r.Msg, r.Attrs)
-	}
-	return b.String()
-}
+// logRecorder keeps every record logged (mcptest.Logs).
+type logRecorder = mcptest.Logs
 
 // fakeServer is a go-sdk server reached over in-memory transports, one
 // fresh pair per connection attempt, so that tests can crash sessions,
@@ -325,7 +269,7 @@ func startEnv(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) (*te
 			t.Errorf("dispose: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("logs:\n%s", e.logs.dump())
+			t.Logf("logs:\n%s", e.logs.Dump())
 		}
 	})
 	c, err := start(e.scope, o)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -198,7 +200,7 @@ func newOAuthHandlerWith(cfg *Config, store *tokenstore.Store, storeErr error, l
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	h := &oauthHandler{
 		serverName: cfg.ServerName,
-		serverURL:  redactURL(cfg.URL),
+		serverURL:  remote.Redact(cfg.URL),
 		oauth:      cfg.OAuth,
 		store:      store,
 		storeErr:   storeErr,

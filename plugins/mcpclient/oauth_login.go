@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
@@ -33,7 +35,7 @@ func Login(ctx context.Context, cfg Config, b *BrowserStep) (string, error) {
 		return "", fmt.Errorf("%s uses grant client_credentials: it logs in by itself, with no browser step", cfg.ServerName)
 	}
 	lh := &loginHandler{h: h, b: b}
-	client, base, endpoint := newHTTPClient(cfg.URL, cfg.Headers)
+	client, base, endpoint := remote.NewClient(cfg.URL, cfg.Headers)
 	defer base.CloseIdleConnections()
 	session, err := mcp.NewClient(clientInfo, nil).Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: endpoint, HTTPClient: client, OAuthHandler: lh,

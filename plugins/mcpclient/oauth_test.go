@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+
 	"github.com/dsh-host/dsh-host/internal/oauthtest"
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
 )
@@ -125,7 +127,7 @@ func TestLoginWrongIssuer(t *testing.T) {
 	store := tokenstore.New(t.TempDir())
 	h := newOAuthHandlerWith(&cfg, store, nil, discard())
 	defer h.close()
-	client, base, endpoint := newHTTPClient(cfg.URL, nil)
+	client, base, endpoint := remote.NewClient(cfg.URL, nil)
 	defer base.CloseIdleConnections()
 	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader("{}"))
 	resp, err := client.Do(req)

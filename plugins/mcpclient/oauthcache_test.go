@@ -37,8 +37,8 @@ func TestNoLoginIsRememberedUntilTheStoreChanges(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if tok := h.token(t.Context(), ""); tok != nil || logs.has(slog.LevelWarn, "stored login unusable") {
-		t.Fatalf("second request: token %v; it read the store again:\n%s", tok, logs.dump())
+	if tok := h.token(t.Context(), ""); tok != nil || logs.Has(slog.LevelWarn, "stored login unusable") {
+		t.Fatalf("second request: token %v; it read the store again:\n%s", tok, logs.Dump())
 	}
 	if err := os.Remove(dir); err != nil {
 		t.Fatal(err)

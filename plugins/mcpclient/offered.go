@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -167,15 +169,9 @@ func (tt *taskTools) note(result json.RawMessage) {
 const maxListingPeek = 8 << 20
 
 // peekHTTP has tt read the tools/list answers of a Streamable HTTP
-// attempt: tr's client is the one newTransportFactory made (firstPOST).
+// attempt (remote.Peek).
 func (tt *taskTools) peekHTTP(tr mcp.Transport) {
-	st, ok := tr.(*mcp.StreamableClientTransport)
-	if !ok || st.HTTPClient == nil {
-		return
-	}
-	if f, ok := st.HTTPClient.Transport.(*firstPOST); ok {
-		f.base = &taskPeek{base: f.base, tt: tt}
-	}
+	remote.Peek(tr, func(base http.RoundTripper) http.RoundTripper { return &taskPeek{base: base, tt: tt} })
 }
 
 type taskPeek struct {

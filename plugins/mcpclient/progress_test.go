@@ -211,7 +211,7 @@ func testElicitation(t *testing.T, opts *mcp.ServerOptions) {
 	if got := resultText(res); !strings.Contains(got, `"action":"decline"`) || !strings.Contains(got, elicitReasonKey) {
 		t.Errorf("without an answerer the server saw %s, want a decline with its reason", got)
 	}
-	if !e.logs.has(slog.LevelWarn, "elicitation not accepted") {
+	if !e.logs.Has(slog.LevelWarn, "elicitation not accepted") {
 		t.Error("the decline was not logged")
 	}
 
@@ -375,7 +375,7 @@ func testServerLog(t *testing.T, opts *mcp.ServerOptions) {
 	}
 	levelOf := func(data string) (slog.Level, bool) {
 		for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
-			for _, r := range e.logs.find(lv, "server log") {
+			for _, r := range e.logs.Find(lv, "server log") {
 				if strings.Contains(r.Attrs, "data="+data) {
 					return lv, true
 				}
@@ -396,7 +396,7 @@ func testServerLog(t *testing.T, opts *mcp.ServerOptions) {
 			t.Errorf("server log %q at %s, want %s", data, got, lv)
 		}
 	}
-	if w := e.logs.find(slog.LevelWarn, "server log"); len(w) != 1 || !strings.Contains(w[0].Attrs, "logger=db") || !strings.Contains(w[0].Attrs, "severity=warning") {
+	if w := e.logs.Find(slog.LevelWarn, "server log"); len(w) != 1 || !strings.Contains(w[0].Attrs, "logger=db") || !strings.Contains(w[0].Attrs, "severity=warning") {
 		t.Errorf("the warning's attributes: %+v, want its logger and severity", w)
 	}
 }

@@ -34,9 +34,9 @@ func TestReconnectsAndServesCalls(t *testing.T) {
 	}
 
 	srv.refuse.Store(false)
-	eventually(t, "recovery", func() bool { return e.logs.has(slog.LevelInfo, "reconnected and re-synced tools") })
-	if !e.logs.has(slog.LevelWarn, "mcp-client(rc): connection lost; reconnecting in 1ms (attempt 1/3)") {
-		t.Errorf("no reconnecting log:\n%s", e.logs.dump())
+	eventually(t, "recovery", func() bool { return e.logs.Has(slog.LevelInfo, "reconnected and re-synced tools") })
+	if !e.logs.Has(slog.LevelWarn, "mcp-client(rc): connection lost; reconnecting in 1ms (attempt 1/3)") {
+		t.Errorf("no reconnecting log:\n%s", e.logs.Dump())
 	}
 	if diff := cmp.Diff([]string{"mcp__rc__a"}, e.names()); diff != "" {
 		t.Errorf("registered after recovery (-want +got):\n%s", diff)
@@ -59,16 +59,16 @@ func TestGivesUpAtTheCap(t *testing.T) {
 	if got := e.names(); len(got) != 0 {
 		t.Errorf("still registered: %v", got)
 	}
-	if !e.logs.has(slog.LevelError, "mcp-client(cap): giving up after 3 consecutive failed reconnect attempts — tools unregistered") {
-		t.Errorf("no give-up log:\n%s", e.logs.dump())
+	if !e.logs.Has(slog.LevelError, "mcp-client(cap): giving up after 3 consecutive failed reconnect attempts — tools unregistered") {
+		t.Errorf("no give-up log:\n%s", e.logs.Dump())
 	}
 	for n, d := range []string{"1ms (attempt 1/3)", "2ms (attempt 2/3)", "4ms (attempt 3/3)"} {
 		verb := "connection failed; retrying in "
 		if n == 0 {
 			verb = "connection lost; reconnecting in "
 		}
-		if !e.logs.has(slog.LevelWarn, verb+d) {
-			t.Errorf("no log %q:\n%s", verb+d, e.logs.dump())
+		if !e.logs.Has(slog.LevelWarn, verb+d) {
+			t.Errorf("no log %q:\n%s", verb+d, e.logs.Dump())
 		}
 	}
 }
@@ -84,13 +84,13 @@ func TestBudget(t *testing.T) {
 		srv.crash()
 		srv.gate <- false // attempt 1/2 fails
 		srv.gate <- true  // attempt 2/2 recovers
-		eventually(t, "recovery", func() bool { return e.logs.has(slog.LevelInfo, "(attempt 2/2)") })
+		eventually(t, "recovery", func() bool { return e.logs.Has(slog.LevelInfo, "(attempt 2/2)") })
 		e.clock.Advance(ms(cfg.Reconnect.MaxDelayMs))
 		srv.crash()
 		srv.gate <- true
-		eventually(t, "the second recovery", func() bool { return len(e.logs.find(slog.LevelInfo, "reconnected")) == 2 })
-		if got := len(e.logs.find(slog.LevelWarn, "connection lost; reconnecting in 1ms (attempt 1/2)")); got != 2 {
-			t.Errorf("the second outage started at attempt 1 %d times, want 2:\n%s", got, e.logs.dump())
+		eventually(t, "the second recovery", func() bool { return len(e.logs.Find(slog.LevelInfo, "reconnected")) == 2 })
+		if got := len(e.logs.Find(slog.LevelWarn, "connection lost; reconnecting in 1ms (attempt 1/2)")); got != 2 {
+			t.Errorf("the second outage started at attempt 1 %d times, want 2:\n%s", got, e.logs.Dump())
 		}
 	})
 	t.Run("a crash loop with brief successes still exhausts it", func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestBudget(t *testing.T) {
 		for i := range 2 {
 			srv.crash()
 			srv.gate <- true
-			eventually(t, "recovery", func() bool { return len(e.logs.find(slog.LevelInfo, "reconnected")) == i+1 })
+			eventually(t, "recovery", func() bool { return len(e.logs.Find(slog.LevelInfo, "reconnected")) == i+1 })
 		}
 		srv.crash()
 		eventually(t, "give up", func() bool { return strings.HasPrefix(e.Detail(), "gave up") })
@@ -189,7 +189,7 @@ func TestCloseBarrier(t *testing.T) {
 			t.Errorf("a new connection started while the old one was closing (%d attempts)", got)
 		}
 		close(b.release)
-		eventually(t, "the reconnect", func() bool { return e.logs.has(slog.LevelInfo, "reconnected") })
+		eventually(t, "the reconnect", func() bool { return e.logs.Has(slog.LevelInfo, "reconnected") })
 		if diff := cmp.Diff([]string{"connect", "closed", "connect"}, b.log()[:3]); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
@@ -199,8 +199,8 @@ func TestCloseBarrier(t *testing.T) {
 		t.Cleanup(func() { close(b.release) })
 		listMiddleware(srv, func(*mcp.ListToolsResult) error { return errors.New("discovery fails") })
 		e := mustStart(t, testConfig("hang"), srv, withCloseTimeout(20*time.Millisecond))
-		if !e.logs.has(slog.LevelError, "mcp-client(hang): failed generation did not close within 20ms — reconnect stopped to avoid overlapping server processes") {
-			t.Errorf("no close-barrier error:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "mcp-client(hang): failed generation did not close within 20ms — reconnect stopped to avoid overlapping server processes") {
+			t.Errorf("no close-barrier error:\n%s", e.logs.Dump())
 		}
 		if got := srv.attempts.Load(); got != 1 {
 			t.Errorf("connected %d times after a close that never came", got)
@@ -216,8 +216,8 @@ func TestCloseBarrier(t *testing.T) {
 		if err := e.scope.Dispose(waitTimeout); err != nil {
 			t.Errorf("dispose: %v", err)
 		}
-		if !e.logs.has(slog.LevelError, "connection did not close within 20ms during disposal") {
-			t.Errorf("no disposal error:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "connection did not close within 20ms during disposal") {
+			t.Errorf("no disposal error:\n%s", e.logs.Dump())
 		}
 		if got := e.reg.List(tools.Caller{}); len(got) != 0 {
 			t.Errorf("still registered: %v", got)
@@ -250,7 +250,7 @@ func TestDisposal(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.crash()
-		if got := srv.attempts.Load(); got != 1 || e.logs.has(slog.LevelWarn, "reconnecting") {
+		if got := srv.attempts.Load(); got != 1 || e.logs.Has(slog.LevelWarn, "reconnecting") {
 			t.Errorf("connected %d times after dispose", got)
 		}
 	})
@@ -277,7 +277,7 @@ func TestDisposal(t *testing.T) {
 		if got := e.reg.List(tools.Caller{}); len(got) != 0 {
 			t.Errorf("still registered: %v", got)
 		}
-		if e.logs.has(slog.LevelError, "re-sync failed") {
+		if e.logs.Has(slog.LevelError, "re-sync failed") {
 			t.Error("a re-sync cancelled by dispose logged an error")
 		}
 	})
@@ -296,8 +296,8 @@ func TestDisposal(t *testing.T) {
 		if err := <-disposed; err != nil {
 			t.Fatal(err)
 		}
-		if e.logs.has(slog.LevelWarn, "connection attempt failed") {
-			t.Errorf("a failure after dispose was logged:\n%s", e.logs.dump())
+		if e.logs.Has(slog.LevelWarn, "connection attempt failed") {
+			t.Errorf("a failure after dispose was logged:\n%s", e.logs.Dump())
 		}
 	})
 }
@@ -310,8 +310,8 @@ func TestReconnectDisabled(t *testing.T) {
 		e := mustStart(t, cfg, srv)
 		srv.crash()
 		eventually(t, "the loss", func() bool { return e.Detail() == "disconnected (reconnect disabled)" })
-		if !e.logs.has(slog.LevelError, "connection lost and reconnect is disabled — registered tools will fail") {
-			t.Errorf("no manual-recovery log:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "connection lost and reconnect is disabled — registered tools will fail") {
+			t.Errorf("no manual-recovery log:\n%s", e.logs.Dump())
 		}
 		if diff := cmp.Diff([]string{"mcp__off__a"}, e.names()); diff != "" {
 			t.Errorf("registered (-want +got):\n%s", diff)
@@ -328,8 +328,8 @@ func TestReconnectDisabled(t *testing.T) {
 		srv := echoServer(t, "a")
 		srv.refuse.Store(true)
 		e := mustStart(t, cfg, srv)
-		if !e.logs.has(slog.LevelError, "connection failed and reconnect is disabled — no tools were registered") {
-			t.Errorf("no log:\n%s", e.logs.dump())
+		if !e.logs.Has(slog.LevelError, "connection failed and reconnect is disabled — no tools were registered") {
+			t.Errorf("no log:\n%s", e.logs.Dump())
 		}
 		if got := srv.attempts.Load(); got != 1 {
 			t.Errorf("connected %d times", got)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpclient
+package stdio
 
 import (
 	"os/exec"

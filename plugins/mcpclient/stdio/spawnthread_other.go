@@ -1,6 +1,6 @@
 //go:build !linux
 
-package mcpclient
+package stdio
 
 // onOwnThread runs start: only Linux ties the parent-death signal to the
 // forking thread (spawnthread_linux.go).

@@ -1,16 +1,19 @@
-package mcpclient
+package stdio
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"runtime"
 	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 // readyTransport hands go-sdk a connection made beforehand.
@@ -23,10 +26,7 @@ func (r readyTransport) Connect(context.Context) (mcp.Connection, error) { retur
 // thread whose locked goroutine returns. A server started from such a
 // goroutine (any code in the process may lock one) must live on.
 func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
-	cfg := Defaults()
-	cfg.Command, cfg.Args = os.Args[0], []string{"-test.run=^$"}
-	cfg.Env = map[string]string{childModeEnv: "1"}
-	tr := &stdioTransport{cfg: &cfg, logger: discardLogger()}
+	tr := childTransport(slog.New(slog.DiscardHandler))
 	type started struct {
 		conn mcp.Connection
 		err  error
@@ -47,7 +47,7 @@ func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
 	if s.tid == os.Getpid() {
 		t.Skip("the goroutine ran on the main thread, which Go never ends")
 	}
-	eventually(t, "the starting thread's exit", func() bool {
+	mcptest.WaitFor(t, waitTimeout, "the starting thread's exit", func() bool {
 		_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", s.tid))
 		return errors.Is(err, fs.ErrNotExist)
 	})

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package mcpclient
+package stdio
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 func TestJSONLinesFilter(t *testing.T) {
@@ -43,7 +45,7 @@ func TestJSONLinesFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, oneByte := range []bool{false, true} {
-			rec := &logRecorder{}
+			rec := &mcptest.Logs{}
 			var r io.Reader = strings.NewReader(tt.in)
 			if oneByte {
 				r = iotest.OneByteReader(r)
@@ -56,7 +58,7 @@ func TestJSONLinesFilter(t *testing.T) {
 				t.Errorf("%s (one byte %v): passed %q, want %q", tt.name, oneByte, trim(string(got)), trim(tt.want))
 			}
 			var skipped []string
-			for _, r := range rec.find(slog.LevelWarn, "skipped a line") {
+			for _, r := range rec.Find(slog.LevelWarn, "skipped a line") {
 				skipped = append(skipped, strings.TrimPrefix(r.Attrs, "line="))
 			}
 			if diff := cmp.Diff(tt.skipped, skipped); diff != "" {
@@ -94,7 +96,7 @@ func BenchmarkJSONLines(b *testing.B) {
 			b.SetBytes(int64(len(in.data)))
 			buf := make([]byte, 32<<10)
 			for b.Loop() {
-				io.CopyBuffer(struct{ io.Writer }{io.Discard}, &jsonLines{r: bytes.NewReader(in.data), logger: discardLogger()}, buf)
+				io.CopyBuffer(struct{ io.Writer }{io.Discard}, &jsonLines{r: bytes.NewReader(in.data), logger: slog.New(slog.DiscardHandler)}, buf)
 			}
 		})
 	}

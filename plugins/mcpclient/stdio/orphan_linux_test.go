@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"bufio"
@@ -13,19 +13,18 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 // hostModeEnv makes TestNoOrphansAfterHostKill, in a re-executed test
 // binary, play the host (runHost).
-const hostModeEnv = "MCPCLIENT_TEST_HOST"
+const hostModeEnv = "STDIO_TEST_HOST"
 
 // runHost starts runChild's server through the production stdio transport,
 // prints "<server pid> <grandchild pid>" and waits to be killed.
 func runHost() {
-	cfg := Defaults()
-	cfg.Command, cfg.Args = os.Args[0], []string{"-test.run=^$"}
-	cfg.Env = map[string]string{childModeEnv: "1"}
-	tr := &stdioTransport{cfg: &cfg, logger: slog.New(slog.DiscardHandler)}
+	tr := childTransport(slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
 	if err != nil {
@@ -95,7 +94,7 @@ func TestNoOrphansAfterHostKill(t *testing.T) {
 	_ = cmd.Wait()
 	killed = true
 	began := time.Now()
-	eventually(t, "the server's death after its host's", func() bool { return !alive(pid) })
+	mcptest.WaitFor(t, waitTimeout, "the server's death after its host's", func() bool { return !alive(pid) })
 	t.Logf("server %d gone %s after the host was killed", pid, time.Since(began).Round(time.Millisecond))
 	// Documented, not required: the grandchild (sleep, in the server's
 	// process group) gets no signal; the deferred group kill ends it.

@@ -1,0 +1,142 @@
+package stdio
+
+import (
+	"net/url"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// Values of the inheritEnv key: what a stdio child inherits of the host's
+// environment (an entry's own env is passed in every mode).
+const (
+	// InheritScrub passes the host's environment minus what looks like a
+	// secret (scrubbed).
+	InheritScrub = "scrub"
+	// InheritMinimal passes only what a program needs to run
+	// (minimalEnv).
+	InheritMinimal = "minimal"
+	// InheritAll passes the host's whole environment.
+	InheritAll = "all"
+)
+
+// secretWords are the name fragments that mark a variable as a secret, in
+// upper case, matched anywhere in the upper-cased name. WEBHOOK is there
+// because a webhook URL is itself the credential (anyone holding it may
+// post). AUTH is matched apart (secretName) so that GIT_AUTHOR_NAME passes.
+var secretWords = []string{"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "WEBHOOK"}
+
+// secretName reports whether an ambient variable's name marks it as a
+// secret: it contains one of secretWords or AUTH (except within the word
+// AUTHOR, as in GIT_AUTHOR_NAME), has PAT as a word of its own (GH_PAT, not
+// PATH), or starts with DSH_ (the host's own settings).
+func secretName(name string) bool {
+	upper := strings.ToUpper(name)
+	if strings.HasPrefix(upper, "DSH_") {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	words := strings.FieldsFunc(upper, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < '0' || r > '9') })
+	for _, w := range words {
+		if w == "PAT" || (strings.Contains(w, "AUTH") && w != "AUTHOR" && w != "AUTHORS") {
+			return true
+		}
+	}
+	return false
+}
+
+// secretValue reports whether a value is a URL that carries a credential:
+// a password in its userinfo (postgres://u:pw@host/db), or a query
+// parameter whose name marks a secret (https://host/?api_key=...).
+func secretValue(value string) bool {
+	value = strings.TrimSpace(value)
+	_, rest, ok := strings.Cut(value, "://")
+	if !ok {
+		return false
+	}
+	u, err := url.Parse(value)
+	if err != nil {
+		// Generated passwords often hold what net/url refuses (%, #, /,
+		// ^, a space): judge such a URL by its text, user:...@ before
+		// the first @. Dropping a URL that is merely malformed costs
+		// little.
+		at := strings.IndexByte(rest, '@')
+		return at >= 0 && strings.Contains(rest[:at], ":")
+	}
+	// Before any check of the host: a socket DSN
+	// (postgres://u:pw@/db?host=/run/pg) has none.
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	if u.Host == "" {
+		return false
+	}
+	for k := range u.Query() {
+		if secretName(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// minimalNames are the variables InheritMinimal passes, besides LC_*: path,
+// home, user, shell, locale, terminal, temporary directory and time zone,
+// and their Windows counterparts.
+var minimalNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ",
+	"SystemRoot", "ComSpec", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+	"TEMP", "TMP", "HOMEDRIVE", "HOMEPATH", "USERNAME", "windir",
+}
+
+// minimalName reports whether InheritMinimal passes name. fold compares
+// without case, as Windows does (Path is PATH there).
+func minimalName(name string, fold bool) bool {
+	if strings.HasPrefix(name, "LC_") || (fold && strings.HasPrefix(strings.ToUpper(name), "LC_")) {
+		return true
+	}
+	for _, m := range minimalNames {
+		if name == m || (fold && strings.EqualFold(name, m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Env returns the environment of a stdio server: what mode keeps of
+// ambient, then extra on top, so explicit entries always win. The result
+// is sorted for reproducibility.
+func Env(ambient []string, extra map[string]string, mode string) []string {
+	fold := runtime.GOOS == "windows"
+	env := make(map[string]string, len(ambient)+len(extra))
+	for _, kv := range ambient {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		switch mode {
+		case InheritAll:
+		case InheritMinimal:
+			if !minimalName(name, fold) {
+				continue
+			}
+		default:
+			if secretName(name) || secretValue(value) {
+				continue
+			}
+		}
+		env[name] = value
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

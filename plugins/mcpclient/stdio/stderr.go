@@ -1,0 +1,93 @@
+package stdio
+
+import (
+	"bytes"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// lineLogger writes a child's stderr to the instance logger, one record per
+// line, and keeps the last few lines to explain a failed start.
+type lineLogger struct {
+	logger *slog.Logger
+	mu     sync.Mutex
+	buf    []byte
+	tail   []string // the last stderrTail lines, each cut at stderrTailLine
+}
+
+// What a failed start quotes of the server's stderr.
+const (
+	stderrTail     = 5
+	stderrTailLine = 300
+)
+
+// last returns the last lines of stderr, the unfinished one included.
+func (l *lineLogger) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.tail)
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		out = append(out, cutLine(rest))
+	}
+	if len(out) > stderrTail {
+		out = out[len(out)-stderrTail:]
+	}
+	return out
+}
+
+func cutLine(s string) string {
+	if len(s) <= stderrTailLine {
+		return s
+	}
+	n := stderrTailLine
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		l.emit(l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+	for len(l.buf) > maxStderrLine {
+		l.emit(l.buf[:maxStderrLine])
+		l.buf = l.buf[maxStderrLine:]
+	}
+	return len(p), nil
+}
+
+func (l *lineLogger) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		l.emit(l.buf)
+		l.buf = nil
+	}
+}
+
+func (l *lineLogger) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) > maxStderrLine {
+		line = line[:maxStderrLine]
+	}
+	if len(line) == 0 {
+		return
+	}
+	l.logger.Info("server stderr", "line", string(line))
+	if len(l.tail) == stderrTail {
+		l.tail = append(l.tail[:0], l.tail[1:]...)
+	}
+	l.tail = append(l.tail, cutLine(string(line)))
+}
