@@ -29,16 +29,20 @@ const shutdownTimeout = 30 * time.Second
 // startHost is how every subcommand starts a host: it creates one with
 // opts, reads the composition in file and applies it, and returns once every
 // instance has settled (active, failed or pending) or ctx ends. observe, if
-// not nil, sees every status change from the first.
+// not nil, sees every status change from the first; each setup runs on the
+// new host before anything starts.
 //
 // The host is returned whatever the error, and the caller shuts it down:
 // instances still starting when ctx ends go on in the background until
 // then. An instance that failed is in Status, not in the error; the error is
 // the file's (explained when it is missing) or ctx's.
-func startHost(ctx context.Context, file string, opts *host.Options, observe func(host.InstanceStatus)) (*host.Host, error) {
+func startHost(ctx context.Context, file string, opts *host.Options, observe func(host.InstanceStatus), setup ...func(*host.Host)) (*host.Host, error) {
 	h := host.New(opts)
 	if observe != nil {
 		h.OnStatus(observe)
+	}
+	for _, fn := range setup {
+		fn(h)
 	}
 	var lookupEnv func(string) (string, bool)
 	if opts != nil {

@@ -9,15 +9,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/logins"
 )
-
-// openLoginURL opens the authorization URL; nil is mcp-client's default
-// ($BROWSER, else the platform's opener). Tests set it.
-var openLoginURL func(ctx context.Context, url string) error
 
 func cmdLogin(ctx context.Context, args []string, std Stdio) int {
 	fs := flagSet("login", "<serverName> [-c FILE] [flags]", `
@@ -27,7 +25,7 @@ argument) or the platform's opener, and printed. The token is stored under
 $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 	var cf commonFlags
 	cf.register(fs, "warn")
-	timeout := fs.Duration("timeout", mcpclient.DefaultLoginTimeout, "how long to wait for the login in the browser")
+	timeout := fs.Duration("timeout", logins.DefaultLoginTimeout, "how long to wait for the login in the browser")
 	name, code, ok := serverArg(fs, args, std)
 	if !ok {
 		return code
@@ -37,7 +35,7 @@ $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 		return fail(std, "login", err)
 	}
 	out := std.display()
-	status, err := mcpclient.Login(ctx, cfg, &mcpclient.BrowserStep{Out: out.Err, Open: openLoginURL, Timeout: *timeout})
+	status, err := mcpclient.Login(ctx, cfg, &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout})
 	if err != nil {
 		return fail(std, "login", err)
 	}
@@ -117,10 +115,53 @@ func notFound(file, name string, names []string) string {
 	return msg
 }
 
-// allowLogins lets a server's login run in this process, its messages on
+// loginGate lets servers' logins run in this process, their messages on
 // std's stderr: the subcommands where a person or a script drives the
 // command (run and its console, tools, call, prompt, command), not serve,
-// whose servers wait for `dsh-host login`. The returned func undoes it.
-func allowLogins(std Stdio) (restore func()) {
-	return mcpclient.AllowBrowserStep(&mcpclient.BrowserStep{Out: std.display().Err, Open: openLoginURL})
+// whose servers wait for `dsh-host login`. install, given to startHost,
+// puts the browser step on the host's logins service as soon as that
+// service runs, before the servers that use it start; remove takes it off.
+type loginGate struct {
+	step   logins.BrowserStep
+	mu     sync.Mutex
+	undo   []func()
+	closed bool
+}
+
+func allowLogins(std Stdio) *loginGate {
+	return &loginGate{step: logins.BrowserStep{Out: std.display().Err, Open: std.OpenURL}}
+}
+
+func (g *loginGate) install(h *host.Host) {
+	try := func() {
+		reg, ok := host.Lookup(h, logins.Key)
+		if !ok || reg == nil {
+			return
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.closed {
+			g.undo = append(g.undo, reg.AllowBrowser(&g.step))
+		}
+	}
+	// The logins service is a built-in: it runs before the composition's
+	// entries, and again after a restart of its instance.
+	remove := h.OnStatus(func(st host.InstanceStatus) {
+		if st.ID == logins.PluginName && st.State == host.StateActive {
+			try()
+		}
+	})
+	g.mu.Lock()
+	g.undo = append(g.undo, remove)
+	g.mu.Unlock()
+}
+
+func (g *loginGate) remove() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	for i := len(g.undo) - 1; i >= 0; i-- {
+		g.undo[i]()
+	}
+	g.undo = nil
 }

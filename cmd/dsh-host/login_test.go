@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,9 +17,6 @@ import (
 func TestLoginLogout(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir())
 	as := oauthtest.Start(t, oauthtest.Options{Scopes: []string{"read"}})
-	old := openLoginURL
-	openLoginURL = oauthtest.Follow
-	t.Cleanup(func() { openLoginURL = old })
 	file := writeComposition(t, fmt.Sprintf(`plugins:
   - id: web
     name: mcp-client
@@ -28,7 +27,10 @@ func TestLoginLogout(t *testing.T) {
     disabled: true
 `, as.URL))
 
-	code, stdout, stderr := runIn(t, "", "login", "web", "-c", file)
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), []string{"login", "web", "-c", file},
+		Stdio{In: strings.NewReader(""), Out: &out, Err: &errb, OpenURL: oauthtest.Follow})
+	stdout, stderr := out.String(), errb.String()
 	// go-sdk may ask offline_access too, since the server supports it.
 	if code != exitOK || !strings.HasPrefix(stdout, "web: logged in (scopes ") || !strings.Contains(stdout, "read") {
 		t.Fatalf("login: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)

@@ -30,6 +30,9 @@ type Stdio struct {
 	// the real test, isTerminal. Tests set it to have a buffer taken for
 	// a terminal.
 	Terminal func(v any) bool
+	// OpenURL opens a login's authorization URL; nil is the default
+	// ($BROWSER, else the platform's opener). Tests set it.
+	OpenURL func(ctx context.Context, url string) error
 }
 
 // terminal reports whether v is a terminal, as s decides it.

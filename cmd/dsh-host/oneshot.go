@@ -43,10 +43,11 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
 	logger := io.logger(o.logFormat, o.logLevel)
-	defer allowLogins(io)()
+	gate := allowLogins(io)
+	defer gate.remove()
 	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
-	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil)
+	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil, gate.install)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
 		err = nil

@@ -47,8 +47,9 @@ and takes it over when the first stops.`)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
 	prog := newProgress(screen.Out, cf.file)
-	defer allowLogins(io)()
-	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe)
+	gate := allowLogins(io)
+	defer gate.remove()
+	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe, gate.install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -66,7 +67,7 @@ type options struct {
 	output    *outputOffer
 	transport transportFactory
 	// oauth logs in to a remote server that asks; nil for stdio.
-	oauth *oauthHandler
+	oauth *oauth.Handler
 	// closeTimeout defaults to defaultCloseTimeout.
 	closeTimeout time.Duration
 	// now is the clock for uptime (the budget reset); time.Now by default.
@@ -204,7 +205,7 @@ func (c *client) setConnected() {
 	}
 	detail := fmt.Sprintf("connected, %d %s", len(c.generation), noun)
 	if c.opt.oauth != nil {
-		if login := c.opt.oauth.status(); login != "" {
+		if login := c.opt.oauth.Status(); login != "" {
 			detail += ", " + login
 		}
 	}
@@ -273,7 +274,7 @@ func (c *client) run(ctx context.Context) {
 // failOnStartupError fails the instance instead of scheduling a retry.
 func (c *client) attempt(ctx context.Context, first bool) {
 	strict := first && c.cfg.FailOnStartupError
-	if c.needsLogin && c.opt.oauth.stamp() == c.loginStamp {
+	if c.needsLogin && c.opt.oauth.Stamp() == c.loginStamp {
 		// Still no new token: look again later (the poll of needLogin).
 		c.timer = time.NewTimer(loginPoll)
 		return
@@ -304,7 +305,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if c.halted {
 			return
 		}
-		if nl := (*NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
+		if nl := (*oauth.NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
 			c.needLogin(ctx, first, nl)
 			return
 		}

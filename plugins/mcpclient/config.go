@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,95 +98,8 @@ type Config struct {
 
 	// OAuth configures how the host logs in to a remote server that asks
 	// for authorization. A server that does is logged in to without it
-	// (dynamic client registration); see oauth.go.
-	OAuth OAuth `yaml:"oauth"`
-}
-
-// Grants the oauth block's grant key may name.
-const (
-	GrantAuthorizationCode = "authorization_code"
-	GrantClientCredentials = "client_credentials"
-)
-
-// OAuth is the optional oauth block of a remote server.
-type OAuth struct {
-	// ClientID and ClientSecret are a client registered with the
-	// authorization server beforehand (give the secret as ${VAR}).
-	ClientID     string `yaml:"clientId"`
-	ClientSecret string `yaml:"clientSecret"`
-	// ClientMetadataURL is the https URL of this host's Client ID Metadata
-	// Document, used as its client id where the server supports it.
-	ClientMetadataURL string `yaml:"clientMetadataUrl"`
-	// Scopes, when set, are asked for instead of those the server names.
-	Scopes []string `yaml:"scopes"`
-	// CallbackPort is the loopback port of the redirect (0: any free one).
-	CallbackPort int `yaml:"callbackPort"`
-	// Grant is authorization_code (default: a person logs in in a
-	// browser) or client_credentials (a machine account).
-	Grant string `yaml:"grant"`
-	// PrivateKeyFile and SigningAlgorithm authenticate a client_credentials
-	// client with a signed JWT (RFC 7523) instead of a secret.
-	PrivateKeyFile   string `yaml:"privateKeyFile"`
-	SigningAlgorithm string `yaml:"signingAlgorithm"`
-}
-
-// set reports whether any key of the block is set.
-func (o *OAuth) set() bool {
-	return o.ClientID != "" || o.ClientSecret != "" || o.ClientMetadataURL != "" || len(o.Scopes) > 0 ||
-		o.CallbackPort != 0 || o.Grant != "" || o.PrivateKeyFile != "" || o.SigningAlgorithm != ""
-}
-
-// validate returns every problem of the block, each naming its key.
-func (o *OAuth) validate() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("oauth."+format, args...)) }
-	cc := o.Grant == GrantClientCredentials
-	switch o.Grant {
-	case "", GrantAuthorizationCode, GrantClientCredentials:
-	default:
-		bad("grant %q must be authorization_code or client_credentials", o.Grant)
-	}
-	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
-		bad("callbackPort %d must be 0 (any free port) to 65535", o.CallbackPort)
-	}
-	if o.ClientMetadataURL != "" {
-		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			bad("clientMetadataUrl %q must be an https:// URL with a path", remote.Redact(o.ClientMetadataURL))
-		}
-	}
-	for i, sc := range o.Scopes {
-		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
-			bad("scopes[%d] %q must be one scope token, without spaces or quotes", i, sc)
-		}
-	}
-	if o.ClientSecret != "" && o.ClientID == "" {
-		bad("clientSecret needs clientId")
-	}
-	if cc {
-		if o.ClientID == "" {
-			bad("clientId is required with grant client_credentials")
-		}
-		if (o.ClientSecret == "") == (o.PrivateKeyFile == "") {
-			bad("grant client_credentials needs exactly one of clientSecret and privateKeyFile")
-		}
-		if o.ClientMetadataURL != "" {
-			bad("clientMetadataUrl is not used with grant client_credentials; remove it")
-		}
-	} else {
-		if o.PrivateKeyFile != "" {
-			bad("privateKeyFile is only used with grant client_credentials")
-		}
-	}
-	switch o.SigningAlgorithm {
-	case "":
-	case "RS256", "ES256":
-		if o.PrivateKeyFile == "" {
-			bad("signingAlgorithm needs privateKeyFile")
-		}
-	default:
-		bad("signingAlgorithm %q must be RS256 or ES256", o.SigningAlgorithm)
-	}
-	return errs
+	// (dynamic client registration); see package oauth.
+	OAuth oauth.Config `yaml:"oauth"`
 }
 
 // Reconnect is the reconnect policy. A partial block in a composition is
@@ -251,7 +166,7 @@ func (cfg *Config) Validate() error {
 		// scrub is the default, so only another value was set on purpose.
 		"inheritEnv": cfg.InheritEnv != InheritScrub && cfg.InheritEnv != "",
 	}
-	httpSet := map[string]bool{"url": cfg.URL != "", "headers": len(cfg.Headers) > 0, "oauth": cfg.OAuth.set()}
+	httpSet := map[string]bool{"url": cfg.URL != "", "headers": len(cfg.Headers) > 0, "oauth": cfg.OAuth.Set()}
 	foreign := func(set map[string]bool, order []string, transport string) {
 		for _, k := range order {
 			if set[k] {
@@ -272,7 +187,7 @@ func (cfg *Config) Validate() error {
 			bad("url %q must be an absolute http:// or https:// URL", remote.Redact(cfg.URL))
 		}
 		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, cfg.Transport)
-		if cfg.Transport == TransportSSE && cfg.OAuth.set() {
+		if cfg.Transport == TransportSSE && cfg.OAuth.Set() {
 			bad("oauth is not supported with transport sse (go-sdk's legacy SSE client cannot log in); use streamable-http, or send a token in headers")
 		}
 		for k := range cfg.Headers {
@@ -296,8 +211,8 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxResultBytes <= 0 {
 		bad("maxResultBytes must be a positive integer")
 	}
-	if cfg.OAuth.set() {
-		errs = append(errs, cfg.OAuth.validate()...)
+	if cfg.OAuth.Set() {
+		errs = append(errs, cfg.OAuth.Validate()...)
 	}
 	if err := cfg.Reconnect.validate(); err != nil {
 		errs = append(errs, err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
+
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 )
@@ -42,7 +44,7 @@ func TestValidate(t *testing.T) {
 		{"unknown protocol", stdio(func(c *Config) { c.ProtocolVersion = "2024-01-01" }), []string{`protocolVersion "2024-01-01" is not one go-sdk speaks`, "2025-11-25"}},
 		{"unknown transport", stdio(func(c *Config) { c.Transport = "websocket" }), []string{`transport "websocket" must be stdio, streamable-http or sse`}},
 		{"sse without url", stdio(func(c *Config) { c.Transport = TransportSSE }), []string{"url is required with transport sse", "command is not an option of the sse transport"}},
-		{"sse with oauth", Config{ServerName: "s", Transport: TransportSSE, URL: "http://127.0.0.1/sse", OAuth: OAuth{ClientID: "x"}}, []string{"oauth is not supported with transport sse"}},
+		{"sse with oauth", Config{ServerName: "s", Transport: TransportSSE, URL: "http://127.0.0.1/sse", OAuth: oauth.Config{ClientID: "x"}}, []string{"oauth is not supported with transport sse"}},
 		{"stdio without command", stdio(func(c *Config) { c.Command = "" }), []string{"command is required with transport stdio"}},
 		{"stdio with url", stdio(func(c *Config) { c.URL = "http://x" }), []string{"url is not an option of the stdio transport"}},
 		{"stdio with headers", stdio(func(c *Config) { c.Headers = map[string]string{"a": "b"} }), []string{"headers is not an option of the stdio transport"}},
@@ -132,5 +134,54 @@ func TestToolFilter(t *testing.T) {
 	}
 	if !(&ToolFilter{}).keep("anything") {
 		t.Error("an empty filter must keep every tool")
+	}
+}
+
+func TestOAuthConfigValidation(t *testing.T) {
+	base := func() Config {
+		c := Defaults()
+		c.ServerName, c.Transport, c.URL = "web", TransportStreamableHTTP, "https://mcp.example/mcp"
+		return c
+	}
+	for _, tt := range []struct {
+		name string
+		set  func(*oauth.Config)
+		want string // "" = valid
+	}{
+		{"preregistered", func(o *oauth.Config) {
+			o.ClientID, o.ClientSecret, o.Scopes, o.CallbackPort = "id", "s", []string{"read"}, 8765
+		}, ""},
+		{"cimd", func(o *oauth.Config) { o.ClientMetadataURL = "https://me.example/client.json" }, ""},
+		{"machine", func(o *oauth.Config) { o.Grant, o.ClientID, o.ClientSecret = oauth.GrantClientCredentials, "id", "s" }, ""},
+		{"machine jwt", func(o *oauth.Config) {
+			o.Grant, o.ClientID, o.PrivateKeyFile, o.SigningAlgorithm = oauth.GrantClientCredentials, "id", "k.pem", "ES256"
+		}, ""},
+		{"grant", func(o *oauth.Config) { o.Grant = "password" }, "oauth.grant"},
+		{"port", func(o *oauth.Config) { o.CallbackPort = 70000 }, "oauth.callbackPort"},
+		{"cimd http", func(o *oauth.Config) { o.ClientMetadataURL = "http://me.example/c.json" }, "oauth.clientMetadataUrl"},
+		{"cimd root", func(o *oauth.Config) { o.ClientMetadataURL = "https://me.example/" }, "oauth.clientMetadataUrl"},
+		{"scope space", func(o *oauth.Config) { o.Scopes = []string{"a b"} }, "oauth.scopes[0]"},
+		{"secret alone", func(o *oauth.Config) { o.ClientSecret = "s" }, "oauth.clientSecret needs clientId"},
+		{"machine no id", func(o *oauth.Config) { o.Grant, o.ClientSecret = oauth.GrantClientCredentials, "s" }, "oauth.clientId is required"},
+		{"machine both", func(o *oauth.Config) {
+			o.Grant, o.ClientID, o.ClientSecret, o.PrivateKeyFile = oauth.GrantClientCredentials, "id", "s", "k.pem"
+		}, "exactly one of clientSecret and privateKeyFile"},
+		{"key without grant", func(o *oauth.Config) { o.PrivateKeyFile = "k.pem" }, "oauth.privateKeyFile is only used"},
+		{"alg", func(o *oauth.Config) {
+			o.Grant, o.ClientID, o.PrivateKeyFile, o.SigningAlgorithm = oauth.GrantClientCredentials, "id", "k.pem", "HS256"
+		}, "oauth.signingAlgorithm"},
+	} {
+		cfg := base()
+		tt.set(&cfg.OAuth)
+		err := cfg.Validate()
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	stdio := Defaults()
+	stdio.ServerName, stdio.Transport, stdio.Command = "s", TransportStdio, "x"
+	stdio.OAuth.ClientID = "id"
+	if err := stdio.Validate(); err == nil || !strings.Contains(err.Error(), "oauth is not an option of the stdio transport") {
+		t.Errorf("oauth on stdio: %v", err)
 	}
 }

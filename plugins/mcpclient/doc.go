@@ -186,23 +186,15 @@
 // # OAuth
 //
 // A Streamable HTTP server that answers 401 with a Bearer challenge is
-// logged in to (oauth.go): go-sdk's auth.AuthorizationCodeHandler runs the
-// flow (discovery, client registration by metadata document, pre-registered
-// client or dynamic registration, PKCE, resource, state, iss), and
-// auth/extauth the client_credentials grant with a secret; a private-key
-// JWT assertion is signed in oauth_jwt.go. Tokens are kept in
-// internal/tokenstore under $DSH_HOME/oauth, read for each request and
-// refreshed there under a lock. The browser step (a loopback listener on
-// 127.0.0.1, oauth_callback.go) never runs inside a connection attempt:
-// the handler answers NeedsLoginError, and the supervisor runs the login
-// where the front end allowed it (AllowBrowserStep) and connects again, or
-// shows "needs login — run: dsh-host login <serverName>", with no tools,
-// and looks for a token in the store every second. A 403
-// insufficient_scope during a call asks again at once where the browser
-// step is allowed. A configured Authorization header disables all of it.
-// Login and Logout are `dsh-host login` and `logout`. An instance with an
-// OAuth handler offers Login on the logins service (oauth_offer.go), so
-// that /mcp login (mcp-fold) reaches it by serverName while it runs.
+// logged in to by package oauth (the flows, the token store, the loopback
+// callback). The browser step never runs inside a connection attempt: the
+// handler answers NeedsLoginError, and the supervisor runs the login where
+// a front end allowed the browser step on the logins service, and connects
+// again, or shows "needs login — run: dsh-host login <serverName>", with
+// no tools, and looks for a token in the store every second
+// (login_wait.go). A configured Authorization header disables all of it.
+// Login and Logout are `dsh-host login` and `logout`; a running instance
+// offers its login on the logins service, for /mcp login.
 //
 // # Lazy start, idle shutdown and the catalog cache
 //

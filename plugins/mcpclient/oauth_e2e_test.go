@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/oauthtest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/logins"
 )
 
 // oauthEntry is an mcp-client entry for the OAuth test server.
@@ -22,13 +23,25 @@ func oauthEntry(id, url string, extra map[string]any) host.Entry {
 	return host.Entry{ID: id, Name: "mcp-client", Config: cfg}
 }
 
-// allowBrowser lets logins run in this test with a browser that agrees at
-// once, and returns what the login printed.
-func allowBrowser(t *testing.T) *mcptest.SyncBuffer {
+// allowBrowser starts the built-in services and lets logins run with a
+// browser that agrees at once, as a front end does on the logins service;
+// it returns what the login printed.
+func (hs *harness) allowBrowser() *mcptest.SyncBuffer {
 	out := &mcptest.SyncBuffer{}
-	restore := mcpclient.AllowBrowserStep(&mcpclient.BrowserStep{Out: out, Open: oauthtest.Follow})
-	t.Cleanup(restore)
+	hs.t.Cleanup(hs.allowBrowserStep(&logins.BrowserStep{Out: out, Open: oauthtest.Follow}))
 	return out
+}
+
+// allowBrowserStep installs b on the host's logins service (starting the
+// built-in services first) and returns its removal.
+func (hs *harness) allowBrowserStep(b *logins.BrowserStep) (restore func()) {
+	hs.t.Helper()
+	hs.apply()
+	reg, ok := host.Lookup(hs.h, logins.Key)
+	if !ok {
+		hs.t.Fatal("the logins service is not running")
+	}
+	return reg.AllowBrowser(b)
 }
 
 // storedFiles are the token files under $DSH_HOME/oauth.
@@ -40,7 +53,7 @@ func storedFiles(t *testing.T) []string {
 func TestE2EOAuthLoginAtStartThenStoredToken(t *testing.T) {
 	hs := newHarness(t)
 	as := oauthtest.Start(t, oauthtest.Options{Scopes: []string{"read"}})
-	out := allowBrowser(t)
+	out := hs.allowBrowser()
 	hs.apply(oauthEntry("web", as.URL, nil))
 	hs.requireActive("web")
 	if got := hs.serverTools("web"); len(got) != 2 {
@@ -119,7 +132,7 @@ func TestE2EOAuthNeedsLoginDoesNotBlockOthers(t *testing.T) {
 	// instance connects by itself.
 	cfg := mcpclient.Defaults()
 	cfg.ServerName, cfg.Transport, cfg.URL = "web", mcpclient.TransportStreamableHTTP, as.URL
-	status, err := mcpclient.Login(t.Context(), cfg, &mcpclient.BrowserStep{Open: oauthtest.Follow})
+	status, err := mcpclient.Login(t.Context(), cfg, &logins.BrowserStep{Open: oauthtest.Follow})
 	if err != nil {
 		t.Fatalf("Login: %v", err)
 	}
@@ -144,7 +157,7 @@ func TestE2EOAuthNeedsLoginDoesNotBlockOthers(t *testing.T) {
 func TestE2EOAuthRefreshAfter401(t *testing.T) {
 	hs := newHarness(t)
 	as := oauthtest.Start(t, oauthtest.Options{})
-	allowBrowser(t)
+	hs.allowBrowser()
 	hs.apply(oauthEntry("web", as.URL, nil))
 	hs.requireActive("web")
 	as.ExpireAccess()
@@ -159,7 +172,7 @@ func TestE2EOAuthRefreshAfter401(t *testing.T) {
 func TestE2EOAuthRefusedRefreshNeedsLogin(t *testing.T) {
 	hs := newHarness(t)
 	as := oauthtest.Start(t, oauthtest.Options{})
-	restore := mcpclient.AllowBrowserStep(&mcpclient.BrowserStep{Open: oauthtest.Follow})
+	restore := hs.allowBrowserStep(&logins.BrowserStep{Open: oauthtest.Follow})
 	hs.apply(oauthEntry("web", as.URL, nil))
 	hs.requireActive("web")
 	restore() // from now on, as under serve: nobody to log in
@@ -180,7 +193,7 @@ func TestE2EOAuthRefusedRefreshNeedsLogin(t *testing.T) {
 func TestE2EOAuthStepUp(t *testing.T) {
 	hs := newHarness(t)
 	as := oauthtest.Start(t, oauthtest.Options{Scopes: []string{"read"}, StepUpScope: "admin"})
-	allowBrowser(t)
+	hs.allowBrowser()
 	hs.apply(oauthEntry("web", as.URL, nil))
 	hs.requireActive("web")
 	if res := hs.call(modelCaller, mcpclient.PublicToolName("web", "admin"), nil); text(res) != "admin ok" {
@@ -198,7 +211,7 @@ func TestE2EOAuthStepUp(t *testing.T) {
 func TestE2EOAuthNotForAConfiguredHeader(t *testing.T) {
 	hs := newHarness(t)
 	as := oauthtest.Start(t, oauthtest.Options{})
-	allowBrowser(t)
+	hs.allowBrowser()
 	hs.apply(oauthEntry("web", as.URL, map[string]any{"headers": map[string]any{"Authorization": "Bearer mine"}}))
 	if logins, _, registrations, _ := as.Count(); logins+registrations != 0 {
 		t.Errorf("a server with a configured Authorization header was logged in to")

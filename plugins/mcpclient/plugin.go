@@ -3,7 +3,10 @@ package mcpclient
 import (
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/logins"
@@ -37,12 +40,20 @@ func apply(s *host.Scope, cfg Config) error {
 	output, _ := host.Lookup(s, outputKey)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
-	var oauth *oauthHandler
+	var login *oauth.Handler
 	if cfg.Transport == TransportStreamableHTTP && !hasHeader(cfg.Headers, "Authorization") {
-		oauth = newOAuthHandler(&cfg, s.Logger())
-		factory = oauth.wrap(factory)
-		s.OnDispose("mcp-client oauth", func() error { oauth.close(); return nil })
-		offerLogin(s, cfg, oauth)
+		reg, _ := host.Lookup(s, logins.Key)
+		var browser func() *logins.BrowserStep
+		if reg != nil {
+			browser = reg.Browser
+		}
+		login = oauth.New(oauthServer(&cfg), browser, s.Logger())
+		bare := factory
+		factory = func() mcp.Transport { return login.Attach(bare()) }
+		s.OnDispose("mcp-client oauth", func() error { login.Close(); return nil })
+		if reg != nil {
+			offerLogin(s, reg, cfg, login)
+		}
 	}
 	_, err := start(s, options{
 		cfg:       cfg,
@@ -52,7 +63,7 @@ func apply(s *host.Scope, cfg Config) error {
 		elicit:    elicitation,
 		output:    output,
 		transport: factory,
-		oauth:     oauth,
+		oauth:     login,
 		// The catalog cache lives under $DSH_HOME (catalog.go).
 		catalogDir: defaultCatalogDir(),
 	})

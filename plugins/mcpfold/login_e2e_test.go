@@ -11,7 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/oauthtest"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/services/logins"
 	_ "github.com/dsh-host/dsh-host/services/logins"
 )
 
@@ -54,7 +54,11 @@ func TestE2EMCPLogin(t *testing.T) {
 
 	// The front end lets the browser open now: a person asked.
 	shown := &mcptest.SyncBuffer{}
-	t.Cleanup(mcpclient.AllowBrowserStep(&mcpclient.BrowserStep{Out: shown, Open: oauthtest.Follow}))
+	reg, ok := host.Lookup(eh.h, logins.Key)
+	if !ok {
+		t.Fatal("the logins service is not running")
+	}
+	t.Cleanup(reg.AllowBrowser(&logins.BrowserStep{Out: shown, Open: oauthtest.Follow}))
 	r := eh.command("/mcp login web")
 	if r.Error || !strings.Contains(r.Text, "web: logged in (scopes ") || !strings.Contains(r.Text, as.Issuer+"/authorize?") {
 		t.Fatalf("/mcp login web = %v\n%s", r.Error, r.Text)

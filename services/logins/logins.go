@@ -4,6 +4,10 @@
 // instance; /mcp login (plugins/mcpfold) finds it by serverName and runs
 // it. A server that waits for a login has no tools, so this is also where
 // /mcp learns that it exists.
+//
+// A front end where a person or a script drives the command installs the
+// browser step here (AllowBrowser), as it installs elicitation answerers
+// on services/elicit: servers then log in in this process when they ask.
 package logins
 
 import (
@@ -12,16 +16,21 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 )
+
+// PluginName is the name of the built-in instance that provides the service
+// (and its id).
+const PluginName = "logins"
 
 // Key is the logins service.
 var Key = host.NewKey[*Registry]("logins")
 
 func init() {
 	host.Register(host.Definition[struct{}]{
-		Name:        "logins",
+		Name:        PluginName,
 		Description: "the OAuth logins of running MCP servers, for /mcp login",
 		Builtin:     true,
 		Provides:    []host.AnyKey{Key},
@@ -47,8 +56,49 @@ type Offer struct {
 // Registry holds the offers. It is safe for concurrent use; the zero value
 // is ready to use.
 type Registry struct {
-	mu     sync.Mutex
-	offers []*Offer
+	mu      sync.Mutex
+	offers  []*Offer
+	browser *BrowserStep
+}
+
+// DefaultLoginTimeout bounds one browser step.
+const DefaultLoginTimeout = 5 * time.Minute
+
+// BrowserStep lets a login run in this process: a front end where a person
+// or a script drives the command (run, login, tools, call, prompt, command)
+// allows it; `serve` does not, and its servers that need a login wait for
+// one made elsewhere.
+type BrowserStep struct {
+	// Out receives the authorization URL and what the login is waiting
+	// for; nil discards them.
+	Out io.Writer
+	// Open opens the authorization URL. Nil runs $BROWSER with the URL as
+	// its last argument when it is set, else the platform's opener; when
+	// neither runs, the printed URL is all there is.
+	Open func(ctx context.Context, url string) error
+	// Timeout bounds one login (default DefaultLoginTimeout).
+	Timeout time.Duration
+}
+
+// AllowBrowser lets servers log in in this process with b (nil forbids it
+// again) and returns a func that restores the previous setting.
+func (r *Registry) AllowBrowser(b *BrowserStep) (restore func()) {
+	r.mu.Lock()
+	old := r.browser
+	r.browser = b
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.browser = old
+		r.mu.Unlock()
+	}
+}
+
+// Browser returns the browser step a front end allowed, nil when none.
+func (r *Registry) Browser() *BrowserStep {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.browser
 }
 
 // Offer adds o on behalf of the instance whose scope is s; it goes away

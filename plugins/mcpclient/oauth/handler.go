@@ -1,4 +1,25 @@
-package mcpclient
+// Package oauth logs mcp-client in to remote servers: a person's login in
+// the browser (authorization code with PKCE, by pre-registered client,
+// metadata document or dynamic registration), or a machine's
+// (client_credentials, with a secret or a signed JWT, jwt.go), with tokens
+// kept and refreshed in internal/tokenstore under $DSH_HOME/oauth. The
+// browser step listens on 127.0.0.1 for the redirect (callback.go); a 403
+// insufficient_scope during a call asks again at once where a browser step
+// is allowed. go-sdk's transport
+// asks an auth.OAuthHandler for the token of each request, and calls its
+// Authorize on a 401 or 403; Handler is that handler. It keeps tokens in the token store
+// (internal/tokenstore), refreshes them there, and leaves the whole
+// authorization code flow (discovery, registration, PKCE, resource, state
+// and iss) to go-sdk's auth.AuthorizationCodeHandler, and client
+// credentials to auth/extauth (a private-key JWT client is signed here,
+// jwt.go: extauth takes a secret only).
+//
+// The browser step never runs inside a connection attempt, which is
+// bounded by startupTimeoutMs: Authorize answers *NeedsLoginError, and the
+// supervisor either runs the login itself (where a front end allowed the
+// browser step on the logins service) or shows `needs login` and waits for
+// a token to appear in the store.
+package oauth
 
 import (
 	"context"
@@ -11,7 +32,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
@@ -24,55 +44,25 @@ import (
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
+	"github.com/dsh-host/dsh-host/services/logins"
 )
-
-// OAuth for remote servers. go-sdk's transport asks an auth.OAuthHandler
-// for the token of each request, and calls its Authorize on a 401 or 403;
-// oauthHandler is that handler. It keeps tokens in the token store
-// (internal/tokenstore), refreshes them there, and leaves the whole
-// authorization code flow (discovery, registration, PKCE, resource, state
-// and iss) to go-sdk's auth.AuthorizationCodeHandler, and client
-// credentials to auth/extauth (a private-key JWT client is signed here,
-// oauth_jwt.go: extauth takes a secret only).
-//
-// The browser step never runs inside a connection attempt, which is
-// bounded by startupTimeoutMs: Authorize answers *NeedsLoginError, and the
-// supervisor either runs the login itself (where a front end allowed the
-// browser step, AllowBrowserStep) or shows `needs login` and waits for a
-// token to appear in the store.
 
 // tokenMargin is how long before its expiry an access token is refreshed.
 const tokenMargin = time.Minute
 
-// DefaultLoginTimeout bounds one browser step.
-const DefaultLoginTimeout = 5 * time.Minute
-
 // maxChallengeBody caps what of a 401/403 body an error quotes.
 const maxChallengeBody = 1 << 10
 
-// BrowserStep lets a login run in this process: a front end where a person
-// or a script drives the command (run, login, tools, call, prompt, command)
-// allows it; `serve` does not, and its servers that need a login wait for
-// one made elsewhere.
-type BrowserStep struct {
-	// Out receives the authorization URL and what the login is waiting
-	// for; nil discards them.
-	Out io.Writer
-	// Open opens the authorization URL. Nil runs $BROWSER with the URL as
-	// its last argument when it is set, else the platform's opener; when
-	// neither runs, the printed URL is all there is.
-	Open func(ctx context.Context, url string) error
-	// Timeout bounds one login (default DefaultLoginTimeout).
-	Timeout time.Duration
-}
+// defaultRecheck is how long a request trusts the cached login (or its
+// absence) without looking at the token file.
+const defaultRecheck = time.Second
 
-var browserStep atomic.Pointer[BrowserStep]
-
-// AllowBrowserStep lets logins run in this process with b (nil forbids
-// them again) and returns a func that restores the previous setting.
-func AllowBrowserStep(b *BrowserStep) (restore func()) {
-	old := browserStep.Swap(b)
-	return func() { browserStep.Store(old) }
+// Server is what a login is for: the server's name (for messages), its
+// URL (which keys the token store, redacted) and its oauth block.
+type Server struct {
+	Name  string
+	URL   string
+	OAuth Config
 }
 
 // NeedsLoginError is the error of a request a person has to log in for.
@@ -149,14 +139,16 @@ func (c *challenge) explain() string {
 	return strings.Join(parts, "; ")
 }
 
-// oauthHandler is one instance's auth.OAuthHandler. It lives as long as
+// Handler is one instance's auth.OAuthHandler. It lives as long as
 // the instance, across connections.
-type oauthHandler struct {
+type Handler struct {
 	serverName string
+	// browser is the browser step a front end allowed, nil when none.
+	browser func() *logins.BrowserStep
 	// serverURL keys the store: the configured URL with its secrets
 	// redacted (redactURL), so none lands in the token file.
 	serverURL string
-	oauth     OAuth
+	oauth     Config
 	store     *tokenstore.Store
 	storeErr  error // why there is no store ($DSH_HOME unresolved)
 	// client sends discovery, registration and token requests: not the
@@ -175,8 +167,9 @@ type oauthHandler struct {
 	// none: the store held no login for the server at cachedStamp.
 	none bool
 	// checked is when cachedStamp was last found current: within
-	// stampRecheck of it, requests trust the cache without a stat.
+	// recheck of it, requests trust the cache without a stat.
 	checked time.Time
+	recheck time.Duration
 	// loggedIn describes the stored login for the status line.
 	loggedIn string
 	// waiting says why the instance waits for a login, "" when it does
@@ -184,52 +177,56 @@ type oauthHandler struct {
 	waiting string
 }
 
-var _ auth.OAuthHandler = (*oauthHandler)(nil)
+var _ auth.OAuthHandler = (*Handler)(nil)
 
-// newOAuthHandler returns cfg's handler. The store is $DSH_HOME/oauth.
-func newOAuthHandler(cfg *Config, logger *slog.Logger) *oauthHandler {
+// New returns srv's handler, its tokens in $DSH_HOME/oauth. browser
+// returns the browser step a front end allowed (nil: none, and so may
+// browser be).
+func New(srv Server, browser func() *logins.BrowserStep, logger *slog.Logger) *Handler {
 	dir, err := dshhome.Path("oauth")
 	var store *tokenstore.Store
 	if err == nil {
 		store = tokenstore.New(dir)
 	}
-	return newOAuthHandlerWith(cfg, store, err, logger)
+	return newHandler(srv, store, err, browser, logger)
 }
 
-func newOAuthHandlerWith(cfg *Config, store *tokenstore.Store, storeErr error, logger *slog.Logger) *oauthHandler {
+func newHandler(srv Server, store *tokenstore.Store, storeErr error, browser func() *logins.BrowserStep, logger *slog.Logger) *Handler {
+	if browser == nil {
+		browser = func() *logins.BrowserStep { return nil }
+	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	h := &oauthHandler{
-		serverName: cfg.ServerName,
-		serverURL:  remote.Redact(cfg.URL),
-		oauth:      cfg.OAuth,
+	h := &Handler{
+		serverName: srv.Name,
+		browser:    browser,
+		serverURL:  remote.Redact(srv.URL),
+		oauth:      srv.OAuth,
 		store:      store,
 		storeErr:   storeErr,
 		client:     &http.Client{Transport: base, Timeout: 30 * time.Second},
 		log:        logger,
+		recheck:    defaultRecheck,
 	}
-	if cfg.OAuth.Grant == GrantClientCredentials {
-		h.machine = newMachineHandler(cfg.OAuth, h.client)
+	if srv.OAuth.Grant == GrantClientCredentials {
+		h.machine = newMachineHandler(srv.OAuth, h.client)
 	}
 	return h
 }
 
-// close releases the handler's idle connections.
-func (h *oauthHandler) close() { h.client.CloseIdleConnections() }
+// Close releases the handler's idle connections.
+func (h *Handler) Close() { h.client.CloseIdleConnections() }
 
-// wrap returns f with h set on every Streamable HTTP transport it makes.
-func (h *oauthHandler) wrap(f transportFactory) transportFactory {
-	return func() mcp.Transport {
-		t := f()
-		if st, ok := t.(*mcp.StreamableClientTransport); ok {
-			st.OAuthHandler = h
-		}
-		return t
+// Attach sets h on tr when it is a Streamable HTTP transport, and returns it.
+func (h *Handler) Attach(tr mcp.Transport) mcp.Transport {
+	if st, ok := tr.(*mcp.StreamableClientTransport); ok {
+		st.OAuthHandler = h
 	}
+	return tr
 }
 
 // TokenSource returns the stored token, refreshed when it is about to
 // expire, or nil (no Authorization header) when there is none.
-func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	if h.machine != nil {
 		return h.machine.TokenSource(ctx)
 	}
@@ -242,14 +239,14 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 
 // token returns a usable token from the store, nil when there is none.
 // rejected is an access token the server refused.
-func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token {
+func (h *Handler) token(ctx context.Context, rejected string) *oauth2.Token {
 	if h.store == nil {
 		return nil
 	}
 	h.mu.Lock()
-	if rejected == "" && time.Since(h.checked) < stampRecheck {
+	if rejected == "" && time.Since(h.checked) < h.recheck {
 		// Every request asks: hashing the path and a stat cost an HTTP
-		// call tens of µs, so the file is looked at once per stampRecheck.
+		// call tens of µs, so the file is looked at once per recheck.
 		if c := h.cached; c != nil && (c.Expiry.IsZero() || time.Until(c.Expiry) > tokenMargin) {
 			h.mu.Unlock()
 			return c
@@ -296,10 +293,6 @@ func (h *oauthHandler) token(ctx context.Context, rejected string) *oauth2.Token
 	return rec.Token
 }
 
-// stampRecheck is how long a request trusts the cached login (or its
-// absence) without looking at the token file; a variable for tests.
-var stampRecheck = time.Second
-
 // describeLogin is the status of a stored login: its scopes and expiry.
 func describeLogin(rec tokenstore.Record) string {
 	s := "logged in"
@@ -322,16 +315,16 @@ func describeLogin(rec tokenstore.Record) string {
 	return s
 }
 
-// status is the login part of the status line, "" for a server that never
+// Status is the login part of the status line, "" for a server that never
 // asked for one.
-func (h *oauthHandler) status() string {
+func (h *Handler) Status() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.loggedIn
 }
 
-// pending says why the instance waits for a login, "" when it does not.
-func (h *oauthHandler) pending() string {
+// Pending says why the instance waits for a login, "" when it does not.
+func (h *Handler) Pending() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.waiting
@@ -341,14 +334,14 @@ func (h *oauthHandler) pending() string {
 // another process stored is retried at once; a step-up asks again where a
 // browser step may run; otherwise a person has to log in
 // (*NeedsLoginError).
-func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	ch := readChallenge(req, resp)
 	stepUp := ch.status == http.StatusForbidden && ch.bearerParam("error") == "insufficient_scope"
 	if ch.status == http.StatusForbidden && !stepUp {
 		return fmt.Errorf("authorization refused: %s", ch.explain())
 	}
-	if h.machine == nil && !h.oauth.set() && !ch.bearer() {
+	if h.machine == nil && !h.oauth.Set() && !ch.bearer() {
 		// Not an OAuth server, or not one that says so: a 401 of a
 		// server behind some other scheme (a configured header).
 		return fmt.Errorf("unauthorized: %s, with no Bearer challenge (WWW-Authenticate) to log in with", ch.explain())
@@ -385,7 +378,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 			reason += " (" + scope + ")"
 		}
 	}
-	if b := browserStep.Load(); b != nil && stepUp {
+	if b := h.browser(); b != nil && stepUp {
 		// A step-up happens during a call, bounded by the call's own
 		// timeout; the supervisor is not involved.
 		return h.login(ctx, b, ch)
@@ -395,13 +388,13 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 
 // login runs the authorization code flow for the challenge ch with the
 // browser step b, and stores the token.
-func (h *oauthHandler) login(ctx context.Context, b *BrowserStep, ch *challenge) error {
+func (h *Handler) login(ctx context.Context, b *logins.BrowserStep, ch *challenge) error {
 	if h.store == nil {
 		return fmt.Errorf("no token store: %w", h.storeErr)
 	}
 	timeout := b.Timeout
 	if timeout <= 0 {
-		timeout = DefaultLoginTimeout
+		timeout = logins.DefaultLoginTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -528,7 +521,7 @@ func unionScopes(a, b []string) []string {
 
 // newMachineHandler returns the client_credentials handler of o: extauth's
 // for a secret, jwtHandler for a private key.
-func newMachineHandler(o OAuth, client *http.Client) auth.OAuthHandler {
+func newMachineHandler(o Config, client *http.Client) auth.OAuthHandler {
 	if o.PrivateKeyFile != "" {
 		return &jwtHandler{oauth: o, client: client}
 	}
@@ -555,68 +548,26 @@ func (f failingHandler) Authorize(_ context.Context, _ *http.Request, resp *http
 	return f.err
 }
 
-// loginPoll is how often a server that needs a login looks for a token in
-// the store (a stat of one file).
-const loginPoll = time.Second
-
-// stamp is the token file's stamp ("" without a store or a file).
-func (h *oauthHandler) stamp() string {
+// Stamp is the token file's stamp ("" without a store or a file): a
+// server that waits for a login looks for a change.
+func (h *Handler) Stamp() string {
 	if h.store == nil {
 		return ""
 	}
 	return h.store.Stamp(h.serverURL)
 }
 
-// needLogin handles a server that asked for a person's login. Where a
-// front end allows the browser step, the login runs here, once per
-// outage, and a connection attempt follows. Otherwise, or when the login
-// fails, the server shows as needing a login, with no tools, and other
-// servers go on; it connects by itself once a token lands in the store
-// (`dsh-host login` in another process).
-func (c *client) needLogin(ctx context.Context, first bool, nl *NeedsLoginError) {
-	var loginErr error
-	if b := browserStep.Load(); b != nil && !c.loginTried {
-		c.loginTried = true
-		c.setState("waiting for the login in the browser", "the server waits for a login in the browser")
-		err := c.opt.oauth.login(ctx, b, nl.challenge)
-		if ctx.Err() != nil {
-			return
-		}
-		if err == nil {
-			c.needsLogin = false
-			c.attempt(ctx, first)
-			return
-		}
-		c.log.Warn(c.label+": login failed", "err", err)
-		loginErr = err
-	}
-	c.setInstructions("")
-	c.unregisterAll()
-	if !c.needsLogin {
-		c.log.Warn(c.label + ": " + nl.Error())
-	}
-	c.needsLogin = true
-	c.loginStamp = c.opt.oauth.stamp()
-	detail := "needs login — run: dsh-host login " + c.cfg.ServerName
-	if loginErr != nil {
-		detail += " (the login failed: " + loginErr.Error() + ")"
-	}
-	c.opt.oauth.mu.Lock()
-	c.opt.oauth.waiting = detail
-	c.opt.oauth.mu.Unlock()
-	// Calls say why, the server's own explanation included.
-	c.setState(detail, nl.Error())
-	c.timer = time.NewTimer(loginPoll)
+// Browser returns the browser step a front end allowed, nil when none.
+func (h *Handler) Browser() *logins.BrowserStep { return h.browser() }
+
+// LogIn runs the login nl asked for with the browser step b.
+func (h *Handler) LogIn(ctx context.Context, b *logins.BrowserStep, nl *NeedsLoginError) error {
+	return h.login(ctx, b, nl.challenge)
 }
 
-// hasHeader reports whether headers set name (any case): a configured
-// Authorization header is the user's choice of credential, and no OAuth
-// login replaces it.
-func hasHeader(headers map[string]string, name string) bool {
-	for k := range headers {
-		if strings.EqualFold(k, name) {
-			return true
-		}
-	}
-	return false
+// Wait records why the instance waits for a login (Pending).
+func (h *Handler) Wait(why string) {
+	h.mu.Lock()
+	h.waiting = why
+	h.mu.Unlock()
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -18,58 +18,45 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
+	"github.com/dsh-host/dsh-host/services/logins"
 )
 
-// Login logs in to cfg's server with the browser step b, whether or not a
-// token is stored, and checks the new token by connecting and listing the
-// tools. It returns the login's status ("logged in (scopes …)"). A
-// running instance of the server, in this process or another, picks the
-// token up from the store.
-func Login(ctx context.Context, cfg Config, b *BrowserStep) (string, error) {
-	if err := loginable(&cfg); err != nil {
-		return "", err
-	}
-	h := newOAuthHandler(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer h.close()
+// Login logs in to srv with the browser step b, whether or not a token is
+// stored, and checks the new token by connecting as client, with headers,
+// and listing the tools. It returns the login's status ("logged in
+// (scopes …)"). A running instance of the server, in this process or
+// another, picks the token up from the store.
+func Login(ctx context.Context, srv Server, headers map[string]string, client *mcp.Implementation, b *logins.BrowserStep) (string, error) {
+	h := New(srv, nil, slog.New(slog.DiscardHandler))
+	defer h.Close()
 	if h.machine != nil {
-		return "", fmt.Errorf("%s uses grant client_credentials: it logs in by itself, with no browser step", cfg.ServerName)
+		return "", fmt.Errorf("%s uses grant client_credentials: it logs in by itself, with no browser step", srv.Name)
 	}
 	lh := &loginHandler{h: h, b: b}
-	client, base, endpoint := remote.NewClient(cfg.URL, cfg.Headers)
+	httpClient, base, endpoint := remote.NewClient(srv.URL, headers)
 	defer base.CloseIdleConnections()
-	session, err := mcp.NewClient(clientInfo, nil).Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: endpoint, HTTPClient: client, OAuthHandler: lh,
+	session, err := mcp.NewClient(client, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: endpoint, HTTPClient: httpClient, OAuthHandler: lh,
 	}, nil)
 	if err != nil {
-		return "", fmt.Errorf("login to %s: %w", cfg.ServerName, err)
+		return "", fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
 	_, err = session.ListTools(ctx, nil)
 	_ = session.Close()
 	if err != nil {
-		return "", fmt.Errorf("login to %s: listing the tools with the new token: %w", cfg.ServerName, err)
+		return "", fmt.Errorf("login to %s: listing the tools with the new token: %w", srv.Name, err)
 	}
 	if !lh.done.Load() {
-		return "", fmt.Errorf("%s did not ask for a login: it answered without a token", cfg.ServerName)
+		return "", fmt.Errorf("%s did not ask for a login: it answered without a token", srv.Name)
 	}
-	return h.status(), nil
-}
-
-// loginable checks that cfg's server can be logged in to.
-func loginable(cfg *Config) error {
-	if cfg.Transport != TransportStreamableHTTP {
-		return fmt.Errorf("%s uses transport %s; only a remote (streamable-http) server logs in", cfg.ServerName, cfg.Transport)
-	}
-	if hasHeader(cfg.Headers, "Authorization") {
-		return fmt.Errorf("%s has an Authorization header in its config, which is its credential; remove it to log in with OAuth", cfg.ServerName)
-	}
-	return nil
+	return h.Status(), nil
 }
 
 // loginHandler makes go-sdk's first request go without a token, so that
 // the server's 401 starts a login even when a token is stored.
 type loginHandler struct {
-	h    *oauthHandler
-	b    *BrowserStep
+	h    *Handler
+	b    *logins.BrowserStep
 	done atomic.Bool
 }
 
@@ -92,15 +79,12 @@ func (l *loginHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return nil
 }
 
-// Logout deletes the stored login of cfg's server and revokes its tokens
+// Logout deletes the stored login of srv and revokes its tokens
 // where the authorization server offers revocation (RFC 7009). It returns
 // what it did.
-func Logout(ctx context.Context, cfg Config) (string, error) {
-	if err := loginable(&cfg); err != nil {
-		return "", err
-	}
-	h := newOAuthHandler(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer h.close()
+func Logout(ctx context.Context, srv Server) (string, error) {
+	h := New(srv, nil, slog.New(slog.DiscardHandler))
+	defer h.Close()
 	if h.store == nil {
 		return "", fmt.Errorf("no token store: %w", h.storeErr)
 	}
@@ -109,7 +93,7 @@ func Logout(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	if len(recs) == 0 {
-		return "not logged in to " + cfg.ServerName, nil
+		return "not logged in to " + srv.Name, nil
 	}
 	var notes []string
 	for _, rec := range recs {
@@ -117,7 +101,7 @@ func Logout(ctx context.Context, cfg Config) (string, error) {
 			notes = append(notes, note)
 		}
 	}
-	msg := "logged out of " + cfg.ServerName
+	msg := "logged out of " + srv.Name
 	if len(notes) > 0 {
 		msg += " (" + strings.Join(notes, "; ") + ")"
 	}
@@ -127,7 +111,7 @@ func Logout(ctx context.Context, cfg Config) (string, error) {
 // revoke revokes rec's tokens, the refresh token first (which ends the
 // grant), and says what came of it. The token store is already cleared:
 // a failed revocation is reported, not an error.
-func (h *oauthHandler) revoke(ctx context.Context, rec tokenstore.Record) string {
+func (h *Handler) revoke(ctx context.Context, rec tokenstore.Record) string {
 	if rec.Token == nil || rec.Issuer == "" {
 		return ""
 	}

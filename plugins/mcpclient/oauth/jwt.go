@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -33,7 +33,7 @@ import (
 // the token request x/oauth2's, so what is done here is signing the
 // assertion, a fresh one for every token request.
 type jwtHandler struct {
-	oauth  OAuth
+	oauth  Config
 	client *http.Client
 
 	mu sync.Mutex

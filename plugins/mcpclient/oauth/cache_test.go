@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"log/slog"
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
 )
 
@@ -19,14 +20,11 @@ import (
 func TestNoLoginIsRememberedUntilTheStoreChanges(t *testing.T) {
 	// Every request looks at the file here; TestLoginCheckedOncePerInterval
 	// covers the interval.
-	defer func(d time.Duration) { stampRecheck = d }(stampRecheck)
-	stampRecheck = 0
 	dir := filepath.Join(t.TempDir(), "oauth")
-	cfg := Defaults()
-	cfg.ServerName, cfg.Transport, cfg.URL = "web", TransportStreamableHTTP, "http://127.0.0.1:9/mcp"
-	logs := &logRecorder{}
-	h := newOAuthHandlerWith(&cfg, tokenstore.New(dir), nil, slog.New(logs))
-	defer h.close()
+	logs := &mcptest.Logs{}
+	h := newHandler(Server{Name: "web", URL: "http://127.0.0.1:9/mcp"}, tokenstore.New(dir), nil, nil, slog.New(logs))
+	h.recheck = 0
+	defer h.Close()
 	if tok := h.token(t.Context(), ""); tok != nil {
 		t.Fatalf("token = %v with nothing stored", tok)
 	}
@@ -52,17 +50,14 @@ func TestNoLoginIsRememberedUntilTheStoreChanges(t *testing.T) {
 	}
 }
 
-// TestLoginCheckedOncePerInterval: within stampRecheck of a look at the
+// TestLoginCheckedOncePerInterval: within recheck of a look at the
 // token file, requests take the cached answer without a stat; after it,
 // the next request sees a login written meanwhile.
 func TestLoginCheckedOncePerInterval(t *testing.T) {
-	defer func(d time.Duration) { stampRecheck = d }(stampRecheck)
-	stampRecheck = time.Hour
 	dir := filepath.Join(t.TempDir(), "oauth")
-	cfg := Defaults()
-	cfg.ServerName, cfg.Transport, cfg.URL = "web", TransportStreamableHTTP, "http://127.0.0.1:9/mcp"
-	h := newOAuthHandlerWith(&cfg, tokenstore.New(dir), nil, discardLogger())
-	defer h.close()
+	h := newHandler(Server{Name: "web", URL: "http://127.0.0.1:9/mcp"}, tokenstore.New(dir), nil, nil, discard())
+	h.recheck = time.Hour
+	defer h.Close()
 	if tok := h.token(t.Context(), ""); tok != nil {
 		t.Fatalf("token = %v with nothing stored", tok)
 	}
@@ -73,12 +68,12 @@ func TestLoginCheckedOncePerInterval(t *testing.T) {
 	if tok := h.token(t.Context(), ""); tok != nil {
 		t.Fatalf("within the interval: token %v, want the cached absence", tok)
 	}
-	stampRecheck = 0
+	h.recheck = 0
 	if tok := h.token(t.Context(), ""); tok == nil || tok.AccessToken != "a" {
 		t.Fatalf("after the interval: token %v, want the stored one", tok)
 	}
 	// A refused token is never answered from the cache.
-	stampRecheck = time.Hour
+	h.recheck = time.Hour
 	if tok := h.token(t.Context(), "a"); tok != nil {
 		t.Fatalf("after the server refused it: token %v, want none (it cannot be refreshed)", tok)
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dsh-host/dsh-host/services/logins"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -119,7 +121,7 @@ func (cb *callback) handle(w http.ResponseWriter, r *http.Request) {
 
 // await shows authURL to the person (b) and waits for the redirect, for
 // ctx at most.
-func (cb *callback) await(ctx context.Context, b *BrowserStep, serverName, authURL string) (*auth.AuthorizationResult, error) {
+func (cb *callback) await(ctx context.Context, b *logins.BrowserStep, serverName, authURL string) (*auth.AuthorizationResult, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return nil, fmt.Errorf("authorization URL: %w", err)
@@ -146,7 +148,7 @@ func (cb *callback) await(ctx context.Context, b *BrowserStep, serverName, authU
 	}
 }
 
-// openBrowser is browser.Open with the signature of BrowserStep.Open.
+// openBrowser is browser.Open with the signature of logins.BrowserStep.Open.
 func openBrowser(_ context.Context, u string) error { return browser.Open(u) }
 
 // legacyResourceMetadata reads the issuer of the authorization server
