@@ -103,7 +103,7 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
-// BenchmarkParseComposition measures parsing (koanf load, positions,
+// BenchmarkParseComposition measures parsing (the layers, positions,
 // expansion) of a 100-entry composition.
 func BenchmarkParseComposition(b *testing.B) {
 	data := []byte(benchComposition(100, 1))

@@ -36,8 +36,8 @@
 //	      env:
 //	        GITHUB_TOKEN: ${GITHUB_TOKEN}
 //
-// koanf loads the layers (the main file, then each included file) and
-// merges their entries; an id defined twice is an error naming both
+// The layers (the main file, then each included file) are read in order
+// and their entries appended; an id defined twice is an error naming both
 // places. String values expand ${VAR} and ${VAR:-default}; an unset
 // variable without a default is an error naming it. [Check] decodes each
 // entry's config from its YAML node into the plugin's config type, as

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -47,11 +48,14 @@ type Host struct {
 	// entries name as secret (Definition.Secrets): Scope.Environ leaves
 	// them out.
 	secrets map[string]bool
-	lastRun uint64
-	changed chan struct{} // closed and replaced at every change (WaitStatus)
-	notes   []InstanceStatus
-	stats   ReloadStats
-	reload  chan struct{} // the running Watch's reload signal, or nil
+	// compFile is the absolute path of the last applied composition's
+	// main file, "" for one built in code (Scope.CompositionFile).
+	compFile string
+	lastRun  uint64
+	changed  chan struct{} // closed and replaced at every change (WaitStatus)
+	notes    []InstanceStatus
+	stats    ReloadStats
+	reload   chan struct{} // the running Watch's reload signal, or nil
 
 	statusHooks hookList[func(InstanceStatus)]
 	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order
@@ -152,6 +156,12 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 	// Before any instance of this update starts, so that none of them
 	// passes a secret of an entry starting beside it to a child.
 	h.secrets = secretsOf(list)
+	h.compFile = ""
+	if c != nil && c.File != "" {
+		if abs, err := filepath.Abs(c.File); err == nil {
+			h.compFile = abs
+		}
+	}
 	done := make(chan struct{})
 	h.wg.Go(func() {
 		defer h.unlock()

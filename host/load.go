@@ -11,33 +11,33 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // A composition is layered: the main file, then each file its include list
-// names, in order. koanf loads each layer through a source and a parser
-// and merges it into what came before with mergeLayer, which appends the
-// layer's entries and rejects an id defined twice. Entries travel through
-// koanf as entryRefs into the loader's table: koanf deep-copies what it
-// merges, and a parsed entry (its YAML node above all) is not worth
-// copying, nor would a copy keep its identity.
+// names, in order. Each layer's entries are appended to those before it,
+// and an id defined twice is an error naming both places. A plain loop
+// does this rather than a config-merging library: the layers are lists
+// appended in order, not maps merged by key, and each entry keeps its
+// parsed YAML node, whose lines every config error names.
 
 // topKeys are the keys of the main composition file; an included file has
 // only plugins.
 var topKeys = []string{"plugins", "include"}
 
-// entryRef is an entry's index in loader.entries.
-type entryRef int
+// loaded is one parsed entry and whether it had errors; one with errors
+// is kept for the duplicate-id check only.
+type loaded struct {
+	e   *Entry
+	bad bool
+}
 
 // loader reads one composition: its layers, their entries, and every
 // problem found on the way.
 type loader struct {
 	lookupEnv func(string) (string, bool)
-	k         *koanf.Koanf
-	entries   []*Entry
+	entries   []loaded
 	firstAt   map[string]*Entry // the first entry of each id
-	invalid   map[entryRef]bool // entries with errors, kept for the id check
 	errs      []error
 	// sum covers the name and content of every file read, so a watcher
 	// can tell an unchanged composition from a changed one.
@@ -49,7 +49,7 @@ type loader struct {
 
 type sha256hash = [sha256.Size]byte
 
-// source is a koanf.Provider of one file's bytes: read from disk, or given
+// source is one file's bytes: read from disk, or given
 // (ParseComposition).
 type source struct {
 	file string
@@ -64,7 +64,7 @@ type source struct {
 // memory.
 const MaxCompositionSize = 4 << 20
 
-func (s *source) ReadBytes() ([]byte, error) {
+func (s *source) bytes() ([]byte, error) {
 	if s.read {
 		data, err := readCapped(s.file)
 		if err != nil {
@@ -108,102 +108,86 @@ func tooLarge(file string, size int64) error {
 	return fmt.Errorf("%s: %s the %d bytes (4 MiB) a composition file may hold; not read. Split it with include, or check that it is the file you meant", file, what, MaxCompositionSize)
 }
 
-func (s *source) Read() (map[string]any, error) {
-	return nil, errors.New("a composition source is read as bytes")
+// layer is what one file holds.
+type layer struct {
+	entries  []loaded
+	includes []includeItem
 }
 
-// layerParser is the koanf.Parser of one file: it parses the document,
-// checks its top-level keys and parses its entries into the loader.
-type layerParser struct {
-	l    *loader
-	file string
-	main bool
-}
-
-func (p *layerParser) Unmarshal(b []byte) (map[string]any, error) {
+// parseLayer parses one file: the document, its top-level keys and its
+// entries. Problems that leave the rest usable are added to l.errs; an
+// error returned means the file could not be used at all.
+func (l *loader) parseLayer(file string, b []byte, main bool) (*layer, error) {
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(b, &doc); err != nil {
-		return nil, yamlError(p.file, err)
+		return nil, yamlError(file, err)
 	}
 	keys := topKeys
-	if !p.main {
+	if !main {
 		keys = topKeys[:1]
 	}
 	top := map[string]*yamlv3.Node{}
 	if len(doc.Content) > 0 {
 		root := doc.Content[0]
 		if root.Kind != yamlv3.MappingNode {
-			return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", p.file, root.Line)
+			return nil, fmt.Errorf("%s:%d: a composition is a map with a \"plugins\" list", file, root.Line)
 		}
 		for i := 0; i+1 < len(root.Content); i += 2 {
 			key := root.Content[i]
 			switch {
 			case top[key.Value] != nil:
-				return nil, fmt.Errorf("%s:%d: key %q appears twice", p.file, key.Line, key.Value)
-			case key.Value == "include" && !p.main:
-				p.l.errs = append(p.l.errs, fmt.Errorf("%s:%d: include is read from the main composition file only; move it there", p.file, key.Line))
+				return nil, fmt.Errorf("%s:%d: key %q appears twice", file, key.Line, key.Value)
+			case key.Value == "include" && !main:
+				l.errs = append(l.errs, fmt.Errorf("%s:%d: include is read from the main composition file only; move it there", file, key.Line))
 			case !slices.Contains(keys, key.Value):
-				p.l.errs = append(p.l.errs, fmt.Errorf("%s:%d: unknown top-level key %q; a composition has %s", p.file, key.Line, key.Value, quoteAll(keys)))
+				l.errs = append(l.errs, fmt.Errorf("%s:%d: unknown top-level key %q; a composition has %s", file, key.Line, key.Value, quoteAll(keys)))
 			}
 			top[key.Value] = root.Content[i+1]
 		}
 	}
-	out := map[string]any{}
 	list := top["plugins"]
 	if list == nil {
 		// An empty file is what a watcher reads between an editor's
 		// truncate and its write; taking it for "no instances" would stop
 		// them all.
-		return nil, fmt.Errorf("%s: no \"plugins\" list; write \"plugins: []\" for a file without instances", p.file)
+		return nil, fmt.Errorf("%s: no \"plugins\" list; write \"plugins: []\" for a file without instances", file)
 	}
-	refs := []any{}
+	out := &layer{}
 	switch {
 	case list.ShortTag() == "!!null":
 	case list.Kind != yamlv3.SequenceNode:
-		return nil, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", p.file, list.Line)
+		return nil, fmt.Errorf("%s:%d: plugins must be a list of entries (- id: ..., name: ...)", file, list.Line)
 	default:
 		for _, n := range list.Content {
-			e, err := parseEntry(p.file, n, p.l.lookupEnv)
+			e, err := parseEntry(file, n, l.lookupEnv)
 			if err != nil {
-				p.l.errs = append(p.l.errs, err)
+				l.errs = append(l.errs, err)
 			}
-			if e == nil {
-				continue
-			}
-			ref := entryRef(len(p.l.entries))
-			refs = append(refs, ref)
-			p.l.entries = append(p.l.entries, e)
-			if err != nil {
-				// Kept for the duplicate-id check only.
-				p.l.invalid[ref] = true
+			if e != nil {
+				out.entries = append(out.entries, loaded{e: e, bad: err != nil})
 			}
 		}
 	}
-	out["plugins"] = refs
-	if inc := top["include"]; p.main && inc != nil {
-		patterns, err := includePatterns(p.file, inc)
+	if inc := top["include"]; main && inc != nil {
+		patterns, err := includePatterns(file, inc)
 		if err != nil {
-			p.l.errs = append(p.l.errs, err)
+			l.errs = append(l.errs, err)
 		}
-		out["include"] = patterns
+		out.includes = patterns
 	}
 	return out, nil
 }
 
-func (p *layerParser) Marshal(map[string]any) ([]byte, error) {
-	return nil, errors.New("a composition is not written back through koanf")
-}
-
 // includePatterns reads the include list: file paths or globs, relative to
 // the main file's directory.
-func includePatterns(file string, n *yamlv3.Node) ([]any, error) {
+func includePatterns(file string, n *yamlv3.Node) ([]includeItem, error) {
 	if n.ShortTag() == "!!null" {
 		return nil, nil
 	}
 	if n.Kind != yamlv3.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: include must be a list of files or globs, such as [composition.d/*.yml]", file, n.Line)
 	}
-	var out []any
+	var out []includeItem
 	var errs []error
 	for _, item := range n.Content {
 		if item.Kind != yamlv3.ScalarNode || item.ShortTag() != "!!str" || item.Value == "" {
@@ -223,20 +207,17 @@ func includePatterns(file string, n *yamlv3.Node) ([]any, error) {
 	return out, errors.Join(errs...)
 }
 
-// includeItem is one item of the include list. Its fields are exported
-// for koanf's deep copy, which skips unexported ones.
+// includeItem is one item of the include list.
 type includeItem struct {
 	Pattern string
 	Line    int
 }
 
-// mergeLayer is the koanf merge function: the layer's entries are appended
-// to those before it, and an id already defined is an error naming both
-// places. Other keys are taken from the layer.
-func (l *loader) mergeLayer(src, dest map[string]any) error {
-	refs, _ := dest["plugins"].([]any)
-	for _, r := range src["plugins"].([]any) {
-		e := l.entries[r.(entryRef)]
+// add appends a layer's entries to those before it; an id already
+// defined is an error naming both places.
+func (l *loader) add(ly *layer) {
+	for _, le := range ly.entries {
+		e := le.e
 		if e.ID != "" {
 			if first := l.firstAt[e.ID]; first != nil {
 				at := fmt.Sprintf("line %d", first.Line)
@@ -248,19 +229,18 @@ func (l *loader) mergeLayer(src, dest map[string]any) error {
 			}
 			l.firstAt[e.ID] = e
 		}
-		refs = append(refs, r)
+		l.entries = append(l.entries, le)
 	}
-	for k, v := range src {
-		dest[k] = v
-	}
-	dest["plugins"] = refs
-	return nil
 }
 
-// load reads one layer into the loader. It reports false when the file
+// load reads one layer into the loader. It returns nil when the file
 // could not be used at all.
-func (l *loader) load(src *source, main bool) bool {
-	err := l.k.Load(src, &layerParser{l: l, file: src.file, main: main}, koanf.WithMergeFunc(l.mergeLayer))
+func (l *loader) load(src *source, main bool) *layer {
+	data, err := src.bytes()
+	var ly *layer
+	if err == nil {
+		ly, err = l.parseLayer(src.file, data, main)
+	}
 	h := sha256.New()
 	h.Write(l.sum[:])
 	h.Write([]byte(src.file))
@@ -269,9 +249,10 @@ func (l *loader) load(src *source, main bool) bool {
 	h.Sum(l.sum[:0])
 	if err != nil {
 		l.errs = append(l.errs, err)
-		return false
+		return nil
 	}
-	return true
+	l.add(ly)
+	return ly
 }
 
 // readComposition loads the main file (from data, or from disk when data
@@ -281,18 +262,17 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	l := &loader{lookupEnv: lookupEnv, k: koanf.New("."), firstAt: map[string]*Entry{}, invalid: map[entryRef]bool{}}
+	l := &loader{lookupEnv: lookupEnv, firstAt: map[string]*Entry{}}
 	if abs, err := filepath.Abs(file); err == nil {
 		l.watch = append(l.watch, abs)
 		l.watch = append(l.watch, linkTargets(abs)...)
 	}
-	if !l.load(&source{file: file, data: data, read: data == nil}, true) {
+	main := l.load(&source{file: file, data: data, read: data == nil}, true)
+	if main == nil {
 		return nil, l
 	}
 	seen := map[string]bool{filepath.Clean(file): true}
-	includes, _ := l.k.Get("include").([]any)
-	for _, v := range includes {
-		item := v.(includeItem)
+	for _, item := range main.includes {
 		pattern := item.Pattern
 		if !filepath.IsAbs(pattern) {
 			pattern = filepath.Join(filepath.Dir(file), pattern)
@@ -316,9 +296,9 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 		}
 	}
 	c := &Composition{File: file}
-	for _, r := range l.k.Get("plugins").([]any) {
-		if ref := r.(entryRef); !l.invalid[ref] {
-			c.Entries = append(c.Entries, *l.entries[ref])
+	for _, le := range l.entries {
+		if !le.bad {
+			c.Entries = append(c.Entries, *le.e)
 		}
 	}
 	return c, l

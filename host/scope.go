@@ -109,6 +109,21 @@ func (h *Host) secretFoldLocked(name string) bool {
 	return false
 }
 
+// CompositionFile returns the absolute path of the composition file the
+// host runs, so that a plugin may find files that belong beside it (a
+// project's settings); "" on a scope made by NewScope or for a
+// composition built in code. Read it in Apply: a reload of the same file
+// does not restart an instance whose entry did not change.
+func (s *Scope) CompositionFile() string {
+	if s.inst == nil {
+		return ""
+	}
+	h := s.inst.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.compFile
+}
+
 // Logger returns the instance's logger, tagged with its id.
 func (s *Scope) Logger() *slog.Logger { return s.logger }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,31 @@ func TestEventsAndWaterfall(t *testing.T) {
 	}
 	if out, _ := w.Run(context.Background(), "v", nil); out != "v" {
 		t.Errorf("waterfall after dispose = %q; want the value unchanged", out)
+	}
+}
+
+// TestScopeCompositionFile: an instance's scope names the composition
+// file the host runs, absolute, so that a plugin can find files beside
+// it; a composition built in code, and a scope of no host, name none.
+func TestScopeCompositionFile(t *testing.T) {
+	h := newHost(t, nil)
+	apply(t, h, "plugins:\n  - {id: a, name: test-noop}\n")
+	want, err := filepath.Abs("test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scopes(h)["a"].CompositionFile(); got != want {
+		t.Errorf("CompositionFile = %q, want %q", got, want)
+	}
+	if err := h.Update(context.Background(), &Composition{Entries: []Entry{{ID: "b", Name: "test-noop"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := scopes(h)["b"].CompositionFile(); got != "" {
+		t.Errorf("CompositionFile of a composition built in code = %q, want none", got)
+	}
+	s := NewScope(context.Background(), "alone", nil)
+	defer s.Dispose(0)
+	if got := s.CompositionFile(); got != "" {
+		t.Errorf("NewScope's CompositionFile = %q, want none", got)
 	}
 }

@@ -20,6 +20,13 @@
 //
 // A file that does not parse is reported as a [*ParseError] with its line
 // and is never overwritten: Update refuses until the user fixes it.
+//
+// Reads see the user file under two more layers, merged key by key with
+// koanf: a project file ([WithProject]; the plugin's is .dsh/settings.yaml
+// beside the composition) and environment overrides ([WithEnviron],
+// [EnvPrefix]). Update writes the user file alone, from its own section,
+// never from the merged view. [Store.Effective] and the /settings command
+// tell where each effective value came from.
 package settings
 
 import "github.com/dsh-host/dsh-host/host"

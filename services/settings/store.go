@@ -24,8 +24,11 @@ import (
 // Store is the settings file. It is safe for concurrent use, and several
 // processes may share one file.
 type Store struct {
-	path   string
-	logger *slog.Logger
+	path    string // the user file, the one written
+	project string // the project file, read only; "" for none
+	environ []string
+	env     *envLayer // the overrides of environ
+	logger  *slog.Logger
 
 	mu sync.Mutex // serializes Update in this process; the lock file does across processes
 
@@ -44,7 +47,10 @@ const DefaultDebounce = 100 * time.Millisecond
 // directory. A file that does not parse is logged here, reported by every
 // Read and refused by every Update until it is fixed; Open itself does not
 // fail on it, so that a fix made by hand is picked up without a restart.
-func Open(path string, logger *slog.Logger) (*Store, error) {
+//
+// Options add the layers read over the file (WithProject, WithEnviron);
+// an environment override that cannot be read fails Open, naming it.
+func Open(path string, logger *slog.Logger, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("settings: no file given")
 	}
@@ -56,12 +62,25 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		logger = slog.Default()
 	}
 	st := &Store{path: abs, logger: logger, debounce: DefaultDebounce}
-	if _, _, err := st.load(); err != nil {
+	for _, o := range opts {
+		o(st)
+	}
+	if st.project, err = absProject(st.project); err != nil {
+		return nil, err
+	}
+	if st.env, err = parseEnv(st.environ); err != nil {
+		return nil, err
+	}
+	if _, err := st.snapshot(); err != nil {
 		var pe *ParseError
 		if !errors.As(err, &pe) {
 			return nil, err
 		}
-		logger.Warn("the settings file does not parse; it will not be written until fixed", "err", err)
+		if pe.File == st.path {
+			logger.Warn("the settings file does not parse; it will not be written until fixed", "err", err)
+		} else {
+			logger.Warn("the project settings file does not parse; settings are read without it failing until fixed", "err", err)
+		}
 	}
 	return st, nil
 }
@@ -127,6 +146,7 @@ func checkSection(section string) error {
 
 // file is a parsed settings file.
 type file struct {
+	name string
 	data []byte
 	doc  *yaml.Node // the document node; nil for an empty file
 	top  *yaml.Node // the top-level mapping; nil when the file has none yet
@@ -161,7 +181,7 @@ func (st *Store) load() (*file, []byte, error) {
 // parse parses a settings file: one YAML document whose top level is a
 // mapping with unique keys (or nothing at all).
 func parse(name string, data []byte) (*file, error) {
-	f := &file{data: data}
+	f := &file{name: name, data: data}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -216,30 +236,31 @@ func decodeSection[T any](path, section string, val *yaml.Node, v *T) error {
 	return nil
 }
 
-// Read decodes section into a T. ok is false when the file has no such
-// section (v is then the zero T).
+// Read decodes section, as the layers merge it (user file, project file,
+// environment), into a T. ok is false when no layer has the section (v is
+// then the zero T). A file that does not parse, the project's included,
+// is an error naming it.
 func Read[T any](st *Store, section string) (v T, ok bool, err error) {
 	if err := checkSection(section); err != nil {
 		return v, false, err
 	}
-	f, _, err := st.load()
+	s, err := st.snapshot()
 	if err != nil {
 		return v, false, err
 	}
-	_, val := f.section(section)
-	if val == nil {
-		return v, false, nil
+	ok, err = readSection(s, section, &v)
+	if err != nil {
+		var zero T
+		return zero, false, err
 	}
-	if err := decodeSection(st.path, section, val, &v); err != nil {
-		return v, false, err
-	}
-	return v, true, nil
+	return v, ok, nil
 }
 
-// Update applies fn to the current value of section (re-read under the file
-// lock) and writes the result atomically, keeping every other section and the
-// file's comments. fn runs under the lock and must not call Update itself.
-// If fn returns an error nothing is written. A file that
+// Update applies fn to the current value of section in the user file
+// (re-read under the file lock) and writes the result atomically, keeping
+// every other section and the file's comments. fn runs under the lock and
+// must not call Update itself. If fn returns an error nothing is written.
+// A file that
 // does not parse, or a section that does not decode into a T, is refused
 // and left as it is. An update that changes nothing writes nothing.
 //
@@ -247,6 +268,11 @@ func Read[T any](st *Store, section string) (v T, ok bool, err error) {
 // the section's comments stay where their keys remain, and keys that are
 // no field of a struct in T (a newer version's, or the user's) are kept.
 // Keys fn removes from a map, or fields it zeroes under omitempty, go.
+//
+// fn sees the user file's section alone, not the merged view Read gives:
+// what it writes back is the user's own, and project or environment
+// values are never copied into the user file. The project file is
+// neither read nor written here.
 func Update[T any](st *Store, section string, fn func(v *T) error) error {
 	if err := checkSection(section); err != nil {
 		return err

@@ -1,10 +1,7 @@
 package settings
 
 import (
-	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,6 +41,14 @@ func (st *Store) subscribe(w *watcher) error {
 		if target, err := st.target(); err == nil && target != st.path {
 			if _, err := os.Stat(filepath.Dir(target)); err == nil {
 				paths = append(paths, target)
+			}
+		}
+		// The project file is followed when its directory is there; one
+		// created later is read by the next Read, and watched from the
+		// next start.
+		if st.project != "" {
+			if _, err := os.Stat(filepath.Dir(st.project)); err == nil {
+				paths = append(paths, st.project)
 			}
 		}
 		fw, err := filewatch.New(paths, filewatch.Options{Debounce: st.debounce, MaxWait: 10 * st.debounce, Logger: st.logger})
@@ -116,24 +121,15 @@ func Watch[T any](st *Store, s *host.Scope, section string, fn func(v T, err err
 	// the hash of the version that caused it.
 	state := func() (T, [32]byte, error) {
 		var v T
-		data, err := st.read()
-		if errors.Is(err, fs.ErrNotExist) {
-			return v, [32]byte{}, nil
-		}
-		sum := sha256.Sum256(data)
+		snap, err := st.snapshot()
 		if err != nil {
-			return v, sum, err
+			return v, snap.sum, err
 		}
-		f, err := parse(st.path, data)
-		if err != nil {
-			return v, sum, err
+		if _, err := readSection(snap, section, &v); err != nil {
+			var zero T
+			return zero, snap.sum, err
 		}
-		if _, val := f.section(section); val != nil {
-			if err := decodeSection(st.path, section, val, &v); err != nil {
-				return v, sum, err
-			}
-		}
-		return v, sum, nil
+		return v, snap.sum, nil
 	}
 	if err := checkSection(section); err != nil {
 		panic(err) // section names are constants in the calling plugin
