@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
 )
 
 // BenchmarkGatewayVsDirect measures one trivial tool call (the fixture's

@@ -28,7 +28,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
+	"github.com/dsh-host/dsh-host/services/outputs"
 )
 
 var dshHost struct {
@@ -330,7 +331,7 @@ func callText(t *testing.T, out string) (string, bool) {
 
 // foldedSurface is the fixture folded, with the built-in tool that reads
 // cut results on.
-var foldedSurface = []string{"mcp_call", "mcp_list", mcpclient.OutputToolName}
+var foldedSurface = []string{"mcp_call", "mcp_list", outputs.ToolName}
 
 func TestE2EInspectorStdio(t *testing.T) {
 	bin := dshHostBinary(t)
@@ -483,7 +484,7 @@ func TestE2EReloadSendsListChanged(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("no notifications/tools/list_changed after the composition edit")
 			}
-			want := []string{"mcp__fx__greet", "mcp_call", "mcp_list", mcpclient.OutputToolName}
+			want := []string{"mcp__fx__greet", "mcp_call", "mcp_list", outputs.ToolName}
 			waitFor(t, "the kept tool in tools/list", func() bool { return slices.Equal(names(t, cs), want) })
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__fx__greet", Arguments: map[string]any{"name": "reload"}})
 			if err != nil {

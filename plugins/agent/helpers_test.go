@@ -22,6 +22,7 @@ import (
 	// of the fixture server and folding.
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	_ "github.com/dsh-host/dsh-host/services/attachments"
 	_ "github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/settings"

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -63,8 +65,9 @@ type options struct {
 	// store is nil when no attachment store is mounted.
 	store *attachments.Store
 	// output offers mcp_read_output to read cut results on; nil when the
-	// mcp-output instance is absent, and cuts then name no tool.
-	output    *outputOffer
+	// mcp-output instance (services/outputs) is absent, and cuts then name
+	// no tool.
+	output    *outputs.Offer
 	transport transportFactory
 	// oauth logs in to a remote server that asks; nil for stdio.
 	oauth *oauth.Handler

@@ -8,6 +8,8 @@ import (
 	"mime"
 	"unicode/utf8"
 
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -129,8 +131,8 @@ func (c *client) storeFull(ctx context.Context, raw, full string, offset int) st
 	switch {
 	case c.opt.store == nil:
 		return "the rest is not kept: " + reasonNoStore
-	case c.opt.output == nil:
-		return "the rest is not kept: no " + OutputToolName + " tool is offered to read it (the " + OutputPluginName + " plugin is not running)"
+	case c.opt.output == nil || !c.opt.output.Offers():
+		return "the rest is not kept: no " + outputs.ToolName + " tool is offered to read it (the " + outputs.PluginName + " plugin is not running)"
 	}
 	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
 	if err != nil {
@@ -140,7 +142,7 @@ func (c *client) storeFull(ctx context.Context, raw, full string, offset int) st
 		ID     string `json:"id"`
 		Offset int    `json:"offset"`
 	}{id, offset})
-	return fmt.Sprintf("the whole text (%d bytes) is stored: read the rest with %s %s", len(full), OutputToolName, args)
+	return fmt.Sprintf("the whole text (%d bytes) is stored: read the rest with %s %s", len(full), outputs.ToolName, args)
 }
 
 // linkServer is the server a resource link's read names, or "" while no

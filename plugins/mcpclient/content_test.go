@@ -5,15 +5,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
+
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -144,11 +146,11 @@ func TestLongOutputStored(t *testing.T) {
 	}
 	args := m[2]
 	for range 100 {
-		r := e.call(tools.Caller{}, OutputToolName, args)
+		r := e.call(tools.Caller{}, outputs.ToolName, args)
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}
-		slice := r.Value.(OutputSlice)
+		slice := r.Value.(mcpoutput.OutputSlice)
 		got += slice.Text
 		if slice.End == slice.Total {
 			if !strings.HasSuffix(r.Content[0].Text, "; the end of the stored text]") {
@@ -164,122 +166,6 @@ func TestLongOutputStored(t *testing.T) {
 	}
 	if got != full {
 		t.Errorf("reading on gave %d bytes, want the %d of the whole text", len(got), len(full))
-	}
-}
-
-func TestReadOutputRanges(t *testing.T) {
-	st, err := attachments.New(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	save := func(b []byte) string {
-		ref, err := st.SaveBlob(context.Background(), attachments.Blob{Data: b})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ref.ID
-	}
-	text := save([]byte("aé€b")) // a(0) é(1-2) €(3-5) b(6)
-	for _, tc := range []struct {
-		offset, length int64
-		want           OutputSlice
-	}{
-		{0, 0, OutputSlice{Offset: 0, End: 7, Text: "aé€b"}},
-		{2, 3, OutputSlice{Offset: 3, End: 6, Text: "€"}}, // starts inside é, ends inside €: one whole character at least
-		{3, 1, OutputSlice{Offset: 3, End: 6, Text: "€"}}, // shorter than the character
-		{1, 1, OutputSlice{Offset: 1, End: 3, Text: "é"}},
-		{1, 4, OutputSlice{Offset: 1, End: 3, Text: "é"}}, // ends inside €
-		{4, 10, OutputSlice{Offset: 6, End: 7, Text: "b"}},
-		{7, 1, OutputSlice{Offset: 7, End: 7, Text: ""}},
-	} {
-		got, err := readOutput(st, text, tc.offset, tc.length)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.want.ID, tc.want.Total = text, 7
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("read %d+%d (-want +got):\n%s", tc.offset, tc.length, diff)
-		}
-	}
-	// Reading on one byte at a time from where each read ends goes
-	// through the whole text, a character a read.
-	emoji := save([]byte("a😀é😀"))
-	var got string
-	for offset, reads := int64(0), 0; offset < 11; reads++ {
-		if reads == 11 {
-			t.Fatalf("reading on one byte at a time did not reach the end: %q", got)
-		}
-		s, err := readOutput(st, emoji, offset, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got += s.Text
-		offset = s.End
-	}
-	if got != "a😀é😀" {
-		t.Errorf("read on one byte at a time: %q", got)
-	}
-	if s, err := readOutput(st, emoji, 2, 1); err != nil || s.Text != "é" {
-		t.Errorf("a one-byte read inside 😀: %+v, %v; want the next whole character", s, err)
-	}
-	for _, tc := range []struct {
-		name, id string
-		offset   int64
-		want     string
-	}{
-		{"past the end", text, 8, "past the end"},
-		{"negative", text, -1, "must not be negative"},
-		{"binary", save(mcptest.WAV(10)), 0, "is not stored text (audio/wave)"},
-		{"unknown", "sha256:" + strings.Repeat("0", 64), 0, "not found"},
-		{"not an id", "../etc/passwd", 0, "invalid attachment id"},
-	} {
-		if _, err := readOutput(st, tc.id, tc.offset, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		}
-	}
-}
-
-// mcp_read_output is registered while some client holds the offer, and
-// only then; a cut without the offer names no tool.
-func TestReadOutputOfferedWhileHeld(t *testing.T) {
-	st, err := attachments.New(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := tools.New(nil)
-	newScope := func(id string) *host.Scope {
-		return host.NewScope(context.Background(), id, slog.New(slog.DiscardHandler))
-	}
-	offer := &outputOffer{scope: newScope("mcp-output"), reg: reg, store: st}
-	offered := func() bool { _, ok := reg.Get(OutputToolName); return ok }
-	a, b := newScope("a"), newScope("b")
-	for _, s := range []*host.Scope{a, b} {
-		if err := offer.hold(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !offered() {
-		t.Fatal("not offered while held")
-	}
-	if err := a.Dispose(waitTimeout); err != nil {
-		t.Fatal(err)
-	}
-	if !offered() {
-		t.Fatal("withdrawn while b still holds it")
-	}
-	if err := b.Dispose(waitTimeout); err != nil {
-		t.Fatal(err)
-	}
-	if offered() {
-		t.Fatal("still offered after the last holder left")
-	}
-
-	cfg := testConfig("nooffer")
-	cfg.MaxResultBytes = 100
-	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult(strings.Repeat("x", 500)) }), withStore)
-	text := resultText(e.call(tools.Caller{}, "mcp__nooffer__r", "{}"))
-	if !strings.HasSuffix(text, "the rest is not kept: no mcp_read_output tool is offered to read it (the mcp-output plugin is not running)]") {
-		t.Errorf("cut without the offer: %q", text)
 	}
 }
 
@@ -327,5 +213,16 @@ func TestEmbeddedAndPromptImagesDownscaled(t *testing.T) {
 	}})
 	if !regexp.MustCompile(`^\[user\]\n` + regexp.QuoteMeta(note) + `\n\[image sha256:[0-9a-f]{64} image/png 16x16, \d+ bytes\]$`).MatchString(got) {
 		t.Errorf("prompt image: %q", got)
+	}
+}
+
+// A cut without the mcp-output offer names no tool to read the rest.
+func TestCutWithoutTheOffer(t *testing.T) {
+	cfg := testConfig("nooffer")
+	cfg.MaxResultBytes = 100
+	e := mustStart(t, cfg, resultServer(t, func() *mcp.CallToolResult { return textResult(strings.Repeat("x", 500)) }), withStore)
+	text := resultText(e.call(tools.Caller{}, "mcp__nooffer__r", "{}"))
+	if !strings.HasSuffix(text, "the rest is not kept: no mcp_read_output tool is offered to read it (the mcp-output plugin is not running)]") {
+		t.Errorf("cut without the offer: %q", text)
 	}
 }

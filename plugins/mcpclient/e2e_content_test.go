@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
@@ -309,7 +311,7 @@ func TestE2ELongOutputReadOn(t *testing.T) {
 	if m == nil {
 		t.Fatalf("cut = %q", got[max(0, len(got)-300):])
 	}
-	rest := hs.call(imageCaller, mcpclient.OutputToolName, rawJSON(m[1]))
+	rest := hs.call(imageCaller, outputs.ToolName, rawJSON(m[1]))
 	if rest.Err != nil {
 		t.Fatal(rest.Err)
 	}
@@ -371,7 +373,7 @@ func TestE2ELongOutputFolded(t *testing.T) {
 	for _, s := range a.Tools {
 		names = append(names, s.Name)
 	}
-	if !slicesContains(names, mcpclient.OutputToolName) || !slicesContains(names, "mcp_call") || slicesContains(names, "mcp__lo__oversize") {
+	if !slicesContains(names, outputs.ToolName) || !slicesContains(names, "mcp_call") || slicesContains(names, "mcp__lo__oversize") {
 		t.Fatalf("the folded prompt offers %v", names)
 	}
 	got := text(hs.call(imageCaller, "mcp_call", map[string]any{"tool": "mcp__lo__oversize", "arguments": map[string]any{"bytes": 1500}}))
@@ -379,7 +381,7 @@ func TestE2ELongOutputFolded(t *testing.T) {
 	if m == nil {
 		t.Fatalf("mcp_call result = %q", got[max(0, len(got)-300):])
 	}
-	if rest := text(hs.call(imageCaller, mcpclient.OutputToolName, rawJSON(m[1]))); !strings.HasPrefix(rest, strings.Repeat("x", 500)+"\n[bytes 1000-1500 of 1500;") {
+	if rest := text(hs.call(imageCaller, outputs.ToolName, rawJSON(m[1]))); !strings.HasPrefix(rest, strings.Repeat("x", 500)+"\n[bytes 1000-1500 of 1500;") {
 		t.Errorf("read on = %q", rest)
 	}
 }

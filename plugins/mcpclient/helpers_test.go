@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -222,7 +225,12 @@ func withReadOutput(e *testEnv, o *options) {
 	}
 	s := host.NewScope(context.Background(), "mcp-output", slog.New(e.logs))
 	e.t.Cleanup(func() { _ = s.Dispose(waitTimeout) })
-	o.output = &outputOffer{scope: s, reg: o.registry, store: o.store}
+	var def *tools.Definition
+	if o.store != nil {
+		d := mcpoutput.ReadTool(o.store)
+		def = &d
+	}
+	o.output = outputs.NewOffer(s, o.registry, def)
 }
 
 func withRegistry(reg *tools.Registry) envOption {

@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"fmt"
 
+	"github.com/dsh-host/dsh-host/services/outputs"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -20,7 +22,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputKey), host.Optional(logins.Key)}, extraDeps...),
+		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputs.Key), host.Optional(logins.Key)}, extraDeps...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -37,7 +39,7 @@ func apply(s *host.Scope, cfg Config) error {
 	extra := lookupExtras(s)
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
-	output, _ := host.Lookup(s, outputKey)
+	output, _ := host.Lookup(s, outputs.Key)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	var login *oauth.Handler
@@ -85,7 +87,7 @@ func start(s *host.Scope, opt options) (*client, error) {
 	c := newClient(opt)
 	opt.registry.OnAssemble(s, c.assemble)
 	if opt.output != nil {
-		if err := opt.output.hold(s); err != nil {
+		if err := opt.output.Hold(s); err != nil {
 			return c, err
 		}
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package mcpoutput
 
 import (
 	"bytes"
@@ -7,22 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// OutputToolName reads the rest of a result that maxResultBytes cut: the
-// cut text names it, with the stored text's id and the offset to read on
-// from. Its name does not start with the fold's prefix mcp__, so the fold
-// never hides it, and its description and schema are constants.
-const OutputToolName = "mcp_read_output"
-
-// OutputPluginName is the built-in plugin that registers OutputToolName.
-const OutputPluginName = "mcp-output"
 
 // Bounds of one read of a stored output.
 const (
@@ -50,10 +40,10 @@ type OutputSlice struct {
 	Text   string `json:"text"`
 }
 
-// outputTool is mcp_read_output over store.
-func outputTool(store *attachments.Store) tools.Definition {
+// ReadTool is mcp_read_output over store.
+func ReadTool(store *attachments.Store) tools.Definition {
 	return tools.Definition{
-		Name:        OutputToolName,
+		Name:        outputs.ToolName,
 		Description: outputToolDescription,
 		InputSchema: json.RawMessage(outputToolSchema),
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
@@ -126,7 +116,7 @@ func readOutput(store *attachments.Store, id string, offset, length int64) (Outp
 	}
 	text := buf[lo:max(lo, hi)]
 	if !utf8.Valid(text) || bytes.IndexByte(text, 0) >= 0 {
-		return OutputSlice{}, fmt.Errorf("%s is not stored text (%s); %s reads the stored output of cut tool results", id, ref.MediaType, OutputToolName)
+		return OutputSlice{}, fmt.Errorf("%s is not stored text (%s); %s reads the stored output of cut tool results", id, ref.MediaType, outputs.ToolName)
 	}
 	return OutputSlice{ID: id, Offset: start + int64(lo), End: start + int64(lo) + int64(len(text)), Total: ref.Bytes, Text: string(text)}, nil
 }
@@ -144,68 +134,7 @@ func renderOutput(v any) []tools.Content {
 			ID     string `json:"id"`
 			Offset int64  `json:"offset"`
 		}{s.ID, s.End})
-		tail = fmt.Sprintf("\n[bytes %d-%d of %d; read on with %s %s]", s.Offset, s.End, s.Total, OutputToolName, args)
+		tail = fmt.Sprintf("\n[bytes %d-%d of %d; read on with %s %s]", s.Offset, s.End, s.Total, outputs.ToolName, args)
 	}
 	return []tools.Content{tools.Text(s.Text + tail)}
-}
-
-// outputKey is the mcp-output instance's offer of OutputToolName.
-var outputKey = host.NewKey[*outputOffer]("mcp-output")
-
-// outputOffer registers OutputToolName while at least one mcp-client
-// instance holds it: only mcp-client cuts results, so a host without MCP
-// servers pays no prompt bytes for the tool, and the tool list stays the
-// same for as long as a server is configured (prompt caches keep hitting).
-type outputOffer struct {
-	scope *host.Scope // mcp-output's: the tool is its registration
-	reg   *tools.Registry
-	store *attachments.Store
-
-	mu         sync.Mutex
-	holders    int
-	unregister func()
-}
-
-// hold keeps the tool registered until s is disposed. Without a store
-// there is nothing to read, and no tool.
-func (o *outputOffer) hold(s *host.Scope) error {
-	if o.store == nil {
-		return nil
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.holders == 0 {
-		unregister, err := o.reg.Register(o.scope, outputTool(o.store))
-		if err != nil {
-			return err
-		}
-		o.unregister = unregister
-	}
-	o.holders++
-	s.Effect(OutputToolName+" offer", func() {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.holders--; o.holders == 0 {
-			o.unregister()
-			o.unregister = nil
-		}
-	})
-	return nil
-}
-
-func init() {
-	host.Register(host.Definition[struct{}]{
-		Name:        OutputPluginName,
-		Description: "the " + OutputToolName + " tool, offered while an mcp-client runs: reads by range the whole text of MCP tool results cut at maxResultBytes",
-		Builtin:     true,
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key)},
-		Provides:    []host.AnyKey{outputKey},
-		Apply: func(s *host.Scope, _ struct{}) error {
-			store, ok := host.Lookup(s, attachments.Key)
-			if !ok {
-				s.SetDetail("no attachment store: cut results are not stored")
-			}
-			return host.Provide(s, outputKey, &outputOffer{scope: s, reg: host.Get(s, tools.Key), store: store})
-		},
-	})
 }
