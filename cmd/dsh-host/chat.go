@@ -141,7 +141,7 @@ turn failed.`)
 // agentEntry returns the id of c's enabled agent entry, "" when none.
 func agentEntry(c *host.Composition) string {
 	for _, e := range c.Entries {
-		if e.Name == "agent" && !e.Disabled {
+		if e.Name == agent.PluginName && !e.Disabled {
 			return e.ID
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
@@ -140,7 +141,7 @@ func (p *progress) observe(s host.InstanceStatus) {
 		}
 		p.started[s.ID] = true
 		verb := "starting"
-		if s.Plugin == "mcp-client" {
+		if s.Plugin == mcpclient.PluginName {
 			verb = "connecting"
 		}
 		if p.total >= len(p.started) {

@@ -21,13 +21,14 @@ import (
 
 	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 // defaultHTTPAddr is where `serve` listens when no transport is named.
 const defaultHTTPAddr = "127.0.0.1:8931"
 
-// gatewayID is the id of the entry serve adds.
-const gatewayID = "gateway"
+// gatewayID is the id of the entry serve adds: its plugin's name.
+const gatewayID = gateway.PluginName
 
 const serveAbout = `
 Serve the composition's tools (folded or not, as the composition says) as one
@@ -139,7 +140,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return fail(std, "serve", err)
 	case id == "":
 		id = gatewayID
-		opts.Entries = []host.Entry{{ID: id, Name: "gateway", File: "(command line)", Config: entryConfig(cfg)}}
+		opts.Entries = []host.Entry{{ID: id, Name: gateway.PluginName, File: "(command line)", Config: entryConfig(cfg)}}
 	case httpSet || *tokenEnv != "" || *raw || *stateless:
 		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
 	}
@@ -195,7 +196,7 @@ func composedGateway(file string) (string, error) {
 		return "", nil
 	}
 	for _, e := range c.Entries {
-		if e.Name == "gateway" {
+		if e.Name == gateway.PluginName {
 			return e.ID, nil
 		}
 	}
@@ -216,7 +217,7 @@ func mcpServers(file string) []string {
 	}
 	var out []string
 	for _, e := range c.Entries {
-		if e.Name == "mcp-client" && !e.Disabled {
+		if e.Name == mcpclient.PluginName && !e.Disabled {
 			out = append(out, fmt.Sprintf("%q (%s:%d)", e.ID, e.File, e.Line))
 		}
 	}
