@@ -111,12 +111,6 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && *stateless {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
-	if *raw {
-		if servers := mcpServers(common.file); len(servers) > 1 {
-			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
-				common.file, len(servers), strings.Join(servers, ", "))
-		}
-	}
 	if !*stdio && *addr == "" {
 		*addr = defaultHTTPAddr
 	}
@@ -132,9 +126,19 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return exitUsage
 	}
 
+	c, err := loadComposition(common.file)
+	if err != nil {
+		return fail(std, "serve", err)
+	}
+	if *raw {
+		if servers := mcpServers(c); len(servers) > 1 {
+			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
+				common.file, len(servers), strings.Join(servers, ", "))
+		}
+	}
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
-	id, err := composedGateway(common.file)
+	id, err := composedGateway(c)
 	switch {
 	case err != nil:
 		return fail(std, "serve", err)
@@ -147,7 +151,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 
 	hup := hangups()
 	defer signal.Stop(hup)
-	h, err := startHost(ctx, common.file, opts, nil)
+	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
 			code = exitFail
@@ -187,14 +191,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	return exitOK
 }
 
-// composedGateway returns the id of the composition's own gateway entry, or
-// "" when it has none. A file that does not read is left to startHost to
-// report.
-func composedGateway(file string) (string, error) {
-	c, _ := host.ReadComposition(file, nil)
-	if c == nil {
-		return "", nil
-	}
+// composedGateway returns the id of c's own gateway entry, or "" when it
+// has none.
+func composedGateway(c *host.Composition) (string, error) {
 	for _, e := range c.Entries {
 		if e.Name == gateway.PluginName {
 			return e.ID, nil
@@ -208,13 +207,8 @@ func composedGateway(file string) (string, error) {
 	return "", nil
 }
 
-// mcpServers names the composition's enabled mcp-client entries (id, file
-// and line). A file that does not read is left to startHost to report.
-func mcpServers(file string) []string {
-	c, _ := host.ReadComposition(file, nil)
-	if c == nil {
-		return nil
-	}
+// mcpServers names c's enabled mcp-client entries (id, file and line).
+func mcpServers(c *host.Composition) []string {
 	var out []string
 	for _, e := range c.Entries {
 		if e.Name == mcpclient.PluginName && !e.Disabled {
