@@ -114,12 +114,16 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if !*stdio && *addr == "" {
 		*addr = defaultHTTPAddr
 	}
-	// The plugin's rules, checked before anything starts: what the flags
-	// say wrong is a usage error.
-	cfg := gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}
-	err := cfg.Validate()
+	// The entry the flags make, decoded and validated as the host will,
+	// before anything starts: what the flags say wrong is a usage error.
+	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
+	var err error
+	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}, gateway.Config{})
 	if err == nil {
-		_, err = cfg.Token()
+		var cfg any
+		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
+			_, err = cfg.(*gateway.Config).Token()
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
@@ -144,7 +148,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return fail(std, "serve", err)
 	case id == "":
 		id = gatewayID
-		opts.Entries = []host.Entry{{ID: id, Name: gateway.PluginName, File: "(command line)", Config: entryConfig(cfg)}}
+		opts.Entries = []host.Entry{flagEntry}
 	case httpSet || *tokenEnv != "" || *raw || *stateless:
 		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
 	}
@@ -218,22 +222,19 @@ func mcpServers(c *host.Composition) []string {
 	return out
 }
 
-// entryConfig is the gateway entry's config, as a composition would hold it.
-func entryConfig(cfg gateway.Config) map[string]any {
-	m := map[string]any{}
-	if cfg.Raw {
-		m["raw"] = true
+// entryConfig is cfg as a composition entry holds it, in its type's own
+// YAML keys, without the fields equal to zero's (where the config is
+// decoded from: they say nothing).
+func entryConfig(cfg, zero any) (map[string]any, error) {
+	n, err := minimal(cfg, zero)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Stateless {
-		m["stateless"] = true
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return nil, err
 	}
-	if cfg.HTTP != "" {
-		m["http"] = cfg.HTTP
-	}
-	if cfg.TokenEnv != "" {
-		m["tokenEnv"] = cfg.TokenEnv
-	}
-	return m
+	return m, nil
 }
 
 // serveStdio serves one client on std.In/std.Out, on the gateway instance
