@@ -90,9 +90,12 @@ func (c *Config) Token() (string, error) {
 	return token, nil
 }
 
+// PluginName is the name composition entries use.
+const PluginName = "gateway"
+
 func init() {
 	host.Register(host.Definition[Config]{
-		Name:        "gateway",
+		Name:        PluginName,
 		Description: "the composition's tools as one MCP server: Streamable HTTP at /mcp, or a front end's stdio",
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(resources.Key)},
 		Provides:    []host.AnyKey{Key},

@@ -100,9 +100,9 @@ turn failed.`)
 	if once && strings.TrimSpace(*prompt) == "" {
 		return usageError(fs, io, "-p needs a prompt")
 	}
-	c, err := host.ReadComposition(o.file, nil)
+	c, err := loadComposition(o.file)
 	if err != nil {
-		return fail(io, "chat", explainLoadError(o.file, err))
+		return fail(io, "chat", err)
 	}
 	id := agentEntry(c)
 	if id == "" {
@@ -119,7 +119,7 @@ turn failed.`)
 		case <-startCtx.Done():
 		}
 	}()
-	return o.withHost(startCtx, io, "chat", func(h *host.Host) int {
+	return o.withComposition(startCtx, io, "chat", c, func(h *host.Host) int {
 		cancelStart() // the start is over: interrupts are the turns' now
 		a, ok := host.Lookup(h, agent.Key)
 		if !ok {
@@ -141,7 +141,7 @@ turn failed.`)
 // agentEntry returns the id of c's enabled agent entry, "" when none.
 func agentEntry(c *host.Composition) string {
 	for _, e := range c.Entries {
-		if e.Name == "agent" && !e.Disabled {
+		if e.Name == agent.PluginName && !e.Disabled {
 			return e.ID
 		}
 	}

@@ -31,13 +31,23 @@ func consoleComposition(t *testing.T) string {
 `, mcptest.FixtureBinary(t))
 }
 
+// readFile is the composition in file, as a command reads it.
+func readFile(t *testing.T, file string) *host.Composition {
+	t.Helper()
+	c, err := loadComposition(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // startTestHost starts text in-process, with DSH_HOME in a temporary
 // directory, and shuts it down when the test ends.
 func startTestHost(t *testing.T, text string) *host.Host {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	logger := slog.New(slog.DiscardHandler)
-	h, err := startHost(context.Background(), writeComposition(t, text), &host.Options{Logger: logger}, nil)
+	h, err := startHost(context.Background(), readFile(t, writeComposition(t, text)), &host.Options{Logger: logger}, nil)
 	t.Cleanup(func() {
 		if !shutdownHost(h, logger) {
 			t.Error("shutdown was not clean")
@@ -122,11 +132,11 @@ func TestConsoleStopsWithContext(t *testing.T) {
 // a summary.
 func TestProgress(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir())
-	file := writeComposition(t, consoleComposition(t))
+	c := readFile(t, writeComposition(t, consoleComposition(t)))
 	logger := slog.New(slog.DiscardHandler)
 	var out bytes.Buffer
-	p := newProgress(&out, file)
-	h, err := startHost(context.Background(), file, &host.Options{Logger: logger}, p.observe)
+	p := newProgress(&out, c)
+	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.observe)
 	defer shutdownHost(h, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -26,31 +26,37 @@ import (
 // already bounds each instance's dispose; this is the backstop for the whole.
 const shutdownTimeout = 30 * time.Second
 
+// loadComposition is how every subcommand reads its composition: file and
+// the files it includes, once. The command goes on with what it read, so a
+// file that can be read only once (a pipe: dsh-host chat -c <(...)) works
+// as a regular file does. On error the composition holds what parsed, as
+// host.ReadComposition's does, and the error says what to do when the file
+// is missing.
+func loadComposition(file string) (*host.Composition, error) {
+	c, err := host.ReadComposition(file, nil)
+	if err != nil {
+		return c, explainLoadError(file, err)
+	}
+	return c, nil
+}
+
 // startHost is how every subcommand starts a host: it creates one with
-// opts, reads the composition in file and applies it, and returns once every
-// instance has settled (active, failed or pending) or ctx ends. observe, if
-// not nil, sees every status change from the first; each setup runs on the
+// opts, applies c (loadComposition's) and returns once every instance has
+// settled (active, failed or pending) or ctx ends. observe, if not nil,
+// sees every status change from the first; each setup runs on the
 // new host before anything starts.
 //
 // The host is returned whatever the error, and the caller shuts it down:
 // instances still starting when ctx ends go on in the background until
 // then. An instance that failed is in Status, not in the error; the error is
-// the file's (explained when it is missing) or ctx's.
-func startHost(ctx context.Context, file string, opts *host.Options, observe func(host.InstanceStatus), setup ...func(*host.Host)) (*host.Host, error) {
+// ctx's.
+func startHost(ctx context.Context, c *host.Composition, opts *host.Options, observe func(host.InstanceStatus), setup ...func(*host.Host)) (*host.Host, error) {
 	h := host.New(opts)
 	if observe != nil {
 		h.OnStatus(observe)
 	}
 	for _, fn := range setup {
 		fn(h)
-	}
-	var lookupEnv func(string) (string, bool)
-	if opts != nil {
-		lookupEnv = opts.LookupEnv
-	}
-	c, err := host.ReadComposition(file, lookupEnv)
-	if err != nil {
-		return h, explainLoadError(file, err)
 	}
 	return h, h.Update(ctx, c)
 }
@@ -71,13 +77,21 @@ func hangups() chan os.Signal {
 func follow(ctx context.Context, h *host.Host, file string, hup <-chan os.Signal, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		// Watch applies the file once more (a no-op unless it changed
-		// since startHost read it) and then follows it.
-		if err := h.Watch(ctx, file); err != nil && ctx.Err() == nil {
-			logger.Error("the composition is no longer watched; edits are not applied until restart", "file", file, "err", err)
-		}
-	})
+	if fi, err := os.Stat(file); err == nil && !fi.Mode().IsRegular() {
+		// A pipe gave its content to loadComposition and has no more:
+		// reading it again would find it empty, or wait for a writer
+		// that never comes.
+		logger.Warn("the composition is not a regular file (a pipe?): it was read once, and is not followed; edits and SIGHUP reload nothing", "file", file)
+	} else {
+		wg.Go(func() {
+			// Watch reads the file once more as it begins, so that an
+			// edit made since the command read it is not missed (it
+			// applies nothing when there is none), then follows it.
+			if err := h.Watch(ctx, file); err != nil && ctx.Err() == nil {
+				logger.Error("the composition is no longer watched; edits are not applied until restart", "file", file, "err", err)
+			}
+		})
+	}
 	wg.Go(func() {
 		for {
 			select {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -341,8 +342,9 @@ func appendEntries(path string, servers []mcpclient.Imported, source string) err
 	if err != nil {
 		return fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
 	}
-	used, err := usedNames(path)
-	if err != nil {
+	// The bytes just read, not the file again: it is read once.
+	used := map[string]string{}
+	if err := usedIn(used, path, orig); err != nil {
 		return err
 	}
 	if err := refuseUsed(servers, used, nil); err != nil {
@@ -406,45 +408,72 @@ func writeDir(dir, compFile string, servers []mcpclient.Imported, source string)
 
 // usedNames returns the ids and mcp-client serverNames the compositions in
 // files use, their included files' too, each with where it is
-// ("file:line"). A missing file, or one with no plugins list, uses nothing;
-// one that is not YAML is an error, as it may hide anything.
+// ("file:line"). A missing file uses nothing.
 func usedNames(files ...string) (map[string]string, error) {
 	used := map[string]string{}
-	// Only ids and names are read: an unset variable is no reason to stop.
-	anyEnv := func(string) (string, bool) { return "", true }
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err == nil {
-			_, err = yamledit.Parse(data)
-		}
 		if err != nil {
-			return nil, fmt.Errorf("%s does not parse, so its ids are unknown and nothing is written: %w", file, err)
+			return nil, err
 		}
-		c, _ := host.ParseComposition(file, data, anyEnv)
-		if c == nil {
-			continue // its shape is for the writer, or the host, to report
-		}
-		for _, e := range c.Entries {
-			where := fmt.Sprintf("%s:%d", e.File, e.Line)
-			used[e.ID] = where
-			if e.Name != mcpclient.PluginName {
-				continue
-			}
-			// Typed, so the key is the plugin's; what fails to decode
-			// besides is no concern here.
-			var cfg mcpclient.Config
-			if data, err := yaml.Marshal(e.Config); err == nil {
-				yaml.Unmarshal(data, &cfg)
-			}
-			if cfg.ServerName != "" {
-				used[cfg.ServerName] = where
-			}
+		if err := usedIn(used, file, data); err != nil {
+			return nil, err
 		}
 	}
 	return used, nil
+}
+
+// usedIn adds to used the ids and mcp-client serverNames of the
+// composition file whose content is data, and of the files it includes.
+// One with no plugins list uses nothing; one that is not YAML, or whose
+// mcp-client entry does not decode as run decodes it (a misspelt key),
+// is an error, as it may hide a name.
+func usedIn(used map[string]string, file string, data []byte) error {
+	if _, err := yamledit.Parse(data); err != nil {
+		return fmt.Errorf("%s does not parse, so its ids are unknown and nothing is written: %w", file, err)
+	}
+	// Only ids and names are read: a variable unset here is no reason to
+	// stop, and is read as empty.
+	var unset []string
+	lookupEnv := func(name string) (string, bool) {
+		v, ok := os.LookupEnv(name)
+		if !ok && !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		return v, true
+	}
+	c, _ := host.ParseComposition(file, data, lookupEnv)
+	if c == nil {
+		return nil // its shape is for the writer, or the host, to report
+	}
+	var errs []error
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		where := fmt.Sprintf("%s:%d", e.File, e.Line)
+		used[e.ID] = where
+		if e.Name != mcpclient.PluginName {
+			continue
+		}
+		v, err := host.DecodeConfig(e)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if name := v.(*mcpclient.Config).ServerName; name != "" {
+			used[name] = where
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("the serverNames of %s are unknown, so nothing is written: fix its entries (dsh-host check -c %s):\n%w", file, file, errors.Join(errs...))
+	if len(unset) > 0 {
+		err = fmt.Errorf("%w\n(read as empty, as not set here: %s)", err, strings.Join(unset, ", "))
+	}
+	return err
 }
 
 // refuseUsed fails when a server's id is in used, or its file (when files

@@ -193,7 +193,9 @@ func TestImportWriteRefuses(t *testing.T) {
 		name, orig, wantErr string
 	}{
 		{"duplicate id", "plugins:\n  - id: time\n    name: greeter\n", `composition.yml:2: "time" is already there`},
-		{"duplicate serverName", "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n", `composition.yml:2: "time" is already there`},
+		{"duplicate serverName", "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n      transport: stdio\n      command: uvx\n", `composition.yml:2: "time" is already there`},
+		// Decoded as run decodes it: a misspelt serverName hides nothing.
+		{"misspelt key", "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverNmae: time\n      transport: stdio\n      command: uvx\n", `composition.yml:5: entry "clock": config key serverNmae: unknown key; did you mean serverName?`},
 		{"flow list", "plugins: [{id: a, name: greeter}]\n", "plugins is a flow list"},
 		{"not a list", "plugins: {a: 1}\n", "plugins is not a list"},
 		{"bad yaml", "plugins:\n  - id: [\n", "does not parse"},
@@ -273,7 +275,7 @@ func TestImportWriteDirRefuses(t *testing.T) {
 		{"file exists", map[string]string{"composition.d/time.yml": "plugins: []\n"}, "time.yml exists"},
 		{"id in the composition", map[string]string{"composition.yml": "plugins:\n  - id: fold\n    name: mcp-fold\n  - id: web\n    name: greeter\n"},
 			`composition.yml:4: "web" is already there`},
-		{"serverName in the composition", map[string]string{"composition.yml": "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n"},
+		{"serverName in the composition", map[string]string{"composition.yml": "plugins:\n  - id: clock\n    name: mcp-client\n    config:\n      serverName: time\n      transport: stdio\n      command: uvx\n"},
 			`composition.yml:2: "time" is already there`},
 		{"id in an included file", map[string]string{"composition.yml": "include: [more/*.yml]\nplugins: []\n", "more/a.yml": "plugins:\n  - id: web\n    name: greeter\n"},
 			`a.yml:2: "web" is already there`},

@@ -83,9 +83,9 @@ func serverArg(fs *flag.FlagSet, args []string, std Stdio) (string, int, bool) {
 // findServer returns the config of the enabled mcp-client entry of file
 // whose serverName (or id) is name, decoded over the defaults.
 func findServer(file, name string) (mcpclient.Config, error) {
-	c, err := host.ReadComposition(file, nil)
+	c, err := loadComposition(file)
 	if err != nil {
-		return mcpclient.Config{}, explainLoadError(file, err)
+		return mcpclient.Config{}, err
 	}
 	var names []string
 	for i := range c.Entries {

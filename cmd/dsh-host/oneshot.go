@@ -38,16 +38,26 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 		"`answer` to a server that asks for input (elicitation) meanwhile: decline, or defaults to accept its form with the defaults (for scripts)")
 }
 
-// withHost starts the composition, waits up to o.wait for it to settle, runs
-// fn and shuts the host down. An instance still starting when the wait ends
-// shows as "starting" in Status.
+// withHost reads the composition, starts it, waits up to o.wait for it to
+// settle, runs fn and shuts the host down. An instance still starting when
+// the wait ends shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
+	c, err := loadComposition(o.file)
+	if err != nil {
+		return fail(io, name, err)
+	}
+	return o.withComposition(ctx, io, name, c, fn)
+}
+
+// withComposition is withHost for a command that has read the composition
+// already (chat looks for its agent entry first).
+func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c *host.Composition, fn func(h *host.Host) int) int {
 	logger := io.logger(o.logFormat, o.logLevel)
 	gate := allowLogins(io)
 	defer gate.remove()
 	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
-	h, err := startHost(startCtx, o.file, &host.Options{Logger: logger}, nil, gate.install)
+	h, err := startHost(startCtx, c, &host.Options{Logger: logger}, nil, gate.install)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
 		err = nil
@@ -86,15 +96,15 @@ entry id; the exit code is 1 if there is any.`)
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	// ReadComposition returns what parsed along with its problems, so that
+	// loadComposition returns what parsed along with its problems, so that
 	// Check can report those of the entries too.
-	c, err := host.ReadComposition(cf.file, nil)
+	c, err := loadComposition(cf.file)
 	if c != nil {
 		err = errors.Join(err, host.Check(c))
 	}
 	screen := io.display()
 	if err != nil {
-		problems := problemLines(explainLoadError(cf.file, err))
+		problems := problemLines(err)
 		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.file, len(problems))
 		for _, line := range problems {
 			fmt.Fprintf(screen.Err, "  %s\n", line)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
@@ -46,10 +47,14 @@ and takes it over when the first stops.`)
 	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
-	prog := newProgress(screen.Out, cf.file)
+	c, err := loadComposition(cf.file)
+	if err != nil {
+		return fail(io, "run", err)
+	}
+	prog := newProgress(screen.Out, c)
 	gate := allowLogins(io)
 	defer gate.remove()
-	h, err := startHost(ctx, cf.file, &host.Options{Logger: logger}, prog.observe, gate.install)
+	h, err := startHost(ctx, c, &host.Options{Logger: logger}, prog.observe, gate.install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop
@@ -111,18 +116,15 @@ type progress struct {
 	done    bool
 }
 
-func newProgress(w io.Writer, file string) *progress {
+// newProgress counts the entries of c that progress shows.
+func newProgress(w io.Writer, c *host.Composition) *progress {
 	p := &progress{w: w, builtin: map[string]bool{}, started: map[string]bool{}}
 	for _, pl := range host.Plugins() {
 		p.builtin[pl.Name] = pl.Builtin
 	}
-	// The total is what the file lists; 0 when it cannot be read (startHost
-	// reports why).
-	if c, err := host.ReadComposition(file, nil); err == nil {
-		for _, e := range c.Entries {
-			if !e.Disabled && !p.builtin[e.Name] {
-				p.total++
-			}
+	for _, e := range c.Entries {
+		if !e.Disabled && !p.builtin[e.Name] {
+			p.total++
 		}
 	}
 	return p
@@ -141,7 +143,7 @@ func (p *progress) observe(s host.InstanceStatus) {
 		}
 		p.started[s.ID] = true
 		verb := "starting"
-		if s.Plugin == "mcp-client" {
+		if s.Plugin == mcpclient.PluginName {
 			verb = "connecting"
 		}
 		if p.total >= len(p.started) {

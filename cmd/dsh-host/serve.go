@@ -21,13 +21,14 @@ import (
 
 	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 // defaultHTTPAddr is where `serve` listens when no transport is named.
 const defaultHTTPAddr = "127.0.0.1:8931"
 
-// gatewayID is the id of the entry serve adds.
-const gatewayID = "gateway"
+// gatewayID is the id of the entry serve adds: its plugin's name.
+const gatewayID = gateway.PluginName
 
 const serveAbout = `
 Serve the composition's tools (folded or not, as the composition says) as one
@@ -110,43 +111,51 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && *stateless {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
-	if *raw {
-		if servers := mcpServers(common.file); len(servers) > 1 {
-			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
-				common.file, len(servers), strings.Join(servers, ", "))
-		}
-	}
 	if !*stdio && *addr == "" {
 		*addr = defaultHTTPAddr
 	}
-	// The plugin's rules, checked before anything starts: what the flags
-	// say wrong is a usage error.
-	cfg := gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}
-	err := cfg.Validate()
+	// The entry the flags make, decoded and validated as the host will,
+	// before anything starts: what the flags say wrong is a usage error.
+	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
+	var err error
+	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}, gateway.Config{})
 	if err == nil {
-		_, err = cfg.Token()
+		var cfg any
+		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
+			_, err = cfg.(*gateway.Config).Token()
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
 		return exitUsage
 	}
 
+	c, err := loadComposition(common.file)
+	if err != nil {
+		return fail(std, "serve", err)
+	}
+	if *raw {
+		if servers := mcpServers(c); len(servers) > 1 {
+			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
+				common.file, len(servers), strings.Join(servers, ", "))
+		}
+	}
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
-	id, err := composedGateway(common.file)
+	id, err := composedGateway(c)
 	switch {
 	case err != nil:
 		return fail(std, "serve", err)
 	case id == "":
 		id = gatewayID
-		opts.Entries = []host.Entry{{ID: id, Name: "gateway", File: "(command line)", Config: entryConfig(cfg)}}
+		opts.Entries = []host.Entry{flagEntry}
 	case httpSet || *tokenEnv != "" || *raw || *stateless:
 		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
 	defer signal.Stop(hup)
-	h, err := startHost(ctx, common.file, opts, nil)
+	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
 			code = exitFail
@@ -186,16 +195,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	return exitOK
 }
 
-// composedGateway returns the id of the composition's own gateway entry, or
-// "" when it has none. A file that does not read is left to startHost to
-// report.
-func composedGateway(file string) (string, error) {
-	c, _ := host.ReadComposition(file, nil)
-	if c == nil {
-		return "", nil
-	}
+// composedGateway returns the id of c's own gateway entry, or "" when it
+// has none.
+func composedGateway(c *host.Composition) (string, error) {
 	for _, e := range c.Entries {
-		if e.Name == "gateway" {
+		if e.Name == gateway.PluginName {
 			return e.ID, nil
 		}
 	}
@@ -207,38 +211,30 @@ func composedGateway(file string) (string, error) {
 	return "", nil
 }
 
-// mcpServers names the composition's enabled mcp-client entries (id, file
-// and line). A file that does not read is left to startHost to report.
-func mcpServers(file string) []string {
-	c, _ := host.ReadComposition(file, nil)
-	if c == nil {
-		return nil
-	}
+// mcpServers names c's enabled mcp-client entries (id, file and line).
+func mcpServers(c *host.Composition) []string {
 	var out []string
 	for _, e := range c.Entries {
-		if e.Name == "mcp-client" && !e.Disabled {
+		if e.Name == mcpclient.PluginName && !e.Disabled {
 			out = append(out, fmt.Sprintf("%q (%s:%d)", e.ID, e.File, e.Line))
 		}
 	}
 	return out
 }
 
-// entryConfig is the gateway entry's config, as a composition would hold it.
-func entryConfig(cfg gateway.Config) map[string]any {
-	m := map[string]any{}
-	if cfg.Raw {
-		m["raw"] = true
+// entryConfig is cfg as a composition entry holds it, in its type's own
+// YAML keys, without the fields equal to zero's (where the config is
+// decoded from: they say nothing).
+func entryConfig(cfg, zero any) (map[string]any, error) {
+	n, err := minimal(cfg, zero)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Stateless {
-		m["stateless"] = true
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return nil, err
 	}
-	if cfg.HTTP != "" {
-		m["http"] = cfg.HTTP
-	}
-	if cfg.TokenEnv != "" {
-		m["tokenEnv"] = cfg.TokenEnv
-	}
-	return m
+	return m, nil
 }
 
 // serveStdio serves one client on std.In/std.Out, on the gateway instance

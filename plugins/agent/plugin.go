@@ -16,9 +16,12 @@ import (
 // Key is the agent service: what front ends (dsh-host chat) run turns on.
 var Key = host.NewKey[*Agent]("agent")
 
+// PluginName is the name composition entries use.
+const PluginName = "agent"
+
 func init() {
 	host.Register(host.Definition[config]{
-		Name:        "agent",
+		Name:        PluginName,
 		Description: "a model on an OpenAI-compatible API using the tools (dsh-host chat)",
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key)},
 		Provides:    []host.AnyKey{Key},

@@ -8,9 +8,12 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
+// PluginName is the name composition entries use.
+const PluginName = "mcp-fold"
+
 func init() {
 	host.Register(host.Definition[Config]{
-		Name:        "mcp-fold",
+		Name:        PluginName,
 		Description: "folds MCP tool schemas out of the prompt behind mcp_list/mcp_call; the /mcp command",
 		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(settings.Key), host.Optional(commands.Key), host.Optional(logins.Key)},
 		Defaults:    Defaults,
