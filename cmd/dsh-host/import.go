@@ -2,7 +2,7 @@ package main
 
 // `dsh-host import`: convert the mcpServers JSON that Claude Code, Claude
 // Desktop, Cursor and VS Code write into composition entries. The
-// conversion of each server is mcp-client's (mcpclient.ImportServer); this
+// conversion of each server is mcp-client's (mcpservers.Convert); this
 // file reads, renders and writes.
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/mcpservers"
 )
 
 func cmdImport(ctx context.Context, args []string, io Stdio) int {
@@ -104,7 +105,7 @@ written.`)
 }
 
 // An imported server's entry id is its serverName.
-func ids(servers []mcpclient.Imported) string {
+func ids(servers []mcpservers.Imported) string {
 	var s []string
 	for _, sv := range servers {
 		s = append(s, sv.Config.ServerName)
@@ -114,7 +115,7 @@ func ids(servers []mcpclient.Imported) string {
 
 // parseMCPServers reads the servers of an MCP client config, in file order.
 // notes says what was skipped or changed, and why.
-func parseMCPServers(data []byte) (servers []mcpclient.Imported, notes []string, err error) {
+func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string, err error) {
 	top, err := orderedObject(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
@@ -167,14 +168,14 @@ func parseMCPServers(data []byte) (servers []mcpclient.Imported, notes []string,
 	return servers, notes, nil
 }
 
-func importServer(e member, taken map[string]bool) (mcpclient.Imported, error) {
+func importServer(e member, taken map[string]bool) (mcpservers.Imported, error) {
 	dec := json.NewDecoder(bytes.NewReader(e.raw))
 	dec.UseNumber() // numbers keep their text
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return mcpclient.Imported{}, err
+		return mcpservers.Imported{}, err
 	}
-	return mcpclient.ImportServer(e.key, v, func(s string) bool { return taken[s] })
+	return mcpservers.Convert(e.key, v, func(s string) bool { return taken[s] })
 }
 
 // member is one member of a JSON object, in file order.
@@ -220,7 +221,7 @@ type entry struct {
 
 // entryNode renders s as a composition entry, its notes as the head
 // comment.
-func entryNode(s mcpclient.Imported) (*yaml.Node, error) {
+func entryNode(s mcpservers.Imported) (*yaml.Node, error) {
 	cfg, err := minimal(s.Config, mcpclient.Defaults())
 	if err != nil {
 		return nil, err
@@ -286,7 +287,7 @@ func allScalars(nodes []*yaml.Node) bool {
 	return true
 }
 
-func nodes(servers []mcpclient.Imported) ([]*yaml.Node, error) {
+func nodes(servers []mcpservers.Imported) ([]*yaml.Node, error) {
 	var out []*yaml.Node
 	for _, s := range servers {
 		n, err := entryNode(s)
@@ -301,7 +302,7 @@ func nodes(servers []mcpclient.Imported) ([]*yaml.Node, error) {
 // render renders servers as a composition: a plugins list that can be used
 // as it is, or pasted under an existing one. Skipped servers are listed in
 // a comment at the top.
-func render(servers []mcpclient.Imported, notes []string, source string) ([]byte, error) {
+func render(servers []mcpservers.Imported, notes []string, source string) ([]byte, error) {
 	items, err := nodes(servers)
 	if err != nil {
 		return nil, err
@@ -326,7 +327,7 @@ func render(servers []mcpclient.Imported, notes []string, source string) ([]byte
 // path, keeping every other byte of it (and so its comments). An id or
 // serverName already in the composition is refused, and nothing is
 // written. A missing file is created.
-func appendEntries(path string, servers []mcpclient.Imported, source string) error {
+func appendEntries(path string, servers []mcpservers.Imported, source string) error {
 	orig, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		out, err := render(servers, nil, source)
@@ -371,7 +372,7 @@ func appendEntries(path string, servers []mcpclient.Imported, source string) err
 // the files' paths. An id or serverName used by compFile or by a file
 // already in dir, or a file that exists, is refused, and nothing is
 // written.
-func writeDir(dir, compFile string, servers []mcpclient.Imported, source string) ([]string, error) {
+func writeDir(dir, compFile string, servers []mcpservers.Imported, source string) ([]string, error) {
 	// The files in dir count even before the composition includes them.
 	existing, _ := filepath.Glob(filepath.Join(dir, "*.y*ml"))
 	used, err := usedNames(append([]string{compFile}, existing...)...)
@@ -388,7 +389,7 @@ func writeDir(dir, compFile string, servers []mcpclient.Imported, source string)
 	out := make([][]byte, len(servers))
 	for i, s := range servers {
 		var err error
-		if out[i], err = render([]mcpclient.Imported{s}, nil, source); err != nil {
+		if out[i], err = render([]mcpservers.Imported{s}, nil, source); err != nil {
 			return nil, err
 		}
 	}
@@ -478,7 +479,7 @@ func usedIn(used map[string]string, file string, data []byte) error {
 
 // refuseUsed fails when a server's id is in used, or its file (when files
 // is not nil) exists.
-func refuseUsed(servers []mcpclient.Imported, used map[string]string, files []string) error {
+func refuseUsed(servers []mcpservers.Imported, used map[string]string, files []string) error {
 	var errs []error
 	for i, s := range servers {
 		if files != nil {

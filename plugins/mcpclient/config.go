@@ -33,7 +33,10 @@ const maxMs = math.MaxInt32
 // maxInstructionBytes caps the server instructions kept for the prompt.
 const maxInstructionBytes = 32 << 10
 
-var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+// ServerNameRule is the pattern every serverName matches.
+const ServerNameRule = `^[A-Za-z0-9_-]{1,32}$`
+
+var serverNamePattern = regexp.MustCompile(ServerNameRule)
 
 // Config is one mcp-client instance: one MCP server. Defaults returns the
 // values a composition entry's config is decoded over.

@@ -1,4 +1,4 @@
-package mcpclient
+package mcpservers
 
 import (
 	"bytes"
@@ -7,18 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-host/dsh-host/host"
 )
 
-func TestImportServer(t *testing.T) {
+func TestConvert(t *testing.T) {
 	// withDefaults is the config of a server called s over transport, as
 	// edit leaves it.
-	withDefaults := func(transport string, edit func(*Config)) Config {
-		c := Defaults()
+	withDefaults := func(transport string, edit func(*mcpclient.Config)) mcpclient.Config {
+		c := mcpclient.Defaults()
 		c.Transport, c.ServerName = transport, "s"
-		if transport == TransportStdio {
+		if transport == mcpclient.TransportStdio {
 			c.Command = "npx"
 		} else {
 			c.URL = "https://example.com/mcp"
@@ -28,27 +30,31 @@ func TestImportServer(t *testing.T) {
 		}
 		return c
 	}
-	stdio := func(edit func(*Config)) Config { return withDefaults(TransportStdio, edit) }
-	http := func(edit func(*Config)) Config { return withDefaults(TransportStreamableHTTP, edit) }
+	stdio := func(edit func(*mcpclient.Config)) mcpclient.Config {
+		return withDefaults(mcpclient.TransportStdio, edit)
+	}
+	http := func(edit func(*mcpclient.Config)) mcpclient.Config {
+		return withDefaults(mcpclient.TransportStreamableHTTP, edit)
+	}
 	tests := []struct {
 		name      string
 		entry     string
-		want      Config
+		want      mcpclient.Config
 		disabled  bool
 		wantNotes []string
 		wantErr   string
 	}{
 		{name: "stdio by command", entry: `{"command": "npx", "args": ["-y", "pkg"], "env": {"A": "1", "N": 10, "B": true, "Z": null}, "cwd": "/tmp"}`,
-			want: stdio(func(c *Config) {
+			want: stdio(func(c *mcpclient.Config) {
 				c.Args, c.Env, c.Cwd = []string{"-y", "pkg"}, map[string]string{"A": "1", "N": "10", "B": "true", "Z": ""}, "/tmp"
 			})},
 		{name: "stdio by type", entry: `{"type": "stdio", "command": "npx"}`, want: stdio(nil)},
 		{name: "http by type", entry: `{"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${T:-}"}}`,
-			want: http(func(c *Config) { c.Headers = map[string]string{"Authorization": "Bearer ${T:-}"} })},
+			want: http(func(c *mcpclient.Config) { c.Headers = map[string]string{"Authorization": "Bearer ${T:-}"} })},
 		{name: "streamable-http spelled otherwise", entry: `{"transport": "streamableHttp", "serverUrl": "https://example.com/mcp"}`, want: http(nil)},
 		{name: "http by url", entry: `{"url": "https://example.com/mcp"}`, want: http(nil)},
 		{name: "url ending in /sse", entry: `{"url": "https://example.com/sse/"}`,
-			want:      http(func(c *Config) { c.Transport, c.URL = TransportSSE, "https://example.com/sse/" }),
+			want:      http(func(c *mcpclient.Config) { c.Transport, c.URL = mcpclient.TransportSSE, "https://example.com/sse/" }),
 			wantNotes: []string{"the url ends in /sse, which usually means a legacy SSE server: imported with transport: sse; if the server speaks Streamable HTTP, use transport: streamable-http"}},
 		{name: "disabled", entry: `{"command": "npx", "disabled": true}`, want: stdio(nil), disabled: true},
 		{name: "unknown keys, in key order", entry: `{"command": "npx", "zeta": 1, "autoApprove": []}`, want: stdio(nil),
@@ -56,7 +62,7 @@ func TestImportServer(t *testing.T) {
 		{name: "envFile", entry: `{"command": "npx", "envFile": ".env"}`, want: stdio(nil),
 			wantNotes: []string{"envFile is not supported: put those variables in the environment of dsh-host, or in env"}},
 		{name: "VS Code variables", entry: `{"command": "${userHome}/bin/s", "args": ["${env:HOME}", "${input:api-key}"], "cwd": "${workspaceFolder}"}`,
-			want: stdio(func(c *Config) {
+			want: stdio(func(c *mcpclient.Config) {
 				c.Command, c.Args, c.Cwd = "${HOME}/bin/s", []string{"${HOME}", "${API_KEY}"}, "${WORKSPACE_FOLDER:-.}"
 			}),
 			wantNotes: []string{
@@ -68,8 +74,8 @@ func TestImportServer(t *testing.T) {
 		{name: "stdio fields on http dropped", entry: `{"type": "http", "url": "https://example.com/mcp", "command": "npx", "args": ["a"]}`, want: http(nil),
 			wantNotes: []string{"command, args, env and cwd are ignored for an HTTP server"}},
 		{name: "sse", entry: `{"type": "sse", "url": "https://example.com/sse", "headers": {"X-Key": "${K}"}}`,
-			want: http(func(c *Config) {
-				c.Transport, c.URL, c.Headers = TransportSSE, "https://example.com/sse", map[string]string{"X-Key": "${K}"}
+			want: http(func(c *mcpclient.Config) {
+				c.Transport, c.URL, c.Headers = mcpclient.TransportSSE, "https://example.com/sse", map[string]string{"X-Key": "${K}"}
 			})},
 		{name: "sse without url", entry: `{"type": "sse"}`, wantErr: "HTTP server without a url"},
 		{name: "unknown type", entry: `{"type": "ws", "url": "https://example.com"}`, wantErr: `unknown type "ws"`},
@@ -91,7 +97,7 @@ func TestImportServer(t *testing.T) {
 			if err := dec.Decode(&entry); err != nil {
 				t.Fatal(err)
 			}
-			imp, err := ImportServer("s", entry, nil)
+			imp, err := Convert("s", entry, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -123,13 +129,13 @@ func TestImportServer(t *testing.T) {
 
 // TestImportServerRenameNote: the note of a renamed server gives the reason
 // it was renamed, a name the rule refuses or one in use.
-func TestImportServerRenameNote(t *testing.T) {
+func TestConvertRenameNote(t *testing.T) {
 	taken := func(s string) bool { return s == "tools" || s == "a_b" }
 	for name, want := range map[string]string{
 		"tools": `"tools" is renamed "tools_2": the id "tools" is in use`,
 		"a.b":   `"a.b" is renamed "a_b_2": ids and serverNames match ^[A-Za-z0-9_-]{1,32}$`,
 	} {
-		imp, err := ImportServer(name, map[string]any{"command": "npx"}, taken)
+		imp, err := Convert(name, map[string]any{"command": "npx"}, taken)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +171,7 @@ func TestServerNameFor(t *testing.T) {
 			t.Errorf("ServerNameFor(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 		taken[got] = true
-		if !serverNamePattern.MatchString(got) {
+		if !serverNameRule.MatchString(got) {
 			t.Errorf("%q does not match the serverName rule", got)
 		}
 		fmt.Fprintf(&comp, "  - {id: %q, name: x}\n", got)

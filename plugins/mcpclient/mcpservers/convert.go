@@ -1,8 +1,8 @@
-package mcpclient
-
-// Conversion of the server entries other MCP clients write (the mcpServers
-// object of Claude Code, Claude Desktop and Cursor, the servers object of
-// VS Code) into mcp-client configs, for `dsh-host import`.
+// Package mcpservers converts the server entries other MCP clients write
+// (the mcpServers object of Claude Code, Claude Desktop and Cursor, the
+// servers object of VS Code) into mcp-client configs, for `dsh-host
+// import`.
+package mcpservers
 
 import (
 	"encoding/json"
@@ -13,19 +13,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 // Imported is one server of another MCP client's configuration, converted.
 type Imported struct {
-	// Config is Defaults() with the server's own fields set.
-	Config Config
+	// Config is mcpclient.Defaults() with the server's own fields set.
+	Config mcpclient.Config
 	// Disabled is true when the other client has the server turned off.
 	Disabled bool
 	// Notes say what was renamed, rewritten or dropped, and why.
 	Notes []string
 }
 
-// ImportServer converts the entry of the server called name, as decoded
+// Convert converts the entry of the server called name, as decoded
 // from JSON (a map[string]any; numbers as float64 or json.Number). Its
 // serverName is name made to match the serverName rule (see ServerNameFor),
 // avoiding the names taken reports as used. VS Code's ${env:VAR} becomes
@@ -33,12 +35,12 @@ type Imported struct {
 // variables too, each with a note. The error, when not nil, says why the
 // server cannot be imported (an SSE server, neither a command nor a url, a
 // value of the wrong type).
-func ImportServer(name string, entry any, taken func(serverName string) bool) (Imported, error) {
+func Convert(name string, entry any, taken func(serverName string) bool) (Imported, error) {
 	fields, ok := entry.(map[string]any)
 	if !ok {
 		return Imported{}, errors.New("not a JSON object")
 	}
-	imp := Imported{Config: Defaults()}
+	imp := Imported{Config: mcpclient.Defaults()}
 	cfg := &imp.Config
 	var typ string
 	for _, key := range slices.Sorted(maps.Keys(fields)) {
@@ -75,19 +77,19 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 	}
 	switch strings.ToLower(typ) {
 	case "sse":
-		cfg.Transport = TransportSSE
+		cfg.Transport = mcpclient.TransportSSE
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
-		cfg.Transport = TransportStreamableHTTP
+		cfg.Transport = mcpclient.TransportStreamableHTTP
 	case "stdio":
-		cfg.Transport = TransportStdio
+		cfg.Transport = mcpclient.TransportStdio
 	case "":
 		switch {
 		case cfg.Command != "":
-			cfg.Transport = TransportStdio
+			cfg.Transport = mcpclient.TransportStdio
 		case cfg.URL != "":
-			cfg.Transport = TransportStreamableHTTP
+			cfg.Transport = mcpclient.TransportStreamableHTTP
 			if strings.HasSuffix(strings.TrimRight(cfg.URL, "/"), "/sse") {
-				cfg.Transport = TransportSSE
+				cfg.Transport = mcpclient.TransportSSE
 				imp.note("the url ends in /sse, which usually means a legacy SSE server: imported with transport: sse; if the server speaks Streamable HTTP, use transport: streamable-http")
 			}
 		}
@@ -95,7 +97,7 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 		return imp, fmt.Errorf("unknown type %q", typ)
 	}
 	switch cfg.Transport {
-	case TransportStdio:
+	case mcpclient.TransportStdio:
 		if cfg.Command == "" {
 			return imp, errors.New("stdio server without a command")
 		}
@@ -103,7 +105,7 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 			imp.note("url and headers are ignored for a stdio server")
 			cfg.URL, cfg.Headers = "", nil
 		}
-	case TransportStreamableHTTP, TransportSSE:
+	case mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
 		if cfg.URL == "" {
 			return imp, errors.New("HTTP server without a url")
 		}
@@ -130,10 +132,10 @@ func ImportServer(name string, entry any, taken func(serverName string) bool) (I
 	cfg.ServerName = ServerNameFor(name, taken)
 	switch {
 	case cfg.ServerName == name:
-	case serverNamePattern.MatchString(name):
+	case serverNameRule.MatchString(name):
 		imp.note("%q is renamed %q: the id %q is in use", name, cfg.ServerName, name)
 	default:
-		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNamePattern)
+		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNameRule)
 	}
 	return imp, nil
 }
@@ -151,7 +153,7 @@ func ServerNameFor(name string, taken func(serverName string) bool) string {
 	var b strings.Builder
 	replaced := false
 	for _, r := range name {
-		if serverNamePattern.MatchString(string(r)) {
+		if serverNameRule.MatchString(string(r)) {
 			b.WriteRune(r)
 			replaced = false
 		} else if !replaced {
@@ -175,7 +177,7 @@ func ServerNameFor(name string, taken func(serverName string) bool) string {
 // fit returns base, cut as little as needed for base+suffix to match the
 // serverName rule, followed by suffix.
 func fit(base, suffix string) string {
-	for len(base) > 0 && !serverNamePattern.MatchString(base+suffix) {
+	for len(base) > 0 && !serverNameRule.MatchString(base+suffix) {
 		base = base[:len(base)-1]
 	}
 	return base + suffix
@@ -183,6 +185,9 @@ func fit(base, suffix string) string {
 
 // vscodeVar matches VS Code's ${env:VAR}, ${input:id} and ${workspaceFolder}
 // style variables (a colon, or a name the composition cannot expand).
+// serverNameRule is mcp-client's serverName pattern.
+var serverNameRule = regexp.MustCompile(mcpclient.ServerNameRule)
+
 var vscodeVar = regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator)\}`)
 
 // convertVars rewrites VS Code variables in *s into the composition's
