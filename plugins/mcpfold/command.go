@@ -159,7 +159,7 @@ func (a *adapter) health(caller tools.Caller, v view) string {
 	}
 	folded, kept, chars := 0, 0, 0
 	for _, d := range all {
-		switch a.rules.judge(d.Name, v.gate) {
+		switch a.rules.judge(d, v.gate) {
 		case fold:
 			folded++
 			chars += schemaChars(d)

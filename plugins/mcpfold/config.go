@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Config is the mcp-fold plugin's config.
@@ -41,10 +43,10 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	for i, s := range cfg.Servers {
-		// A name outside the tool-name alphabet can match no tool, and a
+		// A name outside the serverName alphabet can match no server, and a
 		// whitelist that matches nothing silently stops all folding.
-		if !prefixRule.MatchString(s) || strings.Contains(s, "__") {
-			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -, no \"__\")", i, s)
+		if !prefixRule.MatchString(s) {
+			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -)", i, s)
 		}
 	}
 	if cfg.DescriptionLimit < 1 {
@@ -111,12 +113,16 @@ func (r *rules) allowed(server string) bool {
 // isMCP reports whether name carries the prefix.
 func (r *rules) isMCP(name string) bool { return strings.HasPrefix(name, r.prefix) }
 
-// serverOf returns the server segment of an MCP tool name: the text after
-// the prefix up to the first "__".
-func (r *rules) serverOf(name string) string {
-	rest := strings.TrimPrefix(name, r.prefix)
-	server, _, _ := strings.Cut(rest, "__")
-	return server
+// serverOf returns the MCP server of the registered tool d, or "" when d
+// is not an MCP tool to fold: a meta-tool, a name without the prefix, or
+// a tool whose registrant declared no server. The server is the one
+// mcp-client declares in Origin.Server, never parsed from the name: a
+// serverName may itself contain "__" ("a__b" and "a__c" are two servers).
+func (r *rules) serverOf(d tools.Definition) string {
+	if isMeta(d.Name) || !r.isMCP(d.Name) {
+		return ""
+	}
+	return d.Origin.Server
 }
 
 // Meta-tool names.
@@ -136,22 +142,19 @@ const (
 	keep                  // an MCP tool exempted by keep or servers
 )
 
-// judge applies the fold rule, in order: meta-tools are never folded; tools
-// without the prefix stay native; a disabled server's tools fold whatever
-// keep and servers say; otherwise a tool folds unless a keep pattern
-// matches it or its server is not whitelisted.
-func (r *rules) judge(name string, g *gateState) verdict {
-	if isMeta(name) {
+// judge applies the fold rule to the registered tool d, in order: a tool
+// that is not an MCP tool (serverOf) stays native; a disabled server's
+// tools fold whatever keep and servers say; otherwise a tool folds unless
+// a keep pattern matches it or its server is not whitelisted.
+func (r *rules) judge(d tools.Definition, g *gateState) verdict {
+	server := r.serverOf(d)
+	if server == "" {
 		return native
 	}
-	if !r.isMCP(name) {
-		return native
-	}
-	server := r.serverOf(name)
 	if g.disabled(server) {
 		return fold
 	}
-	if !r.kept(name) && r.allowed(server) {
+	if !r.kept(d.Name) && r.allowed(server) {
 		return fold
 	}
 	return keep

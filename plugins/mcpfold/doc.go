@@ -23,11 +23,12 @@
 //
 // The fold runs in the tool registry's assembly waterfall, after every
 // handler registered later than it. For each assembled tool, in order:
-// mcp_list and mcp_call are never folded; a tool without the prefix stays;
-// a tool of a disabled server is folded whatever keep and servers say;
-// otherwise the tool is folded unless a keep pattern matches it or its
-// server is not whitelisted. A tool's server is the text after the prefix
-// up to the first "__".
+// mcp_list and mcp_call are never folded; a tool without the prefix, or
+// without a server, stays; a tool of a disabled server is folded whatever
+// keep and servers say; otherwise the tool is folded unless a keep pattern
+// matches it or its server is not whitelisted. A tool's server is the one
+// it was registered with (tools.Origin.Server, which mcp-client sets),
+// never parsed from its name: serverNames may contain "__".
 //
 // Tools stay registered: listings, direct calls and policy hooks see them
 // as before; only the prompt changes. The fold is fail-open: unless the
