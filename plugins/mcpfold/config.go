@@ -58,8 +58,7 @@ func (cfg *Config) Validate() error {
 // rules is a validated config, compiled for matching.
 type rules struct {
 	prefix  string
-	keep    []*regexp.Regexp
-	keepSrc []string
+	keep    []string
 	servers map[string]bool // nil: every server is allowed
 	list    []string        // servers in config order
 	limit   int
@@ -69,10 +68,7 @@ func compile(cfg Config) (*rules, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &rules{prefix: cfg.Prefix, keepSrc: append([]string(nil), cfg.Keep...), limit: cfg.DescriptionLimit}
-	for _, k := range cfg.Keep {
-		r.keep = append(r.keep, globRegexp(k))
-	}
+	r := &rules{prefix: cfg.Prefix, keep: append([]string(nil), cfg.Keep...), limit: cfg.DescriptionLimit}
 	if len(cfg.Servers) > 0 {
 		r.servers = map[string]bool{}
 		for _, s := range cfg.Servers {
@@ -85,20 +81,11 @@ func compile(cfg Config) (*rules, error) {
 	return r, nil
 }
 
-// globRegexp turns a keep pattern into an anchored regexp in which `*`
-// matches any run of characters and everything else is literal.
-func globRegexp(pattern string) *regexp.Regexp {
-	parts := strings.Split(pattern, "*")
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
-	}
-	return regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)
-}
-
-// kept reports whether name matches a keep pattern.
+// kept reports whether name matches a keep pattern (tools.Match: the same
+// `*` glob as the registry's masks and hook patterns).
 func (r *rules) kept(name string) bool {
-	for _, re := range r.keep {
-		if re.MatchString(name) {
+	for _, k := range r.keep {
+		if tools.Match(k, name) {
 			return true
 		}
 	}
