@@ -57,7 +57,7 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 	} else if ctx.Err() == nil {
 		remove := func() {}
 		if o.elicit == "defaults" {
-			remove = installAnswerer(h, elicit.Defaults)
+			remove = installAnswerer(h, elicit.Defaults())
 		}
 		code = fn(h)
 		remove()
