@@ -25,7 +25,7 @@ const (
 	treeDescLimit = 100
 )
 
-var usageText = "Usage: /mcp " + commandUsage + `
+const usageText = "Usage: /mcp " + commandUsage + `
   /mcp                 servers and tools with their ids, and folding health
   /mcp list <name>     one server's tools, or one tool's description and input schema
   /mcp config          the effective prefix, keep, servers, descriptionLimit and the id inventory
