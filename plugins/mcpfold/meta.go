@@ -255,7 +255,13 @@ func (a *adapter) dispatchable(caller tools.Caller, g *gateState) []string {
 	return out
 }
 
-// call is mcp_call.
+// call is mcp_call. The checks run in order: an object, a string tool,
+// the prefix, not a meta-tool, a tool with a server (Origin.Server), a
+// whitelisted server, an enabled server, a tool the caller can see (an
+// unknown name answers with the closest names); then the arguments must
+// match the tool's input schema (a mismatch answers with the errors and
+// the schema, without a call). Every refusal and child failure is a
+// failed output (tools.Output.Failed) whose text says what to do.
 func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, error) {
 	r := a.rules
 	var m map[string]json.RawMessage
