@@ -14,10 +14,10 @@
 // every failure is isError with its explanation (a tools.Result's Err, or
 // a tool's own failed answer, Result.Failed, as mcp_call's refusals); a
 // listing keeps the server's title, annotations, outputSchema, icons and
-// _meta (Definition.MCPTool); a relayed MCP result (MCPResult) keeps every
-// content block and its structuredContent; the tool's progress and its
-// server's log messages reach the client (tools.WithProgress,
-// tools.WithLog). With Options.Raw the MCP servers' tools are served under
+// _meta (Definition.MCPTool); a relayed MCP result (tools.MCPResult)
+// keeps every content block and its structuredContent; the tool's
+// progress and its server's log messages reach the client
+// (tools.WithProgress, tools.WithLog). With Options.Raw the MCP servers' tools are served under
 // their own names, unfolded; HTTPOptions.Stateless serves stateless
 // Streamable HTTP.
 //
@@ -530,13 +530,12 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 		}
 		return errorResult(res.Err.Error()), nil
 	}
-	if r, ok := res.Value.(decodedMCPResult); ok {
+	if r, ok := res.Value.(tools.MCPResult); ok {
 		if out := r.MCPCallToolResult(); out != nil {
 			out.IsError = res.Failed
 			return out, nil
 		}
-	}
-	if r, ok := res.Value.(MCPResult); ok {
+		// Made of JSON: decode it once here.
 		out, err := passThrough(r)
 		if err == nil {
 			out.IsError = res.Failed
@@ -550,32 +549,10 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 	return &mcp.CallToolResult{Content: g.content(public, res.Content), IsError: res.Failed}, nil
 }
 
-// MCPResult is the canonical value of a tool that relays an MCP server's
-// result (mcpclient's CallResult): the gateway passes its content blocks and
-// structuredContent to the client as the server sent them, instead of the
-// model-facing projection (which stores binary blocks as attachments and
-// cuts long text for a model's context).
-type MCPResult interface {
-	// MCPContent is the result's content blocks, each as JSON.
-	MCPContent() []json.RawMessage
-	// MCPStructuredContent is its structuredContent (nil when none).
-	MCPStructuredContent() json.RawMessage
-}
-
-// decodedMCPResult is an MCPResult that also holds the result as go-sdk
-// decoded it from the server's answer (mcpclient's CallResult): served as
-// it is, it spares the gateway decoding the blocks' JSON again (a decode
-// and its 32 KiB buffer per call). MCPCallToolResult returns a result the
-// gateway may set IsError on, or nil when the value was made of JSON (a
-// post-execute hook's): its JSON is what stands.
-type decodedMCPResult interface {
-	MCPCallToolResult() *mcp.CallToolResult
-}
-
 // passThrough decodes r's blocks into a result, with go-sdk's own decoder
 // of each content type. The blocks are JSON already (the server's, as
 // go-sdk encoded them): they are joined as they are, not encoded again.
-func passThrough(r MCPResult) (*mcp.CallToolResult, error) {
+func passThrough(r tools.MCPResult) (*mcp.CallToolResult, error) {
 	blocks, structured := r.MCPContent(), r.MCPStructuredContent()
 	n := len(`{"content":[],"structuredContent":}`) + len(structured)
 	for _, b := range blocks {

@@ -722,3 +722,59 @@ func TestFlappingChangesStillReachClients(t *testing.T) {
 		}
 	}
 }
+
+// relayed is a tools.MCPResult from no particular plugin: the gateway
+// relays what the contract gives, whoever made the value.
+type relayed struct {
+	decoded    *mcp.CallToolResult // nil: the value has JSON only
+	content    []json.RawMessage
+	structured json.RawMessage
+}
+
+func (r relayed) MCPCallToolResult() *mcp.CallToolResult {
+	if r.decoded == nil {
+		return nil
+	}
+	out := *r.decoded
+	return &out
+}
+func (r relayed) MCPContent() []json.RawMessage         { return r.content }
+func (r relayed) MCPStructuredContent() json.RawMessage { return r.structured }
+
+func TestRelaysMCPResults(t *testing.T) {
+	reg := tools.New(nil)
+	tool := func(name string, v relayed, failed bool) {
+		register(t, reg, tools.Definition{Name: name, Execute: func(context.Context, tools.Call) (tools.Output, error) {
+			return tools.Output{Value: v, Content: []tools.Content{tools.Text("the model's projection")}, Failed: failed}, nil
+		}})
+	}
+	tool("decoded", relayed{decoded: &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "as decoded"}}, StructuredContent: map[string]any{"n": 1.0}}}, false)
+	tool("json", relayed{content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"as JSON"}`)}, structured: json.RawMessage(`{"n":2}`)}, false)
+	tool("failed", relayed{content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"refused"}`)}}, true)
+	tool("garbled", relayed{content: []json.RawMessage{json.RawMessage(`{"type":"nonsense"}`)}}, false)
+	h := newHarness(t, reg, nil)
+
+	tests := []struct {
+		tool       string
+		wantError  bool
+		want       string // the text's beginning
+		structured any
+	}{
+		{"decoded", false, "as decoded", map[string]any{"n": 1.0}},
+		{"json", false, "as JSON", map[string]any{"n": 2.0}},
+		{"failed", true, "refused", nil},
+		{"garbled", true, `the result of "garbled" could not be relayed: `, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res := h.call(t, tt.tool, nil)
+			text := strings.Join(mcptest.Texts(res), "\n")
+			if res.IsError != tt.wantError || !strings.HasPrefix(text, tt.want) {
+				t.Errorf("isError %v, text %q; want isError %v and a text beginning %q", res.IsError, text, tt.wantError, tt.want)
+			}
+			if diff := cmp.Diff(tt.structured, res.StructuredContent); diff != "" {
+				t.Errorf("structuredContent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

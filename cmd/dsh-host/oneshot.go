@@ -68,7 +68,7 @@ func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c 
 	} else if ctx.Err() == nil {
 		remove := func() {}
 		if o.elicit == "defaults" {
-			remove = installAnswerer(h, elicit.Defaults)
+			remove = installAnswerer(h, elicit.Defaults())
 		}
 		code = fn(h)
 		remove()

@@ -196,7 +196,7 @@ var declineAll elicit.Answerer = elicit.AnswerFunc(func(context.Context, elicit.
 func withElicit(ctx context.Context, mode string) context.Context {
 	switch mode {
 	case "defaults":
-		return elicit.WithAnswerer(ctx, elicit.Defaults)
+		return elicit.WithAnswerer(ctx, elicit.Defaults())
 	case "decline":
 		return elicit.WithAnswerer(ctx, declineAll)
 	}

@@ -39,6 +39,8 @@ type CallResult struct {
 	json   *resultJSON
 }
 
+var _ tools.MCPResult = CallResult{}
+
 // resultJSON is a result's JSON, shared by the copies of one value.
 type resultJSON struct {
 	once       sync.Once

@@ -189,32 +189,52 @@ func (a *adapter) assemble(ctx context.Context, in tools.Assembly, next host.Nex
 		return out, nil
 	}
 	g := a.gate.Load()
-	folded := 0
-	for _, t := range out.Tools {
-		if a.rules.judge(t.Name, g) == fold {
-			folded++
+	var kept []tools.Schema
+	for i, t := range out.Tools {
+		if a.judgeName(t.Name, g) != fold {
+			if kept != nil {
+				kept = append(kept, t)
+			}
+			continue
+		}
+		if kept == nil {
+			kept = make([]tools.Schema, i, len(out.Tools)-1)
+			copy(kept, out.Tools[:i])
 		}
 	}
-	if folded == 0 {
+	if kept == nil {
 		return out, nil
-	}
-	kept := make([]tools.Schema, 0, len(out.Tools)-folded)
-	for _, t := range out.Tools {
-		if a.rules.judge(t.Name, g) != fold {
-			kept = append(kept, t)
-		}
 	}
 	out.Tools = kept
 	return out, nil
 }
 
+// judgeName judges the assembled tool name. The assembly carries names
+// only; the registry has each MCP tool's server.
+func (a *adapter) judgeName(name string, g *gateState) verdict {
+	if isMeta(name) || !a.rules.isMCP(name) {
+		return native // spares a look-up for every native tool
+	}
+	return a.rules.judge(a.definition(name), g)
+}
+
+// definition returns the registered tool called name, or a definition
+// with the name alone (not an MCP tool) when none is registered: a tool
+// unregistered meanwhile stays out of folding, catalog and gates.
+func (a *adapter) definition(name string) tools.Definition {
+	if d, ok := a.reg.Get(name); ok {
+		return d
+	}
+	return tools.Definition{Name: name}
+}
+
 // guard refuses any call, direct or through mcp_call, to a disabled
 // server's tools.
 func (a *adapter) guard(_ context.Context, call tools.Call) error {
-	if isMeta(call.Name) || !a.rules.isMCP(call.Name) {
+	server := a.rules.serverOf(a.definition(call.Name))
+	if server == "" {
 		return nil
 	}
-	server := a.rules.serverOf(call.Name)
 	g := a.gate.Load()
 	if g.disabled(server) {
 		return fmt.Errorf("server %q is disabled — ask the operator to run \"/mcp enable %d\" to restore it", server, g.idOf(server))
@@ -222,13 +242,13 @@ func (a *adapter) guard(_ context.Context, call tools.Call) error {
 	return nil
 }
 
-// mcpTools returns the MCP tools caller can see, meta-tools excluded, in
-// name order.
+// mcpTools returns the MCP tools caller can see (serverOf: under the prefix,
+// declared by a server, meta-tools excluded), in name order.
 func (a *adapter) mcpTools(caller tools.Caller) []tools.Definition {
 	all := a.reg.List(caller) // a fresh slice: filter it in place
 	out := all[:0]
 	for _, d := range all {
-		if a.rules.isMCP(d.Name) && !isMeta(d.Name) {
+		if a.rules.serverOf(d) != "" {
 			out = append(out, d)
 		}
 	}
@@ -245,7 +265,7 @@ func (a *adapter) groups(defs []tools.Definition) []group {
 	var out []group
 	index := map[string]int{}
 	for _, d := range defs {
-		s := a.rules.serverOf(d.Name)
+		s := a.rules.serverOf(d)
 		i, ok := index[s]
 		if !ok {
 			i = len(out)

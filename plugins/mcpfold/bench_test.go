@@ -39,6 +39,7 @@ func fleetRegistry(b *testing.B, servers, perServer int) *tools.Registry {
 				Description: fmt.Sprintf("Perform operation %d against server %d: lists, filters and returns matching records with pagination. Use it when the user asks about records of this kind.", i, s),
 				InputSchema: syntheticSchema(i),
 				Execute:     noop,
+				Origin:      tools.Origin{Server: fmt.Sprintf("server%02d", s)},
 			})
 			if err != nil {
 				b.Fatal(err)

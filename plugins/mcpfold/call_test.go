@@ -225,7 +225,7 @@ func TestCallCancellation(t *testing.T) {
 	started := make(chan struct{})
 	reg := tools.New(nil)
 	_, err := reg.Register(testScope(t, "client"), tools.Definition{
-		Name: "mcp__slow__wait",
+		Name: "mcp__slow__wait", Origin: tools.Origin{Server: "slow"},
 		Execute: func(ctx context.Context, _ tools.Call) (tools.Output, error) {
 			close(started)
 			<-ctx.Done()
@@ -266,7 +266,7 @@ func newRigOn(t *testing.T, reg *tools.Registry) *adapter {
 func TestCallWrapsChildFailure(t *testing.T) {
 	reg := tools.New(nil)
 	_, err := reg.Register(testScope(t, "client"), tools.Definition{
-		Name: "mcp__s__broken",
+		Name: "mcp__s__broken", Origin: tools.Origin{Server: "s"},
 		Execute: func(context.Context, tools.Call) (tools.Output, error) {
 			return tools.Output{}, errors.New("upstream returned 502")
 		},
@@ -288,7 +288,7 @@ func TestCallForwardsImageContent(t *testing.T) {
 	ref := &attachments.Ref{ID: "sha256:abc", MediaType: "image/png", Bytes: 10, Width: 1, Height: 1}
 	reg := tools.New(nil)
 	_, err := reg.Register(testScope(t, "client"), tools.Definition{
-		Name: "mcp__cam__snap",
+		Name: "mcp__cam__snap", Origin: tools.Origin{Server: "cam"},
 		Execute: func(_ context.Context, c tools.Call) (tools.Output, error) {
 			if !c.Caller.ImageInput {
 				return tools.Output{Value: "no images", Content: []tools.Content{tools.Text("[image omitted]")}}, nil
@@ -318,7 +318,7 @@ var cmpResult = cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == 
 func TestCachesForgetUnregisteredTools(t *testing.T) {
 	r := newRig(t, withTools())
 	unreg, err := r.reg.Register(testScope(t, "client"), tools.Definition{
-		Name: "mcp__s__gone", Description: "Goes away.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Name: "mcp__s__gone", Description: "Goes away.", InputSchema: json.RawMessage(`{"type":"object"}`), Origin: tools.Origin{Server: "s"},
 		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil },
 	})
 	if err != nil {

@@ -25,7 +25,7 @@ const (
 	treeDescLimit = 100
 )
 
-var usageText = "Usage: /mcp " + commandUsage + `
+const usageText = "Usage: /mcp " + commandUsage + `
   /mcp                 servers and tools with their ids, and folding health
   /mcp list <name>     one server's tools, or one tool's description and input schema
   /mcp config          the effective prefix, keep, servers, descriptionLimit and the id inventory
@@ -159,7 +159,7 @@ func (a *adapter) health(caller tools.Caller, v view) string {
 	}
 	folded, kept, chars := 0, 0, 0
 	for _, d := range all {
-		switch a.rules.judge(d.Name, v.gate) {
+		switch a.rules.judge(d, v.gate) {
 		case fold:
 			folded++
 			chars += schemaChars(d)
@@ -270,17 +270,17 @@ func (a *adapter) config(caller tools.Caller) commands.Reply {
 		lines = append(lines, "keep: none — every MCP tool folds")
 	} else {
 		lines = append(lines, "keep:")
-		for i, re := range r.keep {
+		for _, k := range r.keep {
 			var hits []string
 			for _, d := range all {
-				if re.MatchString(d.Name) {
+				if tools.Match(k, d.Name) {
 					hits = append(hits, d.Name)
 				}
 			}
 			if len(hits) == 0 {
-				lines = append(lines, fmt.Sprintf("  %s — matches no tool", r.keepSrc[i]))
+				lines = append(lines, fmt.Sprintf("  %s — matches no tool", k))
 			} else {
-				lines = append(lines, fmt.Sprintf("  %s — %d tool(s): %s", r.keepSrc[i], len(hits), strings.Join(hits, ", ")))
+				lines = append(lines, fmt.Sprintf("  %s — %d tool(s): %s", k, len(hits), strings.Join(hits, ", ")))
 			}
 		}
 	}

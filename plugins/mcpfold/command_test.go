@@ -252,7 +252,7 @@ func TestDetail(t *testing.T) {
 
 func TestDetailServerWinsOverTool(t *testing.T) {
 	// "fs" names both the server of mcp__fs__read and the tool mcp__fs
-	// (whose server segment is "fs" too); the server wins.
+	// (registered for server "fs" too); the server wins.
 	r := newRig(t, withTools(fakeTool{"mcp__fs", "a tool named like a server", `{}`}, fakeTool{"mcp__fs__read", "", `{}`}))
 	if got := r.run("list fs").Text; !strings.HasPrefix(got, `server "fs" — 2 tool(s)`) {
 		t.Fatalf("%s", got)

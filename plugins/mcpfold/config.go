@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Config is the mcp-fold plugin's config.
@@ -41,10 +43,10 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	for i, s := range cfg.Servers {
-		// A name outside the tool-name alphabet can match no tool, and a
+		// A name outside the serverName alphabet can match no server, and a
 		// whitelist that matches nothing silently stops all folding.
-		if !prefixRule.MatchString(s) || strings.Contains(s, "__") {
-			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -, no \"__\")", i, s)
+		if !prefixRule.MatchString(s) {
+			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -)", i, s)
 		}
 	}
 	if cfg.DescriptionLimit < 1 {
@@ -56,8 +58,7 @@ func (cfg *Config) Validate() error {
 // rules is a validated config, compiled for matching.
 type rules struct {
 	prefix  string
-	keep    []*regexp.Regexp
-	keepSrc []string
+	keep    []string
 	servers map[string]bool // nil: every server is allowed
 	list    []string        // servers in config order
 	limit   int
@@ -67,10 +68,7 @@ func compile(cfg Config) (*rules, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &rules{prefix: cfg.Prefix, keepSrc: append([]string(nil), cfg.Keep...), limit: cfg.DescriptionLimit}
-	for _, k := range cfg.Keep {
-		r.keep = append(r.keep, globRegexp(k))
-	}
+	r := &rules{prefix: cfg.Prefix, keep: append([]string(nil), cfg.Keep...), limit: cfg.DescriptionLimit}
 	if len(cfg.Servers) > 0 {
 		r.servers = map[string]bool{}
 		for _, s := range cfg.Servers {
@@ -83,20 +81,11 @@ func compile(cfg Config) (*rules, error) {
 	return r, nil
 }
 
-// globRegexp turns a keep pattern into an anchored regexp in which `*`
-// matches any run of characters and everything else is literal.
-func globRegexp(pattern string) *regexp.Regexp {
-	parts := strings.Split(pattern, "*")
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
-	}
-	return regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)
-}
-
-// kept reports whether name matches a keep pattern.
+// kept reports whether name matches a keep pattern (tools.Match: the same
+// `*` glob as the registry's masks and hook patterns).
 func (r *rules) kept(name string) bool {
-	for _, re := range r.keep {
-		if re.MatchString(name) {
+	for _, k := range r.keep {
+		if tools.Match(k, name) {
 			return true
 		}
 	}
@@ -111,12 +100,16 @@ func (r *rules) allowed(server string) bool {
 // isMCP reports whether name carries the prefix.
 func (r *rules) isMCP(name string) bool { return strings.HasPrefix(name, r.prefix) }
 
-// serverOf returns the server segment of an MCP tool name: the text after
-// the prefix up to the first "__".
-func (r *rules) serverOf(name string) string {
-	rest := strings.TrimPrefix(name, r.prefix)
-	server, _, _ := strings.Cut(rest, "__")
-	return server
+// serverOf returns the MCP server of the registered tool d, or "" when d
+// is not an MCP tool to fold: a meta-tool, a name without the prefix, or
+// a tool whose registrant declared no server. The server is the one
+// mcp-client declares in Origin.Server, never parsed from the name: a
+// serverName may itself contain "__" ("a__b" and "a__c" are two servers).
+func (r *rules) serverOf(d tools.Definition) string {
+	if isMeta(d.Name) || !r.isMCP(d.Name) {
+		return ""
+	}
+	return d.Origin.Server
 }
 
 // Meta-tool names.
@@ -136,22 +129,19 @@ const (
 	keep                  // an MCP tool exempted by keep or servers
 )
 
-// judge applies the fold rule, in order: meta-tools are never folded; tools
-// without the prefix stay native; a disabled server's tools fold whatever
-// keep and servers say; otherwise a tool folds unless a keep pattern
-// matches it or its server is not whitelisted.
-func (r *rules) judge(name string, g *gateState) verdict {
-	if isMeta(name) {
+// judge applies the fold rule to the registered tool d, in order: a tool
+// that is not an MCP tool (serverOf) stays native; a disabled server's
+// tools fold whatever keep and servers say; otherwise a tool folds unless
+// a keep pattern matches it or its server is not whitelisted.
+func (r *rules) judge(d tools.Definition, g *gateState) verdict {
+	server := r.serverOf(d)
+	if server == "" {
 		return native
 	}
-	if !r.isMCP(name) {
-		return native
-	}
-	server := r.serverOf(name)
 	if g.disabled(server) {
 		return fold
 	}
-	if !r.kept(name) && r.allowed(server) {
+	if !r.kept(d.Name) && r.allowed(server) {
 		return fold
 	}
 	return keep

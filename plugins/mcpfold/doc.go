@@ -23,11 +23,12 @@
 //
 // The fold runs in the tool registry's assembly waterfall, after every
 // handler registered later than it. For each assembled tool, in order:
-// mcp_list and mcp_call are never folded; a tool without the prefix stays;
-// a tool of a disabled server is folded whatever keep and servers say;
-// otherwise the tool is folded unless a keep pattern matches it or its
-// server is not whitelisted. A tool's server is the text after the prefix
-// up to the first "__".
+// mcp_list and mcp_call are never folded; a tool without the prefix, or
+// without a server, stays; a tool of a disabled server is folded whatever
+// keep and servers say; otherwise the tool is folded unless a keep pattern
+// matches it or its server is not whitelisted. A tool's server is the one
+// it was registered with (tools.Origin.Server, which mcp-client sets),
+// never parsed from its name: serverNames may contain "__".
 //
 // Tools stay registered: listings, direct calls and policy hooks see them
 // as before; only the prompt changes. The fold is fail-open: unless the
@@ -48,25 +49,20 @@
 // by server in first-seen order, descriptions whitespace-collapsed and cut
 // to descriptionLimit characters with "…". tool expands one tool's full
 // description and input schema; server filters; verbose adds every schema;
-// query ranks the catalog with BM25 over names (weighted) and descriptions,
-// tokenized on `_`, `-`, spaces and camelCase, and returns the 10 best with
-// scores. Refusals are values rendered as plain text, never Go errors,
-// and marked failed (tools.Output.Failed), so that a gateway's client sees
-// isError and dsh-host call exits 1 on them.
+// query ranks the catalog with BM25 (search.go) and returns the 10 best.
+// Refusals of either meta-tool are values rendered as plain text, never Go
+// errors, and marked failed (tools.Output.Failed), so that a gateway's
+// client sees isError and dsh-host call exits 1 on them.
 //
 // # mcp_call
 //
-// {tool, arguments?}. The checks run in order: an object, a string tool,
-// the prefix, not a meta-tool, a whitelisted server, an enabled server, a
-// tool the caller can see (an unknown name answers with the closest names).
-// The arguments are then validated against the tool's input schema; a
-// mismatch answers with the errors and the schema, without a call. The
-// call itself is Registry.Execute with the caller's context and Caller, so
-// cancellation, masks, the child's own hooks and image projection behave
-// exactly as for a direct call; the child's value and content come back
-// verbatim. A child failure comes back as `MCP tool "<t>" failed: <msg>`;
-// a cancelled call stays a cancellation. Every refusal and child failure is
-// a failed output (tools.Output.Failed) with that text.
+// {tool, arguments?}. After its checks (see call) and a validation of the
+// arguments against the tool's input schema, the call is Registry.Execute
+// with the caller's context and Caller, so cancellation, masks, the
+// child's own hooks and image projection behave exactly as for a direct
+// call; the child's value and content come back verbatim. A child failure
+// comes back, failed, as `MCP tool "<t>" failed: <msg>`; a cancelled call
+// stays a cancellation.
 //
 // # Server ids and gates
 //
@@ -74,9 +70,8 @@
 // first; mapped and disabled ids are in use, and ids are never recycled.
 // They live in the settings section "mcp-adapter" as
 // {serverIds: {name: id}, disabled: [id]}, written only when an id is added
-// or a gate changes. A section that does not have that shape is normalized
-// (invalid entries dropped, a duplicate id kept by the name the file lists
-// first, disabled deduplicated) and never fatal; hand edits of the file apply at once.
+// or a gate changes; a section of another shape is normalized, never
+// fatal (see normalize), and hand edits of the file apply at once.
 //
 // A disabled server is folded out of every prompt, hidden from mcp_list,
 // refused by mcp_call, and refused by a guard in the registry's execute
@@ -92,12 +87,6 @@
 //	/mcp login <id|name>  OAuth login of a remote server in the browser
 //
 // /mcp login runs the login an mcp-client instance offers on the logins
-// service (services/logins): mcp-client's Login, as `dsh-host login`
-// runs it, with the authorization URL in the reply (and at once on the
-// front end's stream where it allowed the browser step). The instance
-// then connects by itself from the stored token. A server that waits for
-// a login has no tools, so the tree cannot show it: /mcp lists it from
-// the logins service, by name (it may have no id yet), with the hint.
-//
-// Output is capped at 400 lines.
+// service (see login); /mcp lists the servers waiting for one. Output is
+// capped at 400 lines.
 package mcpfold

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
-	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	"github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/settings"
@@ -328,5 +329,84 @@ func assertBetaDisabled(t *testing.T, eh *e2eHost, id string) {
 	}
 	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__alpha__ping"})); got != "pong" {
 		t.Fatalf("another server was affected: %q", got)
+	}
+}
+
+// TestE2EServersNamedWithTheSeparator: serverNames may contain "__", so a
+// tool's name does not tell its server; two real servers "a__b" and
+// "a__c" (whose tools all read mcp__a__...) stay two servers in the
+// catalog and /mcp, with their own ids, and disabling one leaves the other.
+func TestE2EServersNamedWithTheSeparator(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	dir := t.TempDir()
+	fixture := mcptest.FixtureBinary(t)
+	entries := []host.Entry{
+		{ID: "settings", Name: "settings", Config: map[string]any{"file": filepath.Join(dir, "settings.yaml")}},
+		{ID: "b", Name: "mcp-client", Config: map[string]any{"transport": "stdio", "serverName": "a__b", "command": fixture, "args": []any{"-name", "b"}}},
+		{ID: "c", Name: "mcp-client", Config: map[string]any{"transport": "stdio", "serverName": "a__c", "command": fixture, "args": []any{"-name", "c"}}},
+		{ID: "fold", Name: "mcp-fold", Config: map[string]any{}},
+	}
+	eh := startHost(t, entries, fixture)
+
+	servers := func() []string {
+		t.Helper()
+		res := eh.call("mcp_list", map[string]any{})
+		cat, ok := res.Value.(mcpfold.Catalog)
+		if res.Err != nil || !ok {
+			t.Fatalf("mcp_list: %v (%T)", res.Err, res.Value)
+		}
+		var out []string
+		for _, s := range cat.Servers {
+			out = append(out, s.Server)
+			for _, tl := range s.Tools {
+				if !strings.HasPrefix(tl.Name, "mcp__"+s.Server+"__") {
+					t.Fatalf("server %s lists %s", s.Server, tl.Name)
+				}
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"a__b", "a__c"}, servers()); diff != "" {
+		t.Fatalf("catalog servers (-want +got):\n%s", diff)
+	}
+
+	overview := eh.command("/mcp")
+	ids := map[string]string{}
+	for _, s := range []string{"a__b", "a__c"} {
+		m := regexp.MustCompile(`(?m)^\[(\d+)\] ` + s + ` \((\d+)\)$`).FindStringSubmatch(overview.Text)
+		if m == nil || m[2] != strconv.Itoa(len(mcptest.FixtureTools())) {
+			t.Fatalf("/mcp has no line for %s with its %d tools:\n%s", s, len(mcptest.FixtureTools()), overview.Text)
+		}
+		ids[s] = m[1]
+	}
+	if ids["a__b"] == ids["a__c"] {
+		t.Fatalf("both servers carry id %s:\n%s", ids["a__b"], overview.Text)
+	}
+
+	if r := eh.command("/mcp disable " + ids["a__b"]); r.Error || !strings.Contains(r.Text, `server "a__b"`) {
+		t.Fatalf("disable: %s", r.Text)
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__a__b__ping"})); !strings.Contains(got, `server "a__b" is disabled`) {
+		t.Fatalf("mcp_call to the disabled server = %q", got)
+	}
+	if res := eh.call("mcp__a__b__ping", map[string]any{}); res.Err == nil {
+		t.Fatal("a direct call to the disabled server's tool ran")
+	}
+	if got := resultText(eh.call("mcp_call", map[string]any{"tool": "mcp__a__c__ping"})); got != "pong" {
+		t.Fatalf("mcp_call to the other server = %q", got)
+	}
+	if res := eh.call("mcp__a__c__ping", map[string]any{}); res.Err != nil {
+		t.Fatalf("a direct call to the other server: %v", res.Err)
+	}
+	if diff := cmp.Diff([]string{"a__c"}, servers()); diff != "" {
+		t.Fatalf("catalog servers after disable (-want +got):\n%s", diff)
+	}
+	names, _ := eh.prompt()
+	if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__a__") }) {
+		t.Fatalf("an MCP tool stayed in the prompt: %v", names)
+	}
+	overview = eh.command("/mcp")
+	if !strings.Contains(overview.Text, "["+ids["a__b"]+"] a__b ⏸ disabled") || !strings.Contains(overview.Text, "["+ids["a__c"]+"] a__c (") {
+		t.Fatalf("/mcp after disable:\n%s", overview.Text)
 	}
 }

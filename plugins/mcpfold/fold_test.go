@@ -130,7 +130,7 @@ func TestConfigValidation(t *testing.T) {
 		{"limit of one", func(c *Config) { c.DescriptionLimit = 1 }, ""},
 		{"empty keep", func(c *Config) { c.Keep = []string{"mcp__x", ""} }, "keep[1]:"},
 		{"empty server", func(c *Config) { c.Servers = []string{""} }, "servers[0]:"},
-		{"server with separator", func(c *Config) { c.Servers = []string{"a__b"} }, "servers[0]:"},
+		{"server with separator", func(c *Config) { c.Servers = []string{"a__b"} }, ""}, // a valid serverName
 		{"server with a space", func(c *Config) { c.Servers = []string{"fs", "git hub"} }, "servers[1]:"},
 		{"server with a dot", func(c *Config) { c.Servers = []string{"my.server"} }, "servers[0]:"},
 		{"server with dash and underscore", func(c *Config) { c.Servers = []string{"my-server_2"} }, ""},
@@ -339,6 +339,7 @@ func TestPromptCacheStability(t *testing.T) {
 		un, err := reg.Register(testScope(t, "client"), tools.Definition{
 			Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string","description":"` + desc + `"}}}`),
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{}, nil },
+			Origin:  tools.Origin{Server: fixtureServer(name)},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func TestNormalize(t *testing.T) {
@@ -321,11 +324,15 @@ func TestLiveGateUpdates(t *testing.T) {
 }
 
 func TestGuardNeverRefusesTheMetaTools(t *testing.T) {
-	// Under the prefix "mcp_", mcp_list's server segment is "list": a
-	// disabled server of that name must not take the meta-tools down.
+	// Under the prefix "mcp_" the meta-tools carry the prefix, beside
+	// servers named "list" and "call": disabling those servers must not
+	// take the meta-tools down.
 	store := &memGate{raw: roundTrip(map[string]any{"serverIds": map[string]any{"list": 1, "call": 2}, "disabled": []any{1, 2}})}
-	r := newRig(t, withStore(store), withConfig(func(c *Config) { c.Prefix = "mcp_" }),
-		withTools(fakeTool{"mcp_list__echo", "Echo.", `{"type":"object"}`}, fakeTool{"mcp_call__echo", "Echo.", `{"type":"object"}`}))
+	r := newRig(t, withStore(store), withConfig(func(c *Config) { c.Prefix = "mcp_" }), withTools(),
+		before(func(reg *tools.Registry, _ *commands.Registry) {
+			registerOn(t, reg, nil, "list", fakeTool{"mcp_list__echo", "Echo.", `{"type":"object"}`})
+			registerOn(t, reg, nil, "call", fakeTool{"mcp_call__echo", "Echo.", `{"type":"object"}`})
+		}))
 	for _, name := range []string{listName, callName} {
 		if res := r.exec(name, `{}`); res.Err != nil {
 			t.Fatalf("%s refused: %v", name, res.Err)

@@ -111,6 +111,19 @@ type fakeTool struct {
 	name, desc, schema string
 }
 
+// fixtureServer is the Origin.Server a fixture tool registers with: the
+// fixtures are named as mcp-client names the tools of a server whose name
+// has no "__" (mcp__<server>__<tool>); a name without the prefix has no
+// server. Tests of servers named with "__" declare the server themselves.
+func fixtureServer(name string) string {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, _ := strings.Cut(rest, "__")
+	return server
+}
+
 const issueSchema = `{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`
 
 var fleet = []fakeTool{
@@ -165,8 +178,17 @@ func testScope(t testing.TB, id string) *host.Scope {
 	return s
 }
 
-// register adds fake tools whose Execute echoes the call.
+// register adds fake tools whose Execute echoes the call, each on its
+// fixtureServer.
 func register(t testing.TB, reg *tools.Registry, rec *seen, list ...fakeTool) {
+	t.Helper()
+	for _, f := range list {
+		registerOn(t, reg, rec, fixtureServer(f.name), f)
+	}
+}
+
+// registerOn adds fake tools of server whose Execute echoes the call.
+func registerOn(t testing.TB, reg *tools.Registry, rec *seen, server string, list ...fakeTool) {
 	t.Helper()
 	for _, f := range list {
 		name := f.name
@@ -178,7 +200,7 @@ func register(t testing.TB, reg *tools.Registry, rec *seen, list ...fakeTool) {
 				}
 				return tools.Output{Value: map[string]any{"tool": name, "args": json.RawMessage(c.Args)}}, nil
 			},
-			Origin: tools.Origin{Server: "x", RawName: name},
+			Origin: tools.Origin{Server: server, RawName: name},
 		})
 		if err != nil {
 			t.Fatalf("register %s: %v", f.name, err)

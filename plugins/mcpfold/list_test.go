@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -168,17 +169,28 @@ func TestCatalogArgumentNormalization(t *testing.T) {
 	}
 }
 
-func TestCatalogServerSegment(t *testing.T) {
-	odd := []fakeTool{
-		{"mcp__a-b__x", "", `{}`},
-		{"mcp__a__y", "", `{}`},
-		{"mcp__solo", "", `{}`},
-		{"mcp__a__deep__z", "", `{}`},
-	}
-	r := newRig(t, withTools(odd...))
-	want := [][]string{{"a-b", "mcp__a-b__x"}, {"a", "mcp__a__deep__z", "mcp__a__y"}, {"solo", "mcp__solo"}}
+// TestCatalogServerIsTheDeclaredOne: a tool's server is its
+// Origin.Server, whatever its name looks like; a tool under the prefix
+// that no server declared is not an MCP tool and stays out.
+func TestCatalogServerIsTheDeclaredOne(t *testing.T) {
+	r := newRig(t, withTools(), before(func(reg *tools.Registry, _ *commands.Registry) {
+		registerOn(t, reg, nil, "a__b", fakeTool{"mcp__a__b__x", "", `{}`})
+		registerOn(t, reg, nil, "a", fakeTool{"mcp__a__y", "", `{}`}, fakeTool{"mcp__a__deep__z", "", `{}`})
+		registerOn(t, reg, nil, "solo", fakeTool{"mcp__solo", "", `{}`})
+		registerOn(t, reg, nil, "", fakeTool{"mcp__nobody__w", "", `{}`})
+	}))
+	want := [][]string{{"a__b", "mcp__a__b__x"}, {"a", "mcp__a__deep__z", "mcp__a__y"}, {"solo", "mcp__solo"}}
 	if diff := cmp.Diff(want, shape(catalogOf(t, r.exec(listName, `{}`)))); diff != "" {
 		t.Fatalf("catalog (-want +got):\n%s", diff)
+	}
+	if names := r.names(testCaller); !containsName(names, "mcp__nobody__w") || containsName(names, "mcp__a__b__x") {
+		t.Fatalf("a serverless tool must stay native and a server's fold: %v", names)
+	}
+	if got := errText(t, r.exec(callName, `{"tool":"mcp__nobody__w"}`)); !strings.Contains(got, "not an MCP server's tool") {
+		t.Fatalf("mcp_call of a serverless tool: %q", got)
+	}
+	if got := errText(t, r.exec(listName, `{"tool":"mcp__nobody__w"}`)); !strings.Contains(got, "not an MCP server's tool") {
+		t.Fatalf("mcp_list of a serverless tool: %q", got)
 	}
 }
 

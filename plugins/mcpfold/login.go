@@ -12,7 +12,8 @@ import (
 )
 
 // waitingLogins are the overview's lines for servers that wait for a
-// login: they have no tools, so no heading in the tree.
+// login: they have no tools, so no heading in the tree; they come from the
+// logins service, by name (one may have no id yet), with the hint.
 func (a *adapter) waitingLogins(v view) []string {
 	if a.logins == nil {
 		return nil
@@ -33,7 +34,11 @@ func (a *adapter) waitingLogins(v view) []string {
 }
 
 // login runs the OAuth login of the server named by arg, an id or a
-// serverName (a server that needs a login may have no id yet).
+// serverName (a server that needs a login may have no id yet): the login
+// its mcp-client instance offers on the logins service, as `dsh-host
+// login` runs it, with the authorization URL in the reply (and at once on
+// the front end's stream where it allowed the browser step). The instance
+// then connects by itself from the stored token.
 func (a *adapter) login(ctx context.Context, caller tools.Caller, arg string) commands.Reply {
 	name := arg
 	if idArg.MatchString(arg) {

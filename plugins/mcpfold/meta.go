@@ -123,7 +123,7 @@ func (a *adapter) list(_ context.Context, call tools.Call) (tools.Output, error)
 	var disabledServers []string
 	seenDisabled := map[string]bool{}
 	for _, d := range all {
-		s := r.serverOf(d.Name)
+		s := r.serverOf(d)
 		if !r.allowed(s) {
 			continue
 		}
@@ -192,12 +192,17 @@ func (a *adapter) expand(caller tools.Caller, name string, g *gateState) (tools.
 	case !r.isMCP(name):
 		return fail("%q is not an MCP tool (expected the %q prefix) — call mcp_list without arguments for the catalog", name, r.prefix)
 	}
-	s := r.serverOf(name)
-	switch {
-	case !r.allowed(s):
-		return fail("%q belongs to server %q, which is not in the configured servers list", name, s)
-	case g.disabled(s):
-		return fail("refusing to expand %q: server %q is disabled — it can be restored with %q", name, s, a.enableHint(g, s))
+	// The server's gates come before visibility, as they do for mcp_call.
+	if reg, ok := a.reg.Get(name); ok {
+		s := r.serverOf(reg)
+		switch {
+		case s == "":
+			return fail("%q is not an MCP server's tool (no server declared it) — it stays in the prompt; call it directly", name)
+		case !r.allowed(s):
+			return fail("%q belongs to server %q, which is not in the configured servers list", name, s)
+		case g.disabled(s):
+			return fail("refusing to expand %q: server %q is disabled — it can be restored with %q", name, s, a.enableHint(g, s))
+		}
 	}
 	d, ok := a.reg.Lookup(caller, name)
 	if !ok {
@@ -224,7 +229,7 @@ func (a *adapter) search(defs []tools.Definition, query string) Search {
 		d := defs[h.index]
 		out.Ranked = append(out.Ranked, SearchHit{
 			Name:        d.Name,
-			Server:      a.rules.serverOf(d.Name),
+			Server:      a.rules.serverOf(d),
 			Description: truncate(d.Description, a.rules.limit),
 			Score:       math.Round(h.score*1000) / 1000,
 		})
@@ -242,7 +247,7 @@ func (a *adapter) search(defs []tools.Definition, query string) Search {
 func (a *adapter) dispatchable(caller tools.Caller, g *gateState) []string {
 	var out []string
 	for _, d := range a.mcpTools(caller) {
-		s := a.rules.serverOf(d.Name)
+		s := a.rules.serverOf(d)
 		if a.rules.allowed(s) && !g.disabled(s) {
 			out = append(out, d.Name)
 		}
@@ -250,7 +255,13 @@ func (a *adapter) dispatchable(caller tools.Caller, g *gateState) []string {
 	return out
 }
 
-// call is mcp_call.
+// call is mcp_call. The checks run in order: an object, a string tool,
+// the prefix, not a meta-tool, a tool with a server (Origin.Server), a
+// whitelisted server, an enabled server, a tool the caller can see (an
+// unknown name answers with the closest names); then the arguments must
+// match the tool's input schema (a mismatch answers with the errors and
+// the schema, without a call). Every refusal and child failure is a
+// failed output (tools.Output.Failed) whose text says what to do.
 func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, error) {
 	r := a.rules
 	var m map[string]json.RawMessage
@@ -275,12 +286,16 @@ func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, erro
 	if isMeta(name) {
 		return fail("refusing to call %q: meta-tools are not dispatchable through mcp_call", name)
 	}
-	s := r.serverOf(name)
-	if !r.allowed(s) {
-		return fail("refusing to call %q: server %q is not in the configured servers list", name, s)
-	}
-	if g.disabled(s) {
-		return fail("refusing to call %q: server %q is disabled — ask the operator to run %q to restore it", name, s, a.enableHint(g, s))
+	if reg, ok := a.reg.Get(name); ok {
+		s := r.serverOf(reg)
+		switch {
+		case s == "":
+			return fail("refusing to call %q: it is not an MCP server's tool (no server declared it) — it stays in the prompt; call it directly", name)
+		case !r.allowed(s):
+			return fail("refusing to call %q: server %q is not in the configured servers list", name, s)
+		case g.disabled(s):
+			return fail("refusing to call %q: server %q is disabled — ask the operator to run %q to restore it", name, s, a.enableHint(g, s))
+		}
 	}
 	child, ok := a.reg.Lookup(call.Caller, name)
 	if !ok {

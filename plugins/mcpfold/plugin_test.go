@@ -75,8 +75,9 @@ func TestPluginInAHost(t *testing.T) {
 	}
 	client := host.NewScope(context.Background(), "client", nil)
 	t.Cleanup(func() { _ = client.Dispose(time.Second) })
-	for _, n := range []string{"mcp__gh__create_issue", "mcp__gh__search_code", "mcp__fs__read_file"} {
-		_, err := reg.Register(client, tools.Definition{Name: n, Description: n, InputSchema: json.RawMessage(`{"type":"object"}`),
+	for _, tl := range []struct{ server, name string }{{"gh", "mcp__gh__create_issue"}, {"gh", "mcp__gh__search_code"}, {"fs", "mcp__fs__read_file"}} {
+		n := tl.name
+		_, err := reg.Register(client, tools.Definition{Name: n, Description: n, InputSchema: json.RawMessage(`{"type":"object"}`), Origin: tools.Origin{Server: tl.server},
 			Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }})
 		if err != nil {
 			t.Fatal(err)

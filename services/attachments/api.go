@@ -17,7 +17,7 @@
 // [Store.FitImage] downscales an image over the limits so that it fits
 // them (aspect kept, re-encoded); it is the caller's step before
 // SaveImages, which itself admits only what fits, byte for byte. At most
-// two downscales run at once in the process (each holds a decoded image).
+// two downscales of a store run at once (each holds a decoded image).
 // [Store.SaveFitted] does both, for every image that comes from outside.
 //
 // A refused batch is an [*Error] whose Kind says why; [IsAdmissionError]

@@ -20,12 +20,12 @@ import (
 // refuse rather than decoded.
 const MaxDecodePixels = 64_000_000
 
-// decodeSlots bounds the downscales that run at once in the process. Each
-// holds a decoded image of up to 4×MaxDecodePixels bytes (256 MB) while it
-// works, and calls come in parallel (an agent runs a turn's tool calls at
-// once, a gateway serves many clients): without a bound, memory would grow
-// with the number of calls.
-var decodeSlots = make(chan struct{}, 2)
+// decodeSlots is how many downscales of a store run at once (a host has
+// one store). Each holds a decoded image of up to 4×MaxDecodePixels bytes
+// (256 MB) while it works, and calls come in parallel (an agent runs a
+// turn's tool calls at once, a gateway serves many clients): without a
+// bound, memory would grow with the number of calls.
+const decodeSlots = 2
 
 // Resized says what FitImage did to an image.
 type Resized struct {
@@ -40,7 +40,7 @@ type Resized struct {
 // fits them, aspect kept, and what was done. Downscaling averages the area
 // each new pixel covers. It holds the decoded source (up to 4 bytes a
 // pixel of at most MaxDecodePixels), the smaller result and a few rows;
-// at most two downscales run at once in the process, and a call waits for
+// at most two downscales of the store run at once, and a call waits for
 // its turn until ctx is done, which is the only error.
 //
 // PNG stays PNG and JPEG stays JPEG; GIF (its first frame) and WebP (no
@@ -68,8 +68,8 @@ func (s *Store) FitImage(ctx context.Context, im Image) (Image, *Resized, error)
 		return im, nil, nil
 	}
 	select {
-	case decodeSlots <- struct{}{}:
-		defer func() { <-decodeSlots }()
+	case s.decoding <- struct{}{}:
+		defer func() { <-s.decoding }()
 	case <-ctx.Done():
 		return im, nil, fmt.Errorf("attachments: waiting to downscale an image: %w", ctx.Err())
 	}

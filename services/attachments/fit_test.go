@@ -115,7 +115,7 @@ func TestFitImageLeavesAlone(t *testing.T) {
 	}
 }
 
-// A downscale waits for one of the process's decode slots: with every slot
+// A downscale waits for one of the store's decode slots: with every slot
 // taken, a call whose context ends gets that error and decodes nothing,
 // an image within the limits needs no slot, and a waiting call goes on
 // when a slot frees.
@@ -123,13 +123,16 @@ func TestFitImageWaitsForADecodeSlot(t *testing.T) {
 	s := newStore(t, &Limits{MaxSide: 100})
 	big := Image{MediaType: PNG, Data: makePNG(t, 400, 200)}
 	small := Image{MediaType: PNG, Data: makePNG(t, 100, 50)}
-	taken := cap(decodeSlots)
+	taken := cap(s.decoding)
+	if taken != decodeSlots {
+		t.Fatalf("the store has %d decode slots, want %d", taken, decodeSlots)
+	}
 	for range taken {
-		decodeSlots <- struct{}{}
+		s.decoding <- struct{}{}
 	}
 	defer func() {
 		for range taken {
-			<-decodeSlots
+			<-s.decoding
 		}
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,7 +157,7 @@ func TestFitImageWaitsForADecodeSlot(t *testing.T) {
 		_, rs, err := s.FitImage(context.Background(), big)
 		done <- result{rs, err}
 	}()
-	<-decodeSlots // one frees
+	<-s.decoding // one frees
 	taken--
 	if r := <-done; r.err != nil || r.rs == nil || r.rs.Width != 100 {
 		t.Fatalf("once a slot freed: %+v, %v", r.rs, r.err)

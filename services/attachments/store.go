@@ -34,6 +34,10 @@ type Store struct {
 
 	mu sync.Mutex // serializes batches within the process; .lock does across processes
 
+	// decoding holds a token per downscale running (FitImage), up to
+	// decodeSlots.
+	decoding chan struct{}
+
 	// hook, when set by a test, runs before each step of writing the n-th
 	// new file of a batch (stage "write" before the data, "rename" before
 	// the file becomes visible) and before the batch commits ("commit");
@@ -64,7 +68,7 @@ func New(dir string, limits *Limits) (*Store, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: abs, limits: l.withDefaults()}
+	s := &Store{dir: abs, limits: l.withDefaults(), decoding: make(chan struct{}, decodeSlots)}
 	if err := fsutil.MkdirAll(filepath.Join(abs, objectsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("attachments: create the store directory: %w", err)
 	}

@@ -180,11 +180,14 @@ func WithAnswerer(ctx context.Context, a Answerer) context.Context {
 	return context.WithValue(ctx, answererKey{}, a)
 }
 
-// Defaults is the answerer of `--elicit defaults`: it accepts a form with
-// the defaults of its fields, and declines (with the reason) a form with a
-// required field that has no default, and any URL request, which nobody
-// would open.
-var Defaults Answerer = AnswerFunc(func(_ context.Context, req Request) (Result, error) {
+// Defaults returns the answerer of `--elicit defaults`: it accepts a form
+// with the defaults of its fields, and declines (with the reason) a form
+// with a required field that has no default, and any URL request, which
+// nobody would open. A function, not a variable: nobody can swap it for
+// the whole process.
+func Defaults() Answerer { return AnswerFunc(answerDefaults) }
+
+func answerDefaults(_ context.Context, req Request) (Result, error) {
 	if req.Mode != ModeForm || req.Form == nil {
 		return Result{Action: Decline, Reason: "--elicit defaults accepts forms only; nobody is here to open " + req.URL}, nil
 	}
@@ -193,7 +196,7 @@ var Defaults Answerer = AnswerFunc(func(_ context.Context, req Request) (Result,
 		return Result{Action: Decline, Reason: "--elicit defaults cannot accept this form: " + err.Error()}, nil
 	}
 	return Result{Action: Accept, Content: content}, nil
-})
+}
 
 // WithDefaults returns content (copied) with the default of every field it
 // lacks.

@@ -194,16 +194,16 @@ func TestServiceRouting(t *testing.T) {
 func TestDefaultsAnswerer(t *testing.T) {
 	ctx := context.Background()
 	ok := parse(t, `{"required":["a"],"properties":{"a":{"type":"boolean","default":true},"b":{"type":"string"}}}`)
-	res, _ := elicit.Defaults.Answer(ctx, elicit.Request{Mode: elicit.ModeForm, Form: ok})
+	res, _ := elicit.Defaults().Answer(ctx, elicit.Request{Mode: elicit.ModeForm, Form: ok})
 	if diff := cmp.Diff(elicit.Result{Action: elicit.Accept, Content: map[string]any{"a": true}}, res); diff != "" {
 		t.Errorf("defaults of a form (-want +got):\n%s", diff)
 	}
 	missing := parse(t, `{"required":["a"],"properties":{"a":{"type":"string"}}}`)
-	res, _ = elicit.Defaults.Answer(ctx, elicit.Request{Mode: elicit.ModeForm, Form: missing})
+	res, _ = elicit.Defaults().Answer(ctx, elicit.Request{Mode: elicit.ModeForm, Form: missing})
 	if res.Action != elicit.Decline || !strings.Contains(res.Reason, "a is required") {
 		t.Errorf("required field without default: %+v, want a decline naming it", res)
 	}
-	res, _ = elicit.Defaults.Answer(ctx, elicit.Request{Mode: elicit.ModeURL, URL: "https://example.com/x"})
+	res, _ = elicit.Defaults().Answer(ctx, elicit.Request{Mode: elicit.ModeURL, URL: "https://example.com/x"})
 	if res.Action != elicit.Decline || !strings.Contains(res.Reason, "https://example.com/x") {
 		t.Errorf("URL request: %+v, want a decline naming the URL", res)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 )
@@ -146,6 +148,29 @@ type Result struct {
 	// refusal (pre-execute, guard, post-execute block, mask) from a tool
 	// error; ErrUnknownTool and context.Canceled are also distinguishable.
 	Err error
+}
+
+// MCPResult is a tool's value (Output.Value, Result.Value) that relays an
+// MCP server's result as the server sent it: the contract between a tool
+// that calls an MCP server (mcp-client's CallResult) and a caller that
+// passes the result on (Caller.PassThrough: a gateway serves it to its
+// client instead of the model-facing content, which stores binary blocks
+// as attachments and cuts long text for a model's context).
+//
+// It gives the result in both forms a relay can use: as go-sdk decoded
+// it, to serve without decoding again, and as JSON, which a value made
+// of JSON (say, a post-execute hook's) has alone.
+type MCPResult interface {
+	// MCPCallToolResult returns a new result holding the content blocks
+	// and structuredContent as go-sdk decoded them, which the caller may
+	// set IsError on; nil when the value has only JSON.
+	MCPCallToolResult() *mcp.CallToolResult
+	// MCPContent returns the content blocks, each as JSON. The slice may
+	// be shared: do not modify it.
+	MCPContent() []json.RawMessage
+	// MCPStructuredContent returns structuredContent as JSON, nil when
+	// there is none.
+	MCPStructuredContent() json.RawMessage
 }
 
 // PreExecuteHook runs before guards; it may rewrite call.Args, or refuse by
