@@ -45,15 +45,7 @@ var allowed = []struct{ dir, name, reason string }{
 	{"plugins/mcpclient", "rpcMembers", "a read-only table of JSON-RPC member names"},
 	{"cmd/dsh-host", "consoleCaller", "the console's fixed caller, never modified"},
 	{"cmd/dsh-host", "builtinConsoleCommands", "a read-only table of the console's own commands"},
-	{"plugins/mcpclient", "browserStep", beingRemoved},
-	{"plugins/mcpclient", "stampRecheck", beingRemoved},
-	{"cmd/dsh-host", "openLoginURL", beingRemoved},
 }
-
-// beingRemoved marks entries whose var is on its way out: once it is
-// gone, its entry is dead, but that is no failure of the branch that
-// removed it.
-const beingRemoved = "being removed (issue 25)"
 
 // TestNoMutablePackageState fails on every package-level var that is not
 // a compile-time assertion (var _ T = ...), a sentinel error
@@ -121,8 +113,6 @@ func TestNoMutablePackageState(t *testing.T) {
 	for k, e := range allowed {
 		switch {
 		case used[k]:
-		case e.reason == beingRemoved:
-			t.Logf("%s: var %s is gone: its allowlist entry can go too", e.dir, e.name)
 		default:
 			t.Errorf("%s: var %s is on the allowlist but no longer exists: remove its entry", e.dir, e.name)
 		}

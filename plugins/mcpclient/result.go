@@ -90,7 +90,7 @@ func (r CallResult) encoded() *resultJSON {
 }
 
 // MCPContent returns the result's content blocks, each as JSON
-// (gateway.MCPResult: a gateway passes them to its clients). The slice is
+// (tools.MCPResult: a gateway passes them to its clients). The slice is
 // the value's, shared by its copies: read it, do not modify it.
 func (r CallResult) MCPContent() []json.RawMessage { return r.encoded().content }
 
@@ -100,7 +100,7 @@ func (r CallResult) MCPStructuredContent() json.RawMessage { return r.encoded().
 
 // MCPCallToolResult returns a new result with the blocks and
 // structuredContent as go-sdk decoded them from the server's answer
-// (gateway.MCPResult: a gateway serves them as they are, without decoding
+// (tools.MCPResult: a gateway serves them as they are, without decoding
 // the JSON again), or nil for a value made of JSON.
 func (r CallResult) MCPCallToolResult() *mcp.CallToolResult {
 	if r.answer == nil {
