@@ -16,6 +16,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"io/fs"
 	"os"
@@ -550,5 +553,18 @@ func WAV(n int) []byte {
 	b.WriteString("data")
 	binary.Write(&b, binary.LittleEndian, uint32(n))
 	b.Write(bytes.Repeat([]byte{0x80}, n))
+	return b.Bytes()
+}
+
+// PNG returns a side×side PNG image, one red pixel on transparent, for the
+// image results of tests.
+func PNG(t testing.TB, side int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, side, side))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
 	return b.Bytes()
 }

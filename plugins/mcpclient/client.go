@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+
 	"github.com/dsh-host/dsh-host/services/outputs"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -142,6 +144,8 @@ type client struct {
 	logged atomic.Int64 // the server's log messages relayed to callers (logrelay.go)
 
 	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
+
+	proj *result.Projector // what results become for a model
 }
 
 // conn is one connection generation.
@@ -185,6 +189,8 @@ func newClient(opt options) *client {
 		probe:       make(chan *conn, 1),
 		unavailable: "the server is still connecting",
 	}
+	c.proj = &result.Projector{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger, Registry: opt.registry,
+		Store: opt.store, Output: opt.output, MaxBytes: opt.cfg.MaxResultBytes}
 	c.stopped, c.stop = context.WithCancel(context.Background())
 	c.deadlines.ring = c.onDeadline
 	c.lz.wake = make(chan struct{}, 1)

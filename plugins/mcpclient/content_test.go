@@ -96,31 +96,11 @@ func TestResultBlocksKept(t *testing.T) {
 	e = mustStart(t, testConfig("nb"), resultServer(t, result))
 	text := resultText(e.call(tools.Caller{}, "mcp__nb__r", "{}"))
 	for _, w := range []string{
-		"[audio: audio/wav, 1.50 s, 12044 bytes; not kept: " + reasonNoStore,
-		"[embedded resource test://doc.pdf: application/pdf, 31 bytes; not kept: " + reasonNoStore,
+		"[audio: audio/wav, 1.50 s, 12044 bytes; not kept: " + "no attachment store is mounted",
+		"[embedded resource test://doc.pdf: application/pdf, 31 bytes; not kept: " + "no attachment store is mounted",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("%q lacks %q", text, w)
-		}
-	}
-}
-
-func TestWAVDuration(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		data []byte
-		want float64
-		ok   bool
-	}{
-		{"clip", mcptest.WAV(4000), 0.5, true},
-		{"cut short", mcptest.WAV(4000)[:1000], float64(1000-44) / 8000, true},
-		{"not wav", []byte("ID3\x03mp3 data"), 0, false},
-		{"no fmt", []byte("RIFF\x00\x00\x00\x00WAVEdata\x04\x00\x00\x00abcd"), 0, false},
-		{"chunk past the end", []byte("RIFF\x00\x00\x00\x00WAVEjunk\xff\xff\xff\xff"), 0, false},
-	} {
-		got, ok := wavDuration(tc.data)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%s: %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }
@@ -184,7 +164,7 @@ func withSmallStore(e *testEnv, o *options) {
 // downscaled to fit the store's limits, with a note, not refused or kept
 // as an opaque blob.
 func TestEmbeddedAndPromptImagesDownscaled(t *testing.T) {
-	img := pngBytes(t, 64)
+	img := mcptest.PNG(t, 64)
 	const note = "[image downscaled from 64×64 to 16×16 to fit the attachment limits (scale 1:4)]"
 	result := func() *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -159,7 +159,7 @@ func TestE2EPassThroughCaller(t *testing.T) {
 	if res.Err != nil || len(res.Content) != 0 {
 		t.Fatalf("huge-image: err %v, model content %+v, want none", res.Err, res.Content)
 	}
-	v, ok := res.Value.(mcpclient.CallResult)
+	v, ok := res.Value.(result.CallResult)
 	if !ok || len(v.MCPContent()) != 2 {
 		t.Fatalf("value = %#v, want the server's two blocks", res.Value)
 	}
@@ -176,7 +176,7 @@ func TestE2EPassThroughCaller(t *testing.T) {
 	}
 
 	res = hs.call(relay, "mcp__fx__oversize", map[string]any{"bytes": 2500})
-	v, _ = res.Value.(mcpclient.CallResult)
+	v, _ = res.Value.(result.CallResult)
 	if blocks := v.MCPContent(); res.Err != nil || len(res.Content) != 0 || len(blocks) != 1 || len(blocks[0]) < 2500 {
 		t.Fatalf("oversize: err %v, model content %d blocks, value %d blocks", res.Err, len(res.Content), len(blocks))
 	}
@@ -208,7 +208,7 @@ func TestE2ECallResultDecoded(t *testing.T) {
 		if tool == "mcp__fx__add" {
 			args = map[string]any{"a": 2, "b": 3}
 		}
-		v, ok := hs.call(modelCaller, tool, args).Value.(mcpclient.CallResult)
+		v, ok := hs.call(modelCaller, tool, args).Value.(result.CallResult)
 		if !ok {
 			t.Fatalf("%s: no CallResult", tool)
 		}
@@ -253,7 +253,7 @@ func TestE2ECallResultDecoded(t *testing.T) {
 			t.Errorf("%s: value encodes as %s (%v), want its blocks and structuredContent", tool, whole, err)
 		}
 
-		if mcpclient.NewCallResult(blocks, structured).MCPCallToolResult() != nil {
+		if result.NewCallResult(blocks, structured).MCPCallToolResult() != nil {
 			t.Errorf("%s: a value made of JSON serves a decoded answer", tool)
 		}
 	}

@@ -2,67 +2,14 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-func TestRender(t *testing.T) {
-	c := &client{cfg: &Config{MaxResultBytes: 1 << 20}}
-	render := c.renderer("r")
-	text := NewCallResult([]json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}, nil)
-	for _, tt := range []struct {
-		name  string
-		value any
-		want  string
-	}{
-		{"value", text, "hi"},
-		{"pointer", &text, "hi"},
-		{"nil pointer", (*CallResult)(nil), "null"},
-		{"a value a hook made", map[string]any{"n": 1}, `{"n":1}`},
-		{"unmarshalable", func() {}, "[unrenderable value: json: unsupported type: func()]"},
-	} {
-		if diff := cmp.Diff([]tools.Content{tools.Text(tt.want)}, render(tt.value)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
-}
-
-func TestSniff(t *testing.T) {
-	for _, tt := range []struct {
-		mediaType string
-		data      string
-		want      bool
-	}{
-		{"image/png", "\x89PNG\r\n\x1a\nrest", true},
-		{"image/png", "GIF89a", false},
-		{"image/jpeg", "\xff\xd8\xff\xe0", true},
-		{"image/jpeg", "\xff\xd8", false},
-		{"image/gif", "GIF87a...", true},
-		{"image/gif", "GIF89a...", true},
-		{"image/gif", "GIF90a", false},
-		{"image/webp", "RIFF\x00\x00\x00\x00WEBPVP8 ", true},
-		{"image/webp", "RIFF\x00\x00\x00\x00WAVE", false},
-		{"image/bmp", "BM", false},
-	} {
-		if got := sniff(tt.mediaType, []byte(tt.data)); got != tt.want {
-			t.Errorf("sniff(%s, %q) = %v, want %v", tt.mediaType, tt.data, got, tt.want)
-		}
-	}
-	for declared, want := range map[string]string{"image/PNG": "image/png", "image/jpeg; q=1": "image/jpeg", " image/webp ": "image/webp"} {
-		if got, ok := imageType(declared); !ok || got != want {
-			t.Errorf("imageType(%q) = %q, %v", declared, got, ok)
-		}
-	}
-}
 
 // hangingTransport's Connect ignores its context until released.
 type hangingTransport struct{ release chan struct{} }

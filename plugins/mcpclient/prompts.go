@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -250,9 +249,9 @@ func (c *client) renderPromptContent(ctx context.Context, caller tools.Caller, r
 	case *mcp.TextContent:
 		return x.Text
 	case *mcp.ImageContent:
-		return c.keepMedia(ctx, "image", x.MIMEType, x.Data)
+		return c.proj.KeepMedia(ctx, "image", x.MIMEType, x.Data)
 	case *mcp.AudioContent:
-		return c.keepMedia(ctx, "audio", x.MIMEType, x.Data)
+		return c.proj.KeepMedia(ctx, "audio", x.MIMEType, x.Data)
 	case *mcp.EmbeddedResource:
 		if x.Resource == nil {
 			return "[embedded resource without contents]"
@@ -267,31 +266,6 @@ func (c *client) renderPromptContent(ctx context.Context, caller tools.Caller, r
 		return ""
 	}
 	return fmt.Sprintf("[unsupported prompt content %T]", content)
-}
-
-// keepMedia stores an image or audio of a prompt message and names it; an
-// image over the store's limits is downscaled to fit first (SaveFitted).
-func (c *client) keepMedia(ctx context.Context, kind, mimeType string, data []byte) string {
-	if c.opt.store == nil {
-		return fmt.Sprintf("[%s: %s, %d bytes; not kept: no attachment store is mounted]", kind, mimeType, len(data))
-	}
-	if kind == "image" {
-		if mt, ok := imageType(mimeType); ok && sniff(mt, data) {
-			if fitted, err := c.opt.store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: data}}); err == nil {
-				r := fitted[0].Ref
-				text := fmt.Sprintf("[image %s %s %dx%d, %d bytes]", r.ID, r.MediaType, r.Width, r.Height, r.Bytes)
-				if rs := fitted[0].Resized; rs != nil {
-					text = rs.Note() + "\n" + text
-				}
-				return text
-			}
-		}
-	}
-	ref, err := c.opt.store.SaveBlob(ctx, attachments.Blob{MediaType: mimeType, Data: data})
-	if err != nil {
-		return fmt.Sprintf("[%s: %s, %d bytes; not kept: %v]", kind, mimeType, len(data), err)
-	}
-	return fmt.Sprintf("[%s %s %s, %d bytes]", kind, ref.ID, mimeType, ref.Bytes)
 }
 
 // completePrompt completes the last word of a prompt command's input: a

@@ -6,10 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/color"
-	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,24 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-func pngBytes(t *testing.T, side int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, side, side))
-	img.Set(0, 0, color.RGBA{R: 255, A: 255})
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // resultServer serves one tool, "r", returning whatever result() says.
 func resultServer(t *testing.T, result func() *mcp.CallToolResult) *fakeServer {
@@ -86,7 +73,7 @@ func TestTextResults(t *testing.T) {
 					t.Errorf("Render of the canonical value differs from Execute's content (-execute +render):\n%s", diff)
 				}
 			}
-			v := res.Value.(CallResult)
+			v := res.Value.(result.CallResult)
 			if len(v.MCPContent()) != len(tt.content) {
 				t.Errorf("canonical value has %d blocks, want %d", len(v.MCPContent()), len(tt.content))
 			}
@@ -94,37 +81,8 @@ func TestTextResults(t *testing.T) {
 	}
 }
 
-// The projection also covers blocks go-sdk would not decode (a render of a
-// value a hook built, or a future block type).
-func TestProjectPlaceholders(t *testing.T) {
-	tests := []struct {
-		block string
-		want  string
-	}{
-		{`"just a string"`, "[unsupported MCP content block: expected an object]"},
-		{`42`, "[unsupported MCP content block: expected an object]"},
-		{`{"type":"video"}`, "[unsupported MCP content type: video]"},
-		{`{"text":"no type"}`, "[unsupported MCP content type: (missing)]"},
-		{`{"type":"image","data":"AAAA"}`, "[image unavailable: unknown media type; this result was not admitted to durable model context; raw image data remains available to programmatic callers]"},
-		{`{"type":"audio","data":"AAAA"}`, "[audio: unknown media type, 3 bytes; not stored in this rendering; the raw audio remains available to programmatic callers]"},
-		{`{"type":"resource","resource":{"uri":"x:/b","mimeType":"application/pdf","blob":"AAAA"}}`, "[embedded resource x:/b: application/pdf, 3 bytes; not stored in this rendering; the raw data remains available to programmatic callers]"},
-		{`{"type":"resource","resource":{"uri":"x:/t","mimeType":"text/plain","text":"hello"}}`, "Resource x:/t (text/plain):\nhello"},
-		{`{"type":"resource","resource":{"uri":"x:/j","mimeType":"application/json","blob":"eyJhIjoxfQ=="}}`, "Resource x:/j (application/json):\n{\"a\":1}"},
-		{`{"type":"resource"}`, "[embedded resource unavailable: the MCP block has no resource contents]"},
-		{`{"type":"resource_link","uri":"x:/l","name":"l","title":"The L","mimeType":"text/plain"}`, `Resource link: l — The L (x:/l, text/plain); read it with mcp_read {"uri":"x:/l","server":"srv"}`},
-		{`{"type":"resource_link","uri":"x:y"}`, "[resource link unavailable: the MCP block is missing its name or URI]"},
-		{`{"type":"text"}`, "(t returned no model-visible content)"},
-	}
-	for _, tt := range tests {
-		got := project("t", "srv", rawViews([]json.RawMessage{json.RawMessage(tt.block)}), nil)
-		if diff := cmp.Diff([]tools.Content{tools.Text(tt.want)}, got); diff != "" {
-			t.Errorf("project(%s) (-want +got):\n%s", tt.block, diff)
-		}
-	}
-}
-
 func TestCanonicalValueKeepsEveryBlock(t *testing.T) {
-	data := pngBytes(t, 2)
+	data := mcptest.PNG(t, 2)
 	e := mustStart(t, testConfig("can"), resultServer(t, func() *mcp.CallToolResult {
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: "hi"}, &mcp.ImageContent{MIMEType: "image/png", Data: data}},
@@ -316,165 +274,16 @@ func TestMaxResultBytes(t *testing.T) {
 	if diff := cmp.Diff([]tools.Content{tools.Text(want)}, res.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	if v := res.Value.(CallResult).MCPContent(); len(v) != 2 || !strings.Contains(string(v[0]), "0123456789abcdef") {
+	if v := res.Value.(result.CallResult).MCPContent(); len(v) != 2 || !strings.Contains(string(v[0]), "0123456789abcdef") {
 		t.Errorf("canonical value was cut: %s", v)
-	}
-	// A multi-byte character is never split.
-	c := &client{cfg: &Config{MaxResultBytes: 2}}
-	if got := c.truncate([]tools.Content{tools.Text("é€")}, nil)[0].Text; !strings.HasPrefix(got, "é\n[output truncated: 3 of 5 bytes") {
-		t.Errorf("truncate split a character: %q", got)
-	}
-}
-
-func TestImages(t *testing.T) {
-	good := pngBytes(t, 4)
-	big := pngBytes(t, 64)
-	mixed := func() *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.TextContent{Text: "before"},
-			&mcp.ImageContent{MIMEType: "image/png", Data: good},
-			&mcp.TextContent{Text: "between"},
-			&mcp.TextContent{Text: "more"},
-			&mcp.ImageContent{MIMEType: "image/png", Data: good},
-			&mcp.TextContent{Text: "after"},
-		}}
-	}
-	diag := func(mime, reason string) string { return imageDiagnostic(mime, reason) }
-	tests := []struct {
-		name   string
-		result func() *mcp.CallToolResult
-		store  bool
-		limits *attachments.Limits
-		caller tools.Caller
-		width  int      // of the stored images, when not the original's 4
-		want   []string // text blocks; "IMG" marks an image reference
-	}{
-		{name: "admitted in order", result: mixed, store: true, caller: imageCaller,
-			want: []string{"before", "IMG", "between\nmore", "IMG", "after"}},
-		{name: "no store", result: mixed, caller: imageCaller,
-			want: []string{"before\n" + diag("image/png", reasonNoStore) + "\nbetween\nmore\n" + diag("image/png", reasonNoStore) + "\nafter"}},
-		{name: "caller without image input", result: mixed, store: true, caller: tools.Caller{},
-			want: []string{"before\n" + diag("image/png", reasonNoInput) + "\nbetween\nmore\n" + diag("image/png", reasonNoInput) + "\nafter"}},
-		{name: "malformed batch is atomic", store: true, caller: imageCaller,
-			result: func() *mcp.CallToolResult {
-				return &mcp.CallToolResult{Content: []mcp.Content{
-					&mcp.ImageContent{MIMEType: "image/png", Data: good},
-					&mcp.ImageContent{MIMEType: "image/bmp", Data: good},
-					&mcp.ImageContent{MIMEType: "image/jpeg", Data: good},
-					&mcp.ImageContent{Data: good},
-					&mcp.ImageContent{MIMEType: "image/png"},
-				}}
-			},
-			want: []string{strings.Join([]string{
-				diag("image/png", reasonSibling), diag("image/bmp", reasonBadType), diag("image/jpeg", reasonMismatch),
-				diag("unknown media type", reasonBadType), diag("image/png", reasonEmpty)}, "\n")}},
-		{name: "downscaled to fit", store: true, caller: imageCaller, limits: &attachments.Limits{MaxSide: 16},
-			result: func() *mcp.CallToolResult {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: big}}}
-			},
-			width: 16,
-			want:  []string{"[image downscaled from 64×64 to 16×16 to fit the attachment limits (scale 1:4)]", "IMG"}},
-		// Even a 1×1 image is over 50 bytes: nothing fits, and the store
-		// refuses what FitImage could make.
-		{name: "admission rejected", store: true, caller: imageCaller, limits: &attachments.Limits{MaxImageBytes: 50},
-			result: func() *mcp.CallToolResult {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: big}}}
-			},
-			want: []string{"ADMISSION"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var opts []envOption
-			if tt.store {
-				opts = append(opts, func(e *testEnv, o *options) {
-					st, err := attachments.New(t.TempDir(), tt.limits)
-					if err != nil {
-						t.Fatal(err)
-					}
-					e.store, o.store = st, st
-				})
-			}
-			e := mustStart(t, testConfig("img"), resultServer(t, tt.result), opts...)
-			before := 0
-			if tt.store {
-				before = countFiles(t, e.store.Dir())
-			}
-			res := e.call(tt.caller, "mcp__img__r", "{}")
-			if res.Err != nil {
-				t.Fatal(res.Err)
-			}
-			var got []string
-			for _, c := range res.Content {
-				switch c.Type {
-				case "image":
-					got = append(got, "IMG")
-					rc, ref, err := e.store.Open(c.Image.ID)
-					if err != nil {
-						t.Fatalf("open %s: %v", c.Image.ID, err)
-					}
-					b, _ := io.ReadAll(rc)
-					rc.Close()
-					if tt.width != 0 {
-						if ref.Width != tt.width || ref.MediaType != "image/png" || int(ref.Bytes) != len(b) {
-							t.Errorf("stored image is not the downscaled one: %+v", ref)
-						}
-					} else if !bytes.Equal(b, good) || ref.MediaType != "image/png" || ref.Width != 4 {
-						t.Errorf("stored image differs: %+v", ref)
-					}
-				default:
-					if strings.HasPrefix(c.Text, "[image unavailable: image/png; "+reasonAdmissionAt) {
-						got = append(got, "ADMISSION")
-					} else {
-						got = append(got, c.Text)
-					}
-				}
-				if strings.Contains(c.Text, base64.StdEncoding.EncodeToString(good)[:16]) {
-					t.Error("base64 reached model content")
-				}
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("content (-want +got):\n%s", diff)
-			}
-			if tt.store && tt.want[len(tt.want)-1] != "after" && tt.want[len(tt.want)-1] != "IMG" && countFiles(t, e.store.Dir()) != before {
-				t.Error("a refused batch left files in the store")
-			}
-		})
-	}
-}
-
-func TestImageStorageFailureAndCancel(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "att")
-	st, err := attachments.New(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Replace the store's directory with a file: writes fail below
-	// admission.
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dir, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(options{cfg: testConfig("st"), store: st, logger: discardLogger()})
-	imgs := []*mcp.ImageContent{{MIMEType: "image/png", Data: pngBytes(t, 2)}}
-	want := [][]tools.Content{{tools.Text(imageDiagnostic("image/png", reasonStorage))}}
-	if diff := cmp.Diff(want, c.admitImages(context.Background(), imageCaller, "r", imgs)); diff != "" {
-		t.Errorf("storage failure (-want +got):\n%s", diff)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	want = [][]tools.Content{{tools.Text(imageDiagnostic("image/png", reasonCanceled))}}
-	if diff := cmp.Diff(want, c.admitImages(ctx, imageCaller, "r", imgs)); diff != "" {
-		t.Errorf("canceled (-want +got):\n%s", diff)
 	}
 }
 
 // Post-execute hooks win over the image projection: a replaced value is
 // rendered again, replaced content is kept, and a block is a refusal.
 func TestPostExecuteHooksWin(t *testing.T) {
-	good := pngBytes(t, 2)
-	replaced := NewCallResult([]json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}, nil)
+	good := mcptest.PNG(t, 2)
+	replaced := result.NewCallResult([]json.RawMessage{json.RawMessage(`{"type":"text","text":"replaced"}`)}, nil)
 	for _, tt := range []struct {
 		name    string
 		hook    func(*tools.Result) error

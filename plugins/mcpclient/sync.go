@@ -7,6 +7,8 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,7 +113,7 @@ type toolInfo struct {
 	// output validates structuredContent; nil when the tool advertises no
 	// outputSchema or one that does not resolve. Resolved once per tool
 	// generation, not per call.
-	output *outputSchema
+	output *result.OutputSchema
 }
 
 func (c *client) definition(t *mcp.Tool) tools.Definition {
@@ -127,14 +129,14 @@ func (c *client) definition(t *mcp.Tool) tools.Definition {
 		if err != nil {
 			c.log.Debug(c.label+": outputSchema not enforced: it does not resolve", "tool", t.Name, "err", err)
 		}
-		info.output = newOutputSchema(rs)
+		info.output = result.NewOutputSchema(rs)
 	}
 	return tools.Definition{
 		Name:        info.public,
 		Description: t.Description,
 		InputSchema: input,
 		Execute:     c.executor(info),
-		Render:      c.renderer(info.raw),
+		Render:      c.proj.Render(info.raw),
 		Origin:      tools.Origin{Server: c.cfg.ServerName, RawName: t.Name},
 		MCPTool:     listing(t),
 	}

@@ -1,35 +1,76 @@
-package mcpclient
+package result
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"unicode/utf8"
-
-	"github.com/dsh-host/dsh-host/services/outputs"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// modelContent maps a successful result to model content: images admitted
+// Projector maps one server's tool results to model content.
+type Projector struct {
+	// Server is the serverName, Label the instance's name in logs.
+	Server, Label string
+	Log           *slog.Logger
+	// Registry tells whether a resource link can be read (by the
+	// resources service's read tool); nil: never.
+	Registry *tools.Registry
+	// Store keeps images, audio, binaries and the whole text of cut
+	// results; nil: none is kept.
+	Store *attachments.Store
+	// Output is mcp-output's offer of the tool that reads a cut result
+	// back; nil: a cut names no tool.
+	Output *outputs.Offer
+	// MaxBytes caps the model-facing text (maxResultBytes; 0: no cap).
+	MaxBytes int
+}
+
+// Render returns the pure render of canonical values: one text block, and
+// a diagnostic in place of each image, audio clip and embedded binary
+// (those reach model content only from Execute, after durable storage),
+// cut at maxResultBytes without storing the whole.
+func (p *Projector) Render(raw string) func(any) []tools.Content {
+	return func(v any) []tools.Content {
+		switch r := v.(type) {
+		case CallResult:
+			return p.truncate(project(raw, p.linkServer(), r.views(), nil), nil)
+		case *CallResult:
+			if r != nil {
+				return p.truncate(project(raw, p.linkServer(), r.views(), nil), nil)
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return []tools.Content{tools.Text(fmt.Sprintf("[unrenderable value: %v]", err))}
+		}
+		return p.truncate([]tools.Content{tools.Text(string(b))}, nil)
+	}
+}
+
+// Model maps a successful result to model content: images admitted
 // (and downscaled to fit), audio and embedded binaries stored, text inline,
 // then cut at maxResultBytes with the whole text stored for
 // mcp_read_output.
-func (c *client) modelContent(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) []tools.Content {
-	kept := c.keepBlocks(ctx, caller, raw, content)
-	out := project(raw, c.linkServer(), typedViews(content), kept)
-	return c.truncate(out, func(full string, offset int) string { return c.storeFull(ctx, raw, full, offset) })
+func (p *Projector) Model(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) []tools.Content {
+	kept := p.keepBlocks(ctx, caller, raw, content)
+	out := project(raw, p.linkServer(), typedViews(content), kept)
+	return p.truncate(out, func(full string, offset int) string { return p.storeFull(ctx, raw, full, offset) })
 }
 
 // keepBlocks stores what of content needs the attachment store, and returns
 // what each such block (by index) becomes in model content.
-func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) map[int][]tools.Content {
+func (p *Projector) keepBlocks(ctx context.Context, caller tools.Caller, raw string, content []mcp.Content) map[int][]tools.Content {
 	var kept map[int][]tools.Content
 	hold := func(i int, cs ...tools.Content) {
 		if kept == nil {
@@ -45,15 +86,15 @@ func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string
 			imgs = append(imgs, b)
 			at = append(at, i)
 		case *mcp.AudioContent:
-			hold(i, tools.Text(c.keepAudio(ctx, raw, b)))
+			hold(i, tools.Text(p.keepAudio(ctx, raw, b)))
 		case *mcp.EmbeddedResource:
 			if r := b.Resource; r != nil && r.Blob != nil && !(resources.Textual(r.MIMEType) && utf8.Valid(r.Blob)) {
-				hold(i, c.keepEmbedded(ctx, caller, raw, r)...)
+				hold(i, p.keepEmbedded(ctx, caller, raw, r)...)
 			}
 		}
 	}
 	if len(imgs) > 0 {
-		for n, cs := range c.admitImages(ctx, caller, raw, imgs) {
+		for n, cs := range p.admitImages(ctx, caller, raw, imgs) {
 			hold(at[n], cs...)
 		}
 	}
@@ -62,13 +103,13 @@ func (c *client) keepBlocks(ctx context.Context, caller tools.Caller, raw string
 
 // keepAudio stores an audio block and describes it: MIME type, duration
 // when the format says it (WAV), size, and the attachment that holds it.
-func (c *client) keepAudio(ctx context.Context, raw string, a *mcp.AudioContent) string {
+func (p *Projector) keepAudio(ctx context.Context, raw string, a *mcp.AudioContent) string {
 	desc := resources.OrUnknownType(a.MIMEType)
 	if d, ok := wavDuration(a.Data); ok {
 		desc += fmt.Sprintf(", %.2f s", d)
 	}
 	desc += fmt.Sprintf(", %d bytes", len(a.Data))
-	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: a.MIMEType, Data: a.Data})
+	id, err := p.saveBlob(ctx, raw, attachments.Blob{MediaType: a.MIMEType, Data: a.Data})
 	if err != nil {
 		return "[audio: " + desc + "; not kept: " + err.Error() + "]"
 	}
@@ -79,9 +120,9 @@ func (c *client) keepAudio(ctx context.Context, raw string, a *mcp.AudioContent)
 // a caller that takes images, as an image reference (downscaled to fit, as
 // a tool's images are, and the resources service's), anything else, or an
 // image the store refuses, as a blob.
-func (c *client) keepEmbedded(ctx context.Context, caller tools.Caller, raw string, r *mcp.ResourceContents) []tools.Content {
-	if mt, ok := imageType(r.MIMEType); ok && c.opt.store != nil && caller.ImageInput && sniff(mt, r.Blob) {
-		fitted, err := c.opt.store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: r.Blob, Name: r.URI}})
+func (p *Projector) keepEmbedded(ctx context.Context, caller tools.Caller, raw string, r *mcp.ResourceContents) []tools.Content {
+	if mt, ok := imageType(r.MIMEType); ok && p.Store != nil && caller.ImageInput && sniff(mt, r.Blob) {
+		fitted, err := p.Store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: r.Blob, Name: r.URI}})
 		if err == nil {
 			head := fmt.Sprintf("Resource %s (%s, %d bytes):", r.URI, mt, len(r.Blob))
 			if rs := fitted[0].Resized; rs != nil {
@@ -90,14 +131,14 @@ func (c *client) keepEmbedded(ctx context.Context, caller tools.Caller, raw stri
 			return []tools.Content{tools.Text(head), {Type: "image", Image: &fitted[0].Ref}}
 		}
 	}
-	return []tools.Content{tools.Text(c.keepBinary(ctx, raw, r))}
+	return []tools.Content{tools.Text(p.keepBinary(ctx, raw, r))}
 }
 
 // keepBinary stores an embedded resource's binary contents and describes
 // them.
-func (c *client) keepBinary(ctx context.Context, raw string, r *mcp.ResourceContents) string {
+func (p *Projector) keepBinary(ctx context.Context, raw string, r *mcp.ResourceContents) string {
 	desc := fmt.Sprintf("%s: %s, %d bytes", r.URI, resources.OrUnknownType(r.MIMEType), len(r.Blob))
-	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: r.MIMEType, Data: r.Blob, Name: r.URI})
+	id, err := p.saveBlob(ctx, raw, attachments.Blob{MediaType: r.MIMEType, Data: r.Blob, Name: r.URI})
 	if err != nil {
 		return "[embedded resource " + desc + "; not kept: " + err.Error() + "]"
 	}
@@ -106,17 +147,17 @@ func (c *client) keepBinary(ctx context.Context, raw string, r *mcp.ResourceCont
 
 // saveBlob stores b and returns its attachment id, or an error worded for
 // the model.
-func (c *client) saveBlob(ctx context.Context, raw string, b attachments.Blob) (string, error) {
-	if c.opt.store == nil {
+func (p *Projector) saveBlob(ctx context.Context, raw string, b attachments.Blob) (string, error) {
+	if p.Store == nil {
 		return "", fmt.Errorf("%s", reasonNoStore)
 	}
 	if _, _, err := mime.ParseMediaType(b.MediaType); err != nil {
 		b.MediaType = "" // sniffed instead: a bad declaration should not lose the data
 	}
-	ref, err := c.opt.store.SaveBlob(ctx, b)
+	ref, err := p.Store.SaveBlob(ctx, b)
 	if err != nil {
 		if !attachments.IsAdmissionError(err) && ctx.Err() == nil {
-			c.log.Warn(c.label+": durable storage of a result block failed", "tool", raw, "err", err)
+			p.Log.Warn(p.Label+": durable storage of a result block failed", "tool", raw, "err", err)
 		}
 		return "", err
 	}
@@ -125,16 +166,16 @@ func (c *client) saveBlob(ctx context.Context, raw string, b attachments.Blob) (
 
 // storeFull stores the whole text of a cut result and tells the model how
 // to read the rest of it.
-func (c *client) storeFull(ctx context.Context, raw, full string, offset int) string {
+func (p *Projector) storeFull(ctx context.Context, raw, full string, offset int) string {
 	// Without a way for the model to read the rest, the text says why
 	// it is gone rather than pointing at data no model can reach.
 	switch {
-	case c.opt.store == nil:
+	case p.Store == nil:
 		return "the rest is not kept: " + reasonNoStore
-	case c.opt.output == nil || !c.opt.output.Offers():
+	case p.Output == nil || !p.Output.Offers():
 		return "the rest is not kept: no " + outputs.ToolName + " tool is offered to read it (the " + outputs.PluginName + " plugin is not running)"
 	}
-	id, err := c.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
+	id, err := p.saveBlob(ctx, raw, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(full)})
 	if err != nil {
 		return "the rest could not be stored: " + err.Error()
 	}
@@ -148,14 +189,14 @@ func (c *client) storeFull(ctx context.Context, raw, full string, offset int) st
 // linkServer is the server a resource link's read names, or "" while no
 // read tool is registered (the resources service offers it only while some
 // server lists something to read): a link then says nothing of reading.
-func (c *client) linkServer() string {
-	if c.opt.registry == nil {
+func (p *Projector) linkServer() string {
+	if p.Registry == nil {
 		return ""
 	}
-	if _, ok := c.opt.registry.Get(resources.ReadToolName); !ok {
+	if _, ok := p.Registry.Get(resources.ReadToolName); !ok {
 		return ""
 	}
-	return c.cfg.ServerName
+	return p.Server
 }
 
 // resourceLinkLine describes a resource link and, when server is not "",
@@ -209,4 +250,35 @@ func wavDuration(b []byte) (float64, bool) {
 		p = int(next)
 	}
 	return 0, false
+}
+
+// ToolError is the error of a result the server marked isError: its text,
+// projected as for the model (nothing is stored).
+func (p *Projector) ToolError(raw string, res *mcp.CallToolResult) error {
+	return errors.New(joinText(project(raw, p.linkServer(), typedViews(res.Content), nil)))
+}
+
+// KeepMedia stores an image or audio of a prompt message and names it; an
+// image over the store's limits is downscaled to fit first (SaveFitted).
+func (p *Projector) KeepMedia(ctx context.Context, kind, mimeType string, data []byte) string {
+	if p.Store == nil {
+		return fmt.Sprintf("[%s: %s, %d bytes; not kept: no attachment store is mounted]", kind, mimeType, len(data))
+	}
+	if kind == "image" {
+		if mt, ok := imageType(mimeType); ok && sniff(mt, data) {
+			if fitted, err := p.Store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: data}}); err == nil {
+				r := fitted[0].Ref
+				text := fmt.Sprintf("[image %s %s %dx%d, %d bytes]", r.ID, r.MediaType, r.Width, r.Height, r.Bytes)
+				if rs := fitted[0].Resized; rs != nil {
+					text = rs.Note() + "\n" + text
+				}
+				return text
+			}
+		}
+	}
+	ref, err := p.Store.SaveBlob(ctx, attachments.Blob{MediaType: mimeType, Data: data})
+	if err != nil {
+		return fmt.Sprintf("[%s: %s, %d bytes; not kept: %v]", kind, mimeType, len(data), err)
+	}
+	return fmt.Sprintf("[%s %s %s, %d bytes]", kind, ref.ID, mimeType, ref.Bytes)
 }
