@@ -7,8 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 
@@ -134,14 +135,8 @@ type client struct {
 	unavailable  string // why live is nil, for call errors
 	instructions string
 	resyncFor    *conn
-	calls        map[string]*inflight // tools/calls in flight, by progress token
-	releases     []pendingRelease     // finished HTTP calls' contexts, by time (deadlines.go)
 
-	// deadlines rings for the calls' timeouts and the releases.
-	deadlines alarm
-
-	tokens atomic.Int64 // the last progress token handed out
-	logged atomic.Int64 // the server's log messages relayed to callers (logrelay.go)
+	calls *calls.Table // tools/calls in flight
 
 	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
 
@@ -192,7 +187,8 @@ func newClient(opt options) *client {
 	c.proj = &result.Projector{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger, Registry: opt.registry,
 		Store: opt.store, Output: opt.output, MaxBytes: opt.cfg.MaxResultBytes}
 	c.stopped, c.stop = context.WithCancel(context.Background())
-	c.deadlines.ring = c.onDeadline
+	c.calls = calls.New(calls.Options{TimeoutMs: opt.cfg.ToolCallTimeoutMs, MaxMs: opt.cfg.ToolCallMaxMs,
+		ReleaseDelay: opt.releaseDelay, Logger: opt.logger, Label: c.label})
 	c.lz.wake = make(chan struct{}, 1)
 	return c
 }
@@ -421,7 +417,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged(cn)
 		},
-		ProgressNotificationHandler: c.onProgress,
+		ProgressNotificationHandler: c.calls.Progress,
 		LoggingMessageHandler:       c.onLog,
 		// Sampling is declared so that a call made through the gateway can
 		// reach its client's model; other calls are refused (onSample).
@@ -673,7 +669,7 @@ func (c *client) giveUp(err error) {
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
 	c.stop()
-	c.releaseAll()
+	c.calls.Stop()
 	c.stopIdle()
 	if c.timer != nil {
 		c.timer.Stop()

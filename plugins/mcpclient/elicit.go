@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,27 +36,27 @@ func elicitCapabilities() *mcp.ElicitationCapabilities {
 // the installed answerer is asked (no call's own).
 func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	p := req.Params
-	var calls []*inflight
-	if call, ok := ctx.Value(inflightKey{}).(*inflight); ok {
-		calls = []*inflight{call}
+	var inFlight []*calls.Call
+	if call := calls.FromContext(ctx); call != nil {
+		inFlight = []*calls.Call{call}
 	} else {
-		calls = c.callsInFlight()
+		inFlight = c.calls.InFlight()
 	}
 	askCtx := ctx
-	if len(calls) == 1 {
+	if len(inFlight) == 1 {
 		// The caller's values (its answerer), with the request's own
 		// cancellation.
-		askCtx = mergeValues(ctx, calls[0].ctx)
+		askCtx = mergeValues(ctx, inFlight[0].Caller())
 	}
-	if len(calls) > 0 {
+	if len(inFlight) > 0 {
 		var cancel context.CancelFunc
 		askCtx, cancel = context.WithCancel(askCtx)
 		defer cancel()
-		left := int32(len(calls))
-		for _, call := range calls {
-			release := call.hold()
+		left := int32(len(inFlight))
+		for _, call := range inFlight {
+			release := call.Hold()
 			defer release()
-			stop := context.AfterFunc(call.ended(), func() {
+			stop := context.AfterFunc(call.Ended(), func() {
 				if atomic.AddInt32(&left, -1) == 0 {
 					cancel()
 				}
@@ -144,8 +146,8 @@ func (c *client) urlRequired(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		askCtx := ctx
-		if call, ok := ctx.Value(inflightKey{}).(*inflight); ok {
-			release := call.hold()
+		if call := calls.FromContext(ctx); call != nil {
+			release := call.Hold()
 			defer release()
 		}
 		for _, p := range data.Elicitations {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,11 +29,11 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		defer done()
 		params := &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)}
-		inflight, cctx := c.startCall(ctx, cn, params)
+		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
 		res, err := cn.session.CallTool(cctx, params)
-		c.settleLogs(ctx, cn, err)
-		inflight.finish()
-		c.release(func() { inflight.cancel(nil) }, err)
+		c.calls.SettleLogs(ctx, cn.logs, err)
+		inFlight.Finish()
+		c.release(inFlight.Cancel, err)
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
@@ -76,29 +78,19 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 		cancel()
 		return
 	}
-	c.mu.Lock()
-	if c.stopped.Err() != nil { // disposed: releaseAll ran or is running
-		c.mu.Unlock()
-		cancel()
-		return
-	}
-	// Timed under the lock, so that the queue stays in time order.
-	at := time.Now().Add(c.opt.releaseDelay)
-	c.releases = append(c.releases, pendingRelease{at: at, cancel: cancel})
-	c.mu.Unlock()
-	c.deadlines.ask(at.Add(c.releaseSlack()))
+	c.calls.Release(cancel)
 }
 
 // callError explains a failed tools/call. Cancellation and timeouts stay
 // recognizable with errors.Is; a failure below the protocol level makes the
 // supervisor check the connection.
 func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err error) error {
-	var timeout *callTimeout
+	var timeout *calls.Timeout
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: tool %q: %w", c.label, t.raw, ctx.Err())
 	case errors.As(context.Cause(cctx), &timeout):
-		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.raw, timeout.explain(), context.DeadlineExceeded)
+		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.raw, timeout.Explain(), context.DeadlineExceeded)
 	}
 	if answered(err) {
 		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)

@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"context"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/sampling"
@@ -15,15 +17,15 @@ import (
 // flight; while the answer is awaited, the call's silence timer waits.
 // Without a sampler the request fails with sampling.ErrNoSampler.
 func (c *client) onSample(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	call, _ := ctx.Value(inflightKey{}).(*inflight)
+	call := calls.FromContext(ctx)
 	if call == nil {
-		call = c.onlyCall()
+		call = c.calls.Only()
 	}
 	askCtx := ctx
 	if call != nil {
-		release := call.hold()
+		release := call.Hold()
 		defer release()
-		askCtx = mergeValues(ctx, call.ctx)
+		askCtx = mergeValues(ctx, call.Caller())
 	}
 	s := sampling.From(askCtx)
 	if s == nil {

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,35 +201,6 @@ func TestStreamableHTTPCallRelease(t *testing.T) {
 			if by := <-ended; by != "server" {
 				t.Fatalf("call %d: the %s ended the response stream, want the server", i, by)
 			}
-		}
-	})
-	t.Run("releases come in batches", func(t *testing.T) {
-		h := newHTTPServer(t)
-		const delay = time.Second
-		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = delay })
-		c := e.client.Load()
-		var rang atomic.Int64
-		c.deadlines.mu.Lock()
-		ring := c.deadlines.ring
-		c.deadlines.ring = func() { rang.Add(1); ring() }
-		c.deadlines.mu.Unlock()
-		const calls = 40
-		start := time.Now()
-		for range calls {
-			if res := e.call(tools.Caller{}, "mcp__web__ping", "{}"); resultText(res) != "pong" {
-				t.Fatalf("ping = %q, %v", resultText(res), res.Err)
-			}
-		}
-		span := time.Since(start)
-		eventually(t, "every release", func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return len(c.releases) == 0
-		})
-		// The calls' releases fall due over span: one ring per slack of
-		// it, and one for each end, not one per call.
-		if most := int64(span/(delay/releaseBatches)) + 2; rang.Load() > most {
-			t.Errorf("the alarm rang %d times to release %d calls made in %v, want at most %d", rang.Load(), calls, span, most)
 		}
 	})
 	t.Run("dispose lets go of a stream the server keeps open", func(t *testing.T) {

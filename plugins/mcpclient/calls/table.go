@@ -1,0 +1,450 @@
+package calls
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Options are a Table's settings.
+type Options struct {
+	// TimeoutMs is toolCallTimeoutMs, MaxMs toolCallMaxMs (0: no cap).
+	TimeoutMs, MaxMs int
+	// ReleaseDelay is how long a released context outlives its call
+	// (Release).
+	ReleaseDelay time.Duration
+	// Logger and Label are the instance's, for what is dropped.
+	Logger *slog.Logger
+	Label  string
+}
+
+// Table is one instance's calls in flight. It is safe for concurrent use.
+type Table struct {
+	opt Options
+
+	mu       sync.Mutex
+	calls    map[string]*Call // by progress token
+	releases []pendingRelease // finished HTTP calls' contexts, by time
+	stopped  bool
+
+	tokens atomic.Int64 // the last progress token handed out
+	logged atomic.Int64 // the server's log messages relayed to callers
+
+	// alarm rings for the calls' timeouts and the releases.
+	alarm alarm
+}
+
+// New returns an empty Table.
+func New(opt Options) *Table {
+	t := &Table{opt: opt}
+	t.alarm.ring = t.onDeadline
+	return t
+}
+
+// Call is one tools/call in flight.
+type Call struct {
+	t      *Table
+	token  string
+	ctx    context.Context // the caller's: its progress function, its elicitation answerer
+	cancel context.CancelCauseFunc
+	// call is the context the call runs with, part of this allocation.
+	call callContext
+
+	// The call's times run out on the table's alarm.
+	mu        sync.Mutex
+	silenceAt time.Time // toolCallTimeoutMs runs out; progress moves it
+	maxAt     time.Time // toolCallMaxMs runs out; zero without a cap
+	held      int       // questions waiting for an answer: the silence waits too
+	progress  int       // notifications received
+	done      bool
+	// life ends with the call: at Finish, or when the caller or a timeout
+	// cancels it. A question asked for the call ends with it. It is made
+	// by Ended, when a question needs it, not for every call.
+	life    context.Context
+	endLife context.CancelFunc
+
+	// report serializes the caller's progress function, run outside mu so
+	// that a slow one stalls neither the timeouts, Finish and Hold, nor
+	// go-sdk's reading of the next message.
+	report sync.Mutex
+}
+
+// callContext is the context a call runs with: the caller's, cancelled by
+// the call's timeouts, with the call as its callKey value. It is a field
+// of the Call rather than a context.WithValue, an allocation fewer on
+// every call; contexts derived from it still find its cancelCtx, so they
+// need no goroutine of their own.
+type callContext struct {
+	context.Context
+	call *Call
+}
+
+type callKey struct{}
+
+func (cc *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return cc.call
+	}
+	return cc.Context.Value(key)
+}
+
+// FromContext returns the call whose context ctx is or derives from: a
+// 2026-07-28 server's request during a call comes with it.
+func FromContext(ctx context.Context) *Call {
+	call, _ := ctx.Value(callKey{}).(*Call)
+	return call
+}
+
+// Timeout is the cause of a call cancelled by one of its timeouts; it is
+// a context.DeadlineExceeded.
+type Timeout struct {
+	key      string // toolCallTimeoutMs or toolCallMaxMs
+	ms       int
+	progress int // notifications received before it fired
+}
+
+func (e *Timeout) Error() string { return e.key + " elapsed" }
+
+func (e *Timeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Explain says what ran out, for the call's error.
+func (e *Timeout) Explain() string {
+	switch {
+	case e.key == "toolCallMaxMs":
+		return fmt.Sprintf("did not finish within toolCallMaxMs (%dms), progress or not", e.ms)
+	case e.progress > 0:
+		return fmt.Sprintf("sent neither its result nor progress for toolCallTimeoutMs (%dms) after %d progress notification(s)", e.ms, e.progress)
+	}
+	return fmt.Sprintf("did not answer within toolCallTimeoutMs (%dms)", e.ms)
+}
+
+func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// Start registers a call made with ctx: params gets a progress token (and
+// logLevel, when not "", the level a 2026-07-28 request carries), and the
+// returned context is cancelled by the call's timeouts. Finish must
+// follow the call; Cancel is the caller's to run once done with the
+// context.
+func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel mcp.LoggingLevel) (*Call, context.Context) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	var token [24]byte
+	call := &Call{t: t, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), t.tokens.Add(1), 10)), ctx: ctx, cancel: cancel}
+	call.call = callContext{Context: cctx, call: call}
+	params.SetProgressToken(call.token)
+	if logLevel != "" {
+		params.GetMeta()[mcp.MetaKeyLogLevel] = logLevel
+	}
+	// The first time to ring for is read from locals: once in t.calls, the
+	// call's fields are its lock's (an answered question moves silenceAt).
+	now := time.Now()
+	first := now.Add(ms(t.opt.TimeoutMs))
+	call.silenceAt = first
+	if t.opt.MaxMs > 0 {
+		call.maxAt = now.Add(ms(t.opt.MaxMs))
+		if call.maxAt.Before(first) {
+			first = call.maxAt
+		}
+	}
+	// In t.calls before the alarm is asked: the alarm finds it there.
+	t.mu.Lock()
+	if t.calls == nil {
+		t.calls = map[string]*Call{}
+	}
+	t.calls[call.token] = call
+	t.mu.Unlock()
+	t.alarm.ask(first)
+	return call, &call.call
+}
+
+// Caller returns the context the call was made with: its caller's values
+// (progress function, elicitation answerer, sampler).
+func (call *Call) Caller() context.Context { return call.ctx }
+
+// Cancel cancels the call's context.
+func (call *Call) Cancel() { call.cancel(nil) }
+
+// due says which of the call's times ran out by now, if one did, and
+// otherwise when the next one runs out (zero for none: a held call without
+// a cap).
+func (call *Call) due(now time.Time) (*Timeout, time.Time) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	opt := &call.t.opt
+	switch {
+	case call.done:
+		return nil, time.Time{}
+	case !call.maxAt.IsZero() && !now.Before(call.maxAt):
+		return &Timeout{key: "toolCallMaxMs", ms: opt.MaxMs}, time.Time{}
+	case call.held == 0 && !now.Before(call.silenceAt):
+		return &Timeout{key: "toolCallTimeoutMs", ms: opt.TimeoutMs, progress: call.progress}, time.Time{}
+	}
+	next := call.maxAt
+	if call.held == 0 && (next.IsZero() || call.silenceAt.Before(next)) {
+		next = call.silenceAt
+	}
+	return nil, next
+}
+
+// Ended returns a context that ends with the call: at Finish, or when the
+// caller or a timeout cancels it.
+func (call *Call) Ended() context.Context {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if call.life == nil {
+		call.life, call.endLife = context.WithCancel(&call.call)
+		if call.done {
+			call.endLife()
+		}
+	}
+	return call.life
+}
+
+func (call *Call) expire(cause *Timeout) {
+	call.mu.Lock()
+	done := call.done
+	call.mu.Unlock()
+	if !done {
+		call.cancel(cause)
+	}
+}
+
+// Finish ends the call's bookkeeping: no timeout cancels it and no progress
+// report starts after it returns (one already under way may end after it).
+func (call *Call) Finish() {
+	call.mu.Lock()
+	call.done = true
+	endLife := call.endLife
+	call.mu.Unlock()
+	if endLife != nil {
+		endLife()
+	}
+	call.t.mu.Lock()
+	delete(call.t.calls, call.token)
+	call.t.mu.Unlock()
+}
+
+// Hold stops the silence clock while the call waits for a person (an
+// elicitation); release starts it again once the last one is answered.
+func (call *Call) Hold() (release func()) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.held++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			call.mu.Lock()
+			defer call.mu.Unlock()
+			call.held--
+			if call.held == 0 && !call.done {
+				call.silenceAt = time.Now().Add(ms(call.t.opt.TimeoutMs))
+				// The alarm may have rung meanwhile and found nothing due.
+				call.t.alarm.ask(call.silenceAt)
+			}
+		})
+	}
+}
+
+func (call *Call) isDone() bool {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	return call.done
+}
+
+// Progress handles notifications/progress: the call whose token it
+// carries hears it and its silence starts again. A token of no call in
+// flight (a late notification) is dropped.
+func (t *Table) Progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p := req.Params
+	token, _ := p.ProgressToken.(string)
+	t.mu.Lock()
+	call := t.calls[token]
+	t.mu.Unlock()
+	if call == nil {
+		t.opt.Logger.Debug(t.opt.Label+": progress for no call in flight; dropped", "token", p.ProgressToken)
+		return
+	}
+	call.mu.Lock()
+	if call.done {
+		call.mu.Unlock()
+		return
+	}
+	call.progress++
+	if call.held == 0 {
+		// Later than before, so the alarm, asked for the old time or an
+		// earlier one, finds the new one when it rings.
+		call.silenceAt = time.Now().Add(ms(t.opt.TimeoutMs))
+	}
+	call.mu.Unlock()
+	// One report at a time, in order, and none once Finish returned
+	// (done is read again: Finish may have run meanwhile).
+	call.report.Lock()
+	defer call.report.Unlock()
+	if call.isDone() {
+		return
+	}
+	tools.ReportProgress(call.ctx, tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+// Only returns the one call in flight, if there is exactly one.
+func (t *Table) Only() *Call {
+	if calls := t.InFlight(); len(calls) == 1 {
+		return calls[0]
+	}
+	return nil
+}
+
+// InFlight returns the calls in flight: a 2025-11-25 server's request
+// during a call carries nothing that names the call, so it is the call's
+// only when no other is running.
+func (t *Table) InFlight() []*Call {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	calls := make([]*Call, 0, len(t.calls))
+	for _, call := range t.calls {
+		calls = append(calls, call)
+	}
+	return calls
+}
+
+// pendingRelease is a finished call's context, cancelled at its time.
+type pendingRelease struct {
+	at     time.Time
+	cancel context.CancelFunc
+}
+
+// releaseBatches is how many times, at most, the alarm rings for releases
+// in one ReleaseDelay: a release may come that share of the delay late.
+// Under load a call finishes every few hundred microseconds; ringing for
+// each release would start a timer goroutine and shift the whole queue per
+// call (1.6% of a gateway's CPU at 1,900 calls/s over Streamable HTTP).
+const releaseBatches = 10
+
+func (t *Table) releaseSlack() time.Duration { return t.opt.ReleaseDelay / releaseBatches }
+
+// Release cancels a finished call's context ReleaseDelay from now (up to a
+// tenth of it later, so that releases come in batches), or at once once
+// the table is stopped. Over Streamable HTTP, go-sdk drains the rest of a
+// call's response stream on the call's context after handing back its
+// result; cancelling at once would abort the drain and close the
+// connection.
+func (t *Table) Release(cancel context.CancelFunc) {
+	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		cancel()
+		return
+	}
+	// Timed under the lock, so that the queue stays in time order.
+	at := time.Now().Add(t.opt.ReleaseDelay)
+	t.releases = append(t.releases, pendingRelease{at: at, cancel: cancel})
+	t.mu.Unlock()
+	t.alarm.ask(at.Add(t.releaseSlack()))
+}
+
+// Stop cancels every queued release at once (dispose); later ones are
+// cancelled by Release itself. The alarm is left armed: a call still in
+// flight keeps its timeouts.
+func (t *Table) Stop() {
+	t.mu.Lock()
+	t.stopped = true
+	due := t.releases
+	t.releases = nil
+	t.mu.Unlock()
+	for _, r := range due {
+		r.cancel()
+	}
+}
+
+// onDeadline runs when the alarm rings: it cancels the calls whose time
+// ran out, releases what is due, and asks the alarm for the next time.
+func (t *Table) onDeadline() {
+	now := time.Now()
+	var next time.Time
+	earliest := func(at time.Time) {
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	for _, call := range t.InFlight() {
+		cause, at := call.due(now)
+		if cause != nil {
+			call.expire(cause)
+			continue
+		}
+		earliest(at)
+	}
+	t.mu.Lock()
+	// Releases are queued in the order of their times (one delay for all).
+	n := 0
+	for n < len(t.releases) && !now.Before(t.releases[n].at) {
+		n++
+	}
+	// Copied out and deleted in place, so the queue's array holds no
+	// finished call's context.
+	due := slices.Clone(t.releases[:n])
+	t.releases = slices.Delete(t.releases, 0, n)
+	if len(t.releases) > 0 {
+		earliest(t.releases[0].at.Add(t.releaseSlack()))
+	}
+	t.mu.Unlock()
+	for _, r := range due {
+		r.cancel()
+	}
+	if !next.IsZero() {
+		t.alarm.ask(next)
+	}
+}
+
+// settleQuiet is how long no log message may arrive before a call whose
+// caller relays them ends; settleMax bounds the wait.
+const (
+	settleQuiet = 2 * time.Millisecond
+	settleMax   = 50 * time.Millisecond
+)
+
+// RelayLog passes a server's log message to the callers of its calls in
+// flight that relay logs (tools.WithLog: a gateway, to its client).
+// notifications/message names no call, so every call running on the
+// server when it arrives hears it.
+func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
+	calls := t.InFlight()
+	if len(calls) == 0 {
+		return
+	}
+	m := tools.LogMessage{Level: string(p.Level), Logger: p.Logger, Data: p.Data}
+	for _, call := range calls {
+		tools.ReportLog(call.ctx, m)
+	}
+	t.logged.Add(1)
+}
+
+// SettleLogs holds a call that just got its answer, for a caller that
+// relays log messages (tools.WithLog) from a server that logs, until the
+// messages the server sent before its answer are relayed: go-sdk takes an
+// answer at once but handles notifications on a queue, so a message sent
+// right before the answer may be handled after it, when the caller's
+// request (a gateway client's tools/call) has ended. It waits until none
+// has arrived for settleQuiet, at most settleMax.
+func (t *Table) SettleLogs(ctx context.Context, serverLogs bool, err error) {
+	if err != nil || !serverLogs || !tools.WantsLog(ctx) {
+		return
+	}
+	deadline := time.Now().Add(settleMax)
+	for seen := t.logged.Load(); time.Now().Before(deadline); {
+		time.Sleep(settleQuiet)
+		now := t.logged.Load()
+		if now == seen {
+			return
+		}
+		seen = now
+	}
+}

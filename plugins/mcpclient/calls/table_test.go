@@ -1,0 +1,141 @@
+package calls
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitTimeout = 10 * time.Second
+
+func newTable(opt Options) *Table {
+	opt.Logger = slog.New(slog.DiscardHandler)
+	opt.Label = "mcp-client(t)"
+	return New(opt)
+}
+
+func progress(token string, n float64) *mcp.ProgressNotificationClientRequest {
+	return &mcp.ProgressNotificationClientRequest{Params: &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n}}
+}
+
+// A call gets a progress token and the log level, its context names it,
+// and it is in flight until Finish.
+func TestStartAndFinish(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000})
+	params := &mcp.CallToolParams{Name: "x"}
+	call, ctx := tb.Start(context.Background(), params, "debug")
+	defer call.Cancel()
+	if params.GetProgressToken() != call.token || params.GetMeta()[mcp.MetaKeyLogLevel] != mcp.LoggingLevel("debug") {
+		t.Errorf("params _meta = %v", params.GetMeta())
+	}
+	if FromContext(ctx) != call || FromContext(context.Background()) != nil {
+		t.Error("FromContext does not find the call")
+	}
+	if tb.Only() != call {
+		t.Error("the one call in flight is not Only")
+	}
+	call.Finish()
+	if len(tb.InFlight()) != 0 || tb.Only() != nil {
+		t.Error("a finished call is still in flight")
+	}
+	select {
+	case <-call.Ended().Done():
+	default:
+		t.Error("Ended is not done after Finish")
+	}
+}
+
+// Progress starts the silence again and reaches the caller; a call that
+// stays silent is cancelled with a Timeout that says how much progress
+// came; a held call (a person answering) is not.
+func TestSilenceTimeout(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 100})
+	var reported atomic.Int32
+	ctx := tools.WithProgress(context.Background(), func(tools.Progress) { reported.Add(1) })
+	call, cctx := tb.Start(ctx, &mcp.CallToolParams{}, "")
+	defer call.Finish()
+	for i := range 5 {
+		time.Sleep(50 * time.Millisecond)
+		tb.Progress(ctx, progress(call.token, float64(i)))
+	}
+	if cctx.Err() != nil {
+		t.Fatal("cancelled although progress came within every toolCallTimeoutMs")
+	}
+	if reported.Load() != 5 {
+		t.Errorf("%d progress reports reached the caller, want 5", reported.Load())
+	}
+	release := call.Hold()
+	time.Sleep(250 * time.Millisecond)
+	if cctx.Err() != nil {
+		t.Fatal("cancelled while held")
+	}
+	release()
+	<-cctx.Done()
+	var timeout *Timeout
+	if !errors.As(context.Cause(cctx), &timeout) || !errors.Is(context.Cause(cctx), context.DeadlineExceeded) {
+		t.Fatalf("cause = %v", context.Cause(cctx))
+	}
+	if want := "sent neither its result nor progress for toolCallTimeoutMs (100ms) after 5 progress notification(s)"; timeout.Explain() != want {
+		t.Errorf("Explain = %q", timeout.Explain())
+	}
+}
+
+// toolCallMaxMs ends a call whatever its progress.
+func TestMaxTimeout(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000, MaxMs: 100})
+	call, cctx := tb.Start(context.Background(), &mcp.CallToolParams{}, "")
+	defer call.Finish()
+	mcptest.WaitFor(t, waitTimeout, "toolCallMaxMs", func() bool {
+		tb.Progress(context.Background(), progress(call.token, 1))
+		return cctx.Err() != nil
+	})
+	var timeout *Timeout
+	if !errors.As(context.Cause(cctx), &timeout) || timeout.key != "toolCallMaxMs" {
+		t.Errorf("cause = %v", context.Cause(cctx))
+	}
+}
+
+// Releases come in batches: the alarm rings about once per tenth of the
+// delay, not once per released call. Stop releases the rest at once, and
+// a release after Stop is immediate.
+func TestReleasesComeInBatches(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	tb := newTable(Options{TimeoutMs: 60_000, ReleaseDelay: delay})
+	var rang atomic.Int64
+	tb.alarm.mu.Lock()
+	ring := tb.alarm.ring
+	tb.alarm.ring = func() { rang.Add(1); ring() }
+	tb.alarm.mu.Unlock()
+	const n = 40
+	var released atomic.Int32
+	start := time.Now()
+	for range n {
+		tb.Release(func() { released.Add(1) })
+		time.Sleep(time.Millisecond)
+	}
+	span := time.Since(start)
+	mcptest.WaitFor(t, waitTimeout, "every release", func() bool { return released.Load() == n })
+	if most := int64(span/(delay/releaseBatches)) + 2; rang.Load() > most {
+		t.Errorf("the alarm rang %d times to release %d calls made in %v, want at most %d", rang.Load(), n, span, most)
+	}
+
+	tb = newTable(Options{TimeoutMs: 60_000, ReleaseDelay: time.Hour})
+	var early atomic.Int32
+	tb.Release(func() { early.Add(1) })
+	tb.Stop()
+	tb.Release(func() { early.Add(1) })
+	if early.Load() != 2 {
+		t.Errorf("%d of 2 contexts released by Stop and after it", early.Load())
+	}
+}
