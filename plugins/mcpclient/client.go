@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
@@ -104,8 +106,6 @@ type client struct {
 	connectedAt time.Time
 	timer       *time.Timer
 	halted      bool
-	generation  []func() // unregisters each tool of the current generation
-	signature   string
 	hung        bool // a close never finished: do not wait for watchers
 	// needsLogin is set while the server waits for a login; loginStamp is
 	// the token file's stamp then, and loginTried says the browser step
@@ -114,9 +114,6 @@ type client struct {
 	loginStamp string
 	loginTried bool
 	watchers   sync.WaitGroup
-	// unofferedLogged: the tools already logged as not offered (offered.go).
-	unofferedLogged map[string]bool
-	tasks           taskTools // which tools require tasks (offered.go)
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
@@ -137,6 +134,7 @@ type client struct {
 	resyncFor    *conn
 
 	calls *calls.Table // tools/calls in flight
+	tools *toolset.Set // the server's tools in the registry, and the catalog cache
 
 	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
 
@@ -186,6 +184,13 @@ func newClient(opt options) *client {
 	}
 	c.proj = &result.Projector{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger, Registry: opt.registry,
 		Store: opt.store, Output: opt.output, MaxBytes: opt.cfg.MaxResultBytes}
+	catalog := ""
+	if opt.catalogDir != "" {
+		catalog = catalogPath(opt.catalogDir, &opt.cfg)
+	}
+	c.tools = toolset.New(toolset.Options{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger,
+		Registry: opt.registry, Scope: opt.scope, Include: opt.cfg.Tools.Include, Exclude: opt.cfg.Tools.Exclude,
+		Execute: c.executor, Render: c.proj.Render, CatalogPath: catalog})
 	c.stopped, c.stop = context.WithCancel(context.Background())
 	c.calls = calls.New(calls.Options{TimeoutMs: opt.cfg.ToolCallTimeoutMs, MaxMs: opt.cfg.ToolCallMaxMs,
 		ReleaseDelay: opt.releaseDelay, Logger: opt.logger, Label: c.label})
@@ -205,10 +210,10 @@ func (c *client) setState(detail, unavailable string) {
 // setConnected publishes the connected state with the number of tools.
 func (c *client) setConnected() {
 	noun := "tools"
-	if len(c.generation) == 1 {
+	if c.tools.Len() == 1 {
 		noun = "tool"
 	}
-	detail := fmt.Sprintf("connected, %d %s", len(c.generation), noun)
+	detail := fmt.Sprintf("connected, %d %s", c.tools.Len(), noun)
 	if c.opt.oauth != nil {
 		if login := c.opt.oauth.Status(); login != "" {
 			detail += ", " + login
@@ -440,9 +445,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	// server's elicitation/create, list_changed). There tool tasks are
 	// read in the HTTP client instead.
 	if c.cfg.Transport != TransportStreamableHTTP {
-		watched = c.tasks.watch(tr)
+		watched = c.tools.Tasks().Watch(tr)
 	} else {
-		c.tasks.peekHTTP(tr)
+		c.tools.Tasks().PeekHTTP(tr)
 	}
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion})
 	if err != nil {
@@ -451,7 +456,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	cn.session = session
 	c.watch(cn)
 	c.logLevels(ctx, cn)
-	list, err := listTools(ctx, session)
+	list, err := toolset.List(ctx, session)
 	if err != nil {
 		return cn, nil, err
 	}
@@ -500,7 +505,7 @@ func (c *client) resyncTools(ctx context.Context) {
 	c.log.Info(c.label + ": tool list changed, re-syncing")
 	lctx, cancel := context.WithTimeout(ctx, ms(c.cfg.StartupTimeoutMs))
 	defer cancel()
-	list, err := listTools(lctx, target.session)
+	list, err := toolset.List(lctx, target.session)
 	if err != nil {
 		select {
 		case <-target.closed:
@@ -654,7 +659,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 func (c *client) giveUp(err error) {
 	c.halted = true
 	c.setInstructions("")
-	c.unregisterAll()
+	c.tools.Clear()
 	c.clearExtras()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
@@ -683,7 +688,7 @@ func (c *client) shutdown() {
 		c.closeConn(c.conn, "")
 		c.conn = nil
 	}
-	c.unregisterAll()
+	c.tools.Clear()
 	if !c.hung {
 		// Every session is closed: their watchers are returning.
 		c.watchers.Wait()

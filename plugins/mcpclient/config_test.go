@@ -123,20 +123,6 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestToolFilter(t *testing.T) {
-	f := ToolFilter{Include: []string{"search_*", "get"}, Exclude: []string{"*_admin"}}
-	for raw, want := range map[string]bool{
-		"search_code": true, "search_admin": false, "get": true, "getx": false, "other": false,
-	} {
-		if got := f.keep(raw); got != want {
-			t.Errorf("keep(%q) = %v, want %v", raw, got, want)
-		}
-	}
-	if !(&ToolFilter{}).keep("anything") {
-		t.Error("an empty filter must keep every tool")
-	}
-}
-
 func TestOAuthConfigValidation(t *testing.T) {
 	base := func() Config {
 		c := Defaults()

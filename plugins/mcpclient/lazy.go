@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -35,12 +34,10 @@ const backgroundStartFactor = 10
 // calls wait on the same one, so the server starts once.
 type lazyState struct {
 	// Owned by the run goroutine.
-	catalogPath  string // "" without a cache
-	catalogBytes []byte // what the file holds, as last read or written
-	onDemand     bool   // the attempt running is a call's start
-	background   bool   // the attempt running is the first, unwaited-for
-	lastErr      error  // the last attempt's failure
-	idle         *time.Timer
+	onDemand   bool  // the attempt running is a call's start
+	background bool  // the attempt running is the first, unwaited-for
+	lastErr    error // the last attempt's failure
+	idle       *time.Timer
 
 	wake      chan struct{} // a call wants a start, cap 1
 	readyOnce sync.Once
@@ -50,9 +47,6 @@ type lazyState struct {
 	dormant bool
 	inUse   int       // calls holding the connection
 	lastUse time.Time // when the last call ended, or the connection came
-	// listed are the raw names of the live server's last tool list; nil
-	// before any discovery.
-	listed map[string]bool
 
 	detailMu   sync.Mutex
 	lastDetail string
@@ -105,21 +99,20 @@ func (c *client) markReady() { c.lz.readyOnce.Do(func() { close(c.ready) }) }
 // (at once from the cache, when there is one).
 func (c *client) begin(ctx context.Context) {
 	strict := c.cfg.FailOnStartupError
-	var cat *catalog
+	cached := false
 	if !strict {
-		cat = c.loadCatalog()
+		var instructions string
+		if instructions, cached = c.tools.FromCatalog(); cached {
+			c.setInstructions(instructions)
+		}
 	}
-	if c.lazy() && cat != nil {
-		c.registerCached(cat)
+	if c.lazy() && cached {
 		c.mu.Lock()
 		c.lz.dormant = true
 		c.mu.Unlock()
-		c.setState(fmt.Sprintf("lazy, idle (%s cached)", toolCount(len(c.generation))), "")
+		c.setState(fmt.Sprintf("lazy, idle (%s cached)", toolCount(c.tools.Len())), "")
 		c.markReady()
 		return
-	}
-	if cat != nil {
-		c.registerCached(cat)
 	}
 	c.mu.Lock()
 	c.lz.pending = &startRun{done: make(chan struct{})}
@@ -129,8 +122,8 @@ func (c *client) begin(ctx context.Context) {
 		if c.lazy() {
 			c.markReady()
 		} else {
-			cached := len(c.generation)
-			stop := time.AfterFunc(ms(c.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cached) })
+			cachedTools := c.tools.Len()
+			stop := time.AfterFunc(ms(c.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cachedTools) })
 			defer stop.Stop()
 		}
 	}
@@ -202,7 +195,7 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 	c.mu.Lock()
 	for {
 		if c.live != nil {
-			if raw != "" && c.lz.listed != nil && !c.lz.listed[raw] {
+			if raw != "" && !c.tools.Listed(raw) {
 				c.mu.Unlock()
 				return nil, nil, fmt.Errorf("%s: tool %q is not in the server's current tool list (its registration came from the catalog cache or an earlier list, and is removed now)", c.label, raw)
 			}
@@ -321,7 +314,7 @@ func (c *client) lostToDormant(err error) bool {
 	c.lz.dormant = true
 	c.mu.Unlock()
 	c.log.Warn(c.label+": connection lost; the next call starts the server again", "err", err)
-	c.setState(fmt.Sprintf("stopped: connection lost (%v); the next call starts it again (%s)", err, toolCount(len(c.generation))), "")
+	c.setState(fmt.Sprintf("stopped: connection lost (%v); the next call starts it again (%s)", err, toolCount(c.tools.Len())), "")
 	return true
 }
 
@@ -387,97 +380,7 @@ func (c *client) idleCheck() {
 		return
 	}
 	c.log.Info(fmt.Sprintf("%s: stopped after idleTimeoutMs (%dms) unused; the next call starts it again", c.label, c.cfg.IdleTimeoutMs))
-	c.setState(fmt.Sprintf("stopped after idle (%s)", toolCount(len(c.generation))), "")
-}
-
-// loadCatalog reads the cache of this launch; a file that does not read
-// is logged and ignored (the next discovery rewrites it).
-func (c *client) loadCatalog() *catalog {
-	if c.opt.catalogDir == "" {
-		return nil
-	}
-	c.lz.catalogPath = catalogPath(c.opt.catalogDir, c.cfg)
-	cat, b, err := readCatalog(c.lz.catalogPath)
-	if err != nil {
-		if !errors.Is(err, errNoCatalog) {
-			c.log.Warn(c.label+": catalog cache ignored; the next discovery rewrites it", "err", err)
-		}
-		return nil
-	}
-	c.lz.catalogBytes = b
-	return cat
-}
-
-// registerCached registers the tools and instructions of cat, as a live
-// discovery with the same list would.
-func (c *client) registerCached(cat *catalog) {
-	c.tasks.set(cat.TaskRequired)
-	c.setInstructions(cat.Instructions)
-	_ = c.swap(cat.Tools) // a failure is logged, and leaves no tools
-}
-
-// swapLive registers a live server's list (swap) and rewrites the catalog
-// cache when it changed.
-func (c *client) swapLive(list []*mcp.Tool) error {
-	listed := make(map[string]bool, len(list))
-	for _, t := range list {
-		listed[t.Name] = true
-	}
-	c.mu.Lock()
-	c.lz.listed = listed
-	instructions := c.instructions
-	c.mu.Unlock()
-	if err := c.swap(list); err != nil {
-		return err
-	}
-	if c.lz.catalogPath == "" && c.opt.catalogDir != "" {
-		c.lz.catalogPath = catalogPath(c.opt.catalogDir, c.cfg)
-	}
-	if c.lz.catalogPath == "" {
-		return nil
-	}
-	b, err := encodeCatalog(c.cfg.ServerName, list, c.tasks.names(), instructions)
-	if err != nil {
-		c.log.Warn(c.label+": catalog cache not written", "err", err)
-		return nil
-	}
-	if slices.Equal(b, c.lz.catalogBytes) {
-		return nil
-	}
-	if err := writeCatalog(c.lz.catalogPath, b); err != nil {
-		c.log.Warn(c.label+": catalog cache not written", "err", err)
-		return nil
-	}
-	c.lz.catalogBytes = b
-	return nil
-}
-
-// names returns the tools that require tasks, sorted.
-func (tt *taskTools) names() []string {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	out := make([]string, 0, len(tt.requires))
-	for n := range tt.requires {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// set replaces the tools that require tasks (from the catalog cache).
-func (tt *taskTools) set(names []string) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	tt.requires = nil
-	for _, n := range names {
-		if tt.requires == nil {
-			tt.requires = map[string]bool{}
-		}
-		tt.requires[n] = true
-	}
+	c.setState(fmt.Sprintf("stopped after idle (%s)", toolCount(c.tools.Len())), "")
 }
 
 func toolCount(n int) string {
@@ -485,4 +388,13 @@ func toolCount(n int) string {
 		return "1 tool"
 	}
 	return fmt.Sprintf("%d tools", n)
+}
+
+// swapLive registers a live server's list, and rewrites the catalog cache
+// with the instructions it has now when it changed.
+func (c *client) swapLive(list []*mcp.Tool) error {
+	c.mu.Lock()
+	instructions := c.instructions
+	c.mu.Unlock()
+	return c.tools.SwapLive(list, instructions)
 }

@@ -40,7 +40,7 @@ func (c *client) needLogin(ctx context.Context, first bool, nl *oauth.NeedsLogin
 		loginErr = err
 	}
 	c.setInstructions("")
-	c.unregisterAll()
+	c.tools.Clear()
 	if !c.needsLogin {
 		c.log.Warn(c.label + ": " + nl.Error())
 	}

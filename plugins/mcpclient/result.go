@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
@@ -21,14 +23,14 @@ import (
 // executor returns the Execute of one tool: the raw name goes on the wire,
 // the caller's ctx (and the per-call timeout) cancels the call on the
 // server too, since go-sdk sends notifications/cancelled.
-func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.Output, error) {
+func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (tools.Output, error) {
 	return func(ctx context.Context, call tools.Call) (tools.Output, error) {
-		cn, done, err := c.acquire(ctx, t.raw)
+		cn, done, err := c.acquire(ctx, t.Raw)
 		if err != nil {
 			return tools.Output{}, err
 		}
 		defer done()
-		params := &mcp.CallToolParams{Name: t.raw, Arguments: objectArgs(call.Args)}
+		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
 		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
 		res, err := cn.session.CallTool(cctx, params)
 		c.calls.SettleLogs(ctx, cn.logs, err)
@@ -39,20 +41,20 @@ func (c *client) executor(t *toolInfo) func(context.Context, tools.Call) (tools.
 		}
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
-			return tools.Output{}, c.proj.ToolError(t.raw, res)
+			return tools.Output{}, c.proj.ToolError(t.Raw, res)
 		}
 		value := result.FromAnswer(res)
-		if t.output != nil {
-			if err := t.output.Validate(res.StructuredContent); err != nil {
+		if t.Output != nil {
+			if err := t.Output.Validate(res.StructuredContent); err != nil {
 				return tools.Output{}, fmt.Errorf("%w of %q: %s: structuredContent does not match the tool's outputSchema: %v",
-					tools.ErrInvalidOutput, t.public, c.label, err)
+					tools.ErrInvalidOutput, t.Public, c.label, err)
 			}
 		}
 		if call.Caller.PassThrough {
 			// Empty, not nil: nil would have the registry render the value.
 			return tools.Output{Value: value, Content: []tools.Content{}}, nil
 		}
-		return tools.Output{Value: value, Content: c.proj.Model(ctx, call.Caller, t.raw, res.Content)}, nil
+		return tools.Output{Value: value, Content: c.proj.Model(ctx, call.Caller, t.Raw, res.Content)}, nil
 	}
 }
 
@@ -84,26 +86,26 @@ func (c *client) release(cancel context.CancelFunc, err error) {
 // callError explains a failed tools/call. Cancellation and timeouts stay
 // recognizable with errors.Is; a failure below the protocol level makes the
 // supervisor check the connection.
-func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolInfo, err error) error {
+func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool, err error) error {
 	var timeout *calls.Timeout
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("%s: tool %q: %w", c.label, t.raw, ctx.Err())
+		return fmt.Errorf("%s: tool %q: %w", c.label, t.Raw, ctx.Err())
 	case errors.As(context.Cause(cctx), &timeout):
-		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.raw, timeout.Explain(), context.DeadlineExceeded)
+		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.Raw, timeout.Explain(), context.DeadlineExceeded)
 	}
 	if answered(err) {
-		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.raw, err)
+		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.Raw, err)
 	}
 	if oversized(err) {
 		// No probe: the supervisor already reconnects at once, and a
 		// failed ping would report a plain loss (with its backoff).
 		return fmt.Errorf("%s: tool %q failed: the server sent a message over the %d MiB frame limit (this call's answer or another's); "+
 			"go-sdk cannot skip such a message, so the connection was dropped, every call in flight on it failed, and it is being re-established now: %w",
-			c.label, t.raw, frameLimitMiB, err)
+			c.label, t.Raw, frameLimitMiB, err)
 	}
 	c.requestProbe(cn)
-	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.raw, err)
+	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.Raw, err)
 }
 
 // codeRejectedByTransport is the JSON-RPC code go-sdk gives a request that

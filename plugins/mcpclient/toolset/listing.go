@@ -1,4 +1,4 @@
-package mcpclient
+package toolset
 
 import (
 	"encoding/json"

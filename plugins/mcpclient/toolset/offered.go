@@ -1,4 +1,4 @@
-package mcpclient
+package toolset
 
 import (
 	"bytes"
@@ -23,11 +23,11 @@ const (
 )
 
 // unoffered says why no model can use t, or "".
-func (c *client) unoffered(t *mcp.Tool) string {
+func (s *Set) unoffered(t *mcp.Tool) string {
 	if appOnly(t.Meta) {
 		return unofferedAppOnly
 	}
-	if c.tasks.required(t.Name) {
+	if s.tasks.required(t.Name) {
 		return unofferedTaskRequired
 	}
 	return ""
@@ -46,25 +46,25 @@ func appOnly(meta mcp.Meta) bool {
 
 // logUnoffered logs each left-out tool once per reason, not on every
 // re-sync.
-func (c *client) logUnoffered(name, why string) {
+func (s *Set) logUnoffered(name, why string) {
 	key := name + "\x00" + why
-	if c.unofferedLogged[key] {
+	if s.unofferedLogged[key] {
 		return
 	}
-	if c.unofferedLogged == nil {
-		c.unofferedLogged = map[string]bool{}
+	if s.unofferedLogged == nil {
+		s.unofferedLogged = map[string]bool{}
 	}
-	c.unofferedLogged[key] = true
-	c.log.Info(c.label+": tool not offered to models: "+why, "tool", name)
+	s.unofferedLogged[key] = true
+	s.opt.Log.Info(s.opt.Label+": tool not offered to models: "+why, "tool", name)
 }
 
-// taskTools remembers which tools a server lists with
+// Tasks remembers which tools a server lists with
 // execution.taskSupport "required". go-sdk v1.8.0's Tool has no execution
 // field (it does not support tasks), so the listing is read below it: a
 // connection wrapper notes the ids of tools/list requests and reads the
 // raw result of their responses only. The answer to a listing's first page
 // starts the set afresh, so a tool the server no longer lists leaves it.
-type taskTools struct {
+type Tasks struct {
 	mu sync.Mutex
 	// listing holds the tools/list requests awaiting their answer, true
 	// for a first page; a new connection starts it afresh.
@@ -72,18 +72,18 @@ type taskTools struct {
 	requires map[string]bool
 }
 
-func (tt *taskTools) required(name string) bool {
+func (tt *Tasks) required(name string) bool {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	return tt.requires[name]
 }
 
-// watch wraps t so that tt sees its tools/list results.
-func (tt *taskTools) watch(t mcp.Transport) mcp.Transport { return &taskWatchTransport{t, tt} }
+// Watch wraps t so that tt sees its tools/list results.
+func (tt *Tasks) Watch(t mcp.Transport) mcp.Transport { return &taskWatchTransport{t, tt} }
 
 type taskWatchTransport struct {
 	mcp.Transport
-	tt *taskTools
+	tt *Tasks
 }
 
 func (w *taskWatchTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -100,7 +100,7 @@ func (w *taskWatchTransport) Connect(ctx context.Context) (mcp.Connection, error
 
 type taskWatchConn struct {
 	mcp.Connection
-	tt *taskTools
+	tt *Tasks
 }
 
 func (c *taskWatchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -136,7 +136,7 @@ func (c *taskWatchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // note records one page of tools/list (tt.mu held).
-func (tt *taskTools) note(result json.RawMessage) {
+func (tt *Tasks) note(result json.RawMessage) {
 	var page struct {
 		Tools []struct {
 			Name      string `json:"name"`
@@ -168,15 +168,15 @@ func (tt *taskTools) note(result json.RawMessage) {
 // it. An answer past that is not read (its tools are offered).
 const maxListingPeek = 8 << 20
 
-// peekHTTP has tt read the tools/list answers of a Streamable HTTP
+// PeekHTTP has tt read the tools/list answers of a Streamable HTTP
 // attempt (remote.Peek).
-func (tt *taskTools) peekHTTP(tr mcp.Transport) {
+func (tt *Tasks) PeekHTTP(tr mcp.Transport) {
 	remote.Peek(tr, func(base http.RoundTripper) http.RoundTripper { return &taskPeek{base: base, tt: tt} })
 }
 
 type taskPeek struct {
 	base http.RoundTripper
-	tt   *taskTools
+	tt   *Tasks
 }
 
 func (p *taskPeek) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -234,7 +234,7 @@ func listingRequest(req *http.Request) (jsonrpc.ID, bool, bool) {
 // of it is read here too, before go-sdk has it, up to the answer.
 type listingBody struct {
 	io.ReadCloser
-	tt    *taskTools
+	tt    *Tasks
 	id    jsonrpc.ID
 	first bool
 	whole bool // a JSON body; else an SSE stream
@@ -329,4 +329,32 @@ func (l *listingBody) message(b []byte) {
 		l.tt.requires = nil
 	}
 	l.tt.note(resp.Result)
+}
+
+// names returns the tools that require tasks, sorted.
+func (tt *Tasks) names() []string {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	out := make([]string, 0, len(tt.requires))
+	for n := range tt.requires {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// set replaces the tools that require tasks (from the catalog cache).
+func (tt *Tasks) set(names []string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.requires = nil
+	for _, n := range names {
+		if tt.requires == nil {
+			tt.requires = map[string]bool{}
+		}
+		tt.requires[n] = true
+	}
 }

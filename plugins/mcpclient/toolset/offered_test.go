@@ -1,4 +1,4 @@
-package mcpclient
+package toolset
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (t scriptTransport) Connect(context.Context) (mcp.Connection, error) { retu
 // an answer of the new one under a reused id is not read as a listing.
 func TestTaskToolsFollowTheListing(t *testing.T) {
 	ctx := context.Background()
-	tt := &taskTools{}
+	tt := &Tasks{}
 	write := func(conn mcp.Connection, req string) {
 		t.Helper()
 		msg, err := jsonrpc.DecodeMessage([]byte(req))
@@ -69,7 +69,7 @@ func TestTaskToolsFollowTheListing(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a"}],"nextCursor":"p2"}}`,
 		`{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"c","execution":{"taskSupport":"required"}}]}}`,
 	}}
-	conn, err := tt.watch(scriptTransport{first}).Connect(ctx)
+	conn, err := tt.Watch(scriptTransport{first}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestTaskToolsFollowTheListing(t *testing.T) {
 	second := &scriptConn{in: []string{
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"z","execution":{"taskSupport":"required"}}]}}`,
 	}}
-	conn, err = tt.watch(scriptTransport{second}).Connect(ctx)
+	conn, err = tt.Watch(scriptTransport{second}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestListingBodies(t *testing.T) {
 		{"sse, past the bound", false, "data: " + huge + "\n\n", false},
 		{"json, past the bound", true, huge, false},
 	} {
-		tools := &taskTools{}
+		tools := &Tasks{}
 		for _, oneByte := range []bool{false, true} {
 			var r io.Reader = strings.NewReader(tt.body)
 			if oneByte {

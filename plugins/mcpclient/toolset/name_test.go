@@ -1,4 +1,4 @@
-package mcpclient
+package toolset
 
 import (
 	"regexp"
@@ -8,7 +8,7 @@ import (
 
 // Golden values computed with the original TypeScript function (node), so
 // that the Go port is pinned to it byte for byte.
-func TestPublicToolNameGolden(t *testing.T) {
+func TestPublicNameGolden(t *testing.T) {
 	tests := []struct{ server, raw, want string }{
 		{"github", "create_issue", "mcp__github__create_issue"},
 		{"web", "search", "mcp__web__search"},
@@ -34,25 +34,25 @@ func TestPublicToolNameGolden(t *testing.T) {
 		{"x", "a\x00b", "mcp__x__a_b_68d4cf7ad188"},
 	}
 	for _, tt := range tests {
-		if got := PublicToolName(tt.server, tt.raw); got != tt.want {
-			t.Errorf("PublicToolName(%q, %q) = %q, want %q", tt.server, tt.raw, got, tt.want)
+		if got := PublicName(tt.server, tt.raw); got != tt.want {
+			t.Errorf("PublicName(%q, %q) = %q, want %q", tt.server, tt.raw, got, tt.want)
 		}
 	}
 }
 
-func TestPublicToolNameContract(t *testing.T) {
+func TestPublicNameContract(t *testing.T) {
 	valid := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	raws := []string{"a.b", "a_b", "a/b", "a b", "a-b", "ab", strings.Repeat("x", 128),
 		strings.Repeat("x", 127) + "y", "日本語", "a\x00b", "🙂", "_"}
 	seen := map[string]string{}
 	for _, server := range []string{"a", "github", strings.Repeat("s", 32)} {
 		for _, raw := range raws {
-			name := PublicToolName(server, raw)
+			name := PublicName(server, raw)
 			if !valid.MatchString(name) {
-				t.Errorf("PublicToolName(%q, %q) = %q breaks the function-name contract", server, raw, name)
+				t.Errorf("PublicName(%q, %q) = %q breaks the function-name contract", server, raw, name)
 			}
-			if again := PublicToolName(server, raw); again != name {
-				t.Errorf("PublicToolName(%q, %q) is not deterministic: %q then %q", server, raw, name, again)
+			if again := PublicName(server, raw); again != name {
+				t.Errorf("PublicName(%q, %q) is not deterministic: %q then %q", server, raw, name, again)
 			}
 			id := server + "\x00" + raw
 			if prev, dup := seen[name]; dup {
