@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
@@ -65,8 +67,8 @@ type options struct {
 	// detail publishes the instance's one-line state (Scope.SetDetail).
 	detail   func(string)
 	registry *tools.Registry
-	// extra are the resources and commands services, each nil when absent.
-	extra extraServices
+	// extra has the resources and commands services, each nil when absent.
+	extra bridge.Options
 	// store is nil when no attachment store is mounted.
 	store *attachments.Store
 	// output offers mcp_read_output to read cut results on; nil when the
@@ -120,8 +122,8 @@ type client struct {
 
 	resync chan struct{} // coalesced list_changed signal, cap 1
 	down   chan downEvent
-	probe  chan *conn // cap 1
-	ext    extras     // resources and prompts
+	probe  chan *conn     // cap 1
+	bridge *bridge.Bridge // resources, prompts and completion
 	// stopped is cancelled at shutdown: watchers stop reporting, and
 	// successful HTTP calls still finishing their exchange are let go.
 	stopped context.Context
@@ -152,6 +154,32 @@ type conn struct {
 	logs            bool
 	requestLogLevel mcp.LoggingLevel
 }
+
+// Session and Closed make a conn a bridge.Conn.
+func (cn *conn) Session() *mcp.ClientSession { return cn.session }
+func (cn *conn) Closed() <-chan struct{}     { return cn.closed }
+
+// link is what the bridge reaches of its client.
+type link struct{ c *client }
+
+func (l link) Acquire(ctx context.Context) (bridge.Conn, func(), error) {
+	cn, done, err := l.c.acquire(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	return cn, done, nil
+}
+
+func (l link) Current() (bridge.Conn, error) {
+	cn, err := l.c.current()
+	if err != nil {
+		return nil, err
+	}
+	return cn, nil
+}
+
+func (l link) Release(cancel context.CancelFunc, err error) { l.c.release(cancel, err) }
+func (l link) Probe(cn bridge.Conn)                         { l.c.requestProbe(cn.(*conn)) }
 
 type downEvent struct {
 	cn  *conn
@@ -270,8 +298,10 @@ func (c *client) run(ctx context.Context) {
 			c.resyncTools(ctx)
 		case cn := <-c.probe:
 			c.probeConn(ctx, cn)
-		case <-c.ext.sync:
-			c.resyncExtras(ctx)
+		case <-c.bridge.SyncC():
+			if target, what := c.bridge.Queued(); target != nil && target == bridge.Conn(c.conn) && !c.halted && what != 0 {
+				c.bridge.Sync(ctx, target, what, false)
+			}
 		case <-c.lz.wake:
 			c.startOnDemand(ctx)
 		case <-c.idleC():
@@ -356,7 +386,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		c.setState("failed: "+err.Error(), "tool registration failed")
 		return
 	}
-	c.syncExtras(ctx, cn, syncResources|syncPrompts, true)
+	c.bridge.Sync(ctx, cn, bridge.Resources|bridge.Prompts, true)
 	if c.failed > 0 {
 		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
 	}
@@ -406,18 +436,19 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 // connect opens a session and lists every tool.
 func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	cn := &conn{closed: make(chan struct{})}
+	questions := &bridge.Questions{Server: c.cfg.ServerName, Label: c.label, Log: c.log, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
 		Logger: c.log.With("component", "go-sdk"),
 		// The host offers no roots.
 		Capabilities: &mcp.ClientCapabilities{},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.extraChanged(cn, syncResources)
+			c.bridge.Changed(cn, bridge.Resources)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			c.resourceUpdated(cn, req)
+			c.bridge.Updated(cn, req)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.extraChanged(cn, syncPrompts)
+			c.bridge.Changed(cn, bridge.Prompts)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged(cn)
@@ -425,16 +456,16 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		ProgressNotificationHandler: c.calls.Progress,
 		LoggingMessageHandler:       c.onLog,
 		// Sampling is declared so that a call made through the gateway can
-		// reach its client's model; other calls are refused (onSample).
-		CreateMessageWithToolsHandler: c.onSample,
+		// reach its client's model; other calls are refused (OnSample).
+		CreateMessageWithToolsHandler: questions.OnSample,
 	}
 	if c.opt.elicit != nil {
-		opts.ElicitationHandler = c.onElicit
-		opts.Capabilities.Elicitation = elicitCapabilities()
+		opts.ElicitationHandler = questions.OnElicit
+		opts.Capabilities.Elicitation = bridge.ElicitCapabilities()
 	}
 	client := mcp.NewClient(clientInfo, opts)
 	if c.opt.elicit != nil {
-		client.AddSendingMiddleware(c.urlRequired)
+		client.AddSendingMiddleware(questions.URLRequired)
 	}
 	tr := c.opt.transport()
 	watched := tr
@@ -543,7 +574,7 @@ func (c *client) probeConn(ctx context.Context, cn *conn) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	if answered(err) {
+	if bridge.Answered(err) {
 		return
 	}
 	c.log.Warn(c.label+": the server did not answer a ping after a failed call", "err", err)
@@ -660,7 +691,7 @@ func (c *client) giveUp(err error) {
 	c.halted = true
 	c.setInstructions("")
 	c.tools.Clear()
-	c.clearExtras()
+	c.bridge.Clear()
 	max := c.cfg.Reconnect.MaxAttempts
 	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
 	why := err.Error()

@@ -188,7 +188,7 @@ func TestEmbeddedAndPromptImagesDownscaled(t *testing.T) {
 	}
 
 	c := e.client.Load()
-	got := c.renderMessages(context.Background(), tools.Caller{}, &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+	got := c.bridge.RenderMessages(context.Background(), tools.Caller{}, &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
 		{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: img}},
 	}})
 	if !regexp.MustCompile(`^\[user\]\n` + regexp.QuoteMeta(note) + `\n\[image sha256:[0-9a-f]{64} image/png 16x16, \d+ bytes\]$`).MatchString(got) {

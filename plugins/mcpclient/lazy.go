@@ -357,9 +357,7 @@ func (c *client) idleCheck() {
 		return
 	}
 	limit := ms(c.cfg.IdleTimeoutMs)
-	c.ext.mu.Lock()
-	subscribed := len(c.ext.subs) > 0
-	c.ext.mu.Unlock()
+	subscribed := c.bridge.Subscribed()
 	c.mu.Lock()
 	unused := time.Since(c.lz.lastUse)
 	if c.lz.inUse > 0 || subscribed || unused < limit {

@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"fmt"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+
 	"github.com/dsh-host/dsh-host/services/outputs"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +24,7 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "One MCP server per instance: its tools become mcp__<serverName>__<tool>.",
-		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputs.Key), host.Optional(logins.Key)}, extraDeps...),
+		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputs.Key), host.Optional(logins.Key)}, bridge.Deps()...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
 		// Tools are named after the server: one name, one instance.
@@ -36,7 +38,8 @@ func init() {
 // apply adapts the host's instance to the client core.
 func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
-	extra := lookupExtras(s)
+	var extra bridge.Options
+	extra.Lookup(s)
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
 	output, _ := host.Lookup(s, outputs.Key)
@@ -91,9 +94,14 @@ func start(s *host.Scope, opt options) (*client, error) {
 			return c, err
 		}
 	}
-	if err := c.startExtras(); err != nil {
+	extra := opt.extra
+	extra.Server, extra.Label, extra.Log, extra.Scope = c.cfg.ServerName, c.label, c.log, s
+	extra.ListTimeout, extra.RequestTimeout, extra.Media = ms(c.cfg.StartupTimeoutMs), ms(c.cfg.ToolCallTimeoutMs), c.proj
+	b, err := bridge.New(extra, link{c})
+	if err != nil {
 		return c, err
 	}
+	c.bridge = b
 	s.Go("mcp-client supervisor", c.run)
 	select {
 	case <-c.ready:

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -208,7 +210,7 @@ func testElicitation(t *testing.T, opts *mcp.ServerOptions) {
 
 	// Nobody installed: declined, with the reason in _meta.
 	res := e.call(tools.Caller{}, "mcp__el__ask", "{}")
-	if got := resultText(res); !strings.Contains(got, `"action":"decline"`) || !strings.Contains(got, elicitReasonKey) {
+	if got := resultText(res); !strings.Contains(got, `"action":"decline"`) || !strings.Contains(got, bridge.ReasonKey) {
 		t.Errorf("without an answerer the server saw %s, want a decline with its reason", got)
 	}
 	if !e.logs.Has(slog.LevelWarn, "elicitation not accepted") {

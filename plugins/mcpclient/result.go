@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -94,7 +95,7 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool,
 	case errors.As(context.Cause(cctx), &timeout):
 		return fmt.Errorf("%s: tool %q %s; the call was cancelled: %w", c.label, t.Raw, timeout.Explain(), context.DeadlineExceeded)
 	}
-	if answered(err) {
+	if bridge.Answered(err) {
 		return fmt.Errorf("%s: tool %q: the server answered with an error: %w", c.label, t.Raw, err)
 	}
 	if oversized(err) {
@@ -106,17 +107,6 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool,
 	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.Raw, err)
-}
-
-// codeRejectedByTransport is the JSON-RPC code go-sdk gives a request that
-// never reached the server (its jsonrpc2.ErrRejected).
-const codeRejectedByTransport = -32005
-
-// answered reports whether err is an error response from the server, as
-// opposed to a failure to reach it.
-func answered(err error) bool {
-	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport
 }
 
 // objectArgs passes a JSON object through unchanged and turns anything else

@@ -35,7 +35,7 @@ func TestUnsubscribeBounded(t *testing.T) {
 	e := mustStart(t, cfg, srv)
 	caller, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err := e.client.Load().unsubscribe(caller, "x://1")
+	err := e.client.Load().bridge.Unsubscribe(caller, "x://1")
 	if err == nil || caller.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("unsubscribe = %v (caller's ctx: %v), want its own toolCallTimeoutMs deadline", err, caller.Err())
 	}
@@ -76,10 +76,10 @@ func TestSubscriptionsRenewedTogether(t *testing.T) {
 			return &mcp.ReadResourceResult{}, nil
 		})
 	}
-	e := mustStart(t, testConfig("rn"), srv, func(_ *testEnv, o *options) { o.extra.resources = resources.New(nil) })
+	e := mustStart(t, testConfig("rn"), srv, func(_ *testEnv, o *options) { o.extra.Resources = resources.New(nil) })
 	c := e.client.Load()
 	for _, uri := range []string{"x://1", "x://2"} {
-		if err := c.subscribe(context.Background(), uri); err != nil {
+		if err := c.bridge.Subscribe(context.Background(), uri); err != nil {
 			t.Fatal(err)
 		}
 	}

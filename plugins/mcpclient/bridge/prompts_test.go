@@ -1,4 +1,4 @@
-package mcpclient
+package bridge
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 )
 
 func TestPromptArgs(t *testing.T) {
@@ -56,7 +58,7 @@ func TestPromptArgs(t *testing.T) {
 func TestPublicPromptName(t *testing.T) {
 	for _, tt := range []struct{ server, prompt, want string }{
 		{"everything", "args-prompt", "mcp__everything__args-prompt"},
-		{"gh", "review pr", PublicToolName("gh", "review pr")}, // made safe like a tool name
+		{"gh", "review pr", toolset.PublicName("gh", "review pr")}, // made safe like a tool name
 	} {
 		if got := PublicPromptName(tt.server, tt.prompt); got != tt.want {
 			t.Errorf("PublicPromptName(%q, %q) = %q, want %q", tt.server, tt.prompt, got, tt.want)

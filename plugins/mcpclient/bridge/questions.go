@@ -1,11 +1,14 @@
-package mcpclient
+package bridge
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
+
+	"github.com/dsh-host/dsh-host/services/sampling"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 
@@ -15,17 +18,30 @@ import (
 	"github.com/dsh-host/dsh-host/services/elicit"
 )
 
-// elicitReasonKey is where a declined or cancelled elicitation's reason
+// ReasonKey is where a declined or cancelled elicitation's reason
 // goes in the result's _meta: the spec's result has no field for it.
-const elicitReasonKey = "dsh-host/reason"
+const ReasonKey = "dsh-host/reason"
 
-// elicitCapabilities are what the host declares when it has the
+// Questions answers a server's requests back during a call: elicitation
+// through the elicitation service, sampling through the sampler of the
+// call's caller. It holds no state of its own.
+type Questions struct {
+	// Server is the serverName, Label the instance's name in logs.
+	Server, Label string
+	Log           *slog.Logger
+	// Elicit asks a person; nil declines every elicitation.
+	Elicit *elicit.Service
+	// Calls are the calls in flight a question may belong to.
+	Calls *calls.Table
+}
+
+// ElicitCapabilities are what the host declares when it has the
 // elicitation service: forms and URLs.
-func elicitCapabilities() *mcp.ElicitationCapabilities {
+func ElicitCapabilities() *mcp.ElicitationCapabilities {
 	return &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 }
 
-// onElicit answers a server's elicitation through the elicitation service.
+// OnElicit answers a server's elicitation through the elicitation service.
 // It serves both revisions: a 2026-07-28 round trip reaches it from go-sdk's
 // retry middleware with the call's own context; a 2025-11-25
 // elicitation/create comes with a context of its own, and is the call's
@@ -34,13 +50,13 @@ func elicitCapabilities() *mcp.ElicitationCapabilities {
 // calls are in flight, the question cannot be told apart: every one's
 // silence timer waits, the question ends once all of them have ended, and
 // the installed answerer is asked (no call's own).
-func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+func (q *Questions) OnElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	p := req.Params
 	var inFlight []*calls.Call
 	if call := calls.FromContext(ctx); call != nil {
 		inFlight = []*calls.Call{call}
 	} else {
-		inFlight = c.calls.InFlight()
+		inFlight = q.Calls.InFlight()
 	}
 	askCtx := ctx
 	if len(inFlight) == 1 {
@@ -71,21 +87,21 @@ func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 			mode = elicit.ModeURL
 		}
 	}
-	r := elicit.Request{Server: c.cfg.ServerName, Mode: mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Schema: p.RequestedSchema}
+	r := elicit.Request{Server: q.Server, Mode: mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Schema: p.RequestedSchema}
 	if mode == elicit.ModeForm {
 		form, err := elicit.ParseForm(p.RequestedSchema)
 		if err != nil {
-			c.log.Warn(c.label+": the server asked for a form the host cannot show; declined", "err", err)
+			q.Log.Warn(q.Label+": the server asked for a form the host cannot show; declined", "err", err)
 			return declined(elicit.Result{Action: elicit.Decline, Reason: "the form cannot be shown: " + err.Error()}), nil
 		}
 		r.Form = form
 	}
-	res := c.opt.elicit.Ask(askCtx, r)
+	res := q.Elicit.Ask(askCtx, r)
 	if askCtx.Err() != nil {
 		return nil, askCtx.Err()
 	}
 	if res.Reason != "" {
-		c.log.Warn(c.label+": elicitation not accepted", "action", res.Action, "message", p.Message, "reason", res.Reason)
+		q.Log.Warn(q.Label+": elicitation not accepted", "action", res.Action, "message", p.Message, "reason", res.Reason)
 	}
 	if res.Action != elicit.Accept {
 		return declined(res), nil
@@ -103,7 +119,7 @@ func (c *client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 func declined(res elicit.Result) *mcp.ElicitResult {
 	out := &mcp.ElicitResult{Action: res.Action}
 	if res.Reason != "" {
-		out.Meta = mcp.Meta{elicitReasonKey: res.Reason}
+		out.Meta = mcp.Meta{ReasonKey: res.Reason}
 	}
 	return out
 }
@@ -126,13 +142,13 @@ func (v valuesCtx) Value(key any) any {
 	return v.values.Value(key)
 }
 
-// urlRequired handles a tools/call refused with URLElicitationRequired
+// URLRequired handles a tools/call refused with URLElicitationRequired
 // (-32042, 2025-11-25): the server names pages the person must open first.
 // Each goes to the elicitation service as a URL request; once every one is
 // accepted, the call is sent again, once. Otherwise the call fails with the
 // server's error and what became of the pages. It is a sending middleware,
 // so that the retry passes through go-sdk's round trip handling again.
-func (c *client) urlRequired(next mcp.MethodHandler) mcp.MethodHandler {
+func (q *Questions) URLRequired(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		var rpcErr *jsonrpc.Error
@@ -154,7 +170,7 @@ func (c *client) urlRequired(next mcp.MethodHandler) mcp.MethodHandler {
 			if p == nil || p.URL == "" {
 				return res, err
 			}
-			r := c.opt.elicit.Ask(askCtx, elicit.Request{Server: c.cfg.ServerName, Mode: elicit.ModeURL, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
+			r := q.Elicit.Ask(askCtx, elicit.Request{Server: q.Server, Mode: elicit.ModeURL, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -163,10 +179,35 @@ func (c *client) urlRequired(next mcp.MethodHandler) mcp.MethodHandler {
 				if r.Reason != "" {
 					why += ": " + r.Reason
 				}
-				c.log.Warn(c.label+": a page the server requires was not opened", "url", p.URL, "action", r.Action, "reason", r.Reason)
+				q.Log.Warn(q.Label+": a page the server requires was not opened", "url", p.URL, "action", r.Action, "reason", r.Reason)
 				return nil, fmt.Errorf("the server requires opening %s first, and the request was not accepted (%s): %w", p.URL, why, err)
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// OnSample answers a server's sampling/createMessage through the sampler of
+// the call it belongs to (sampling.With: the gateway forwarding to its
+// client). Like OnElicit, a 2026-07-28 round trip comes with the call's
+// own context and a 2025-11-25 request is the call's when exactly one is in
+// flight; while the answer is awaited, the call's silence timer waits.
+// Without a sampler the request fails with sampling.ErrNoSampler.
+func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	call := calls.FromContext(ctx)
+	if call == nil {
+		call = q.Calls.Only()
+	}
+	askCtx := ctx
+	if call != nil {
+		release := call.Hold()
+		defer release()
+		askCtx = mergeValues(ctx, call.Caller())
+	}
+	s := sampling.From(askCtx)
+	if s == nil {
+		q.Log.Warn(q.Label+": a sampling request was refused: nobody can answer it here", "err", sampling.ErrNoSampler)
+		return nil, sampling.ErrNoSampler
+	}
+	return s(askCtx, req.Params)
 }
