@@ -25,8 +25,8 @@ import (
 //	p := resources.Prompt{Public: s.ID() + "_meet", Prompt: mcp.Prompt{Name: "meet", Arguments: args}}
 //	_, err := cmds.Register(s, resources.PromptCommand{Prompt: p, Get: get}.Command())
 type PromptCommand struct {
-	// Prompt is the prompt; Public names the command, Server (or the
-	// instance's id) says whose it is in the description.
+	// Prompt is the prompt; Public names the command, and Server, when
+	// set, says in its description whose it is.
 	Prompt Prompt
 	// Get gets the prompt (by its own name, Prompt.Name) with the
 	// arguments: a Provider's GetPrompt serves here as it is.
@@ -42,10 +42,16 @@ type PromptCommand struct {
 // Command returns the slash command.
 func (pc PromptCommand) Command() commands.Command {
 	p := pc.Prompt
-	desc := cmp.Or(p.Description, p.Title)
+	desc := fmt.Sprintf("prompt %q", p.Name)
+	if p.Server != "" {
+		desc += " of " + p.Server
+	}
+	if text := cmp.Or(p.Description, p.Title); text != "" {
+		desc += ": " + OneLine(text)
+	}
 	return commands.Command{
 		Name:        p.Public,
-		Description: fmt.Sprintf("prompt %q of %s: %s", p.Name, p.Server, OneLine(desc)),
+		Description: desc,
 		Usage:       pc.usage(),
 		Handler: commands.Func(func(ctx context.Context, input string) (string, error) {
 			return pc.run(ctx, input)

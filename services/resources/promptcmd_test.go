@@ -55,8 +55,8 @@ func TestPromptCommand(t *testing.T) {
 		t.Errorf("arguments (-want +got):\n%s", diff)
 	}
 	for line, want := range map[string]string{
-		"/clock_meet":                  "missing required argument(s): zone (an IANA zone) — usage: /clock_meet zone=… [hour=…]",
-		"/clock_meet UTC 9 10":         `too many arguments: "10" is left over (arguments: zone, hour) — usage: /clock_meet zone=… [hour=…]`,
+		"/clock_meet":                   "missing required argument(s): zone (an IANA zone) — usage: /clock_meet zone=… [hour=…]",
+		"/clock_meet UTC 9 10":          `too many arguments: "10" is left over (arguments: zone, hour) — usage: /clock_meet zone=… [hour=…]`,
 		"/clock_meet zone=UTC zone=GMT": "argument zone given twice — usage: /clock_meet zone=… [hour=…]",
 	} {
 		if reply := run(line); !reply.Error || reply.Text != want {
