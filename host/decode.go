@@ -58,7 +58,7 @@ func decodeConfig(p *plugin, e *Entry) (any, []error) {
 		}
 	}
 	if err := p.validate(cfg); err != nil {
-		return nil, []error{fmt.Errorf("%s: invalid config: %w", e.where(e.Line), err)}
+		return nil, validateErrors(e, err)
 	}
 	return cfg, nil
 }

@@ -42,7 +42,8 @@
 // variable without a default is an error naming it. [Check] decodes each
 // entry's config from its YAML node into the plugin's config type, as
 // yaml.v3 does, and strictly: a key the type does not have is an error
-// naming the file, line, entry id and key. It also reports two entries
+// naming the file, line, entry id and key; so is a [KeyError] a plugin's
+// Validate returns, at that key's line. It also reports two entries
 // claiming one name, and service cycles. Plugins marked Builtin get an
 // instance with id equal to their name unless the composition lists that
 // id; so do the entries of [Options].Entries.

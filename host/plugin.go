@@ -30,7 +30,11 @@ type Definition[C any] struct {
 	// it. Nil means the zero C.
 	Defaults func() C
 	// Validate checks a decoded config before any running instance is
-	// touched. Its error should name the offending key.
+	// touched, and may normalise it. A *KeyError (KeyErrorf) names the key
+	// it refuses, and the error points at that key's line; errors.Join
+	// reports several. It may read what is local and read-only (a time
+	// zone's file, whether a path exists) but starts nothing and connects
+	// nowhere: that is Apply's, on the scope.
 	Validate func(cfg *C) error
 	// Claims lists the names an instance with cfg holds exclusively in the
 	// host: an MCP client's serverName, a tool name the plugin registers

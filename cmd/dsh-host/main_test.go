@@ -341,6 +341,12 @@ func TestCLIFixture(t *testing.T) {
 		if code != exitFail || !strings.Contains(stderr, "mcp__demo__fail") {
 			t.Errorf("fail: exit %d, stderr:\n%s", code, stderr)
 		}
+		// The tool of an instance that failed: the answer names the
+		// instance and its error, not only an unknown tool.
+		code, _, stderr = dshHost(t, "call", "-c", file, "mcp__broken__add")
+		if want := `unknown tool "mcp__broken__add"; instance "broken" (mcp-client) failed: `; code != exitFail || !strings.Contains(stderr, want) || !strings.Contains(stderr, "dsh-host status") {
+			t.Errorf("a failed instance's tool: exit %d, stderr:\n%s\nwant %q", code, stderr, want)
+		}
 	})
 	t.Run("prompt is folded", func(t *testing.T) {
 		code, stdout, _ := dshHost(t, "prompt", "-c", file)

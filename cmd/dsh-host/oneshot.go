@@ -288,6 +288,14 @@ too), 2 on a usage error.`)
 		}
 		switch {
 		case errors.Is(res.Err, tools.ErrUnknownTool):
+			// A tool is unknown most often because its instance is not
+			// running: say which, and why, rather than only that.
+			if st, err := a.Status(ctx); err == nil {
+				if why := notRunning(st.Instances, name); why != "" {
+					fmt.Fprintf(screen.Err, "dsh-host call: %v; %s (see dsh-host status -c %s)\n", res.Err, why, o.file)
+					return exitFail
+				}
+			}
 			fmt.Fprintf(screen.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.file)
 			return exitFail
 		case res.Err != nil:
@@ -371,6 +379,43 @@ when the reply is an error.`)
 		}
 		return exitOK
 	})
+}
+
+// notRunning names the instances that may own tool but are not running,
+// with why: the one whose id the name is derived from (clock_now from
+// clock, mcp__github__x from github), else every failed or pending one. A
+// tool registers nothing to say whose it would be, so the name is the
+// clue; "" when every instance runs.
+func notRunning(st []host.InstanceStatus, tool string) string {
+	says := func(s host.InstanceStatus) string {
+		text := fmt.Sprintf("instance %q (%s) is %s", s.ID, s.Plugin, s.State)
+		if s.State == host.StateFailed {
+			text = fmt.Sprintf("instance %q (%s) failed", s.ID, s.Plugin)
+		}
+		if s.Err != "" {
+			text += ": " + s.Err
+		}
+		return text
+	}
+	var owner, down []string
+	for _, s := range st {
+		if s.State == host.StateActive {
+			continue
+		}
+		id := s.ID
+		if tool == id || strings.HasPrefix(tool, id+"_") || strings.HasPrefix(tool, id+"-") || strings.HasPrefix(tool, "mcp__"+id+"__") {
+			owner = append(owner, says(s))
+		} else if s.State != host.StateDisabled {
+			down = append(down, says(s))
+		}
+	}
+	if len(owner) > 0 {
+		return strings.Join(owner, "; ")
+	}
+	if len(down) > 0 {
+		return "not running: " + strings.Join(down, "; ")
+	}
+	return ""
 }
 
 // writeInstanceLines prints one line per instance of the composition (and

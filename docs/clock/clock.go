@@ -13,18 +13,28 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
+type config struct {
+	Zone string `yaml:"zone"` // for a call that names none; UTC when empty
+}
+
 type args struct {
-	Zone string `json:"zone,omitempty" jsonschema:"an IANA time zone; UTC when empty"`
+	Zone string `json:"zone,omitempty" jsonschema:"an IANA time zone; the entry's when empty"`
 }
 
 func init() {
-	host.Register(host.Definition[struct{}]{
+	host.Register(host.Definition[config]{
 		Name:   "clock",
 		Inject: []host.Dep{host.Require(tools.Key), host.Require(settings.Key), host.Optional(commands.Key)},
-		Apply: func(s *host.Scope, _ struct{}) error {
+		Validate: func(c *config) error {
+			if _, err := time.LoadLocation(c.Zone); err != nil { // a local, read-only look-up
+				return host.KeyErrorf("zone", "%w; use an IANA name such as Asia/Tokyo", err)
+			}
+			return nil
+		},
+		Apply: func(s *host.Scope, cfg config) error {
 			now := func(_ context.Context, zone string) (string, error) {
 				p, _, err := settings.Read[struct{ Layout string }](host.Get(s, settings.Key), "clock")
-				loc, zerr := time.LoadLocation(zone)
+				loc, zerr := time.LoadLocation(cmp.Or(zone, cfg.Zone))
 				return time.Now().In(cmp.Or(loc, time.UTC)).Format(cmp.Or(p.Layout, time.Kitchen)), errors.Join(err, zerr)
 			}
 			if cmds, ok := host.Lookup(s, commands.Key); ok {

@@ -1,49 +1,23 @@
 package greeter_test
 
 import (
-	"context"
-	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// apply runs composition text on h and fails the test if it does not apply.
-func apply(t *testing.T, h *host.Host, text string) {
-	t.Helper()
-	c, err := host.ParseComposition("composition.yml", []byte(text), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Update(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func greet(t *testing.T, h *host.Host, args string) tools.Result {
-	t.Helper()
-	reg, ok := host.Lookup(h, tools.Key)
-	if !ok {
-		t.Fatal("no tools service")
-	}
-	return reg.Execute(context.Background(), tools.Caller{Kind: "test"}, "greet", json.RawMessage(args))
-}
 
 // TestGreeterThroughHost runs the plugin as the binary does: from a
 // composition, on a host, called through the registry; a changed config
 // restarts it with the new greeting, and a removed entry takes the tool away.
 func TestGreeterThroughHost(t *testing.T) {
-	t.Setenv("DSH_HOME", t.TempDir())
-	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer h.Shutdown(context.Background())
+	h := hosttest.Start(t, "plugins: []\n")
 
 	steps := []struct {
 		name, composition, args, want string
@@ -55,8 +29,8 @@ func TestGreeterThroughHost(t *testing.T) {
 		{"entry removed", "plugins: []\n", `{"name":"Ada"}`, "", true},
 	}
 	for _, st := range steps {
-		apply(t, h, st.composition)
-		res := greet(t, h, st.args)
+		h.Apply(st.composition)
+		res := h.Call("greet", st.args)
 		if st.wantErr {
 			if res.Err == nil {
 				t.Errorf("%s: got %v, want an error", st.name, res.Content)

@@ -37,6 +37,11 @@
 // [Source.Listed] and [Registry.WaitListed] let a gateway's first client
 // see what the servers starting with it offer.
 //
+// A plugin that is no MCP client offers resources and prompts the same
+// way: it registers a Provider named after its instance id, and
+// [PromptCommand] makes each of its prompts a slash command as a server's
+// becomes one.
+//
 // # The built-in plugin
 //
 // The `resources` plugin provides the service and, when the tool registry is
