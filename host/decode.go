@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
+
 	"github.com/dsh-host/dsh-host/internal/editdist"
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
-	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // DecodeConfig decodes and validates e's config exactly as the host does

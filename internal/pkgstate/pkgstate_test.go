@@ -39,7 +39,6 @@ var allowed = []struct{ dir, name, reason string }{
 	{"services/resources", "imageTypes", "a read-only table of media types"},
 	{"plugins/mcpfold", "validatable", "a read-only table of $schema values"},
 	{"plugins/mcpclient", "clientInfo", "the host's fixed introduction to servers, never modified"},
-	{"plugins/mcpclient", "extraDeps", "a read-only list of the plugin's optional services"},
 	{"plugins/mcpclient", "secretWords", "a read-only table of words that mark a secret"},
 	{"plugins/mcpclient", "minimalNames", "a read-only table of environment variable names"},
 	{"plugins/mcpclient", "rpcMembers", "a read-only table of JSON-RPC member names"},

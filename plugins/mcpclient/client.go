@@ -9,22 +9,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
-
-	"github.com/dsh-host/dsh-host/services/outputs"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

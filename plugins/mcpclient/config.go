@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 )
 
 // Transports a Config may name.

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
-
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 )
 
 func TestValidate(t *testing.T) {

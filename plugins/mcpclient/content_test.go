@@ -9,18 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
-
-	"github.com/dsh-host/dsh-host/services/outputs"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
-
-	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 var attachmentID = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
@@ -187,8 +184,7 @@ func TestEmbeddedAndPromptImagesDownscaled(t *testing.T) {
 		t.Errorf("for a text-only caller: %q", text)
 	}
 
-	c := e.client.Load()
-	got := c.bridge.RenderMessages(context.Background(), tools.Caller{}, &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+	got := resources.Renderer{Store: e.store}.Messages(context.Background(), &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
 		{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: img}},
 	}})
 	if !regexp.MustCompile(`^\[user\]\n` + regexp.QuoteMeta(note) + `\n\[image sha256:[0-9a-f]{64} image/png 16x16, \d+ bytes\]$`).MatchString(got) {

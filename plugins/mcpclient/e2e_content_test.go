@@ -11,12 +11,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/services/outputs"
-
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
-	"github.com/dsh-host/dsh-host/services/outputs"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

@@ -3,17 +3,15 @@ package mcpclient
 import (
 	"fmt"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
-
-	"github.com/dsh-host/dsh-host/services/outputs"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/logins"
+	"github.com/dsh-host/dsh-host/services/outputs"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )

@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

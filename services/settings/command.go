@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dsh-host/dsh-host/services/commands"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/services/commands"
 )
 
 // command is /settings: every effective key, its value and the layer it

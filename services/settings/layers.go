@@ -11,9 +11,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dsh-host/dsh-host/internal/yamlfield"
 	"github.com/knadh/koanf/v2"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/internal/yamlfield"
 )
 
 // Settings come in three layers, later ones winning key by key: the user

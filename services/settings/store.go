@@ -15,10 +15,11 @@ import (
 	"sync"
 	"time"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // Store is the settings file. It is safe for concurrent use, and several

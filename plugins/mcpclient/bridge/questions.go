@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/dsh-host/dsh-host/services/sampling"
-
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/sampling"
 )
 
 // ReasonKey is where a declined or cancelled elicitation's reason

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
 func TestConvert(t *testing.T) {

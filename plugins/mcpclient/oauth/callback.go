@@ -13,11 +13,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dsh-host/dsh-host/services/logins"
-
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/dsh-host/dsh-host/internal/browser"
+	"github.com/dsh-host/dsh-host/services/logins"
 )
 
 // callbackPath is where the authorization server redirects the browser.

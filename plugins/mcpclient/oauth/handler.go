@@ -34,8 +34,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +42,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 	"github.com/dsh-host/dsh-host/services/logins"
 )
 

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 	"github.com/dsh-host/dsh-host/services/logins"
 )
 

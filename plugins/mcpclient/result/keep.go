@@ -257,28 +257,3 @@ func wavDuration(b []byte) (float64, bool) {
 func (p *Projector) ToolError(raw string, res *mcp.CallToolResult) error {
 	return errors.New(joinText(project(raw, p.linkServer(), typedViews(res.Content), nil)))
 }
-
-// KeepMedia stores an image or audio of a prompt message and names it; an
-// image over the store's limits is downscaled to fit first (SaveFitted).
-func (p *Projector) KeepMedia(ctx context.Context, kind, mimeType string, data []byte) string {
-	if p.Store == nil {
-		return fmt.Sprintf("[%s: %s, %d bytes; not kept: no attachment store is mounted]", kind, mimeType, len(data))
-	}
-	if kind == "image" {
-		if mt, ok := imageType(mimeType); ok && sniff(mt, data) {
-			if fitted, err := p.Store.SaveFitted(ctx, []attachments.Image{{MediaType: mt, Data: data}}); err == nil {
-				r := fitted[0].Ref
-				text := fmt.Sprintf("[image %s %s %dx%d, %d bytes]", r.ID, r.MediaType, r.Width, r.Height, r.Bytes)
-				if rs := fitted[0].Resized; rs != nil {
-					text = rs.Note() + "\n" + text
-				}
-				return text
-			}
-		}
-	}
-	ref, err := p.Store.SaveBlob(ctx, attachments.Blob{MediaType: mimeType, Data: data})
-	if err != nil {
-		return fmt.Sprintf("[%s: %s, %d bytes; not kept: %v]", kind, mimeType, len(data), err)
-	}
-	return fmt.Sprintf("[%s %s %s, %d bytes]", kind, ref.ID, mimeType, ref.Bytes)
-}

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 )
 
 // Why a listed tool is not offered to models.
