@@ -90,52 +90,77 @@ type options struct {
 // serializes every sync through its select loop.
 type client struct {
 	opt   options
-	cfg   *Config
-	label string
-	log   *slog.Logger
+	label string // mcp-client(<serverName>), in logs and errors
 
-	ready    chan struct{} // closed after the first attempt settled
-	startErr error         // the first attempt's failure, set before ready closes
+	first firstAttempt // what Apply waits for
 
 	// Owned by the run goroutine.
-	conn        *conn
-	failed      int
+	conn  *conn      // the current connection generation
+	retry retryState // reconnect policy and where it stands
+	login loginState // a server that waits for a person's login
+
+	watch watchState // the connections' ends and the signals they send the loop
+	// shut ends at shutdown: watchers stop reporting, and successful HTTP
+	// calls still finishing their exchange are let go.
+	shut lifetime
+
+	// mu guards shared, and lz's fields marked so.
+	mu     sync.Mutex
+	shared sharedState
+
+	tools  *toolset.Set      // the server's tools in the registry, and the catalog cache
+	calls  *calls.Table      // tools/calls in flight
+	bridge *bridge.Bridge    // resources, prompts and completion
+	proj   *result.Projector // what results become for a model
+	lz     lazyState         // lazy start, idle shutdown (lazy.go)
+}
+
+// firstAttempt is the outcome of the first connection attempt.
+type firstAttempt struct {
+	ready chan struct{} // closed after the first attempt settled
+	err   error         // its failure, set before ready closes
+}
+
+// retryState is the supervisor's reconnect state.
+type retryState struct {
+	failed      int // consecutive failed attempts
 	connectedAt time.Time
-	timer       *time.Timer
-	halted      bool
-	hung        bool // a close never finished: do not wait for watchers
-	// needsLogin is set while the server waits for a login; loginStamp is
-	// the token file's stamp then, and loginTried says the browser step
-	// already ran in this outage.
-	needsLogin bool
-	loginStamp string
-	loginTried bool
-	watchers   sync.WaitGroup
+	timer       *time.Timer // the next attempt; nil when none is due
+	halted      bool        // reconnecting stopped for good
+	hung        bool        // a close never finished: do not wait for watchers
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
+}
 
-	resync chan struct{} // coalesced list_changed signal, cap 1
-	down   chan downEvent
-	probe  chan *conn     // cap 1
-	bridge *bridge.Bridge // resources, prompts and completion
-	// stopped is cancelled at shutdown: watchers stop reporting, and
-	// successful HTTP calls still finishing their exchange are let go.
-	stopped context.Context
-	stop    context.CancelFunc
+// loginState is set while the server waits for a login: stamp is the
+// token file's stamp then, and tried says the browser step already ran in
+// this outage.
+type loginState struct {
+	needed bool
+	stamp  string
+	tried  bool
+}
 
-	mu           sync.Mutex
+// watchState carries what the connections tell the supervisor.
+type watchState struct {
+	sessions sync.WaitGroup // one watcher per session (follow)
+	resync   chan struct{}  // coalesced list_changed signal, cap 1
+	down     chan downEvent
+	probe    chan *conn // cap 1
+}
+
+type lifetime struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// sharedState is what calls read of the supervisor's state (under mu).
+type sharedState struct {
 	live         *conn  // the connection calls use; nil during an outage
 	unavailable  string // why live is nil, for call errors
-	instructions string
-	resyncFor    *conn
-
-	calls *calls.Table // tools/calls in flight
-	tools *toolset.Set // the server's tools in the registry, and the catalog cache
-
-	lz lazyState // lazy start, idle shutdown, catalog cache (lazy.go)
-
-	proj *result.Projector // what results become for a model
+	instructions string // the server's, as the prompt carries them
+	resyncFor    *conn  // the connection whose list_changed is queued
 }
 
 // conn is one connection generation.
@@ -195,15 +220,11 @@ func newClient(opt options) *client {
 		opt.releaseDelay = httpReleaseDelay
 	}
 	c := &client{
-		opt:         opt,
-		cfg:         &opt.cfg,
-		label:       "mcp-client(" + opt.cfg.ServerName + ")",
-		log:         opt.logger,
-		ready:       make(chan struct{}),
-		resync:      make(chan struct{}, 1),
-		down:        make(chan downEvent),
-		probe:       make(chan *conn, 1),
-		unavailable: "the server is still connecting",
+		opt:    opt,
+		label:  "mcp-client(" + opt.cfg.ServerName + ")",
+		first:  firstAttempt{ready: make(chan struct{})},
+		watch:  watchState{resync: make(chan struct{}, 1), down: make(chan downEvent), probe: make(chan *conn, 1)},
+		shared: sharedState{unavailable: "the server is still connecting"},
 	}
 	c.proj = &result.Projector{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger, Registry: opt.registry,
 		Store: opt.store, Output: opt.output, MaxBytes: opt.cfg.MaxResultBytes}
@@ -214,7 +235,7 @@ func newClient(opt options) *client {
 	c.tools = toolset.New(toolset.Options{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger,
 		Registry: opt.registry, Scope: opt.scope, Include: opt.cfg.Tools.Include, Exclude: opt.cfg.Tools.Exclude,
 		Execute: c.executor, Render: c.proj.Render, CatalogPath: catalog})
-	c.stopped, c.stop = context.WithCancel(context.Background())
+	c.shut.ctx, c.shut.cancel = context.WithCancel(context.Background())
 	c.calls = calls.New(calls.Options{TimeoutMs: opt.cfg.ToolCallTimeoutMs, MaxMs: opt.cfg.ToolCallMaxMs,
 		ReleaseDelay: opt.releaseDelay, Logger: opt.logger, Label: c.label})
 	c.lz.wake = make(chan struct{}, 1)
@@ -226,7 +247,7 @@ func newClient(opt options) *client {
 func (c *client) setState(detail, unavailable string) {
 	c.publish(detail)
 	c.mu.Lock()
-	c.unavailable = unavailable
+	c.shared.unavailable = unavailable
 	c.mu.Unlock()
 }
 
@@ -251,8 +272,8 @@ func (c *client) setConnected() {
 // such as the gateway assemble again at once.
 func (c *client) setInstructions(text string) {
 	c.mu.Lock()
-	old := c.instructions
-	c.instructions = text
+	old := c.shared.instructions
+	c.shared.instructions = text
 	c.mu.Unlock()
 	if text != old {
 		c.opt.registry.AssemblyChanged()
@@ -263,10 +284,10 @@ func (c *client) setInstructions(text string) {
 func (c *client) current() (*conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.live == nil {
-		return nil, fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+	if c.shared.live == nil {
+		return nil, fmt.Errorf("%s: not connected: %s", c.label, c.shared.unavailable)
 	}
-	return c.live, nil
+	return c.shared.live, nil
 }
 
 // run is the supervisor. It returns when ctx is done, after closing the
@@ -276,25 +297,25 @@ func (c *client) run(ctx context.Context) {
 	c.begin(ctx)
 	for {
 		var fire <-chan time.Time
-		if c.timer != nil {
-			fire = c.timer.C
+		if c.retry.timer != nil {
+			fire = c.retry.timer.C
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-fire:
-			c.timer = nil
+			c.retry.timer = nil
 			c.attempt(ctx, false)
-		case ev := <-c.down:
+		case ev := <-c.watch.down:
 			if ev.cn == c.conn {
 				c.lost(ctx, ev.err)
 			}
-		case <-c.resync:
+		case <-c.watch.resync:
 			c.resyncTools(ctx)
-		case cn := <-c.probe:
+		case cn := <-c.watch.probe:
 			c.probeConn(ctx, cn)
 		case <-c.bridge.SyncC():
-			if target, what := c.bridge.Queued(); target != nil && target == bridge.Conn(c.conn) && !c.halted && what != 0 {
+			if target, what := c.bridge.Queued(); target != nil && target == bridge.Conn(c.conn) && !c.retry.halted && what != 0 {
 				c.bridge.Sync(ctx, target, what, false)
 			}
 		case <-c.lz.wake:
@@ -308,10 +329,10 @@ func (c *client) run(ctx context.Context) {
 // attempt connects, discovers and registers. The first attempt with
 // failOnStartupError fails the instance instead of scheduling a retry.
 func (c *client) attempt(ctx context.Context, first bool) {
-	strict := first && c.cfg.FailOnStartupError
-	if c.needsLogin && c.opt.oauth.Stamp() == c.loginStamp {
+	strict := first && c.opt.cfg.FailOnStartupError
+	if c.login.needed && c.opt.oauth.Stamp() == c.login.stamp {
 		// Still no new token: look again later (the poll of needLogin).
-		c.timer = time.NewTimer(loginPoll)
+		c.retry.timer = time.NewTimer(loginPoll)
 		return
 	}
 	if first {
@@ -337,7 +358,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
-		if c.halted {
+		if c.retry.halted {
 			return
 		}
 		if nl := (*oauth.NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
@@ -345,12 +366,12 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			return
 		}
 		if first {
-			c.log.Error(c.label+": initial connection or tool synchronization failed", "err", err)
+			c.opt.logger.Error(c.label+": initial connection or tool synchronization failed", "err", err)
 		} else {
-			c.log.Warn(c.label+": connection attempt failed", "err", err)
+			c.opt.logger.Warn(c.label+": connection attempt failed", "err", err)
 		}
 		if strict {
-			c.startErr = err
+			c.first.err = err
 			c.setState("failed to start: "+err.Error(), "the first connection failed")
 			return
 		}
@@ -361,29 +382,29 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		return
 	}
 
-	c.needsLogin, c.loginTried = false, false
+	c.login.needed, c.login.tried = false, false
 	// Calls may use the connection as soon as its tools are registered.
 	c.conn = cn
-	c.started = true
-	c.connectedAt = c.opt.now()
+	c.retry.started = true
+	c.retry.connectedAt = c.opt.now()
 	c.mu.Lock()
-	c.live = cn
+	c.shared.live = cn
 	c.mu.Unlock()
 	c.setInstructions(c.capInstructions(cn.session.InitializeResult()))
 	if err := c.swapLive(list); err != nil && strict {
 		c.conn = nil
 		c.mu.Lock()
-		c.live = nil
+		c.shared.live = nil
 		c.mu.Unlock()
 		c.setInstructions("")
-		c.startErr = err
+		c.first.err = err
 		c.closeConn(cn, "failed generation")
 		c.setState("failed: "+err.Error(), "tool registration failed")
 		return
 	}
 	c.bridge.Sync(ctx, cn, bridge.Resources|bridge.Prompts, true)
-	if c.failed > 0 {
-		c.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.failed, c.cfg.Reconnect.MaxAttempts))
+	if c.retry.failed > 0 {
+		c.opt.logger.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.retry.failed, c.opt.cfg.Reconnect.MaxAttempts))
 	}
 	c.connected()
 	c.setConnected()
@@ -422,7 +443,7 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 			_ = r.cn.session.Close()
 		}
 	}()
-	c.hung = true
+	c.retry.hung = true
 	c.halt(fmt.Sprintf("a connection attempt did not finish within %s after it was abandoned", c.opt.closeTimeout),
 		"reconnect stopped to avoid overlapping server processes; reload the instance or restart the host to retry")
 	return nil, nil, errors.New("connection attempt abandoned")
@@ -431,9 +452,9 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 // connect opens a session and lists every tool.
 func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	cn := &conn{closed: make(chan struct{})}
-	questions := &bridge.Questions{Server: c.cfg.ServerName, Label: c.label, Log: c.log, Elicit: c.opt.elicit, Calls: c.calls}
+	questions := &bridge.Questions{Server: c.opt.cfg.ServerName, Label: c.label, Log: c.opt.logger, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
-		Logger: c.log.With("component", "go-sdk"),
+		Logger: c.opt.logger.With("component", "go-sdk"),
 		// The host offers no roots.
 		Capabilities: &mcp.ClientCapabilities{},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
@@ -470,17 +491,17 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	// loses every message the server sends outside a request (a 2025-11-25
 	// server's elicitation/create, list_changed). There tool tasks are
 	// read in the HTTP client instead.
-	if c.cfg.Transport != TransportStreamableHTTP {
+	if c.opt.cfg.Transport != TransportStreamableHTTP {
 		watched = c.tools.Tasks().Watch(tr)
 	} else {
 		c.tools.Tasks().PeekHTTP(tr)
 	}
-	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion})
+	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.opt.cfg.ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}
 	cn.session = session
-	c.watch(cn)
+	c.follow(cn)
 	c.logLevels(ctx, cn)
 	list, err := toolset.List(ctx, session)
 	if err != nil {
@@ -494,16 +515,16 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	return cn, list, nil
 }
 
-// watch reports cn's end to the supervisor.
-func (c *client) watch(cn *conn) {
-	c.watchers.Add(1)
+// follow reports cn's end to the supervisor.
+func (c *client) follow(cn *conn) {
+	c.watch.sessions.Add(1)
 	go func() {
-		defer c.watchers.Done()
+		defer c.watch.sessions.Done()
 		err := cn.session.Wait()
 		close(cn.closed)
 		select {
-		case c.down <- downEvent{cn, err}:
-		case <-c.stopped.Done():
+		case c.watch.down <- downEvent{cn, err}:
+		case <-c.shut.ctx.Done():
 		}
 	}()
 }
@@ -512,24 +533,24 @@ func (c *client) watch(cn *conn) {
 // dropped by the loop.
 func (c *client) listChanged(cn *conn) {
 	c.mu.Lock()
-	c.resyncFor = cn
+	c.shared.resyncFor = cn
 	c.mu.Unlock()
 	select {
-	case c.resync <- struct{}{}:
+	case c.watch.resync <- struct{}{}:
 	default:
 	}
 }
 
 func (c *client) resyncTools(ctx context.Context) {
 	c.mu.Lock()
-	target := c.resyncFor
-	c.resyncFor = nil
+	target := c.shared.resyncFor
+	c.shared.resyncFor = nil
 	c.mu.Unlock()
-	if target == nil || target != c.conn || c.halted {
+	if target == nil || target != c.conn || c.retry.halted {
 		return
 	}
-	c.log.Info(c.label + ": tool list changed, re-syncing")
-	lctx, cancel := context.WithTimeout(ctx, ms(c.cfg.StartupTimeoutMs))
+	c.opt.logger.Info(c.label + ": tool list changed, re-syncing")
+	lctx, cancel := context.WithTimeout(ctx, ms(c.opt.cfg.StartupTimeoutMs))
 	defer cancel()
 	list, err := toolset.List(lctx, target.session)
 	if err != nil {
@@ -538,7 +559,7 @@ func (c *client) resyncTools(ctx context.Context) {
 			// The connection ended: the supervisor reconnects and re-syncs.
 		default:
 			if ctx.Err() == nil {
-				c.log.Error(c.label+": tool re-sync failed; keeping the previous tools", "err", err)
+				c.opt.logger.Error(c.label+": tool re-sync failed; keeping the previous tools", "err", err)
 			}
 		}
 		return
@@ -554,7 +575,7 @@ func (c *client) resyncTools(ctx context.Context) {
 // per request).
 func (c *client) requestProbe(cn *conn) {
 	select {
-	case c.probe <- cn:
+	case c.watch.probe <- cn:
 	default:
 	}
 }
@@ -572,7 +593,7 @@ func (c *client) probeConn(ctx context.Context, cn *conn) {
 	if bridge.Answered(err) {
 		return
 	}
-	c.log.Warn(c.label+": the server did not answer a ping after a failed call", "err", err)
+	c.opt.logger.Warn(c.label+": the server did not answer a ping after a failed call", "err", err)
 	c.lost(ctx, err)
 }
 
@@ -581,7 +602,7 @@ func (c *client) lost(ctx context.Context, err error) {
 	cn := c.conn
 	c.conn = nil
 	c.mu.Lock()
-	c.live = nil
+	c.shared.live = nil
 	c.mu.Unlock()
 	if err == nil {
 		err = errors.New("the server closed the connection")
@@ -615,9 +636,9 @@ func (c *client) closeConn(cn *conn, what string) bool {
 		return true
 	case <-t.C:
 	}
-	c.hung = true
+	c.retry.hung = true
 	if what == "" {
-		c.log.Error(fmt.Sprintf("%s: connection did not close within %s during disposal — server shutdown may be incomplete", c.label, c.opt.closeTimeout))
+		c.opt.logger.Error(fmt.Sprintf("%s: connection did not close within %s during disposal — server shutdown may be incomplete", c.label, c.opt.closeTimeout))
 		return false
 	}
 	c.halt(fmt.Sprintf("%s did not close within %s", what, c.opt.closeTimeout),
@@ -627,39 +648,39 @@ func (c *client) closeConn(cn *conn, what string) bool {
 
 // halt stops reconnecting for good; tools stay registered and fail.
 func (c *client) halt(why, hint string) {
-	c.halted = true
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	c.retry.halted = true
+	if c.retry.timer != nil {
+		c.retry.timer.Stop()
+		c.retry.timer = nil
 	}
-	c.log.Error(fmt.Sprintf("%s: %s — %s", c.label, why, hint))
+	c.opt.logger.Error(fmt.Sprintf("%s: %s — %s", c.label, why, hint))
 	c.setState("stopped: "+why, why+"; "+hint)
 }
 
 // scheduleReconnect applies the reconnect policy after a lost connection
 // ("lost") or a failed attempt ("failed").
 func (c *client) scheduleReconnect(kind string, err error) {
-	p := &c.cfg.Reconnect
+	p := &c.opt.cfg.Reconnect
 	if !p.Enabled {
-		c.halted = true
+		c.retry.halted = true
 		if kind == "lost" {
-			c.log.Error(c.label+": connection lost and reconnect is disabled — registered tools will fail until the instance is reloaded or the host restarts", "err", err)
+			c.opt.logger.Error(c.label+": connection lost and reconnect is disabled — registered tools will fail until the instance is reloaded or the host restarts", "err", err)
 		} else {
-			c.log.Error(c.label+": connection failed and reconnect is disabled — no tools were registered; reload the instance or restart the host to connect", "err", err)
+			c.opt.logger.Error(c.label+": connection failed and reconnect is disabled — no tools were registered; reload the instance or restart the host to connect", "err", err)
 		}
 		c.setState("disconnected (reconnect disabled)", "the connection was lost and reconnect is disabled; reload the instance")
 		return
 	}
-	if !c.connectedAt.IsZero() && c.opt.now().Sub(c.connectedAt) >= ms(p.MaxDelayMs) {
-		c.failed = 0
+	if !c.retry.connectedAt.IsZero() && c.opt.now().Sub(c.retry.connectedAt) >= ms(p.MaxDelayMs) {
+		c.retry.failed = 0
 	}
-	c.connectedAt = time.Time{}
-	c.failed++
-	if c.failed > p.MaxAttempts {
+	c.retry.connectedAt = time.Time{}
+	c.retry.failed++
+	if c.retry.failed > p.MaxAttempts {
 		c.giveUp(err)
 		return
 	}
-	delay := p.backoff(c.failed)
+	delay := p.backoff(c.retry.failed)
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {
 		verb = "connection failed; retrying"
@@ -671,26 +692,26 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		delay = 0
 		verb = fmt.Sprintf("the server sent a message over the %d MiB frame limit, which drops the connection; reconnecting", frameLimitMiB)
 	}
-	c.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.failed, p.MaxAttempts), "err", err)
-	if !c.started {
-		c.setState(fmt.Sprintf("failed to start: %v; retry %d/%d in %s", err, c.failed, p.MaxAttempts, delay),
-			fmt.Sprintf("the server failed to start (%v); retrying (attempt %d/%d)", err, c.failed, p.MaxAttempts))
+	c.opt.logger.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.retry.failed, p.MaxAttempts), "err", err)
+	if !c.retry.started {
+		c.setState(fmt.Sprintf("failed to start: %v; retry %d/%d in %s", err, c.retry.failed, p.MaxAttempts, delay),
+			fmt.Sprintf("the server failed to start (%v); retrying (attempt %d/%d)", err, c.retry.failed, p.MaxAttempts))
 	} else {
-		c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.failed, p.MaxAttempts, delay),
-			fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.failed, p.MaxAttempts))
+		c.setState(fmt.Sprintf("reconnecting %d/%d in %s", c.retry.failed, p.MaxAttempts, delay),
+			fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.retry.failed, p.MaxAttempts))
 	}
-	c.timer = time.NewTimer(delay)
+	c.retry.timer = time.NewTimer(delay)
 }
 
 func (c *client) giveUp(err error) {
-	c.halted = true
+	c.retry.halted = true
 	c.setInstructions("")
 	c.tools.Clear()
 	c.bridge.Clear()
-	max := c.cfg.Reconnect.MaxAttempts
-	c.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
+	max := c.opt.cfg.Reconnect.MaxAttempts
+	c.opt.logger.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the instance or restart the host to reconnect", c.label, max), "err", err)
 	why := err.Error()
-	if !c.started {
+	if !c.retry.started {
 		why = "failed to start: " + why
 	}
 	c.setState(fmt.Sprintf("gave up after %d attempts: %s", max, why),
@@ -699,25 +720,25 @@ func (c *client) giveUp(err error) {
 
 // shutdown runs when the scope is disposed.
 func (c *client) shutdown() {
-	c.stop()
+	c.shut.cancel()
 	c.calls.Stop()
 	c.stopIdle()
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	if c.retry.timer != nil {
+		c.retry.timer.Stop()
+		c.retry.timer = nil
 	}
 	c.mu.Lock()
-	c.live = nil
-	c.unavailable = "the instance is shutting down"
+	c.shared.live = nil
+	c.shared.unavailable = "the instance is shutting down"
 	c.mu.Unlock()
 	if c.conn != nil {
 		c.closeConn(c.conn, "")
 		c.conn = nil
 	}
 	c.tools.Clear()
-	if !c.hung {
+	if !c.retry.hung {
 		// Every session is closed: their watchers are returning.
-		c.watchers.Wait()
+		c.watch.sessions.Wait()
 	}
 	// The alarm is left armed: a call still in flight (a close that timed
 	// out waits for it) keeps its timeouts, and the alarm asks for nothing

@@ -1,5 +1,29 @@
 package mcpclient
 
+// Lazy start, idle shutdown and the first attempt nobody waits for.
+//
+// startup: lazy registers the cached tools and instructions (toolset's
+// catalog) and leaves the server dormant ("lazy, idle (12 tools cached)").
+// The supervisor owns every start: a call on a dormant server (acquire)
+// asks it for one and waits, bounded by startupTimeoutMs, on the pending
+// start, which concurrent calls share; a failed start leaves it dormant for
+// the next call, and so does a lost connection (no reconnect in the
+// background). A call on a tool the live list no longer has is refused,
+// naming it. With no cache, a lazy server connects in the background like
+// an eager one whose Apply does not wait.
+//
+// idleTimeoutMs: the supervisor stops a connection no call held for that
+// long (a call in flight or a resource subscription holds it), closes it
+// like any generation and keeps the tools: "stopped after idle (12
+// tools)"; the next call starts it.
+//
+// An eager server's Apply waits for the first attempt for at most
+// startupTimeoutMs. Past it the instance is active ("starting: no answer
+// within startupTimeoutMs (...); still trying in the background") and the
+// attempt goes on, bounded by backgroundStartFactor times
+// startupTimeoutMs, then the reconnect policy. failOnStartupError keeps the
+// strict start: no cache, the instance fails with the attempt.
+
 import (
 	"context"
 	"errors"
@@ -58,7 +82,7 @@ type startRun struct {
 	err  error
 }
 
-func (c *client) lazy() bool { return c.cfg.Startup == StartupLazy }
+func (c *client) lazy() bool { return c.opt.cfg.Startup == StartupLazy }
 
 // validateStartup checks startup and idleTimeoutMs, naming each key.
 func (cfg *Config) validateStartup() []error {
@@ -88,7 +112,7 @@ func (c *client) publish(detail string) {
 }
 
 // markReady lets start (the instance's Apply) return.
-func (c *client) markReady() { c.lz.readyOnce.Do(func() { close(c.ready) }) }
+func (c *client) markReady() { c.lz.readyOnce.Do(func() { close(c.first.ready) }) }
 
 // begin is the supervisor's start: a lazy server with a catalog cache
 // registers its tools from it and waits for a call; every other server
@@ -98,7 +122,7 @@ func (c *client) markReady() { c.lz.readyOnce.Do(func() { close(c.ready) }) }
 // attempt goes on in the background and the tools come when it succeeds
 // (at once from the cache, when there is one).
 func (c *client) begin(ctx context.Context) {
-	strict := c.cfg.FailOnStartupError
+	strict := c.opt.cfg.FailOnStartupError
 	cached := false
 	if !strict {
 		var instructions string
@@ -123,7 +147,7 @@ func (c *client) begin(ctx context.Context) {
 			c.markReady()
 		} else {
 			cachedTools := c.tools.Len()
-			stop := time.AfterFunc(ms(c.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cachedTools) })
+			stop := time.AfterFunc(ms(c.opt.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cachedTools) })
 			defer stop.Stop()
 		}
 	}
@@ -141,7 +165,7 @@ func (c *client) pastStartupTimeout(cached int) {
 	c.lz.detailMu.Lock()
 	connecting := c.lz.lastDetail == "connecting"
 	if connecting {
-		c.lz.lastDetail = fmt.Sprintf("starting: no answer within startupTimeoutMs (%dms); still trying in the background", c.cfg.StartupTimeoutMs)
+		c.lz.lastDetail = fmt.Sprintf("starting: no answer within startupTimeoutMs (%dms); still trying in the background", c.opt.cfg.StartupTimeoutMs)
 		if cached > 0 {
 			c.lz.lastDetail += fmt.Sprintf(" (%s cached)", toolCount(cached))
 		}
@@ -156,11 +180,11 @@ func (c *client) pastStartupTimeout(cached int) {
 // attemptTimeout bounds the attempt about to run, and names the bound for
 // its error.
 func (c *client) attemptTimeout() (time.Duration, string) {
-	d := ms(c.cfg.StartupTimeoutMs)
+	d := ms(c.opt.cfg.StartupTimeoutMs)
 	if !c.lz.background {
-		return d, fmt.Sprintf("startupTimeoutMs (%dms)", c.cfg.StartupTimeoutMs)
+		return d, fmt.Sprintf("startupTimeoutMs (%dms)", c.opt.cfg.StartupTimeoutMs)
 	}
-	return backgroundStartFactor * d, fmt.Sprintf("%d × startupTimeoutMs (%dms) in the background", backgroundStartFactor, c.cfg.StartupTimeoutMs)
+	return backgroundStartFactor * d, fmt.Sprintf("%d × startupTimeoutMs (%dms) in the background", backgroundStartFactor, c.opt.cfg.StartupTimeoutMs)
 }
 
 // resolveStart ends the pending start, if any: its waiters take the live
@@ -170,12 +194,12 @@ func (c *client) resolveStart() {
 	p := c.lz.pending
 	c.lz.pending = nil
 	var err error
-	if c.live == nil {
+	if c.shared.live == nil {
 		switch {
 		case c.lz.lastErr != nil:
 			err = fmt.Errorf("%s: failed to start: %w", c.label, c.lz.lastErr)
 		default:
-			err = fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+			err = fmt.Errorf("%s: not connected: %s", c.label, c.shared.unavailable)
 		}
 	}
 	c.mu.Unlock()
@@ -194,13 +218,13 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 	var timeout <-chan time.Time
 	c.mu.Lock()
 	for {
-		if c.live != nil {
+		if c.shared.live != nil {
 			if raw != "" && !c.tools.Listed(raw) {
 				c.mu.Unlock()
 				return nil, nil, fmt.Errorf("%s: tool %q is not in the server's current tool list (its registration came from the catalog cache or an earlier list, and is removed now)", c.label, raw)
 			}
-			cn = c.live
-			if c.cfg.IdleTimeoutMs <= 0 {
+			cn = c.shared.live
+			if c.opt.cfg.IdleTimeoutMs <= 0 {
 				// Nothing counts uses: the call path stays as cheap as
 				// before idleTimeoutMs existed.
 				c.mu.Unlock()
@@ -213,7 +237,7 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 		p := c.lz.pending
 		if p == nil {
 			if !c.lz.dormant {
-				err := fmt.Errorf("%s: not connected: %s", c.label, c.unavailable)
+				err := fmt.Errorf("%s: not connected: %s", c.label, c.shared.unavailable)
 				c.mu.Unlock()
 				return nil, nil, err
 			}
@@ -229,7 +253,7 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 		c.lz.inUse++
 		c.mu.Unlock()
 		if timeout == nil {
-			t := time.NewTimer(ms(c.cfg.StartupTimeoutMs))
+			t := time.NewTimer(ms(c.opt.cfg.StartupTimeoutMs))
 			defer t.Stop()
 			timeout = t.C
 		}
@@ -241,8 +265,8 @@ func (c *client) acquire(ctx context.Context, raw string) (cn *conn, done func()
 			err = fmt.Errorf("%s: while the server was starting: %w", c.label, ctx.Err())
 		case <-timeout:
 			err = fmt.Errorf("%s: the server did not start within startupTimeoutMs (%dms); it goes on starting: %w",
-				c.label, c.cfg.StartupTimeoutMs, context.DeadlineExceeded)
-		case <-c.stopped.Done():
+				c.label, c.opt.cfg.StartupTimeoutMs, context.DeadlineExceeded)
+		case <-c.shut.ctx.Done():
 			err = fmt.Errorf("%s: not connected: the instance is shutting down", c.label)
 		}
 		c.mu.Lock()
@@ -268,14 +292,14 @@ func (c *client) endUse() {
 func (c *client) startOnDemand(ctx context.Context) {
 	c.mu.Lock()
 	waiting, dormant := c.lz.pending != nil, c.lz.dormant
-	if c.halted {
+	if c.retry.halted {
 		c.lz.dormant = false
 	}
 	c.mu.Unlock()
 	if !waiting {
 		return
 	}
-	if c.conn != nil || !dormant || c.halted {
+	if c.conn != nil || !dormant || c.retry.halted {
 		c.resolveStart()
 		return
 	}
@@ -313,7 +337,7 @@ func (c *client) lostToDormant(err error) bool {
 	c.mu.Lock()
 	c.lz.dormant = true
 	c.mu.Unlock()
-	c.log.Warn(c.label+": connection lost; the next call starts the server again", "err", err)
+	c.opt.logger.Warn(c.label+": connection lost; the next call starts the server again", "err", err)
 	c.setState(fmt.Sprintf("stopped: connection lost (%v); the next call starts it again (%s)", err, toolCount(c.tools.Len())), "")
 	return true
 }
@@ -327,8 +351,8 @@ func (c *client) connected() {
 	c.mu.Unlock()
 	c.lz.lastErr = nil
 	c.stopIdle()
-	if c.cfg.IdleTimeoutMs > 0 {
-		c.lz.idle = time.NewTimer(ms(c.cfg.IdleTimeoutMs))
+	if c.opt.cfg.IdleTimeoutMs > 0 {
+		c.lz.idle = time.NewTimer(ms(c.opt.cfg.IdleTimeoutMs))
 	}
 }
 
@@ -353,10 +377,10 @@ func (c *client) idleC() <-chan time.Time {
 // in use.
 func (c *client) idleCheck() {
 	c.lz.idle = nil
-	if c.conn == nil || c.halted {
+	if c.conn == nil || c.retry.halted {
 		return
 	}
-	limit := ms(c.cfg.IdleTimeoutMs)
+	limit := ms(c.opt.cfg.IdleTimeoutMs)
 	subscribed := c.bridge.Subscribed()
 	c.mu.Lock()
 	unused := time.Since(c.lz.lastUse)
@@ -370,14 +394,14 @@ func (c *client) idleCheck() {
 		return
 	}
 	cn := c.conn
-	c.live = nil
+	c.shared.live = nil
 	c.lz.dormant = true
 	c.mu.Unlock()
 	c.conn = nil
 	if !c.closeConn(cn, "idle generation") {
 		return
 	}
-	c.log.Info(fmt.Sprintf("%s: stopped after idleTimeoutMs (%dms) unused; the next call starts it again", c.label, c.cfg.IdleTimeoutMs))
+	c.opt.logger.Info(fmt.Sprintf("%s: stopped after idleTimeoutMs (%dms) unused; the next call starts it again", c.label, c.opt.cfg.IdleTimeoutMs))
 	c.setState(fmt.Sprintf("stopped after idle (%s)", toolCount(c.tools.Len())), "")
 }
 
@@ -392,7 +416,7 @@ func toolCount(n int) string {
 // with the instructions it has now when it changed.
 func (c *client) swapLive(list []*mcp.Tool) error {
 	c.mu.Lock()
-	instructions := c.instructions
+	instructions := c.shared.instructions
 	c.mu.Unlock()
 	return c.tools.SwapLive(list, instructions)
 }

@@ -21,11 +21,11 @@ const protocolNoSetLevel = "2026-07-28"
 func (c *client) mcpLogLevel() mcp.LoggingLevel {
 	ctx := context.Background()
 	switch {
-	case c.log.Enabled(ctx, slog.LevelDebug):
+	case c.opt.logger.Enabled(ctx, slog.LevelDebug):
 		return "debug"
-	case c.log.Enabled(ctx, slog.LevelInfo):
+	case c.opt.logger.Enabled(ctx, slog.LevelInfo):
 		return "info"
-	case c.log.Enabled(ctx, slog.LevelWarn):
+	case c.opt.logger.Enabled(ctx, slog.LevelWarn):
 		return "warning"
 	}
 	return "error"
@@ -50,7 +50,7 @@ func (c *client) logLevels(ctx context.Context, cn *conn) {
 	default:
 		//lint:ignore SA1019 logging is deprecated from 2026-07-28, and this path serves only the revisions before it.
 		if err := cn.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: c.mcpLogLevel()}); err != nil {
-			c.log.Debug(c.label+": the server refused logging/setLevel; it logs at its own level", "err", err)
+			c.opt.logger.Debug(c.label+": the server refused logging/setLevel; it logs at its own level", "err", err)
 		}
 	}
 }
@@ -84,5 +84,5 @@ func (c *client) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 		attrs = append(attrs, "logger", p.Logger)
 	}
 	attrs = append(attrs, "data", text)
-	c.log.Log(ctx, level, "server log", attrs...)
+	c.opt.logger.Log(ctx, level, "server log", attrs...)
 }

@@ -24,36 +24,36 @@ const loginPoll = time.Second
 // (`dsh-host login` in another process).
 func (c *client) needLogin(ctx context.Context, first bool, nl *oauth.NeedsLoginError) {
 	var loginErr error
-	if b := c.opt.oauth.Browser(); b != nil && !c.loginTried {
-		c.loginTried = true
+	if b := c.opt.oauth.Browser(); b != nil && !c.login.tried {
+		c.login.tried = true
 		c.setState("waiting for the login in the browser", "the server waits for a login in the browser")
 		err := c.opt.oauth.LogIn(ctx, b, nl)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil {
-			c.needsLogin = false
+			c.login.needed = false
 			c.attempt(ctx, first)
 			return
 		}
-		c.log.Warn(c.label+": login failed", "err", err)
+		c.opt.logger.Warn(c.label+": login failed", "err", err)
 		loginErr = err
 	}
 	c.setInstructions("")
 	c.tools.Clear()
-	if !c.needsLogin {
-		c.log.Warn(c.label + ": " + nl.Error())
+	if !c.login.needed {
+		c.opt.logger.Warn(c.label + ": " + nl.Error())
 	}
-	c.needsLogin = true
-	c.loginStamp = c.opt.oauth.Stamp()
-	detail := "needs login — run: dsh-host login " + c.cfg.ServerName
+	c.login.needed = true
+	c.login.stamp = c.opt.oauth.Stamp()
+	detail := "needs login — run: dsh-host login " + c.opt.cfg.ServerName
 	if loginErr != nil {
 		detail += " (the login failed: " + loginErr.Error() + ")"
 	}
 	c.opt.oauth.Wait(detail)
 	// Calls say why, the server's own explanation included.
 	c.setState(detail, nl.Error())
-	c.timer = time.NewTimer(loginPoll)
+	c.retry.timer = time.NewTimer(loginPoll)
 }
 
 // hasHeader reports whether headers set name (any case): a configured

@@ -93,8 +93,8 @@ func start(s *host.Scope, opt options) (*client, error) {
 		}
 	}
 	extra := opt.extra
-	extra.Server, extra.Label, extra.Log, extra.Scope = c.cfg.ServerName, c.label, c.log, s
-	extra.ListTimeout, extra.RequestTimeout, extra.Media = ms(c.cfg.StartupTimeoutMs), ms(c.cfg.ToolCallTimeoutMs), c.proj
+	extra.Server, extra.Label, extra.Log, extra.Scope = c.opt.cfg.ServerName, c.label, c.opt.logger, s
+	extra.ListTimeout, extra.RequestTimeout, extra.Media = ms(c.opt.cfg.StartupTimeoutMs), ms(c.opt.cfg.ToolCallTimeoutMs), c.proj
 	b, err := bridge.New(extra, link{c})
 	if err != nil {
 		return c, err
@@ -102,12 +102,12 @@ func start(s *host.Scope, opt options) (*client, error) {
 	c.bridge = b
 	s.Go("mcp-client supervisor", c.run)
 	select {
-	case <-c.ready:
+	case <-c.first.ready:
 	case <-s.Context().Done():
 		return c, s.Context().Err()
 	}
-	if c.startErr != nil {
-		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.startErr)
+	if c.first.err != nil {
+		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.first.err)
 	}
 	return c, nil
 }

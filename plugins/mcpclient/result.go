@@ -73,7 +73,7 @@ const httpReleaseDelay = time.Second
 // to a tenth of it later, so that releases come in batches), or at
 // dispose, whichever comes first. A failed call has nothing to drain.
 func (c *client) release(cancel context.CancelFunc, err error) {
-	if err != nil || c.cfg.Transport != TransportStreamableHTTP {
+	if err != nil || c.opt.cfg.Transport != TransportStreamableHTTP {
 		cancel()
 		return
 	}

@@ -26,7 +26,7 @@ func (c *client) capInstructions(res *mcp.InitializeResult) string {
 	for cut > 0 && !utf8.RuneStart(text[cut]) {
 		cut--
 	}
-	c.log.Warn(c.label+": server instructions exceed 32 KiB; the rest is dropped", "bytes", len(text))
+	c.opt.logger.Warn(c.label+": server instructions exceed 32 KiB; the rest is dropped", "bytes", len(text))
 	return text[:cut] + fmt.Sprintf("\n[instructions truncated: %d more bytes dropped]", len(text)-cut)
 }
 
@@ -34,12 +34,12 @@ func (c *client) capInstructions(res *mcp.InitializeResult) string {
 // section "mcp:<serverName>".
 func (c *client) assemble(ctx context.Context, a tools.Assembly, next host.Next[tools.Assembly]) (tools.Assembly, error) {
 	c.mu.Lock()
-	text := c.instructions
+	text := c.shared.instructions
 	c.mu.Unlock()
 	if text != "" {
 		a.Sections = append(slices.Clip(a.Sections), tools.Section{
-			Name: "mcp:" + c.cfg.ServerName,
-			Text: "### MCP server: " + c.cfg.ServerName + "\n\n" + text,
+			Name: "mcp:" + c.opt.cfg.ServerName,
+			Text: "### MCP server: " + c.opt.cfg.ServerName + "\n\n" + text,
 		})
 	}
 	if next == nil {
