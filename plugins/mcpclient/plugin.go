@@ -94,7 +94,7 @@ func start(s *host.Scope, opt options) (*client, error) {
 	}
 	extra := opt.extra
 	extra.Server, extra.Label, extra.Log, extra.Scope = c.opt.cfg.ServerName, c.label, c.opt.logger, s
-	extra.ListTimeout, extra.RequestTimeout, extra.Media = ms(c.opt.cfg.StartupTimeoutMs), ms(c.opt.cfg.ToolCallTimeoutMs), c.proj
+	extra.ListTimeout, extra.RequestTimeout, extra.Store = ms(c.opt.cfg.StartupTimeoutMs), ms(c.opt.cfg.ToolCallTimeoutMs), opt.store
 	b, err := bridge.New(extra, link{c})
 	if err != nil {
 		return c, err

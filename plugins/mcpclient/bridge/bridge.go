@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
 )
@@ -50,8 +50,8 @@ type Options struct {
 	// ListTimeout bounds a sync's lists (startupTimeoutMs);
 	// RequestTimeout each request (toolCallTimeoutMs).
 	ListTimeout, RequestTimeout time.Duration
-	// Media keeps a prompt message's images and audio.
-	Media *result.Projector
+	// Store keeps a prompt message's images and audio; nil: none is kept.
+	Store *attachments.Store
 }
 
 // Deps are the services a Bridge feeds, both optional: an instance that

@@ -97,7 +97,7 @@ func (b *Bridge) promptCommand(p *mcp.Prompt) commands.Command {
 		Prompt:   resources.Prompt{Server: b.opt.Server, Public: PublicPromptName(b.opt.Server, p.Name), Prompt: *p},
 		Get:      b.GetPrompt,
 		Complete: b.Complete,
-		Renderer: resources.Renderer{Store: b.opt.Media.Store},
+		Renderer: resources.Renderer{Store: b.opt.Store},
 	}.Command()
 }
 
