@@ -95,6 +95,11 @@ type Options struct {
 	// templates, prompts and completion the gateway serves too
 	// (resources.go, prompts.go).
 	Resources *resources.Registry
+	// MaxCallsPerSession and MaxCalls cap the requests in flight per
+	// session and over all sessions (defaults DefaultMaxCallsPerSession
+	// and DefaultMaxCalls); a request past a cap fails with an error
+	// naming it.
+	MaxCallsPerSession, MaxCalls int
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -125,6 +130,8 @@ type Gateway struct {
 	// session without a GET stream): one change with many such sessions
 	// open is one log line, not one per session.
 	undelivered *tally
+	// calls caps the requests in flight (calls.go).
+	calls *callLimit
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -171,6 +178,12 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.Debounce <= 0 {
 		o.Debounce = DefaultDebounce
 	}
+	if o.MaxCallsPerSession <= 0 {
+		o.MaxCallsPerSession = DefaultMaxCallsPerSession
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = DefaultMaxCalls
+	}
 	g := &Gateway{
 		reg:     reg,
 		store:   store,
@@ -184,6 +197,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
 	})
+	g.calls = &callLimit{perSession: o.MaxCallsPerSession, total: o.MaxCalls, bySession: map[mcp.Session]int{},
+		refused: g.refusalTally("requests", "maxCallsPerSession or maxCalls")}
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
 	// between the two; a re-assembly it triggers waits for the lock until
@@ -212,7 +227,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	}
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
-	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
+	// The cap comes first: a refused request costs no sync.
+	g.server.AddReceivingMiddleware(g.calls.middleware, g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
@@ -676,6 +692,7 @@ func (g *Gateway) Close() error {
 			}
 		}
 		g.undelivered.Stop()
+		g.calls.refused.Stop()
 	})
 	return nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -35,6 +36,12 @@ const (
 	// for this long (an open GET stream alone does not keep it alive:
 	// clients that idle ping). Its client gets 404 and starts a new one.
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxCallsPerSession caps the requests one session has in
+	// flight at once (tools/call, resources/read and the like).
+	DefaultMaxCallsPerSession = 32
+	// DefaultMaxCalls caps the requests in flight at once over every
+	// session of the gateway.
+	DefaultMaxCalls = 256
 )
 
 // The listener's timeouts: a client has readHeaderTimeout to send a
@@ -66,6 +73,13 @@ type Limits struct {
 	// SessionTimeout ends a session idle for this long, such as "30m"
 	// (default DefaultSessionTimeout).
 	SessionTimeout time.Duration `yaml:"sessionTimeout"`
+	// MaxCallsPerSession caps the requests one session has in flight
+	// (default DefaultMaxCallsPerSession); one more fails with an error
+	// saying so.
+	MaxCallsPerSession int `yaml:"maxCallsPerSession"`
+	// MaxCalls caps the requests in flight over every session (default
+	// DefaultMaxCalls).
+	MaxCalls int `yaml:"maxCalls"`
 }
 
 // Validate checks l, naming the offending key.
@@ -77,6 +91,10 @@ func (l *Limits) Validate() error {
 		return fmt.Errorf("maxSessions: %d is negative; omit it for the default (%d)", l.MaxSessions, DefaultMaxSessions)
 	case l.SessionTimeout < 0:
 		return fmt.Errorf("sessionTimeout: %v is negative; omit it for the default (%v)", l.SessionTimeout, DefaultSessionTimeout)
+	case l.MaxCallsPerSession < 0:
+		return fmt.Errorf("maxCallsPerSession: %d is negative; omit it for the default (%d)", l.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	case l.MaxCalls < 0:
+		return fmt.Errorf("maxCalls: %d is negative; omit it for the default (%d)", l.MaxCalls, DefaultMaxCalls)
 	}
 	return nil
 }
@@ -122,7 +140,8 @@ type HTTPOptions struct {
 //   - when a token is set, a request without it, with 401 and
 //     WWW-Authenticate: Bearer, and closes the connection;
 //   - an initialize past MaxSessions, with 503 (logged as one line per
-//     interval with the number refused).
+//     interval with the number refused);
+//   - a JSON-RPC batch (a body that is a JSON array), with 400.
 //
 // A request's body must arrive within readBodyTimeout of its headers. go-sdk
 // adds its own check: a request reaching a loopback address with a
@@ -147,13 +166,53 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	return bodyDeadline(protect(g.limitSessions(h, o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+	return bodyDeadline(protect(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+}
+
+// maxLeadingSpace bounds the white space refuseBatches skips before a
+// body's first byte; go-sdk refuses a body that large anyway.
+const maxLeadingSpace = mcp.DefaultMaxRequestBodyBytes
+
+// refuseBatches answers 400 to a POST whose body is a JSON array, a
+// JSON-RPC batch. go-sdk still accepts batches from a client speaking
+// 2025-03-26 and runs all their calls at once, so one small body would
+// bypass every cap on calls in flight; batching left MCP in 2025-06-18,
+// and no client needs it. Only the body's first byte is looked at, and
+// the body reaches go-sdk as sent (less its leading white space).
+func refuseBatches(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		br := bufio.NewReader(r.Body)
+		for range maxLeadingSpace {
+			b, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			if b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+				continue
+			}
+			br.UnreadByte()
+			if b == '[' {
+				http.Error(w, "Bad Request: JSON-RPC batches are not accepted; send one request per POST (MCP 2025-06-18 and later have no batches)", http.StatusBadRequest)
+				return
+			}
+			break
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, r.Body}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // refusalTally logs refusals at a cap as one line per interval.
 func (g *Gateway) refusalTally(what, key string) *tally {
 	return newTally(tallyInterval, func(n int) {
-		g.logger.Warn("gateway: refused "+what+" past the limit (503); raise "+key+" in the gateway entry if they are legitimate", "refused", n)
+		g.logger.Warn("gateway: refused "+what+" past the limit; raise "+key+" in the gateway entry if they are legitimate", "refused", n)
 	})
 }
 
