@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -150,4 +151,17 @@ func TestCallsInFlightCapped(t *testing.T) {
 	if lines := linesWith(l.log, "refused requests"); len(lines) != 1 || !strings.Contains(lines[0], "refused=2") {
 		t.Errorf("refusal log lines = %q, want one with refused=2", lines)
 	}
+}
+
+// TestReboundHostClosed: a request to the loopback listener under a
+// foreign Host (DNS rebinding) is answered 403 and its connection closed.
+func TestReboundHostClosed(t *testing.T) {
+	l := serveLimited(t, tools.New(nil), serveOptions{})
+	c := l.dial(t)
+	br := bufio.NewReader(c)
+	resp, body := roundTrip(t, c, br, strings.Replace(rawInitialize(l.addr, ""), "Host: "+l.addr, "Host: evil.example:80", 1))
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Host") {
+		t.Fatalf("rebound Host: %d %q, want 403 naming the Host", resp.StatusCode, body)
+	}
+	wantClosed(t, c, br)
 }

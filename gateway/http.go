@@ -132,6 +132,8 @@ type HTTPOptions struct {
 
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
 // before go-sdk sees the request:
+//   - a request reaching a loopback address under a Host that is not
+//     loopback, with 403 (DNS rebinding), and closes the connection;
 //   - a request with a foreign Origin, with 403 (DNS-rebinding protection:
 //     only http(s) origins on localhost, 127.0.0.1 or [::1], on any port, or
 //     the origin the request was addressed to, are let in; a request without
@@ -143,9 +145,7 @@ type HTTPOptions struct {
 //     interval with the number refused);
 //   - a JSON-RPC batch (a body that is a JSON array), with 400.
 //
-// A request's body must arrive within readBodyTimeout of its headers. go-sdk
-// adds its own check: a request reaching a loopback address with a
-// non-loopback Host header is refused with 403.
+// A request's body must arrive within readBodyTimeout of its headers.
 func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -479,6 +479,13 @@ func (c *cappedConn) CloseWrite() error {
 func protect(next http.Handler, token string) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebound(r) {
+			// go-sdk would refuse it with 403 too, but keep the
+			// connection: a rebinding page must not hold one.
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback address", r.Host), http.StatusForbidden)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host) {
 			// Closed too: a refused page must not keep a connection.
 			w.Header().Set("Connection", "close")
@@ -498,6 +505,29 @@ func protect(next http.Handler, token string) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// rebound reports whether r reached a loopback address under a Host that
+// is not loopback: a DNS-rebinding page. It is go-sdk's own check, to the
+// letter ("localhost" in lower case only), so that every request go-sdk
+// would refuse is refused here first, with its connection closed.
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopbackAddr(local.String()) && !loopbackAddr(r.Host)
+}
+
+// loopbackAddr reports whether addr (host, or host:port) is "localhost" or
+// a loopback IP.
+func loopbackAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		h = strings.Trim(addr, "[]")
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
