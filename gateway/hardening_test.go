@@ -165,3 +165,21 @@ func TestReboundHostClosed(t *testing.T) {
 	}
 	wantClosed(t, c, br)
 }
+
+// TestRequestsBeforeInitializeOneLine: requests without a session that
+// are not initialize are refused by go-sdk, which logs an error for each;
+// the gateway writes one line with their number instead.
+func TestRequestsBeforeInitializeOneLine(t *testing.T) {
+	const n = 30
+	l := serveLimited(t, tools.New(nil), serveOptions{})
+	for range n {
+		rawPost(t, l.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	}
+	l.dispose(t)()
+	if lines := linesWith(l.log, "level=ERROR"); len(lines) != 0 {
+		t.Errorf("%d error lines, want none; first: %q", len(lines), lines[0])
+	}
+	if lines := linesWith(l.log, "refused requests sent out of order"); len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("refused=%d", n)) {
+		t.Errorf("refusal lines = %q, want one with refused=%d", lines, n)
+	}
+}
