@@ -3,13 +3,16 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -181,5 +184,48 @@ func TestRequestsBeforeInitializeOneLine(t *testing.T) {
 	}
 	if lines := linesWith(l.log, "refused requests sent out of order"); len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("refused=%d", n)) {
 		t.Errorf("refusal lines = %q, want one with refused=%d", lines, n)
+	}
+}
+
+// TestNonReadingClientCut: a client that asks for a large answer and
+// stops reading loses its connection once a chunk of the answer waits
+// past the write timeout, so the gateway does not hold the answer for as
+// long as the client keeps the connection.
+func TestNonReadingClientCut(t *testing.T) {
+	const size = 12 << 20 // more than loopback's socket buffers take
+	big := strings.Repeat("x", size)
+	reg := tools.New(nil)
+	register(t, reg, tools.Definition{Name: "big", InputSchema: []byte(`{"type":"object"}`),
+		Execute: func(context.Context, tools.Call) (tools.Output, error) {
+			return tools.Output{Value: big, Content: []tools.Content{tools.Text(big)}}, nil
+		}})
+	cut := make(chan struct{}, 1)
+	l := serveLimited(t, reg, serveOptions{write: 200 * time.Millisecond, writeFailed: func() {
+		select {
+		case cut <- struct{}{}:
+		default:
+		}
+	}})
+	status, id, _ := openSession(t, l.url)
+	if status != http.StatusOK {
+		t.Fatalf("initialize: %d", status)
+	}
+	rawPost(t, l.url, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := l.dial(t)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
+		l.addr, id, len(call), call)
+	select { // not reading
+	case <-cut:
+	case <-time.After(wait):
+		t.Fatal("no write failed: the gateway still waits for the client to read")
+	}
+	n, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the connection is still open after reading %d bytes", n)
+	}
+	if n >= size {
+		t.Errorf("read %d bytes, the whole answer; want it cut", n)
 	}
 }

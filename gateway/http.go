@@ -48,12 +48,19 @@ const (
 // request's headers and readBodyTimeout more to send its body, and an
 // idle keep-alive connection is closed after idleTimeout. A response, such
 // as the long-lived GET event stream or a slow tool call's answer, has no
-// time limit.
+// time limit as a whole, but a client must take each writeChunk of it
+// within writeTimeout, or its connection is closed.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readBodyTimeout   = 30 * time.Second
 	idleTimeout       = 60 * time.Second
+	writeTimeout      = 30 * time.Second
 )
+
+// writeChunk is how much of a response a client must take within
+// writeTimeout: a deadline per chunk, not per response, cuts a client that
+// stops reading without cutting a large answer to a slow one.
+const writeChunk = 64 << 10
 
 // fdReserve is how many descriptors the connection cap leaves free below
 // the process's limit (RLIMIT_NOFILE), whatever maxConnections says, so
@@ -283,7 +290,9 @@ type serveOptions struct {
 	limits    Limits
 	stateless bool
 	// The timeouts; zero means the defaults (tests shorten them).
-	readHeader, readBody, idle time.Duration
+	readHeader, readBody, idle, write time.Duration
+	// writeFailed is capListener.writeFailed (tests).
+	writeFailed func()
 }
 
 // listen serves g as Streamable HTTP at /mcp on addr until s is disposed,
@@ -306,6 +315,9 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.idle <= 0 {
 		o.idle = idleTimeout
 	}
+	if o.write <= 0 {
+		o.write = writeTimeout
+	}
 	maxConns, why := maxConnections(o.limits.MaxConnections, openFileLimit())
 	if why != "" {
 		s.Logger().Warn("gateway: "+why, "maxConnections", maxConns)
@@ -313,6 +325,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	connRefusals := g.refusalTally("connections", "maxConnections")
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
 	capped := newCapListener(ln, maxConns, connRefusals)
+	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -403,13 +416,18 @@ type capListener struct {
 	// up to refuseTimeout); past it a connection is closed unanswered.
 	refusing chan struct{}
 	wg       sync.WaitGroup
+	// writeTimeout bounds each writeChunk of a write (cappedConn.Write).
+	writeTimeout time.Duration
+	// writeFailed, when set (by tests), is called when a failed write
+	// closed its connection.
+	writeFailed func()
 }
 
 // refuseTimeout bounds how long a refused connection is held to answer it.
 const refuseTimeout = time.Second
 
 func newCapListener(ln net.Listener, max int, refused *tally) *capListener {
-	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32)}
+	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32), writeTimeout: writeTimeout}
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -462,6 +480,33 @@ type cappedConn struct {
 func (c *cappedConn) Close() error {
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return c.Conn.Close()
+}
+
+// Write writes p a writeChunk at a time, each within the write timeout. A
+// client that stops reading would otherwise hold its answer in the
+// gateway's memory (a 7 MB file read by 20 such clients took 1.7 GB) for
+// as long as it kept the connection; now the write fails, the connection
+// closes and the answer is freed.
+func (c *cappedConn) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), writeChunk)]
+		c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+		m, err := c.Conn.Write(chunk)
+		n += m
+		if err != nil {
+			// Closed here: net/http would keep the connection, and the
+			// request its answer, until the handler returns, which a
+			// stream whose write failed does not do on its own.
+			c.Close()
+			if c.l.writeFailed != nil {
+				c.l.writeFailed()
+			}
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
 }
 
 // CloseWrite half-closes c. net/http does so before closing a connection
