@@ -621,6 +621,13 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		c.failed = 0
 	}
 	c.connectedAt = time.Time{}
+	if kind == "lost" && oversized(err) {
+		// A connect succeeded to get here and the server is fine: only one
+		// message (often one call's answer, which fails alone) was too
+		// large. The budget starts over, or a client calling such a tool
+		// could make the host give the server up.
+		c.failed = 0
+	}
 	c.failed++
 	if c.failed > p.MaxAttempts {
 		c.giveUp(err)
@@ -632,9 +639,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		verb = "connection failed; retrying"
 	} else if oversized(err) {
 		// The server is fine; only one message was too large to read.
-		// Waiting would only keep its tools down. The attempt still
-		// counts, so a server that floods oversized messages right after
-		// each start still runs out of attempts.
+		// Waiting would only keep its tools down.
 		delay = 0
 		verb = fmt.Sprintf("the server sent a message over the %d MiB frame limit, which drops the connection; reconnecting", frameLimitMiB)
 	}

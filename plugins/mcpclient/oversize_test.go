@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,4 +67,24 @@ func assertOversizeErr(t *testing.T, res tools.Result, tool string) {
 			t.Errorf("%s: error %q does not contain %q", tool, msg, want)
 		}
 	}
+}
+
+// TestE2EOversizedAnswersKeepTheServer: answers past the frame limit fail
+// their calls, but each reconnect succeeds, so they never use up the
+// reconnect budget: more of them than maxAttempts leave the server up.
+func TestE2EOversizedAnswersKeepTheServer(t *testing.T) {
+	const attempts = 2
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"reconnect": map[string]any{"maxAttempts": attempts},
+	}, "-oversize"))
+	hs.requireActive("fx")
+	for i := range attempts + 1 {
+		res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20})
+		assertOversizeErr(t, res, "oversize")
+		eventually(t, fmt.Sprintf("calls to succeed after oversized answer %d", i+1), func() bool {
+			return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+		})
+	}
+	hs.requireActive("fx")
 }
