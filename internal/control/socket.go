@@ -156,6 +156,12 @@ type sameUser struct {
 	uid    int
 	log    *slog.Logger
 	unlock func()
+
+	// refused counts the refusals into one log line per interval, with
+	// the last one's error: a local process connecting in a loop must not
+	// flood the log. Made at the first; Accept alone uses them.
+	refused *rateLog
+	lastErr error
 }
 
 func (l *sameUser) Close() error {
@@ -172,7 +178,13 @@ func (l *sameUser) Accept() (net.Conn, error) {
 		}
 		if err := CheckPeer(c, l.uid); err != nil {
 			if l.log != nil {
-				l.log.Warn("control socket: connection refused", "err", err)
+				if l.refused == nil {
+					l.refused = &rateLog{every: refuseEvery, emit: func(n int) {
+						l.log.Warn("control socket: connections refused", "refused", n, "err", l.lastErr)
+					}}
+				}
+				l.lastErr = err
+				l.refused.Add()
 			}
 			c.Close()
 			continue
