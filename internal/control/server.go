@@ -121,14 +121,22 @@ func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Serve
 		BaseContext: func(net.Listener) context.Context { return ctx },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
-	capped := &capListener{Listener: l, slots: make(chan struct{}, lim.conns), refused: &rateLog{every: refuseEvery, emit: func(n int) {
+	slots := make(chan struct{}, lim.conns)
+	refused := &rateLog{every: refuseEvery, emit: func(n int) {
 		logger.Warn("control socket: connections refused past the limit", "limit", lim.conns, "refused", n)
-	}}}
-	s.wg.Go(func() {
-		if err := s.srv.Serve(capped); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("the control socket stopped answering", "err", err)
-		}
-	})
+	}}
+	listeners := []net.Listener{l}
+	if su, ok := l.(*sameUser); ok && su.alias != nil {
+		listeners = append(listeners, su.alias)
+	}
+	for _, ln := range listeners {
+		capped := &capListener{Listener: ln, slots: slots, refused: refused}
+		s.wg.Go(func() {
+			if err := s.srv.Serve(capped); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("the control socket stopped answering", "err", err)
+			}
+		})
+	}
 	return s
 }
 
