@@ -95,6 +95,11 @@ type Options struct {
 	// templates, prompts and completion the gateway serves too
 	// (resources.go, prompts.go).
 	Resources *resources.Registry
+	// MaxCallsPerSession and MaxCalls cap the requests in flight per
+	// session and over all sessions (defaults DefaultMaxCallsPerSession
+	// and DefaultMaxCalls); a request past a cap fails with an error
+	// naming it.
+	MaxCallsPerSession, MaxCalls int
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -125,6 +130,12 @@ type Gateway struct {
 	// session without a GET stream): one change with many such sessions
 	// open is one log line, not one per session.
 	undelivered *tally
+	// uninitialized counts go-sdk's errors about a client's requests out
+	// of order (a request before initialize), which any client can cause
+	// without a token: one log line per interval, not one per request.
+	uninitialized *tally
+	// calls caps the requests in flight (calls.go).
+	calls *callLimit
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -171,6 +182,12 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.Debounce <= 0 {
 		o.Debounce = DefaultDebounce
 	}
+	if o.MaxCallsPerSession <= 0 {
+		o.MaxCallsPerSession = DefaultMaxCallsPerSession
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = DefaultMaxCalls
+	}
 	g := &Gateway{
 		reg:     reg,
 		store:   store,
@@ -184,6 +201,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
 	})
+	g.uninitialized = newTally(tallyInterval, func(n int) {
+		g.logger.Warn("gateway: refused requests sent out of order, most of them before initialize (a POST without Mcp-Session-Id must be an initialize)", "refused", n)
+	})
+	g.calls = &callLimit{perSession: o.MaxCallsPerSession, total: o.MaxCalls, bySession: map[mcp.Session]int{},
+		refused: g.refusalTally("requests", "maxCallsPerSession or maxCalls")}
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
 	// between the two; a re-assembly it triggers waits for the lock until
@@ -212,7 +234,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	}
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
-	g.server.AddReceivingMiddleware(g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
+	// The cap comes first: a refused request costs no sync.
+	g.server.AddReceivingMiddleware(g.calls.middleware, g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
@@ -676,6 +699,8 @@ func (g *Gateway) Close() error {
 			}
 		}
 		g.undelivered.Stop()
+		g.calls.refused.Stop()
+		g.uninitialized.Stop()
 	})
 	return nil
 }
@@ -683,7 +708,7 @@ func (g *Gateway) Close() error {
 // sdkLogger is the logger handed to go-sdk: the gateway's, with go-sdk's
 // routine records demoted to debug.
 func (g *Gateway) sdkLogger() *slog.Logger {
-	return slog.New(quietInfo{g.logger.Handler(), g.undelivered})
+	return slog.New(quietInfo{g.logger.Handler(), g.undelivered, g.uninitialized})
 }
 
 // quietInfo demotes go-sdk's info records (every session connecting and
@@ -691,9 +716,27 @@ func (g *Gateway) sdkLogger() *slog.Logger {
 // and counts its per-session warnings of an undelivered notification into
 // undelivered instead of writing them: go-sdk writes one per session
 // without a GET stream, 40,000 lines for one change with 40,000 sessions.
+// Its errors about a client's requests out of order are counted into
+// outOfOrder: a client without a token could otherwise write one line per
+// request.
 type quietInfo struct {
 	slog.Handler
-	undelivered *tally
+	undelivered, outOfOrder *tally
+}
+
+// outOfOrder reports whether msg is one of go-sdk's error records about a
+// client's requests sent out of order: the client's fault, and answered
+// with an error already.
+func outOfOrder(msg string) bool {
+	switch msg {
+	case "method invalid during initialization",
+		"initialized before initialize",
+		"duplicate initialized notification",
+		"duplicate initialize request",
+		"method removed in the new protocol":
+		return true
+	}
+	return false
 }
 
 func (q quietInfo) Enabled(ctx context.Context, l slog.Level) bool {
@@ -705,15 +748,19 @@ func (q quietInfo) Handle(ctx context.Context, r slog.Record) error {
 		q.undelivered.Add()
 		return nil
 	}
+	if r.Level == slog.LevelError && outOfOrder(r.Message) {
+		q.outOfOrder.Add()
+		return nil
+	}
 	r.Level = demote(r.Level)
 	return q.Handler.Handle(ctx, r)
 }
 
 func (q quietInfo) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietInfo{q.Handler.WithAttrs(as), q.undelivered}
+	return quietInfo{q.Handler.WithAttrs(as), q.undelivered, q.outOfOrder}
 }
 func (q quietInfo) WithGroup(name string) slog.Handler {
-	return quietInfo{q.Handler.WithGroup(name), q.undelivered}
+	return quietInfo{q.Handler.WithGroup(name), q.undelivered, q.outOfOrder}
 }
 
 // tallyInterval is the shortest time between two log lines of one tally.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -35,18 +36,31 @@ const (
 	// for this long (an open GET stream alone does not keep it alive:
 	// clients that idle ping). Its client gets 404 and starts a new one.
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxCallsPerSession caps the requests one session has in
+	// flight at once (tools/call, resources/read and the like).
+	DefaultMaxCallsPerSession = 32
+	// DefaultMaxCalls caps the requests in flight at once over every
+	// session of the gateway.
+	DefaultMaxCalls = 256
 )
 
 // The listener's timeouts: a client has readHeaderTimeout to send a
 // request's headers and readBodyTimeout more to send its body, and an
 // idle keep-alive connection is closed after idleTimeout. A response, such
 // as the long-lived GET event stream or a slow tool call's answer, has no
-// time limit.
+// time limit as a whole, but a client must take each writeChunk of it
+// within writeTimeout, or its connection is closed.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readBodyTimeout   = 30 * time.Second
 	idleTimeout       = 60 * time.Second
+	writeTimeout      = 30 * time.Second
 )
+
+// writeChunk is how much of a response a client must take within
+// writeTimeout: a deadline per chunk, not per response, cuts a client that
+// stops reading without cutting a large answer to a slow one.
+const writeChunk = 64 << 10
 
 // fdReserve is how many descriptors the connection cap leaves free below
 // the process's limit (RLIMIT_NOFILE), whatever maxConnections says, so
@@ -66,6 +80,13 @@ type Limits struct {
 	// SessionTimeout ends a session idle for this long, such as "30m"
 	// (default DefaultSessionTimeout).
 	SessionTimeout time.Duration `yaml:"sessionTimeout"`
+	// MaxCallsPerSession caps the requests one session has in flight
+	// (default DefaultMaxCallsPerSession); one more fails with an error
+	// saying so.
+	MaxCallsPerSession int `yaml:"maxCallsPerSession"`
+	// MaxCalls caps the requests in flight over every session (default
+	// DefaultMaxCalls).
+	MaxCalls int `yaml:"maxCalls"`
 }
 
 // Validate checks l, naming the offending key.
@@ -77,6 +98,10 @@ func (l *Limits) Validate() error {
 		return fmt.Errorf("maxSessions: %d is negative; omit it for the default (%d)", l.MaxSessions, DefaultMaxSessions)
 	case l.SessionTimeout < 0:
 		return fmt.Errorf("sessionTimeout: %v is negative; omit it for the default (%v)", l.SessionTimeout, DefaultSessionTimeout)
+	case l.MaxCallsPerSession < 0:
+		return fmt.Errorf("maxCallsPerSession: %d is negative; omit it for the default (%d)", l.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	case l.MaxCalls < 0:
+		return fmt.Errorf("maxCalls: %d is negative; omit it for the default (%d)", l.MaxCalls, DefaultMaxCalls)
 	}
 	return nil
 }
@@ -114,6 +139,8 @@ type HTTPOptions struct {
 
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
 // before go-sdk sees the request:
+//   - a request reaching a loopback address under a Host that is not
+//     loopback, with 403 (DNS rebinding), and closes the connection;
 //   - a request with a foreign Origin, with 403 (DNS-rebinding protection:
 //     only http(s) origins on localhost, 127.0.0.1 or [::1], on any port, or
 //     the origin the request was addressed to, are let in; a request without
@@ -122,11 +149,10 @@ type HTTPOptions struct {
 //   - when a token is set, a request without it, with 401 and
 //     WWW-Authenticate: Bearer, and closes the connection;
 //   - an initialize past MaxSessions, with 503 (logged as one line per
-//     interval with the number refused).
+//     interval with the number refused);
+//   - a JSON-RPC batch (a body that is a JSON array), with 400.
 //
-// A request's body must arrive within readBodyTimeout of its headers. go-sdk
-// adds its own check: a request reaching a loopback address with a
-// non-loopback Host header is refused with 403.
+// A request's body must arrive within readBodyTimeout of its headers.
 func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -147,13 +173,53 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	return bodyDeadline(protect(g.limitSessions(h, o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+	return bodyDeadline(protect(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+}
+
+// maxLeadingSpace bounds the white space refuseBatches skips before a
+// body's first byte; go-sdk refuses a body that large anyway.
+const maxLeadingSpace = mcp.DefaultMaxRequestBodyBytes
+
+// refuseBatches answers 400 to a POST whose body is a JSON array, a
+// JSON-RPC batch. go-sdk still accepts batches from a client speaking
+// 2025-03-26 and runs all their calls at once, so one small body would
+// bypass every cap on calls in flight; batching left MCP in 2025-06-18,
+// and no client needs it. Only the body's first byte is looked at, and
+// the body reaches go-sdk as sent (less its leading white space).
+func refuseBatches(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		br := bufio.NewReader(r.Body)
+		for range maxLeadingSpace {
+			b, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			if b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+				continue
+			}
+			br.UnreadByte()
+			if b == '[' {
+				http.Error(w, "Bad Request: JSON-RPC batches are not accepted; send one request per POST (MCP 2025-06-18 and later have no batches)", http.StatusBadRequest)
+				return
+			}
+			break
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, r.Body}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // refusalTally logs refusals at a cap as one line per interval.
 func (g *Gateway) refusalTally(what, key string) *tally {
 	return newTally(tallyInterval, func(n int) {
-		g.logger.Warn("gateway: refused "+what+" past the limit (503); raise "+key+" in the gateway entry if they are legitimate", "refused", n)
+		g.logger.Warn("gateway: refused "+what+" past the limit; raise "+key+" in the gateway entry if they are legitimate", "refused", n)
 	})
 }
 
@@ -224,7 +290,9 @@ type serveOptions struct {
 	limits    Limits
 	stateless bool
 	// The timeouts; zero means the defaults (tests shorten them).
-	readHeader, readBody, idle time.Duration
+	readHeader, readBody, idle, write time.Duration
+	// writeFailed is capListener.writeFailed (tests).
+	writeFailed func()
 }
 
 // listen serves g as Streamable HTTP at /mcp on addr until s is disposed,
@@ -247,6 +315,9 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.idle <= 0 {
 		o.idle = idleTimeout
 	}
+	if o.write <= 0 {
+		o.write = writeTimeout
+	}
 	maxConns, why := maxConnections(o.limits.MaxConnections, openFileLimit())
 	if why != "" {
 		s.Logger().Warn("gateway: "+why, "maxConnections", maxConns)
@@ -254,6 +325,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	connRefusals := g.refusalTally("connections", "maxConnections")
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
 	capped := newCapListener(ln, maxConns, connRefusals)
+	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -344,13 +416,18 @@ type capListener struct {
 	// up to refuseTimeout); past it a connection is closed unanswered.
 	refusing chan struct{}
 	wg       sync.WaitGroup
+	// writeTimeout bounds each writeChunk of a write (cappedConn.Write).
+	writeTimeout time.Duration
+	// writeFailed, when set (by tests), is called when a failed write
+	// closed its connection.
+	writeFailed func()
 }
 
 // refuseTimeout bounds how long a refused connection is held to answer it.
 const refuseTimeout = time.Second
 
 func newCapListener(ln net.Listener, max int, refused *tally) *capListener {
-	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32)}
+	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32), writeTimeout: writeTimeout}
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -405,6 +482,33 @@ func (c *cappedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// Write writes p a writeChunk at a time, each within the write timeout. A
+// client that stops reading would otherwise hold its answer in the
+// gateway's memory (a 7 MB file read by 20 such clients took 1.7 GB) for
+// as long as it kept the connection; now the write fails, the connection
+// closes and the answer is freed.
+func (c *cappedConn) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), writeChunk)]
+		c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+		m, err := c.Conn.Write(chunk)
+		n += m
+		if err != nil {
+			// Closed here: net/http would keep the connection, and the
+			// request its answer, until the handler returns, which a
+			// stream whose write failed does not do on its own.
+			c.Close()
+			if c.l.writeFailed != nil {
+				c.l.writeFailed()
+			}
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
+}
+
 // CloseWrite half-closes c. net/http does so before closing a connection
 // whose request body it left unread (413, or a refusal of a large body),
 // so that the client reads the answer and then EOF instead of a reset
@@ -420,6 +524,13 @@ func (c *cappedConn) CloseWrite() error {
 func protect(next http.Handler, token string) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebound(r) {
+			// go-sdk would refuse it with 403 too, but keep the
+			// connection: a rebinding page must not hold one.
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q for a loopback address", r.Host), http.StatusForbidden)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host) {
 			// Closed too: a refused page must not keep a connection.
 			w.Header().Set("Connection", "close")
@@ -439,6 +550,29 @@ func protect(next http.Handler, token string) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// rebound reports whether r reached a loopback address under a Host that
+// is not loopback: a DNS-rebinding page. It is go-sdk's own check, to the
+// letter ("localhost" in lower case only), so that every request go-sdk
+// would refuse is refused here first, with its connection closed.
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopbackAddr(local.String()) && !loopbackAddr(r.Host)
+}
+
+// loopbackAddr reports whether addr (host, or host:port) is "localhost" or
+// a loopback IP.
+func loopbackAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		h = strings.Trim(addr, "[]")
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.

@@ -452,6 +452,8 @@ func TestLimitsValidate(t *testing.T) {
 		{Limits{MaxConnections: -1}, "maxConnections"},
 		{Limits{MaxSessions: -1}, "maxSessions"},
 		{Limits{SessionTimeout: -time.Second}, "sessionTimeout"},
+		{Limits{MaxCallsPerSession: -1}, "maxCallsPerSession"},
+		{Limits{MaxCalls: -1}, "maxCalls"},
 	} {
 		err := tt.l.Validate()
 		if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {

@@ -25,7 +25,8 @@ type Config struct {
 	// every HTTP request must carry; required for a non-loopback address.
 	TokenEnv string `yaml:"tokenEnv"`
 	// Limits are the HTTP listener's caps and session timeout
-	// (maxConnections, maxSessions, sessionTimeout; see http.go).
+	// (maxConnections, maxSessions, sessionTimeout) and the caps on
+	// requests in flight (maxCallsPerSession, maxCalls); see http.go.
 	Limits `yaml:",inline"`
 	// Raw serves the MCP servers' tools under their own names, unfolded
 	// (Options.Raw): with one MCP server, a faithful bridge to it.
@@ -118,7 +119,8 @@ func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
 	res, _ := host.Lookup(s, resources.Key)
-	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res})
+	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
+		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls})
 	if err != nil {
 		return err
 	}

@@ -204,8 +204,13 @@ func TestCompositionSizeCap(t *testing.T) {
 
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		_, err := ParseComposition(main, []byte("include: [/dev/zero]\nplugins: []\n"), nil)
-		if err == nil || !strings.Contains(err.Error(), "/dev/zero: "+capMsg) {
-			t.Errorf("an endless device: %v", err)
+		if err == nil || !strings.Contains(err.Error(), "/dev/zero is not a regular file (a device)") {
+			t.Errorf("an included device: %v", err)
+		}
+		// The main file is what the user named, a pipe perhaps: read,
+		// but capped.
+		if _, err := ReadComposition("/dev/zero", nil); err == nil || !strings.Contains(err.Error(), "/dev/zero: "+capMsg) {
+			t.Errorf("an endless device as the main file: %v", err)
 		}
 	}
 	big := []byte("plugins: []\n" + strings.Repeat("#", MaxCompositionSize))

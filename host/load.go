@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -55,6 +56,11 @@ type source struct {
 	file string
 	data []byte
 	read bool // data is to be read from file
+	// regular refuses a file that is not a regular file (an include): a
+	// FIFO or a device would block the read, and with it every reload.
+	// The main file is what the user named, which may be a pipe
+	// (run -c <(...)).
+	regular bool
 }
 
 // MaxCompositionSize is the largest composition file, main or included,
@@ -66,7 +72,7 @@ const MaxCompositionSize = 4 << 20
 
 func (s *source) bytes() ([]byte, error) {
 	if s.read {
-		data, err := readCapped(s.file)
+		data, err := readCapped(s.file, s.regular)
 		if err != nil {
 			return nil, err
 		}
@@ -80,14 +86,20 @@ func (s *source) bytes() ([]byte, error) {
 
 // readCapped reads file, refusing one over MaxCompositionSize: by its
 // size when it has one, by reading no more than one byte past the cap
-// when it has none (a pipe, a device) or grows meanwhile.
-func readCapped(file string) ([]byte, error) {
-	f, err := os.Open(file)
+// when it has none (a pipe, a device) or grows meanwhile. It opens
+// without blocking, which opening a FIFO nobody writes to would do, and
+// with regular refuses anything but a regular file before reading it.
+func readCapped(file string, regular bool) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read composition: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > MaxCompositionSize {
+	fi, err := f.Stat()
+	if err == nil && regular && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s); an included composition file must be one", file, fileKind(fi.Mode()))
+	}
+	if err == nil && fi.Size() > MaxCompositionSize {
 		return nil, tooLarge(file, fi.Size())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxCompositionSize+1))
@@ -98,6 +110,21 @@ func readCapped(file string) ([]byte, error) {
 		return nil, tooLarge(file, -1)
 	}
 	return data, nil
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
 }
 
 func tooLarge(file string, size int64) error {
@@ -292,7 +319,7 @@ func readComposition(file string, data []byte, lookupEnv func(string) (string, b
 			if abs, err := filepath.Abs(m); err == nil {
 				l.watch = append(l.watch, linkTargets(abs)...)
 			}
-			l.load(&source{file: m, read: true}, false)
+			l.load(&source{file: m, read: true, regular: true}, false)
 		}
 	}
 	c := &Composition{File: file}

@@ -64,7 +64,7 @@ func TestAttachRefusesAnotherUser(t *testing.T) {
 	}
 	mcptest.WaitFor(t, time.Minute, "the host to log the refusal", func() bool {
 		return logs.has(func(m map[string]any) bool {
-			return m["msg"] == "control socket: connection refused" && strings.Contains(fmt.Sprint(m["err"]), "runs as uid 65534")
+			return m["msg"] == "control socket: connections refused" && strings.Contains(fmt.Sprint(m["err"]), "runs as uid 65534")
 		})
 	})
 }

@@ -4,6 +4,9 @@ package browser
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,6 +16,28 @@ import (
 // ErrNoOpener is Open's error when neither $BROWSER nor a platform opener
 // can be started.
 var ErrNoOpener = errors.New("set $BROWSER, or open the URL by hand")
+
+// WebPage returns an error unless u is a web page a browser may be sent to
+// without asking: https, or http on a loopback host. An opener hands any
+// other scheme (file:, or one a local application registered) to whatever
+// handles it, which a remote server must not choose.
+func WebPage(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %w", u, err)
+	}
+	switch {
+	case p.Host == "":
+	case p.Scheme == "https":
+		return nil
+	case p.Scheme == "http":
+		h := p.Hostname()
+		if ip := net.ParseIP(h); h == "localhost" || ip != nil && ip.IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not an https URL (or http on this machine): not opened", u)
+}
 
 // Open starts the program $BROWSER names, else the platform's opener, with
 // url, and does not wait for it. $BROWSER follows its usual convention: a

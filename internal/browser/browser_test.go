@@ -57,3 +57,22 @@ func TestOpenRunsBROWSER(t *testing.T) {
 		t.Errorf("missing browser: %v", err)
 	}
 }
+
+func TestWebPage(t *testing.T) {
+	for u, ok := range map[string]bool{
+		"https://as.example/authorize?x=1": true,
+		"http://127.0.0.1:8080/authorize":  true,
+		"http://localhost/authorize":       true,
+		"http://[::1]:9/authorize":         true,
+		"http://as.example/authorize":      false,
+		"x-evil-handler://localhost/run":   false,
+		"file:///etc/passwd":               false,
+		"javascript:alert(1)":              false,
+		"https:///no-host":                 false,
+		"http://127.0.0.1.evil.example/x":  false,
+	} {
+		if err := WebPage(u); (err == nil) != ok {
+			t.Errorf("WebPage(%q) = %v, want ok %v", u, err, ok)
+		}
+	}
+}

@@ -33,7 +33,16 @@ var _ Answers = (*Client)(nil)
 // Dial connects to the running host of the composition in file. It
 // returns ErrNoHost when there is none: no socket, or a stale one nobody
 // answers on.
+//
+// A file named through a symlink is asked at the socket of that name
+// first, which a host started on the link serves however the link has
+// been re-pointed since, then at the socket of the file it leads to.
 func Dial(ctx context.Context, file string) (*Client, error) {
+	if alias, ok, _ := namePath(file); ok {
+		if c, err := dialAt(ctx, alias); !errors.Is(err, ErrNoHost) {
+			return c, err
+		}
+	}
 	path, err := SocketPath(file)
 	if errors.Is(err, errTooLong) {
 		return nil, ErrNoHost
@@ -41,6 +50,11 @@ func Dial(ctx context.Context, file string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return dialAt(ctx, path)
+}
+
+// dialAt connects to the host answering at the socket path.
+func dialAt(ctx context.Context, path string) (*Client, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoHost
 	}

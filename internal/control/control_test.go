@@ -256,3 +256,47 @@ func TestClientServer(t *testing.T) {
 		t.Errorf("unknown command: %+v, %v", reply, err)
 	}
 }
+
+// TestRepointedLinkStillReachesTheHost: a host started on a symlink is
+// reached through the link's name after the link is re-pointed (the host
+// follows it at its next reload), and through the file it started on.
+func TestRepointedLinkStillReachesTheHost(t *testing.T) {
+	shortHome(t)
+	dir := t.TempDir()
+	a := writeFile(t, filepath.Join(dir, "a.yml"), "plugins: []\n")
+	b := writeFile(t, filepath.Join(dir, "b.yml"), "plugins: []\n")
+	link := filepath.Join(dir, "composition.yml")
+	if err := os.Symlink(a, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	h := host.New(&host.Options{Logger: quiet})
+	defer h.Shutdown(context.Background())
+	l, err := Listen(link, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Serve(l, &Local{Host: h, File: link}, quiet)
+	defer srv.Close()
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{link, a} {
+		c, err := Dial(context.Background(), name)
+		if err != nil {
+			t.Errorf("Dial %s after the link moved: %v, want the running host", filepath.Base(name), err)
+			continue
+		}
+		if c.PID != os.Getpid() {
+			t.Errorf("Dial %s: pid %d, want %d", filepath.Base(name), c.PID, os.Getpid())
+		}
+		c.Close()
+	}
+	// Closed, the host leaves both sockets free.
+	srv.Close()
+	if _, err := Dial(context.Background(), link); !errors.Is(err, ErrNoHost) {
+		t.Errorf("Dial after close: %v, want ErrNoHost", err)
+	}
+}

@@ -66,8 +66,13 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// Serve answers on l from local until Close.
+// Serve answers on l from local until Close, within the socket's limits
+// (limits.go).
 func Serve(l net.Listener, local *Local, logger *slog.Logger) *Server {
+	return serve(l, local, logger, defaultLimits())
+}
+
+func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cancel: cancel}
 	mux := http.NewServeMux()
@@ -108,17 +113,30 @@ func Serve(l net.Listener, local *Local, logger *slog.Logger) *Server {
 		serveCall(w, r, local, req)
 	})
 	s.srv = &http.Server{
-		Handler: mux,
+		Handler:           bounded(mux, lim),
+		ReadHeaderTimeout: lim.readHeader,
+		IdleTimeout:       lim.idle,
 		// Requests end with the server: a call in flight is cancelled,
 		// which reaches its MCP server.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
-	s.wg.Go(func() {
-		if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("the control socket stopped answering", "err", err)
-		}
-	})
+	slots := make(chan struct{}, lim.conns)
+	refused := &rateLog{every: refuseEvery, emit: func(n int) {
+		logger.Warn("control socket: connections refused past the limit", "limit", lim.conns, "refused", n)
+	}}
+	listeners := []net.Listener{l}
+	if su, ok := l.(*sameUser); ok && su.alias != nil {
+		listeners = append(listeners, su.alias)
+	}
+	for _, ln := range listeners {
+		capped := &capListener{Listener: ln, slots: slots, refused: refused}
+		s.wg.Go(func() {
+			if err := s.srv.Serve(capped); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("the control socket stopped answering", "err", err)
+			}
+		})
+	}
 	return s
 }
 
@@ -185,6 +203,10 @@ func answer(w http.ResponseWriter, fn func() (any, error)) {
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("the request is over %d bytes", mbe.Limit))
+			return false
+		}
 		writeError(w, http.StatusBadRequest, fmt.Errorf("the request is not JSON: %w", err))
 		return false
 	}

@@ -35,6 +35,30 @@ func SocketPath(file string) (string, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
+	return socketFor(abs)
+}
+
+// namePath returns the socket of file under its own name: its absolute
+// path with no symlink resolved, and whether that differs from
+// SocketPath's. A host started on a symlink answers there too, so that
+// the name keeps reaching it once the link is re-pointed (the host's
+// reload follows the new target; SocketPath would then name another
+// socket).
+func namePath(file string) (string, bool, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", false, fmt.Errorf("resolve %s: %w", file, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || real == abs {
+		return "", false, nil
+	}
+	p, err := socketFor(abs)
+	return p, err == nil, err
+}
+
+// socketFor is the socket of the absolute path abs.
+func socketFor(abs string) (string, error) {
 	if runtime.GOOS == "windows" {
 		abs = strings.ToLower(abs) // one file, whatever the case it is named in
 	}
@@ -62,12 +86,32 @@ var ErrInUse = errors.New("another host of this composition holds the control so
 // file nobody answers on (its host died without removing it) is replaced;
 // one a live host holds is left alone, and Listen returns ErrInUse. The
 // listener accepts only connections of the current user (see CheckPeer);
-// one refused is logged to logger.
+// refusals are logged to logger. When file is named through a symlink,
+// the listener answers on the socket of that name too (namePath), unless
+// another host holds it.
 func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 	path, err := SocketPath(file)
 	if err != nil {
 		return nil, err
 	}
+	l, err := listenAt(path, logger)
+	if err != nil {
+		return nil, err
+	}
+	if alias, ok, err := namePath(file); ok {
+		if al, err := listenAt(alias, logger); err == nil {
+			l.alias = al
+		} else if logger != nil {
+			logger.Debug("the control socket of the composition's link name is not served", "file", file, "err", err)
+		}
+	} else if err != nil && logger != nil {
+		logger.Debug("the control socket of the composition's link name is not served", "file", file, "err", err)
+	}
+	return l, nil
+}
+
+// listenAt opens the socket at path (see Listen).
+func listenAt(path string, logger *slog.Logger) (*sameUser, error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -156,11 +200,23 @@ type sameUser struct {
 	uid    int
 	log    *slog.Logger
 	unlock func()
+	// alias, when set, is the socket of the composition's link name
+	// (Listen), served beside this one and closed with it.
+	alias *sameUser
+
+	// refused counts the refusals into one log line per interval, with
+	// the last one's error: a local process connecting in a loop must not
+	// flood the log. Made at the first; Accept alone uses them.
+	refused *rateLog
+	lastErr error
 }
 
 func (l *sameUser) Close() error {
 	err := l.Listener.Close() // removes the socket file
 	l.unlock()
+	if l.alias != nil {
+		l.alias.Close()
+	}
 	return err
 }
 
@@ -172,7 +228,13 @@ func (l *sameUser) Accept() (net.Conn, error) {
 		}
 		if err := CheckPeer(c, l.uid); err != nil {
 			if l.log != nil {
-				l.log.Warn("control socket: connection refused", "err", err)
+				if l.refused == nil {
+					l.refused = &rateLog{every: refuseEvery, emit: func(n int) {
+						l.log.Warn("control socket: connections refused", "refused", n, "err", l.lastErr)
+					}}
+				}
+				l.lastErr = err
+				l.refused.Add()
 			}
 			c.Close()
 			continue

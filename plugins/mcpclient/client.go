@@ -128,6 +128,7 @@ type retryState struct {
 	timer       *time.Timer // the next attempt; nil when none is due
 	halted      bool        // reconnecting stopped for good
 	hung        bool        // a close never finished: do not wait for watchers
+	oversized   int         // connections lost to an oversized message in a row
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
@@ -672,9 +673,20 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		return
 	}
 	if !c.retry.connectedAt.IsZero() && c.opt.now().Sub(c.retry.connectedAt) >= ms(p.MaxDelayMs) {
-		c.retry.failed = 0
+		c.retry.failed, c.retry.oversized = 0, 0
 	}
 	c.retry.connectedAt = time.Time{}
+	tooLarge := kind == "lost" && oversized(err)
+	if tooLarge {
+		// A connect succeeded to get here and the server is fine: only one
+		// message (often one call's answer, which fails alone) was too
+		// large. The budget starts over, or a client calling such a tool
+		// could make the host give the server up. Such losses in a row
+		// back off instead, so that a server that breaks every connection
+		// is not restarted in a loop.
+		c.retry.failed = 0
+		c.retry.oversized++
+	}
 	c.retry.failed++
 	if c.retry.failed > p.MaxAttempts {
 		c.giveUp(err)
@@ -684,12 +696,13 @@ func (c *client) scheduleReconnect(kind string, err error) {
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {
 		verb = "connection failed; retrying"
-	} else if oversized(err) {
+	} else if tooLarge {
 		// The server is fine; only one message was too large to read.
-		// Waiting would only keep its tools down. The attempt still
-		// counts, so a server that floods oversized messages right after
-		// each start still runs out of attempts.
+		// Waiting would only keep its tools down, the first time.
 		delay = 0
+		if c.retry.oversized > 1 {
+			delay = p.backoff(c.retry.oversized - 1)
+		}
 		verb = fmt.Sprintf("the server sent a message over the %d MiB frame limit, which drops the connection; reconnecting", frameLimitMiB)
 	}
 	c.opt.logger.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", c.label, verb, delay.Milliseconds(), c.retry.failed, p.MaxAttempts), "err", err)

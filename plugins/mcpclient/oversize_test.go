@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,5 +66,52 @@ func assertOversizeErr(t *testing.T, res tools.Result, tool string) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("%s: error %q does not contain %q", tool, msg, want)
 		}
+	}
+}
+
+// TestE2EOversizedAnswersKeepTheServer: answers past the frame limit fail
+// their calls, but each reconnect succeeds, so they never use up the
+// reconnect budget: more of them than maxAttempts leave the server up.
+func TestE2EOversizedAnswersKeepTheServer(t *testing.T) {
+	const attempts = 2
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"reconnect": map[string]any{"maxAttempts": attempts},
+	}, "-oversize"))
+	hs.requireActive("fx")
+	for i := range attempts + 1 {
+		res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20})
+		assertOversizeErr(t, res, "oversize")
+		eventually(t, fmt.Sprintf("calls to succeed after oversized answer %d", i+1), func() bool {
+			return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+		})
+	}
+	hs.requireActive("fx")
+}
+
+// TestE2EOversizedLossesInARowBackOff: oversized messages keep the
+// reconnect budget, but only the first loss in a row reconnects at once;
+// the next waits the backoff, so that a server that breaks every
+// connection is not restarted in a loop.
+func TestE2EOversizedLossesInARowBackOff(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"reconnect": map[string]any{"initialDelayMs": 60000, "maxDelayMs": 600000, "maxAttempts": 2},
+	}, "-oversize"))
+	hs.requireActive("fx")
+	oversize := func() {
+		assertOversizeErr(t, hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20}), "oversize")
+	}
+	oversize()
+	eventually(t, "the first reconnect, at once", func() bool {
+		return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+	})
+	oversize()
+	eventually(t, "the second loss to be seen", func() bool {
+		return !strings.HasPrefix(hs.status("fx").Detail, "connected")
+	})
+	time.Sleep(500 * time.Millisecond)
+	if d := hs.status("fx").Detail; !strings.HasPrefix(d, "reconnecting 1/2 in 1m0s") {
+		t.Errorf("after a second oversized loss in a row: %q, want the backoff's first delay", d)
 	}
 }

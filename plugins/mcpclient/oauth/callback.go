@@ -125,6 +125,11 @@ func (cb *callback) await(ctx context.Context, b *logins.BrowserStep, serverName
 	if err != nil {
 		return nil, fmt.Errorf("authorization URL: %w", err)
 	}
+	// The URL comes from the authorization server's metadata: another
+	// scheme would have the opener run whatever handles it.
+	if err := browser.WebPage(authURL); err != nil {
+		return nil, fmt.Errorf("the authorization server's authorization endpoint %w; ask the server's operator to serve it over https", err)
+	}
 	cb.mu.Lock()
 	cb.state = u.Query().Get("state")
 	cb.mu.Unlock()

@@ -142,3 +142,28 @@ func TestLoginWrongIssuer(t *testing.T) {
 		t.Error("a token was stored")
 	}
 }
+
+// TestAwaitOpensOnlyWebPages: an authorization URL that is not https (or
+// http on loopback) is refused with an error, and never reaches the opener.
+func TestAwaitOpensOnlyWebPages(t *testing.T) {
+	cb, err := listenCallback(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.close()
+	for _, u := range []string{
+		"x-evil-handler://localhost/run?cmd=calc&state=s",
+		"file:///etc/passwd?state=s",
+		"http://as.example/authorize?state=s",
+		"javascript:alert(1)",
+	} {
+		opened := false
+		b := &logins.BrowserStep{Open: func(context.Context, string) error { opened = true; return nil }}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		_, err := cb.await(ctx, b, "web", u)
+		cancel()
+		if opened || err == nil || !strings.Contains(err.Error(), "https") {
+			t.Errorf("%s: opened %v, err %v; want refused with an error naming https", u, opened, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package stdio
 import (
 	"net/url"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,16 +25,37 @@ const (
 // upper case, matched anywhere in the upper-cased name. WEBHOOK is there
 // because a webhook URL is itself the credential (anyone holding it may
 // post). AUTH is matched apart (secretName) so that GIT_AUTHOR_NAME passes.
-var secretWords = []string{"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "WEBHOOK"}
+var secretWords = []string{"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "CREDS", "COOKIE", "SESSION", "PRIVATE", "WEBHOOK", "JWT", "BEARER"}
+
+// secretWord reports whether w, one word of an upper-cased name, marks a
+// secret on its own: PAT with an optional number (GH_PAT2, not PATH),
+// PWD (MYSQL_PWD; the variable PWD itself is kept by secretName), DSN
+// (SENTRY_DSN), SK (STRIPE_SK, not DESK), or AUTH within a word other
+// than AUTHOR.
+func secretWord(w string) bool {
+	switch w {
+	case "PWD", "DSN", "SK":
+		return true
+	case "AUTHOR", "AUTHORS":
+		return false
+	}
+	if num, ok := strings.CutPrefix(w, "PAT"); ok && strings.Trim(num, "0123456789") == "" {
+		return true
+	}
+	return strings.Contains(w, "AUTH")
+}
 
 // secretName reports whether an ambient variable's name marks it as a
-// secret: it contains one of secretWords or AUTH (except within the word
-// AUTHOR, as in GIT_AUTHOR_NAME), has PAT as a word of its own (GH_PAT, not
-// PATH), or starts with DSH_ (the host's own settings).
+// secret: it contains one of secretWords, has a word secretWord marks,
+// or starts with DSH_ (the host's own settings). PWD and OLDPWD, the
+// shell's directories, are not secrets.
 func secretName(name string) bool {
 	upper := strings.ToUpper(name)
 	if strings.HasPrefix(upper, "DSH_") {
 		return true
+	}
+	if upper == "PWD" || upper == "OLDPWD" {
+		return false
 	}
 	for _, w := range secretWords {
 		if strings.Contains(upper, w) {
@@ -41,17 +63,13 @@ func secretName(name string) bool {
 		}
 	}
 	words := strings.FieldsFunc(upper, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < '0' || r > '9') })
-	for _, w := range words {
-		if w == "PAT" || (strings.Contains(w, "AUTH") && w != "AUTHOR" && w != "AUTHORS") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, secretWord)
 }
 
 // secretValue reports whether a value is a URL that carries a credential:
-// a password in its userinfo (postgres://u:pw@host/db), or a query
-// parameter whose name marks a secret (https://host/?api_key=...).
+// any userinfo (postgres://u:pw@host/db, or a key alone as in a Sentry
+// DSN, https://key@host/1), or a query parameter whose name marks a
+// secret (https://host/?api_key=...).
 func secretValue(value string) bool {
 	value = strings.TrimSpace(value)
 	_, rest, ok := strings.Cut(value, "://")
@@ -65,11 +83,12 @@ func secretValue(value string) bool {
 		// the first @. Dropping a URL that is merely malformed costs
 		// little.
 		at := strings.IndexByte(rest, '@')
-		return at >= 0 && strings.Contains(rest[:at], ":")
+		return at >= 0 && (strings.Contains(rest[:at], ":") || !strings.Contains(rest[:at], "/"))
 	}
 	// Before any check of the host: a socket DSN
-	// (postgres://u:pw@/db?host=/run/pg) has none.
-	if _, ok := u.User.Password(); ok {
+	// (postgres://u:pw@/db?host=/run/pg) has none. A user name alone is
+	// often the key itself.
+	if u.User != nil {
 		return true
 	}
 	if u.Host == "" {

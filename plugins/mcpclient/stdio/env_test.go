@@ -22,6 +22,11 @@ func TestScrubDropsSecrets(t *testing.T) {
 		// URLs that carry a credential, under harmless names.
 		"REDIS=redis://:pw@cache:6379/0", "MIRROR=https://u:pw@mirror.example.com/",
 		"FEED=https://feed.example.com/rss?api_key=k&x=1", "HOOK=https://h.example.com/x?access_token=t",
+		// The second review's list: a numbered PAT, PWD, a URL with a
+		// user part only, JWT, SK as a word, BEARER, CREDS, DSN.
+		"GH_PAT2=ghp_x", "MYSQL_PWD=p", "SENTRY_DSN=https://key@o1.ingest.example.com/1", "CI_JOB_JWT=j",
+		"STRIPE_SK=sk_live_x", "JWT_SIGNING=s", "BEARER=b", "CREDS=c", "APP_DSN=mysql:host=db",
+		"REPO=https://user@example.com/r.git", "RAW=amqp://guest@mq/ x",
 	} {
 		name := strings.SplitN(kv, "=", 2)[0]
 		if got := Env([]string{kv}, nil, InheritScrub); len(got) != 0 {
@@ -35,8 +40,9 @@ func TestScrubKeepsTheRest(t *testing.T) {
 		"PATH=/usr/bin:/bin", "HOME=/home/u", "GOPATH=/home/u/go", "LANG=C.UTF-8", "LC_ALL=C", "TERM=xterm",
 		"GIT_AUTHOR_NAME=Ann", "GIT_AUTHOR_EMAIL=a@example.com", "XDG_CONFIG_HOME=/home/u/.config",
 		"NODE_OPTIONS=--max-old-space-size=512", "HTTPS_PROXY=http://proxy.example.com:3128",
-		"REPO=https://user@example.com/r.git", "PATHEXT=.COM;.EXE", "CLASSPATH=/lib", "EMPTY=",
-		"PLAIN_URL=https://example.com/a?b=c",
+		"PATHEXT=.COM;.EXE", "CLASSPATH=/lib", "EMPTY=",
+		"PLAIN_URL=https://example.com/a?b=c", "PWD=/home/u/src", "OLDPWD=/home/u", "DESKTOP=x",
+		"PATTERN=x", "TASK=t", "DISK=/dev/sda", "PATCHES=3",
 	}
 	got := Env(keep, nil, InheritScrub)
 	want := slices.Sorted(slices.Values(keep))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,6 +41,10 @@ type catalog struct {
 	Instructions string `json:"instructions,omitempty"`
 }
 
+// maxCatalogBytes caps a catalog file: twice the frame limit that bounds
+// one tools/list page, for the indentation.
+const maxCatalogBytes = 2 * mcp.DefaultMaxLineLength
+
 // errNoCatalog: no cache file for this launch yet.
 var errNoCatalog = errors.New("no catalog cache yet")
 
@@ -47,12 +52,22 @@ var errNoCatalog = errors.New("no catalog cache yet")
 // does not decode, or is of another version, is an error saying so (the
 // caller ignores it and the next discovery rewrites it).
 func readCatalog(path string) (*catalog, []byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, errNoCatalog
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	defer f.Close()
+	// Capped: decoding a huge file (300 MB took 3.6 GB) would stall every
+	// start; a real one is far smaller.
+	b, err := io.ReadAll(io.LimitReader(f, maxCatalogBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b) > maxCatalogBytes {
+		return nil, nil, fmt.Errorf("%s is over %d MiB, more than any server's tool list; it is ignored", path, maxCatalogBytes>>20)
 	}
 	var cat catalog
 	dec := json.NewDecoder(bytes.NewReader(b))
