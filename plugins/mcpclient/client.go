@@ -753,7 +753,6 @@ func (c *client) shutdown() {
 		// Every session is closed: their watchers are returning.
 		c.watch.sessions.Wait()
 	}
-	// The alarm is left armed: a call still in flight (a close that timed
-	// out waits for it) keeps its timeouts, and the alarm asks for nothing
-	// more once no call or release is pending.
+	// A call still in flight (a close that timed out waits for it) keeps
+	// its timeouts: they are its own timers.
 }

@@ -247,9 +247,9 @@ func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 }
 
 // Once the person has answered, the silence counts again: a tool that
-// then goes quiet is cut after toolCallTimeoutMs. The call's alarm rang
-// during the wait and found nothing due, so only the answer can set it
-// again; without that the call would hang for good.
+// then goes quiet is cut after toolCallTimeoutMs. The silence timer was
+// stopped during the wait, so only the answer can start it again; without
+// that the call would hang for good.
 func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev.name, func(t *testing.T) {

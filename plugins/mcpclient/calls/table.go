@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -31,22 +30,21 @@ type Options struct {
 type Table struct {
 	opt Options
 
-	mu       sync.Mutex
-	calls    map[string]*Call // by progress token
-	releases []pendingRelease // finished HTTP calls' contexts, by time
-	stopped  bool
+	mu    sync.Mutex
+	calls map[string]*Call // by progress token
 
 	tokens atomic.Int64 // the last progress token handed out
 	logged atomic.Int64 // the server's log messages relayed to callers
 
-	// alarm rings for the calls' timeouts and the releases.
-	alarm alarm
+	// stop cancels every pending release (Stop).
+	stop    context.Context
+	stopNow context.CancelFunc
 }
 
 // New returns an empty Table.
 func New(opt Options) *Table {
 	t := &Table{opt: opt}
-	t.alarm.ring = t.onDeadline
+	t.stop, t.stopNow = context.WithCancel(context.Background())
 	return t
 }
 
@@ -59,13 +57,12 @@ type Call struct {
 	// call is the context the call runs with, part of this allocation.
 	call callContext
 
-	// The call's times run out on the table's alarm.
-	mu        sync.Mutex
-	silenceAt time.Time // toolCallTimeoutMs runs out; progress moves it
-	maxAt     time.Time // toolCallMaxMs runs out; zero without a cap
-	held      int       // questions waiting for an answer: the silence waits too
-	progress  int       // notifications received
-	done      bool
+	mu       sync.Mutex
+	silence  *time.Timer // toolCallTimeoutMs; progress resets it
+	max      *time.Timer // toolCallMaxMs; nil without a cap
+	held     int         // questions waiting for an answer: the silence waits too
+	progress int         // notifications received
+	done     bool
 	// life ends with the call: at Finish, or when the caller or a timeout
 	// cancels it. A question asked for the call ends with it. It is made
 	// by Ended, when a question needs it, not for every call.
@@ -143,25 +140,25 @@ func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel 
 	if logLevel != "" {
 		params.GetMeta()[mcp.MetaKeyLogLevel] = logLevel
 	}
-	// The first time to ring for is read from locals: once in t.calls, the
-	// call's fields are its lock's (an answered question moves silenceAt).
-	now := time.Now()
-	first := now.Add(ms(t.opt.TimeoutMs))
-	call.silenceAt = first
-	if t.opt.MaxMs > 0 {
-		call.maxAt = now.Add(ms(t.opt.MaxMs))
-		if call.maxAt.Before(first) {
-			first = call.maxAt
-		}
-	}
-	// In t.calls before the alarm is asked: the alarm finds it there.
 	t.mu.Lock()
 	if t.calls == nil {
 		t.calls = map[string]*Call{}
 	}
 	t.calls[call.token] = call
 	t.mu.Unlock()
-	t.alarm.ask(first)
+	call.mu.Lock()
+	call.silence = time.AfterFunc(ms(t.opt.TimeoutMs), func() {
+		call.mu.Lock()
+		held, progress := call.held, call.progress
+		call.mu.Unlock()
+		if held == 0 {
+			call.expire(&Timeout{key: "toolCallTimeoutMs", ms: t.opt.TimeoutMs, progress: progress})
+		}
+	})
+	if t.opt.MaxMs > 0 {
+		call.max = time.AfterFunc(ms(t.opt.MaxMs), func() { call.expire(&Timeout{key: "toolCallMaxMs", ms: t.opt.MaxMs}) })
+	}
+	call.mu.Unlock()
 	return call, &call.call
 }
 
@@ -171,28 +168,6 @@ func (call *Call) Caller() context.Context { return call.ctx }
 
 // Cancel cancels the call's context.
 func (call *Call) Cancel() { call.cancel(nil) }
-
-// due says which of the call's times ran out by now, if one did, and
-// otherwise when the next one runs out (zero for none: a held call without
-// a cap).
-func (call *Call) due(now time.Time) (*Timeout, time.Time) {
-	call.mu.Lock()
-	defer call.mu.Unlock()
-	opt := &call.t.opt
-	switch {
-	case call.done:
-		return nil, time.Time{}
-	case !call.maxAt.IsZero() && !now.Before(call.maxAt):
-		return &Timeout{key: "toolCallMaxMs", ms: opt.MaxMs}, time.Time{}
-	case call.held == 0 && !now.Before(call.silenceAt):
-		return &Timeout{key: "toolCallTimeoutMs", ms: opt.TimeoutMs, progress: call.progress}, time.Time{}
-	}
-	next := call.maxAt
-	if call.held == 0 && (next.IsZero() || call.silenceAt.Before(next)) {
-		next = call.silenceAt
-	}
-	return nil, next
-}
 
 // Ended returns a context that ends with the call: at Finish, or when the
 // caller or a timeout cancels it.
@@ -223,6 +198,10 @@ func (call *Call) Finish() {
 	call.mu.Lock()
 	call.done = true
 	endLife := call.endLife
+	call.silence.Stop()
+	if call.max != nil {
+		call.max.Stop()
+	}
 	call.mu.Unlock()
 	if endLife != nil {
 		endLife()
@@ -238,6 +217,7 @@ func (call *Call) Hold() (release func()) {
 	call.mu.Lock()
 	defer call.mu.Unlock()
 	call.held++
+	call.silence.Stop()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -245,9 +225,7 @@ func (call *Call) Hold() (release func()) {
 			defer call.mu.Unlock()
 			call.held--
 			if call.held == 0 && !call.done {
-				call.silenceAt = time.Now().Add(ms(call.t.opt.TimeoutMs))
-				// The alarm may have rung meanwhile and found nothing due.
-				call.t.alarm.ask(call.silenceAt)
+				call.silence.Reset(ms(call.t.opt.TimeoutMs))
 			}
 		})
 	}
@@ -279,9 +257,7 @@ func (t *Table) Progress(_ context.Context, req *mcp.ProgressNotificationClientR
 	}
 	call.progress++
 	if call.held == 0 {
-		// Later than before, so the alarm, asked for the old time or an
-		// earlier one, finds the new one when it rings.
-		call.silenceAt = time.Now().Add(ms(t.opt.TimeoutMs))
+		call.silence.Reset(ms(t.opt.TimeoutMs))
 	}
 	call.mu.Unlock()
 	// One report at a time, in order, and none once Finish returned
@@ -315,94 +291,22 @@ func (t *Table) InFlight() []*Call {
 	return calls
 }
 
-// pendingRelease is a finished call's context, cancelled at its time.
-type pendingRelease struct {
-	at     time.Time
-	cancel context.CancelFunc
-}
-
-// releaseBatches is how many times, at most, the alarm rings for releases
-// in one ReleaseDelay: a release may come that share of the delay late.
-// Under load a call finishes every few hundred microseconds; ringing for
-// each release would start a timer goroutine and shift the whole queue per
-// call (1.6% of a gateway's CPU at 1,900 calls/s over Streamable HTTP).
-const releaseBatches = 10
-
-func (t *Table) releaseSlack() time.Duration { return t.opt.ReleaseDelay / releaseBatches }
-
-// Release cancels a finished call's context ReleaseDelay from now (up to a
-// tenth of it later, so that releases come in batches), or at once once
-// the table is stopped. Over Streamable HTTP, go-sdk drains the rest of a
-// call's response stream on the call's context after handing back its
-// result; cancelling at once would abort the drain and close the
+// Release cancels a finished call's context ReleaseDelay from now, or at
+// once once the table is stopped. Over Streamable HTTP, go-sdk drains the
+// rest of a call's response stream on the call's context after handing
+// back its result; cancelling at once would abort the drain and close the
 // connection.
 func (t *Table) Release(cancel context.CancelFunc) {
-	t.mu.Lock()
-	if t.stopped {
-		t.mu.Unlock()
-		cancel()
-		return
-	}
-	// Timed under the lock, so that the queue stays in time order.
-	at := time.Now().Add(t.opt.ReleaseDelay)
-	t.releases = append(t.releases, pendingRelease{at: at, cancel: cancel})
-	t.mu.Unlock()
-	t.alarm.ask(at.Add(t.releaseSlack()))
+	stop := context.AfterFunc(t.stop, cancel)
+	time.AfterFunc(t.opt.ReleaseDelay, func() {
+		if stop() {
+			cancel()
+		}
+	})
 }
 
-// Stop cancels every queued release at once (dispose); later ones are
-// cancelled by Release itself. The alarm is left armed: a call still in
-// flight keeps its timeouts.
-func (t *Table) Stop() {
-	t.mu.Lock()
-	t.stopped = true
-	due := t.releases
-	t.releases = nil
-	t.mu.Unlock()
-	for _, r := range due {
-		r.cancel()
-	}
-}
-
-// onDeadline runs when the alarm rings: it cancels the calls whose time
-// ran out, releases what is due, and asks the alarm for the next time.
-func (t *Table) onDeadline() {
-	now := time.Now()
-	var next time.Time
-	earliest := func(at time.Time) {
-		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
-			next = at
-		}
-	}
-	for _, call := range t.InFlight() {
-		cause, at := call.due(now)
-		if cause != nil {
-			call.expire(cause)
-			continue
-		}
-		earliest(at)
-	}
-	t.mu.Lock()
-	// Releases are queued in the order of their times (one delay for all).
-	n := 0
-	for n < len(t.releases) && !now.Before(t.releases[n].at) {
-		n++
-	}
-	// Copied out and deleted in place, so the queue's array holds no
-	// finished call's context.
-	due := slices.Clone(t.releases[:n])
-	t.releases = slices.Delete(t.releases, 0, n)
-	if len(t.releases) > 0 {
-		earliest(t.releases[0].at.Add(t.releaseSlack()))
-	}
-	t.mu.Unlock()
-	for _, r := range due {
-		r.cancel()
-	}
-	if !next.IsZero() {
-		t.alarm.ask(next)
-	}
-}
+// Stop cancels every pending release at once (dispose).
+func (t *Table) Stop() { t.stopNow() }
 
 // settleQuiet is how long no log message may arrive before a call whose
 // caller relays them ends; settleMax bounds the wait.
