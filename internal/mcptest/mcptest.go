@@ -568,3 +568,16 @@ func PNG(t testing.TB, side int) []byte {
 	}
 	return b.Bytes()
 }
+
+// CountFiles returns how many files (not directories) are under dir.
+func CountFiles(t testing.TB, dir string) int {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}

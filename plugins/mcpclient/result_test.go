@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -141,7 +139,7 @@ func TestIsErrorIsAToolError(t *testing.T) {
 			e := mustStart(t, testConfig("err"), resultServer(t, func() *mcp.CallToolResult {
 				return &mcp.CallToolResult{Content: tt.content, IsError: true}
 			}), withStore)
-			before := countFiles(t, e.store.Dir())
+			before := mcptest.CountFiles(t, e.store.Dir())
 			res := e.call(imageCaller, "mcp__err__r", "{}")
 			var te *tools.ToolError
 			if !errors.As(res.Err, &te) || te.Err.Error() != tt.want {
@@ -150,23 +148,11 @@ func TestIsErrorIsAToolError(t *testing.T) {
 			if resultText(res) != "Error: "+tt.want || res.Value != nil {
 				t.Errorf("result = %+v", res)
 			}
-			if n := countFiles(t, e.store.Dir()) - before; n != 0 {
+			if n := mcptest.CountFiles(t, e.store.Dir()) - before; n != 0 {
 				t.Errorf("an error result stored %d files", n)
 			}
 		})
 	}
-}
-
-func countFiles(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return nil
-	})
-	return n
 }
 
 func TestStructuredContentValidation(t *testing.T) {

@@ -23,18 +23,6 @@ import (
 
 var imageCaller = tools.Caller{Kind: "test", ImageInput: true}
 
-func countFiles(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return nil
-	})
-	return n
-}
-
 func TestRender(t *testing.T) {
 	p := &Projector{MaxBytes: 1 << 20}
 	render := p.Render("r")
@@ -209,7 +197,7 @@ func TestImages(t *testing.T) {
 			}
 			before := 0
 			if tt.store {
-				before = countFiles(t, p.Store.Dir())
+				before = mcptest.CountFiles(t, p.Store.Dir())
 			}
 			var got []string
 			for _, c := range p.Model(t.Context(), tt.caller, "r", tt.result().Content) {
@@ -243,7 +231,7 @@ func TestImages(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("content (-want +got):\n%s", diff)
 			}
-			if tt.store && tt.want[len(tt.want)-1] != "after" && tt.want[len(tt.want)-1] != "IMG" && countFiles(t, p.Store.Dir()) != before {
+			if tt.store && tt.want[len(tt.want)-1] != "after" && tt.want[len(tt.want)-1] != "IMG" && mcptest.CountFiles(t, p.Store.Dir()) != before {
 				t.Error("a refused batch left files in the store")
 			}
 		})
