@@ -1,8 +1,8 @@
 package main
 
 // Attach: run and serve answer on a control socket (internal/control), and
-// status, tools, call, prompt, command and reload ask the running host of
-// their composition instead of starting one of their own.
+// status, tools, call, prompt, command, resources, read and reload ask the
+// running host of their composition instead of starting one of their own.
 
 import (
 	"context"

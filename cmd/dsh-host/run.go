@@ -26,8 +26,8 @@ On a terminal, run also opens a console on stdin: /help lists its commands
 command such as /mcp).
 
 Once ready, run answers on a control socket under $DSH_HOME/run, private to
-its user: dsh-host status, tools, call, prompt, command and reload with the
-same -c FILE ask this host rather than start their own (--no-attach starts
+its user: dsh-host status, tools, call, prompt, command, resources, read and
+reload with the same -c FILE ask this host rather than start their own (--no-attach starts
 their own). A second run or serve of the same file runs without the socket,
 and takes it over when the first stops.`)
 	var cf commonFlags
