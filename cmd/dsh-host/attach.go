@@ -1,8 +1,8 @@
 package main
 
 // Attach: run and serve answer on a control socket (internal/control), and
-// status, tools, call, prompt, command and reload ask the running host of
-// their composition instead of starting one of their own.
+// status, tools, call, prompt, command, resources, read and reload ask the
+// running host of their composition instead of starting one of their own.
 
 import (
 	"context"
@@ -18,9 +18,10 @@ import (
 	"github.com/dsh-host/dsh-host/internal/control"
 )
 
-// registerAttach adds --no-attach to fs.
+// registerAttach adds --no-attach to fs. Its usage has no backquotes:
+// flag help would show the quoted words as a value the flag takes.
 func registerAttach(fs *flag.FlagSet) *bool {
-	return fs.Bool("no-attach", false, "start a host of its own even when `dsh-host run` or `serve` runs this composition (by default the command asks that host)")
+	return fs.Bool("no-attach", false, "start a host of its own even when 'dsh-host run' or 'serve' runs this composition (by default the command asks that host)")
 }
 
 // withAnswers runs fn on the running host of o.file when there is one

@@ -420,3 +420,74 @@ func TestAttachServe(t *testing.T) {
 		t.Errorf("attached after serve stopped: %q", errs)
 	}
 }
+
+// TestAttachResources: resources and read ask the running host, like
+// call: they see a resource its server added at runtime (which a host of
+// their own does not have), and print what they print standalone.
+func TestAttachResources(t *testing.T) {
+	home := attachHome(t)
+	dir := t.TempDir()
+	marker := fmt.Sprintf("dsh-attach-res-%d-%d", os.Getpid(), time.Now().UnixNano())
+	file := filepath.Join(dir, "composition.yml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config:
+      serverName: fx
+      transport: stdio
+      command: %q
+      args: [-name, %q, -resources, "3"]
+`, mcptest.FixtureBinary(t), marker)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pids := mcptest.ProcessesWith(t, marker); len(pids) > 0 {
+			t.Errorf("server processes left behind: %v", pids)
+		}
+	})
+	run, _ := startHostIn(t, home, file)
+	attached := attachedTo(run) + file + "\n"
+
+	if code, out, errs := cliIn(t, home, "call", "-c", file, "mcp__fx__add-resource", `{"name":"live"}`); code != exitOK {
+		t.Fatalf("add-resource: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	var out, errs string
+	mcptest.WaitFor(t, time.Minute, "the running host to list the added resource", func() bool {
+		_, out, errs = cliIn(t, home, "resources", "-c", file, "live")
+		return strings.Contains(out, "fixture://added/live")
+	})
+	if !strings.Contains(errs, attached) {
+		t.Errorf("resources did not attach: %q", errs)
+	}
+	code, out, errs := cliIn(t, home, "read", "-c", file, "fixture://added/live")
+	if code != exitOK || out != "Resource fixture://added/live (text/plain):\nthe text of fixture://added/live\n" || !strings.Contains(errs, attached) {
+		t.Errorf("read of the added resource: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, out, _ := cliIn(t, home, "resources", "-c", file, "live", "--no-attach"); strings.Contains(out, "fixture://added/live") {
+		t.Errorf("a host of its own lists the resource added on the running one:\n%s", out)
+	}
+
+	for _, args := range [][]string{
+		{"resources", "doc"},
+		{"resources", "--server", "nope"},
+		{"read", "fixture://doc/002"},
+		{"read", "fixture://doc/{n}", "n=17"},
+		{"read", "fixture://doc/001", "--json"},
+		{"read", "fixture://image.png", "--json"},
+		{"read", "fixture://data.bin"},
+		{"read", "fixture://doc/x"},
+	} {
+		args = append([]string{args[0], "-c", file}, args[1:]...)
+		code, out, errs := cliIn(t, home, args...)
+		sCode, sOut, sErrs := cliIn(t, home, append(args, "--no-attach")...)
+		if !strings.Contains(errs, attached) {
+			t.Errorf("%q did not attach: %s", args, errs)
+		}
+		errs, sErrs = withoutLogs(strings.TrimPrefix(errs, attached)), withoutLogs(sErrs)
+		// The instances' details (pids, uptimes) are each host's own.
+		table := func(s string) string { before, _, _ := strings.Cut(s, "\ninstances:"); return before }
+		if code != sCode || table(out) != table(sOut) || errs != sErrs {
+			t.Errorf("%q attached: exit %d\n%s\nstderr %q\nstandalone: exit %d\n%s\nstderr %q", args, code, out, errs, sCode, sOut, sErrs)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 package main
 
-// `dsh-host import`: convert the mcpServers JSON that Claude Code, Claude
-// Desktop, Cursor and VS Code write into composition entries. The
+// `dsh-host import`: convert the server lists that Claude Code, Claude
+// Desktop, Cursor, VS Code, Gemini CLI, opencode (JSON) and Codex (TOML)
+// write into composition entries. The
 // conversion of each server is mcp-client's (mcpservers.Convert); this
 // file reads, renders and writes.
 
@@ -11,12 +12,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/fsutil"
@@ -29,11 +33,15 @@ func cmdImport(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("import", "<file|-> [--write [-c FILE | --dir DIR]]", `
 Import reads an MCP client's server list and prints the equivalent composition
 entries (YAML) on stdout. It understands the mcpServers object of Claude
-Code's .mcp.json, claude_desktop_config.json and Cursor's mcp.json (command,
-args, env, cwd; or url, headers, type), and the servers object of VS Code's
-.vscode/mcp.json (and of the "mcp" key of its settings.json). ${env:VAR} and
-${input:NAME} become ${VAR} and ${NAME}. Legacy SSE servers ("type": "sse", or
-a url ending in /sse) get transport: sse.
+Code's .mcp.json, claude_desktop_config.json, Cursor's mcp.json and Gemini
+CLI's settings.json (command, args, env, cwd; or url, httpUrl, headers, type),
+the servers object of VS Code's .vscode/mcp.json (and of the "mcp" key of its
+settings.json), the mcp object of opencode.json, and the [mcp_servers.NAME]
+tables of Codex's config.toml. ${env:VAR}, ${input:NAME} and {env:VAR} become
+${VAR} and ${NAME}. Legacy SSE servers ("type": "sse", or a url ending in /sse)
+get transport: sse. Inline secrets (env values and headers whose names say
+KEY, TOKEN, SECRET, PASS, AUTH..., or URLs with credentials) are written as
+${VAR} references, and the variables to export are printed on stderr.
 
 With --write the entries are appended to the composition named by -c, keeping
 its comments. With --write --dir DIR each server goes to a file of its own,
@@ -116,33 +124,9 @@ func ids(servers []mcpservers.Imported) string {
 // parseMCPServers reads the servers of an MCP client config, in file order.
 // notes says what was skipped or changed, and why.
 func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string, err error) {
-	top, err := orderedObject(data)
+	list, convert, err := serverList(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	var list json.RawMessage
-	for _, f := range top {
-		switch f.key {
-		case "mcpServers", "servers": // Claude, Cursor; VS Code
-			list = f.raw
-		case "mcp": // VS Code settings.json: {"mcp": {"servers": {...}}}
-			inner, _ := orderedObject(f.raw)
-			for _, g := range inner {
-				if g.key == "servers" {
-					list = g.raw
-				}
-			}
-		}
-		if list != nil {
-			break
-		}
-	}
-	if list == nil {
-		return nil, nil, errors.New(`found no "mcpServers" (Claude Code, Claude Desktop, Cursor) or "servers" (VS Code) object`)
-	}
-	entries, err := orderedObject(list)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the server list is not a JSON object: %w", err)
+		return nil, nil, err
 	}
 	// A built-in service's id in the composition configures that service:
 	// an mcp-client entry under it would replace the service, and Check
@@ -153,29 +137,141 @@ func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string
 			taken[p.Name] = true
 		}
 	}
-	for _, e := range entries {
-		imp, err := importServer(e, taken)
+	var names []string // each server's name in the client's file
+	for _, e := range list {
+		imp, err := convert(e.name, e.value, func(s string) bool { return taken[s] })
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %q: %v", e.key, err))
+			notes = append(notes, fmt.Sprintf("skipped %q: %v", e.name, err))
 			continue
 		}
 		taken[imp.Config.ServerName] = true
-		for _, n := range imp.Notes {
-			notes = append(notes, fmt.Sprintf("%s: %s", e.key, n))
-		}
 		servers = append(servers, imp)
+		names = append(names, e.name)
+	}
+	// After the conversion: a secret's variable may be named after its
+	// server, and its note goes with the server's.
+	secrets := mcpservers.MoveSecrets(servers)
+	for i, imp := range servers {
+		for _, n := range imp.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", names[i], n))
+		}
+	}
+	if len(secrets) > 0 {
+		notes = append(notes, exportNote(secrets))
 	}
 	return servers, notes, nil
 }
 
-func importServer(e member, taken map[string]bool) (mcpservers.Imported, error) {
-	dec := json.NewDecoder(bytes.NewReader(e.raw))
-	dec.UseNumber() // numbers keep their text
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return mcpservers.Imported{}, err
+// exportNote tells which variables to set for the secrets import kept out
+// of the composition, as shell lines with their values.
+func exportNote(secrets []mcpservers.Secret) string {
+	var b strings.Builder
+	b.WriteString("inline secrets are not written into the composition, which refers to them as ${VAR}; set these where dsh-host runs:")
+	seen := map[string]bool{}
+	for _, sc := range secrets {
+		if seen[sc.Var] {
+			continue
+		}
+		seen[sc.Var] = true
+		fmt.Fprintf(&b, "\n  export %s=%s", sc.Var, shellQuote(sc.Value))
 	}
-	return mcpservers.Convert(e.key, v, func(s string) bool { return taken[s] })
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// rawServer is one server of a client config, as decoded, under the name
+// the client gives it.
+type rawServer struct {
+	name  string
+	value any
+}
+
+// converter converts one server of a client config.
+type converter func(name string, entry any, taken func(string) bool) (mcpservers.Imported, error)
+
+// serverList finds the server list of a client config: JSON (mcpServers,
+// servers, mcp.servers, or opencode's mcp) or Codex's TOML (mcp_servers),
+// in file order, and the conversion its entries need.
+func serverList(data []byte) ([]rawServer, converter, error) {
+	top, jsonErr := orderedObject(data)
+	if jsonErr != nil {
+		if list, ok, err := codexServers(data); ok || err == nil {
+			return list, mcpservers.ConvertCodex, err
+		}
+		return nil, nil, fmt.Errorf("neither a JSON object (%v) nor TOML with [mcp_servers] tables (Codex's config.toml)", jsonErr)
+	}
+	var list, openCode json.RawMessage
+	for _, f := range top {
+		switch f.key {
+		case "mcpServers", "servers": // Claude, Cursor, Gemini CLI; VS Code
+			list = f.raw
+		case "mcp": // VS Code settings.json: {"mcp": {"servers": {...}}}; opencode.json: {"mcp": {...}}
+			inner, _ := orderedObject(f.raw)
+			openCode = f.raw
+			for _, g := range inner {
+				if g.key == "servers" {
+					list, openCode = g.raw, nil
+				}
+			}
+		}
+		if list != nil {
+			break
+		}
+	}
+	convert := converter(mcpservers.Convert)
+	if list == nil && openCode != nil {
+		list, convert = openCode, mcpservers.ConvertOpenCode
+	}
+	if list == nil {
+		return nil, nil, errors.New(`found no "mcpServers" (Claude Code, Claude Desktop, Cursor, Gemini CLI), "servers" (VS Code) or "mcp" (opencode) object`)
+	}
+	entries, err := orderedObject(list)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the server list is not a JSON object: %w", err)
+	}
+	out := make([]rawServer, 0, len(entries))
+	for _, e := range entries {
+		dec := json.NewDecoder(bytes.NewReader(e.raw))
+		dec.UseNumber() // numbers keep their text
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", e.key, err)
+		}
+		out = append(out, rawServer{name: e.key, value: v})
+	}
+	return out, convert, nil
+}
+
+// codexServers reads the [mcp_servers.NAME] tables of Codex's config.toml
+// in file order. ok is false when data is not TOML; err, when not nil,
+// says what is wrong with TOML that has no server.
+func codexServers(data []byte) (list []rawServer, ok bool, err error) {
+	var doc map[string]any
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		return nil, false, err
+	}
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	for _, k := range md.Keys() {
+		if len(k) == 2 && k[0] == "mcp_servers" {
+			list = append(list, rawServer{name: k[1], value: servers[k[1]]})
+		}
+	}
+	if len(servers) > 0 && len(list) < len(servers) {
+		// Servers written as inline tables (mcp_servers = {a = {...}})
+		// have no keys of their own: take them sorted.
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
+			if !slices.ContainsFunc(list, func(r rawServer) bool { return r.name == name }) {
+				list = append(list, rawServer{name: name, value: servers[name]})
+			}
+		}
+	}
+	if len(list) == 0 {
+		return nil, true, errors.New("found no [mcp_servers.NAME] table (Codex's config.toml)")
+	}
+	return list, true, nil
 }
 
 // member is one member of a JSON object, in file order.

@@ -28,26 +28,29 @@ func runIn(t *testing.T, stdin string, args ...string) (code int, stdout, stderr
 }
 
 // TestImportGolden converts real-world-shaped client configs (Claude Code,
-// Claude Desktop, Cursor, VS Code) and compares stdout and the notes on
+// Claude Desktop, Cursor, VS Code, Gemini CLI, opencode, Codex) and compares stdout and the notes on
 // stderr with testdata/import/<name>.yaml and <name>.notes.
 func TestImportGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/import/*.json")
+	tomls, _ := filepath.Glob("testdata/import/*.toml") // Codex's config.toml
+	files = append(files, tomls...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden inputs: %v", err)
 	}
 	for _, in := range files {
-		name := strings.TrimSuffix(filepath.Base(in), ".json")
+		ext := filepath.Ext(in)
+		name := strings.TrimSuffix(filepath.Base(in), ext)
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := runIn(t, "", "import", in)
 			if code != exitOK {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 			}
-			golden(t, strings.TrimSuffix(in, ".json")+".yaml", stdout)
-			golden(t, strings.TrimSuffix(in, ".json")+".notes", stderr)
+			golden(t, strings.TrimSuffix(in, ext)+".yaml", stdout)
+			golden(t, strings.TrimSuffix(in, ext)+".notes", stderr)
 
 			// The output is a composition by itself, which the host's own
 			// check accepts, and every entry's id is its serverName.
-			c := checkComposition(t, strings.TrimSuffix(in, ".json")+".yaml", stdout)
+			c := checkComposition(t, strings.TrimSuffix(in, ext)+".yaml", stdout)
 			for _, e := range c.Entries {
 				var cfg mcpclient.Config
 				if data, err := yaml.Marshal(e.Config); err != nil || yaml.Unmarshal(data, &cfg) != nil || e.Name != mcpclient.PluginName || cfg.ServerName != e.ID {
@@ -99,7 +102,8 @@ func TestImportErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{"no file", "", []string{"import"}, exitUsage, "want one file"},
-		{"not json", "nope", []string{"import", "-"}, exitFail, "not a JSON object"},
+		{"neither json nor toml", "nope", []string{"import", "-"}, exitFail, "neither a JSON object"},
+		{"toml without servers", "model = \"o3\"\n", []string{"import", "-"}, exitFail, "found no [mcp_servers.NAME] table"},
 		{"no server list", `{"editor.fontSize": 12}`, []string{"import", "-"}, exitFail, `found no "mcpServers"`},
 		{"neither command nor url", `{"mcpServers":{"x":{"args":["a"]}}}`, []string{"import", "-"}, exitFail, "neither a command"},
 		{"bad args type", `{"mcpServers":{"x":{"command":"a","args":"b"}}}`, []string{"import", "-"}, exitFail, `skipped "x": args: want a list of strings`},

@@ -93,7 +93,7 @@ func subcommands() []subcommand {
 		{"reload", "have the running host of the composition re-read its file, as SIGHUP does", cmdReload},
 		{"resources", "list the MCP servers' resources and resource templates", cmdResources},
 		{"read", "read one MCP resource, or a template expanded with key=value", cmdRead},
-		{"import", "convert an mcpServers JSON file (Claude, Cursor, VS Code) into composition entries", cmdImport},
+		{"import", "convert another MCP client's server list (Claude, Cursor, VS Code, Gemini, opencode, Codex) into composition entries", cmdImport},
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
 		{"login", "log in to a remote MCP server (OAuth) and store its token", cmdLogin},
 		{"logout", "delete a remote MCP server's stored login and revoke it", cmdLogout},

@@ -5,74 +5,51 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/resources"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// errNoResources is returned when the resources service is not running.
-var errNoResources = errors.New("the resources service is not running (check the composition's status)")
-
-func resourceRegistry(h *host.Host) (*resources.Registry, error) {
-	r, ok := host.Lookup(h, resources.Key)
-	if !ok || r == nil {
-		return nil, errNoResources
-	}
-	return r, nil
-}
 
 func cmdResources(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("resources", "[-c FILE] [--server S] [--json] [query...] [flags]", `
-Resources starts the composition, waits until every instance has settled, and
-lists the resources and resource templates of its MCP servers (URI, server,
-MIME type, name, description), then every instance that is not active. Words
-after the flags keep the entries whose URI, name, title, description or MIME
-type contain all of them. Read one with: dsh-host read URI.`)
+Resources lists the resources and resource templates of the composition's MCP
+servers (URI, server, MIME type, name, description), then every instance that
+is not active. It asks the running host of the composition, if any (see
+--no-attach), else starts the composition and waits until every instance has
+settled. Words after the flags keep the entries whose URI, name, title,
+description or MIME type contain all of them. Read one with: dsh-host read URI.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	server := fs.String("server", "", "only this server's resources")
 	asJSON := fs.Bool("json", false, "print JSON: {resources, templates, instances}")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
 	}
-	filter := resources.Filter{Server: *server, Query: strings.Join(pos, " ")}
-	return o.withHost(ctx, io, "resources", func(h *host.Host) int {
-		reg, err := resourceRegistry(h)
+	req := control.ResourcesRequest{Server: *server, Query: strings.Join(pos, " ")}
+	return o.withAnswers(ctx, io, "resources", *noAttach, func(a control.Answers) int {
+		l, err := a.Resources(ctx, req)
 		if err != nil {
 			return fail(io, "resources", err)
 		}
-		if filter.Server != "" && !reg.Has(filter.Server) {
-			return fail(io, "resources", fmt.Errorf("%w %q (servers offering resources: %s)", resources.ErrUnknownServer, filter.Server, dash(strings.Join(reg.Servers(), ", "))))
-		}
-		list, tmpls := reg.List(filter), reg.Templates(filter)
-		st := h.Status()
 		if *asJSON {
-			if list == nil {
-				list = []resources.Resource{}
-			}
-			if tmpls == nil {
-				tmpls = []resources.Template{}
-			}
 			if err := writeJSON(io.Out, struct {
 				Resources []resources.Resource `json:"resources"`
 				Templates []resources.Template `json:"templates"`
 				Instances []statusRow          `json:"instances"`
-			}{list, tmpls, statusRows(st)}); err != nil {
+			}{l.Resources, l.Templates, statusRows(l.Instances)}); err != nil {
 				return fail(io, "resources", err)
 			}
 			return exitOK
 		}
 		screen := io.display()
-		writeResources(screen.Out, list, tmpls)
-		writeInstanceLines(screen.Out, st)
+		writeResources(screen.Out, l.Resources, l.Templates)
+		writeInstanceLines(screen.Out, l.Instances)
 		return exitOK
 	})
 }
@@ -103,15 +80,17 @@ func writeResources(w io.Writer, list []resources.Resource, tmpls []resources.Te
 
 func cmdRead(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("read", "[-c FILE] <uri> | <template> key=value... [--server S] [--json] [flags]", `
-Read starts the composition and reads one resource from the MCP server that
-lists it (or whose template matches it; --server names the server for a URI
-nobody lists), or expands a resource template with key=value arguments and
-reads the result. Text is printed as it is; an image or other binary content is
+Read reads one resource from the MCP server that lists it (or whose template
+matches it; --server names the server for a URI nobody lists), or expands a
+resource template with key=value arguments and reads the result. It asks the
+running host of the composition, if any (see --no-attach), else starts the
+composition. Text is printed as it is; an image or other binary content is
 kept in the attachment store and printed as its reference, MIME type and size.
 With --json it prints {server, uri, contents} as the server sent them (binary
 as base64). Exit 1 when the read fails.`)
 	var o oneShot
 	o.register(fs)
+	noAttach := registerAttach(fs)
 	server := fs.String("server", "", "the server to read from")
 	asJSON := fs.Bool("json", false, "print {server, uri, contents} as JSON")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -135,34 +114,24 @@ as base64). Exit 1 when the read fails.`)
 	} else if len(rest) > 0 {
 		return usageError(fs, io, "one URI only; key=value arguments go with a template")
 	}
-	return o.withHost(ctx, io, "read", func(h *host.Host) int {
-		reg, err := resourceRegistry(h)
-		if err != nil {
-			return fail(io, "read", err)
-		}
-		uri, from := target, *server
-		if vars != nil {
-			if uri, from, err = reg.Expand(from, target, vars); err != nil {
-				return fail(io, "read", err)
-			}
-		}
-		res, err := reg.ReadFrom(ctx, from, uri)
+	req := control.ReadRequest{URI: target, Args: vars, Server: *server}
+	if vars != nil {
+		req.URI, req.Template = "", target
+	}
+	return o.withAnswers(ctx, io, "read", *noAttach, func(a control.Answers) int {
+		res, err := a.Read(ctx, req)
 		if err != nil {
 			return fail(io, "read", err) // it names the server and the URI
 		}
 		if *asJSON {
-			if err := writeJSON(io.Out, resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}); err != nil {
+			if err := writeJSON(io.Out, res.Read); err != nil {
 				return fail(io, "read", err)
 			}
 			return exitOK
 		}
-		store, _ := host.Lookup(h, attachments.Key)
-		// Image-capable: an image is kept and shown by reference.
-		content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: "cli", ImageInput: true}, res.Contents)
-		text := resources.ContentText(content)
 		screen := io.display()
-		fmt.Fprint(screen.Out, text)
-		if !strings.HasSuffix(text, "\n") {
+		fmt.Fprint(screen.Out, res.Text)
+		if !strings.HasSuffix(res.Text, "\n") {
 			fmt.Fprintln(screen.Out)
 		}
 		return exitOK

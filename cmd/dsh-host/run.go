@@ -26,8 +26,8 @@ On a terminal, run also opens a console on stdin: /help lists its commands
 command such as /mcp).
 
 Once ready, run answers on a control socket under $DSH_HOME/run, private to
-its user: dsh-host status, tools, call, prompt, command and reload with the
-same -c FILE ask this host rather than start their own (--no-attach starts
+its user: dsh-host status, tools, call, prompt, command, resources, read and
+reload with the same -c FILE ask this host rather than start their own (--no-attach starts
 their own). A second run or serve of the same file runs without the socket,
 and takes it over when the first stops.`)
 	var cf commonFlags
@@ -106,28 +106,49 @@ func stopped(h *host.Host, logger *slog.Logger) int {
 
 // progress prints "connecting 2/5: github…" lines while the composition
 // starts, from the host's status changes. The built-in services start in
-// microseconds and are left out.
+// microseconds, and a lazy server starts on its first call: both are left
+// out.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	total   int
 	builtin map[string]bool
+	lazy    map[string]bool // ids of the mcp-client entries with startup: lazy
 	started map[string]bool
 	done    bool
 }
 
 // newProgress counts the entries of c that progress shows.
 func newProgress(w io.Writer, c *host.Composition) *progress {
-	p := &progress{w: w, builtin: map[string]bool{}, started: map[string]bool{}}
+	p := &progress{w: w, builtin: map[string]bool{}, lazy: map[string]bool{}, started: map[string]bool{}}
 	for _, pl := range host.Plugins() {
 		p.builtin[pl.Name] = pl.Builtin
 	}
-	for _, e := range c.Entries {
-		if !e.Disabled && !p.builtin[e.Name] {
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		switch {
+		case e.Disabled || p.builtin[e.Name]:
+		case startsLazily(e):
+			p.lazy[e.ID] = true
+		default:
 			p.total++
 		}
 	}
 	return p
+}
+
+// startsLazily reports whether e is an mcp-client entry whose server
+// starts on its first call rather than with the composition.
+func startsLazily(e *host.Entry) bool {
+	if e.Name != mcpclient.PluginName {
+		return false
+	}
+	v, err := host.DecodeConfig(e)
+	if err != nil {
+		return false // its instance fails, and progress says so
+	}
+	cfg, ok := v.(*mcpclient.Config)
+	return ok && cfg.Startup == mcpclient.StartupLazy
 }
 
 func (p *progress) observe(s host.InstanceStatus) {
@@ -138,7 +159,7 @@ func (p *progress) observe(s host.InstanceStatus) {
 	}
 	switch s.State {
 	case host.StateStarting:
-		if p.started[s.ID] || p.builtin[s.Plugin] {
+		if p.started[s.ID] || p.builtin[s.Plugin] || p.lazy[s.ID] {
 			return
 		}
 		p.started[s.ID] = true

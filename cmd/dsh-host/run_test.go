@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // test-block's Apply waits until its scope is cancelled, as a server that
@@ -77,5 +80,55 @@ func TestServeStoppedWhileStarting(t *testing.T) {
 	code := dispatch(ctx, []string{"serve", "--stdio", "-c", file}, Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	if code != exitOK || stdout.Len() != 0 {
 		t.Errorf("exit %d, stdout %q; want 0 and nothing on stdout\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestRunProgressCountsOnlyEagerServers: run's "connecting n/N" lines
+// count the servers that connect at start; a lazy one starts on its first
+// call, so it has no line and is not in N.
+func TestRunProgressCountsOnlyEagerServers(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	fixture := mcptest.FixtureBinary(t)
+	file := writeComposition(t, fmt.Sprintf(`plugins:
+  - id: eager
+    name: mcp-client
+    config: {serverName: eager, transport: stdio, command: %[1]q}
+  - id: later
+    name: mcp-client
+    config: {serverName: later, transport: stdio, command: %[1]q, startup: lazy}
+  - id: alsolater
+    name: mcp-client
+    config: {serverName: alsolater, transport: stdio, command: %[1]q, startup: lazy}
+`, fixture))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var lines []string
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+			if strings.HasPrefix(sc.Text(), "ready:") {
+				cancel()
+			}
+		}
+	}()
+	var stderr bytes.Buffer
+	code := dispatch(ctx, []string{"run", "-c", file, "--console", "off", "--log-level", "warn"}, Stdio{In: strings.NewReader(""), Out: pw, Err: &stderr})
+	pw.Close()
+	<-read
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, strings.Join(lines, "\n"), stderr.String())
+	}
+	var progress []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "ready:") {
+			progress = append(progress, l)
+		}
+	}
+	if diff := cmp.Diff([]string{"connecting 1/1: eager…"}, progress); diff != "" {
+		t.Errorf("progress lines (-want +got):\n%s", diff)
 	}
 }

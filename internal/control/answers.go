@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -25,6 +28,11 @@ type Answers interface {
 	Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	Prompt(ctx context.Context) (Prompt, error)
 	Command(ctx context.Context, req CommandRequest) (commands.Reply, error)
+	// Resources lists the servers' resources and templates; Read reads
+	// one. Their errors are the resources service's, a read's failure
+	// included.
+	Resources(ctx context.Context, req ResourcesRequest) (ResourceList, error)
+	Read(ctx context.Context, req ReadRequest) (ReadAnswer, error)
 }
 
 // Status is a host's instances and how many tools each registered.
@@ -77,6 +85,37 @@ type CommandRequest struct {
 	Elicit string `json:"elicit,omitempty"`
 }
 
+// ResourcesRequest filters a resources listing (resources.Filter).
+type ResourcesRequest struct {
+	Server string `json:"server,omitempty"`
+	Query  string `json:"query,omitempty"`
+}
+
+// ResourceList is every resource and template that passed the filter,
+// and the instances.
+type ResourceList struct {
+	Resources []resources.Resource  `json:"resources"`
+	Templates []resources.Template  `json:"templates"`
+	Instances []host.InstanceStatus `json:"instances"`
+}
+
+// ReadRequest reads one resource: URI, or Template expanded with Args.
+// Server names the server to ask; empty routes it (resources.Registry).
+type ReadRequest struct {
+	URI      string            `json:"uri,omitempty"`
+	Template string            `json:"template,omitempty"`
+	Args     map[string]string `json:"args,omitempty"`
+	Server   string            `json:"server,omitempty"`
+}
+
+// ReadAnswer is a read as the server sent it, and its text for a person:
+// an image or other binary content kept in the host's attachment store
+// and shown by reference.
+type ReadAnswer struct {
+	resources.Read
+	Text string `json:"text"`
+}
+
 // ReloadResult is the outcome of a reload: Error is empty when the
 // composition was applied.
 type ReloadResult struct {
@@ -84,10 +123,12 @@ type ReloadResult struct {
 	Instances []host.InstanceStatus `json:"instances"`
 }
 
-// errNoTools and errNoCommands: a service the composition does not run.
+// errNoTools, errNoCommands and errNoResources: a service the composition
+// does not run.
 var (
-	errNoTools    = errors.New("the tools service is not running (check the composition's status)")
-	errNoCommands = errors.New("the commands service is not running (check the composition's status)")
+	errNoTools     = errors.New("the tools service is not running (check the composition's status)")
+	errNoCommands  = errors.New("the commands service is not running (check the composition's status)")
+	errNoResources = errors.New("the resources service is not running (check the composition's status)")
 )
 
 // Local answers from a host in this process.
@@ -158,6 +199,57 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 		return commands.Reply{}, errNoCommands
 	}
 	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli"}, req.Line), nil
+}
+
+func (l *Local) resources() (*resources.Registry, error) {
+	r, ok := host.Lookup(l.Host, resources.Key)
+	if !ok || r == nil {
+		return nil, errNoResources
+	}
+	return r, nil
+}
+
+// Resources lists the resources and templates that pass req's filter.
+func (l *Local) Resources(_ context.Context, req ResourcesRequest) (ResourceList, error) {
+	reg, err := l.resources()
+	if err != nil {
+		return ResourceList{}, err
+	}
+	if req.Server != "" && !reg.Has(req.Server) {
+		servers := strings.Join(reg.Servers(), ", ")
+		if servers == "" {
+			servers = "-"
+		}
+		return ResourceList{}, fmt.Errorf("%w %q (servers offering resources: %s)", resources.ErrUnknownServer, req.Server, servers)
+	}
+	f := resources.Filter{Server: req.Server, Query: req.Query}
+	// Empty lists, not null: --json prints them as they are.
+	list := ResourceList{Resources: []resources.Resource{}, Templates: []resources.Template{}, Instances: l.Host.Status()}
+	list.Resources = append(list.Resources, reg.List(f)...)
+	list.Templates = append(list.Templates, reg.Templates(f)...)
+	return list, nil
+}
+
+// Read reads one resource, after expanding req's template if it has one.
+func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
+	reg, err := l.resources()
+	if err != nil {
+		return ReadAnswer{}, err
+	}
+	uri, from := req.URI, req.Server
+	if req.Template != "" {
+		if uri, from, err = reg.Expand(from, req.Template, req.Args); err != nil {
+			return ReadAnswer{}, err
+		}
+	}
+	res, err := reg.ReadFrom(ctx, from, uri)
+	if err != nil {
+		return ReadAnswer{}, err // it names the server and the URI
+	}
+	store, _ := host.Lookup(l.Host, attachments.Key)
+	// Image-capable: an image is kept and shown by reference.
+	content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: "cli", ImageInput: true}, res.Contents)
+	return ReadAnswer{Read: resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}, Text: resources.ContentText(content)}, nil
 }
 
 // Reload has the host re-read its composition (as SIGHUP does: failed

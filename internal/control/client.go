@@ -98,6 +98,16 @@ func (c *Client) Command(ctx context.Context, req CommandRequest) (r commands.Re
 	return r, c.post(ctx, pathCommand, req, &r)
 }
 
+// Resources asks for the resources and templates that pass req's filter.
+func (c *Client) Resources(ctx context.Context, req ResourcesRequest) (l ResourceList, err error) {
+	return l, c.post(ctx, pathResources, req, &l)
+}
+
+// Read has the host read one resource.
+func (c *Client) Read(ctx context.Context, req ReadRequest) (r ReadAnswer, err error) {
+	return r, c.post(ctx, pathRead, req, &r)
+}
+
 // Reload has the host re-read its composition, and waits for the outcome.
 func (c *Client) Reload(ctx context.Context) (r ReloadResult, err error) {
 	return r, c.post(ctx, pathReload, struct{}{}, &r)

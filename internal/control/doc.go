@@ -1,6 +1,7 @@
 // Package control is how the command line reaches a running dsh-host: `run`
 // and `serve` listen on a control socket, one per composition file, and the
-// one-shot subcommands (status, tools, call, prompt, command, reload) ask
+// one-shot subcommands (status, tools, call, prompt, command, resources,
+// read, reload) ask
 // that host instead of starting their own.
 //
 // The socket is a Unix socket (AF_UNIX, also on Windows 10 and later) at

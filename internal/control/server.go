@@ -25,6 +25,9 @@ const (
 	pathPrompt  = "/v1/prompt"  // GET: Prompt
 	pathCommand = "/v1/command" // POST CommandRequest: commands.Reply
 	pathReload  = "/v1/reload"  // POST: ReloadResult
+
+	pathResources = "/v1/resources" // POST ResourcesRequest: ResourceList
+	pathRead      = "/v1/read"      // POST ReadRequest: ReadAnswer
 )
 
 // Hello identifies the host behind a socket.
@@ -101,6 +104,20 @@ func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Serve
 			return
 		}
 		answer(w, func() (any, error) { return local.Command(r.Context(), req) })
+	})
+	handle("POST "+pathResources, func(w http.ResponseWriter, r *http.Request) {
+		var req ResourcesRequest
+		if !readJSON(w, r, &req) {
+			return
+		}
+		answer(w, func() (any, error) { return local.Resources(r.Context(), req) })
+	})
+	handle("POST "+pathRead, func(w http.ResponseWriter, r *http.Request) {
+		var req ReadRequest
+		if !readJSON(w, r, &req) {
+			return
+		}
+		answer(w, func() (any, error) { return local.Read(r.Context(), req) })
 	})
 	handle("POST "+pathReload, func(w http.ResponseWriter, r *http.Request) {
 		answer(w, func() (any, error) { return local.Reload(r.Context()) })

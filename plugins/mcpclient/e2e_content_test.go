@@ -36,6 +36,24 @@ func TestE2EStrayStdoutLines(t *testing.T) {
 	}
 }
 
+// nodeMissingScript is what node 20 writes to stderr for a script that
+// does not exist.
+const nodeMissingScript = `node:internal/modules/cjs/loader:1210
+  throw err;
+  ^
+
+Error: Cannot find module '/srv/mcp/build/index.js'
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)
+    at Module._load (node:internal/modules/cjs/loader:1038:27)
+    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: []
+}
+
+Node.js v20.20.2
+`
+
 // A server that never connected says why: its exit status and last stderr
 // lines, in the instance's status, not "reconnecting".
 func TestE2EFailedStartSaysWhy(t *testing.T) {
@@ -49,10 +67,18 @@ func TestE2EFailedStartSaysWhy(t *testing.T) {
 			"command": "/bin/sh", "args": []any{"-c", "exec mcp-server-that-is-not-installed"},
 			"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 2},
 		}},
+		host.Entry{ID: "nodescript", Name: "mcp-client", Config: map[string]any{
+			"transport": "stdio", "serverName": "nodescript",
+			// What node writes for a script path that does not exist
+			// (node 20): the line that says so, then its stack.
+			"command": "/bin/sh", "args": []any{"-c", "cat >&2 <<'EOF'\n" + nodeMissingScript + "EOF\nexit 1"},
+			"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 2},
+		}},
 	)
 	for id, want := range map[string][]string{
-		"crash":   {"failed to start", "exit status 1", "crashing on start, as asked by -crash-on-start"},
-		"missing": {"failed to start", "exit status 127", "mcp-server-that-is-not-installed", "not found"},
+		"crash":      {"failed to start", "exit status 1", "crashing on start, as asked by -crash-on-start"},
+		"missing":    {"failed to start", "exit status 127", "mcp-server-that-is-not-installed", "not found"},
+		"nodescript": {"failed to start", "exit status 1", "Error: Cannot find module '/srv/mcp/build/index.js'", "Node.js v20"},
 	} {
 		var detail string
 		eventually(t, id+" to fail", func() bool {

@@ -295,6 +295,14 @@ func TestComplete(t *testing.T) {
 	if got, _ := r.completeRead(context.Background(), "db:"); !cmp.Equal(got, []string{"db://rows/{id}"}) {
 		t.Errorf("completing the template = %q", got)
 	}
+	// Servers listing the same URI or template (one server run over
+	// several transports) offer it once: a completion is a word to type.
+	for _, server := range []string{"b", "c"} {
+		register(t, r, &fake{server: server}, []*mcp.Resource{{URI: "db://all", Name: "all"}}, []*mcp.ResourceTemplate{{URITemplate: "db://rows/{id}", Name: "row"}})
+	}
+	if got, _ := r.completeRead(context.Background(), "db:"); !cmp.Equal(got, []string{"db://all", "db://rows/{id}"}) {
+		t.Errorf("completing a URI three servers list = %q", got)
+	}
 	if _, err := r.Complete(context.Background(), "zz", CompleteRequest{}); !errors.Is(err, ErrUnknownServer) {
 		t.Errorf("Complete on an unknown server = %v", err)
 	}

@@ -354,16 +354,21 @@ func keyValues(words []string) (map[string]string, error) {
 func (r *Registry) completeRead(ctx context.Context, input string) ([]string, error) {
 	before, last := commands.LastWord(input)
 	if len(before) == 0 {
+		// Several servers may list one URI or template (one server run
+		// over several transports); it is one word to type all the same.
 		var out []string
-		for _, x := range r.List(Filter{}) {
-			if strings.HasPrefix(x.URI, last) {
-				out = append(out, x.URI)
+		seen := map[string]bool{}
+		offer := func(s string) {
+			if strings.HasPrefix(s, last) && !seen[s] {
+				seen[s] = true
+				out = append(out, s)
 			}
 		}
+		for _, x := range r.List(Filter{}) {
+			offer(x.URI)
+		}
 		for _, x := range r.Templates(Filter{}) {
-			if strings.HasPrefix(x.URITemplate, last) {
-				out = append(out, x.URITemplate)
-			}
+			offer(x.URITemplate)
 		}
 		return out, nil
 	}

@@ -1,7 +1,9 @@
 // Package mcpservers converts the server entries other MCP clients write
-// (the mcpServers object of Claude Code, Claude Desktop and Cursor, the
-// servers object of VS Code) into mcp-client configs, for `dsh-host
-// import`.
+// (the mcpServers object of Claude Code, Claude Desktop, Cursor and Gemini
+// CLI, the servers object of VS Code, the mcp object of opencode.json,
+// the [mcp_servers] tables of Codex's config.toml) into mcp-client
+// configs, for `dsh-host import`, and keeps their inline secrets out of
+// the composition (MoveSecrets).
 package mcpservers
 
 import (
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,7 +45,7 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 	}
 	imp := Imported{Config: mcpclient.Defaults()}
 	cfg := &imp.Config
-	var typ string
+	var typ, httpURL string
 	for _, key := range slices.Sorted(maps.Keys(fields)) {
 		v := fields[key]
 		var err error
@@ -59,6 +62,8 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			cfg.Cwd, err = asString(v)
 		case "url", "serverUrl":
 			cfg.URL, err = asString(v)
+		case "httpUrl": // Gemini CLI: Streamable HTTP, taking precedence over url
+			httpURL, err = asString(v)
 		case "headers":
 			cfg.Headers, err = asStringMap(v)
 		case "disabled":
@@ -66,6 +71,12 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			if imp.Disabled, ok = v.(bool); !ok {
 				err = errors.New("want true or false")
 			}
+		case "includeTools": // Gemini CLI
+			cfg.Tools.Include, err = asStrings(v)
+		case "excludeTools":
+			cfg.Tools.Exclude, err = asStrings(v)
+		case "timeout": // Gemini CLI: a request's timeout, in ms
+			cfg.ToolCallTimeoutMs, err = asMs(v, 1)
 		case "envFile":
 			imp.note("envFile is not supported: put those variables in the environment of dsh-host, or in env")
 		default:
@@ -75,6 +86,32 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			return imp, fmt.Errorf("%s: %w", key, err)
 		}
 	}
+	if httpURL != "" {
+		if cfg.URL != "" {
+			imp.note("httpUrl and url are both set: httpUrl is used, as Gemini CLI does")
+		}
+		cfg.URL, typ = httpURL, "http"
+	}
+	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
+		for k, v := range m {
+			// Gemini CLI reads $VAR in env as ${VAR}; the composition
+			// expands only ${VAR}.
+			if bareVar.MatchString(v) {
+				m[k] = "${" + v[1:] + "}"
+			}
+		}
+	}
+	return imp.finish(name, typ, taken, imp.convertVars)
+}
+
+// bareVar is a value that is one $VAR and nothing else.
+var bareVar = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+
+// finish checks the transport typ names (or that the fields imply),
+// drops the fields it ignores, rewrites the variables of every string
+// with convert, and names the server.
+func (imp *Imported) finish(name, typ string, taken func(serverName string) bool, convert func(*string)) (Imported, error) {
+	cfg := &imp.Config
 	switch strings.ToLower(typ) {
 	case "sse":
 		cfg.Transport = mcpclient.TransportSSE
@@ -94,12 +131,12 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			}
 		}
 	default:
-		return imp, fmt.Errorf("unknown type %q", typ)
+		return *imp, fmt.Errorf("unknown type %q", typ)
 	}
 	switch cfg.Transport {
 	case mcpclient.TransportStdio:
 		if cfg.Command == "" {
-			return imp, errors.New("stdio server without a command")
+			return *imp, errors.New("stdio server without a command")
 		}
 		if cfg.URL != "" || len(cfg.Headers) > 0 {
 			imp.note("url and headers are ignored for a stdio server")
@@ -107,25 +144,25 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 		}
 	case mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
 		if cfg.URL == "" {
-			return imp, errors.New("HTTP server without a url")
+			return *imp, errors.New("HTTP server without a url")
 		}
 		if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Cwd != "" {
 			imp.note("command, args, env and cwd are ignored for an HTTP server")
 			cfg.Command, cfg.Args, cfg.Env, cfg.Cwd = "", nil, nil, ""
 		}
 	default:
-		return imp, errors.New("neither a command (stdio) nor a url (HTTP)")
+		return *imp, errors.New("neither a command (stdio) nor a url (HTTP)")
 	}
-	imp.convertVars(&cfg.Command)
-	imp.convertVars(&cfg.Cwd)
-	imp.convertVars(&cfg.URL)
+	convert(&cfg.Command)
+	convert(&cfg.Cwd)
+	convert(&cfg.URL)
 	for i := range cfg.Args {
-		imp.convertVars(&cfg.Args[i])
+		convert(&cfg.Args[i])
 	}
 	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := m[k]
-			imp.convertVars(&v)
+			convert(&v)
 			m[k] = v
 		}
 	}
@@ -137,7 +174,7 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 	default:
 		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNameRule)
 	}
-	return imp, nil
+	return *imp, nil
 }
 
 func (imp *Imported) note(format string, args ...any) {
@@ -274,6 +311,8 @@ func asStringMap(v any) (map[string]string, error) {
 			out[k] = e.String()
 		case float64:
 			out[k] = strconv.FormatFloat(e, 'f', -1, 64)
+		case int64: // TOML
+			out[k] = strconv.FormatInt(e, 10)
 		case bool:
 			out[k] = strconv.FormatBool(e)
 		case nil:
@@ -292,7 +331,7 @@ func jsonType(v any) string {
 		return "null"
 	case bool:
 		return "a boolean"
-	case float64, json.Number:
+	case float64, json.Number, int64:
 		return "a number"
 	case string:
 		return "a string"
@@ -302,4 +341,36 @@ func jsonType(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// asMs decodes a positive number of units (1 for milliseconds, 1000 for
+// seconds) as milliseconds.
+func asMs(v any, unit float64) (int, error) {
+	var f float64
+	switch n := v.(type) {
+	case json.Number:
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return 0, err
+		}
+	case float64:
+		f = n
+	case int64:
+		f = float64(n)
+	default:
+		return 0, fmt.Errorf("want a number, not %s", jsonType(v))
+	}
+	ms := f * unit
+	if ms < 1 || ms > math.MaxInt32 {
+		return 0, fmt.Errorf("%v is out of range", v)
+	}
+	return int(ms), nil
+}
+
+func asBool(v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, errors.New("want true or false")
+	}
+	return b, nil
 }

@@ -102,6 +102,11 @@ func secretValue(value string) bool {
 	return false
 }
 
+// LooksSecret reports whether a variable (or a header) called name with
+// value is a secret, by the rule that keeps such variables of the host's
+// environment from a stdio server under inheritEnv: scrub.
+func LooksSecret(name, value string) bool { return secretName(name) || secretValue(value) }
+
 // minimalNames are the variables InheritMinimal passes, besides LC_*: path,
 // home, user, shell, locale, terminal, temporary directory and time zone,
 // and their Windows counterparts.

@@ -3,6 +3,7 @@ package stdio
 import (
 	"bytes"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +17,16 @@ type lineLogger struct {
 	mu     sync.Mutex
 	buf    []byte
 	tail   []string // the last stderrTail lines, each cut at stderrTailLine
+	// errorLine is the last line that names an error (errorLinePattern),
+	// cut: a failed start quotes it even when more lines followed it
+	// than the tail keeps (node's stack after "Cannot find module").
+	errorLine string
 }
+
+// errorLinePattern matches a line that names an error: "Error: ...",
+// "Error [ERR_MODULE_NOT_FOUND]: ...", "ModuleNotFoundError: ...",
+// "java.io.IOException: ...", "panic: ...", "error: ...".
+var errorLinePattern = regexp.MustCompile(`(?i)^\s*(?:uncaught\s+)?[\w$.]*(?:error|exception|fatal|panic)(?:\s*\[[^\]]*\])?:\s*\S`)
 
 // What a failed start quotes of the server's stderr.
 const (
@@ -24,7 +34,8 @@ const (
 	stderrTailLine = 300
 )
 
-// last returns the last lines of stderr, the unfinished one included.
+// last returns the last lines of stderr, the unfinished one included;
+// the last line that names an error comes first when it is not among them.
 func (l *lineLogger) last() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -34,6 +45,12 @@ func (l *lineLogger) last() []string {
 	}
 	if len(out) > stderrTail {
 		out = out[len(out)-stderrTail:]
+	}
+	if l.errorLine != "" && !slices.Contains(out, l.errorLine) {
+		if len(out) == stderrTail {
+			out = out[1:]
+		}
+		out = append([]string{l.errorLine}, out...)
 	}
 	return out
 }
@@ -90,4 +107,7 @@ func (l *lineLogger) emit(line []byte) {
 		l.tail = append(l.tail[:0], l.tail[1:]...)
 	}
 	l.tail = append(l.tail, cutLine(string(line)))
+	if errorLinePattern.Match(line) {
+		l.errorLine = l.tail[len(l.tail)-1]
+	}
 }
