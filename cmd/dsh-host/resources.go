@@ -158,7 +158,7 @@ as base64). Exit 1 when the read fails.`)
 		}
 		store, _ := host.Lookup(h, attachments.Key)
 		// Image-capable: an image is kept and shown by reference.
-		content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: "cli", ImageInput: true}, res.Contents)
+		content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: true}, res.Contents)
 		text := resources.ContentText(content)
 		screen := io.display()
 		fmt.Fprint(screen.Out, text)

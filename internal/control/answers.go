@@ -118,7 +118,7 @@ func (l *Local) Tools(ctx context.Context) (ToolList, error) {
 	if err != nil {
 		return ToolList{}, err
 	}
-	rows, err := ListTools(ctx, reg, tools.Caller{Kind: "cli"})
+	rows, err := ListTools(ctx, reg, tools.Caller{Kind: tools.CallerCall})
 	if err != nil {
 		return ToolList{}, err
 	}
@@ -131,7 +131,7 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli", ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -140,7 +140,7 @@ func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
+	asm, err := reg.Assemble(ctx, tools.Caller{Kind: tools.CallerCall})
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -157,7 +157,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok || reg == nil {
 		return commands.Reply{}, errNoCommands
 	}
-	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli"}, req.Line), nil
+	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall}, req.Line), nil
 }
 
 // Reload has the host re-read its composition (as SIGHUP does: failed
@@ -235,7 +235,7 @@ func CountTools(reg *tools.Registry) map[string]int {
 	if reg == nil {
 		return n
 	}
-	for _, d := range reg.List(tools.Caller{Kind: "console"}) {
+	for _, d := range reg.List(tools.Caller{Kind: tools.CallerConsole}) {
 		n[d.Origin.Instance]++
 	}
 	return n

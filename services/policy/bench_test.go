@@ -1,0 +1,80 @@
+package policy_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// hundredRules is 100 rules of which none matches mcp__github__create_issue
+// but the last; when adds a CEL condition to the last.
+func hundredRules(when string) string {
+	var b strings.Builder
+	b.WriteString("rules:\n")
+	for i := range 99 {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "  - tools: [\"mcp__s%02d__*\"]\n    action: deny\n", i)
+		case 1:
+			fmt.Fprintf(&b, "  - servers: [\"s%02d\"]\n    action: ask\n", i)
+		default:
+			fmt.Fprintf(&b, "  - tools: [\"mcp__github__*\"]\n    callers: [gateway]\n    action: deny\n")
+		}
+	}
+	b.WriteString("  - tools: [\"mcp__github__*\"]\n")
+	if when != "" {
+		fmt.Fprintf(&b, "    when: '%s'\n", when)
+	}
+	b.WriteString("    action: allow\n")
+	return b.String()
+}
+
+// BenchmarkPolicy is the policy's cost per call with 100 rules: the guard
+// alone, and a whole Execute of an in-process tool with and without it.
+func BenchmarkPolicy(b *testing.B) {
+	call := tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: "mcp__github__create_issue", Args: []byte(`{"repo":{"owner":"dev"},"title":"x"}`)}
+	for _, c := range []struct{ name, when string }{
+		{"guard/100rules", ""},
+		{"guard/100rules+cel", `args.repo.owner == "dev"`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reg := testTools(b)
+			p, err := policy.New(reg, parseConfig(b, hundredRules(c.when)), "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Guard(ctx, call); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, guarded := range []bool{false, true} {
+		b.Run(fmt.Sprintf("execute/policy=%v", guarded), func(b *testing.B) {
+			reg := testTools(b)
+			if guarded {
+				p, err := policy.New(reg, parseConfig(b, hundredRules("")), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := host.NewScope(b.Context(), "policy", nil)
+				b.Cleanup(func() { _ = s.Dispose(0) })
+				reg.OnGuard(s, "*", p.Guard)
+			}
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := reg.Execute(ctx, call.Caller, call.Name, call.Args); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}
