@@ -10,6 +10,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -35,6 +36,8 @@ type Config struct {
 	Default string `yaml:"default"`
 	// Rules are tried in order; the first that matches decides.
 	Rules []Rule `yaml:"rules"`
+	// Audit is the trail of calls.
+	Audit AuditConfig `yaml:"audit"`
 }
 
 // Rule is one rule. Every condition it sets must hold; a condition it
@@ -84,7 +87,9 @@ func (r *Rule) UnmarshalYAML(n *yamlv3.Node) error {
 
 // DefaultConfig is the config of the built-in instance: allow everything,
 // as the host did before it had a policy.
-func DefaultConfig() Config { return Config{Default: Allow} }
+func DefaultConfig() Config {
+	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: DefaultAuditMax, Keep: defaultKeep}}
+}
 
 // ValidateConfig checks c and compiles its rules' CEL expressions; each
 // problem names its key (rules[2].when).
@@ -95,6 +100,17 @@ func ValidateConfig(c *Config) error {
 	}
 	if !slices.Contains(actions, c.Default) {
 		errs = append(errs, host.KeyErrorf("default", "unknown action %q; want %s", c.Default, strings.Join(actions, ", ")))
+	}
+	if c.Audit.Enabled {
+		if err := dshhome.CheckPath("audit.dir", c.Audit.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Audit.MaxSize < 0 {
+		errs = append(errs, host.KeyErrorf("audit.maxSize", "a size in bytes, 0 for the default (%d)", DefaultAuditMax))
+	}
+	if c.Audit.Keep < 0 {
+		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", defaultKeep))
 	}
 	for i := range c.Rules {
 		errs = append(errs, c.Rules[i].check(fmt.Sprintf("rules[%d]", i))...)

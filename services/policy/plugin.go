@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -30,6 +31,19 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
 	reg.OnGuard(s, "*", p.Guard)
+	if cfg.Audit.Enabled {
+		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
+		if err != nil {
+			return err
+		}
+		s.OnDispose("audit trail", log.Close)
+		logger := s.Logger()
+		reg.OnFinish(s, "*", func(_ context.Context, f tools.Finished) {
+			if err := log.Write(record(f, cfg.Audit.Arguments)); err != nil {
+				logger.Warn("policy: a call is missing from the audit trail", "tool", f.Name, "err", err)
+			}
+		})
+	}
 	s.SetDetail(detail(cfg))
 	return nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -109,7 +110,10 @@ func (p *Policy) toolsChanged() { p.toolsVersion.Add(1) }
 // decision is the caller's to put to a person (Guard does).
 func (p *Policy) Decide(call tools.Call) Decision {
 	set := p.rules.Load()
-	tr := p.candidates(set, call.Name)
+	return p.decide(set, p.candidates(set, call.Name), call)
+}
+
+func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 	var ev *evalInput
 	for _, r := range tr.candidates {
 		if len(r.Callers) > 0 && !slices.Contains(r.Callers, call.Caller.Kind) {
@@ -285,7 +289,12 @@ func (d *Denial) Error() string {
 // Guard is the tools pipeline's guard: it allows the call, or refuses it
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
-	d := p.Decide(call)
+	set := p.rules.Load()
+	tr := p.candidates(set, call.Name)
+	if tr.server != "" {
+		tools.SetNote(ctx, serverNoteKey{}, tr.server)
+	}
+	d := p.decide(set, tr, call)
 	tools.SetNote(ctx, noteKey{}, d)
 	switch d.Action {
 	case Allow:
@@ -302,4 +311,8 @@ type noteKey struct{}
 // ask puts an Ask decision to whoever can answer for the caller.
 func (p *Policy) ask(ctx context.Context, call tools.Call, d Decision) error {
 	return &Denial{Tool: call.Name, Rule: d.Rule, Why: "the rule asks for approval, and nobody can answer here"}
+}
+
+func isCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
