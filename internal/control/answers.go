@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -61,6 +62,9 @@ type CallRequest struct {
 	Elicit string `json:"elicit,omitempty"`
 	// Progress asks for the call's progress reports.
 	Progress bool `json:"progress,omitempty"`
+	// Yes approves the call where the policy would ask (nobody is there
+	// to answer a one-shot command): `dsh-host call --yes`.
+	Yes bool `json:"yes,omitempty"`
 }
 
 // Prompt is the model-facing tools array: its exact bytes, the system
@@ -131,6 +135,7 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	ctx = policy.WithOneShot(ctx, req.Yes)
 	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
 }
 

@@ -53,11 +53,13 @@ type Record struct {
 	ArgsSHA256 string          `json:"argsSha256"`
 	ArgsSize   int             `json:"argsSize"`
 	Args       json.RawMessage `json:"args,omitempty"`
-	// Decision is allow, ask-allowed (a person or --yes approved), ask
-	// denied, deny, or "" when the call ended before the policy (an
-	// unknown tool).
+	// Decision is the policy's action (allow, ask, deny), "" when the
+	// call ended before the policy (an unknown tool).
 	Decision string `json:"decision,omitempty"`
 	Rule     string `json:"rule,omitempty"`
+	// Answer is how an ask was answered: once, session, always, --yes or
+	// no.
+	Answer string `json:"answer,omitempty"`
 	// Outcome is ok, failed (the tool's own failure), error, refused,
 	// unknown or canceled.
 	Outcome    string  `json:"outcome"`
@@ -248,7 +250,7 @@ func record(f tools.Finished, withArgs bool) *Record {
 		rec.Args = f.Args
 	}
 	if d, ok := f.Note(noteKey{}).(Decision); ok {
-		rec.Decision, rec.Rule = d.Action, d.Rule
+		rec.Decision, rec.Rule, rec.Answer = d.Action, d.Rule, d.Answer
 	}
 	if srv, ok := f.Note(serverNoteKey{}).(string); ok {
 		rec.Server = srv

@@ -2,6 +2,9 @@ package policy
 
 import (
 	"context"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/settings"
 	"strconv"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -15,11 +18,12 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "who may call what: ordered allow/ask/deny rules on every tool call (tools, servers, annotations, callers, CEL)",
-		Inject:      []host.Dep{host.Require(tools.Key)},
-		Builtin:     true,
-		Defaults:    DefaultConfig,
-		Validate:    ValidateConfig,
-		Apply:       apply,
+		Inject: []host.Dep{host.Require(tools.Key), host.Optional(elicit.Key),
+			host.Optional(settings.Key), host.Optional(commands.Key)},
+		Builtin:  true,
+		Defaults: DefaultConfig,
+		Validate: ValidateConfig,
+		Apply:    apply,
 	})
 }
 
@@ -28,6 +32,26 @@ func apply(s *host.Scope, cfg Config) error {
 	p, err := New(reg, cfg, s.EntryFile())
 	if err != nil {
 		return err
+	}
+	p.logger = s.Logger()
+	p.approvals.elicit, _ = host.Lookup(s, elicit.Key)
+	if st, ok := host.Lookup(s, settings.Key); ok {
+		p.approvals.settings = st
+		settings.Watch(st, s, SettingsSection, func(v Approvals, err error) {
+			if err == nil {
+				p.SetAlways(v.Allow)
+			}
+		})
+		v, _, err := settings.Read[Approvals](st, SettingsSection)
+		if err != nil {
+			p.logger.Warn("policy: the saved approvals cannot be read; asks are asked again", "err", err)
+		}
+		p.SetAlways(v.Allow)
+	}
+	if cmds, ok := host.Lookup(s, commands.Key); ok {
+		if _, err := cmds.Register(s, p.command(cfg)); err != nil {
+			return err
+		}
 	}
 	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
 	reg.OnGuard(s, "*", p.Guard)

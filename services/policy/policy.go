@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,8 +21,10 @@ import (
 // swapped whole (SetRules): a call reads the set once, so it sees the old
 // rules or the new ones, never some of each.
 type Policy struct {
-	reg   *tools.Registry
-	rules atomic.Pointer[ruleSet]
+	reg       *tools.Registry
+	logger    *slog.Logger
+	approvals approvals
+	rules     atomic.Pointer[ruleSet]
 	// toolsVersion counts tool registrations and unregistrations: a
 	// cached match of a tool against the rules is good while it holds.
 	toolsVersion atomic.Uint64
@@ -56,13 +59,16 @@ type Decision struct {
 	// Rule names the rule that decided ("rule 2 (composition.yml:14)"),
 	// or "default" when none matched.
 	Rule string
+	// Answer is how an Ask was answered: once, session, always, --yes, or
+	// no; "" when nobody was asked.
+	Answer string
 }
 
 // New returns a policy over reg's tools with the rules of cfg, which
 // ValidateConfig has checked; file is where cfg was read from ("" when
 // built in code), for the rules' names.
 func New(reg *tools.Registry, cfg Config, file string) (*Policy, error) {
-	p := &Policy{reg: reg}
+	p := &Policy{reg: reg, logger: slog.New(slog.DiscardHandler)}
 	if err := p.SetRules(cfg, file); err != nil {
 		return nil, err
 	}
@@ -295,23 +301,20 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 		tools.SetNote(ctx, serverNoteKey{}, tr.server)
 	}
 	d := p.decide(set, tr, call)
-	tools.SetNote(ctx, noteKey{}, d)
+	var err error
 	switch d.Action {
 	case Allow:
-		return nil
 	case Ask:
-		return p.ask(ctx, call, d)
+		err = p.ask(ctx, call, tr.server, &d)
+	default:
+		err = &Denial{Tool: call.Name, Rule: d.Rule}
 	}
-	return &Denial{Tool: call.Name, Rule: d.Rule}
+	tools.SetNote(ctx, noteKey{}, d)
+	return err
 }
 
 // noteKey is the key of the call's Decision among its notes, for the audit.
 type noteKey struct{}
-
-// ask puts an Ask decision to whoever can answer for the caller.
-func (p *Policy) ask(ctx context.Context, call tools.Call, d Decision) error {
-	return &Denial{Tool: call.Name, Rule: d.Rule, Why: "the rule asks for approval, and nobody can answer here"}
-}
 
 func isCanceled(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
