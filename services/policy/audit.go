@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
@@ -84,9 +85,12 @@ type AuditLog struct {
 	maxSize int64
 	keep    int
 
-	mu   sync.RWMutex // writers share it; reopening takes it alone
-	f    *os.File
-	size int64 // of f, as this process last saw it (atomic via mu)
+	mu sync.RWMutex // writers share it; reopening takes it alone
+	f  *os.File
+	// size is f's size at open plus what this process appended since: a
+	// Stat per line would cost as much as the write. Other processes'
+	// lines make the file rotate later than maxSize, never earlier.
+	size atomic.Int64
 }
 
 // OpenAudit opens (creating) the audit trail in dir.
@@ -112,10 +116,16 @@ func (l *AuditLog) reopen() error {
 	if err != nil {
 		return fmt.Errorf("open the audit trail: %w", err)
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("open the audit trail: %w", err)
+	}
 	if l.f != nil {
 		l.f.Close()
 	}
 	l.f = f
+	l.size.Store(st.Size())
 	return nil
 }
 
@@ -148,12 +158,7 @@ func (l *AuditLog) WriteLine(line []byte) error {
 		return os.ErrClosed
 	}
 	_, err := l.f.Write(line)
-	var full bool
-	if err == nil {
-		if st, serr := l.f.Stat(); serr == nil {
-			full = st.Size() >= l.maxSize
-		}
-	}
+	full := err == nil && l.size.Add(int64(len(line))) >= l.maxSize
 	l.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("write the audit trail: %w", err)
@@ -182,7 +187,7 @@ func (l *AuditLog) rotate() error {
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(cur); err == nil && os.SameFile(st, mine) && st.Size() >= l.maxSize {
+	if st, err := os.Stat(cur); err == nil && os.SameFile(st, mine) && mine.Size() >= l.maxSize {
 		name := fmt.Sprintf("%s%s%s", rotatedPrefix, time.Now().UTC().Format("20060102T150405.000000000Z"), rotatedSuffix)
 		if err := os.Rename(cur, filepath.Join(l.dir, name)); err != nil {
 			return fmt.Errorf("rotate the audit trail: %w", err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -76,5 +78,63 @@ func BenchmarkPolicy(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkStdioCall is a trivial call (the fixture's ping, over stdio)
+// without the policy, with 100 rules, and with 100 rules and the audit
+// trail: the policy's share of a real call.
+//
+//	go test -run '^$' -bench StdioCall -benchtime 3000x ./services/policy
+func BenchmarkStdioCall(b *testing.B) {
+	fixture := mcptest.FixtureBinary(b)
+	rules := indentLines(strings.TrimPrefix(hundredRules(""), "rules:\n"), "      ")
+	for _, c := range []struct{ name, policy string }{
+		{"policy=off", "    disabled: true\n"},
+		{"policy=100rules", "    config:\n      audit: {enabled: false}\n      rules:\n" + rules},
+		{"policy=100rules+audit", fmt.Sprintf("    config:\n      audit: {dir: %q}\n      rules:\n", b.TempDir()) + rules},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := hosttest.Start(b, fmt.Sprintf(`plugins:
+  - id: github
+    name: mcp-client
+    config: {serverName: github, transport: stdio, command: %q}
+  - id: policy
+    name: policy
+%s`, fixture, c.policy))
+			reg := h.Tools()
+			caller := tools.Caller{Kind: "chat"}
+			ctx := b.Context()
+			for b.Loop() {
+				if res := reg.Execute(ctx, caller, "mcp__github__ping", []byte(`{}`)); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}
+
+func indentLines(s, by string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		b.WriteString(by + line)
+	}
+	return b.String()
+}
+
+// BenchmarkAuditWrite is one audit line, encoded and appended.
+func BenchmarkAuditWrite(b *testing.B) {
+	log, err := policy.OpenAudit(b.TempDir(), 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	rec := &policy.Record{Caller: policy.RecordCaller{Kind: "chat"}, Tool: "mcp__github__create_issue", Server: "github",
+		ArgsSHA256: strings.Repeat("ab", 32), ArgsSize: 40, Decision: "allow", Rule: "rule 100 (composition.yml:300)", Outcome: "ok"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := log.Write(rec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
