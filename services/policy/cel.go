@@ -2,15 +2,19 @@ package policy
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 )
 
-// celEnv is the environment every `when` compiles in, built once: its
-// declarations never change.
-var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+// celEnv is the environment the `when` expressions of one config compile
+// in, built at the first (a millisecond's work, once per rule set).
+type celEnv struct {
+	env *cel.Env
+	err error
+}
+
+func newCELEnv() (*cel.Env, error) {
 	return cel.NewEnv(
 		cel.Variable("args", cel.DynType),
 		cel.Variable("tool", cel.StringType),
@@ -20,14 +24,17 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		// with integer literals.
 		cel.CrossTypeNumericComparisons(true),
 	)
-})
+}
 
-// compileWhen compiles a rule's `when` into a program that yields a bool.
-func compileWhen(expr string) (cel.Program, error) {
-	env, err := celEnv()
-	if err != nil {
-		return nil, fmt.Errorf("CEL environment: %w", err)
+// compile compiles a rule's `when` into a program that yields a bool.
+func (e *celEnv) compile(expr string) (cel.Program, error) {
+	if e.env == nil && e.err == nil {
+		e.env, e.err = newCELEnv()
 	}
+	if e.err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", e.err)
+	}
+	env := e.env
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("CEL: %v", iss.Err())

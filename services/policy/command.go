@@ -43,7 +43,7 @@ func (p *Policy) describe() string {
 				fmt.Fprintf(&b, " %s=%s", c.key, strings.Join(c.vals, ","))
 			}
 		}
-		for _, hint := range annotationKeys {
+		for _, hint := range annotationKeys() {
 			if v, ok := r.Annotations[hint]; ok {
 				fmt.Fprintf(&b, " %s=%v", hint, v)
 			}

@@ -21,13 +21,17 @@ const (
 	Deny  = "deny"
 )
 
-var actions = []string{Allow, Ask, Deny}
+func actions() []string { return []string{Allow, Ask, Deny} }
 
 // callerKinds are the caller kinds a rule may name.
-var callerKinds = []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway}
+func callerKinds() []string {
+	return []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway}
+}
 
 // annotationKeys are the MCP tool annotations a rule may match.
-var annotationKeys = []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+func annotationKeys() []string {
+	return []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+}
 
 // Config is the `policy` entry's config.
 type Config struct {
@@ -63,15 +67,17 @@ type Rule struct {
 }
 
 // ruleKeys are the keys a rule may have, for the strict decode.
-var ruleKeys = []string{"tools", "servers", "callers", "annotations", "when", "action"}
+func ruleKeys() []string {
+	return []string{"tools", "servers", "callers", "annotations", "when", "action"}
+}
 
 // UnmarshalYAML decodes a rule strictly and keeps its line, which a
 // denial names.
 func (r *Rule) UnmarshalYAML(n *yamlv3.Node) error {
 	if n.Kind == yamlv3.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k := n.Content[i].Value; !slices.Contains(ruleKeys, k) {
-				return fmt.Errorf("line %d: unknown key %q in a rule (a rule has %s)", n.Content[i].Line, k, strings.Join(ruleKeys, ", "))
+			if k := n.Content[i].Value; !slices.Contains(ruleKeys(), k) {
+				return fmt.Errorf("line %d: unknown key %q in a rule (a rule has %s)", n.Content[i].Line, k, strings.Join(ruleKeys(), ", "))
 			}
 		}
 	}
@@ -98,8 +104,8 @@ func ValidateConfig(c *Config) error {
 	if c.Default == "" {
 		c.Default = Allow
 	}
-	if !slices.Contains(actions, c.Default) {
-		errs = append(errs, host.KeyErrorf("default", "unknown action %q; want %s", c.Default, strings.Join(actions, ", ")))
+	if !slices.Contains(actions(), c.Default) {
+		errs = append(errs, host.KeyErrorf("default", "unknown action %q; want %s", c.Default, strings.Join(actions(), ", ")))
 	}
 	if c.Audit.Enabled {
 		if err := dshhome.CheckPath("audit.dir", c.Audit.Dir); err != nil {
@@ -112,29 +118,30 @@ func ValidateConfig(c *Config) error {
 	if c.Audit.Keep < 0 {
 		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", defaultKeep))
 	}
+	var env celEnv
 	for i := range c.Rules {
-		errs = append(errs, c.Rules[i].check(fmt.Sprintf("rules[%d]", i))...)
+		errs = append(errs, c.Rules[i].check(&env, fmt.Sprintf("rules[%d]", i))...)
 	}
 	// One flat join: the host places each *KeyError at its key's line.
 	return errors.Join(errs...)
 }
 
-func (r *Rule) check(key string) []error {
+func (r *Rule) check(env *celEnv, key string) []error {
 	var errs []error
 	switch {
 	case r.Action == "":
-		errs = append(errs, host.KeyErrorf(key, "a rule needs an action: %s", strings.Join(actions, ", ")))
-	case !slices.Contains(actions, r.Action):
-		errs = append(errs, host.KeyErrorf(key+".action", "unknown action %q; want %s", r.Action, strings.Join(actions, ", ")))
+		errs = append(errs, host.KeyErrorf(key, "a rule needs an action: %s", strings.Join(actions(), ", ")))
+	case !slices.Contains(actions(), r.Action):
+		errs = append(errs, host.KeyErrorf(key+".action", "unknown action %q; want %s", r.Action, strings.Join(actions(), ", ")))
 	}
 	for i, kind := range r.Callers {
-		if !slices.Contains(callerKinds, kind) {
-			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.callers[%d]", key, i), "unknown caller %q; callers are %s", kind, strings.Join(callerKinds, ", ")))
+		if !slices.Contains(callerKinds(), kind) {
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.callers[%d]", key, i), "unknown caller %q; callers are %s", kind, strings.Join(callerKinds(), ", ")))
 		}
 	}
 	for name := range r.Annotations {
-		if !slices.Contains(annotationKeys, name) {
-			errs = append(errs, host.KeyErrorf(key+".annotations."+name, "unknown annotation %q; want %s", name, strings.Join(annotationKeys, ", ")))
+		if !slices.Contains(annotationKeys(), name) {
+			errs = append(errs, host.KeyErrorf(key+".annotations."+name, "unknown annotation %q; want %s", name, strings.Join(annotationKeys(), ", ")))
 		}
 	}
 	for i, glob := range r.Tools {
@@ -144,7 +151,7 @@ func (r *Rule) check(key string) []error {
 	}
 	r.prog = nil
 	if strings.TrimSpace(r.When) != "" {
-		prog, err := compileWhen(r.When)
+		prog, err := env.compile(r.When)
 		if err != nil {
 			errs = append(errs, host.KeyErrorf(key+".when", "%v", err))
 		}

@@ -81,10 +81,11 @@ func (p *Policy) SetRules(cfg Config, file string) error {
 	if set.def == "" {
 		set.def = Allow
 	}
+	var env celEnv
 	for i, r := range cfg.Rules {
 		if r.When != "" && r.prog == nil {
 			// A config that did not go through ValidateConfig.
-			prog, err := compileWhen(r.When)
+			prog, err := env.compile(r.When)
 			if err != nil {
 				return fmt.Errorf("policy rules[%d].when: %w", i, err)
 			}
