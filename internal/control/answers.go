@@ -44,6 +44,9 @@ type Tool struct {
 	Instance    string `json:"instance,omitempty"`
 	Folded      bool   `json:"folded"`
 	Description string `json:"description"`
+	// Hidden notes the invisible characters the description carries
+	// (policy.HiddenText): text a model reads and a person does not see.
+	Hidden string `json:"hidden,omitempty"`
 }
 
 // ToolList is every tool a command-line caller sees, and the instances.
@@ -229,6 +232,7 @@ func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([
 			Instance:    d.Origin.Instance,
 			Folded:      !inPrompt[d.Name],
 			Description: d.Description,
+			Hidden:      policy.HiddenText(d.Description),
 		})
 	}
 	return rows, nil
