@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -22,12 +23,14 @@ import (
 const auditPoll = 200 * time.Millisecond
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("audit", "[--json] [--follow] [--tool GLOB] [--since DURATION] [--dir DIR]", `
+	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION]", `
 Audit prints the policy's trail of tool calls: one line per call with its time,
 caller, tool, the policy's decision and rule, outcome, duration and result size.
 Arguments appear as their SHA-256 unless the policy's audit.arguments is on.
 --json prints the trail's own JSON lines; --follow keeps printing calls as they
-come, until interrupted.`)
+come, until interrupted. The trail is $DSH_HOME/audit, or the audit.dir of the
+policy entry of the composition -c names, or --dir.`)
+	file := fs.String("c", "", "read the trail of this composition's policy entry (its audit.dir)")
 	asJSON := fs.Bool("json", false, "print the JSON lines as written")
 	follow := fs.Bool("follow", false, "keep printing new calls")
 	tool := fs.String("tool", "", "only calls of tools matching `GLOB` (* matches any run)")
@@ -35,6 +38,13 @@ come, until interrupted.`)
 	dir := fs.String("dir", dshhome.Default("audit"), "the trail's `directory` (the policy's audit.dir)")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
+	}
+	if *file != "" {
+		d, err := compositionAuditDir(*file)
+		if err != nil {
+			return fail(io, "audit", err)
+		}
+		*dir = d
 	}
 	if *dir == "" {
 		return usageError(fs, io, "no --dir, and $DSH_HOME cannot be resolved")
@@ -180,4 +190,28 @@ func followTrail(ctx context.Context, current string, fn func([]byte)) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// compositionAuditDir is the audit.dir of file's policy entry (the
+// built-in default when it has none).
+func compositionAuditDir(file string) (string, error) {
+	c, err := loadComposition(file)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range c.Entries {
+		if e.ID != policy.PluginName {
+			continue
+		}
+		cfg, err := host.DecodeConfig(&e)
+		if err != nil {
+			return "", err
+		}
+		pc := cfg.(*policy.Config)
+		if !pc.Audit.Enabled {
+			return "", fmt.Errorf("%s: the policy entry turns the audit trail off (audit.enabled: false)", file)
+		}
+		return pc.Audit.Dir, nil
+	}
+	return policy.DefaultConfig().Audit.Dir, nil
 }

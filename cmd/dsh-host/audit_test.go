@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,17 @@ func TestAuditCommandFollows(t *testing.T) {
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Errorf("exit %d: %s", code, out.String())
+	}
+}
+
+// TestAuditCommandReadsTheCompositionsDir: -c reads the trail where the
+// composition's policy writes it.
+func TestAuditCommandReadsTheCompositionsDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trail")
+	writeTrail(t, dir, policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "greet", Outcome: "ok"})
+	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: policy\n    name: policy\n    config:\n      audit: {dir: %q}\n", dir))
+	var out, errb strings.Builder
+	if code := dispatch(t.Context(), []string{"audit", "-c", file, "--json"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK || !strings.Contains(out.String(), `"tool":"greet"`) {
+		t.Errorf("audit -c: exit %d, %q %q; want the greet line of %s", code, out.String(), errb.String(), dir)
 	}
 }
