@@ -191,7 +191,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g := &Gateway{
 		reg:     reg,
 		store:   store,
-		caller:  tools.Caller{Kind: "gateway", ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
+		caller:  tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
 		logger:  o.Logger,
 		raw:     o.Raw,
 		done:    make(chan struct{}),

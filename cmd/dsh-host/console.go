@@ -19,7 +19,7 @@ import (
 
 // consoleCaller is who the console calls tools and commands as. A terminal
 // shows images only as references, so the console is not image-capable.
-var consoleCaller = tools.Caller{Kind: "console", ID: "console"}
+var consoleCaller = tools.Caller{Kind: tools.CallerConsole, ID: "console"}
 
 // builtinConsoleCommands are the console's own commands, for /help. Any other
 // /name goes to the commands service.

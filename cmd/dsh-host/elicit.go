@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -239,6 +240,9 @@ func (a *consoleAsker) Answer(ctx context.Context, req elicit.Request) (elicit.R
 		a.clear()
 	}
 	dropped := a.lines.dropTypeAhead()
+	if req.Approval != nil {
+		return a.approve(ctx, req.Approval, dropped)
+	}
 	fmt.Fprintf(a.out, "\n%s asks: %s\n", req.Server, req.Message)
 	if dropped > 0 {
 		fmt.Fprintf(a.out, "(%d line(s) typed before this question were dropped)\n", dropped)
@@ -442,4 +446,46 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// approve asks whether a tool call may run: `Allow TOOL {args}? [y]es
+// once / [s]ession / [a]lways / [n]o`, with the arguments escaped and cut.
+// Enter says no.
+func (a *consoleAsker) approve(ctx context.Context, ap *elicit.Approval, dropped int) (elicit.Result, error) {
+	keys := map[string]string{"y": elicit.ApproveOnce, "yes": elicit.ApproveOnce}
+	hints := []string{"[y]es once"}
+	for _, c := range ap.Choices {
+		switch c {
+		case elicit.ApproveSession:
+			keys["s"], keys["session"] = c, c
+			hints = append(hints, "[s]ession")
+		case elicit.ApproveAlways:
+			keys["a"], keys["always"] = c, c
+			hints = append(hints, "[a]lways")
+		}
+	}
+	hints = append(hints, "[n]o")
+	fmt.Fprintf(a.out, "\n(policy %s)\n", termsafe.Escape(ap.Rule))
+	if dropped > 0 {
+		fmt.Fprintf(a.out, "(%d line(s) typed before this question were dropped)\n", dropped)
+	}
+	question := fmt.Sprintf("Allow %s %s? %s: ", termsafe.Escape(ap.Tool), termsafe.Escape(policy.ShowArgs(ap.Args, 200)), strings.Join(hints, " / "))
+	for {
+		fmt.Fprint(a.out, question)
+		line, ok := a.lines.next(ctx, true)
+		if !ok {
+			return elicit.Result{}, inputEnded(ctx)
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		if c, ok := keys[answer]; ok {
+			return elicit.Result{Action: elicit.Accept, Content: map[string]any{elicit.ApprovalField: c}}, nil
+		}
+		switch answer {
+		case "", "n", "no", "/decline":
+			return elicit.Result{Action: elicit.Decline}, nil
+		case "/cancel":
+			return elicit.Result{Action: elicit.Cancel}, nil
+		}
+		fmt.Fprintf(a.out, "  answer %s\n", strings.Join(hints, ", "))
+	}
 }

@@ -97,6 +97,7 @@ func subcommands() []subcommand {
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
 		{"login", "log in to a remote MCP server (OAuth) and store its token", cmdLogin},
 		{"logout", "delete a remote MCP server's stored login and revoke it", cmdLogout},
+		{"audit", "print the policy's trail of tool calls (--follow to watch it)", cmdAudit},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
 	}
 }

@@ -238,18 +238,20 @@ it is listed, not hidden.`)
 }
 
 func cmdCall(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--image-input] [--json] [flags]", `
+	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--yes] [--image-input] [--json] [flags]", `
 Call starts the composition, runs one tool call through the registry's whole
 pipeline (hooks, guards, validation, render) and prints the model-facing
 content. With --json it prints the content, the canonical value and the error
 as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
 tool fails or the call is refused (mcp_call's refusals and its tool's failures
-too), 2 on a usage error.`)
+too), 2 on a usage error. Where the policy asks for approval, --yes gives it;
+without it such a call is denied.`)
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
 	imageInput := fs.Bool("image-input", false, "call as an image-capable caller (tools may return images)")
 	asJSON := fs.Bool("json", false, "print {tool, content, value, error} as JSON")
+	yes := fs.Bool("yes", false, "approve the call where the policy would ask (nobody is here to answer)")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -268,7 +270,7 @@ too), 2 on a usage error.`)
 	return o.withAnswers(ctx, io, "call", *noAttach, func(a control.Answers) int {
 		// A live progress line on a terminal; a script's stderr gets none.
 		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
-		res, err := a.Call(callCtx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit})
+		res, err := a.Call(callCtx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes})
 		clearProgress()
 		if err != nil {
 			return fail(io, "call", err)

@@ -13,6 +13,7 @@ import (
 	_ "github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/elicit"
 	_ "github.com/dsh-host/dsh-host/services/logins"
+	_ "github.com/dsh-host/dsh-host/services/policy"
 	_ "github.com/dsh-host/dsh-host/services/resources"
 	_ "github.com/dsh-host/dsh-host/services/settings"
 	_ "github.com/dsh-host/dsh-host/services/tools"

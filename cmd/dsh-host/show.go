@@ -71,6 +71,11 @@ func writeTools(w io.Writer, rows []toolRow) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d tools, %d folded (in the registry, absent from the prompt)\n", len(rows), folded)
+	for _, r := range rows {
+		if r.Hidden != "" {
+			fmt.Fprintf(w, "warning: the description of %s hides text a model reads: %s\n", r.Name, r.Hidden)
+		}
+	}
 }
 
 // writeInstances prints a status table. toolCount, when non-nil, maps an

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -51,6 +52,9 @@ type Tool struct {
 	Instance    string `json:"instance,omitempty"`
 	Folded      bool   `json:"folded"`
 	Description string `json:"description"`
+	// Hidden notes the invisible characters the description carries
+	// (policy.HiddenText): text a model reads and a person does not see.
+	Hidden string `json:"hidden,omitempty"`
 }
 
 // ToolList is every tool a command-line caller sees, and the instances.
@@ -69,6 +73,9 @@ type CallRequest struct {
 	Elicit string `json:"elicit,omitempty"`
 	// Progress asks for the call's progress reports.
 	Progress bool `json:"progress,omitempty"`
+	// Yes approves the call where the policy would ask (nobody is there
+	// to answer a one-shot command): `dsh-host call --yes`.
+	Yes bool `json:"yes,omitempty"`
 }
 
 // Prompt is the model-facing tools array: its exact bytes, the system
@@ -159,7 +166,7 @@ func (l *Local) Tools(ctx context.Context) (ToolList, error) {
 	if err != nil {
 		return ToolList{}, err
 	}
-	rows, err := ListTools(ctx, reg, tools.Caller{Kind: "cli"})
+	rows, err := ListTools(ctx, reg, tools.Caller{Kind: tools.CallerCall})
 	if err != nil {
 		return ToolList{}, err
 	}
@@ -172,7 +179,8 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli", ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+	ctx = policy.WithOneShot(ctx, req.Yes)
+	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -181,7 +189,7 @@ func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	asm, err := reg.Assemble(ctx, tools.Caller{Kind: "cli"})
+	asm, err := reg.Assemble(ctx, tools.Caller{Kind: tools.CallerCall})
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -198,7 +206,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok || reg == nil {
 		return commands.Reply{}, errNoCommands
 	}
-	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: "cli"}, req.Line), nil
+	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall}, req.Line), nil
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
@@ -248,7 +256,7 @@ func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
 	}
 	store, _ := host.Lookup(l.Host, attachments.Key)
 	// Image-capable: an image is kept and shown by reference.
-	content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: "cli", ImageInput: true}, res.Contents)
+	content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: true}, res.Contents)
 	return ReadAnswer{Read: resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}, Text: resources.ContentText(content)}, nil
 }
 
@@ -316,6 +324,7 @@ func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([
 			Instance:    d.Origin.Instance,
 			Folded:      !inPrompt[d.Name],
 			Description: d.Description,
+			Hidden:      policy.HiddenText(d.Description),
 		})
 	}
 	return rows, nil
@@ -327,7 +336,7 @@ func CountTools(reg *tools.Registry) map[string]int {
 	if reg == nil {
 		return n
 	}
-	for _, d := range reg.List(tools.Caller{Kind: "console"}) {
+	for _, d := range reg.List(tools.Caller{Kind: tools.CallerConsole}) {
 		n[d.Origin.Instance]++
 	}
 	return n

@@ -56,7 +56,7 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		chat:   openai.NewChatCompletionService(opts...),
 		reg:    reg,
 		store:  store,
-		caller: tools.Caller{Kind: "model", ImageInput: cfg.ImageInput},
+		caller: tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
 		retry:  defaultRetry(),
 		model:  cfg.Model,
 	}

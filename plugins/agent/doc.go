@@ -29,7 +29,7 @@
 // # The loop
 //
 // Conversation.Turn adds the user's message, then for each step: Assemble
-// for the agent's caller (Kind "model", ID the entry's id, ImageInput from
+// for the agent's caller (Kind "chat", ID the entry's id, ImageInput from
 // imageInput), so folding, masks and keep rules apply; one streamed request
 // with the assembly's tools array spliced in byte for byte
 // (Assembly.ToolsJSON) and a system message made of `system` and the

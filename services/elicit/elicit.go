@@ -26,6 +26,7 @@ package elicit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"sync"
@@ -64,7 +65,34 @@ type Request struct {
 	// URL is the page to open and ElicitationID its id (ModeURL).
 	URL           string
 	ElicitationID string
+	// Approval, when set, makes the request the policy's question whether
+	// a tool call may run. Form (and Schema) then hold one choice,
+	// ApprovalField, for an answerer that passes the request on; a
+	// person's front end may ask it its own way. Accept with the field
+	// set to one of Approval.Choices approves; Decline says no.
+	Approval *Approval
 }
+
+// Approval is a policy's question about one tool call.
+type Approval struct {
+	Tool string
+	// Args are the call's arguments as the caller sent them; a front end
+	// shows them escaped and cut (they are the model's, or a client's).
+	Args json.RawMessage
+	// Rule is the policy rule that asks.
+	Rule string
+	// Choices are the approvals the asker may give, among ApproveOnce,
+	// ApproveSession and ApproveAlways.
+	Choices []string
+}
+
+// The answers to an approval, as the value of ApprovalField.
+const (
+	ApprovalField  = "decision"
+	ApproveOnce    = "once"
+	ApproveSession = "session"
+	ApproveAlways  = "always"
+)
 
 // Result is the answer.
 type Result struct {

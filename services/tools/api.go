@@ -18,7 +18,8 @@ var Key = host.NewKey[*Registry]("tools")
 
 // Caller says who is calling a tool and what it accepts.
 type Caller struct {
-	// Kind is "console", "gateway", "model", "test", ...
+	// Kind is CallerConsole, CallerChat, CallerCall, CallerGateway, or
+	// another kind of a caller of its own ("test").
 	Kind string
 	// ID distinguishes callers of one kind (a session, a client).
 	ID string
@@ -33,6 +34,8 @@ type Caller struct {
 	PassThrough bool
 	// Mask, when non-nil, limits which tools the caller sees and may call.
 	Mask *Mask
+	// Identity, when non-nil, is who stands behind the caller.
+	Identity *Identity
 }
 
 // Mask is a set of allow and deny name patterns (`*` matches any run of

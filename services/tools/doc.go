@@ -45,6 +45,10 @@
 //     content is then rendered again from the new value, discarding the
 //     tool's own projection, unless the hook also set content), replace the
 //     content, or block the result.
+//  9. Finish hooks (OnFinish) see every call's end, whatever its outcome
+//     (a refusal, an unknown tool, an error), with its duration and the
+//     notes earlier hooks attached to the call (SetNote): the policy's
+//     audit trail is one.
 //
 // Hooks match tool names with anchored `*` patterns (Match): "mcp__*" is
 // every MCP tool, "mcp__github__*" one server's, "*" everything. The match

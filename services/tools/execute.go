@@ -22,7 +22,17 @@ import (
 // context.Canceled or context.DeadlineExceeded when ctx ended the call;
 // errors.Is ErrInvalidOutput for a value that fails the OutputSchema; and a
 // *ToolError (errors.As) wrapping what the tool returned.
+//
+// Finish hooks (OnFinish) see every call's end, refusals included.
 func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+	if fin := r.hookSet().finish; len(fin) > 0 {
+		return r.finishing(ctx, fin, caller, name, args)
+	}
+	return r.execute(ctx, caller, name, args)
+}
+
+// execute is Execute without the finish hooks.
+func (r *Registry) execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
 	e := r.lookup(name)
 	if e == nil {
 		return errorResult(fmt.Errorf("%w %q", ErrUnknownTool, name))

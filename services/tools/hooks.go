@@ -13,6 +13,9 @@ type hookSet struct {
 	pre   []*hook[PreExecuteHook]
 	guard []*hook[GuardHook]
 	post  []*hook[PostExecuteHook]
+	// finish sees every call's end (finish.go); matched per call, as an
+	// unknown name has no entry to cache a match on.
+	finish []*hook[FinishHook]
 }
 
 type hook[F any] struct {

@@ -1,0 +1,217 @@
+package main
+
+// `dsh-host audit`: the policy's trail of calls.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// auditPoll is how often --follow looks for new lines.
+const auditPoll = 200 * time.Millisecond
+
+func cmdAudit(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION]", `
+Audit prints the policy's trail of tool calls: one line per call with its time,
+caller, tool, the policy's decision and rule, outcome, duration and result size.
+Arguments appear as their SHA-256 unless the policy's audit.arguments is on.
+--json prints the trail's own JSON lines; --follow keeps printing calls as they
+come, until interrupted. The trail is $DSH_HOME/audit, or the audit.dir of the
+policy entry of the composition -c names, or --dir.`)
+	file := fs.String("c", "", "read the trail of this composition's policy entry (its audit.dir)")
+	asJSON := fs.Bool("json", false, "print the JSON lines as written")
+	follow := fs.Bool("follow", false, "keep printing new calls")
+	tool := fs.String("tool", "", "only calls of tools matching `GLOB` (* matches any run)")
+	since := fs.Duration("since", 0, "only calls of the last `DURATION` (1h, 30m)")
+	dir := fs.String("dir", dshhome.Default("audit"), "the trail's `directory` (the policy's audit.dir)")
+	if code, ok := parseFlags(fs, args, io); !ok {
+		return code
+	}
+	if *file != "" {
+		d, err := compositionAuditDir(*file)
+		if err != nil {
+			return fail(io, "audit", err)
+		}
+		*dir = d
+	}
+	if *dir == "" {
+		return usageError(fs, io, "no --dir, and $DSH_HOME cannot be resolved")
+	}
+	var from time.Time
+	if *since > 0 {
+		from = time.Now().Add(-*since)
+	}
+	show := func(line []byte) {
+		var r policy.Record
+		if json.Unmarshal(line, &r) != nil {
+			return // a line still being written by an older version, or foreign
+		}
+		if *tool != "" && !tools.Match(*tool, r.Tool) || r.Time.Before(from) {
+			return
+		}
+		if *asJSON {
+			io.Out.Write(append(bytes.TrimRight(line, "\n"), '\n'))
+			return
+		}
+		writeAuditLine(io.display().Out, r)
+	}
+	files, err := policy.AuditFiles(*dir)
+	if err != nil && !os.IsNotExist(err) {
+		return fail(io, "audit", err)
+	}
+	current := filepath.Join(*dir, policy.AuditFile)
+	for _, name := range files {
+		if *follow && name == current {
+			break // followed below, from its start
+		}
+		if err := eachLine(name, show); err != nil {
+			return fail(io, "audit", err)
+		}
+	}
+	if *follow {
+		if err := followTrail(ctx, current, show); err != nil {
+			return fail(io, "audit", err)
+		}
+	}
+	return exitOK
+}
+
+// writeAuditLine prints one record for a person.
+func writeAuditLine(w io.Writer, r policy.Record) {
+	caller := r.Caller.Kind
+	if r.Caller.ID != "" {
+		caller += "/" + r.Caller.ID
+	}
+	if r.Caller.Subject != "" {
+		caller += "(" + r.Caller.Subject + ")"
+	}
+	decision := dash(r.Decision)
+	if r.Rule != "" {
+		decision += " by " + r.Rule
+	}
+	outcome := r.Outcome
+	if r.Error != "" {
+		outcome += ": " + oneLine(r.Error, 100)
+	}
+	fmt.Fprintf(w, "%s  %s  %s  %s  %s  %.1fms  %dB\n", r.Time.Local().Format(time.DateTime), caller, r.Tool, decision, outcome, r.DurationMs, r.ResultSize)
+}
+
+// eachLine calls fn with each whole line of the file name.
+func eachLine(name string, fn func([]byte)) error {
+	f, err := os.Open(name)
+	if os.IsNotExist(err) {
+		return nil // rotated away meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		fn(sc.Bytes())
+	}
+	return sc.Err()
+}
+
+// followTrail prints the current file's lines and then those appended,
+// following it across rotations, until ctx is done.
+func followTrail(ctx context.Context, current string, fn func([]byte)) error {
+	var f *os.File
+	var pending []byte
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	drain := func() error {
+		for {
+			n, err := f.Read(buf)
+			pending = append(pending, buf[:n]...)
+			for {
+				i := bytes.IndexByte(pending, '\n')
+				if i < 0 {
+					break
+				}
+				fn(pending[:i])
+				pending = pending[i+1:]
+			}
+			if err == io.EOF || n == 0 {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	tick := time.NewTicker(auditPoll)
+	defer tick.Stop()
+	for {
+		if f == nil {
+			var err error
+			if f, err = os.Open(current); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			pending = nil
+		}
+		if f != nil {
+			if err := drain(); err != nil {
+				return err
+			}
+			// Rotated: the rest of the old file was drained; go on with
+			// the new one.
+			if now, err := os.Stat(current); err == nil {
+				if mine, err := f.Stat(); err == nil && !os.SameFile(now, mine) {
+					if err := drain(); err != nil {
+						return err
+					}
+					f.Close()
+					f = nil
+					continue
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// compositionAuditDir is the audit.dir of file's policy entry (the
+// built-in default when it has none).
+func compositionAuditDir(file string) (string, error) {
+	c, err := loadComposition(file)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range c.Entries {
+		if e.ID != policy.PluginName {
+			continue
+		}
+		cfg, err := host.DecodeConfig(&e)
+		if err != nil {
+			return "", err
+		}
+		pc := cfg.(*policy.Config)
+		if !pc.Audit.Enabled {
+			return "", fmt.Errorf("%s: the policy entry turns the audit trail off (audit.enabled: false)", file)
+		}
+		return pc.Audit.Dir, nil
+	}
+	return policy.DefaultConfig().Audit.Dir, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/services/policy"
+)
+
+func writeTrail(t *testing.T, dir string, recs ...policy.Record) {
+	t.Helper()
+	log, err := policy.OpenAudit(dir, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for i := range recs {
+		if err := log.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAuditCommandFilters(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	writeTrail(t, dir,
+		policy.Record{Time: now.Add(-2 * time.Hour), Caller: policy.RecordCaller{Kind: "console"}, Tool: "mcp__gh__old", Decision: "allow", Rule: "default", Outcome: "ok"},
+		policy.Record{Time: now, Caller: policy.RecordCaller{Kind: "gateway", ID: "gw"}, Tool: "mcp__gh__create_issue", Decision: "deny", Rule: "rule 2 (composition.yml:14)", Outcome: "refused"},
+		policy.Record{Time: now, Caller: policy.RecordCaller{Kind: "chat"}, Tool: "greet", Decision: "allow", Rule: "default", Outcome: "ok", ResultSize: 9},
+	)
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb strings.Builder
+		if code := dispatch(t.Context(), append([]string{"audit", "--dir", dir}, args...), Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK {
+			t.Fatalf("audit %q: exit %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	if got := run("--tool", "mcp__gh__*", "--since", "1h", "--json"); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"tool":"mcp__gh__create_issue"`) {
+		t.Errorf("--tool mcp__gh__* --since 1h --json:\n%s\nwant the create_issue line alone", got)
+	}
+	got := run()
+	if strings.Count(got, "\n") != 3 || !strings.Contains(got, "gateway/gw  mcp__gh__create_issue  deny by rule 2 (composition.yml:14)  refused") {
+		t.Errorf("audit:\n%s\nwant three lines, the denial with its rule", got)
+	}
+}
+
+func TestAuditCommandFollows(t *testing.T) {
+	dir := t.TempDir()
+	writeTrail(t, dir, policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "first", Outcome: "ok"})
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &mcptest.SyncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- dispatch(ctx, []string{"audit", "--dir", dir, "--follow", "--json"}, Stdio{In: strings.NewReader(""), Out: out, Err: out})
+	}()
+	mcptest.WaitFor(t, 10*time.Second, "the first line", func() bool { return strings.Contains(out.String(), `"first"`) })
+	// A rotation between the two lines: the follower goes on in the new file.
+	log, err := policy.OpenAudit(dir, 300, 0) // the second line fills the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"second", "third"} {
+		if err := log.Write(&policy.Record{Time: time.Now(), Tool: tool, Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Close()
+	mcptest.WaitFor(t, 10*time.Second, "the appended lines", func() bool {
+		return strings.Contains(out.String(), `"second"`) && strings.Contains(out.String(), `"third"`)
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d: %s", code, out.String())
+	}
+}
+
+// TestAuditCommandReadsTheCompositionsDir: -c reads the trail where the
+// composition's policy writes it.
+func TestAuditCommandReadsTheCompositionsDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trail")
+	writeTrail(t, dir, policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "greet", Outcome: "ok"})
+	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: policy\n    name: policy\n    config:\n      audit: {dir: %q}\n", dir))
+	var out, errb strings.Builder
+	if code := dispatch(t.Context(), []string{"audit", "-c", file, "--json"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK || !strings.Contains(out.String(), `"tool":"greet"`) {
+		t.Errorf("audit -c: exit %d, %q %q; want the greet line of %s", code, out.String(), errb.String(), dir)
+	}
+}

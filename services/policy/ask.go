@@ -1,0 +1,206 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/settings"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// SettingsSection is the settings section where `always` approvals are
+// kept: `policy: {allow: [mcp__github__create_issue]}`. They answer the
+// asks of the tools they name (globs); they never turn a deny into an
+// allow.
+const SettingsSection = "policy"
+
+// Approvals is the settings section's value.
+type Approvals struct {
+	Allow []string `yaml:"allow,omitempty"`
+}
+
+// approvals are the answers that outlive one call.
+type approvals struct {
+	elicit   *elicit.Service // nil: nobody can be asked
+	settings *settings.Store // nil: `always` is not offered
+	// session holds "kind\x00id\x00tool" of the calls approved for the
+	// rest of the session (the policy instance's life).
+	session sync.Map
+	always  atomic.Pointer[[]string]
+}
+
+// oneShotKey marks a one-shot command's context.
+type oneShotKey struct{}
+
+// WithOneShot marks ctx as a one-shot command's (dsh-host call): nobody is
+// there to answer, so an ask is allowed when yes (--yes was given) and
+// denied, naming the flag, otherwise.
+func WithOneShot(ctx context.Context, yes bool) context.Context {
+	return context.WithValue(ctx, oneShotKey{}, yes)
+}
+
+// SetAlways replaces the `always` approvals (the settings section's).
+func (p *Policy) SetAlways(globs []string) {
+	globs = slices.Clone(globs)
+	p.approvals.always.Store(&globs)
+}
+
+func sessionKey(c tools.Caller, tool string) string {
+	return c.Kind + "\x00" + c.ID + "\x00" + tool
+}
+
+// ask puts an Ask decision to whoever answers for the caller, and records
+// the answer in d.
+func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Decision) error {
+	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
+	if yes, ok := ctx.Value(oneShotKey{}).(bool); ok {
+		if yes {
+			d.Answer = "--yes"
+			return nil
+		}
+		return deny("the rule asks for approval; pass --yes to allow it")
+	}
+	a := &p.approvals
+	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
+		d.Answer = elicit.ApproveSession
+		return nil
+	}
+	if globs := a.always.Load(); globs != nil && matchAny(*globs, call.Name) {
+		d.Answer = elicit.ApproveAlways
+		return nil
+	}
+	if a.elicit == nil || !a.elicit.Answerable(ctx) {
+		return deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)")
+	}
+	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
+	switch {
+	case call.Caller.Kind == tools.CallerGateway:
+		// A remote client approves its one call: a session of a gateway
+		// is every client's, and settings are the user's.
+		choices = choices[:1]
+	case a.settings != nil:
+		choices = append(choices, elicit.ApproveAlways)
+	}
+	req := approvalRequest(call, server, d.Rule, choices)
+	res := a.elicit.Ask(ctx, req)
+	if res.Action != elicit.Accept {
+		why := "not approved"
+		if res.Reason != "" {
+			why += ": " + res.Reason
+		}
+		d.Answer = "no"
+		return deny(why)
+	}
+	answer, _ := res.Content[elicit.ApprovalField].(string)
+	if !slices.Contains(choices, answer) {
+		d.Answer = "no"
+		return deny("not approved (the answer was " + strings.TrimSpace(answer) + ")")
+	}
+	d.Answer = answer
+	switch answer {
+	case elicit.ApproveSession:
+		a.session.Store(sessionKey(call.Caller, call.Name), true)
+	case elicit.ApproveAlways:
+		if err := p.saveAlways(call.Name); err != nil {
+			p.logger.Warn("policy: the approval holds for this call, but could not be saved", "tool", call.Name, "err", err)
+		}
+	}
+	return nil
+}
+
+// saveAlways adds tool to the settings' approvals, which the settings
+// watch then brings back to SetAlways; until then this process knows it.
+func (p *Policy) saveAlways(tool string) error {
+	cur := p.approvals.always.Load()
+	var next []string
+	if cur != nil {
+		next = slices.Clone(*cur)
+	}
+	if !slices.Contains(next, tool) {
+		p.SetAlways(append(next, tool))
+	}
+	return settings.Update(p.approvals.settings, SettingsSection, func(v *Approvals) error {
+		if !slices.Contains(v.Allow, tool) {
+			v.Allow = append(v.Allow, tool)
+		}
+		return nil
+	})
+}
+
+// approvalRequest is the question for call, as a form of one choice.
+func approvalRequest(call tools.Call, server, rule string, choices []string) elicit.Request {
+	titles := map[string]string{
+		elicit.ApproveOnce:    "Yes, once",
+		elicit.ApproveSession: "Yes, for this session",
+		elicit.ApproveAlways:  "Yes, always (saved in settings)",
+	}
+	var oneOf []map[string]any
+	for _, c := range choices {
+		oneOf = append(oneOf, map[string]any{"const": c, "title": titles[c]})
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			elicit.ApprovalField: map[string]any{"type": "string", "title": "Allow this call?", "oneOf": oneOf},
+		},
+		"required": []string{elicit.ApprovalField},
+	}
+	raw, _ := json.Marshal(schema)
+	form, err := elicit.ParseForm(json.RawMessage(raw))
+	if err != nil {
+		form = &elicit.Form{}
+	}
+	return elicit.Request{
+		Server:   server,
+		Mode:     elicit.ModeForm,
+		Message:  "Allow " + call.Name + " " + ShowArgs(call.Args, 200) + "? (asked by policy " + rule + "; decline to refuse)",
+		Form:     form,
+		Schema:   schema,
+		Approval: &elicit.Approval{Tool: call.Name, Args: call.Args, Rule: rule, Choices: choices},
+	}
+}
+
+// ShowArgs renders arguments for a person on one line: compact JSON with
+// every string value longer than 60 characters cut, the whole cut to max
+// characters. It does not escape terminal codes: the front end does
+// (JSON has escaped the control characters already).
+func ShowArgs(args json.RawMessage, max int) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return cut(string(args), max)
+	}
+	b, err := json.Marshal(cutStrings(v, 60))
+	if err != nil {
+		return cut(string(args), max)
+	}
+	return cut(string(b), max)
+}
+
+func cutStrings(v any, max int) any {
+	switch x := v.(type) {
+	case string:
+		return cut(x, max)
+	case []any:
+		for i := range x {
+			x[i] = cutStrings(x[i], max)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = cutStrings(x[k], max)
+		}
+	}
+	return v
+}
+
+func cut(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
+}

@@ -1,0 +1,140 @@
+package policy_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// hundredRules is 100 rules of which none matches mcp__github__create_issue
+// but the last; when adds a CEL condition to the last.
+func hundredRules(when string) string {
+	var b strings.Builder
+	b.WriteString("rules:\n")
+	for i := range 99 {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "  - tools: [\"mcp__s%02d__*\"]\n    action: deny\n", i)
+		case 1:
+			fmt.Fprintf(&b, "  - servers: [\"s%02d\"]\n    action: ask\n", i)
+		default:
+			fmt.Fprintf(&b, "  - tools: [\"mcp__github__*\"]\n    callers: [gateway]\n    action: deny\n")
+		}
+	}
+	b.WriteString("  - tools: [\"mcp__github__*\"]\n")
+	if when != "" {
+		fmt.Fprintf(&b, "    when: '%s'\n", when)
+	}
+	b.WriteString("    action: allow\n")
+	return b.String()
+}
+
+// BenchmarkPolicy is the policy's cost per call with 100 rules: the guard
+// alone, and a whole Execute of an in-process tool with and without it.
+func BenchmarkPolicy(b *testing.B) {
+	call := tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: "mcp__github__create_issue", Args: []byte(`{"repo":{"owner":"dev"},"title":"x"}`)}
+	for _, c := range []struct{ name, when string }{
+		{"guard/100rules", ""},
+		{"guard/100rules+cel", `args.repo.owner == "dev"`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reg := testTools(b)
+			p, err := policy.New(reg, parseConfig(b, hundredRules(c.when)), "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Guard(ctx, call); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, guarded := range []bool{false, true} {
+		b.Run(fmt.Sprintf("execute/policy=%v", guarded), func(b *testing.B) {
+			reg := testTools(b)
+			if guarded {
+				p, err := policy.New(reg, parseConfig(b, hundredRules("")), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := host.NewScope(b.Context(), "policy", nil)
+				b.Cleanup(func() { _ = s.Dispose(0) })
+				reg.OnGuard(s, "*", p.Guard)
+			}
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := reg.Execute(ctx, call.Caller, call.Name, call.Args); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStdioCall is a trivial call (the fixture's ping, over stdio)
+// without the policy, with 100 rules, and with 100 rules and the audit
+// trail: the policy's share of a real call.
+//
+//	go test -run '^$' -bench StdioCall -benchtime 3000x ./services/policy
+func BenchmarkStdioCall(b *testing.B) {
+	fixture := mcptest.FixtureBinary(b)
+	rules := indentLines(strings.TrimPrefix(hundredRules(""), "rules:\n"), "      ")
+	for _, c := range []struct{ name, policy string }{
+		{"policy=off", "    disabled: true\n"},
+		{"policy=100rules", "    config:\n      audit: {enabled: false}\n      rules:\n" + rules},
+		{"policy=100rules+audit", fmt.Sprintf("    config:\n      audit: {dir: %q}\n      rules:\n", b.TempDir()) + rules},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := hosttest.Start(b, fmt.Sprintf(`plugins:
+  - id: github
+    name: mcp-client
+    config: {serverName: github, transport: stdio, command: %q}
+  - id: policy
+    name: policy
+%s`, fixture, c.policy))
+			reg := h.Tools()
+			caller := tools.Caller{Kind: "chat"}
+			ctx := b.Context()
+			for b.Loop() {
+				if res := reg.Execute(ctx, caller, "mcp__github__ping", []byte(`{}`)); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}
+
+func indentLines(s, by string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		b.WriteString(by + line)
+	}
+	return b.String()
+}
+
+// BenchmarkAuditWrite is one audit line, encoded and appended.
+func BenchmarkAuditWrite(b *testing.B) {
+	log, err := policy.OpenAudit(b.TempDir(), 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	rec := &policy.Record{Caller: policy.RecordCaller{Kind: "chat"}, Tool: "mcp__github__create_issue", Server: "github",
+		ArgsSHA256: strings.Repeat("ab", 32), ArgsSize: 40, Decision: "allow", Rule: "rule 100 (composition.yml:300)", Outcome: "ok"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := log.Write(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

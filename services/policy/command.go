@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/settings"
+)
+
+// command is /policy: the rules in force and the saved approvals, and
+// `/policy forget TOOL` to remove an approval.
+func (p *Policy) command(cfg Config) commands.Command {
+	return commands.Command{
+		Name:        "policy",
+		Description: "the policy's rules and saved approvals; forget TOOL removes an approval",
+		Usage:       "[forget TOOL]",
+		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
+			verb, arg, _ := strings.Cut(inv.Input, " ")
+			switch verb {
+			case "":
+				return commands.Reply{Text: p.describe()}
+			case "forget":
+				return p.forget(strings.TrimSpace(arg))
+			}
+			return commands.Reply{Text: "usage: /policy [forget TOOL]", Error: true}
+		},
+	}
+}
+
+func (p *Policy) describe() string {
+	set := p.rules.Load()
+	var b strings.Builder
+	for _, r := range set.rules {
+		fmt.Fprintf(&b, "%s: %s", r.where, r.Action)
+		for _, c := range []struct {
+			key  string
+			vals []string
+		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}} {
+			if len(c.vals) > 0 {
+				fmt.Fprintf(&b, " %s=%s", c.key, strings.Join(c.vals, ","))
+			}
+		}
+		for _, hint := range annotationKeys() {
+			if v, ok := r.Annotations[hint]; ok {
+				fmt.Fprintf(&b, " %s=%v", hint, v)
+			}
+		}
+		if r.When != "" {
+			fmt.Fprintf(&b, " when %s", r.When)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "default: %s\n", set.def)
+	if globs := p.approvals.always.Load(); globs != nil && len(*globs) > 0 {
+		fmt.Fprintf(&b, "always approved (settings section %s.allow): %s\n", SettingsSection, strings.Join(*globs, ", "))
+	}
+	return b.String()
+}
+
+func (p *Policy) forget(tool string) commands.Reply {
+	st := p.approvals.settings
+	if tool == "" || st == nil {
+		return commands.Reply{Text: "usage: /policy forget TOOL (approvals are kept in the settings service, which must run)", Error: true}
+	}
+	found := false
+	err := settings.Update(st, SettingsSection, func(v *Approvals) error {
+		n := len(v.Allow)
+		v.Allow = slices.DeleteFunc(v.Allow, func(s string) bool { return s == tool })
+		found = len(v.Allow) < n
+		return nil
+	})
+	if err != nil {
+		return commands.Reply{Text: err.Error(), Error: true}
+	}
+	if !found {
+		return commands.Reply{Text: fmt.Sprintf("%s has no saved approval", tool), Error: true}
+	}
+	if cur := p.approvals.always.Load(); cur != nil {
+		p.SetAlways(slices.DeleteFunc(slices.Clone(*cur), func(s string) bool { return s == tool }))
+	}
+	return commands.Reply{Text: fmt.Sprintf("forgot the approval of %s: its calls are asked again", tool)}
+}

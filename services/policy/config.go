@@ -1,0 +1,161 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Actions a rule (or the default) takes.
+const (
+	Allow = "allow"
+	Ask   = "ask"
+	Deny  = "deny"
+)
+
+func actions() []string { return []string{Allow, Ask, Deny} }
+
+// callerKinds are the caller kinds a rule may name.
+func callerKinds() []string {
+	return []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway}
+}
+
+// annotationKeys are the MCP tool annotations a rule may match.
+func annotationKeys() []string {
+	return []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+}
+
+// Config is the `policy` entry's config.
+type Config struct {
+	// Default is the action when no rule matches: allow (today's
+	// behaviour, the default), ask or deny.
+	Default string `yaml:"default"`
+	// Rules are tried in order; the first that matches decides.
+	Rules []Rule `yaml:"rules"`
+	// Audit is the trail of calls.
+	Audit AuditConfig `yaml:"audit"`
+}
+
+// Rule is one rule. Every condition it sets must hold; a condition it
+// leaves out holds for every call.
+type Rule struct {
+	// Tools are name globs (`*` matches any run): mcp__github__*.
+	Tools []string `yaml:"tools"`
+	// Servers are MCP serverNames (globs too); a tool of no MCP server
+	// matches none.
+	Servers []string `yaml:"servers"`
+	// Callers are caller kinds: console, chat, call, gateway.
+	Callers []string `yaml:"callers"`
+	// Annotations are the MCP tool's hints, with the spec's defaults for
+	// hints a server leaves out; a tool of no MCP server matches none.
+	Annotations map[string]bool `yaml:"annotations"`
+	// When is a CEL expression over args, tool, server and caller.
+	When string `yaml:"when"`
+	// Action is allow, ask or deny.
+	Action string `yaml:"action"`
+
+	line int         // the rule's line in its file, 0 when built in code
+	prog cel.Program // When, compiled by Validate
+}
+
+// ruleKeys are the keys a rule may have, for the strict decode.
+func ruleKeys() []string {
+	return []string{"tools", "servers", "callers", "annotations", "when", "action"}
+}
+
+// UnmarshalYAML decodes a rule strictly and keeps its line, which a
+// denial names.
+func (r *Rule) UnmarshalYAML(n *yamlv3.Node) error {
+	if n.Kind == yamlv3.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; !slices.Contains(ruleKeys(), k) {
+				return fmt.Errorf("line %d: unknown key %q in a rule (a rule has %s)", n.Content[i].Line, k, strings.Join(ruleKeys(), ", "))
+			}
+		}
+	}
+	type plain Rule // without this method
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*r = Rule(p)
+	r.line = n.Line
+	return nil
+}
+
+// DefaultConfig is the config of the built-in instance: allow everything,
+// as the host did before it had a policy.
+func DefaultConfig() Config {
+	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: DefaultAuditMax, Keep: defaultKeep}}
+}
+
+// ValidateConfig checks c and compiles its rules' CEL expressions; each
+// problem names its key (rules[2].when).
+func ValidateConfig(c *Config) error {
+	var errs []error
+	if c.Default == "" {
+		c.Default = Allow
+	}
+	if !slices.Contains(actions(), c.Default) {
+		errs = append(errs, host.KeyErrorf("default", "unknown action %q; want %s", c.Default, strings.Join(actions(), ", ")))
+	}
+	if c.Audit.Enabled {
+		if err := dshhome.CheckPath("audit.dir", c.Audit.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Audit.MaxSize < 0 {
+		errs = append(errs, host.KeyErrorf("audit.maxSize", "a size in bytes, 0 for the default (%d)", DefaultAuditMax))
+	}
+	if c.Audit.Keep < 0 {
+		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", defaultKeep))
+	}
+	var env celEnv
+	for i := range c.Rules {
+		errs = append(errs, c.Rules[i].check(&env, fmt.Sprintf("rules[%d]", i))...)
+	}
+	// One flat join: the host places each *KeyError at its key's line.
+	return errors.Join(errs...)
+}
+
+func (r *Rule) check(env *celEnv, key string) []error {
+	var errs []error
+	switch {
+	case r.Action == "":
+		errs = append(errs, host.KeyErrorf(key, "a rule needs an action: %s", strings.Join(actions(), ", ")))
+	case !slices.Contains(actions(), r.Action):
+		errs = append(errs, host.KeyErrorf(key+".action", "unknown action %q; want %s", r.Action, strings.Join(actions(), ", ")))
+	}
+	for i, kind := range r.Callers {
+		if !slices.Contains(callerKinds(), kind) {
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.callers[%d]", key, i), "unknown caller %q; callers are %s", kind, strings.Join(callerKinds(), ", ")))
+		}
+	}
+	for name := range r.Annotations {
+		if !slices.Contains(annotationKeys(), name) {
+			errs = append(errs, host.KeyErrorf(key+".annotations."+name, "unknown annotation %q; want %s", name, strings.Join(annotationKeys(), ", ")))
+		}
+	}
+	for i, glob := range r.Tools {
+		if glob == "" {
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.tools[%d]", key, i), "an empty glob matches no tool"))
+		}
+	}
+	r.prog = nil
+	if strings.TrimSpace(r.When) != "" {
+		prog, err := env.compile(r.When)
+		if err != nil {
+			errs = append(errs, host.KeyErrorf(key+".when", "%v", err))
+		}
+		r.prog = prog
+	}
+	return errs
+}

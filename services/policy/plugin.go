@@ -1,0 +1,84 @@
+package policy
+
+import (
+	"context"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/settings"
+	"strconv"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// PluginName is the built-in policy plugin; its instance's id is the same.
+const PluginName = "policy"
+
+func init() {
+	host.Register(host.Definition[Config]{
+		Name:        PluginName,
+		Description: "who may call what: ordered allow/ask/deny rules on every tool call (tools, servers, annotations, callers, CEL)",
+		Inject: []host.Dep{host.Require(tools.Key), host.Optional(elicit.Key),
+			host.Optional(settings.Key), host.Optional(commands.Key)},
+		Builtin:  true,
+		Defaults: DefaultConfig,
+		Validate: ValidateConfig,
+		Apply:    apply,
+	})
+}
+
+func apply(s *host.Scope, cfg Config) error {
+	reg, _ := host.Lookup(s, tools.Key)
+	p, err := New(reg, cfg, s.EntryFile())
+	if err != nil {
+		return err
+	}
+	p.logger = s.Logger()
+	p.approvals.elicit, _ = host.Lookup(s, elicit.Key)
+	if st, ok := host.Lookup(s, settings.Key); ok {
+		p.approvals.settings = st
+		settings.Watch(st, s, SettingsSection, func(v Approvals, err error) {
+			if err == nil {
+				p.SetAlways(v.Allow)
+			}
+		})
+		v, _, err := settings.Read[Approvals](st, SettingsSection)
+		if err != nil {
+			p.logger.Warn("policy: the saved approvals cannot be read; asks are asked again", "err", err)
+		}
+		p.SetAlways(v.Allow)
+	}
+	if cmds, ok := host.Lookup(s, commands.Key); ok {
+		if _, err := cmds.Register(s, p.command(cfg)); err != nil {
+			return err
+		}
+	}
+	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
+	reg.OnGuard(s, "*", p.Guard)
+	if cfg.Audit.Enabled {
+		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
+		if err != nil {
+			return err
+		}
+		s.OnDispose("audit trail", log.Close)
+		logger := s.Logger()
+		reg.OnFinish(s, "*", func(_ context.Context, f tools.Finished) {
+			if err := log.Write(record(f, cfg.Audit.Arguments)); err != nil {
+				logger.Warn("policy: a call is missing from the audit trail", "tool", f.Name, "err", err)
+			}
+		})
+	}
+	s.SetDetail(detail(cfg))
+	return nil
+}
+
+func detail(cfg Config) string {
+	n := len(cfg.Rules)
+	switch n {
+	case 0:
+		return "no rules, default " + cfg.Default
+	case 1:
+		return "1 rule, default " + cfg.Default
+	}
+	return strconv.Itoa(n) + " rules, default " + cfg.Default
+}

@@ -1,0 +1,322 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Policy decides who may call what. Its rules are one immutable set,
+// swapped whole (SetRules): a call reads the set once, so it sees the old
+// rules or the new ones, never some of each.
+type Policy struct {
+	reg       *tools.Registry
+	logger    *slog.Logger
+	approvals approvals
+	rules     atomic.Pointer[ruleSet]
+	// toolsVersion counts tool registrations and unregistrations: a
+	// cached match of a tool against the rules is good while it holds.
+	toolsVersion atomic.Uint64
+}
+
+// ruleSet is one generation of rules.
+type ruleSet struct {
+	rules []*rule
+	def   string
+	// perTool caches, by tool name, the rules whose static conditions
+	// (tools, servers, annotations) match that tool.
+	perTool sync.Map // string -> *toolRules
+}
+
+type rule struct {
+	Rule
+	// where names the rule in a decision: "rule 2 (composition.yml:14)".
+	where string
+}
+
+// toolRules are a tool's candidate rules, as of a version of the tools.
+type toolRules struct {
+	version    uint64
+	server     string
+	candidates []*rule
+}
+
+// Decision is what the policy decided for one call.
+type Decision struct {
+	// Action is Allow, Ask or Deny.
+	Action string
+	// Rule names the rule that decided ("rule 2 (composition.yml:14)"),
+	// or "default" when none matched.
+	Rule string
+	// Answer is how an Ask was answered: once, session, always, --yes, or
+	// no; "" when nobody was asked.
+	Answer string
+}
+
+// New returns a policy over reg's tools with the rules of cfg, which
+// ValidateConfig has checked; file is where cfg was read from ("" when
+// built in code), for the rules' names.
+func New(reg *tools.Registry, cfg Config, file string) (*Policy, error) {
+	p := &Policy{reg: reg, logger: slog.New(slog.DiscardHandler)}
+	if err := p.SetRules(cfg, file); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// SetRules replaces the rules at once.
+func (p *Policy) SetRules(cfg Config, file string) error {
+	set := &ruleSet{def: cfg.Default}
+	if set.def == "" {
+		set.def = Allow
+	}
+	var env celEnv
+	for i, r := range cfg.Rules {
+		if r.When != "" && r.prog == nil {
+			// A config that did not go through ValidateConfig.
+			prog, err := env.compile(r.When)
+			if err != nil {
+				return fmt.Errorf("policy rules[%d].when: %w", i, err)
+			}
+			r.prog = prog
+		}
+		set.rules = append(set.rules, &rule{Rule: r, where: ruleName(i, file, r.line)})
+	}
+	p.rules.Store(set)
+	return nil
+}
+
+// ruleName is "rule 2 (composition.yml:14)": rules count from 1, as a
+// person does.
+func ruleName(i int, file string, line int) string {
+	name := "rule " + strconv.Itoa(i+1)
+	switch {
+	case file != "" && line > 0:
+		return name + " (" + filepath.Base(file) + ":" + strconv.Itoa(line) + ")"
+	case line > 0:
+		return name + " (line " + strconv.Itoa(line) + ")"
+	}
+	return name
+}
+
+// toolsChanged invalidates every cached match.
+func (p *Policy) toolsChanged() { p.toolsVersion.Add(1) }
+
+// Decide returns the decision for call. It does not ask anyone: an Ask
+// decision is the caller's to put to a person (Guard does).
+func (p *Policy) Decide(call tools.Call) Decision {
+	set := p.rules.Load()
+	return p.decide(set, p.candidates(set, call.Name), call)
+}
+
+func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
+	var ev *evalInput
+	for _, r := range tr.candidates {
+		if len(r.Callers) > 0 && !slices.Contains(r.Callers, call.Caller.Kind) {
+			continue
+		}
+		if r.prog != nil {
+			if ev == nil {
+				ev = &evalInput{call: call, server: tr.server}
+			}
+			if !ev.holds(r.prog) {
+				continue
+			}
+		}
+		return Decision{Action: r.Action, Rule: r.where}
+	}
+	return Decision{Action: set.def, Rule: "default"}
+}
+
+// candidates returns the rules of set whose static conditions match the
+// tool name, cached until the tools change.
+func (p *Policy) candidates(set *ruleSet, name string) *toolRules {
+	version := p.toolsVersion.Load()
+	if v, ok := set.perTool.Load(name); ok {
+		if tr := v.(*toolRules); tr.version == version {
+			return tr
+		}
+	}
+	// The version is read before the definition: a change between the two
+	// leaves an entry that the next call finds stale.
+	tr := &toolRules{version: version}
+	def, ok := p.reg.Get(name)
+	var ann *annotations
+	if ok {
+		tr.server = def.Origin.Server
+		ann = readAnnotations(def.MCPTool)
+	}
+	for _, r := range set.rules {
+		if r.matchesTool(name, tr.server, ann) {
+			tr.candidates = append(tr.candidates, r)
+		}
+	}
+	set.perTool.Store(name, tr)
+	return tr
+}
+
+func (r *rule) matchesTool(name, server string, ann *annotations) bool {
+	if len(r.Tools) > 0 && !matchAny(r.Tools, name) {
+		return false
+	}
+	if len(r.Servers) > 0 && (server == "" || !matchAny(r.Servers, server)) {
+		return false
+	}
+	for hint, want := range r.Annotations {
+		if ann == nil || ann.value(hint) != want {
+			return false
+		}
+	}
+	return true
+}
+
+func matchAny(globs []string, s string) bool {
+	for _, g := range globs {
+		if tools.Match(g, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// annotations are an MCP tool's hints, with the spec's defaults where
+// the server left one out: not read-only, destructive (when not
+// read-only), not idempotent, open world.
+type annotations struct {
+	ReadOnly    *bool `json:"readOnlyHint"`
+	Destructive *bool `json:"destructiveHint"`
+	Idempotent  *bool `json:"idempotentHint"`
+	OpenWorld   *bool `json:"openWorldHint"`
+}
+
+// readAnnotations reads the hints of an MCP tool's listing; nil for a
+// tool of no MCP server, whose hints are unknown.
+func readAnnotations(mcpTool json.RawMessage) *annotations {
+	if len(mcpTool) == 0 {
+		return nil
+	}
+	var t struct {
+		Annotations annotations `json:"annotations"`
+	}
+	_ = json.Unmarshal(mcpTool, &t) // a listing that does not decode has the defaults
+	return &t.Annotations
+}
+
+func (a *annotations) value(hint string) bool {
+	or := func(b *bool, def bool) bool {
+		if b == nil {
+			return def
+		}
+		return *b
+	}
+	readOnly := or(a.ReadOnly, false)
+	switch hint {
+	case "readOnlyHint":
+		return readOnly
+	case "destructiveHint":
+		// The spec gives it meaning only for a tool that writes.
+		return !readOnly && or(a.Destructive, true)
+	case "idempotentHint":
+		return or(a.Idempotent, false)
+	case "openWorldHint":
+		return or(a.OpenWorld, true)
+	}
+	return false
+}
+
+// evalInput is a call's CEL variables, built on the first `when`.
+type evalInput struct {
+	call   tools.Call
+	server string
+	vars   map[string]any
+}
+
+// holds reports whether prog yields true for the call. An expression that
+// fails (a missing key, a wrong type) does not match: the rule then says
+// nothing about this call.
+func (e *evalInput) holds(prog cel.Program) bool {
+	if e.vars == nil {
+		var args any
+		if err := json.Unmarshal(e.call.Args, &args); err != nil {
+			args = map[string]any{}
+		}
+		c := e.call.Caller
+		caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
+		if id := c.Identity; id != nil {
+			caller["subject"], caller["client"] = id.Subject, id.Client
+			caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
+		}
+		e.vars = map[string]any{"args": args, "tool": e.call.Name, "server": e.server, "caller": caller}
+	}
+	out, _, err := prog.Eval(e.vars)
+	if err != nil {
+		return false
+	}
+	b, ok := out.Value().(bool)
+	return ok && b
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Denial is the reason of a call the policy refused (the guard's error).
+type Denial struct {
+	Tool string
+	Rule string
+	// Why adds what happened to an ask ("nobody can answer here: ...").
+	Why string
+}
+
+func (d *Denial) Error() string {
+	s := "denied by policy " + d.Rule
+	if d.Rule == "default" {
+		s = "denied by the policy's default action"
+	}
+	if d.Why != "" {
+		s += ": " + d.Why
+	}
+	return s
+}
+
+// Guard is the tools pipeline's guard: it allows the call, or refuses it
+// with a *Denial naming the rule.
+func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
+	set := p.rules.Load()
+	tr := p.candidates(set, call.Name)
+	if tr.server != "" {
+		tools.SetNote(ctx, serverNoteKey{}, tr.server)
+	}
+	d := p.decide(set, tr, call)
+	var err error
+	switch d.Action {
+	case Allow:
+	case Ask:
+		err = p.ask(ctx, call, tr.server, &d)
+	default:
+		err = &Denial{Tool: call.Name, Rule: d.Rule}
+	}
+	tools.SetNote(ctx, noteKey{}, d)
+	return err
+}
+
+// noteKey is the key of the call's Decision among its notes, for the audit.
+type noteKey struct{}
+
+func isCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
