@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,6 +175,10 @@ type conn struct {
 	// instance's log level does not change while it runs.
 	logs            bool
 	requestLogLevel mcp.LoggingLevel
+	// answered is set once a call got its answer on this connection: the
+	// server has proven healthy, so an oversized loss after it is not one
+	// "in a row" with the losses before.
+	answered atomic.Bool
 }
 
 // Session and Closed make a conn a bridge.Conn.
@@ -616,6 +621,9 @@ func (c *client) lost(ctx context.Context, err error) {
 	}
 	if c.lostToDormant(err) {
 		return
+	}
+	if cn != nil && cn.answered.Load() {
+		c.retry.oversized = 0
 	}
 	c.scheduleReconnect("lost", err)
 }

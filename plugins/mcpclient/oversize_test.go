@@ -103,8 +103,10 @@ func TestE2EOversizedLossesInARowBackOff(t *testing.T) {
 		assertOversizeErr(t, hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20}), "oversize")
 	}
 	oversize()
+	// Wait on the status, not on a call: an answered call would end the
+	// row (see TestE2EOversizedAfterAnAnswerReconnectsAtOnce).
 	eventually(t, "the first reconnect, at once", func() bool {
-		return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+		return strings.Contains(hs.logs.String(), "reconnected and re-synced tools (attempt 1/2)")
 	})
 	oversize()
 	eventually(t, "the second loss to be seen", func() bool {
@@ -114,4 +116,24 @@ func TestE2EOversizedLossesInARowBackOff(t *testing.T) {
 	if d := hs.status("fx").Detail; !strings.HasPrefix(d, "reconnecting 1/2 in 1m0s") {
 		t.Errorf("after a second oversized loss in a row: %q, want the backoff's first delay", d)
 	}
+}
+
+// TestE2EOversizedAfterAnAnswerReconnectsAtOnce: a call answered between two
+// oversized losses shows the server healthy, so the second loss reconnects
+// at once too. Otherwise a client alternating an oversized call with a
+// normal one would keep every caller off the server for the backoff.
+func TestE2EOversizedAfterAnAnswerReconnectsAtOnce(t *testing.T) {
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"reconnect": map[string]any{"initialDelayMs": 60000, "maxDelayMs": 600000, "maxAttempts": 2},
+	}, "-oversize"))
+	hs.requireActive("fx")
+	for i := range 3 {
+		assertOversizeErr(t, hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20}), "oversize")
+		// Within eventually's bound, far under the 1-minute backoff.
+		eventually(t, fmt.Sprintf("a call answered after oversized loss %d", i+1), func() bool {
+			return hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil).Err == nil
+		})
+	}
+	hs.requireActive("fx")
 }

@@ -36,6 +36,7 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
+		cn.answered.Store(true)
 		if res.IsError {
 			// The registry owns the failure path; images are not stored.
 			return tools.Output{}, c.proj.ToolError(t.Raw, res)
