@@ -135,9 +135,9 @@ func Register[C any](d Definition[C]) {
 		panic(fmt.Sprintf("host: plugin %q has no Apply", d.Name))
 	}
 	p := &plugin{
-		name:        d.Name,
-		description: d.Description,
-		inject:      append([]Dep(nil), d.Inject...),
+		name:         d.Name,
+		description:  d.Description,
+		inject:       append([]Dep(nil), d.Inject...),
 		builtin:      d.Builtin,
 		reportsReady: d.ReportsReady,
 		overlap:      d.Overlap,

@@ -33,10 +33,11 @@ func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args
 
 // execute is Execute without the finish hooks.
 func (r *Registry) execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
-	e := r.lookup(name)
+	e, leave := r.enter(name)
 	if e == nil {
 		return errorResult(fmt.Errorf("%w %q", ErrUnknownTool, name))
 	}
+	defer leave()
 	if !caller.Mask.Allows(name) {
 		return errorResult(&RefusalError{Stage: StageMask, Tool: name, Reason: ErrUnknownTool})
 	}
