@@ -62,6 +62,10 @@ func (s *Scope) Staged() bool { return s.staged.Load() }
 // replaces once ready, or nil.
 func (s *Scope) Replaces() *Scope { return s.replaces }
 
+// Retired reports whether s was replaced by a newer instance of its entry
+// and only finishes its calls in flight before it is disposed.
+func (s *Scope) Retired() bool { return s.retired.Load() }
+
 // Serving reports whether what s registers is what its entry serves: s is
 // neither staged nor retired (replaced, finishing its calls in flight). A
 // plugin's contribution that no registry stages (an assemble handler)
