@@ -181,6 +181,20 @@ func (h *Host) waitReady(p *plugin, s *Scope) error {
 	}
 }
 
+// readyNow says what s has said of its readiness so far, without
+// waiting: its failure, or pending when it said nothing yet.
+func readyNow(p *plugin, s *Scope) (pending bool, err error) {
+	if !p.reportsReady {
+		return false, nil
+	}
+	select {
+	case <-s.ready.done:
+		return false, s.ready.err
+	default:
+		return true, nil
+	}
+}
+
 // startBeside starts the changed entry in's new config as a staged run
 // beside the serving one (Definition.Overlap). Once the new run is ready
 // its registrations replace the old run's in one step (goLive), the

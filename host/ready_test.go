@@ -52,7 +52,7 @@ func init() {
 					}
 				})
 			default:
-				s.Go("ready", func(context.Context) { s.Ready() })
+				s.Ready() // during Apply: counts when Apply returns
 			}
 			return nil
 		},

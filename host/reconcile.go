@@ -292,10 +292,20 @@ func (h *Host) start(in *instance) {
 	begin := time.Now()
 	err := h.runApply(in, s, &entry, cfg)
 	var notReady error
-	if err == nil {
+	pending := false
+	switch {
+	case err != nil:
+	case fallback != nil || len(in.plugin.provides) > 0:
+		// Something waits on the outcome: the way back to the previous
+		// config, or the instances that inject this one's services.
 		if notReady = h.waitReady(in.plugin, s); notReady != nil && fallback != nil {
 			err, notReady = notReady, nil
 		}
+	default:
+		// Nothing to keep and nobody waiting: the reconcile goes on (a
+		// lazy MCP server connects in the background) and only says what
+		// the instance said so far.
+		pending, notReady = readyNow(in.plugin, s)
 	}
 
 	h.mu.Lock()
@@ -323,12 +333,15 @@ func (h *Host) start(in *instance) {
 		return
 	}
 	in.kept = ""
-	if notReady != nil {
+	switch {
+	case notReady != nil:
 		// Nothing to keep: the instance runs on (an MCP client retries
 		// in the background), and the reload says it did not get ready.
 		in.notReady = notReady.Error()
 		h.watchLateReady(in, s, entry)
-	} else {
+	case pending:
+		h.watchLateReady(in, s, entry)
+	default:
 		in.readyEntry = &entry
 	}
 	h.setStateLocked(in, StateActive, "")

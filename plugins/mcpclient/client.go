@@ -363,6 +363,9 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			return
 		}
 		if nl := (*oauth.NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
+			if first {
+				c.reportFailed(err) // not ready until a person logs in
+			}
 			c.needLogin(ctx, first, nl)
 			return
 		}
