@@ -64,7 +64,7 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 			switch {
 			case retryFailed && old.state == StateFailed:
 				old.evaluated = false
-				rep.add(&rep.retried, old.entry.ID, "failed before; retried by an explicit reload")
+				rep.add(&rep.retried, old.entry.ID, "retried by an explicit reload")
 			case retryFailed && old.kept != "" && h.carryLocked(old, pl):
 				rep.add(&rep.retried, old.entry.ID, "its new config failed before; retried by an explicit reload")
 			case old.state == StatePending:
