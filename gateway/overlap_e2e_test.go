@@ -60,7 +60,9 @@ type gapStats struct {
 	lists, missing   int64 // tools/list answers, and those without the tool
 	listChanged      int
 	firstNew         time.Duration // edit → first call answered by the new server
-	missingFor       time.Duration // edit → last list without the tool, when any
+	// missingFrom and missingTo: edit → the first and the last list
+	// without the tool, when any.
+	missingFrom, missingTo time.Duration
 	firstFailureText string
 }
 
@@ -91,7 +93,10 @@ func measureEnvEdit(t testing.TB, cs *mcp.ClientSession, changed chan struct{}, 
 				atomic.AddInt64(&st.missing, 1)
 				if at := editAt.Load(); at != nil {
 					mu.Lock()
-					st.missingFor = time.Since(*at)
+					if st.missingFrom == 0 {
+						st.missingFrom = time.Since(*at)
+					}
+					st.missingTo = time.Since(*at)
 					mu.Unlock()
 				}
 			}
@@ -192,5 +197,41 @@ func TestE2EEnvEditLeavesNoGap(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "start "); n != 2 {
 		t.Errorf("the server started %d times, want twice (the first, and once for the edit):\n%s", n, b)
+	}
+}
+
+// TestMeasureEnvEditGap measures, side by side, what a client of the
+// gateway sees across an env edit of the server it calls at 200/s: with
+// this tree's dsh-host and with the one DSH_MEASURE_BASE names (a build of
+// an earlier commit), one round each in turn. Not a CI test:
+//
+//	DSH_MEASURE=1 DSH_MEASURE_BASE=/tmp/dsh-host-main go test -run TestMeasureEnvEditGap -v ./gateway/
+func TestMeasureEnvEditGap(t *testing.T) {
+	if testing.Short() || os.Getenv("DSH_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set DSH_MEASURE=1")
+	}
+	bins := [][2]string{{"this tree", dshHostBinary(t)}}
+	if base := os.Getenv("DSH_MEASURE_BASE"); base != "" {
+		bins = append([][2]string{{"base", base}}, bins...)
+	}
+	const rounds = 5
+	for round := range rounds {
+		for _, b := range bins {
+			t.Run(fmt.Sprintf("%s/%d", b[0], round), func(t *testing.T) {
+				ee := newEnvEdit(t)
+				cs, changed := goClient(t, &mcp.StreamableClientTransport{Endpoint: ee.e.serveHTTPProc(t, b[1], nil).url})
+				mcptest.WaitFor(t, time.Minute, "the fixture's tools", func() bool {
+					return slices.Contains(names(t, cs), "mcp__fx__env")
+				})
+				st := measureEnvEdit(t, cs, changed, func() { ee.write(t, "2") }, 5*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, 20*time.Second, 4000)
+				gap := "none"
+				if st.missing > 0 {
+					gap = fmt.Sprintf("%d lists over %v..%v after the edit", st.missing, st.missingFrom.Round(time.Millisecond), st.missingTo.Round(time.Millisecond))
+				}
+				t.Logf("%s: calls %d, failed %d; tools/list %d, without the tool: %s; list_changed %d; edit → new server answering %v",
+					b[0], st.calls, st.failed, st.lists, gap, st.listChanged, st.firstNew.Round(time.Millisecond))
+				mcptest.WaitFor(t, time.Minute, "the old server to stop", func() bool { return len(ee.e.fixturesRunning(t)) == 1 })
+			})
+		}
 	}
 }
