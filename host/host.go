@@ -148,7 +148,9 @@ func (h *Host) unlock() { <-h.sem }
 
 // Update reconciles the running instances with c by id: added entries start,
 // removed ones are disposed, changed ones (plugin, config or disabled) are
-// disposed and started again, unchanged ones are not touched. Built-in
+// replaced (beside the old instance, or with the previous config restored
+// if the new one fails: see Definition.Overlap), unchanged ones are not
+// touched. Built-in
 // plugins missing from c are added. An invalid c changes nothing and returns
 // every problem found. Update returns once every started instance has settled
 // (active, failed or pending); an instance's failure is in Status, not in the
