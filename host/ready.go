@@ -290,8 +290,7 @@ func (h *Host) watchLateReady(in *instance, s *Scope, entry Entry) {
 		if in.scope == s {
 			in.readyEntry = &entry
 			in.notReady = ""
-			h.noteLocked(in)
 		}
-		h.unlockNotify()
+		h.mu.Unlock()
 	})
 }

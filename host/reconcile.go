@@ -344,8 +344,7 @@ func (h *Host) start(in *instance) {
 	default:
 		in.readyEntry = &entry
 	}
-	h.setStateLocked(in, StateActive, "")
-	h.noteLocked(in)
+	h.setStateLocked(in, StateActive, "") // from starting: a note with Kept as it is now
 	h.unlockNotify()
 	if notReady != nil {
 		h.log.Warn("instance started but is not ready", "instance", in.entry.ID, "plugin", in.plugin.name, "err", notReady)
@@ -392,8 +391,7 @@ func (h *Host) restore(in *instance, s *Scope, prev Entry, cause error) {
 	}
 	in.readyEntry = &prev
 	in.kept = keptPrefix + cause.Error()
-	h.setStateLocked(in, StateActive, "")
-	h.noteLocked(in)
+	h.setStateLocked(in, StateActive, "") // from starting
 	h.unlockNotify()
 }
 
