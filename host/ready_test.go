@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,7 +151,20 @@ func TestOverlapKeepsTheOldOneWhenTheNewFails(t *testing.T) {
 			old := scopes(h)["srv"]
 			rec.take()
 
+			var notes []InstanceStatus
+			var notesMu sync.Mutex
+			off := h.OnStatus(func(st InstanceStatus) {
+				notesMu.Lock()
+				notes = append(notes, st)
+				notesMu.Unlock()
+			})
 			apply(t, h, overlapYAML("v2", tc.mode))
+			off()
+			notesMu.Lock()
+			if len(notes) != 1 || notes[0].ID != "srv" || notes[0].State != StateActive || !strings.Contains(notes[0].Kept, tc.why) {
+				t.Errorf("OnStatus got %+v, want one note: srv active, kept", notes)
+			}
+			notesMu.Unlock()
 			if cur := scopes(h)["srv"]; cur != old {
 				t.Fatal("the old run was replaced by one that failed")
 			}
