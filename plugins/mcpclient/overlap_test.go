@@ -1,10 +1,12 @@
 package mcpclient_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -66,5 +68,29 @@ func TestE2EOverlapSwapsResourcesAndPrompts(t *testing.T) {
 	}
 	if got := text(hs.call(tools.Caller{}, "mcp__fx__env", nil)); !strings.Contains(got, "GEN=2") {
 		t.Errorf("env after the swap lacks GEN=2: %q", got)
+	}
+}
+
+// TestE2EOverlapToALazyServerIsReadyFromTheCache: an eager server edited to
+// start lazy is ready at once from its catalog cache: the swap keeps the
+// tools, and the old process stops without a new one starting.
+func TestE2EOverlapToALazyServerIsReadyFromTheCache(t *testing.T) {
+	hs := newHarness(t)
+	fixture := mcptest.FixtureBinary(t)
+	starts := filepath.Join(t.TempDir(), "starts")
+	eager := stdioFixture(t, "lz", "lz", nil, "-starts-file", starts)
+	hs.apply(eager) // its discovery writes the catalog cache
+	hs.requireActive("lz")
+	before := hs.serverTools("lz")
+	hs.apply(withConfig(eager, map[string]any{"startup": "lazy"}))
+	if st := hs.status("lz"); st.State != "active" || st.Kept != "" {
+		t.Fatalf("status %+v, want active, nothing kept", st)
+	}
+	if got := hs.serverTools("lz"); !slices.Equal(got, before) {
+		t.Errorf("tools after the swap %q, want %q", got, before)
+	}
+	eventually(t, "the old server to stop", func() bool { return len(mcptest.ChildProcesses(t, fixture)) == 0 })
+	if n := countLinesIn(t, starts); n != 1 {
+		t.Errorf("%d starts, want 1: the lazy instance starts nothing before a call", n)
 	}
 }
