@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
@@ -233,5 +235,33 @@ func TestMeasureEnvEditGap(t *testing.T) {
 				mcptest.WaitFor(t, time.Minute, "the old server to stop", func() bool { return len(ee.e.fixturesRunning(t)) == 1 })
 			})
 		}
+	}
+}
+
+// TestPluginMoveToABusyPortRestoresTheListener: the gateway cannot run
+// twice side by side, so an edit moves its listener by disposing it; when
+// the new port is taken, the previous config starts again, on its port,
+// and Status says it was kept.
+func TestPluginMoveToABusyPortRestoresTheListener(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	h := testHost(t)
+	port := freePort(t)
+	composition := func(addr string) string {
+		return fmt.Sprintf("plugins:\n  - {id: echo, name: test-echo}\n  - id: gateway\n    name: gateway\n    config: {http: %q}\n", addr)
+	}
+	update(t, h, composition(fmt.Sprintf("127.0.0.1:%d", port)))
+	url := waitGateway(t, h, host.StateActive, nil).Detail
+	update(t, h, composition(busy.Addr().String()))
+	st := waitGateway(t, h, host.StateActive, nil)
+	if st.Detail != url || !strings.Contains(st.Kept, "kept the previous config: the new one failed: http "+busy.Addr().String()) {
+		t.Fatalf("gateway %+v, want active on %s again, kept", st, url)
+	}
+	cs := connect(t, url)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"echo"}) {
+		t.Errorf("tools/list on the restored listener = %v, want [echo]", got)
 	}
 }
