@@ -233,15 +233,10 @@ func TestOverlapShutdownWhileStaged(t *testing.T) {
 	t.Cleanup(func() { readyGate.Store(nil) })
 	h := New(&Options{Logger: testLogger(t), LookupEnv: func(string) (string, bool) { return "", false }})
 	apply(t, h, overlapYAML("v1", `""`))
+	rec.take()
 	done := make(chan error, 1)
 	go func() { done <- h.Update(context.Background(), parse(t, overlapYAML("v2", "gate"))) }()
-	if err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.byID["srv"].next != nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitEvents(t, "apply srv v2 staged=true")
 	if err := h.Shutdown(waitCtx(t)); err != nil {
 		t.Fatal(err)
 	}
