@@ -108,58 +108,58 @@ func (s *Scope) goLive() {
 	}
 }
 
-// Enter counts a call into the instance until leave is called, so that an
-// instance replaced by an overlapping one is disposed only once its calls
-// in flight have ended. ok is false once the instance is closing (drained,
-// or being disposed): the caller looks the name up again and finds the
-// instance that replaced it. A registry calls Enter around a call it
-// dispatches to a registration.
-func (s *Scope) Enter() (leave func(), ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return nil, false
+// closingBit marks Scope.calls once the scope takes no more calls.
+const closingBit = 1 << 62
+
+// Enter counts a call into the instance until Leave, so that an instance
+// replaced by an overlapping one is disposed only once its calls in flight
+// have ended. It reports false, counting nothing, once the instance takes
+// no more calls (replaced, or being disposed): the caller looks the name
+// up again and finds the instance that replaced it. A registry calls Enter
+// and Leave around each call it dispatches to a registration; neither
+// allocates.
+func (s *Scope) Enter() bool {
+	if s.calls.Add(1)&closingBit != 0 {
+		s.Leave()
+		return false
 	}
-	s.inflight++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.inflight--; s.inflight == 0 && s.idle != nil {
-				close(s.idle)
-				s.idle = nil
-			}
-		})
-	}, true
+	return true
 }
 
-// drain waits, at most timeout or until ctx ends, for the calls in flight
-// on s to end, then refuses new ones. It reports how many were still in
-// flight when it gave up.
-func (s *Scope) drain(ctx context.Context, timeout time.Duration) int {
-	s.mu.Lock()
-	if s.inflight == 0 {
-		s.closing = true
-		s.mu.Unlock()
-		return 0
+// Leave ends a call Enter counted.
+func (s *Scope) Leave() {
+	if s.calls.Add(-1) == closingBit { // the last call out of a closing scope
+		if ch := s.idle.Load(); ch != nil {
+			select {
+			case *ch <- struct{}{}:
+			default:
+			}
+		}
 	}
-	if s.idle == nil {
-		s.idle = make(chan struct{})
-	}
-	idle := s.idle
-	s.mu.Unlock()
+}
+
+// drain refuses new calls, then waits, at most timeout or until ctx ends,
+// for those in flight to end. It reports how many were still in flight
+// when it gave up.
+func (s *Scope) drain(ctx context.Context, timeout time.Duration) int64 {
+	ch := make(chan struct{}, 1)
+	s.idle.Store(&ch) // before closing: a Leave that sees closing finds it
+	s.calls.Or(closingBit)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case <-idle:
-	case <-t.C:
-	case <-ctx.Done():
+	for {
+		n := s.calls.Load() &^ closingBit
+		if n == 0 {
+			return 0
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return n
+		case <-ctx.Done():
+			return n
+		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closing = true
-	return s.inflight
 }
 
 // waitReady waits for s to say it is ready, when its plugin reports
@@ -248,6 +248,7 @@ func (h *Host) startBeside(in *instance) {
 	in.kept = ""
 	in.readyEntry = &entry
 	old.retired.Store(true)
+	old.calls.Or(closingBit) // from now on calls find the new run
 	in.since = time.Now()
 	h.noteLocked(in)
 	h.wg.Go(func() { h.retire(old) })

@@ -207,8 +207,7 @@ func TestOverlapDrainsCallsInFlight(t *testing.T) {
 	h := newHost(t, nil)
 	apply(t, h, overlapYAML("v1", `""`))
 	old := scopes(h)["srv"]
-	leave, ok := old.Enter()
-	if !ok {
+	if !old.Enter() {
 		t.Fatal("a serving scope refused a call")
 	}
 	apply(t, h, overlapYAML("v2", `""`))
@@ -218,11 +217,11 @@ func TestOverlapDrainsCallsInFlight(t *testing.T) {
 	if !old.Retired() {
 		t.Fatal("the old run is not retired after the swap")
 	}
-	leave()
-	<-old.Context().Done()
-	if _, ok := old.Enter(); ok {
-		t.Error("a disposed scope accepted a call")
+	if old.Enter() {
+		t.Error("a retired scope accepted a new call")
 	}
+	old.Leave()
+	<-old.Context().Done()
 }
 
 // Shutdown while a new instance waits for its readiness gives up on it

@@ -52,9 +52,10 @@ type Scope struct {
 	staged   atomic.Bool
 	retired  atomic.Bool
 	onLive   []func() // guarded by mu
-	inflight int      // calls in flight (Enter), guarded by mu
-	closing  bool     // Enter refuses, guarded by mu
-	idle     chan struct{}
+	// calls counts the calls in flight (Enter), with closingBit set once
+	// Enter refuses; idle hears the last call leave a closing scope.
+	calls atomic.Int64
+	idle  atomic.Pointer[chan struct{}]
 	// moved are the claims this scope shares with the one it replaces,
 	// handed over at the swap; guarded by the host's mu.
 	moved []Claim
@@ -302,7 +303,7 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 		return nil
 	}
 	s.disposed = true
-	s.closing = true
+	s.calls.Or(closingBit)
 	list := s.orderedLocked()
 	s.disposers = nil
 	s.mu.Unlock()

@@ -109,22 +109,20 @@ func (r *Registry) promote(s *host.Scope) {
 
 // enter looks name up and counts a call into the instance that registered
 // it (host.Scope.Enter), so that a replaced instance is disposed only
-// after its calls end. A replaced instance that stopped taking calls sends
-// the call to the one that replaced it. leave must be called when e is
-// not nil.
-func (r *Registry) enter(name string) (e *entry, leave func()) {
+// after its calls end; a replaced instance that takes no more calls sends
+// the call to the one that replaced it. When the returned scope is not nil
+// the caller calls its Leave once the call ends.
+func (r *Registry) enter(name string) (e *entry, entered *host.Scope) {
 	for range 3 {
 		e = r.lookup(name)
-		if e == nil {
-			return nil, nil
+		if e == nil || e.scope == nil {
+			return e, nil
 		}
-		if e.scope == nil {
-			return e, func() {}
-		}
-		if leave, ok := e.scope.Enter(); ok {
-			return e, leave
+		if e.scope.Enter() {
+			return e, e.scope
 		}
 	}
-	// Still closing: let the call reach it and fail with its own error.
-	return e, func() {}
+	// Still refused: a scope being disposed. Let the call reach it and
+	// fail with its own error, as before there were overlaps.
+	return e, nil
 }
