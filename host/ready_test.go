@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,17 @@ func init() {
 				})
 			default:
 				s.Ready() // during Apply: counts when Apply returns
+			}
+			return nil
+		},
+	})
+	Register(Definition[providerConfig]{
+		Name:   "test-config-consumer",
+		Inject: []Dep{Require(testKey)},
+		Apply: func(s *Scope, c providerConfig) error {
+			rec.add("apply %s %s %s", s.ID(), c.Greeting, Get(s, testKey).greeting)
+			if c.Fail {
+				return errors.New("consumer told to fail")
 			}
 			return nil
 		},
@@ -330,5 +342,27 @@ func waitEvents(t *testing.T, want string) {
 			t.Fatalf("no event %q", want)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// An instance kept on its previous config that restarts because its
+// provider changed starts that config again, not the one that failed.
+func TestKeptConfigSurvivesAProviderRestart(t *testing.T) {
+	h := newHost(t, nil)
+	yaml := func(provider, consumer string, fail bool) string {
+		return fmt.Sprintf("plugins:\n  - id: p\n    name: test-provider\n    config: {greeting: %s}\n  - id: c\n    name: test-config-consumer\n    config: {greeting: %s, fail: %v}\n", provider, consumer, fail)
+	}
+	apply(t, h, yaml("one", "v1", false))
+	apply(t, h, yaml("one", "v2", true))
+	if st := Find(h.Status(), "c"); st.State != StateActive || st.Kept == "" {
+		t.Fatalf("consumer %+v, want active, kept", st)
+	}
+	rec.take()
+	apply(t, h, yaml("two", "v2", true))
+	if got := rec.take(); !slices.Contains(got, "apply c v1 two") || slices.Contains(got, "apply c v2 two") {
+		t.Errorf("events %q: want the kept config v1 started on the new provider", got)
+	}
+	if st := Find(h.Status(), "c"); st.State != StateActive || !strings.Contains(st.Kept, "consumer told to fail") {
+		t.Errorf("consumer %+v, want active, still kept", st)
 	}
 }

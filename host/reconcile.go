@@ -286,6 +286,12 @@ func (h *Host) start(in *instance) {
 	in.scope, in.last = s, s
 	h.setStateLocked(in, StateStarting, "")
 	cfg, entry, fallback := in.cfg, in.entry, in.fallback
+	// An instance kept on its previous config (its file's config failed)
+	// that starts again, because a provider changed, starts that config.
+	keeping := in.kept != "" && fallback == nil && in.readyEntry != nil
+	if keeping {
+		entry, cfg = *in.readyEntry, nil
+	}
 	in.cfg, in.fallback, in.notReady = nil, nil, ""
 	h.unlockNotify()
 
@@ -332,7 +338,9 @@ func (h *Host) start(in *instance) {
 		h.log.Error("instance failed", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
 		return
 	}
-	in.kept = ""
+	if !keeping {
+		in.kept = ""
+	}
 	switch {
 	case notReady != nil:
 		// Nothing to keep: the instance runs on (an MCP client retries
