@@ -119,6 +119,9 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 		return nil, fmt.Errorf("command /%s has no handler", c.Name)
 	}
 	e := &entry{cmd: c, owner: s.ID(), scope: s}
+	if s.Retired() {
+		return func() {}, nil // replaced and draining: not served
+	}
 	r.mu.Lock()
 	if s.Staged() {
 		return r.stage(s, e) // unlocks

@@ -112,6 +112,11 @@ func (r *Registry) Register(s *host.Scope, def Definition) (unregister func(), e
 		return nil, err
 	}
 	e.scope = s
+	if s.Retired() {
+		// Replaced by a newer instance and finishing its calls (a re-sync
+		// during the drain): what it registers now is not served.
+		return func() {}, nil
+	}
 	r.mu.Lock()
 	if s.Staged() {
 		first, err := r.stageLocked(s, e)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -24,6 +25,7 @@ type overlapToolsConfig struct {
 var (
 	stageGate    atomic.Pointer[chan struct{}]
 	stageApplied atomic.Pointer[chan string]
+	stageScopes  sync.Map // version → *host.Scope
 )
 
 func init() {
@@ -34,6 +36,7 @@ func init() {
 		Overlap:      true,
 		Apply: func(s *host.Scope, c overlapToolsConfig) error {
 			reg := host.Get(s, tools.Key)
+			stageScopes.Store(c.Version, s)
 			for _, name := range c.Names {
 				version := c.Version
 				if _, err := reg.Register(s, tools.Definition{Name: name, Execute: func(context.Context, tools.Call) (tools.Output, error) {
@@ -122,10 +125,20 @@ func TestStagedToolsStayInvisibleUntilTheSwap(t *testing.T) {
 	if n := changes.Load(); n != 0 {
 		t.Errorf("%d assembly changes while staged, want none", n)
 	}
+	v, _ := stageScopes.Load("v1")
+	old := v.(*host.Scope)
+	if !old.Enter() { // a call in flight keeps the old instance draining
+		t.Fatal("the serving instance refused a call")
+	}
 	close(gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// What the replaced instance registers while it drains is not served.
+	if _, err := r.Register(old, noop("late")); err != nil {
+		t.Errorf("register on the retired instance: %v", err)
+	}
+	old.Leave()
 	if got := r.Names(testCaller); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("after the swap, names %q, want a, c", got)
 	}
