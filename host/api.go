@@ -26,6 +26,10 @@ type InstanceStatus struct {
 	Since  time.Time
 	Err    string // the failure, or what a pending instance waits for
 	Detail string // what the instance last said of itself (Scope.SetDetail)
+	// Kept is set while an active instance runs its previous config
+	// because the entry's new one failed: "kept the previous config: the
+	// new one failed: …". A later edit of the entry tries again.
+	Kept string `json:",omitempty"`
 }
 
 // Options configures a Host. The zero value (or nil) means defaults.
@@ -34,6 +38,16 @@ type Options struct {
 	Logger *slog.Logger
 	// DisposeTimeout bounds the dispose of one instance (default 10s).
 	DisposeTimeout time.Duration
+	// ReadyTimeout bounds how long the host waits, after Apply returned,
+	// for an instance whose plugin reports readiness (default
+	// DefaultReadyTimeout); past it the instance counts as failed to start.
+	// The plugin's own bound (an MCP client's startupTimeoutMs) usually
+	// ends the wait first.
+	ReadyTimeout time.Duration
+	// DrainTimeout bounds how long an instance replaced by an overlapping
+	// one is left to finish its calls in flight before it is disposed
+	// (default DefaultDrainTimeout).
+	DrainTimeout time.Duration
 	// LookupEnv resolves ${VAR} in the composition (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 	// Debounce is how long Watch waits for a file to stop changing before

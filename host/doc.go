@@ -79,8 +79,13 @@
 //
 // [Host.Update] reconciles the running instances with a composition by
 // id: added entries start, removed ones are disposed, changed ones
-// (plugin, config or disabled) are disposed and started again, and
-// unchanged ones are not touched at all. A composition that does not parse
+// (plugin, config or disabled) are replaced, and unchanged ones are not
+// touched at all. A changed entry that runs a config that was ready is
+// never left without it: a plugin with Definition.Overlap starts the new
+// instance beside the old one and swaps once the new one is ready
+// (Scope.Ready), any other is disposed, started anew, and started again
+// with its previous config if the new one fails; either way Status says
+// the previous config was kept, and why. A composition that does not parse
 // or validate changes nothing. A plugin whose Apply fails leaves its
 // instance failed, visible in Status, and touches no other instance;
 // nothing retries it until its entry changes or [Host.Reload] is called.
@@ -103,9 +108,10 @@
 //
 // # Differences from cordis
 //
-// A changed entry is disposed before its replacement starts, rather than
-// updated in place: an id owns exclusive things (a provided service, a
-// server process) that old and new could not both hold. Plugins declare the
+// A changed entry is replaced, not updated in place; unless its plugin
+// declares that two instances can overlap, the old one is disposed before
+// its replacement starts: an id owns exclusive things (a provided service,
+// a listener) that old and new could not both hold. Plugins declare the
 // services they provide, so the host can order startup and reject cycles
 // before running anything. Services are found by typed keys, never by
 // strings, and an instance sees the values it was started with: a new

@@ -84,6 +84,23 @@ type instance struct {
 	// (0: none) when it was. A change in those runs restarts the instance.
 	evaluated bool
 	seen      map[string]uint64
+
+	// readyEntry is the entry of the last run that was ready: the config a
+	// failed edit keeps or restores (nil when no run was ready yet).
+	readyEntry *Entry
+	// beside: the entry changed and its plugin allows overlap; the new
+	// config starts beside the serving run (startBeside).
+	beside bool
+	// fallback is the config to start again if the changed entry's new
+	// config fails (restore, when the plugin cannot overlap).
+	fallback *Entry
+	// next is the staged run starting beside the serving one, if any.
+	next *Scope
+	// kept says why the instance runs its previous config (Status.Kept).
+	kept string
+	// notReady is why the last start, which had nothing to keep, did not
+	// get ready; the instance runs on (for the reload's outcome).
+	notReady string
 }
 
 // New returns a host with no instances. Nil options mean defaults.
@@ -103,6 +120,12 @@ func New(opts *Options) *Host {
 	}
 	if h.opts.DisposeTimeout <= 0 {
 		h.opts.DisposeTimeout = DefaultDisposeTimeout
+	}
+	if h.opts.ReadyTimeout <= 0 {
+		h.opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if h.opts.DrainTimeout <= 0 {
+		h.opts.DrainTimeout = DefaultDrainTimeout
 	}
 	if h.opts.LookupEnv == nil {
 		h.opts.LookupEnv = os.LookupEnv
@@ -125,7 +148,9 @@ func (h *Host) unlock() { <-h.sem }
 
 // Update reconciles the running instances with c by id: added entries start,
 // removed ones are disposed, changed ones (plugin, config or disabled) are
-// disposed and started again, unchanged ones are not touched. Built-in
+// replaced (beside the old instance, or with the previous config restored
+// if the new one fails: see Definition.Overlap), unchanged ones are not
+// touched. Built-in
 // plugins missing from c are added. An invalid c changes nothing and returns
 // every problem found. Update returns once every started instance has settled
 // (active, failed or pending); an instance's failure is in Status, not in the
@@ -171,7 +196,10 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		h.applied = true
 		h.mu.Unlock()
 		h.settle(rep)
-		rep.log(h)
+		outcomes := rep.log(h)
+		h.mu.Lock()
+		h.stats.Outcomes = outcomes
+		h.mu.Unlock()
 		h.mu.Lock()
 		abandoned := h.abandoned
 		h.mu.Unlock()
@@ -210,6 +238,9 @@ func (h *Host) Shutdown(ctx context.Context) error {
 	for _, in := range h.order {
 		if in.state == StateStarting && in.scope != nil {
 			in.scope.cancel()
+		}
+		if in.next != nil {
+			in.next.cancel()
 		}
 	}
 	h.mu.Unlock()

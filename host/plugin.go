@@ -51,6 +51,24 @@ type Definition[C any] struct {
 	// Apply starts an instance. Everything it registers on s is undone when
 	// the instance is disposed, or at once if Apply returns an error.
 	Apply func(s *Scope, cfg C) error
+	// ReportsReady says an instance tells the host when it is ready, or
+	// has failed, after Apply returned: Scope.Ready or Scope.Fail (an MCP
+	// client is ready once its tools are registered). The host waits for
+	// that, bounded by Options.ReadyTimeout, before it swaps a changed
+	// entry to the new instance or lets instances that inject its services
+	// start. Without it an instance is ready when Apply returns.
+	ReportsReady bool
+	// Overlap says two instances of one entry may run side by side: an
+	// edit starts the new instance beside the old one, whose registrations
+	// stay visible until the new one is ready (Scope.Staged); then the new
+	// one's replace them in one step, the claims move to it, and the old
+	// one is disposed once its calls in flight end (Scope.Enter). A new
+	// instance that fails leaves the old one running untouched. Without
+	// it, a changed entry is disposed, then started again, and restored
+	// with its previous config when the new one fails. A plugin with
+	// Overlap provides no service: two providers of one service cannot
+	// overlap.
+	Overlap bool
 }
 
 // Claim is a name one instance holds exclusively within a host.
@@ -71,7 +89,10 @@ type plugin struct {
 	inject      []Dep
 	provides    []string
 	builtin     bool
-	configType  reflect.Type
+	// reportsReady and overlap are the Definition's ReportsReady and Overlap.
+	reportsReady bool
+	overlap      bool
+	configType   reflect.Type
 	// newConfig returns a pointer to a fresh config holding the defaults.
 	newConfig func() any
 	// validate, claims and apply take the pointer newConfig returned;
@@ -114,11 +135,13 @@ func Register[C any](d Definition[C]) {
 		panic(fmt.Sprintf("host: plugin %q has no Apply", d.Name))
 	}
 	p := &plugin{
-		name:        d.Name,
-		description: d.Description,
-		inject:      append([]Dep(nil), d.Inject...),
-		builtin:     d.Builtin,
-		configType:  reflect.TypeFor[C](),
+		name:         d.Name,
+		description:  d.Description,
+		inject:       append([]Dep(nil), d.Inject...),
+		builtin:      d.Builtin,
+		reportsReady: d.ReportsReady,
+		overlap:      d.Overlap,
+		configType:   reflect.TypeFor[C](),
 		newConfig: func() any {
 			c := new(C)
 			if d.Defaults != nil {
@@ -150,6 +173,9 @@ func Register[C any](d Definition[C]) {
 	}
 	for _, k := range d.Provides {
 		p.provides = append(p.provides, k.ServiceName())
+	}
+	if d.Overlap && len(p.provides) > 0 {
+		panic(fmt.Sprintf("host: plugin %q both provides services and declares Overlap; a service has one provider at a time", d.Name))
 	}
 	seen := map[string]bool{}
 	for _, dep := range d.Inject {

@@ -26,6 +26,25 @@ func normConfig(m map[string]any) map[string]any {
 	return m
 }
 
+// carryLocked prepares old, a running instance whose last ready config
+// is known, to take pl's config without losing that one: beside it when
+// the plugin allows overlap, else disposed with the ready config as
+// fallback. It reports false (nothing done) when old is not running a
+// ready config, or pl is disabled or names another plugin: then the entry
+// is disposed and started anew, as any change.
+func (h *Host) carryLocked(old *instance, pl *planned) bool {
+	if old.scope == nil || old.state != StateActive || old.readyEntry == nil || old.next != nil ||
+		pl.entry.Disabled || old.entry.Disabled || pl.plugin != old.plugin {
+		return false
+	}
+	prev := *old.readyEntry
+	old.entry, old.cfg = pl.entry, pl.cfg
+	old.fallback = &prev
+	old.beside = old.plugin.overlap
+	old.evaluated = false
+	return true
+}
+
 // reconcile replaces the host's entries with list: unchanged instances are
 // kept as they are (failed ones are queued again if retryFailed), removed
 // and changed ones disposed (their dependents first), and new ones queued
@@ -45,7 +64,9 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 			switch {
 			case retryFailed && old.state == StateFailed:
 				old.evaluated = false
-				rep.add(&rep.retried, old.entry.ID, "failed before; retried by an explicit reload")
+				rep.add(&rep.retried, old.entry.ID, "retried by an explicit reload")
+			case retryFailed && old.kept != "" && h.carryLocked(old, pl):
+				rep.add(&rep.retried, old.entry.ID, "its new config failed before; retried by an explicit reload")
 			case old.state == StatePending:
 				old.evaluated = false
 				rep.unchanged++
@@ -57,6 +78,18 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 			continue
 		}
 		if old != nil {
+			why := entryChange(old.entry, pl.entry)
+			if h.carryLocked(old, pl) {
+				// The instance stays: its new config starts beside it,
+				// or replaces it with the way back to the config it ran.
+				rep.add(&rep.restarted, old.entry.ID, why)
+				if !old.beside {
+					stale = append(stale, old)
+				}
+				next = append(next, old)
+				nextByID[old.entry.ID] = old
+				continue
+			}
 			stale = append(stale, old)
 		}
 		// Said as what runs: a disabled entry starts nothing.
@@ -212,6 +245,17 @@ func (h *Host) seenLocked(in *instance) map[string]uint64 {
 // new scope and the plugin's Apply, leaving it active or failed.
 func (h *Host) start(in *instance) {
 	h.mu.Lock()
+	if in.beside {
+		in.beside = false
+		if in.scope != nil && !h.closed {
+			in.evaluated = true
+			h.mu.Unlock()
+			h.startBeside(in)
+			return
+		}
+		// Disposed meanwhile (a provider it injects changed): start it
+		// anew, with its previous config as the way back.
+	}
 	in.seen = h.seenLocked(in)
 	in.evaluated = true
 	injected := map[string]any{}
@@ -241,18 +285,46 @@ func (h *Host) start(in *instance) {
 	s.injected = injected
 	in.scope, in.last = s, s
 	h.setStateLocked(in, StateStarting, "")
-	cfg := in.cfg
-	in.cfg = nil
+	cfg, entry, fallback := in.cfg, in.entry, in.fallback
+	// An instance kept on its previous config (its file's config failed)
+	// that starts again, because a provider changed, starts that config.
+	keeping := in.kept != "" && fallback == nil && in.readyEntry != nil
+	if keeping {
+		entry, cfg = *in.readyEntry, nil
+	}
+	in.cfg, in.fallback, in.notReady = nil, nil, ""
 	h.unlockNotify()
 
 	begin := time.Now()
-	err := h.runApply(in, s, cfg)
+	err := h.runApply(in, s, &entry, cfg)
+	var notReady error
+	pending := false
+	switch {
+	case err != nil:
+	case fallback != nil || len(in.plugin.provides) > 0:
+		// Something waits on the outcome: the way back to the previous
+		// config, or the instances that inject this one's services.
+		if notReady = h.waitReady(in.plugin, s); notReady != nil && fallback != nil {
+			err, notReady = notReady, nil
+		}
+	default:
+		// Nothing to keep and nobody waiting: the reconcile goes on (a
+		// lazy MCP server connects in the background) and only says what
+		// the instance said so far.
+		pending, notReady = readyNow(in.plugin, s)
+	}
 
 	h.mu.Lock()
+	if err != nil && fallback != nil && !h.closed {
+		h.mu.Unlock()
+		h.restore(in, s, *fallback, err)
+		return
+	}
 	if err != nil {
 		// Invisible before its disposers run: nothing may inject a
 		// service of a failed instance.
 		in.scope = nil
+		in.kept = ""
 		h.mu.Unlock()
 		s.Dispose(h.opts.DisposeTimeout)
 		h.mu.Lock()
@@ -266,17 +338,77 @@ func (h *Host) start(in *instance) {
 		h.log.Error("instance failed", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
 		return
 	}
-	h.setStateLocked(in, StateActive, "")
+	if !keeping {
+		in.kept = ""
+	}
+	switch {
+	case notReady != nil:
+		// Nothing to keep: the instance runs on (an MCP client retries
+		// in the background), and the reload says it did not get ready.
+		in.notReady = notReady.Error()
+		h.watchLateReady(in, s, entry)
+	case pending:
+		h.watchLateReady(in, s, entry)
+	default:
+		in.readyEntry = &entry
+	}
+	h.setStateLocked(in, StateActive, "") // from starting: a note with Kept as it is now
 	h.unlockNotify()
+	if notReady != nil {
+		h.log.Warn("instance started but is not ready", "instance", in.entry.ID, "plugin", in.plugin.name, "err", notReady)
+		return
+	}
 	h.log.Debug("instance active", "instance", in.entry.ID, "plugin", in.plugin.name, "took", time.Since(begin))
+}
+
+// restore disposes s, the run of in's new config that failed with cause,
+// and starts in again with prev, the config it ran before (a plugin that
+// cannot overlap). It leaves in active and Kept, or failed with both
+// errors.
+func (h *Host) restore(in *instance, s *Scope, prev Entry, cause error) {
+	h.mu.Lock()
+	in.scope = nil
+	h.mu.Unlock()
+	s.Dispose(h.opts.DisposeTimeout)
+	h.log.Warn("new config failed; starting the previous one again", "instance", in.entry.ID, "plugin", in.plugin.name, "err", cause)
+
+	h.mu.Lock()
+	h.lastRun++
+	in.run = h.lastRun
+	r := newScope(h.base, in.entry.ID, h.log, in)
+	if h.closed {
+		r.cancel()
+	}
+	r.injected = s.injected
+	in.scope, in.last = r, r
+	h.unlockNotify()
+	err := h.runApply(in, r, &prev, nil)
+	if err == nil {
+		err = h.waitReady(in.plugin, r)
+	}
+	h.mu.Lock()
+	if err != nil {
+		in.scope, in.kept = nil, ""
+		h.mu.Unlock()
+		r.Dispose(h.opts.DisposeTimeout)
+		h.mu.Lock()
+		h.setStateLocked(in, StateFailed, fmt.Sprintf("%v; the previous config, started again, failed too: %v", cause, err))
+		h.unlockNotify()
+		h.log.Error("instance failed; its previous config failed too", "instance", in.entry.ID, "plugin", in.plugin.name, "err", err)
+		return
+	}
+	in.readyEntry = &prev
+	in.kept = keptPrefix + cause.Error()
+	h.setStateLocked(in, StateActive, "") // from starting
+	h.unlockNotify()
 }
 
 // runApply runs the plugin's Apply, turning a panic into an error. A config
 // already used by an earlier run is decoded afresh, so a run cannot see
 // what an earlier one did to it.
-func (h *Host) runApply(in *instance, s *Scope, cfg any) (err error) {
+func (h *Host) runApply(in *instance, s *Scope, entry *Entry, cfg any) (err error) {
 	if cfg == nil {
-		c, errs := decodeConfig(in.plugin, &in.entry)
+		c, errs := decodeConfig(in.plugin, entry)
 		if len(errs) > 0 {
 			return errs[0]
 		}
@@ -415,6 +547,21 @@ func (h *Host) hold(s *Scope, claims []Claim) error {
 		h.mu.Unlock()
 		if holder == s {
 			continue // listed twice by the plugin
+		}
+		if holder != nil && holder == s.replaces {
+			// Started beside the run it replaces: the name moves to s
+			// at the swap (startBeside).
+			h.mu.Lock()
+			s.moved = append(s.moved, name)
+			h.mu.Unlock()
+			s.Effect(fmt.Sprintf("claim %s %s", c.Kind, c.Value), func() {
+				h.mu.Lock()
+				if h.claims[name] == s {
+					delete(h.claims, name)
+				}
+				h.mu.Unlock()
+			})
+			continue
 		}
 		if holder != nil {
 			return fmt.Errorf("%s %q is still held by instance %q, whose dispose has not finished; try again once it has (SIGHUP reloads)", c.Kind, c.Value, holder.id)

@@ -28,24 +28,61 @@ func (r *report) add(list *[]decision, id, why string) {
 	*list = append(*list, decision{id, why})
 }
 
-// log writes the report. The started, restarted and retried instances are
-// listed by the state they settled in.
-func (r *report) log(h *Host) {
-	if !h.log.Enabled(h.base, slog.LevelInfo) {
-		return
-	}
+// log writes the report and returns the outcome of each entry it
+// touched. The started, restarted and retried instances are listed by
+// the state they settled in; kept ones (their new config failed, the
+// previous one runs) apart.
+func (r *report) log(h *Host) []Outcome {
 	h.mu.Lock()
 	state := make(map[string]State, len(h.order))
+	kept := map[string]string{}
+	notReady := map[string]string{}
+	errs := map[string]string{}
 	for _, in := range h.order {
 		state[in.entry.ID] = in.state
+		errs[in.entry.ID] = in.err
+		if in.kept != "" {
+			kept[in.entry.ID] = in.kept
+		}
+		if in.notReady != "" {
+			notReady[in.entry.ID] = in.notReady
+		}
 	}
 	h.mu.Unlock()
 
 	outcome := map[State][]string{}
-	for _, list := range [][]decision{r.started, r.restarted, r.retried} {
-		for _, d := range list {
-			outcome[state[d.id]] = append(outcome[state[d.id]], d.id)
+	var keptIDs []string
+	var outcomes []Outcome
+	for _, l := range []struct {
+		what string
+		list []decision
+	}{{"started", r.started}, {"restarted", r.restarted}, {"started", r.retried}} {
+		for _, d := range l.list {
+			o := Outcome{ID: d.id, Result: l.what, Why: d.why}
+			switch {
+			case kept[d.id] != "":
+				keptIDs = append(keptIDs, d.id)
+				o.Result, o.Why = "kept", kept[d.id]
+			case notReady[d.id] != "":
+				outcome[StateFailed] = append(outcome[StateFailed], d.id)
+				o.Result, o.Why = "failed", "not ready, still trying: "+notReady[d.id]
+			default:
+				outcome[state[d.id]] = append(outcome[state[d.id]], d.id)
+				switch state[d.id] {
+				case StateFailed:
+					o.Result, o.Why = "failed", errs[d.id]
+				case StatePending:
+					o.Result, o.Why = "pending", errs[d.id]
+				}
+			}
+			outcomes = append(outcomes, o)
 		}
+	}
+	for _, d := range r.disposed {
+		outcomes = append(outcomes, Outcome{ID: d.id, Result: "disposed", Why: d.why})
+	}
+	if !h.log.Enabled(h.base, slog.LevelInfo) {
+		return outcomes
 	}
 	attrs := []any{}
 	add := func(key string, ids []string) {
@@ -65,6 +102,7 @@ func (r *report) log(h *Host) {
 	add("retried", ids(r.retried))
 	add("disposed", ids(r.disposed))
 	add("failed", outcome[StateFailed])
+	add("kept", keptIDs)
 	add("pending", outcome[StatePending])
 	attrs = append(attrs, "unchanged", r.unchanged)
 	level := slog.LevelInfo
@@ -84,6 +122,7 @@ func (r *report) log(h *Host) {
 	for _, d := range r.disposed {
 		h.log.Debug("instance disposed", "instance", d.id, "why", d.why)
 	}
+	return outcomes
 }
 
 // entryChange says what differs between two versions of an entry, naming

@@ -42,6 +42,23 @@ type Scope struct {
 	// local holds services provided on a scope that belongs to no host
 	// (NewScope), guarded by mu.
 	local map[string]any
+
+	// Readiness, overlap and drain (ready.go).
+	ready readiness
+	// replaces is the serving scope of the entry this one is started
+	// beside (Definition.Overlap), nil otherwise; staged holds while this
+	// one's registrations must stay invisible.
+	replaces *Scope
+	staged   atomic.Bool
+	retired  atomic.Bool
+	onLive   []func() // guarded by mu
+	// calls counts the calls in flight (Enter), with closingBit set once
+	// Enter refuses; idle hears the last call leave a closing scope.
+	calls atomic.Int64
+	idle  atomic.Pointer[chan struct{}]
+	// moved are the claims this scope shares with the one it replaces,
+	// handed over at the swap; guarded by the host's mu.
+	moved []Claim
 }
 
 // ErrDisposeTimeout is returned (wrapped) by Dispose and Host.Shutdown when
@@ -64,7 +81,7 @@ func NewScope(parent context.Context, id string, logger *slog.Logger) *Scope {
 
 func newScope(parent context.Context, id string, logger *slog.Logger, inst *instance) *Scope {
 	ctx, cancel := context.WithCancel(parent)
-	return &Scope{id: id, ctx: ctx, cancel: cancel, logger: logger.With("instance", id), inst: inst}
+	return &Scope{id: id, ctx: ctx, cancel: cancel, logger: logger.With("instance", id), inst: inst, ready: readiness{done: make(chan struct{})}}
 }
 
 // ID returns the composition id of the instance.
@@ -286,6 +303,7 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 		return nil
 	}
 	s.disposed = true
+	s.calls.Or(closingBit)
 	list := s.orderedLocked()
 	s.disposers = nil
 	s.mu.Unlock()

@@ -22,7 +22,7 @@ func (h *Host) statusLocked() []InstanceStatus {
 }
 
 func (in *instance) statusLocked() InstanceStatus {
-	st := InstanceStatus{ID: in.entry.ID, Plugin: in.entry.Name, State: in.state, Since: in.since, Err: in.err}
+	st := InstanceStatus{ID: in.entry.ID, Plugin: in.entry.Name, State: in.state, Since: in.since, Err: in.err, Kept: in.kept}
 	if in.last != nil {
 		st.Detail = in.last.Detail()
 	}
@@ -143,6 +143,19 @@ type ReloadStats struct {
 	LastError error
 	// LastApplied is when a composition was last applied.
 	LastApplied time.Time
+	// Outcomes says how each entry the last applied composition started,
+	// restarted or disposed came out, in composition order.
+	Outcomes []Outcome
+}
+
+// Outcome is how one entry a reload touched came out.
+type Outcome struct {
+	ID string
+	// Result is "started", "restarted", "kept" (the new config failed; the
+	// previous one runs), "failed", "pending" or "disposed".
+	Result string
+	// Why is the change, or the failure.
+	Why string
 }
 
 // Reloads returns what Watch has done so far.

@@ -441,6 +441,10 @@ func writeInstanceLines(w io.Writer, st []host.InstanceStatus) {
 		if msg == "" {
 			msg = s.Detail
 		}
-		fmt.Fprintf(w, "  %s (%s) %s: %s\n", s.ID, s.Plugin, s.State, dash(msg))
+		state := string(s.State)
+		if s.Kept != "" {
+			state += " (" + s.Kept + ")"
+		}
+		fmt.Fprintf(w, "  %s (%s) %s: %s\n", s.ID, s.Plugin, state, dash(msg))
 	}
 }

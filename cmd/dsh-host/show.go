@@ -85,6 +85,10 @@ func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 	fmt.Fprintln(tw, "ID\tPLUGIN\tSTATE\tSINCE\tTOOLS\tDETAIL")
 	for _, s := range st {
 		detail := s.Detail
+		if s.Kept != "" {
+			// First: the entry does not run what its file says.
+			detail = strings.TrimSuffix(s.Kept+"; "+detail, "; ")
+		}
 		if s.Err != "" {
 			if detail != "" {
 				detail += "; "
@@ -230,12 +234,14 @@ type statusRow struct {
 	Since  time.Time  `json:"since"`
 	Error  string     `json:"error,omitempty"`
 	Detail string     `json:"detail,omitempty"`
+	// Kept: the entry's new config failed; its previous one runs.
+	Kept string `json:"kept,omitempty"`
 }
 
 func statusRows(st []host.InstanceStatus) []statusRow {
 	rows := make([]statusRow, 0, len(st))
 	for _, s := range st {
-		rows = append(rows, statusRow{s.ID, s.Plugin, s.State, s.Since, s.Err, s.Detail})
+		rows = append(rows, statusRow{s.ID, s.Plugin, s.State, s.Since, s.Err, s.Detail, s.Kept})
 	}
 	return rows
 }

@@ -6,9 +6,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
 )
 
@@ -53,12 +55,16 @@ func cmdReload(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("reload", "[-c FILE] [flags]", `
 Reload has the running host of the composition (dsh-host run or serve)
 re-read its file now, as SIGHUP does: changed entries are restarted and
-failed instances are started again. It waits for the outcome and prints the
-instances; a file that does not parse or validate changes nothing and exits 1
-with its problems. With no running host there is nothing to reload: it exits
+failed instances are started again. It waits for the outcome (at most
+--timeout) and prints, for each entry the reload touched, whether it
+started, restarted, kept its previous config (the new one failed: the old
+server keeps serving) or failed, then the instances; it exits 1 when an
+entry was kept or failed. A file that does not parse or validate changes
+nothing and exits 1 with its problems. With no running host there is nothing to reload: it exits
 1 (dsh-host check validates a file without starting anything).`)
 	var cf commonFlags
 	cf.register(fs, "warn")
+	timeout := fs.Duration("timeout", reloadTimeout, "how long to wait for the changed entries to be ready or fail")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -68,8 +74,13 @@ with its problems. With no running host there is nothing to reload: it exits
 		return fail(io, "reload", fmt.Errorf("no dsh-host run or serve is running for %s: nothing to reload (dsh-host check validates the file)", cf.file))
 	}
 	defer c.Close()
-	res, err := c.Reload(ctx)
+	wctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, err := c.Reload(wctx)
 	if err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("no outcome within %s; the host finishes the reload in the background (dsh-host status shows where it stands)", *timeout)
+		}
 		return fail(io, "reload", err)
 	}
 	screen := io.display()
@@ -81,6 +92,30 @@ with its problems. With no running host there is nothing to reload: it exits
 		return exitFail
 	}
 	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.file, strings.TrimPrefix(summary(res.Instances), "ready: "))
+	bad := writeOutcomes(screen.Out, res.Outcomes)
 	writeInstanceLines(screen.Out, res.Instances)
+	if bad {
+		return exitFail
+	}
 	return exitOK
+}
+
+// reloadTimeout bounds how long reload waits for its outcome: an MCP
+// server's startupTimeoutMs is 30s by default.
+const reloadTimeout = 2 * time.Minute
+
+// writeOutcomes prints what the reload did to each entry it touched, and
+// reports whether any was kept on its previous config or failed.
+func writeOutcomes(w io.Writer, outcomes []host.Outcome) (bad bool) {
+	if len(outcomes) == 0 {
+		return false
+	}
+	fmt.Fprintln(w, "\nchanged:")
+	for _, o := range outcomes {
+		fmt.Fprintf(w, "  %s: %s (%s)\n", o.ID, o.Result, dash(o.Why))
+		if o.Result == "kept" || o.Result == "failed" {
+			bad = true
+		}
+	}
+	return bad
 }

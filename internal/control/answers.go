@@ -128,6 +128,10 @@ type ReadAnswer struct {
 type ReloadResult struct {
 	Error     string                `json:"error,omitempty"`
 	Instances []host.InstanceStatus `json:"instances"`
+	// Outcomes says how each entry the reload touched came out: started,
+	// restarted, kept (its new config failed; the previous one runs),
+	// failed, pending or disposed.
+	Outcomes []host.Outcome `json:"outcomes,omitempty"`
 }
 
 // errNoTools, errNoCommands and errNoResources: a service the composition
@@ -275,6 +279,8 @@ func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 			res := ReloadResult{Instances: l.Host.Status()}
 			if st.Failed > before.Failed && st.LastError != nil {
 				res.Error = st.LastError.Error()
+			} else {
+				res.Outcomes = st.Outcomes
 			}
 			return res, nil
 		}

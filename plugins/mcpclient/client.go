@@ -368,11 +368,15 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			return
 		}
 		if nl := (*oauth.NeedsLoginError)(nil); errors.As(err, &nl) && c.opt.oauth != nil {
+			if first {
+				c.reportFailed(err) // not ready until a person logs in
+			}
 			c.needLogin(ctx, first, nl)
 			return
 		}
 		if first {
 			c.opt.logger.Error(c.label+": initial connection or tool synchronization failed", "err", err)
+			c.reportFailed(err)
 		} else {
 			c.opt.logger.Warn(c.label+": connection attempt failed", "err", err)
 		}
@@ -397,7 +401,8 @@ func (c *client) attempt(ctx context.Context, first bool) {
 	c.shared.live = cn
 	c.mu.Unlock()
 	c.setInstructions(c.capInstructions(cn.session.InitializeResult()))
-	if err := c.swapLive(list); err != nil && strict {
+	swapErr := c.swapLive(list)
+	if err := swapErr; err != nil && strict {
 		c.conn = nil
 		c.mu.Lock()
 		c.shared.live = nil
@@ -409,6 +414,11 @@ func (c *client) attempt(ctx context.Context, first bool) {
 		return
 	}
 	c.bridge.Sync(ctx, cn, bridge.Resources|bridge.Prompts, true)
+	if swapErr != nil {
+		c.reportFailed(swapErr)
+	} else {
+		c.reportReady()
+	}
 	if c.retry.failed > 0 {
 		c.opt.logger.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", c.label, c.retry.failed, c.opt.cfg.Reconnect.MaxAttempts))
 	}

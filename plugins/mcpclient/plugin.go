@@ -30,6 +30,11 @@ func init() {
 			return []host.Claim{{Kind: "serverName", Value: cfg.ServerName, Key: "serverName"}}
 		},
 		Apply: apply,
+		// Ready once its tools are registered (ready.go); an edit starts
+		// the new server beside the old one, whose serverName claim and
+		// tools move to the new one when it is ready.
+		ReportsReady: true,
+		Overlap:      true,
 	})
 }
 
@@ -100,6 +105,7 @@ func start(s *host.Scope, opt options) (*client, error) {
 		return c, err
 	}
 	c.bridge = b
+	watchStartup(s, c.label, c.opt.cfg.StartupTimeoutMs)
 	s.Go("mcp-client supervisor", c.run)
 	select {
 	case <-c.first.ready:

@@ -82,6 +82,9 @@ type Reply struct {
 type Registry struct {
 	mu   sync.RWMutex
 	cmds map[string]*entry
+	// staged holds the commands of instances started beside the one they
+	// replace, until they go live (stage.go).
+	staged map[*host.Scope][]*entry
 }
 
 // entry is a registered command; removal compares the pointer so that a
@@ -89,6 +92,7 @@ type Registry struct {
 type entry struct {
 	cmd   Command
 	owner string // the id of the scope that registered it, for clashes
+	scope *host.Scope
 }
 
 // NameRule is the pattern every command name must match: a letter, then
@@ -114,8 +118,14 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 	if c.Handler == nil {
 		return nil, fmt.Errorf("command /%s has no handler", c.Name)
 	}
-	e := &entry{cmd: c, owner: s.ID()}
+	e := &entry{cmd: c, owner: s.ID(), scope: s}
+	if s.Retired() {
+		return func() {}, nil // replaced and draining: not served
+	}
 	r.mu.Lock()
+	if s.Staged() {
+		return r.stage(s, e) // unlocks
+	}
 	if held, taken := r.cmds[c.Name]; taken {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("command /%s is already registered by instance %q: pick another name or remove the other registration", c.Name, held.owner)
@@ -132,6 +142,7 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 		if r.cmds[c.Name] == e {
 			delete(r.cmds, c.Name)
 		}
+		r.unstageLocked(e)
 	}), nil
 }
 

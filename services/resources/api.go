@@ -177,6 +177,10 @@ type Source struct {
 	templates []parsedTemplate
 	sig       string
 	removed   bool
+	// scope is the registering instance's; staged holds while that
+	// instance starts beside the one it replaces (stage.go).
+	scope     *host.Scope
+	staged    bool
 	prompts   []Prompt
 	promptSig string
 	listed    bool // Listed was called
@@ -233,8 +237,11 @@ func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
 	if p.Server == "" || p.Read == nil {
 		return nil, errors.New("resources: a provider needs a Server and a Read")
 	}
-	src := &Source{r: r, p: p}
+	src := &Source{r: r, p: p, scope: s}
 	r.mu.Lock()
+	if s.Staged() {
+		return r.stage(s, src) // unlocks
+	}
 	for _, o := range r.sources {
 		if o.p.Server == p.Server {
 			r.mu.Unlock()
@@ -243,25 +250,35 @@ func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
 	}
 	r.sources = append(r.sources, src)
 	r.mu.Unlock()
-	s.Effect("resources provider "+p.Server, func() {
-		r.mu.Lock()
-		src.removed = true
-		had := len(src.resources)+len(src.templates) > 0
-		hadPrompts := len(src.prompts) > 0
-		r.sources = slices.DeleteFunc(r.sources, func(o *Source) bool { return o == src })
-		// Its subscriptions went with the server; a provider that
-		// lists these URIs later takes them up (Set).
-		maps.DeleteFunc(r.held, func(_ string, h *Source) bool { return h == src })
-		r.wakeLocked()
-		r.mu.Unlock()
-		if had {
-			r.emit(Change{Kind: ListChanged, Server: p.Server})
-		}
-		if hadPrompts {
-			r.emit(Change{Kind: PromptsChanged, Server: p.Server})
-		}
-	})
+	s.Effect("resources provider "+p.Server, src.remove)
 	return src, nil
+}
+
+// remove takes src out, when its instance is disposed.
+func (src *Source) remove() {
+	r, p := src.r, src.p
+	r.mu.Lock()
+	if src.removed || src.staged {
+		// Replaced by a newer instance's source, or never live.
+		src.removed = true
+		r.mu.Unlock()
+		return
+	}
+	src.removed = true
+	had := len(src.resources)+len(src.templates) > 0
+	hadPrompts := len(src.prompts) > 0
+	r.sources = slices.DeleteFunc(r.sources, func(o *Source) bool { return o == src })
+	// Its subscriptions went with the server; a provider that lists these
+	// URIs later takes them up (Set).
+	maps.DeleteFunc(r.held, func(_ string, h *Source) bool { return h == src })
+	r.wakeLocked()
+	r.mu.Unlock()
+	if had {
+		r.emit(Change{Kind: ListChanged, Server: p.Server})
+	}
+	if hadPrompts {
+		r.emit(Change{Kind: PromptsChanged, Server: p.Server})
+	}
 }
 
 // Set replaces the source's resources and templates. An unchanged set
@@ -294,6 +311,10 @@ func (src *Source) Set(resources []*mcp.Resource, templates []*mcp.ResourceTempl
 		return
 	}
 	src.resources, src.templates, src.sig = rs, ts, sig
+	if src.staged {
+		r.mu.Unlock() // announced when it goes live
+		return
+	}
 	r.logCollisionsLocked(src)
 	adopt := r.adoptLocked(src)
 	r.mu.Unlock()

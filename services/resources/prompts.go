@@ -35,7 +35,11 @@ func (src *Source) SetPrompts(prompts []Prompt) {
 		return
 	}
 	src.prompts, src.promptSig = ps, sig
+	staged := src.staged
 	r.mu.Unlock()
+	if staged {
+		return // announced when it goes live
+	}
 	r.emit(Change{Kind: PromptsChanged, Server: src.p.Server})
 }
 

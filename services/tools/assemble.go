@@ -20,7 +20,17 @@ import (
 // (OnAssemblyChange). A nil s panics.
 func (r *Registry) OnAssemble(s *host.Scope, fn host.WaterfallHandler[Assembly]) (remove func()) {
 	mustScope(s, "OnAssemble")
+	if s.Staged() {
+		// Its instance's other registrations may all be staged (or none
+		// at all): the swap must still take the replaced one's tools out.
+		r.watchLive(s)
+	}
 	off := r.assemble.On(nil, func(ctx context.Context, a Assembly, next host.Next[Assembly]) (out Assembly, err error) {
+		if !s.Serving() {
+			// Staged beside the instance it replaces, or replaced and
+			// finishing its calls: the serving one speaks.
+			return next(ctx, a)
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				out, err = a, r.recovered("assemble handler", "", p)

@@ -33,9 +33,12 @@ func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args
 
 // execute is Execute without the finish hooks.
 func (r *Registry) execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
-	e := r.lookup(name)
+	e, entered := r.enter(name)
 	if e == nil {
 		return errorResult(fmt.Errorf("%w %q", ErrUnknownTool, name))
+	}
+	if entered != nil {
+		defer entered.Leave()
 	}
 	if !caller.Mask.Allows(name) {
 		return errorResult(&RefusalError{Stage: StageMask, Tool: name, Reason: ErrUnknownTool})

@@ -27,8 +27,11 @@ type Options struct {
 type Registry struct {
 	logger *slog.Logger
 
-	mu     sync.RWMutex
-	tools  map[string]*entry
+	mu    sync.RWMutex
+	tools map[string]*entry
+	// staged holds the registrations of instances started beside the one
+	// they replace, invisible until they go live (stage.go).
+	staged map[*host.Scope][]*entry
 	sorted []*entry // every entry by name; nil after a change, rebuilt lazily
 
 	hookMu sync.Mutex              // serializes hook set writers
@@ -50,12 +53,16 @@ type Registry struct {
 type notice struct {
 	change Change
 	tool   bool // change is set
+	// batched: more changes of the same step follow; the assembly
+	// change is announced once, after the last.
+	batched bool
 }
 
 // entry is one registration. Its identity (the pointer), not its name,
 // is what unregister removes.
 type entry struct {
 	def    Definition
+	scope  *host.Scope     // the registering instance's
 	params json.RawMessage // InputSchema, or the empty object schema
 	output *outputSchema   // nil without an OutputSchema; resolved once, at registration
 	// matched caches the hooks whose patterns match def.Name, for the hook
@@ -104,7 +111,24 @@ func (r *Registry) Register(s *host.Scope, def Definition) (unregister func(), e
 	if err != nil {
 		return nil, err
 	}
+	e.scope = s
+	if s.Retired() {
+		// Replaced by a newer instance and finishing its calls (a re-sync
+		// during the drain): what it registers now is not served.
+		return func() {}, nil
+	}
 	r.mu.Lock()
+	if s.Staged() {
+		first, err := r.stageLocked(s, e)
+		r.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if first {
+			s.OnLive(func() { r.promote(s) })
+		}
+		return s.Effect("tool "+def.Name, func() { r.remove(e) }), nil
+	}
 	if held, dup := r.tools[def.Name]; dup {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q is held by %s; unregister it first or choose another name",
@@ -133,6 +157,7 @@ func mustScope(s *host.Scope, what string) {
 func (r *Registry) remove(e *entry) {
 	r.mu.Lock()
 	if r.tools[e.def.Name] != e {
+		r.unstageLocked(e)
 		r.mu.Unlock()
 		return
 	}
@@ -348,7 +373,9 @@ func (r *Registry) drain() {
 		if n.tool {
 			r.changes.Emit(n.change)
 		}
-		r.assembled.Emit(struct{}{})
+		if !n.batched {
+			r.assembled.Emit(struct{}{})
+		}
 		r.evMu.Lock()
 	}
 	r.evQueue = nil
