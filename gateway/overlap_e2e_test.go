@@ -58,14 +58,14 @@ func (ee *envEdit) write(t testing.TB, gen string) {
 
 // gapStats is what a client saw across an edit.
 type gapStats struct {
-	calls, failed    int64
-	lists, missing   int64 // tools/list answers, and those without the tool
-	listChanged      int
-	firstNew         time.Duration // edit → first call answered by the new server
+	calls, failed  int64
+	lists, missing int64 // tools/list answers, and those without the tool
+	listChanged    int
+	firstNew       time.Duration // edit → first call answered by the new server
 	// missingFrom and missingTo: edit → the first and the last list
 	// without the tool, when any.
 	missingFrom, missingTo time.Duration
-	firstFailureText string
+	firstFailureText       string
 }
 
 // measureEnvEdit calls mcp__fx__env every interval (each call on its own
