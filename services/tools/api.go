@@ -102,6 +102,16 @@ type Origin struct {
 	Listing uint64
 }
 
+// The pin modes of an MCP server (Origin.Pin), which the policy reads: a
+// tool that appears or changes after the server's first list was trusted
+// is held (not offered, its calls refused until someone trusts it),
+// offered with a warning, or not checked at all.
+const (
+	PinHold = "hold"
+	PinWarn = "warn"
+	PinOff  = "off"
+)
+
 // Definition is a tool.
 type Definition struct {
 	Name        string
