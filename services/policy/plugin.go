@@ -55,6 +55,9 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
 	reg.OnGuard(s, "*", p.Guard)
+	if p.pins != nil {
+		reg.OnHide(s, p.hides)
+	}
 	if cfg.Audit.Enabled {
 		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
 		if err != nil {

@@ -28,6 +28,9 @@ type Policy struct {
 	// toolsVersion counts tool registrations and unregistrations: a
 	// cached match of a tool against the rules is good while it holds.
 	toolsVersion atomic.Uint64
+	// pins holds the tools that changed after they were trusted; nil
+	// when the config keeps no pins (a policy built in code).
+	pins *pins
 }
 
 // ruleSet is one generation of rules.
@@ -71,6 +74,9 @@ func New(reg *tools.Registry, cfg Config, file string) (*Policy, error) {
 	p := &Policy{reg: reg, logger: slog.New(slog.DiscardHandler)}
 	if err := p.SetRules(cfg, file); err != nil {
 		return nil, err
+	}
+	if cfg.Pins.Dir != "" {
+		p.pins = newPins(cfg.Pins.Dir, reg, func() *slog.Logger { return p.logger })
 	}
 	return p, nil
 }
@@ -296,6 +302,9 @@ func (d *Denial) Error() string {
 // Guard is the tools pipeline's guard: it allows the call, or refuses it
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
+	if err := p.pinGuard(ctx, call); err != nil {
+		return err
+	}
 	set := p.rules.Load()
 	tr := p.candidates(set, call.Name)
 	if tr.server != "" {
