@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	commandDescription = "Show MCP status; disable/enable MCP servers; log in to a server"
-	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName>]"
+	commandDescription = "Show MCP status; disable/enable MCP servers; log in to a server; trust a server's changed tools"
+	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName> | trust <id|serverName>]"
 	// lineCap bounds /mcp output; the last line is the truncation hint.
 	lineCap = 400
 	// treeDescLimit caps descriptions in the /mcp tree.
@@ -33,7 +33,11 @@ const usageText = "Usage: /mcp " + commandUsage + `
   /mcp enable <id>     restore it under the same id
   /mcp login <id|serverName>
                        log in to a remote server with OAuth in the browser, as
-                       "dsh-host login <serverName>" does; it connects by itself after`
+                       "dsh-host login <serverName>" does; it connects by itself after
+  /mcp trust <id|serverName>
+                       approve the tools the server changed or added after they
+                       were trusted, which the policy holds until then (as
+                       "dsh-host trust <serverName>" does)`
 
 var idArg = regexp.MustCompile(`^[1-9][0-9]*$`)
 
@@ -59,6 +63,8 @@ func (a *adapter) runCommand(ctx context.Context, inv commands.Invocation) comma
 		reply = a.toggle(ctx, inv.Caller, id, f[0] == "disable")
 	case len(f) == 2 && f[0] == "login":
 		reply = a.login(ctx, inv.Caller, f[1])
+	case len(f) == 2 && f[0] == "trust":
+		reply = a.trust(ctx, inv.Caller, f[1])
 	default:
 		reply = commands.Reply{Text: usageText, Error: true}
 	}

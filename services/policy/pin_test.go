@@ -63,7 +63,7 @@ func description(h *hosttest.Host, name string) string {
 // first use; a description it rewrites afterwards, and a tool it adds,
 // are held: not offered (not in lists, nor in mcp_list), and a call,
 // direct or through mcp_call, is refused with the change, invisible text
-// flagged. `/policy trust` releases them; the trust survives a restart,
+// flagged. `/policy trust` and `/mcp trust` release them; the trust survives a restart,
 // which then holds the server's original description.
 func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	fixture := mcptest.FixtureBinary(t)
@@ -127,8 +127,11 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	if got := hosttest.Text(h.Call("mcp__fx__ping", `{}`)); got != "rewritten ping" {
 		t.Errorf("ping after trust = %q, want the server's answer", got)
 	}
-	if r := h.Command("/policy trust fx"); r.Error || !strings.Contains(r.Text, "mcp__fx__sneaky") {
-		t.Fatalf("/policy trust fx: %+v", r)
+	if r := h.Command("/mcp"); r.Error || !strings.Contains(r.Text, "[1] fx") {
+		t.Fatalf("/mcp: %+v, want fx as server 1", r)
+	}
+	if r := h.Command("/mcp trust 1"); r.Error || !strings.Contains(r.Text, "mcp__fx__sneaky") {
+		t.Fatalf("/mcp trust 1: %+v", r)
 	}
 	if !offered(h, "mcp__fx__sneaky") {
 		t.Error("sneaky is not offered after trusting the server")
