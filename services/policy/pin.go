@@ -168,16 +168,19 @@ func (p *pins) check(def *tools.Definition) *Held {
 			Change: "The server's trusted definitions cannot be checked: " + err.Error() + "\n"}
 	}
 	listing := def.Origin.Listing
-	if f == nil || listing != 0 && p.first[server] == listing {
-		if f == nil {
-			p.first[server] = listing
-		}
+	if f == nil {
+		p.first[server] = listing
 		p.trustFirst(server, listing, def)
 		return nil
 	}
 	rec, ok := f.Tools[cur.Name]
 	digest := cur.digest()
 	if ok && rec.Digest == digest {
+		return nil
+	}
+	if !ok && listing != 0 && p.first[server] == listing {
+		// A tool of the first list that registered after the others.
+		p.trustFirst(server, listing, def)
 		return nil
 	}
 	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok}
