@@ -297,9 +297,13 @@ func (p *Policy) pinGuard(ctx context.Context, call tools.Call) error {
 	return h
 }
 
-// hides is the registry's HideFunc: a held tool is offered to no one.
-func (p *Policy) hides(_ tools.Caller, def *tools.Definition) bool {
-	return p.pins.held(def) != nil
+// hides is the registry's HideFunc: a held tool is offered to no one, and
+// a tool the rules deny to every call of a caller is not offered to it.
+func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
+	if p.pins != nil && p.pins.held(def) != nil {
+		return true
+	}
+	return p.alwaysDenied(caller, def.Name)
 }
 
 // Trust approves the current definitions of server's tools (only tool's,

@@ -145,6 +145,25 @@ func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 	return Decision{Action: set.def, Rule: "default"}
 }
 
+// alwaysDenied reports whether the rules deny every call of caller to
+// the tool, whatever its arguments: the first rule that can match it
+// whatever they are denies (or none can, and the default does), and no
+// rule before it that depends on them (when) could allow or ask.
+func (p *Policy) alwaysDenied(caller tools.Caller, name string) bool {
+	set := p.rules.Load()
+	for _, r := range p.candidates(set, name).candidates {
+		switch {
+		case len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind):
+		case r.prog != nil && r.Action == Deny:
+		case r.prog != nil:
+			return false
+		default:
+			return r.Action == Deny
+		}
+	}
+	return set.def == Deny
+}
+
 // candidates returns the rules of set whose static conditions match the
 // tool name, cached until the tools change.
 func (p *Policy) candidates(set *ruleSet, name string) *toolRules {
