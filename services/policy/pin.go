@@ -143,8 +143,17 @@ func (p *pins) held(def *tools.Definition) *Held {
 	if len(def.MCPTool) > 0 {
 		first = &def.MCPTool[0]
 		if v, ok := p.cache.Load(def.Name); ok {
-			if v := v.(*pinVerdict); v.listing == first && v.n == len(def.MCPTool) && v.gen == gen {
-				return v.held
+			if v := v.(*pinVerdict); v.listing == first && v.n == len(def.MCPTool) {
+				if v.held != nil {
+					// Another process (a `dsh-host trust` that started a
+					// host of its own) may have trusted it: a held tool
+					// looks at its file again.
+					_, _ = p.store.load(def.Origin.Server)
+					gen = p.store.gen.Load()
+				}
+				if v.gen == gen {
+					return v.held
+				}
 			}
 		}
 	}

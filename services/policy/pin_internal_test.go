@@ -67,3 +67,29 @@ func TestPinFirstList(t *testing.T) {
 		t.Errorf("a tool of a later list: %v, want held as new", h)
 	}
 }
+
+// TestPinTrustFromAnotherProcess: a tool held by one host is released
+// when another process (a `dsh-host trust` with a host of its own) trusts
+// it in the shared pins directory.
+func TestPinTrustFromAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	discard := func() *slog.Logger { return slog.New(slog.DiscardHandler) }
+	s := host.NewScope(context.Background(), "s", nil)
+	defer s.Dispose(0)
+	reg1, reg2 := tools.New(nil), tools.New(nil)
+	p1, p2 := newPins(dir, reg1, discard), newPins(dir, reg2, discard)
+	if h := p1.held(registerListed(t, reg1, s, "a", `{"name":"a","description":"A."}`, 1)); h != nil {
+		t.Fatalf("first use: %v", h)
+	}
+	changed := tools.Definition{Name: "mcp__s__a", Origin: tools.Origin{Server: "s", RawName: "a", Listing: 2}, MCPTool: []byte(`{"name":"a","description":"A, changed."}`)}
+	if p1.held(&changed) == nil {
+		t.Fatal("the changed tool is not held")
+	}
+	registerListed(t, reg2, s, "a", string(changed.MCPTool), 3)
+	if released, err := p2.Trust("s", "a"); err != nil || len(released) != 1 {
+		t.Fatalf("the other process's trust: %v, %v", released, err)
+	}
+	if h := p1.held(&changed); h != nil {
+		t.Errorf("still held after the other process trusted it: %v", h)
+	}
+}
