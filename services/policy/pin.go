@@ -83,6 +83,17 @@ type Held struct {
 	// Change is what differs from the trusted definition (or, for a new
 	// tool, its definition), invisible text flagged.
 	Change string
+	parts  []string // the names of what changed, without their values
+}
+
+// forModel is h as a model reads it (a chat's, a gateway client's): what
+// changed is named, not shown, since the new text may be written to steer
+// the model that reads it. The person sees the whole change in /policy,
+// the host's log, and the refusals of console and one-shot calls.
+func (h *Held) forModel() *Held {
+	m := *h
+	m.Change = "  changed: " + strings.Join(h.parts, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
+	return &m
 }
 
 func (h *Held) Error() string {
@@ -194,9 +205,9 @@ func (p *pins) check(def *tools.Definition) *Held {
 	}
 	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok}
 	if ok {
-		h.Change = describeChange(&rec.Tool, cur)
+		h.Change, h.parts = describeChange(&rec.Tool, cur)
 	} else {
-		h.Change = describeChange(nil, cur)
+		h.Change, h.parts = describeChange(nil, cur)
 	}
 	if p.logged[def.Name] != digest {
 		p.logged[def.Name] = digest
@@ -303,6 +314,10 @@ func (p *Policy) pinGuard(ctx context.Context, call tools.Call) error {
 	}
 	tools.SetNote(ctx, serverNoteKey{}, def.Origin.Server)
 	tools.SetNote(ctx, noteKey{}, Decision{Action: Deny, Rule: "pin"})
+	switch call.Caller.Kind {
+	case tools.CallerChat, tools.CallerGateway:
+		return h.forModel()
+	}
 	return h
 }
 

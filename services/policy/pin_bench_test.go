@@ -60,6 +60,22 @@ func BenchmarkPinCheck(b *testing.B) {
 			}
 		})
 	}
+	b.Run("hide/one tool", func(b *testing.B) {
+		reg := pinnedServer(b, 100)
+		p, err := New(reg, Config{Default: Allow, Pins: PinsConfig{Dir: b.TempDir()}}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		def, _ := reg.Get("mcp__s__tool_042")
+		caller := tools.Caller{Kind: "gateway"}
+		if p.hides(caller, &def) {
+			b.Fatal("hidden on first use")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = p.hides(caller, &def)
+		}
+	})
 	for _, pinned := range []bool{false, true} {
 		b.Run(fmt.Sprintf("list100/pins=%v", pinned), func(b *testing.B) {
 			reg := pinnedServer(b, 100)

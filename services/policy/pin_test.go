@@ -98,6 +98,15 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 		}
 	}
 
+	// A model (chat, a gateway's client) is told what changed, not shown
+	// the new text, which may be written to steer it.
+	for _, kind := range []string{tools.CallerChat, tools.CallerGateway} {
+		text := hosttest.Text(h.Tools().Execute(t.Context(), tools.Caller{Kind: kind}, "mcp__fx__ping", []byte(`{}`)))
+		if !strings.Contains(text, "mcp__fx__ping is held") || !strings.Contains(text, "changed: description (the change is not shown to a model") || strings.Contains(text, "id_rsa") {
+			t.Errorf("%s: refusal\n%s\nwant the changed part named and the new text left out", kind, text)
+		}
+	}
+
 	// A new tool, whose description spells with tag characters.
 	args, _ := json.Marshal(map[string]string{"name": "sneaky", "description": "Harmless.\U000E0041\U000E0042"})
 	if res := h.Call("mcp__fx__rewrite-tool", string(args)); res.Err != nil {

@@ -13,17 +13,19 @@ import (
 // each part of the definition that differs from old (nil for a tool never
 // trusted, whose whole definition is shown), the old and new values.
 // Strings are quoted, which shows invisible characters as escapes, and
-// text hidden from a reader is flagged with HiddenText.
-func describeChange(old *pinned, cur pinned) string {
+// text hidden from a reader is flagged with HiddenText. parts names what
+// changed (description, inputSchema.properties.q), without the values.
+func describeChange(old *pinned, cur pinned) (text string, parts []string) {
 	var b strings.Builder
 	if old == nil {
 		old = &pinned{}
 	}
-	text := func(field, was, now string) {
+	textPart := func(field, was, now string) {
 		if was == now {
 			return
 		}
 		fmt.Fprintf(&b, "  %s:\n", field)
+		parts = append(parts, field)
 		was, now = trimCommon(was, now)
 		if was != "" {
 			fmt.Fprintf(&b, "    - %s\n", was)
@@ -32,8 +34,8 @@ func describeChange(old *pinned, cur pinned) string {
 			fmt.Fprintf(&b, "    + %s\n", now)
 		}
 	}
-	text("title", old.Title, cur.Title)
-	text("description", old.Description, cur.Description)
+	textPart("title", old.Title, cur.Title)
+	textPart("description", old.Description, cur.Description)
 	for _, part := range []struct {
 		name     string
 		was, now json.RawMessage
@@ -55,10 +57,13 @@ func describeChange(old *pinned, cur pinned) string {
 			switch {
 			case !wok:
 				fmt.Fprintf(&b, "  %s: added %s\n", k, cut(n, 300))
+				parts = append(parts, k)
 			case !nok:
 				fmt.Fprintf(&b, "  %s: removed (was %s)\n", k, cut(w, 300))
+				parts = append(parts, k)
 			case w != n:
 				fmt.Fprintf(&b, "  %s: %s → %s\n", k, cut(w, 300), cut(n, 300))
+				parts = append(parts, k)
 			}
 		}
 	}
@@ -81,7 +86,7 @@ func describeChange(old *pinned, cur pinned) string {
 			}
 		}
 	}
-	return b.String()
+	return b.String(), parts
 }
 
 // trimCommon quotes a and b, keeping of a long pair only what differs and
