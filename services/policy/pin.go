@@ -84,6 +84,7 @@ type Held struct {
 	// tool, its definition), invisible text flagged.
 	Change string
 	parts  []string // the names of what changed, without their values
+	model  bool     // told to a model (forModel)
 }
 
 // forModel is h as a model reads it (a chat's, a gateway client's): what
@@ -92,6 +93,7 @@ type Held struct {
 // the host's log, and the refusals of console and one-shot calls.
 func (h *Held) forModel() *Held {
 	m := *h
+	m.model = true
 	m.Change = "  changed: " + strings.Join(h.parts, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
 	return &m
 }
@@ -104,6 +106,10 @@ func (h *Held) Error() string {
 		fmt.Fprintf(&b, "%s is held: its definition changed since it was trusted.\n", h.Tool)
 	}
 	b.WriteString(h.Change)
+	if h.model {
+		b.WriteString("It stays unavailable until the user reviews the change and approves it; tell them, and do not approve it yourself.")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.Raw, h.Server)
 	return b.String()
 }

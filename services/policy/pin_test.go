@@ -102,8 +102,8 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	// the new text, which may be written to steer it.
 	for _, kind := range []string{tools.CallerChat, tools.CallerGateway} {
 		text := hosttest.Text(h.Tools().Execute(t.Context(), tools.Caller{Kind: kind}, "mcp__fx__ping", []byte(`{}`)))
-		if !strings.Contains(text, "mcp__fx__ping is held") || !strings.Contains(text, "changed: description (the change is not shown to a model") || strings.Contains(text, "id_rsa") {
-			t.Errorf("%s: refusal\n%s\nwant the changed part named and the new text left out", kind, text)
+		if !strings.Contains(text, "mcp__fx__ping is held") || !strings.Contains(text, "changed: description (the change is not shown to a model") || strings.Contains(text, "id_rsa") || strings.Contains(text, "dsh-host trust") {
+			t.Errorf("%s: refusal\n%s\nwant the changed part named, and neither the new text nor how to approve it", kind, text)
 		}
 	}
 
