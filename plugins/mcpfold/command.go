@@ -216,11 +216,38 @@ func (a *adapter) overview(caller tools.Caller) commands.Reply {
 		lines = append(lines, treeLines(g.tools, "  ")...)
 	}
 	lines = append(lines, a.waitingLogins(v)...)
+	lines = append(lines, a.withheld(caller)...)
 	lines = append(lines, "", a.health(caller, v))
 	if beyond > 0 {
 		lines = append(lines, fmt.Sprintf("id space exhausted (%d/%d): %d server(s) beyond the cap cannot be gated", maxID, maxID, beyond))
 	}
 	return commands.Reply{Text: strings.Join(lines, "\n")}
+}
+
+// withheld is the overview's line for the MCP tools registered within
+// caller's mask but not offered to it (tools.Registry.OnHide: the policy
+// holds a tool its server changed after it was trusted, or its rules deny
+// it): missing from the tree, they are named here with where to look.
+func (a *adapter) withheld(caller tools.Caller) []string {
+	offered := map[string]bool{}
+	for _, d := range a.mcpTools(caller) {
+		offered[d.Name] = true
+	}
+	var names []string
+	for _, d := range a.reg.ListAll() {
+		if a.rules.serverOf(d) != "" && caller.Mask.Allows(d.Name) && !offered[d.Name] {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return []string{fmt.Sprintf("withheld: %s — not offered (held by the policy until \"/mcp trust <server>\", or denied by its rules); \"/policy\" says why", list)}
 }
 
 func (a *adapter) detail(caller tools.Caller, name string) commands.Reply {

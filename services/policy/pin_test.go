@@ -136,8 +136,8 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	if got := hosttest.Text(h.Call("mcp__fx__ping", `{}`)); got != "rewritten ping" {
 		t.Errorf("ping after trust = %q, want the server's answer", got)
 	}
-	if r := h.Command("/mcp"); r.Error || !strings.Contains(r.Text, "[1] fx") {
-		t.Fatalf("/mcp: %+v, want fx as server 1", r)
+	if r := h.Command("/mcp"); r.Error || !strings.Contains(r.Text, "[1] fx") || !strings.Contains(r.Text, "withheld: mcp__fx__sneaky — not offered") {
+		t.Fatalf("/mcp: %+v, want fx as server 1 and sneaky withheld", r)
 	}
 	if r := h.Command("/mcp trust 1"); r.Error || !strings.Contains(r.Text, "mcp__fx__sneaky") {
 		t.Fatalf("/mcp trust 1: %+v", r)
