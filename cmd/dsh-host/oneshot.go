@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -367,20 +368,26 @@ when the reply is an error.`)
 		if err != nil {
 			return fail(io, "command", err)
 		}
-		screen := io.display()
-		w := screen.Out
-		if reply.Error {
-			w = screen.Err
-		}
-		fmt.Fprint(w, reply.Text)
-		if !strings.HasSuffix(reply.Text, "\n") {
-			fmt.Fprintln(w)
-		}
-		if reply.Error {
-			return exitFail
-		}
-		return exitOK
+		return printReply(io, reply)
 	})
+}
+
+// printReply prints a command's reply, an error to stderr with exit 1,
+// ending it with a newline.
+func printReply(io Stdio, reply commands.Reply) int {
+	screen := io.display()
+	w := screen.Out
+	if reply.Error {
+		w = screen.Err
+	}
+	fmt.Fprint(w, reply.Text)
+	if !strings.HasSuffix(reply.Text, "\n") {
+		fmt.Fprintln(w)
+	}
+	if reply.Error {
+		return exitFail
+	}
+	return exitOK
 }
 
 // notRunning names the instances that may own tool but are not running,

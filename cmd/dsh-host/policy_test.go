@@ -179,3 +179,40 @@ func TestChatAsksBeforeACall(t *testing.T) {
 		t.Errorf("the model did not get the denial: %s", body)
 	}
 }
+
+// TestFoldedCallAskedOnce: under default: ask, a folded call is one
+// question (mcp_call's, which names the tool and its arguments), not a
+// second one for the tool it calls; the next folded call is asked again.
+func TestFoldedCallAskedOnce(t *testing.T) {
+	h := startTestHost(t, fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config:
+      serverName: fx
+      transport: stdio
+      command: %q
+      args: [-counter]
+  - id: fold
+    name: mcp-fold
+  - id: policy
+    name: policy
+    config:
+      default: ask
+      audit: {enabled: false}
+`, mcptest.FixtureBinary(t)))
+	run := func(in io.Reader, out io.Writer) { runConsole(context.Background(), h, in, out) }
+	const ask = "? [y]es once / [s]ession / [a]lways / [n]o: "
+	got := consoleScript(t, run,
+		step{"", `/call mcp_call {"tool":"mcp__fx__count"}`},
+		step{ask, "y"},
+		step{"[n]o: 1\n", `/call mcp_call {"tool":"mcp__fx__count"}`},
+		step{ask, "y"},
+		step{"[n]o: 2\n", ""},
+	)
+	if n := strings.Count(got, ask); n != 2 {
+		t.Errorf("asked %d times for two folded calls, want 2:\n%s", n, got)
+	}
+	if !strings.Contains(got, `Allow mcp_call {"tool":"mcp__fx__count"}`+ask) {
+		t.Errorf("the question does not name mcp_call's arguments:\n%s", got)
+	}
+}

@@ -60,10 +60,14 @@ func writeTools(w io.Writer, rows []toolRow) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSERVER\tRAW NAME\tPROMPT\tDESCRIPTION")
-	folded := 0
+	folded, withheld := 0, 0
 	for _, r := range rows {
 		prompt := "native"
-		if r.Folded {
+		switch {
+		case r.Withheld:
+			prompt = "withheld"
+			withheld++
+		case r.Folded:
 			prompt = "folded"
 			folded++
 		}
@@ -71,6 +75,9 @@ func writeTools(w io.Writer, rows []toolRow) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d tools, %d folded (in the registry, absent from the prompt)\n", len(rows), folded)
+	if withheld > 0 {
+		fmt.Fprintf(w, "%d withheld: not offered to this caller, calls refused (the policy holds a changed tool until 'dsh-host trust', or its rules deny it); '/policy' says why\n", withheld)
+	}
 	for _, r := range rows {
 		if r.Hidden != "" {
 			fmt.Fprintf(w, "warning: the description of %s hides text a model reads: %s\n", r.Name, r.Hidden)

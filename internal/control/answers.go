@@ -55,6 +55,10 @@ type Tool struct {
 	// Hidden notes the invisible characters the description carries
 	// (policy.HiddenText): text a model reads and a person does not see.
 	Hidden string `json:"hidden,omitempty"`
+	// Withheld is true for a registered tool the caller is not offered
+	// (the policy holds it until it is trusted, or its rules deny it to
+	// the caller): calls are refused.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // ToolList is every tool a command-line caller sees, and the instances.
@@ -309,8 +313,9 @@ func withElicit(ctx context.Context, mode string) context.Context {
 	return ctx
 }
 
-// ListTools returns every tool caller may see, marking as folded those in
-// the registry but absent from the assembled prompt.
+// ListTools returns every tool caller's mask lets it see, marking as
+// folded those in the registry but absent from the assembled prompt, and
+// as withheld those it is not offered (tools.Registry.OnHide).
 func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]Tool, error) {
 	asm, err := reg.Assemble(ctx, caller)
 	if err != nil {
@@ -320,10 +325,18 @@ func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([
 	for _, s := range asm.Tools {
 		inPrompt[s.Name] = true
 	}
-	defs := reg.List(caller)
+	offered := map[string]bool{}
+	for _, name := range reg.Names(caller) {
+		offered[name] = true
+	}
+	defs := reg.ListAll()
 	rows := make([]Tool, 0, len(defs))
 	for _, d := range defs {
+		if !caller.Mask.Allows(d.Name) {
+			continue
+		}
 		rows = append(rows, Tool{
+			Withheld:    !offered[d.Name],
 			Name:        d.Name,
 			Server:      d.Origin.Server,
 			RawName:     d.Origin.RawName,
@@ -342,7 +355,7 @@ func CountTools(reg *tools.Registry) map[string]int {
 	if reg == nil {
 		return n
 	}
-	for _, d := range reg.List(tools.Caller{Kind: tools.CallerConsole}) {
+	for _, d := range reg.ListAll() {
 		n[d.Origin.Instance]++
 	}
 	return n

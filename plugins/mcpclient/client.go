@@ -240,7 +240,7 @@ func newClient(opt options) *client {
 	}
 	c.tools = toolset.New(toolset.Options{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger,
 		Registry: opt.registry, Scope: opt.scope, Include: opt.cfg.Tools.Include, Exclude: opt.cfg.Tools.Exclude,
-		Execute: c.executor, Render: c.proj.Render, CatalogPath: catalog})
+		Pin: opt.cfg.Pin, Execute: c.executor, Render: c.proj.Render, CatalogPath: catalog})
 	c.shut.ctx, c.shut.cancel = context.WithCancel(context.Background())
 	c.calls = calls.New(calls.Options{TimeoutMs: opt.cfg.ToolCallTimeoutMs, MaxMs: opt.cfg.ToolCallMaxMs,
 		ReleaseDelay: opt.releaseDelay, Logger: opt.logger, Label: c.label})

@@ -38,8 +38,9 @@ func TestRegistersUnderServerQualifiedNames(t *testing.T) {
 	if def.Description != "tool search" {
 		t.Errorf("description = %q", def.Description)
 	}
-	if diff := cmp.Diff(tools.Origin{Instance: "inst-gh", Server: "gh", RawName: "search"}, def.Origin); diff != "" {
-		t.Errorf("origin (-want +got):\n%s", diff)
+	// Listing is random, one per list: the policy trusts a first list by it.
+	if diff := cmp.Diff(tools.Origin{Instance: "inst-gh", Server: "gh", RawName: "search", Listing: def.Origin.Listing}, def.Origin); diff != "" || def.Origin.Listing == 0 {
+		t.Errorf("origin (-want +got):\n%s(listing %d)", diff, def.Origin.Listing)
 	}
 	if got := string(def.InputSchema); got != `{"type":"object"}` {
 		t.Errorf("input schema = %s, want it passed through", got)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Transports a Config may name.
@@ -94,6 +95,11 @@ type Config struct {
 	Reconnect Reconnect `yaml:"reconnect"`
 	// Tools filters the server's tools by raw name.
 	Tools ToolFilter `yaml:"tools"`
+	// Pin is what the policy does with a tool that appears or changes
+	// after the server's tools were first trusted: "hold" (the default:
+	// not offered, calls refused with the diff until `dsh-host trust`),
+	// "warn" (offered, the change logged) or "off" (not checked).
+	Pin string `yaml:"pin"`
 	// MaxResultBytes caps the model-facing text of one result (default
 	// 1 MiB); the canonical value is never cut.
 	MaxResultBytes int `yaml:"maxResultBytes"`
@@ -228,6 +234,11 @@ func (cfg *Config) Validate() error {
 		bad("protocolVersion %q is not one go-sdk speaks: %s", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	errs = append(errs, cfg.validateStartup()...)
+	switch cfg.Pin {
+	case "", tools.PinHold, tools.PinWarn, tools.PinOff:
+	default:
+		bad("pin %q must be hold, warn or off", cfg.Pin)
+	}
 	for i, p := range cfg.Tools.Include {
 		if p == "" {
 			bad("tools.include[%d] is empty; use * to match every tool", i)

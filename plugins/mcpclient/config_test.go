@@ -41,6 +41,8 @@ func TestValidate(t *testing.T) {
 		{"33 characters", stdio(func(c *Config) { c.ServerName = strings.Repeat("a", 33) }), []string{"serverName", "must match"}},
 		{"missing transport", stdio(func(c *Config) { c.Transport = "" }), []string{"transport is required"}},
 		{"pinned protocol", stdio(func(c *Config) { c.ProtocolVersion = "2025-06-18" }), nil},
+		{"pin warn", stdio(func(c *Config) { c.Pin = "warn" }), nil},
+		{"unknown pin", stdio(func(c *Config) { c.Pin = "trust" }), []string{`pin "trust" must be hold, warn or off`}},
 		{"unknown protocol", stdio(func(c *Config) { c.ProtocolVersion = "2024-01-01" }), []string{`protocolVersion "2024-01-01" is not one go-sdk speaks`, "2025-11-25"}},
 		{"unknown transport", stdio(func(c *Config) { c.Transport = "websocket" }), []string{`transport "websocket" must be stdio, streamable-http or sse`}},
 		{"sse without url", stdio(func(c *Config) { c.Transport = TransportSSE }), []string{"url is required with transport sse", "command is not an option of the sse transport"}},

@@ -305,7 +305,7 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 	}
 	if def, ok := hs.registry().Get(dotted); !ok {
 		t.Errorf("%s not registered", dotted)
-	} else if want := (tools.Origin{Instance: "fx", Server: "fx", RawName: "admin.reset"}); def.Origin != want {
+	} else if want := (tools.Origin{Instance: "fx", Server: "fx", RawName: "admin.reset", Listing: def.Origin.Listing}); def.Origin != want || def.Origin.Listing == 0 {
 		t.Errorf("origin of %s = %+v, want %+v", dotted, def.Origin, want)
 	}
 

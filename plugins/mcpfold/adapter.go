@@ -45,6 +45,9 @@ type adapter struct {
 	// logins are the OAuth logins of running servers (/mcp login); nil
 	// without the logins service.
 	logins *logins.Registry
+	// cmds runs the policy's /policy trust for /mcp trust; nil without
+	// the commands service.
+	cmds *commands.Registry
 }
 
 func newAdapter(reg *tools.Registry, cfg Config, store gateStore, instance string, log *slog.Logger) (*adapter, error) {
@@ -99,6 +102,7 @@ func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
 		}
 	})
 
+	a.cmds = cmds
 	if cmds == nil {
 		a.log.Info("mcp-fold: no commands service; /mcp is unavailable (folding and the meta-tools work)")
 		return nil

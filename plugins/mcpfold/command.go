@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	commandDescription = "Show MCP status; disable/enable MCP servers; log in to a server"
-	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName>]"
+	commandDescription = "Show MCP status; disable/enable MCP servers; log in to a server; trust a server's changed tools"
+	commandUsage       = "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName> | trust <id|serverName>]"
 	// lineCap bounds /mcp output; the last line is the truncation hint.
 	lineCap = 400
 	// treeDescLimit caps descriptions in the /mcp tree.
@@ -33,7 +33,11 @@ const usageText = "Usage: /mcp " + commandUsage + `
   /mcp enable <id>     restore it under the same id
   /mcp login <id|serverName>
                        log in to a remote server with OAuth in the browser, as
-                       "dsh-host login <serverName>" does; it connects by itself after`
+                       "dsh-host login <serverName>" does; it connects by itself after
+  /mcp trust <id|serverName>
+                       approve the tools the server changed or added after they
+                       were trusted, which the policy holds until then (as
+                       "dsh-host trust <serverName>" does)`
 
 var idArg = regexp.MustCompile(`^[1-9][0-9]*$`)
 
@@ -59,6 +63,8 @@ func (a *adapter) runCommand(ctx context.Context, inv commands.Invocation) comma
 		reply = a.toggle(ctx, inv.Caller, id, f[0] == "disable")
 	case len(f) == 2 && f[0] == "login":
 		reply = a.login(ctx, inv.Caller, f[1])
+	case len(f) == 2 && f[0] == "trust":
+		reply = a.trust(ctx, inv.Caller, f[1])
 	default:
 		reply = commands.Reply{Text: usageText, Error: true}
 	}
@@ -210,11 +216,38 @@ func (a *adapter) overview(caller tools.Caller) commands.Reply {
 		lines = append(lines, treeLines(g.tools, "  ")...)
 	}
 	lines = append(lines, a.waitingLogins(v)...)
+	lines = append(lines, a.withheld(caller)...)
 	lines = append(lines, "", a.health(caller, v))
 	if beyond > 0 {
 		lines = append(lines, fmt.Sprintf("id space exhausted (%d/%d): %d server(s) beyond the cap cannot be gated", maxID, maxID, beyond))
 	}
 	return commands.Reply{Text: strings.Join(lines, "\n")}
+}
+
+// withheld is the overview's line for the MCP tools registered within
+// caller's mask but not offered to it (tools.Registry.OnHide: the policy
+// holds a tool its server changed after it was trusted, or its rules deny
+// it): missing from the tree, they are named here with where to look.
+func (a *adapter) withheld(caller tools.Caller) []string {
+	offered := map[string]bool{}
+	for _, d := range a.mcpTools(caller) {
+		offered[d.Name] = true
+	}
+	var names []string
+	for _, d := range a.reg.ListAll() {
+		if a.rules.serverOf(d) != "" && caller.Mask.Allows(d.Name) && !offered[d.Name] {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return []string{fmt.Sprintf("withheld: %s — not offered (held by the policy until \"/mcp trust <server>\", or denied by its rules); \"/policy\" says why", list)}
 }
 
 func (a *adapter) detail(caller tools.Caller, name string) commands.Reply {

@@ -16,7 +16,7 @@ import (
 func TestCommandRegistration(t *testing.T) {
 	r := newRig(t)
 	list := r.cmds.List()
-	want := []commands.Command{{Name: "mcp", Description: "Show MCP status; disable/enable MCP servers; log in to a server", Usage: "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName>]"}}
+	want := []commands.Command{{Name: "mcp", Description: "Show MCP status; disable/enable MCP servers; log in to a server; trust a server's changed tools", Usage: "[list [server|tool] | config | disable <id> | enable <id> | login <id|serverName> | trust <id|serverName>]"}}
 	if diff := cmp.Diff(want, list, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Handler" }, cmp.Ignore())); diff != "" {
 		t.Fatalf("registered commands (-want +got):\n%s", diff)
 	}
@@ -59,7 +59,7 @@ func TestCommandParse(t *testing.T) {
 	}
 	for _, in := range []string{"status", "list a b", "disable", "disable x", "disable 0", "disable 01", "disable -1", "enable 1 2", "config x", "help", "login", "login a b"} {
 		reply := r.run(in)
-		if !reply.Error || !strings.HasPrefix(reply.Text, "Usage: /mcp [list [server|tool] | config | disable <id> | enable <id> | login <id|serverName>]\n") {
+		if !reply.Error || !strings.HasPrefix(reply.Text, "Usage: /mcp [list [server|tool] | config | disable <id> | enable <id> | login <id|serverName> | trust <id|serverName>]\n") {
 			t.Errorf("/mcp %q = %+v, want the usage as an error", in, reply)
 		}
 	}

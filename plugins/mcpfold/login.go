@@ -3,6 +3,7 @@ package mcpfold
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,34 @@ func (a *adapter) waitingLogins(v view) []string {
 	return lines
 }
 
+// serverArg resolves an id or a serverName to the serverName.
+func (a *adapter) serverArg(arg string) (string, *commands.Reply) {
+	if !idArg.MatchString(arg) {
+		return arg, nil
+	}
+	id, err := strconv.Atoi(arg)
+	n, ok := a.gate.Load().nameOf(id)
+	if err != nil || !ok {
+		return "", &commands.Reply{Text: fmt.Sprintf("no MCP server carries id %d — run \"/mcp\" for the ids, or give the serverName", id), Error: true}
+	}
+	return n, nil
+}
+
+// trust approves what the server named by arg (an id or a serverName)
+// changed or added since its tools were trusted. The pins are the policy
+// service's: its /policy trust does it, reached through the commands
+// service so that the fold does not restart with every policy edit.
+func (a *adapter) trust(ctx context.Context, caller tools.Caller, arg string) commands.Reply {
+	name, bad := a.serverArg(arg)
+	if bad != nil {
+		return *bad
+	}
+	if a.cmds == nil || !slices.ContainsFunc(a.cmds.List(), func(c commands.Command) bool { return c.Name == "policy" }) {
+		return commands.Reply{Text: "/mcp trust needs the policy service, and this host has none", Error: true}
+	}
+	return a.cmds.Run(ctx, caller, "/policy trust "+name)
+}
+
 // login runs the OAuth login of the server named by arg, an id or a
 // serverName (a server that needs a login may have no id yet): the login
 // its mcp-client instance offers on the logins service, as `dsh-host
@@ -40,14 +69,9 @@ func (a *adapter) waitingLogins(v view) []string {
 // the front end's stream where it allowed the browser step). The instance
 // then connects by itself from the stored token.
 func (a *adapter) login(ctx context.Context, caller tools.Caller, arg string) commands.Reply {
-	name := arg
-	if idArg.MatchString(arg) {
-		id, err := strconv.Atoi(arg)
-		n, ok := a.gate.Load().nameOf(id)
-		if err != nil || !ok {
-			return commands.Reply{Text: fmt.Sprintf("no MCP server carries id %d — run \"/mcp\" for the ids, or give the serverName", id), Error: true}
-		}
-		name = n
+	name, bad := a.serverArg(arg)
+	if bad != nil {
+		return *bad
 	}
 	if a.logins == nil {
 		return commands.Reply{Text: "/mcp login needs the logins service, and this host has none", Error: true}

@@ -34,6 +34,10 @@ type approvals struct {
 	always  atomic.Pointer[[]string]
 }
 
+// askedKey is the note of a call a person approved when asked (its name):
+// the calls it makes are not asked again.
+type askedKey struct{}
+
 // oneShotKey marks a one-shot command's context.
 type oneShotKey struct{}
 
@@ -64,6 +68,13 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Dec
 			return nil
 		}
 		return deny("the rule asks for approval; pass --yes to allow it")
+	}
+	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
+		// A person just approved the call that makes this one (mcp_call,
+		// whose arguments they read name this tool and its arguments):
+		// one question per folded call.
+		d.Answer = "with " + parent
+		return nil
 	}
 	a := &p.approvals
 	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
@@ -102,6 +113,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Dec
 		return deny("not approved (the answer was " + strings.TrimSpace(answer) + ")")
 	}
 	d.Answer = answer
+	tools.SetNote(ctx, askedKey{}, call.Name)
 	switch answer {
 	case elicit.ApproveSession:
 		a.session.Store(sessionKey(call.Caller, call.Name), true)

@@ -82,8 +82,8 @@ func BenchmarkPolicy(b *testing.B) {
 }
 
 // BenchmarkStdioCall is a trivial call (the fixture's ping, over stdio)
-// without the policy, with 100 rules, and with 100 rules and the audit
-// trail: the policy's share of a real call.
+// without the policy, with its pins alone, with 100 rules, and with 100
+// rules and the audit trail: the policy's share of a real call.
 //
 //	go test -run '^$' -bench StdioCall -benchtime 3000x ./services/policy
 func BenchmarkStdioCall(b *testing.B) {
@@ -91,6 +91,7 @@ func BenchmarkStdioCall(b *testing.B) {
 	rules := indentLines(strings.TrimPrefix(hundredRules(""), "rules:\n"), "      ")
 	for _, c := range []struct{ name, policy string }{
 		{"policy=off", "    disabled: true\n"},
+		{"policy=pins", "    config:\n      audit: {enabled: false}\n"},
 		{"policy=100rules", "    config:\n      audit: {enabled: false}\n      rules:\n" + rules},
 		{"policy=100rules+audit", fmt.Sprintf("    config:\n      audit: {dir: %q}\n      rules:\n", b.TempDir()) + rules},
 	} {

@@ -15,8 +15,8 @@ import (
 func (p *Policy) command(cfg Config) commands.Command {
 	return commands.Command{
 		Name:        "policy",
-		Description: "the policy's rules and saved approvals; forget TOOL removes an approval",
-		Usage:       "[forget TOOL]",
+		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; trust SERVER [TOOL] approves a changed or new tool",
+		Usage:       "[forget TOOL | trust SERVER [TOOL]]",
 		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
 			verb, arg, _ := strings.Cut(inv.Input, " ")
 			switch verb {
@@ -24,8 +24,10 @@ func (p *Policy) command(cfg Config) commands.Command {
 				return commands.Reply{Text: p.describe()}
 			case "forget":
 				return p.forget(strings.TrimSpace(arg))
+			case "trust":
+				return p.trustCommand(strings.Fields(arg))
 			}
-			return commands.Reply{Text: "usage: /policy [forget TOOL]", Error: true}
+			return commands.Reply{Text: "usage: /policy [forget TOOL | trust SERVER [TOOL]]", Error: true}
 		},
 	}
 }
@@ -57,6 +59,9 @@ func (p *Policy) describe() string {
 	if globs := p.approvals.always.Load(); globs != nil && len(*globs) > 0 {
 		fmt.Fprintf(&b, "always approved (settings section %s.allow): %s\n", SettingsSection, strings.Join(*globs, ", "))
 	}
+	for _, h := range p.Held() {
+		fmt.Fprintf(&b, "\n%s\n", h.Error())
+	}
 	return b.String()
 }
 
@@ -82,4 +87,23 @@ func (p *Policy) forget(tool string) commands.Reply {
 		p.SetAlways(slices.DeleteFunc(slices.Clone(*cur), func(s string) bool { return s == tool }))
 	}
 	return commands.Reply{Text: fmt.Sprintf("forgot the approval of %s: its calls are asked again", tool)}
+}
+
+// trustCommand is /policy trust SERVER [TOOL].
+func (p *Policy) trustCommand(args []string) commands.Reply {
+	if len(args) == 0 || len(args) > 2 {
+		return commands.Reply{Text: "usage: /policy trust SERVER [TOOL]", Error: true}
+	}
+	tool := ""
+	if len(args) == 2 {
+		tool = args[1]
+	}
+	released, err := p.Trust(args[0], tool)
+	if err != nil {
+		return commands.Reply{Text: "trust: " + err.Error(), Error: true}
+	}
+	if len(released) == 0 {
+		return commands.Reply{Text: fmt.Sprintf("nothing of %s was held; its current definitions are trusted", args[0])}
+	}
+	return commands.Reply{Text: "trusted and offered again: " + strings.Join(released, ", ")}
 }

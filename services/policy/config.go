@@ -42,6 +42,15 @@ type Config struct {
 	Rules []Rule `yaml:"rules"`
 	// Audit is the trail of calls.
 	Audit AuditConfig `yaml:"audit"`
+	// Pins keeps the trusted definitions of MCP servers' tools.
+	Pins PinsConfig `yaml:"pins"`
+}
+
+// PinsConfig is where trusted tool definitions are kept: one file per
+// serverName. Each mcp-client entry's pin key says what a change does.
+type PinsConfig struct {
+	// Dir defaults to $DSH_HOME/pins.
+	Dir string `yaml:"dir"`
 }
 
 // Rule is one rule. Every condition it sets must hold; a condition it
@@ -94,7 +103,8 @@ func (r *Rule) UnmarshalYAML(n *yamlv3.Node) error {
 // DefaultConfig is the config of the built-in instance: allow everything,
 // as the host did before it had a policy.
 func DefaultConfig() Config {
-	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: DefaultAuditMax, Keep: defaultKeep}}
+	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: DefaultAuditMax, Keep: defaultKeep},
+		Pins: PinsConfig{Dir: dshhome.Default("pins")}}
 }
 
 // ValidateConfig checks c and compiles its rules' CEL expressions; each
@@ -111,6 +121,9 @@ func ValidateConfig(c *Config) error {
 		if err := dshhome.CheckPath("audit.dir", c.Audit.Dir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := dshhome.CheckPath("pins.dir", c.Pins.Dir); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Audit.MaxSize < 0 {
 		errs = append(errs, host.KeyErrorf("audit.maxSize", "a size in bytes, 0 for the default (%d)", DefaultAuditMax))

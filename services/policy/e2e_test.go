@@ -61,3 +61,50 @@ func TestDeniedCallsNeverReachTheServer(t *testing.T) {
 		t.Fatalf("allowed count = %q (%v), want 1: a denied call reached the server", hosttest.Text(res), res.Err)
 	}
 }
+
+// TestDeniedToolsAreNotOffered: a tool the rules deny to every call of a
+// caller kind is not in that caller's lists (nor mcp_list's); a deny that
+// depends on the arguments, or an allow under a condition before it,
+// leaves it listed; a call of a hidden tool is still refused by its rule.
+func TestDeniedToolsAreNotOffered(t *testing.T) {
+	fixture := mcptest.FixtureBinary(t)
+	h := hosttest.Start(t, counterComposition(fixture, `        - tools: ["mcp__fx__count"]
+          callers: [gateway]
+          action: deny
+        - tools: ["mcp__fx__shout"]
+          when: 'args.text == "x"'
+          action: allow
+        - tools: ["mcp__fx__shout", "mcp__fx__greet"]
+          action: deny
+        - tools: ["mcp__fx__add"]
+          when: 'args.a == 1'
+          action: deny
+`))
+	names := func(kind string) string {
+		return strings.Join(h.Tools().Names(tools.Caller{Kind: kind}), " ") + " "
+	}
+	gateway, console := names(tools.CallerGateway), names(tools.CallerConsole)
+	for _, c := range []struct {
+		tool            string
+		gateway, others bool
+	}{
+		{"mcp__fx__count", false, true},
+		{"mcp__fx__greet", false, false},
+		{"mcp__fx__shout", true, true},
+		{"mcp__fx__add", true, true},
+		{"mcp__fx__ping", true, true},
+	} {
+		if strings.Contains(gateway, c.tool+" ") != c.gateway || strings.Contains(console, c.tool+" ") != c.others {
+			t.Errorf("%s offered to the gateway: %v, to the console: %v; want %v, %v", c.tool,
+				strings.Contains(gateway, c.tool+" "), strings.Contains(console, c.tool+" "), c.gateway, c.others)
+		}
+	}
+	list := hosttest.Text(h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerGateway}, "mcp_list", []byte(`{}`)))
+	if strings.Contains(list, "mcp__fx__count") || !strings.Contains(list, "mcp__fx__ping") {
+		t.Errorf("mcp_list for the gateway:\n%s\nwant ping and not count", list)
+	}
+	res := h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerGateway}, "mcp__fx__count", []byte(`{}`))
+	if !strings.Contains(hosttest.Text(res), "denied by policy rule 1") {
+		t.Errorf("a hidden tool's call: %q, want its rule's denial", hosttest.Text(res))
+	}
+}

@@ -55,6 +55,12 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
 	reg.OnGuard(s, "*", p.Guard)
+	reg.OnHide(s, p.hides)
+	if !cfg.Audit.Enabled && mayAsk(cfg) {
+		// Calls keep notes only with a finish hook: the answer to
+		// mcp_call's ask reaches the tool it calls through them.
+		reg.OnFinish(s, "*", func(context.Context, tools.Finished) {})
+	}
 	if cfg.Audit.Enabled {
 		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
 		if err != nil {
@@ -81,4 +87,17 @@ func detail(cfg Config) string {
 		return "1 rule, default " + cfg.Default
 	}
 	return strconv.Itoa(n) + " rules, default " + cfg.Default
+}
+
+// mayAsk reports whether cfg can decide an ask.
+func mayAsk(cfg Config) bool {
+	if cfg.Default == Ask {
+		return true
+	}
+	for _, r := range cfg.Rules {
+		if r.Action == Ask {
+			return true
+		}
+	}
+	return false
 }

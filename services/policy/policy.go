@@ -28,6 +28,9 @@ type Policy struct {
 	// toolsVersion counts tool registrations and unregistrations: a
 	// cached match of a tool against the rules is good while it holds.
 	toolsVersion atomic.Uint64
+	// pins holds the tools that changed after they were trusted; nil
+	// when the config keeps no pins (a policy built in code).
+	pins *pins
 }
 
 // ruleSet is one generation of rules.
@@ -71,6 +74,9 @@ func New(reg *tools.Registry, cfg Config, file string) (*Policy, error) {
 	p := &Policy{reg: reg, logger: slog.New(slog.DiscardHandler)}
 	if err := p.SetRules(cfg, file); err != nil {
 		return nil, err
+	}
+	if cfg.Pins.Dir != "" {
+		p.pins = newPins(cfg.Pins.Dir, reg, func() *slog.Logger { return p.logger })
 	}
 	return p, nil
 }
@@ -137,6 +143,25 @@ func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 		return Decision{Action: r.Action, Rule: r.where}
 	}
 	return Decision{Action: set.def, Rule: "default"}
+}
+
+// alwaysDenied reports whether the rules deny every call of caller to
+// the tool, whatever its arguments: the first rule that can match it
+// whatever they are denies (or none can, and the default does), and no
+// rule before it that depends on them (when) could allow or ask.
+func (p *Policy) alwaysDenied(caller tools.Caller, name string) bool {
+	set := p.rules.Load()
+	for _, r := range p.candidates(set, name).candidates {
+		switch {
+		case len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind):
+		case r.prog != nil && r.Action == Deny:
+		case r.prog != nil:
+			return false
+		default:
+			return r.Action == Deny
+		}
+	}
+	return set.def == Deny
 }
 
 // candidates returns the rules of set whose static conditions match the
@@ -296,6 +321,9 @@ func (d *Denial) Error() string {
 // Guard is the tools pipeline's guard: it allows the call, or refuses it
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
+	if err := p.pinGuard(ctx, call); err != nil {
+		return err
+	}
 	set := p.rules.Load()
 	tr := p.candidates(set, call.Name)
 	if tr.server != "" {

@@ -92,7 +92,25 @@ type Origin struct {
 	Instance string // composition id of the registering instance; Register sets it from the scope
 	Server   string // MCP serverName, for MCP tools
 	RawName  string // the tool's name on its server, for MCP tools
+	// Pin is the server's pin mode (mcp-client's pin: hold, warn or off;
+	// "" for the policy's default), for MCP tools.
+	Pin string
+	// Listing tells one tools/list of a server from another: the tools
+	// registered from one list share it, and no other list of any server
+	// instance has it (0 for tools of no MCP server). The policy trusts a
+	// new server's first list as a whole by it.
+	Listing uint64
 }
+
+// The pin modes of an MCP server (Origin.Pin), which the policy reads: a
+// tool that appears or changes after the server's first list was trusted
+// is held (not offered, its calls refused until someone trusts it),
+// offered with a warning, or not checked at all.
+const (
+	PinHold = "hold"
+	PinWarn = "warn"
+	PinOff  = "off"
+)
 
 // Definition is a tool.
 type Definition struct {

@@ -46,14 +46,14 @@ func (r *Registry) OnAssemble(s *host.Scope, fn host.WaterfallHandler[Assembly])
 }
 
 // Assemble returns what the model sees for one request by caller: every
-// visible tool sorted by name, then every assemble handler. Parameters
+// offered tool (List) sorted by name, then every assemble handler. Parameters
 // carry each tool's InputSchema byte for byte, or
 // {"type":"object","properties":{}} for a tool registered without one.
 func (r *Registry) Assemble(ctx context.Context, caller Caller) (Assembly, error) {
 	all := r.all()
 	a := Assembly{Caller: caller, Tools: make([]Schema, 0, len(all))}
 	for _, e := range all {
-		if caller.Mask.Allows(e.def.Name) {
+		if r.offered(caller, e) {
 			a.Tools = append(a.Tools, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: e.params})
 		}
 	}

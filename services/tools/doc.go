@@ -74,6 +74,16 @@
 // Assembly.ToolsJSON gives the OpenAI-compatible `tools` array with every
 // parameters schema embedded verbatim, and Size its length in bytes.
 //
+// # Offered and callable
+//
+// OnHide keeps a tool out of what a caller is offered (List, Names,
+// Assemble) while it stays registered and callable by name, so that its
+// guard can say why a call is refused: the policy withholds a tool whose
+// definition changed after it was trusted, and one its rules deny to the
+// caller. ListAll lists every tool, for code that manages them. A call
+// made from within another (mcp_call's child) reads its parent call's
+// notes with ParentNote.
+//
 // # Masks
 //
 // Caller.Mask limits what a caller sees and calls: List, Names, Lookup,

@@ -54,12 +54,24 @@ func SetNote(ctx context.Context, key, value any) {
 	}
 }
 
+// ParentNote returns the value a hook attached under key to the call
+// that made the call ctx belongs to (mcp_call, for the tool it calls), nil
+// when there is none or ctx's call was not made from within another. Like
+// SetNote, it needs finish hooks: without any, calls keep no notes.
+func ParentNote(ctx context.Context, key any) any {
+	if n, ok := ctx.Value(notesKey{}).(*notes); ok && n.parent != nil {
+		return n.parent.get(key)
+	}
+	return nil
+}
+
 type notesKey struct{}
 
 // notes are a call's notes; few, so a slice.
 type notes struct {
-	mu sync.Mutex
-	kv []any // key, value, key, value...
+	mu     sync.Mutex
+	kv     []any  // key, value, key, value...
+	parent *notes // the notes of the call this one was made from within
 }
 
 func (n *notes) set(key, value any) {
@@ -88,7 +100,8 @@ func (n *notes) get(key any) any {
 // finishing runs the call through execute and then the finish hooks that
 // match name.
 func (r *Registry) finishing(ctx context.Context, hooks []*hook[FinishHook], caller Caller, name string, args json.RawMessage) Result {
-	n := &notes{}
+	parent, _ := ctx.Value(notesKey{}).(*notes)
+	n := &notes{parent: parent}
 	ctx = context.WithValue(ctx, notesKey{}, n)
 	start := time.Now()
 	res := r.execute(ctx, caller, name, args)

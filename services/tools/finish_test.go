@@ -60,3 +60,31 @@ func TestFinishSeesEveryOutcome(t *testing.T) {
 		t.Errorf("finish hook saw (-want +got):\n%s", diff)
 	}
 }
+
+// TestParentNote: a call made from within another reads the notes of
+// that call; a call made on its own reads none.
+func TestParentNote(t *testing.T) {
+	r := tools.New(nil)
+	type key struct{}
+	s := testScope(t)
+	r.OnFinish(s, "*", func(context.Context, tools.Finished) {})
+	r.OnGuard(s, "outer", func(ctx context.Context, _ tools.Call) error {
+		tools.SetNote(ctx, key{}, "approved by outer")
+		return nil
+	})
+	var seen []any
+	r.OnGuard(s, "inner", func(ctx context.Context, _ tools.Call) error {
+		seen = append(seen, tools.ParentNote(ctx, key{}))
+		return nil
+	})
+	mustRegister(t, r, noop("inner"))
+	mustRegister(t, r, tools.Definition{Name: "outer", Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
+		res := r.Execute(ctx, call.Caller, "inner", nil)
+		return tools.Output{Value: res.Value}, res.Err
+	}})
+	r.Execute(t.Context(), testCaller, "outer", nil)
+	r.Execute(t.Context(), testCaller, "inner", nil)
+	if want := []any{"approved by outer", nil}; !cmp.Equal(seen, want) {
+		t.Errorf("inner's guard saw %v, want %v", seen, want)
+	}
+}

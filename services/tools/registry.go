@@ -34,8 +34,9 @@ type Registry struct {
 	staged map[*host.Scope][]*entry
 	sorted []*entry // every entry by name; nil after a change, rebuilt lazily
 
-	hookMu sync.Mutex              // serializes hook set writers
-	hooks  atomic.Pointer[hookSet] // copy on write; nil means no hooks
+	hookMu sync.Mutex               // serializes hook set writers
+	hooks  atomic.Pointer[hookSet]  // copy on write; nil means no hooks
+	hiders atomic.Pointer[[]*hider] // OnHide's, copy on write under hookMu
 
 	changes   host.Event[Change]
 	assembled host.Event[struct{}] // what Assemble returns may have changed
@@ -242,24 +243,25 @@ func (r *Registry) Lookup(caller Caller, name string) (Definition, bool) {
 	return r.Get(name)
 }
 
-// List returns the definitions visible to caller, sorted by name.
+// List returns the definitions offered to caller (its mask allows them
+// and no HideFunc hides them), sorted by name.
 func (r *Registry) List(caller Caller) []Definition {
 	all := r.all()
 	out := make([]Definition, 0, len(all))
 	for _, e := range all {
-		if caller.Mask.Allows(e.def.Name) {
+		if r.offered(caller, e) {
 			out = append(out, e.def)
 		}
 	}
 	return out
 }
 
-// Names returns the registered names visible to caller, sorted.
+// Names returns the registered names offered to caller, sorted.
 func (r *Registry) Names(caller Caller) []string {
 	all := r.all()
 	out := make([]string, 0, len(all))
 	for _, e := range all {
-		if caller.Mask.Allows(e.def.Name) {
+		if r.offered(caller, e) {
 			out = append(out, e.def.Name)
 		}
 	}

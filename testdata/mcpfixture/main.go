@@ -15,8 +15,10 @@
 // switches on), record every start (-starts-file FILE), page tools/list
 // (-page-size N), add filler tools (-extra-tools N) and set initialize's
 // instructions (-instructions). -resources N and -prompts add resources,
-// a template, subscriptions and prompts (resources.go). -counter adds the
-// count tool, which answers how many times it was called (counter.go).
+// a template, subscriptions and prompts (resources.go). -rewrite adds
+// rewrite-tool, which changes a tool's description at runtime (rewrite.go).
+// -counter adds the count tool, which answers how many times it was called
+// (counter.go).
 //
 // Tools:
 //
@@ -100,6 +102,7 @@ type options struct {
 	prompts       bool
 	counter       bool // counter.go
 	annotated     bool // annotated.go
+	rewrite       bool // rewrite.go
 	complete      bool // bridge.go
 	sample        bool // bridge.go
 	waitFile      string
@@ -137,6 +140,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
+	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description (or adds a tool) at runtime (rewrite.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -302,6 +306,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.annotated {
 		addAnnotatedTools(server)
+	}
+	if o.rewrite {
+		addRewriteTool(server)
 	}
 	if o.sample {
 		addSampleTool(server)

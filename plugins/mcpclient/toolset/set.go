@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -44,6 +45,8 @@ type Options struct {
 	Render  func(raw string) func(any) []tools.Content
 	// CatalogPath is the catalog cache file of this launch; "" keeps none.
 	CatalogPath string
+	// Pin is the config's pin mode, for the policy (tools.Origin.Pin).
+	Pin string
 }
 
 // Set is one server's tools in the registry: the generation registered,
@@ -117,9 +120,12 @@ func (s *Set) Swap(list []*mcp.Tool) error {
 	if sig != nil && s.signature != "" && string(sig) == s.signature {
 		return nil
 	}
+	// One number for the whole list, unlike any other list's: the policy
+	// trusts a new server's first list as one (tools.Origin.Listing).
+	listID := rand.Uint64() | 1
 	defs := make([]tools.Definition, len(kept))
 	for i, t := range kept {
-		defs[i] = s.definition(t)
+		defs[i] = s.definition(t, listID)
 	}
 	s.Clear()
 	for _, def := range defs {
@@ -145,7 +151,7 @@ func (s *Set) Clear() {
 	s.signature = ""
 }
 
-func (s *Set) definition(t *mcp.Tool) tools.Definition {
+func (s *Set) definition(t *mcp.Tool, listID uint64) tools.Definition {
 	info := &Tool{Raw: t.Name, Public: PublicName(s.opt.Server, t.Name)}
 	var input json.RawMessage
 	if t.InputSchema != nil {
@@ -166,7 +172,7 @@ func (s *Set) definition(t *mcp.Tool) tools.Definition {
 		InputSchema: input,
 		Execute:     s.opt.Execute(info),
 		Render:      s.opt.Render(info.Raw),
-		Origin:      tools.Origin{Server: s.opt.Server, RawName: t.Name},
+		Origin:      tools.Origin{Server: s.opt.Server, RawName: t.Name, Pin: s.opt.Pin, Listing: listID},
 		MCPTool:     listing(t),
 	}
 }

@@ -1,0 +1,354 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// pinned is a tool's definition as far as trust goes: what a model reads
+// and what a call depends on. Schemas and annotations are canonical JSON
+// (keys sorted), so that a server re-encoding them changes nothing.
+type pinned struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// pinnedOf reads def's MCP listing (the registry's description may be
+// another plugin's rewrite: the server's is what is trusted).
+func pinnedOf(def *tools.Definition) pinned {
+	var p pinned
+	if len(def.MCPTool) > 0 {
+		_ = json.Unmarshal(def.MCPTool, &p) // a listing that does not decode pins what the registry has
+	}
+	if p.Name == "" {
+		p.Name = def.Origin.RawName
+	}
+	if len(def.MCPTool) == 0 {
+		p.Description, p.InputSchema, p.OutputSchema = def.Description, def.InputSchema, def.OutputSchema
+	}
+	p.InputSchema, p.OutputSchema, p.Annotations = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations)
+	return p
+}
+
+// canonical re-encodes a JSON value with sorted keys; nil for none or null.
+func canonical(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return raw
+	}
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+func (p pinned) digest() string {
+	b, _ := json.Marshal(p) // strings and valid JSON: cannot fail
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Held is the refusal of a call to a tool the policy holds: it appeared,
+// or its definition changed, after its server's tools were trusted.
+type Held struct {
+	Tool   string // the registered name
+	Server string
+	Raw    string // the name on the server
+	// New is true for a tool its server never listed while trusted.
+	New bool
+	// Change is what differs from the trusted definition (or, for a new
+	// tool, its definition), invisible text flagged.
+	Change string
+	parts  []string // the names of what changed, without their values
+	model  bool     // told to a model (forModel)
+}
+
+// forModel is h as a model reads it (a chat's, a gateway client's): what
+// changed is named, not shown, since the new text may be written to steer
+// the model that reads it. The person sees the whole change in /policy,
+// the host's log, and the refusals of console and one-shot calls.
+func (h *Held) forModel() *Held {
+	m := *h
+	m.model = true
+	m.Change = "  changed: " + strings.Join(h.parts, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
+	return &m
+}
+
+func (h *Held) Error() string {
+	var b strings.Builder
+	if h.New {
+		fmt.Fprintf(&b, "%s is held: server %q added it after its tools were trusted.\n", h.Tool, h.Server)
+	} else {
+		fmt.Fprintf(&b, "%s is held: its definition changed since it was trusted.\n", h.Tool)
+	}
+	b.WriteString(h.Change)
+	if h.model {
+		b.WriteString("It stays unavailable until the user reviews the change and approves it; tell them, and do not approve it yourself.")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.Raw, h.Server)
+	return b.String()
+}
+
+// pins holds the tools of pinned servers that appear or change after the
+// servers' first trust. Verdicts are cached per registration (the
+// listing's bytes) and store generation, so a call or a listing pays a
+// map lookup once the tool was checked.
+type pins struct {
+	store  *pinStore
+	reg    *tools.Registry
+	logger func() *slog.Logger
+	// mu serializes the checks that miss the cache (they may write).
+	mu sync.Mutex
+	// first is, per server that had no pins, the list trusted on first
+	// use in this process: its other tools are trusted too.
+	first map[string]uint64
+	// logged is the digest last logged per tool, to log a change once.
+	logged map[string]string
+	cache  sync.Map // registered name -> *pinVerdict
+}
+
+type pinVerdict struct {
+	listing *byte // the first byte of the definition's MCPTool: one registration
+	n       int
+	gen     uint64
+	held    *Held
+}
+
+func newPins(dir string, reg *tools.Registry, logger func() *slog.Logger) *pins {
+	return &pins{store: newPinStore(dir), reg: reg, logger: logger, first: map[string]uint64{}, logged: map[string]string{}}
+}
+
+func pinMode(def *tools.Definition) string {
+	if def.Origin.Pin == "" {
+		return tools.PinHold
+	}
+	return def.Origin.Pin
+}
+
+// held returns why def is held, nil when it is offered.
+func (p *pins) held(def *tools.Definition) *Held {
+	if def.Origin.Server == "" || pinMode(def) == tools.PinOff {
+		return nil
+	}
+	gen := p.store.gen.Load()
+	var first *byte
+	if len(def.MCPTool) > 0 {
+		first = &def.MCPTool[0]
+		if v, ok := p.cache.Load(def.Name); ok {
+			if v := v.(*pinVerdict); v.listing == first && v.n == len(def.MCPTool) {
+				if v.held != nil {
+					// Another process (a `dsh-host trust` that started a
+					// host of its own) may have trusted it: a held tool
+					// looks at its file again.
+					_, _ = p.store.load(def.Origin.Server)
+					gen = p.store.gen.Load()
+				}
+				if v.gen == gen {
+					return v.held
+				}
+			}
+		}
+	}
+	h := p.check(def)
+	if first != nil {
+		p.cache.Store(def.Name, &pinVerdict{listing: first, n: len(def.MCPTool), gen: gen, held: h})
+	}
+	return h
+}
+
+// check compares def with its trusted definition; a server with none
+// trusts its first list on first use.
+func (p *pins) check(def *tools.Definition) *Held {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	server := def.Origin.Server
+	cur := pinnedOf(def)
+	f, err := p.store.load(server)
+	if err != nil {
+		return &Held{Tool: def.Name, Server: server, Raw: cur.Name,
+			Change: "The server's trusted definitions cannot be checked: " + err.Error() + "\n"}
+	}
+	listing := def.Origin.Listing
+	if f == nil {
+		p.first[server] = listing
+		p.trustFirst(server, listing, def)
+		return nil
+	}
+	rec, ok := f.Tools[cur.Name]
+	digest := cur.digest()
+	if ok && rec.Digest == digest {
+		return nil
+	}
+	if !ok && listing != 0 && p.first[server] == listing {
+		// A tool of the first list that registered after the others.
+		p.trustFirst(server, listing, def)
+		return nil
+	}
+	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok}
+	if ok {
+		h.Change, h.parts = describeChange(&rec.Tool, cur)
+	} else {
+		h.Change, h.parts = describeChange(nil, cur)
+	}
+	if p.logged[def.Name] != digest {
+		p.logged[def.Name] = digest
+		if pinMode(def) == tools.PinWarn {
+			p.logger().Warn("policy: a tool changed after it was trusted; offered anyway (pin: warn)", "tool", def.Name, "change", h.Change)
+		} else {
+			p.logger().Warn("policy: tool held until trusted", "tool", def.Name, "why", h.Error())
+		}
+	}
+	if pinMode(def) == tools.PinWarn {
+		return nil
+	}
+	return h
+}
+
+// trustFirst records the tools of server's list listing (with def, which
+// may not be in the registry's listing yet) as trusted. The caller holds
+// p.mu. A write that fails is logged: the tools stay offered, unpinned.
+func (p *pins) trustFirst(server string, listing uint64, def *tools.Definition) {
+	defs := []tools.Definition{*def}
+	if listing != 0 {
+		for _, d := range p.reg.ListAll() {
+			if d.Origin.Server == server && d.Origin.Listing == listing && d.Name != def.Name {
+				defs = append(defs, d)
+			}
+		}
+	}
+	if err := p.store.update(server, func(f *pinFile) { trustDefs(f, defs, false) }); err != nil {
+		p.logger().Warn("policy: the tools of a new server are offered unpinned: their definitions cannot be saved", "server", server, "err", err)
+	}
+}
+
+// trustDefs sets defs as trusted in f; unless replace, a tool f has keeps
+// its record (a straggler of the first list never replaces a trusted one).
+func trustDefs(f *pinFile, defs []tools.Definition, replace bool) {
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := range defs {
+		cur := pinnedOf(&defs[i])
+		if _, had := f.Tools[cur.Name]; had && !replace {
+			continue
+		}
+		f.Tools[cur.Name] = pinRecord{Digest: cur.digest(), Trusted: now, Tool: cur}
+	}
+}
+
+// Trust records the current definitions of server's tools (only tool's,
+// when it is not "": its name on the server or its registered name) as
+// trusted, and returns the names it released from hold.
+func (p *pins) Trust(server, tool string) (released []string, err error) {
+	var defs []tools.Definition
+	for _, d := range p.reg.ListAll() {
+		if d.Origin.Server != server {
+			continue
+		}
+		if tool != "" && d.Origin.RawName != tool && d.Name != tool {
+			continue
+		}
+		defs = append(defs, d)
+	}
+	if len(defs) == 0 {
+		if tool != "" {
+			return nil, fmt.Errorf("server %q has no tool %q registered", server, tool)
+		}
+		return nil, fmt.Errorf("no tool of server %q is registered (is it connected?)", server)
+	}
+	for i := range defs {
+		if p.held(&defs[i]) != nil {
+			released = append(released, defs[i].Name)
+		}
+	}
+	p.mu.Lock()
+	err = p.store.update(server, func(f *pinFile) { trustDefs(f, defs, true) })
+	p.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	p.reg.AssemblyChanged()
+	return released, nil
+}
+
+// Held returns the tools held now, by name.
+func (p *pins) Held() []*Held {
+	var out []*Held
+	for _, d := range p.reg.ListAll() {
+		if h := p.held(&d); h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// pinGuard refuses a call to a held tool with a *Held naming the change.
+func (p *Policy) pinGuard(ctx context.Context, call tools.Call) error {
+	if p.pins == nil {
+		return nil
+	}
+	def, ok := p.reg.Get(call.Name)
+	if !ok || def.Origin.Server == "" {
+		return nil
+	}
+	h := p.pins.held(&def)
+	if h == nil {
+		return nil
+	}
+	tools.SetNote(ctx, serverNoteKey{}, def.Origin.Server)
+	tools.SetNote(ctx, noteKey{}, Decision{Action: Deny, Rule: "pin"})
+	switch call.Caller.Kind {
+	case tools.CallerChat, tools.CallerGateway:
+		return h.forModel()
+	}
+	return h
+}
+
+// hides is the registry's HideFunc: a held tool is offered to no one, and
+// a tool the rules deny to every call of a caller is not offered to it.
+func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
+	if p.pins != nil && p.pins.held(def) != nil {
+		return true
+	}
+	return p.alwaysDenied(caller, def.Name)
+}
+
+// Trust approves the current definitions of server's tools (only tool's,
+// when not ""), releasing those held; see `dsh-host trust`.
+func (p *Policy) Trust(server, tool string) (released []string, err error) {
+	if p.pins == nil {
+		return nil, errors.New("this policy keeps no pins (pins.dir is empty)")
+	}
+	return p.pins.Trust(server, tool)
+}
+
+// Held returns the tools the policy holds now.
+func (p *Policy) Held() []*Held {
+	if p.pins == nil {
+		return nil
+	}
+	return p.pins.Held()
+}

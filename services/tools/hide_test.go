@@ -1,0 +1,69 @@
+package tools_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// TestOnHide: a hidden tool leaves List, Names and Assemble (for the
+// callers the hook names) but stays callable, so its guard gives the
+// reason; removing the hook offers it again, and both are assembly
+// changes.
+func TestOnHide(t *testing.T) {
+	r := tools.New(nil)
+	mustRegister(t, r, noop("a"))
+	mustRegister(t, r, noop("b"))
+	var changes int
+	r.OnAssemblyChange(testScope(t), func() { changes++ })
+	hooks := newScope(t, "hider")
+	remove := r.OnHide(hooks, func(c tools.Caller, d *tools.Definition) bool { return d.Name == "b" && c.Kind == "test" })
+	r.OnGuard(hooks, "b", func(context.Context, tools.Call) error { return errors.New("b is held") })
+
+	if got := r.Names(testCaller); !cmp.Equal(got, []string{"a"}) {
+		t.Errorf("Names = %v, want [a]", got)
+	}
+	if got := r.Names(tools.Caller{Kind: "other"}); !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Names for another caller = %v, want [a b]", got)
+	}
+	if got := len(r.List(testCaller)); got != 1 {
+		t.Errorf("List has %d tools, want 1", got)
+	}
+	asm, err := r.Assemble(t.Context(), testCaller)
+	if err != nil || len(asm.Tools) != 1 || asm.Tools[0].Name != "a" {
+		t.Errorf("Assemble = %v (%v), want only a", asm.Tools, err)
+	}
+	if got := len(r.ListAll()); got != 2 {
+		t.Errorf("ListAll has %d tools, want 2", got)
+	}
+	if _, ok := r.Lookup(testCaller, "b"); !ok {
+		t.Error("Lookup does not find the hidden tool")
+	}
+	res := r.Execute(t.Context(), testCaller, "b", nil)
+	if !errors.Is(res.Err, tools.ErrRefused) || !strings.Contains(res.Err.Error(), "b is held") {
+		t.Errorf("a call of the hidden tool: %v, want its guard's refusal", res.Err)
+	}
+	remove()
+	if got := r.Names(testCaller); !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Names after remove = %v, want [a b]", got)
+	}
+	if changes != 2 {
+		t.Errorf("%d assembly changes, want 2 (added, removed)", changes)
+	}
+}
+
+// TestOnHidePanics: a hook that panics is logged and hides nothing.
+func TestOnHidePanics(t *testing.T) {
+	r := tools.New(&tools.Options{Logger: slog.New(slog.DiscardHandler)})
+	mustRegister(t, r, noop("a"))
+	r.OnHide(testScope(t), func(tools.Caller, *tools.Definition) bool { panic("hook bug") })
+	if got := r.Names(testCaller); !cmp.Equal(got, []string{"a"}) {
+		t.Errorf("Names = %v, want [a]", got)
+	}
+}
