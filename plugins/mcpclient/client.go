@@ -497,6 +497,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	} else {
 		c.tools.Tasks().PeekHTTP(tr)
 	}
+	watched = bridge.PromptArguments(watched)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.opt.cfg.ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
