@@ -670,7 +670,14 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		} else {
 			c.opt.logger.Error(c.label+": connection failed and reconnect is disabled — no tools were registered; reload the instance or restart the host to connect", "err", err)
 		}
-		c.setState("disconnected (reconnect disabled)", "the connection was lost and reconnect is disabled; reload the instance")
+		// The status keeps the reason: nothing else will say it again.
+		if kind == "lost" || c.retry.started {
+			c.setState(fmt.Sprintf("disconnected (reconnect disabled): %v", err),
+				fmt.Sprintf("the connection was lost (%v) and reconnect is disabled; reload the instance", err))
+		} else {
+			c.setState(fmt.Sprintf("failed to start (reconnect disabled): %v", err),
+				fmt.Sprintf("the server failed to start (%v) and reconnect is disabled; reload the instance", err))
+		}
 		return
 	}
 	if !c.retry.connectedAt.IsZero() && c.opt.now().Sub(c.retry.connectedAt) >= ms(p.MaxDelayMs) {
