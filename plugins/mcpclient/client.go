@@ -493,7 +493,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	// server's elicitation/create, list_changed). There tool tasks are
 	// read in the HTTP client instead.
 	if c.opt.cfg.Transport != TransportStreamableHTTP {
-		watched = c.tools.Tasks().Watch(tr)
+		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
 	} else {
 		c.tools.Tasks().PeekHTTP(tr)
 	}
