@@ -312,6 +312,29 @@ func (t *Table) Only() *Call {
 	return nil
 }
 
+// Asking returns the calls a 2025-11-25 server's request, which names no
+// call, may belong to: the calls in flight that wait for no answer of
+// their own. A call already waiting (its server's handler blocked on its
+// question, or a question its caller abandoned, which holds the call until
+// its caller's retry would have come) is not the one asking, so it takes
+// no question from the calls after it. When every call waits, any may ask
+// again: they all are.
+func (t *Table) Asking() []*Call {
+	calls := t.InFlight()
+	free := calls[:0:0]
+	for _, call := range calls {
+		call.mu.Lock()
+		if call.held == 0 {
+			free = append(free, call)
+		}
+		call.mu.Unlock()
+	}
+	if len(free) == 0 {
+		return calls
+	}
+	return free
+}
+
 // InFlight returns the calls in flight: a 2025-11-25 server's request
 // during a call carries nothing that names the call, so it is the call's
 // only when no other is running.

@@ -122,3 +122,27 @@ func TestReleaseAndStop(t *testing.T) {
 	tb.Release(func() { early.Add(1) })
 	mcptest.WaitFor(t, waitTimeout, "the release after Stop", func() bool { return early.Load() == 2 })
 }
+
+// A call waiting for an answer (one its caller may have abandoned) is
+// not the one asking: a request that names no call goes to the other.
+func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000})
+	waiting, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "a"}, "")
+	defer waiting.Cancel()
+	defer waiting.Finish()
+	release := waiting.Hold()
+	next, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "b"}, "")
+	defer next.Cancel()
+	defer next.Finish()
+	if got := tb.Asking(); len(got) != 1 || got[0] != next {
+		t.Errorf("Asking = %v, want only the call waiting for nothing", got)
+	}
+	next.Hold()
+	if got := tb.Asking(); len(got) != 2 {
+		t.Errorf("Asking = %v with every call waiting, want both", got)
+	}
+	release()
+	if got := tb.Asking(); len(got) != 1 || got[0] != waiting {
+		t.Errorf("Asking = %v, want the answered call", got)
+	}
+}
