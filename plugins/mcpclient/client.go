@@ -113,6 +113,10 @@ type client struct {
 	bridge *bridge.Bridge    // resources, prompts and completion
 	proj   *result.Projector // what results become for a model
 	lz     lazyState         // lazy start, idle shutdown (lazy.go)
+
+	// pinHint logs once that the server needs protocolVersion pinned
+	// (notePinNeeded).
+	pinHint sync.Once
 }
 
 // firstAttempt is the outcome of the first connection attempt.

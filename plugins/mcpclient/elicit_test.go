@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +118,41 @@ func TestProtocolVersionPinsTheRevision(t *testing.T) {
 		if answered != tc.answered {
 			t.Errorf("protocolVersion %q: answered %v, want %v (%v %q)", tc.pin, answered, tc.answered, res.Err, resultText(res))
 		}
+	}
+}
+
+// A go-sdk server that asks its client during a call the 2025-11-25 way
+// (ServerSession.Elicit) refuses itself to send the question once
+// 2026-07-28 is negotiated; the log says, once, which key makes it work,
+// and with the key pinned the question is sent.
+func TestOldStyleQuestionNamesTheProtocolKey(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return textResult("asked"), nil
+	})
+	e := mustStart(t, testConfig("old"), srv)
+	for range 2 {
+		if res := e.call(tools.Caller{}, "mcp__old__asks", "{}"); res.Err == nil {
+			t.Fatal("the server's refusal to ask did not fail the call")
+		}
+	}
+	const hint = `set protocolVersion: "2025-11-25" in this entry's config`
+	if n := len(e.logs.Find(slog.LevelWarn, hint)); n != 1 {
+		t.Errorf("the hint was logged %d times, want once:\n%s", n, e.logs.Dump())
+	}
+
+	cfg := testConfig("pinned")
+	cfg.ProtocolVersion = "2025-11-25"
+	pinned := mustStart(t, cfg, srv)
+	res := pinned.call(tools.Caller{}, "mcp__pinned__asks", "{}")
+	if res.Err != nil && strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
+		t.Errorf("pinned to 2025-11-25, the server still refused to ask: %v", res.Err)
+	}
+	if pinned.logs.Has(slog.LevelWarn, hint) {
+		t.Error("the hint was logged for an entry that pins protocolVersion")
 	}
 }
