@@ -460,8 +460,8 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	questions := &bridge.Questions{Server: c.opt.cfg.ServerName, Label: c.label, Log: c.opt.logger, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
 		Logger: c.opt.logger.With("component", "go-sdk"),
-		// The host offers no roots.
-		Capabilities: &mcp.ClientCapabilities{},
+		// Roots: the entry's (roots:), or those of a gateway call's client.
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.bridge.Changed(cn, bridge.Resources)
 		},
@@ -485,6 +485,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		opts.Capabilities.Elicitation = bridge.ElicitCapabilities()
 	}
 	client := mcp.NewClient(clientInfo, opts)
+	//lint:ignore SA1019 roots stay functional through their deprecation window.
+	client.AddRoots(c.opt.cfg.roots()...)
+	client.AddReceivingMiddleware(questions.CallerRoots)
 	if c.opt.elicit != nil {
 		client.AddSendingMiddleware(questions.URLRequired)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -154,5 +155,39 @@ func TestOldStyleQuestionNamesTheProtocolKey(t *testing.T) {
 	}
 	if pinned.logs.Has(slog.LevelWarn, hint) {
 		t.Error("the hint was logged for an entry that pins protocolVersion")
+	}
+}
+
+// roots: the server's roots/list gets the entry's roots, absolute paths
+// and file:// URIs alike; a call whose caller has roots (the gateway's
+// client) gets the caller's instead.
+func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("roots", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 roots stay functional through their deprecation window.
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return textResult(strings.Join(uris, " ")), nil
+	})
+	cfg := testConfig("rt")
+	// The 2025-11-25 way: go-sdk servers send roots/list themselves only
+	// on it.
+	cfg.ProtocolVersion = "2025-11-25"
+	cfg.Roots = []string{"/srv/project", "file:///home/me/notes"}
+	e := mustStart(t, cfg, srv)
+	if res := e.call(tools.Caller{}, "mcp__rt__roots", "{}"); res.Err != nil || resultText(res) != "file:///home/me/notes file:///srv/project" {
+		t.Errorf("roots of the entry: %v %q", res.Err, resultText(res))
+	}
+	ctx := roots.With(context.Background(), func(context.Context) ([]*mcp.Root, error) {
+		return []*mcp.Root{{URI: "file:///client/dir"}}, nil
+	})
+	if res := e.reg.Execute(ctx, tools.Caller{}, "mcp__rt__roots", []byte("{}")); res.Err != nil || resultText(res) != "file:///client/dir" {
+		t.Errorf("roots of the caller: %v %q", res.Err, resultText(res))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/sampling"
 )
 
@@ -211,4 +212,40 @@ func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithTool
 		return nil, sampling.ErrNoSampler
 	}
 	return s(askCtx, req.Params)
+}
+
+// CallerRoots answers a server's roots/list (2025-11-25) made during a
+// call with the roots of the call's caller, when it has some (roots.With:
+// the gateway forwarding to a client that declared roots); other requests,
+// and roots/list with no such caller, go on to go-sdk's answer, the
+// entry's own roots. It is a receiving middleware.
+func (q *Questions) CallerRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		call := calls.FromContext(ctx)
+		if call == nil {
+			if asking := q.Calls.Asking(); len(asking) == 1 {
+				call = asking[0]
+			}
+		}
+		if call == nil {
+			return next(ctx, method, req)
+		}
+		list := roots.From(call.Caller())
+		if list == nil {
+			return next(ctx, method, req)
+		}
+		release := call.Hold()
+		defer release()
+		rs, err := list(mergeValues(ctx, call.Caller()))
+		if err != nil {
+			return nil, fmt.Errorf("the caller's roots: %w", err)
+		}
+		if rs == nil {
+			rs = []*mcp.Root{}
+		}
+		return &mcp.ListRootsResult{Roots: rs}, nil
+	}
 }
