@@ -55,3 +55,29 @@ func TestE2EBridgeAbandonedQuestion(t *testing.T) {
 		})
 	}
 }
+
+// A server's roots/list during a call made through the gateway gets the
+// calling client's roots, whichever revision the client speaks; a client
+// without roots leaves the server the entry's (none here).
+func TestE2EBridgeRootsOfTheCaller(t *testing.T) {
+	bin := dshHostBinary(t)
+	e := newE2E(t)
+	e.writeBridge(t, "-roots", "-protocol", "2025-11-25")
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("protocol "+cmpOr(version, "latest"), func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "roots-e2e", Version: "0"}, nil)
+			//lint:ignore SA1019 roots stay functional through their deprecation window.
+			client.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
+			ctx := ctxT(t)
+			cs, err := client.Connect(ctx, e.transport(t, bin, "stdio"), &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__roots", Arguments: map[string]any{}})
+			if err != nil || res.IsError || resultText(res) != "file:///work/project" {
+				t.Errorf("roots seen by the server: %v %q, want the client's", err, resultText(res))
+			}
+		})
+	}
+}

@@ -145,15 +145,15 @@ func elicitRefusal(ss *mcp.ServerSession, mode string) string {
 }
 
 // needsRoundTrip reports whether ss's requests that may ask questions need the
-// round trip: a 2026-07-28 client that declared elicitation or sampling. A
-// client that declared neither has every question declined before it is
+// round trip: a 2026-07-28 client that declared elicitation, sampling or
+// roots. A client that declared none has every question declined before it is
 // asked, so its requests run directly, at no extra cost.
 func needsRoundTrip(ss *mcp.ServerSession) bool {
 	if ss == nil || !newProtocol(ss) {
 		return false
 	}
 	caps := clientCaps(ss)
-	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
+	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil)
 }
 
 func newProtocol(ss *mcp.ServerSession) bool {

@@ -102,6 +102,7 @@ type options struct {
 	annotated     bool // annotated.go
 	complete      bool // bridge.go
 	sample        bool // bridge.go
+	roots         bool // bridge.go
 	waitFile      string
 	proxyOf       string // proxy.go
 }
@@ -135,6 +136,7 @@ func run(args []string) error {
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
+	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
@@ -302,6 +304,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.annotated {
 		addAnnotatedTools(server)
+	}
+	if o.roots {
+		addRootsTool(server)
 	}
 	if o.sample {
 		addSampleTool(server)
