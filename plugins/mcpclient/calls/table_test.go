@@ -2,12 +2,14 @@ package calls
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -146,3 +148,31 @@ func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
 		t.Errorf("Asking = %v, want the answered call", got)
 	}
 }
+
+// The wire watch forgets the requests of calls that ended without an
+// answer (a server honouring a cancellation never answers).
+func TestWireForgetsUnansweredCalls(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000})
+	c := &wireConn{Connection: nopConn{}, t: tb, tokens: map[jsonrpc.ID]string{}}
+	for i := range 3 * pruneAt {
+		params := &mcp.CallToolParams{Name: "x"}
+		call, _ := tb.Start(context.Background(), params, "")
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := jsonrpc.MakeID(float64(i))
+		if err := c.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
+			t.Fatal(err)
+		}
+		call.Finish()
+		call.Cancel()
+	}
+	if n := len(c.tokens); n > pruneAt+1 {
+		t.Errorf("%d unanswered requests of finished calls kept, want at most %d", n, pruneAt+1)
+	}
+}
+
+type nopConn struct{ mcp.Connection }
+
+func (nopConn) Write(context.Context, jsonrpc.Message) error { return nil }

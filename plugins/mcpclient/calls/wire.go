@@ -61,6 +61,9 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if j := bytes.IndexByte(rest, '"'); j > 0 {
 				c.mu.Lock()
 				c.tokens[req.ID] = string(rest[:j])
+				if len(c.tokens) > pruneAt {
+					c.pruneLocked()
+				}
 				c.mu.Unlock()
 			}
 		}
@@ -106,6 +109,19 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, nil
+}
+
+// pruneAt is how many requests awaiting a response a connection notes
+// before it forgets those of calls over: a server that honours a
+// cancellation never answers the call, whose entry would stay.
+const pruneAt = 256
+
+func (c *wireConn) pruneLocked() {
+	for id, token := range c.tokens {
+		if c.t.lookup(token) == nil {
+			delete(c.tokens, id)
+		}
+	}
 }
 
 func (t *Table) lookup(token string) *Call {
