@@ -503,6 +503,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
 	} else {
 		c.tools.Tasks().PeekHTTP(tr)
+		c.calls.PeekHTTP(tr)
 	}
 	watched = bridge.PromptArguments(watched)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.opt.cfg.ProtocolVersion})

@@ -69,6 +69,9 @@ type Call struct {
 	// is closed once relayed reaches answeredAfter, for Finish to wait on.
 	wire, answeredAfter, relayed int
 	caughtUp                     chan struct{}
+	// countsWire: the call's answer streams over HTTP (PeekHTTP), where
+	// every progress event before the result is counted when it returns.
+	countsWire bool
 	// life ends with the call: at Finish, or when the caller or a timeout
 	// cancels it. A question asked for the call ends with it. It is made
 	// by Ended, when a question needs it, not for every call.
@@ -204,6 +207,9 @@ func (call *Call) expire(cause *Timeout) {
 // Watch), waiting at most catchUpMax.
 func (call *Call) Finish() {
 	call.mu.Lock()
+	if call.countsWire && call.answeredAfter < 0 {
+		call.answeredAfter = call.wire
+	}
 	if call.relayed < call.answeredAfter {
 		call.caughtUp = make(chan struct{})
 		wait := call.caughtUp

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 )
 
 // Progress up to the result. go-sdk reads a connection's messages in
@@ -26,7 +31,7 @@ const catchUpMax = time.Second
 
 // Watch wraps tr so that t sees, in wire order, the progress notifications
 // and responses of its calls. go-sdk lets no wrapper stand in for a
-// Streamable HTTP connection: there Finish does not wait.
+// Streamable HTTP connection: there PeekHTTP reads the calls' streams.
 func (t *Table) Watch(tr mcp.Transport) mcp.Transport { return &wireTransport{tr, t} }
 
 type wireTransport struct {
@@ -128,4 +133,143 @@ func (t *Table) lookup(token string) *Call {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.calls[token]
+}
+
+// PeekHTTP has t count, over Streamable HTTP, the progress notifications
+// each call's POST answer streams: go-sdk reads that stream's events in
+// order and the call's result last, so what was counted when the call
+// returns is what Finish waits to see relayed.
+func (t *Table) PeekHTTP(tr mcp.Transport) {
+	remote.Peek(tr, func(base http.RoundTripper) http.RoundTripper { return &progressPeek{base: base, t: t} })
+}
+
+type progressPeek struct {
+	base http.RoundTripper
+	t    *Table
+}
+
+// callHead is how much of a POST's body is read for a call's progress
+// token: go-sdk writes _meta first in the params, after the method.
+const callHead = 1024
+
+func (p *progressPeek) RoundTrip(req *http.Request) (*http.Response, error) {
+	call := p.callOf(req)
+	resp, err := p.base.RoundTrip(req)
+	if call == nil || err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
+		call.mu.Lock()
+		call.countsWire = true
+		call.mu.Unlock()
+		resp.Body = &progressBody{ReadCloser: resp.Body, call: call}
+	}
+	return resp, nil
+}
+
+// callOf returns the call whose tools/call req posts, or nil.
+func (p *progressPeek) callOf(req *http.Request) *Call {
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength <= 0 {
+		return nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	head := make([]byte, min(req.ContentLength, callHead))
+	n, _ := io.ReadFull(body, head)
+	head = head[:n]
+	if !bytes.Contains(head, []byte(`"tools/call"`)) {
+		return nil
+	}
+	i := bytes.Index(head, tokenPrefix)
+	if i < 0 {
+		return nil
+	}
+	rest := head[i+len(tokenPrefix):]
+	j := bytes.IndexByte(rest, '"')
+	if j <= 0 {
+		return nil
+	}
+	return p.t.lookup(string(rest[:j]))
+}
+
+// maxProgressEvent bounds the data of one event read here: a progress
+// notification is small, and a larger event (the result) is not kept.
+const maxProgressEvent = 16 << 10
+
+// progressBody counts the call's progress events as go-sdk reads them.
+type progressBody struct {
+	io.ReadCloser
+	call       *Call
+	line, data []byte
+	over       bool // the event's data passed maxProgressEvent
+}
+
+func (b *progressBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.scan(p[:n])
+	return n, err
+}
+
+// scan reads SSE lines: data fields make up an event, a blank line ends it.
+func (b *progressBody) scan(chunk []byte) {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			b.addLine(chunk)
+			return
+		}
+		b.addLine(chunk[:i])
+		chunk = chunk[i+1:]
+		line := bytes.TrimSuffix(b.line, []byte{'\r'})
+		switch {
+		case len(line) == 0:
+			if !b.over && len(b.data) > 0 {
+				b.event(b.data)
+			}
+			b.data, b.over = b.data[:0], false
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[len("data:"):], []byte{' '})
+			if b.over || len(b.data)+len(v)+1 > maxProgressEvent {
+				b.over, b.data = true, b.data[:0]
+			} else {
+				if len(b.data) > 0 {
+					b.data = append(b.data, '\n')
+				}
+				b.data = append(b.data, v...)
+			}
+		}
+		b.line = b.line[:0]
+	}
+}
+
+func (b *progressBody) addLine(part []byte) {
+	if len(b.line)+len(part) > maxProgressEvent {
+		// A line this long is no progress notification's.
+		b.over, b.line = true, b.line[:0]
+		return
+	}
+	b.line = append(b.line, part...)
+}
+
+func (b *progressBody) event(data []byte) {
+	if !bytes.Contains(data, []byte(`"notifications/progress"`)) {
+		return
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Token any `json:"progressToken"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Method != "notifications/progress" {
+		return
+	}
+	if token, _ := m.Params.Token.(string); token == b.call.token {
+		b.call.mu.Lock()
+		b.call.wire++
+		b.call.mu.Unlock()
+	}
 }
