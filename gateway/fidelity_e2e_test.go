@@ -167,20 +167,30 @@ func TestE2EFidelity(t *testing.T) {
 			})
 
 			t.Run("progress reaches the client's token", func(t *testing.T) {
-				// The last notification is sent just before the answer, and
-				// go-sdk's client (mcp-client's) may handle it after the
-				// answer, too late for the call: the first two are 30ms ahead.
-				params := &mcp.CallToolParams{Name: "mcp__fx__progress", Arguments: map[string]any{"steps": 3, "ms": 30}}
-				params.SetProgressToken("client-token")
-				res, err := cs.CallTool(context.Background(), params)
-				if err != nil || res.IsError {
-					t.Fatalf("progress: %v %q", err, mcptest.Texts(res))
+				// Every notification, the last (sent right before the
+				// answer) included, in each of 20 calls: go-sdk's client
+				// (mcp-client's) hands the answer over before it handles
+				// the notifications read ahead of it, which mcp-client
+				// relays before the call ends. The client here may handle
+				// the last ones after its call returned: it waits for them.
+				const calls, steps = 20, 4
+				for call := range calls {
+					params := &mcp.CallToolParams{Name: "mcp__fx__progress", Arguments: map[string]any{"steps": steps, "ms": 0}}
+					params.SetProgressToken("client-token")
+					res, err := cs.CallTool(context.Background(), params)
+					if err != nil || res.IsError {
+						t.Fatalf("progress: %v %q", err, mcptest.Texts(res))
+					}
+					waitFor(t, fmt.Sprintf("all %d progress notifications of call %d", steps, call+1), func() bool { n, _ := l.counts(); return n >= (call+1)*steps })
 				}
-				waitFor(t, "two progress notifications", func() bool { n, _ := l.counts(); return n >= 2 })
 				l.mu.Lock()
 				defer l.mu.Unlock()
+				if len(l.progress) != calls*steps {
+					t.Errorf("%d notifications, want %d", len(l.progress), calls*steps)
+				}
 				for i, p := range l.progress {
-					if p.ProgressToken != "client-token" || p.Progress != float64(i+1) || p.Total != 3 || p.Message != fmt.Sprintf("step %d of 3", i+1) {
+					step := i%steps + 1
+					if p.ProgressToken != "client-token" || p.Progress != float64(step) || p.Total != steps || p.Message != fmt.Sprintf("step %d of %d", step, steps) {
 						t.Errorf("notification %d = %+v", i, p)
 					}
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/sampling"
 )
 
@@ -52,6 +53,9 @@ func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) co
 			return ss.Elicit(ctx, p)
 		case *mcp.CreateMessageWithToolsParams:
 			return ss.CreateMessageWithTools(ctx, p)
+		case *mcp.ListRootsParams:
+			//lint:ignore SA1019 roots stay functional through their deprecation window.
+			return ss.ListRoots(ctx, p)
 		}
 		return nil, fmt.Errorf("unsupported request %T", ir)
 	}
@@ -75,6 +79,20 @@ func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.
 		}
 		return elicit.Result{Action: res.Action, Content: res.Content}, nil
 	}))
+	if caps := clientCaps(ss); caps != nil && caps.RootsV2 != nil {
+		// The server's roots/list during the call gets this client's roots.
+		ctx = roots.With(ctx, func(ctx context.Context) ([]*mcp.Root, error) {
+			resp, err := ask(ctx, &mcp.ListRootsParams{})
+			if err != nil {
+				return nil, fmt.Errorf("the gateway's client: %w", err)
+			}
+			res, ok := resp.(*mcp.ListRootsResult)
+			if !ok || res == nil {
+				return nil, fmt.Errorf("the gateway's client answered roots/list with %T", resp)
+			}
+			return res.Roots, nil
+		})
+	}
 	return sampling.With(ctx, func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 		if caps := clientCaps(ss); caps == nil || caps.Sampling == nil {
 			return nil, fmt.Errorf("%s did not declare the sampling capability, so the gateway cannot pass the request on", clientName(ss))
@@ -127,15 +145,15 @@ func elicitRefusal(ss *mcp.ServerSession, mode string) string {
 }
 
 // needsRoundTrip reports whether ss's requests that may ask questions need the
-// round trip: a 2026-07-28 client that declared elicitation or sampling. A
-// client that declared neither has every question declined before it is
+// round trip: a 2026-07-28 client that declared elicitation, sampling or
+// roots. A client that declared none has every question declined before it is
 // asked, so its requests run directly, at no extra cost.
 func needsRoundTrip(ss *mcp.ServerSession) bool {
 	if ss == nil || !newProtocol(ss) {
 		return false
 	}
 	caps := clientCaps(ss)
-	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
+	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil)
 }
 
 func newProtocol(ss *mcp.ServerSession) bool {

@@ -87,6 +87,21 @@ func newScope(parent context.Context, id string, logger *slog.Logger, inst *inst
 // ID returns the composition id of the instance.
 func (s *Scope) ID() string { return s.id }
 
+// Position returns the instance's place in the composition, built-in
+// entries first, counted from 0: where one server's offer shadows
+// another's, the composition's order decides rather than which started
+// first. It is -1 on a scope made by NewScope and once the entry left the
+// composition. Moving an entry changes it without restarting the instance.
+func (s *Scope) Position() int {
+	if s.inst == nil {
+		return -1
+	}
+	h := s.inst.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Index(h.order, s.inst)
+}
+
 // Context returns a context cancelled when the scope is disposed. Work that
 // outlives apply selects on its Done channel.
 func (s *Scope) Context() context.Context { return s.ctx }

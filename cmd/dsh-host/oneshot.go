@@ -59,6 +59,13 @@ func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c 
 	startCtx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
 	h, err := startHost(startCtx, c, &host.Options{Logger: logger}, nil, gate.install)
+	if err == nil {
+		// A lazy server with no catalog cache is active before its tools
+		// came: the command needs them (and its run writes the cache).
+		if reg, ok := host.Lookup(h, tools.Key); ok && reg != nil {
+			err = reg.WaitStarted(startCtx)
+		}
+	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
 		err = nil

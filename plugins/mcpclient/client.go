@@ -114,6 +114,10 @@ type client struct {
 	bridge *bridge.Bridge    // resources, prompts and completion
 	proj   *result.Projector // what results become for a model
 	lz     lazyState         // lazy start, idle shutdown (lazy.go)
+
+	// pinHint logs once that the server needs protocolVersion pinned
+	// (notePinNeeded).
+	pinHint sync.Once
 }
 
 // firstAttempt is the outcome of the first connection attempt.
@@ -471,8 +475,8 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	questions := &bridge.Questions{Server: c.opt.cfg.ServerName, Label: c.label, Log: c.opt.logger, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
 		Logger: c.opt.logger.With("component", "go-sdk"),
-		// The host offers no roots.
-		Capabilities: &mcp.ClientCapabilities{},
+		// Roots: the entry's (roots:), or those of a gateway call's client.
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.bridge.Changed(cn, bridge.Resources)
 		},
@@ -496,6 +500,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		opts.Capabilities.Elicitation = bridge.ElicitCapabilities()
 	}
 	client := mcp.NewClient(clientInfo, opts)
+	//lint:ignore SA1019 roots stay functional through their deprecation window.
+	client.AddRoots(c.opt.cfg.roots()...)
+	client.AddReceivingMiddleware(questions.CallerRoots)
 	if c.opt.elicit != nil {
 		client.AddSendingMiddleware(questions.URLRequired)
 	}
@@ -508,10 +515,12 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	// server's elicitation/create, list_changed). There tool tasks are
 	// read in the HTTP client instead.
 	if c.opt.cfg.Transport != TransportStreamableHTTP {
-		watched = c.tools.Tasks().Watch(tr)
+		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
 	} else {
 		c.tools.Tasks().PeekHTTP(tr)
+		c.calls.PeekHTTP(tr)
 	}
+	watched = bridge.PromptArguments(watched)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.opt.cfg.ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
@@ -687,7 +696,14 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		} else {
 			c.opt.logger.Error(c.label+": connection failed and reconnect is disabled — no tools were registered; reload the instance or restart the host to connect", "err", err)
 		}
-		c.setState("disconnected (reconnect disabled)", "the connection was lost and reconnect is disabled; reload the instance")
+		// The status keeps the reason: nothing else will say it again.
+		if kind == "lost" || c.retry.started {
+			c.setState(fmt.Sprintf("disconnected (reconnect disabled): %v", err),
+				fmt.Sprintf("the connection was lost (%v) and reconnect is disabled; reload the instance", err))
+		} else {
+			c.setState(fmt.Sprintf("failed to start (reconnect disabled): %v", err),
+				fmt.Sprintf("the server failed to start (%v) and reconnect is disabled; reload the instance", err))
+		}
 		return
 	}
 	if !c.retry.connectedAt.IsZero() && c.opt.now().Sub(c.retry.connectedAt) >= ms(p.MaxDelayMs) {

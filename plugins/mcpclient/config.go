@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -91,6 +93,10 @@ type Config struct {
 	// sends requests in the middle of a call (elicitation, sampling) the
 	// way that revision does needs it: go-sdk refuses them on 2026-07-28.
 	ProtocolVersion string `yaml:"protocolVersion"`
+	// Roots are the directories the server may work in, answered to its
+	// roots/list: absolute paths or file:// URIs. A call made through the
+	// gateway by a client that declared roots gets that client's instead.
+	Roots []string `yaml:"roots"`
 	// Reconnect is the supervisor's policy after a lost connection.
 	Reconnect Reconnect `yaml:"reconnect"`
 	// Tools filters the server's tools by raw name.
@@ -239,6 +245,11 @@ func (cfg *Config) Validate() error {
 	default:
 		bad("pin %q must be hold, warn or off", cfg.Pin)
 	}
+	for i, r := range cfg.Roots {
+		if _, err := rootURI(r); err != nil {
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("roots[%d]", i), "%v", err))
+		}
+	}
 	for i, p := range cfg.Tools.Include {
 		if p == "" {
 			bad("tools.include[%d] is empty; use * to match every tool", i)
@@ -280,3 +291,30 @@ func (r *Reconnect) backoff(n int) time.Duration {
 }
 
 func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// rootURI returns the file:// URI of a roots entry: an absolute path, or
+// a file:// URI with an absolute path.
+func rootURI(r string) (string, error) {
+	if strings.HasPrefix(r, "file:") {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "file" || !strings.HasPrefix(u.Path, "/") || (u.Host != "" && u.Host != "localhost") {
+			return "", fmt.Errorf("%q is not a file:// URI of an absolute path, such as file:///home/me/project", r)
+		}
+		return (&url.URL{Scheme: "file", Path: u.Path}).String(), nil
+	}
+	if !filepath.IsAbs(r) {
+		return "", fmt.Errorf("%q must be an absolute path or a file:// URI (a root names a directory the server may work in)", r)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Clean(r))}).String(), nil
+}
+
+// roots are the entry's roots as MCP roots (Validate checked them).
+func (cfg *Config) roots() []*mcp.Root {
+	var out []*mcp.Root
+	for _, r := range cfg.Roots {
+		if uri, err := rootURI(r); err == nil {
+			out = append(out, &mcp.Root{URI: uri, Name: filepath.Base(filepath.FromSlash(strings.TrimPrefix(uri, "file://")))})
+		}
+	}
+	return out
+}

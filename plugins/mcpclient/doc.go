@@ -76,7 +76,7 @@
 // registered and fail; when the budget is spent they are unregistered. The
 // instance's detail in host status says where it stands: "connected, 12
 // tools", "reconnecting 3/10 in 4s", "gave up after 10 attempts: ...",
-// "disconnected (reconnect disabled)".
+// "disconnected (reconnect disabled): <why>".
 //
 // # Results
 //

@@ -354,6 +354,10 @@ func TestE2ELegacySSE(t *testing.T) {
 		host.Entry{ID: "old", Name: "mcp-client", Config: map[string]any{"transport": "sse", "serverName": "old", "url": base + "/sse"}},
 		host.Entry{ID: "wrong", Name: "mcp-client", Config: map[string]any{"transport": "streamable-http", "serverName": "wrong", "url": base + "/sse-only",
 			"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 1}}},
+		// The SSE endpoint itself answers a POST without its session id
+		// with 400; without reconnects the status must still say why.
+		host.Entry{ID: "wrong400", Name: "mcp-client", Config: map[string]any{"transport": "streamable-http", "serverName": "wrong400", "url": base + "/sse",
+			"reconnect": map[string]any{"enabled": false}}},
 	)
 	hs.requireActive("old")
 	if got := text(hs.call(imageCaller, "mcp__old__shout", map[string]any{"text": "hi"})); got != "HI" {
@@ -362,6 +366,11 @@ func TestE2ELegacySSE(t *testing.T) {
 	detail := hs.status("wrong").Detail
 	if !strings.Contains(detail, "failed to start") || !strings.Contains(detail, "404 Not Found to the first POST") || !strings.Contains(detail, "set transport: sse") {
 		t.Errorf("status of the wrong transport: %q", detail)
+	}
+	eventually(t, "wrong400 to fail", func() bool { return strings.Contains(hs.status("wrong400").Detail, "reconnect disabled") })
+	detail = hs.status("wrong400").Detail
+	if !strings.Contains(detail, "failed to start") || !strings.Contains(detail, "400 Bad Request to the first POST") || !strings.Contains(detail, "set transport: sse") {
+		t.Errorf("status of the wrong transport, reconnect disabled: %q", detail)
 	}
 }
 

@@ -3,12 +3,15 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -116,5 +119,75 @@ func TestProtocolVersionPinsTheRevision(t *testing.T) {
 		if answered != tc.answered {
 			t.Errorf("protocolVersion %q: answered %v, want %v (%v %q)", tc.pin, answered, tc.answered, res.Err, resultText(res))
 		}
+	}
+}
+
+// A go-sdk server that asks its client during a call the 2025-11-25 way
+// (ServerSession.Elicit) refuses itself to send the question once
+// 2026-07-28 is negotiated; the log says, once, which key makes it work,
+// and with the key pinned the question is sent.
+func TestOldStyleQuestionNamesTheProtocolKey(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return textResult("asked"), nil
+	})
+	e := mustStart(t, testConfig("old"), srv)
+	for range 2 {
+		if res := e.call(tools.Caller{}, "mcp__old__asks", "{}"); res.Err == nil {
+			t.Fatal("the server's refusal to ask did not fail the call")
+		}
+	}
+	const hint = `set protocolVersion: "2025-11-25" in this entry's config`
+	if n := len(e.logs.Find(slog.LevelWarn, hint)); n != 1 {
+		t.Errorf("the hint was logged %d times, want once:\n%s", n, e.logs.Dump())
+	}
+
+	cfg := testConfig("pinned")
+	cfg.ProtocolVersion = "2025-11-25"
+	pinned := mustStart(t, cfg, srv)
+	res := pinned.call(tools.Caller{}, "mcp__pinned__asks", "{}")
+	if res.Err != nil && strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
+		t.Errorf("pinned to 2025-11-25, the server still refused to ask: %v", res.Err)
+	}
+	if pinned.logs.Has(slog.LevelWarn, hint) {
+		t.Error("the hint was logged for an entry that pins protocolVersion")
+	}
+}
+
+// roots: the server's roots/list gets the entry's roots, absolute paths
+// and file:// URIs alike; a call whose caller has roots (the gateway's
+// client) gets the caller's instead.
+func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("roots", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		//lint:ignore SA1019 roots stay functional through their deprecation window.
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return textResult(strings.Join(uris, " ")), nil
+	})
+	cfg := testConfig("rt")
+	// The 2025-11-25 way: go-sdk servers send roots/list themselves only
+	// on it.
+	cfg.ProtocolVersion = "2025-11-25"
+	cfg.Roots = []string{"/srv/project", "file:///home/me/notes"}
+	e := mustStart(t, cfg, srv)
+	if res := e.call(tools.Caller{}, "mcp__rt__roots", "{}"); res.Err != nil || resultText(res) != "file:///home/me/notes file:///srv/project" {
+		t.Errorf("roots of the entry: %v %q", res.Err, resultText(res))
+	}
+	ctx := roots.With(context.Background(), func(context.Context) ([]*mcp.Root, error) {
+		return []*mcp.Root{{URI: "file:///client/dir"}}, nil
+	})
+	if res := e.reg.Execute(ctx, tools.Caller{}, "mcp__rt__roots", []byte("{}")); res.Err != nil || resultText(res) != "file:///client/dir" {
+		t.Errorf("roots of the caller: %v %q", res.Err, resultText(res))
 	}
 }

@@ -10,7 +10,9 @@ package mcpclient
 // the next call, and so does a lost connection (no reconnect in the
 // background). A call on a tool the live list no longer has is refused,
 // naming it. With no cache, a lazy server connects in the background like
-// an eager one whose Apply does not wait.
+// an eager one whose Apply does not wait, and declares its tools still to
+// come until that first attempt ends: a one-shot command waits for them,
+// and the list it gets is written to the cache.
 //
 // idleTimeoutMs: the supervisor stops a connection no call held for that
 // long (a call in flight or a resource subscription holds it), closes it
@@ -145,6 +147,10 @@ func (c *client) begin(ctx context.Context) {
 	if !strict {
 		c.lz.background = true
 		if c.lazy() {
+			// Active at once, with its tools still to come: a one-shot
+			// command waits for them (tools.Registry.WaitStarted).
+			done := c.opt.registry.Starting(c.opt.scope)
+			defer done()
 			c.markReady()
 		} else {
 			cachedTools := c.tools.Len()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,12 +75,9 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("a call three times longer than toolCallTimeoutMs, with progress all along, failed: %v", res.Err)
 	}
-	// go-sdk queues incoming notifications for a goroutine of their own
-	// but retires a call as soon as its response is read, so the last
-	// notification, sent just before the result, may come after the call
-	// is over (and is dropped then).
-	if len(got) < 24 || got[0] != (tools.Progress{Progress: 1, Total: 25, Message: "step"}) || got[23].Progress != 24 {
-		t.Errorf("progress heard: %+v, want the reports 1/25 … 24/25 at least", got)
+	// Every report, the last one included, before the result.
+	if len(got) != 25 || got[0] != (tools.Progress{Progress: 1, Total: 25, Message: "step"}) || got[24].Progress != 25 {
+		t.Errorf("progress heard: %+v, want the reports 1/25 … 25/25", got)
 	}
 
 	res, got = progressCall(e, "mcp__pg__stalls")
@@ -99,6 +97,42 @@ func TestProgressResetsTheSilenceTimeout(t *testing.T) {
 	}
 	if len(got) == 0 {
 		t.Error("no progress heard before toolCallMaxMs cut the call")
+	}
+}
+
+// go-sdk queues incoming notifications for a goroutine of their own but
+// hands a response to its call as soon as it is read: progress sent just
+// before the result was handled after the call was over, and dropped. A
+// caller slow with its first report (so the rest queue up behind it)
+// hears every report, in order, before the call returns.
+func TestProgressBeforeTheResultIsRelayed(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("burst", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := 1; i <= 5; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 5})
+		}
+		return textResult("done"), nil
+	})
+	e := mustStart(t, testConfig("pb"), srv)
+	for range 3 {
+		var mu sync.Mutex
+		var heard []float64
+		ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+			if p.Progress == 1 {
+				// Long enough for the result to be read meanwhile.
+				time.Sleep(50 * time.Millisecond)
+			}
+			mu.Lock()
+			heard = append(heard, p.Progress)
+			mu.Unlock()
+		})
+		res := e.reg.Execute(ctx, tools.Caller{}, "mcp__pb__burst", []byte("{}"))
+		mu.Lock()
+		got := slices.Clone(heard)
+		mu.Unlock()
+		if res.Err != nil || !slices.Equal(got, []float64{1, 2, 3, 4, 5}) {
+			t.Fatalf("call: err %v, progress heard before it returned %v, want 1 … 5", res.Err, got)
+		}
 	}
 }
 

@@ -309,7 +309,7 @@ func TestReconnectDisabled(t *testing.T) {
 		srv := echoServer(t, "a")
 		e := mustStart(t, cfg, srv)
 		srv.crash()
-		eventually(t, "the loss", func() bool { return e.Detail() == "disconnected (reconnect disabled)" })
+		eventually(t, "the loss", func() bool { return strings.HasPrefix(e.Detail(), "disconnected (reconnect disabled): ") })
 		if !e.logs.Has(slog.LevelError, "connection lost and reconnect is disabled — registered tools will fail") {
 			t.Errorf("no manual-recovery log:\n%s", e.logs.Dump())
 		}

@@ -518,3 +518,33 @@ func subscribeUpdates(t *testing.T, ctx context.Context, reg *resources.Registry
 	}
 	return sub, updates
 }
+
+// A prompt got without arguments carries "arguments": {} on every
+// transport: the fixture's picture prompt, like any zod-validated one,
+// refuses a prompts/get without it (go-sdk drops an empty map).
+func TestE2EPromptWithoutArgumentsSendsEmptyObject(t *testing.T) {
+	for _, transport := range []string{"stdio", "streamable-http", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			hs := newHarness(t)
+			entry := stdioFixture(t, "fx", "fx", nil, "-prompts")
+			if transport != "stdio" {
+				// Started after the harness, so stopped before its check
+				// for processes left behind.
+				base := strings.TrimSuffix(mcptest.StartHTTPFixture(t, "-sse", "-prompts"), "/mcp")
+				url := base + "/mcp"
+				if transport == "sse" {
+					url = base + "/sse"
+				}
+				entry = host.Entry{ID: "fx", Name: "mcp-client", Config: map[string]any{"transport": transport, "serverName": "fx", "url": url}}
+			}
+			hs.apply(entry)
+			hs.requireActive("fx")
+			ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+			defer cancel()
+			r := hs.commands().Run(ctx, tools.Caller{Kind: "test"}, "/mcp__fx__picture")
+			if r.Error || !strings.Contains(r.Text, "Look at this:") {
+				t.Errorf("/mcp__fx__picture = %+v", r)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +31,7 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
 		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
 		res, err := cn.session.CallTool(cctx, params)
+		c.notePinNeeded(res, err)
 		c.calls.SettleLogs(ctx, cn.logs, err)
 		inFlight.Finish()
 		c.release(inFlight.Cancel, err)
@@ -104,6 +106,39 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool,
 	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.Raw, err)
+}
+
+// oldStyleRefusal is how go-sdk's server refuses a handler that asks its
+// client (elicitation/create, sampling/createMessage, roots/list) during a
+// request once 2026-07-28 is negotiated.
+const oldStyleRefusal = "cannot be sent while serving a request on protocol version"
+
+// notePinNeeded logs, once per instance, that a call failed because its
+// server asked mid-call the 2025-11-25 way on a 2026-07-28 session: go-sdk
+// servers refuse that themselves, before anything reaches the host, so
+// nothing here can answer it. Pinning the revision is what works.
+func (c *client) notePinNeeded(res *mcp.CallToolResult, err error) {
+	if c.opt.cfg.ProtocolVersion != "" {
+		return
+	}
+	var text string
+	switch {
+	case err != nil:
+		text = err.Error()
+	case res != nil && res.IsError:
+		for _, b := range res.Content {
+			if t, ok := b.(*mcp.TextContent); ok {
+				text += t.Text
+			}
+		}
+	}
+	if !strings.Contains(text, oldStyleRefusal) {
+		return
+	}
+	c.pinHint.Do(func() {
+		c.opt.logger.Warn(c.label + `: the server asked its client a question during a call the 2025-11-25 way, which its MCP SDK refuses ` +
+			`on the 2026-07-28 revision negotiated: set protocolVersion: "2025-11-25" in this entry's config so that its questions reach the caller`)
+	})
 }
 
 // objectArgs passes a JSON object through unchanged and turns anything else

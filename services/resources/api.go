@@ -21,11 +21,12 @@
 // [Registry.Subscribe] follows a resource's updates and [Registry.OnChange]
 // follows every change of the lists (a gateway's list_changed).
 //
-// A URI listed by two servers is read from the provider registered first
-// (the collision is logged once): instances start in parallel, so when it
-// matters, keep such servers apart or give one a different URI scheme. A URI
-// no server lists goes to the server whose template matches it, and
-// otherwise to the only server when there is one.
+// A URI listed by two servers is read from the one whose entry comes first
+// in the composition (the collision is logged once, naming that server);
+// providers of no composition entry come after, in registration order.
+// Routing never depends on which instance started first. A URI no server
+// lists goes to the server whose template matches it, and otherwise to the
+// only server when there is one.
 //
 // # Prompts
 //
@@ -54,11 +55,13 @@
 package resources
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -157,7 +160,7 @@ type Registry struct {
 	log *slog.Logger
 
 	mu        sync.RWMutex
-	sources   []*Source // registration order: the routing order
+	sources   []*Source // registration order; routingLocked sorts them
 	subs      map[string][]*subscriber
 	held      map[string]*Source         // the source each followed URI is subscribed on
 	pending   map[string]*firstSubscribe // URIs whose first subscribe is in flight
@@ -173,6 +176,7 @@ type Registry struct {
 type Source struct {
 	r         *Registry
 	p         Provider
+	position  func() int // its instance's place in the composition (host.Scope.Position)
 	resources []Resource
 	templates []parsedTemplate
 	sig       string
@@ -237,7 +241,7 @@ func (r *Registry) Register(s *host.Scope, p Provider) (*Source, error) {
 	if p.Server == "" || p.Read == nil {
 		return nil, errors.New("resources: a provider needs a Server and a Read")
 	}
-	src := &Source{r: r, p: p, scope: s}
+	src := &Source{r: r, p: p, scope: s, position: s.Position}
 	r.mu.Lock()
 	if s.Staged() {
 		return r.stage(s, src) // unlocks
@@ -417,7 +421,7 @@ func (r *Registry) logCollisionsLocked(src *Source) {
 		}
 		if others == nil {
 			others = map[string]*Source{}
-			for _, o := range r.sources {
+			for _, o := range r.routingLocked() {
 				if o == src {
 					continue
 				}
@@ -433,15 +437,38 @@ func (r *Registry) logCollisionsLocked(src *Source) {
 			continue
 		}
 		r.collision[res.URI] = true
-		first, second := o.p.Server, src.p.Server
-		if r.indexLocked(src) < r.indexLocked(o) {
-			first, second = second, first
+		// The log names the server Read goes to, by the same rule.
+		reads, shadowed := o, src
+		if owner, err := r.ownerLocked(res.URI); err == nil && owner == src {
+			reads, shadowed = src, o
 		}
-		r.log.Warn("resources: two servers list the same URI; reads go to the first registered", "uri", res.URI, "reads", first, "shadowed", second)
+		r.log.Warn("resources: two servers list the same URI; reads go to the one first in the composition", "uri", res.URI, "reads", reads.p.Server, "shadowed", shadowed.p.Server)
 	}
 }
 
-func (r *Registry) indexLocked(src *Source) int { return slices.Index(r.sources, src) }
+// routingLocked returns the sources in routing order: by their entries'
+// places in the composition, then (for providers of no entry, and ties)
+// by registration.
+func (r *Registry) routingLocked() []*Source {
+	type placed struct {
+		src *Source
+		pos int
+	}
+	ps := make([]placed, len(r.sources))
+	for i, src := range r.sources {
+		pos := src.position()
+		if pos < 0 {
+			pos = math.MaxInt
+		}
+		ps[i] = placed{src, pos}
+	}
+	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(a.pos, b.pos) })
+	out := make([]*Source, len(ps))
+	for i, p := range ps {
+		out[i] = p.src
+	}
+	return out
+}
 
 // OnChange calls fn after every change, until s is disposed (or remove is
 // called). A nil s panics.
@@ -479,7 +506,7 @@ func (r *Registry) List(f Filter) []Resource {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []Resource
-	for _, s := range r.sources {
+	for _, s := range r.routingLocked() {
 		if f.Server != "" && s.p.Server != f.Server {
 			continue
 		}
@@ -498,7 +525,7 @@ func (r *Registry) Templates(f Filter) []Template {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []Template
-	for _, s := range r.sources {
+	for _, s := range r.routingLocked() {
 		if f.Server != "" && s.p.Server != f.Server {
 			continue
 		}
@@ -567,12 +594,13 @@ func (r *Registry) Owner(uri string) (string, error) {
 }
 
 func (r *Registry) ownerLocked(uri string) (*Source, error) {
-	for _, s := range r.sources {
+	routing := r.routingLocked()
+	for _, s := range routing {
 		if slices.ContainsFunc(s.resources, func(x Resource) bool { return x.URI == uri }) {
 			return s, nil
 		}
 	}
-	for _, s := range r.sources {
+	for _, s := range routing {
 		for _, t := range s.templates {
 			if t.tmpl != nil && t.tmpl.Regexp().MatchString(uri) {
 				return s, nil

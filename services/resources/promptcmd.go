@@ -19,7 +19,8 @@ import (
 // plugin that offers prompts of its own as mcp-client offers a server's:
 // the words after the name fill the prompt's arguments (name=value for a
 // declared argument, any other word the next one not given yet, in
-// declared order), a missing required argument is refused with the usage,
+// declared order), a missing required argument or a name=value of an
+// undeclared name is refused with the usage,
 // and the messages Get returns are rendered as text for a person.
 //
 //	p := resources.Prompt{Public: s.ID() + "_meet", Prompt: mcp.Prompt{Name: "meet", Arguments: args}}
@@ -94,6 +95,14 @@ func (pc PromptCommand) args(words []string) (map[string]string, error) {
 	for _, w := range words {
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || !slices.Contains(names, k) {
+			if ok && looksLikeName(k) {
+				// A mistyped name would otherwise fill the next argument
+				// with "name=value" as its value.
+				if len(names) == 0 {
+					return nil, fmt.Errorf("unknown argument %s: the prompt takes no arguments", k)
+				}
+				return nil, fmt.Errorf("unknown argument %s (arguments: %s; a value holding '=' goes after its argument's name: %s=…)", k, strings.Join(names, ", "), names[0])
+			}
 			rest = append(rest, w)
 			continue
 		}
@@ -119,6 +128,23 @@ func (pc PromptCommand) args(words []string) (map[string]string, error) {
 		out[names[next]] = w
 	}
 	return out, nil
+}
+
+// looksLikeName reports whether the part of a word before its '=' reads as
+// an argument's name: letters, digits, '_', '-' or '.', not starting with a
+// digit. A value such as "a+b=c" or "=x" stays a positional word.
+func looksLikeName(k string) bool {
+	if k == "" || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, r := range k {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (pc PromptCommand) run(ctx context.Context, input string) (string, error) {

@@ -51,20 +51,23 @@ func TestPromptCommand(t *testing.T) {
 		t.Errorf("reply:\n%s\nwant:\n%s", reply.Text, want.Text)
 	}
 	run(`/clock_meet hour=10 "Europe/Paris"`)
-	if diff := cmp.Diff([]map[string]string{{"zone": "Asia/Tokyo", "hour": "9"}, {"zone": "Europe/Paris", "hour": "10"}}, got); diff != "" {
+	run(`/clock_meet zone=a=b x+y=1`)
+	if diff := cmp.Diff([]map[string]string{{"zone": "Asia/Tokyo", "hour": "9"}, {"zone": "Europe/Paris", "hour": "10"}, {"zone": "a=b", "hour": "x+y=1"}}, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
 	}
 	for line, want := range map[string]string{
 		"/clock_meet":                   "missing required argument(s): zone (an IANA zone) — usage: /clock_meet zone=… [hour=…]",
 		"/clock_meet UTC 9 10":          `too many arguments: "10" is left over (arguments: zone, hour) — usage: /clock_meet zone=… [hour=…]`,
 		"/clock_meet zone=UTC zone=GMT": "argument zone given twice — usage: /clock_meet zone=… [hour=…]",
+		// A mistyped name is refused, not taken as the next value.
+		"/clock_meet zon=UTC": "unknown argument zon (arguments: zone, hour; a value holding '=' goes after its argument's name: zone=…) — usage: /clock_meet zone=… [hour=…]",
 	} {
 		if reply := run(line); !reply.Error || reply.Text != want {
 			t.Errorf("%s = %+v, want the error %q", line, reply, want)
 		}
 	}
-	if len(got) != 2 {
-		t.Errorf("the prompt was got %d times, want 2: a refused line must not reach it", len(got))
+	if len(got) != 3 {
+		t.Errorf("the prompt was got %d times, want 3: a refused line must not reach it", len(got))
 	}
 	for line, want := range map[string][]string{
 		"/clock_meet ":           {"meet:zone:"},

@@ -47,6 +47,8 @@ type Registry struct {
 	evMu       sync.Mutex
 	evQueue    []notice
 	evDraining bool
+
+	starting starting // instances whose tools are still coming (starting.go)
 }
 
 // notice is one queued delivery: a tool change (then an assembly change),

@@ -54,3 +54,23 @@ func addSampleTool(server *mcp.Server) {
 			return textResult(string(b)), nil, nil
 		})
 }
+
+// addRootsTool registers roots, which asks the client for its roots
+// (roots/list, sent during the call: a go-sdk server does so only on
+// 2025-11-25, so run it with -protocol 2025-11-25) and answers with their
+// URIs, one a line.
+func addRootsTool(server *mcp.Server) {
+	mcp.AddTool(server, &mcp.Tool{Name: "roots", Description: "List the client's roots."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 roots stay functional through their deprecation window.
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return textResult(strings.Join(uris, "\n")), nil, nil
+		})
+}

@@ -105,6 +105,7 @@ type options struct {
 	rewrite       bool // rewrite.go
 	complete      bool // bridge.go
 	sample        bool // bridge.go
+	roots         bool // bridge.go
 	waitFile      string
 	proxyOf       string // proxy.go
 }
@@ -138,6 +139,7 @@ func run(args []string) error {
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
+	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description (or adds a tool) at runtime (rewrite.go)")
@@ -309,6 +311,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.rewrite {
 		addRewriteTool(server)
+	}
+	if o.roots {
+		addRootsTool(server)
 	}
 	if o.sample {
 		addSampleTool(server)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -104,7 +105,12 @@ func addPrompts(server *mcp.Server) {
 		}}, nil
 	})
 	server.AddPrompt(&mcp.Prompt{Name: "picture", Description: "A text, an image and an embedded resource."},
-		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			// As a zod-validated server (every TypeScript one) has it: a
+			// prompts/get without an arguments object is invalid.
+			if req.Params.Arguments == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments: expected object, received undefined"}
+			}
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
 				{Role: "user", Content: &mcp.TextContent{Text: "Look at this:"}},
 				{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: tinyPNG}},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/sampling"
 )
 
@@ -43,7 +44,8 @@ func ElicitCapabilities() *mcp.ElicitationCapabilities {
 // It serves both revisions: a 2026-07-28 round trip reaches it from go-sdk's
 // retry middleware with the call's own context; a 2025-11-25
 // elicitation/create comes with a context of its own, and is the call's
-// when exactly one call is in flight. While the person answers, that call's
+// when exactly one call in flight waits for no answer already
+// (calls.Table.Asking). While the person answers, that call's
 // silence timer waits, and the question ends with the call. When several
 // calls are in flight, the question cannot be told apart: every one's
 // silence timer waits, the question ends once all of them have ended, and
@@ -54,7 +56,7 @@ func (q *Questions) OnElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.
 	if call := calls.FromContext(ctx); call != nil {
 		inFlight = []*calls.Call{call}
 	} else {
-		inFlight = q.Calls.InFlight()
+		inFlight = q.Calls.Asking()
 	}
 	askCtx := ctx
 	if len(inFlight) == 1 {
@@ -188,13 +190,15 @@ func (q *Questions) URLRequired(next mcp.MethodHandler) mcp.MethodHandler {
 // OnSample answers a server's sampling/createMessage through the sampler of
 // the call it belongs to (sampling.With: the gateway forwarding to its
 // client). Like OnElicit, a 2026-07-28 round trip comes with the call's
-// own context and a 2025-11-25 request is the call's when exactly one is in
-// flight; while the answer is awaited, the call's silence timer waits.
+// own context and a 2025-11-25 request is the call's when exactly one in
+// flight waits for no answer already (calls.Table.Asking); while the answer is awaited, the call's silence timer waits.
 // Without a sampler the request fails with sampling.ErrNoSampler.
 func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 	call := calls.FromContext(ctx)
 	if call == nil {
-		call = q.Calls.Only()
+		if asking := q.Calls.Asking(); len(asking) == 1 {
+			call = asking[0]
+		}
 	}
 	askCtx := ctx
 	if call != nil {
@@ -208,4 +212,40 @@ func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithTool
 		return nil, sampling.ErrNoSampler
 	}
 	return s(askCtx, req.Params)
+}
+
+// CallerRoots answers a server's roots/list (2025-11-25) made during a
+// call with the roots of the call's caller, when it has some (roots.With:
+// the gateway forwarding to a client that declared roots); other requests,
+// and roots/list with no such caller, go on to go-sdk's answer, the
+// entry's own roots. It is a receiving middleware.
+func (q *Questions) CallerRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		call := calls.FromContext(ctx)
+		if call == nil {
+			if asking := q.Calls.Asking(); len(asking) == 1 {
+				call = asking[0]
+			}
+		}
+		if call == nil {
+			return next(ctx, method, req)
+		}
+		list := roots.From(call.Caller())
+		if list == nil {
+			return next(ctx, method, req)
+		}
+		release := call.Hold()
+		defer release()
+		rs, err := list(mergeValues(ctx, call.Caller()))
+		if err != nil {
+			return nil, fmt.Errorf("the caller's roots: %w", err)
+		}
+		if rs == nil {
+			rs = []*mcp.Root{}
+		}
+		return &mcp.ListRootsResult{Roots: rs}, nil
+	}
 }

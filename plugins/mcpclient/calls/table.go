@@ -63,6 +63,15 @@ type Call struct {
 	held     int         // questions waiting for an answer: the silence waits too
 	progress int         // notifications received
 	done     bool
+	// wire counts the call's progress notifications read on the wire
+	// (Watch), answeredAfter how many of them preceded its response (-1:
+	// not known), relayed how many the handler is through with; caughtUp
+	// is closed once relayed reaches answeredAfter, for Finish to wait on.
+	wire, answeredAfter, relayed int
+	caughtUp                     chan struct{}
+	// countsWire: the call's answer streams over HTTP (PeekHTTP), where
+	// every progress event before the result is counted when it returns.
+	countsWire bool
 	// life ends with the call: at Finish, or when the caller or a timeout
 	// cancels it. A question asked for the call ends with it. It is made
 	// by Ended, when a question needs it, not for every call.
@@ -134,7 +143,7 @@ func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel mcp.LoggingLevel) (*Call, context.Context) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	var token [24]byte
-	call := &Call{t: t, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), t.tokens.Add(1), 10)), ctx: ctx, cancel: cancel}
+	call := &Call{t: t, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), t.tokens.Add(1), 10)), ctx: ctx, cancel: cancel, answeredAfter: -1}
 	call.call = callContext{Context: cctx, call: call}
 	params.SetProgressToken(call.token)
 	if logLevel != "" {
@@ -194,8 +203,26 @@ func (call *Call) expire(cause *Timeout) {
 
 // Finish ends the call's bookkeeping: no timeout cancels it and no progress
 // report starts after it returns (one already under way may end after it).
+// The progress the server sent before its result is relayed first (see
+// Watch), waiting at most catchUpMax.
 func (call *Call) Finish() {
 	call.mu.Lock()
+	if call.countsWire && call.answeredAfter < 0 {
+		call.answeredAfter = call.wire
+	}
+	if call.relayed < call.answeredAfter {
+		call.caughtUp = make(chan struct{})
+		wait := call.caughtUp
+		call.mu.Unlock()
+		t := time.NewTimer(catchUpMax)
+		select {
+		case <-wait:
+		case <-t.C:
+			call.t.opt.Logger.Debug(call.t.opt.Label+": progress sent before the result was not relayed in time; the rest is dropped", "token", call.token)
+		}
+		t.Stop()
+		call.mu.Lock()
+	}
 	call.done = true
 	endLife := call.endLife
 	call.silence.Stop()
@@ -250,6 +277,7 @@ func (t *Table) Progress(_ context.Context, req *mcp.ProgressNotificationClientR
 		t.opt.Logger.Debug(t.opt.Label+": progress for no call in flight; dropped", "token", p.ProgressToken)
 		return
 	}
+	defer call.relayedOne()
 	call.mu.Lock()
 	if call.done {
 		call.mu.Unlock()
@@ -270,12 +298,47 @@ func (t *Table) Progress(_ context.Context, req *mcp.ProgressNotificationClientR
 	tools.ReportProgress(call.ctx, tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
+// relayedOne counts a progress notification handled, and wakes a Finish
+// waiting for it.
+func (call *Call) relayedOne() {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.relayed++
+	if call.caughtUp != nil && call.relayed >= call.answeredAfter {
+		close(call.caughtUp)
+		call.caughtUp = nil
+	}
+}
+
 // Only returns the one call in flight, if there is exactly one.
 func (t *Table) Only() *Call {
 	if calls := t.InFlight(); len(calls) == 1 {
 		return calls[0]
 	}
 	return nil
+}
+
+// Asking returns the calls a 2025-11-25 server's request, which names no
+// call, may belong to: the calls in flight that wait for no answer of
+// their own. A call already waiting (its server's handler blocked on its
+// question, or a question its caller abandoned, which holds the call until
+// its caller's retry would have come) is not the one asking, so it takes
+// no question from the calls after it. When every call waits, any may ask
+// again: they all are.
+func (t *Table) Asking() []*Call {
+	calls := t.InFlight()
+	free := calls[:0:0]
+	for _, call := range calls {
+		call.mu.Lock()
+		if call.held == 0 {
+			free = append(free, call)
+		}
+		call.mu.Unlock()
+	}
+	if len(free) == 0 {
+		return calls
+	}
+	return free
 }
 
 // InFlight returns the calls in flight: a 2025-11-25 server's request

@@ -2,12 +2,14 @@ package calls
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -122,3 +124,55 @@ func TestReleaseAndStop(t *testing.T) {
 	tb.Release(func() { early.Add(1) })
 	mcptest.WaitFor(t, waitTimeout, "the release after Stop", func() bool { return early.Load() == 2 })
 }
+
+// A call waiting for an answer (one its caller may have abandoned) is
+// not the one asking: a request that names no call goes to the other.
+func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000})
+	waiting, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "a"}, "")
+	defer waiting.Cancel()
+	defer waiting.Finish()
+	release := waiting.Hold()
+	next, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "b"}, "")
+	defer next.Cancel()
+	defer next.Finish()
+	if got := tb.Asking(); len(got) != 1 || got[0] != next {
+		t.Errorf("Asking = %v, want only the call waiting for nothing", got)
+	}
+	next.Hold()
+	if got := tb.Asking(); len(got) != 2 {
+		t.Errorf("Asking = %v with every call waiting, want both", got)
+	}
+	release()
+	if got := tb.Asking(); len(got) != 1 || got[0] != waiting {
+		t.Errorf("Asking = %v, want the answered call", got)
+	}
+}
+
+// The wire watch forgets the requests of calls that ended without an
+// answer (a server honouring a cancellation never answers).
+func TestWireForgetsUnansweredCalls(t *testing.T) {
+	tb := newTable(Options{TimeoutMs: 60_000})
+	c := &wireConn{Connection: nopConn{}, t: tb, tokens: map[jsonrpc.ID]string{}}
+	for i := range 3 * pruneAt {
+		params := &mcp.CallToolParams{Name: "x"}
+		call, _ := tb.Start(context.Background(), params, "")
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := jsonrpc.MakeID(float64(i))
+		if err := c.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
+			t.Fatal(err)
+		}
+		call.Finish()
+		call.Cancel()
+	}
+	if n := len(c.tokens); n > pruneAt+1 {
+		t.Errorf("%d unanswered requests of finished calls kept, want at most %d", n, pruneAt+1)
+	}
+}
+
+type nopConn struct{ mcp.Connection }
+
+func (nopConn) Write(context.Context, jsonrpc.Message) error { return nil }

@@ -6,6 +6,6 @@
 // transport: sse reaches a server that speaks only the 2024-11-05 HTTP+SSE
 // transport (url is its SSE endpoint, often .../sse), through go-sdk's
 // SSEClientTransport with a stream that outlives the connection attempt; a
-// streamable-http URL whose first POST is answered 404 or 405 fails with a
+// streamable-http URL whose first POST is answered 400, 404 or 405 fails with a
 // hint to try it.
 package remote

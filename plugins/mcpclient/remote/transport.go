@@ -71,8 +71,8 @@ func (c *sseConn) Close() error {
 }
 
 // firstPOST remembers the status of the first POST's answer: a Streamable
-// HTTP endpoint that answers 404 or 405 to it may be a legacy HTTP+SSE
-// server.
+// HTTP endpoint that answers 400, 404 or 405 to it may be a legacy
+// HTTP+SSE server.
 type firstPOST struct {
 	base   http.RoundTripper
 	status atomic.Int32
@@ -88,7 +88,8 @@ func (f *firstPOST) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Explain adds to err, the error of a failed connect over tr, what the
 // first POST's answer tells: a Streamable HTTP endpoint that answered it
-// with 404 or 405 may speak only the legacy HTTP+SSE transport.
+// with 404 or 405 may speak only the legacy HTTP+SSE transport, and one
+// that answered 400 may be such a server's SSE endpoint itself.
 func Explain(tr mcp.Transport, err error) error {
 	t, ok := tr.(*mcp.StreamableClientTransport)
 	if !ok || t.HTTPClient == nil {
@@ -98,9 +99,15 @@ func Explain(tr mcp.Transport, err error) error {
 	if !ok {
 		return err
 	}
-	if st := int(f.status.Load()); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
+	switch st := int(f.status.Load()); st {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		return fmt.Errorf("the server answered %d %s to the first POST: it may speak only the legacy HTTP+SSE transport; "+
 			"if so, set transport: sse (with the URL of its SSE endpoint, often .../sse) (%w)", st, http.StatusText(st), err)
+	case http.StatusBadRequest:
+		// A legacy server's SSE endpoint takes POSTs only with the
+		// session id its stream hands out, and refuses one without.
+		return fmt.Errorf("the server answered 400 Bad Request to the first POST: if the URL is a legacy HTTP+SSE endpoint "+
+			"(often .../sse), which refuses a POST without its session id, set transport: sse (%w)", err)
 	}
 	return err
 }

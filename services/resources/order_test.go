@@ -1,0 +1,65 @@
+package resources_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/services/resources"
+)
+
+// uriOfferConfig is the test plugin's: a server that lists one URI.
+type uriOfferConfig struct {
+	Server string `yaml:"server"`
+	URI    string `yaml:"uri"`
+}
+
+func init() {
+	host.Register(host.Definition[uriOfferConfig]{
+		Name:   "test-uri-offer",
+		Inject: []host.Dep{host.Require(resources.Key)},
+		Apply: func(s *host.Scope, cfg uriOfferConfig) error {
+			src, err := host.Get(s, resources.Key).Register(s, resources.Provider{Server: cfg.Server,
+				Read: func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: cfg.Server}}}, nil
+				}})
+			if err != nil {
+				return err
+			}
+			src.Set([]*mcp.Resource{{URI: cfg.URI, Name: cfg.URI}}, nil)
+			return nil
+		},
+	})
+}
+
+// TestSharedURIFollowsCompositionOrder: of two servers listing one URI,
+// the one whose entry comes first in the composition answers, though it
+// registered last, and the collision's log names that server.
+func TestSharedURIFollowsCompositionOrder(t *testing.T) {
+	var logs mcptest.SyncBuffer
+	h := hosttest.Start(t, `plugins:
+  - {id: second, name: test-uri-offer, config: {server: second, uri: "shared://x"}}
+`, hosttest.Logger(slog.New(slog.NewTextHandler(&logs, nil))))
+	// first is added before second in the file, and starts after it.
+	h.Apply(`plugins:
+  - {id: first, name: test-uri-offer, config: {server: first, uri: "shared://x"}}
+  - {id: second, name: test-uri-offer, config: {server: second, uri: "shared://x"}}
+`)
+	reg, ok := host.Lookup(h.Host, resources.Key)
+	if !ok {
+		t.Fatal("no resources service")
+	}
+	res, err := reg.Read(context.Background(), "shared://x")
+	if err != nil || res.Server != "first" {
+		t.Fatalf("Read(shared://x) = %+v, %v; want it from first, the first entry of the composition", res, err)
+	}
+	if !strings.Contains(logs.String(), "reads=first shadowed=second") {
+		t.Errorf("the collision log does not name first as the server that answers:\n%s", logs.String())
+	}
+}
