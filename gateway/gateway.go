@@ -151,6 +151,14 @@ type Gateway struct {
 	// calls waiting for a client's answer (forward.go).
 	bridge *bridge
 	trips  roundTrips
+
+	// lists follows what each session listed, for its list_changed
+	// notifications (sessions.go); send is go-sdk's sending handler.
+	lists sessionLists
+	send  mcp.MethodHandler
+	// problem is what is wrong with the composition, for clients
+	// (SetProblem); "" or nil when nothing is.
+	problem atomic.Pointer[string]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -235,7 +243,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
 	// The cap comes first: a refused request costs no sync.
-	g.server.AddReceivingMiddleware(g.calls.middleware, g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
+	// track comes after upToDate: what a client lists is recorded once
+	// the surface is brought up to date for it.
+	g.server.AddReceivingMiddleware(g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
+		g.upToDate, g.track, g.endWithGateway, g.logLevels.track(g.Server))
+	g.server.AddSendingMiddleware(g.filter)
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
@@ -399,6 +411,10 @@ func (g *Gateway) apply(a tools.Assembly) {
 	}
 	sort.Strings(remove)
 
+	changed := len(add) > 0 || len(remove) > 0
+	if changed {
+		g.lists.changing(listTools)
+	}
 	if len(remove) > 0 {
 		g.server.RemoveTools(remove...)
 	}
@@ -413,12 +429,24 @@ func (g *Gateway) apply(a tools.Assembly) {
 		}
 	}
 	g.current = next
-	if len(add) > 0 || len(remove) > 0 {
+	if changed || g.lists.sig(listTools) == "" {
+		g.lists.setSig(listTools, toolsSignature(next))
+	}
+	if changed {
 		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
 	}
 	if g.afterSync != nil {
 		g.afterSync(len(add), len(remove), nil)
 	}
+}
+
+// toolsSignature is the identity of the served tools (sessions.go).
+func toolsSignature(served map[string]toolState) string {
+	entries := make(map[string]string, len(served))
+	for name, st := range served {
+		entries[name] = strings.Join([]string{st.public, st.description, st.schema, st.meta}, "\x00")
+	}
+	return signature(entries)
 }
 
 // addTool registers t with go-sdk, turning its panics on schemas it refuses
