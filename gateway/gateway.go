@@ -496,6 +496,9 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 		out[i] = servedTool{Schema: s, name: s.Name}
 		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
 			out[i].meta = d.MCPTool
+			if d.MCPTool == nil && d.Annotations != nil {
+				out[i].meta, _ = json.Marshal(&mcp.Tool{Annotations: d.Annotations}) // a struct: cannot fail
+			}
 		}
 	}
 	return out
