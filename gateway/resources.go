@@ -46,7 +46,7 @@ type bridge struct {
 	subMu sync.Mutex
 	subs  map[string]*followed // URI -> the service's subscription for it
 
-	born    time.Time     // when the gateway started (startupWait)
+	born    time.Time     // when the gateway started (StartupWait)
 	updates chan string   // URIs whose update goes to the subscribed sessions
 	stopped chan struct{} // closed when the notifier has returned
 }
@@ -388,16 +388,16 @@ func (b *bridge) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 
 const maxCompletionValues = 100
 
-// startupWait bounds how long after the gateway's start a client's
+// StartupWait bounds how long after the gateway's start a client's
 // initialize waits for the MCP servers connecting with it (eager ones)
 // to be listed, so that the first lists and the instructions have them. A
 // lazy server waits for its first call and is not waited for; past the
 // bound, a server still connecting comes with a list_changed. Clients give
 // a server well under a second to answer (Codex drops one past 0.5-1 s).
-const startupWait = 300 * time.Millisecond
+const StartupWait = 300 * time.Millisecond
 
 // startup holds a client's initialize, in the gateway's first moments, until
-// the servers connecting with it are listed or startupWait has passed;
+// the servers connecting with it are listed or StartupWait has passed;
 // the tools follow from upToDate. A request that lists resources or
 // prompts (initialize included) is answered from lists that have every
 // change the service announced before it, as upToDate does for tools.
@@ -413,7 +413,7 @@ func (b *bridge) startup(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch method {
 		case "initialize", "server/discover":
-			if until := b.born.Add(startupWait); time.Now().Before(until) {
+			if until := b.born.Add(StartupWait); time.Now().Before(until) {
 				wctx, cancel := context.WithDeadline(ctx, until)
 				_ = b.res.WaitListed(wctx) // past the bound, what is listed
 				cancel()

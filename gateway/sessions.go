@@ -263,11 +263,15 @@ func (g *Gateway) withProblem(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = joinText(*p, r.Instructions)
+			if r != nil {
+				r.Instructions = joinText(*p, r.Instructions)
+			}
 		case *mcp.DiscoverResult:
-			r.Instructions = joinText(*p, r.Instructions)
+			if r != nil {
+				r.Instructions = joinText(*p, r.Instructions)
+			}
 		case *mcp.CallToolResult:
-			if r.IsError {
+			if r != nil && r.IsError {
 				r.Content = append(r.Content, &mcp.TextContent{Text: *p})
 			}
 		}

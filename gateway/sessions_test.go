@@ -268,3 +268,41 @@ func TestNoCacheFieldsBeforeTheNewProtocol(t *testing.T) {
 		t.Errorf("2026-07-28 resources/read = %+v, %v; want cacheScope public", read, err)
 	}
 }
+
+// TestProblemReachesClients: SetProblem's text heads the instructions,
+// comes to a client as an error log message once it is done with the
+// handshake (and to every such client when it changes), and is added to a
+// failed call's error.
+func TestProblemReachesClients(t *testing.T) {
+	reg := tools.New(nil)
+	g, err := New(scope(t), reg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetProblem("the file is broken")
+	c := connectRaw(t, g)
+	c.send(t, initializeLine)
+	if _, resp := c.until(t, 1); !strings.Contains(fmt.Sprint(resp), "the file is broken") {
+		t.Errorf("initialize = %v; want the problem in the instructions", resp)
+	}
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope"}}`)
+	notified, resp := c.until(t, 2)
+	if len(notified) != 1 || notified[0] != "notifications/message" {
+		t.Errorf("notifications after initialized: %v; want the problem as a log message", notified)
+	}
+	if !strings.Contains(fmt.Sprint(resp), "the file is broken") {
+		t.Errorf("tools/call of an unknown tool = %v; want the problem in the error", resp)
+	}
+	g.SetProblem("another problem")
+	c.send(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if notified, _ := c.until(t, 3); len(notified) != 1 {
+		t.Errorf("notifications after the problem changed: %v; want one log message", notified)
+	}
+	g.SetProblem("")
+	register(t, reg, echo("works"))
+	c.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`)
+	if _, resp := c.until(t, 4); strings.Contains(fmt.Sprint(resp), "problem") {
+		t.Errorf("tools/call after the problem was cleared = %v", resp)
+	}
+}
