@@ -95,6 +95,14 @@ type Options struct {
 	// templates, prompts and completion the gateway serves too
 	// (resources.go, prompts.go).
 	Resources *resources.Registry
+	// NameLimit is the longest tool name served (0: DefaultNameLimit); a
+	// longer one is fitted to it, stable and distinct (tools.FitName).
+	// Clients add their own prefix (mcp__<server>__ for Claude Code) to
+	// names that model APIs cap at 64 characters.
+	NameLimit int
+	// DropMarker serves an MCP server's tools without the mcp__ marker
+	// (<serverName>__<tool>): a client adds its own.
+	DropMarker bool
 	// MaxCallsPerSession and MaxCalls cap the requests in flight per
 	// session and over all sessions (defaults DefaultMaxCallsPerSession
 	// and DefaultMaxCalls); a request past a cap fails with an error
@@ -112,6 +120,7 @@ type Gateway struct {
 	caller tools.Caller
 	logger *slog.Logger
 	raw    bool
+	names  naming
 	// logLevels says which clients asked for log messages (loglevel.go).
 	logLevels logLevels
 
@@ -196,7 +205,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
 	}
+	if o.NameLimit <= 0 {
+		o.NameLimit = DefaultNameLimit
+	}
 	g := &Gateway{
+		names:   naming{limit: o.NameLimit, dropMarker: o.DropMarker},
 		reg:     reg,
 		store:   store,
 		caller:  tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
@@ -493,8 +506,9 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	}
 	out := make([]servedTool, len(a.Tools))
 	for i, s := range a.Tools {
-		out[i] = servedTool{Schema: s, name: s.Name}
+		out[i] = servedTool{Schema: s, name: g.names.fit(s.Name, tools.Origin{})}
 		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
+			out[i].name = g.names.fit(s.Name, d.Origin)
 			out[i].meta = d.MCPTool
 			if d.MCPTool == nil && d.Annotations != nil {
 				out[i].meta, _ = json.Marshal(&mcp.Tool{Annotations: d.Annotations}) // a struct: cannot fail
@@ -502,6 +516,38 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 		}
 	}
 	return out
+}
+
+// DefaultNameLimit is the longest tool name a gateway serves unless told
+// otherwise: with Claude Code's prefix mcp__<name>__ for a server name of
+// up to 9 characters (mcp__dsh__ is 10), a name stays within the 64 that
+// model APIs accept.
+const DefaultNameLimit = 48
+
+// MinNameLimit is the smallest name limit: room for a 12-digit hash and a
+// readable start.
+const MinNameLimit = 24
+
+// naming is how the gateway names the tools it serves.
+type naming struct {
+	limit      int
+	dropMarker bool
+}
+
+// fit is the name the registry's tool name, of origin, is served under:
+// an MCP server's tool as mcp__<server>__<tool> (<server>__<tool> with
+// dropMarker), any other under its own name, each fitted to the limit.
+// It depends on nothing else, so a name never changes with what else is
+// served.
+func (n naming) fit(name string, origin tools.Origin) string {
+	if origin.Server == "" || origin.RawName == "" {
+		return tools.FitName(name, n.limit, name)
+	}
+	served := "mcp__" + origin.Server + "__" + origin.RawName
+	if n.dropMarker {
+		served = origin.Server + "__" + origin.RawName
+	}
+	return tools.FitName(served, n.limit, origin.Server+"\x00"+origin.RawName)
 }
 
 // mcpTool is the tool clients list: the MCP server's listing as it came

@@ -41,8 +41,8 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw and --stateless are ignored (the entry's keys raw and
-stateless say the same).
+--token-env, --raw, --stateless, --name-limit and --drop-marker are ignored
+(the entry's keys raw, stateless, nameLimit and dropMarker say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
@@ -65,6 +65,12 @@ stateless say the same).
                  one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
                  to that server, with hot reload. Two or more mcp-client
                  entries are a usage error (their names could collide).
+  --name-limit N the longest tool name served (default 48): a longer one is
+                 cut and ends with a hash of the tool's identity, so it stays
+                 stable and distinct. Clients add their own prefix
+                 (mcp__dsh__ in Claude Code) to names model APIs cap at 64.
+  --drop-marker  serve an MCP server's tools as <server>__<tool>, without
+                 the mcp__ marker, for clients that add a marker of their own.
   --stateless    stateless Streamable HTTP, so that several gateways can serve
                  behind any load balancer. A stateless gateway answers requests
                  and nothing else: no list_changed notifications, no
@@ -118,6 +124,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
 	raw := fs.Bool("raw", false, "serve the one MCP server's tools under their own names, unfolded")
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
+	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
+	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -147,7 +155,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// before anything starts: what the flags say wrong is a usage error.
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
-	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}, gateway.Config{})
+	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
+		NameLimit: *nameLimit, DropMarker: *dropMarker}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -190,8 +199,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless:
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker:
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit and --drop-marker are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
