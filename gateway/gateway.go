@@ -8,7 +8,10 @@
 // apply; images in a result travel as MCP image content read from the
 // attachment store. When the assembly changes (a hot reload, an MCP server
 // re-syncing its tools) the gateway updates the server's tool set by diff,
-// and go-sdk sends notifications/tools/list_changed to connected clients.
+// and go-sdk sends notifications/tools/list_changed to the connected
+// clients that need it: past their handshake, and listing something else
+// than they last did (sessions.go). Names are fitted to a budget for
+// clients that prefix them (Options.NameLimit, DropMarker).
 //
 // Nothing a client would see from the server itself is lost on the way:
 // every failure is isError with its explanation (a tools.Result's Err, or
