@@ -356,7 +356,22 @@ func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options
 			code = exitFail
 		}
 	}()
-	return serveStdio(ctx, h, started, id, file, problem, std, logger)
+	// The composition has started once every entry of it has settled
+	// (the first update may not have added them all yet).
+	settled := func(st []host.InstanceStatus) bool {
+		select {
+		case <-started:
+			return true
+		default:
+		}
+		for _, e := range c.Entries {
+			if s := host.Find(st, e.ID); s.State == "" || s.State == host.StateStarting {
+				return false
+			}
+		}
+		return !slices.ContainsFunc(st, func(s host.InstanceStatus) bool { return s.State == host.StateStarting })
+	}
+	return serveStdio(ctx, h, started, settled, id, file, problem, std, logger)
 }
 
 // followProblems tells g's clients what is wrong with the composition as
@@ -390,7 +405,7 @@ func followProblems(ctx context.Context, h *host.Host, g *gateway.Gateway, file,
 // instance is disposed (a reload restarted it: the client must reconnect).
 // A pending gateway is waited for, unless a reload fails, disables or
 // removes it first.
-func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, id, file, problem string, std Stdio, logger *slog.Logger) int {
+func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, settled func([]host.InstanceStatus) bool, id, file, problem string, std Stdio, logger *slog.Logger) int {
 	// A pending gateway may come up, or a reload may fail, disable or
 	// remove it meanwhile: then there is nothing left to wait for.
 	var g *gateway.Gateway
@@ -433,9 +448,7 @@ func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, id, 
 	// longer comes with a list_changed (the client's initialize waits in
 	// the pipe meanwhile).
 	wait, stopWaiting := context.WithTimeout(ctx, gateway.StartupWait)
-	_ = h.WaitStatus(wait, func(st []host.InstanceStatus) bool {
-		return !slices.ContainsFunc(st, func(s host.InstanceStatus) bool { return s.State == host.StateStarting })
-	})
+	_ = h.WaitStatus(wait, settled)
 	stopWaiting()
 	// The session ends when the client goes away, when the gateway is
 	// closed (which ends its sessions), or at SIGINT: then serve closes the
