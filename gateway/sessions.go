@@ -24,17 +24,30 @@ const (
 	listKinds
 )
 
-var listChanged = map[string]int{
-	"notifications/tools/list_changed":     listTools,
-	"notifications/prompts/list_changed":   listPrompts,
-	"notifications/resources/list_changed": listResources,
+// changedKind is the kind a list_changed notification is about.
+func changedKind(method string) (int, bool) {
+	switch method {
+	case "notifications/tools/list_changed":
+		return listTools, true
+	case "notifications/prompts/list_changed":
+		return listPrompts, true
+	case "notifications/resources/list_changed":
+		return listResources, true
+	}
+	return 0, false
 }
 
-var listMethods = map[string]int{
-	"tools/list":               listTools,
-	"prompts/list":             listPrompts,
-	"resources/list":           listResources,
-	"resources/templates/list": listResources,
+// listKind is the kind a list request lists.
+func listKind(method string) (int, bool) {
+	switch method {
+	case "tools/list":
+		return listTools, true
+	case "prompts/list":
+		return listPrompts, true
+	case "resources/list", "resources/templates/list":
+		return listResources, true
+	}
+	return 0, false
 }
 
 // sessionLists is what the gateway knows of its sessions: which clients
@@ -148,7 +161,7 @@ func (g *Gateway) track(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		default:
-			if kind, ok := listMethods[method]; ok && cursor(req) == "" {
+			if kind, ok := listKind(method); ok && cursor(req) == "" {
 				sig := l.sig(kind)
 				l.mu.Lock()
 				if st := l.m[ss]; st != nil {
@@ -193,7 +206,7 @@ func (g *Gateway) filter(next mcp.MethodHandler) mcp.MethodHandler {
 	g.send = next
 	l := &g.lists
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		kind, ok := listChanged[method]
+		kind, ok := changedKind(method)
 		if !ok {
 			return next(ctx, method, req)
 		}
