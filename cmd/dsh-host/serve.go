@@ -357,7 +357,11 @@ func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options
 		}
 	}()
 	// The composition has started once every entry of it has settled
-	// (the first update may not have added them all yet).
+	// (the first update may not have added them all yet, and an entry
+	// waits on its services before it starts: pending, for a moment).
+	unsettled := func(state host.State) bool {
+		return state == "" || state == host.StateStarting || state == host.StatePending
+	}
 	settled := func(st []host.InstanceStatus) bool {
 		select {
 		case <-started:
@@ -365,7 +369,7 @@ func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options
 		default:
 		}
 		for _, e := range c.Entries {
-			if s := host.Find(st, e.ID); s.State == "" || s.State == host.StateStarting {
+			if !e.Disabled && unsettled(host.Find(st, e.ID).State) {
 				return false
 			}
 		}
