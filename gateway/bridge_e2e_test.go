@@ -71,7 +71,40 @@ func connectBridge(t *testing.T, tr mcp.Transport, opts mcp.ClientOptions, versi
 	}
 	t.Cleanup(func() { cs.Close() })
 	b.cs = cs
+	// serve --stdio answers before a slow server is connected (it then
+	// comes with list_changed): wait for the fixture's tools, resources
+	// and prompts, then forget the notifications that brought them.
+	waitFor(t, "the fixture server's tools, resources and prompts", func() bool {
+		tl, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		if !slices.ContainsFunc(tl.Tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "ping") }) {
+			// Folded: the server's tools are in mcp_list's catalog.
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_list", Arguments: map[string]any{}})
+			if err != nil || res.IsError || !strings.Contains(resultText(res), "ping") {
+				return false
+			}
+		}
+		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil {
+			return true
+		}
+		rl, err := cs.ListResources(ctx, nil)
+		pl, err2 := cs.ListPrompts(ctx, nil)
+		return err == nil && err2 == nil && (len(rl.Resources) > 0 || len(pl.Prompts) > 0 || !fixtureOffersMore(tl.Tools))
+	})
+	for _, ch := range []chan struct{}{b.promptsC, b.resC} {
+		for len(ch) > 0 {
+			<-ch
+		}
+	}
 	return b
+}
+
+// fixtureOffersMore reports whether the fixture was started with resources
+// or prompts: its tools then include add-resource.
+func fixtureOffersMore(tools []*mcp.Tool) bool {
+	return slices.ContainsFunc(tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "add-resource") })
 }
 
 func ctxT(t *testing.T) context.Context {
