@@ -74,17 +74,11 @@ func connectBridge(t *testing.T, tr mcp.Transport, opts mcp.ClientOptions, versi
 	// serve --stdio answers before a slow server is connected (it then
 	// comes with list_changed): wait for the fixture's tools, resources
 	// and prompts, then forget the notifications that brought them.
-	waitFor(t, "the fixture server's tools, resources and prompts", func() bool {
+	awaitFixture(t, cs)
+	waitFor(t, "the fixture server's resources and prompts", func() bool {
 		tl, err := cs.ListTools(ctx, nil)
 		if err != nil {
 			return false
-		}
-		if !slices.ContainsFunc(tl.Tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "ping") }) {
-			// Folded: the server's tools are in mcp_list's catalog.
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_list", Arguments: map[string]any{}})
-			if err != nil || res.IsError || !strings.Contains(resultText(res), "ping") {
-				return false
-			}
 		}
 		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil {
 			return true
