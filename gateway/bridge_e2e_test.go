@@ -71,7 +71,34 @@ func connectBridge(t *testing.T, tr mcp.Transport, opts mcp.ClientOptions, versi
 	}
 	t.Cleanup(func() { cs.Close() })
 	b.cs = cs
+	// serve --stdio answers before a slow server is connected (it then
+	// comes with list_changed): wait for the fixture's tools, resources
+	// and prompts, then forget the notifications that brought them.
+	awaitFixture(t, cs)
+	waitFor(t, "the fixture server's resources and prompts", func() bool {
+		tl, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil {
+			return true
+		}
+		rl, err := cs.ListResources(ctx, nil)
+		pl, err2 := cs.ListPrompts(ctx, nil)
+		return err == nil && err2 == nil && (len(rl.Resources) > 0 || len(pl.Prompts) > 0 || !fixtureOffersMore(tl.Tools))
+	})
+	for _, ch := range []chan struct{}{b.promptsC, b.resC} {
+		for len(ch) > 0 {
+			<-ch
+		}
+	}
 	return b
+}
+
+// fixtureOffersMore reports whether the fixture was started with resources
+// or prompts: its tools then include add-resource.
+func fixtureOffersMore(tools []*mcp.Tool) bool {
+	return slices.ContainsFunc(tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "add-resource") })
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -249,16 +276,24 @@ func TestE2EBridgeListChanged(t *testing.T) {
 	})
 }
 
-func TestE2EBridgeCapabilitiesOnlyWhatExists(t *testing.T) {
+// TestE2EBridgeCapabilitiesUpFront: the capabilities are known before any
+// server is listed, since a client reads them once and a server that
+// offers resources or prompts may come later (a lazy one at its first
+// call): over a tools-only server they are all there, with empty lists.
+func TestE2EBridgeCapabilitiesUpFront(t *testing.T) {
 	bin := dshHostBinary(t)
 	e := newE2E(t) // the plain fixture: tools only
 	c := connectBridge(t, e.transport(t, bin, "stdio"), mcp.ClientOptions{}, "")
 	caps := c.cs.InitializeResult().Capabilities
-	if caps.Resources != nil || caps.Prompts != nil || caps.Completions != nil {
-		t.Errorf("capabilities over a tools-only server = resources %+v, prompts %+v, completions %+v; want none of them", caps.Resources, caps.Prompts, caps.Completions)
+	if caps.Tools == nil || !caps.Tools.ListChanged || caps.Resources == nil || !caps.Resources.ListChanged || caps.Prompts == nil || !caps.Prompts.ListChanged || caps.Completions == nil {
+		t.Errorf("capabilities over a tools-only server = %+v; want tools, resources, prompts (each listChanged) and completions", caps)
 	}
-	if caps.Tools == nil {
-		t.Errorf("capabilities = %+v, want tools", caps)
+	ctx := ctxT(t)
+	if res, err := c.cs.ListPrompts(ctx, nil); err != nil || len(res.Prompts) != 0 {
+		t.Errorf("prompts/list = %+v, %v; want none", res, err)
+	}
+	if res, err := c.cs.ListResources(ctx, nil); err != nil || len(res.Resources) != 0 {
+		t.Errorf("resources/list = %+v, %v; want none", res, err)
 	}
 }
 

@@ -446,7 +446,34 @@ func goClient(t *testing.T, tr mcp.Transport) (*mcp.ClientSession, chan struct{}
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	awaitFixture(t, cs)
+	for len(changed) > 0 {
+		<-changed
+	}
 	return cs, changed
+}
+
+// awaitFixture waits until the fixture server's tools are served to cs
+// (under their names, or in mcp_list's catalog when folded): serve --stdio
+// answers before a slow server is connected, which then comes with
+// list_changed.
+func awaitFixture(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	waitFor(t, "the fixture server's tools", func() bool {
+		tl, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		if slices.ContainsFunc(tl.Tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "ping") }) {
+			return true
+		}
+		if !slices.ContainsFunc(tl.Tools, func(tool *mcp.Tool) bool { return tool.Name == "mcp_list" }) {
+			return false
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_list", Arguments: map[string]any{}})
+		return err == nil && !res.IsError && strings.Contains(fmt.Sprint(mcptest.Texts(res)), "ping")
+	})
 }
 
 func names(t *testing.T, cs *mcp.ClientSession) []string {

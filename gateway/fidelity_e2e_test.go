@@ -77,6 +77,7 @@ func fidelityConnect(t *testing.T, c *mcp.Client, tr mcp.Transport) *mcp.ClientS
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	awaitFixture(t, cs)
 	return cs
 }
 

@@ -8,7 +8,10 @@
 // apply; images in a result travel as MCP image content read from the
 // attachment store. When the assembly changes (a hot reload, an MCP server
 // re-syncing its tools) the gateway updates the server's tool set by diff,
-// and go-sdk sends notifications/tools/list_changed to connected clients.
+// and go-sdk sends notifications/tools/list_changed to the connected
+// clients that need it: past their handshake, and listing something else
+// than they last did (sessions.go). Names are fitted to a budget for
+// clients that prefix them (Options.NameLimit, DropMarker).
 //
 // Nothing a client would see from the server itself is lost on the way:
 // every failure is isError with its explanation (a tools.Result's Err, or
@@ -95,6 +98,14 @@ type Options struct {
 	// templates, prompts and completion the gateway serves too
 	// (resources.go, prompts.go).
 	Resources *resources.Registry
+	// NameLimit is the longest tool name served (0: DefaultNameLimit); a
+	// longer one is fitted to it, stable and distinct (tools.FitName).
+	// Clients add their own prefix (mcp__<server>__ for Claude Code) to
+	// names that model APIs cap at 64 characters.
+	NameLimit int
+	// DropMarker serves an MCP server's tools without the mcp__ marker
+	// (<serverName>__<tool>): a client adds its own.
+	DropMarker bool
 	// MaxCallsPerSession and MaxCalls cap the requests in flight per
 	// session and over all sessions (defaults DefaultMaxCallsPerSession
 	// and DefaultMaxCalls); a request past a cap fails with an error
@@ -112,6 +123,7 @@ type Gateway struct {
 	caller tools.Caller
 	logger *slog.Logger
 	raw    bool
+	names  naming
 	// logLevels says which clients asked for log messages (loglevel.go).
 	logLevels logLevels
 
@@ -151,6 +163,14 @@ type Gateway struct {
 	// calls waiting for a client's answer (forward.go).
 	bridge *bridge
 	trips  roundTrips
+
+	// lists follows what each session listed, for its list_changed
+	// notifications (sessions.go); send is go-sdk's sending handler.
+	lists sessionLists
+	send  mcp.MethodHandler
+	// problem is what is wrong with the composition, for clients
+	// (SetProblem); "" or nil when nothing is.
+	problem atomic.Pointer[string]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -188,7 +208,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
 	}
+	if o.NameLimit <= 0 {
+		o.NameLimit = DefaultNameLimit
+	}
 	g := &Gateway{
+		names:   naming{limit: o.NameLimit, dropMarker: o.DropMarker},
 		reg:     reg,
 		store:   store,
 		caller:  tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
@@ -235,7 +259,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
 	// The cap comes first: a refused request costs no sync.
-	g.server.AddReceivingMiddleware(g.calls.middleware, g.upToDate, g.endWithGateway, g.bridge.capabilities, g.logLevels.track(g.Server))
+	// track comes after upToDate: what a client lists is recorded once
+	// the surface is brought up to date for it.
+	g.server.AddReceivingMiddleware(g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
+		g.upToDate, g.track, g.endWithGateway, g.logLevels.track(g.Server))
+	g.server.AddSendingMiddleware(g.filter)
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
@@ -399,6 +427,10 @@ func (g *Gateway) apply(a tools.Assembly) {
 	}
 	sort.Strings(remove)
 
+	changed := len(add) > 0 || len(remove) > 0
+	if changed {
+		g.lists.changing(listTools)
+	}
 	if len(remove) > 0 {
 		g.server.RemoveTools(remove...)
 	}
@@ -413,12 +445,24 @@ func (g *Gateway) apply(a tools.Assembly) {
 		}
 	}
 	g.current = next
-	if len(add) > 0 || len(remove) > 0 {
+	if changed || g.lists.sig(listTools) == "" {
+		g.lists.setSig(listTools, toolsSignature(next))
+	}
+	if changed {
 		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
 	}
 	if g.afterSync != nil {
 		g.afterSync(len(add), len(remove), nil)
 	}
+}
+
+// toolsSignature is the identity of the served tools (sessions.go).
+func toolsSignature(served map[string]toolState) string {
+	entries := make(map[string]string, len(served))
+	for name, st := range served {
+		entries[name] = strings.Join([]string{st.public, st.description, st.schema, st.meta}, "\x00")
+	}
+	return signature(entries)
 }
 
 // addTool registers t with go-sdk, turning its panics on schemas it refuses
@@ -465,12 +509,48 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	}
 	out := make([]servedTool, len(a.Tools))
 	for i, s := range a.Tools {
-		out[i] = servedTool{Schema: s, name: s.Name}
+		out[i] = servedTool{Schema: s, name: g.names.fit(s.Name, tools.Origin{})}
 		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
+			out[i].name = g.names.fit(s.Name, d.Origin)
 			out[i].meta = d.MCPTool
+			if d.MCPTool == nil && d.Annotations != nil {
+				out[i].meta, _ = json.Marshal(&mcp.Tool{Annotations: d.Annotations}) // a struct: cannot fail
+			}
 		}
 	}
 	return out
+}
+
+// DefaultNameLimit is the longest tool name a gateway serves unless told
+// otherwise: with Claude Code's prefix mcp__<name>__ for a server name of
+// up to 9 characters (mcp__dsh__ is 10), a name stays within the 64 that
+// model APIs accept.
+const DefaultNameLimit = 48
+
+// MinNameLimit is the smallest name limit: room for a 12-digit hash and a
+// readable start.
+const MinNameLimit = 24
+
+// naming is how the gateway names the tools it serves.
+type naming struct {
+	limit      int
+	dropMarker bool
+}
+
+// fit is the name the registry's tool name, of origin, is served under:
+// an MCP server's tool as mcp__<server>__<tool> (<server>__<tool> with
+// dropMarker), any other under its own name, each fitted to the limit.
+// It depends on nothing else, so a name never changes with what else is
+// served.
+func (n naming) fit(name string, origin tools.Origin) string {
+	if origin.Server == "" || origin.RawName == "" {
+		return tools.FitName(name, n.limit, name)
+	}
+	served := "mcp__" + origin.Server + "__" + origin.RawName
+	if n.dropMarker {
+		served = origin.Server + "__" + origin.RawName
+	}
+	return tools.FitName(served, n.limit, origin.Server+"\x00"+origin.RawName)
 }
 
 // mcpTool is the tool clients list: the MCP server's listing as it came

@@ -132,6 +132,25 @@ func openSession(t *testing.T, url string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(body)
 }
 
+// sendInitialized ends the handshake of session id.
+func sendInitialized(t *testing.T, url, id string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("notifications/initialized: %s", resp.Status)
+	}
+}
+
 func httpSessions(g *Gateway) int {
 	n := 0
 	for ss := range g.server.Sessions() {
@@ -358,9 +377,12 @@ func TestUndeliveredNotificationsOneLine(t *testing.T) {
 	l.g.afterSync = func(added, removed int, err error) { synced <- struct{}{} }
 	l.g.syncMu.Unlock()
 	for range sessions {
-		if status, id, _ := openSession(t, l.url); status != http.StatusOK || id == "" {
+		status, id, _ := openSession(t, l.url)
+		if status != http.StatusOK || id == "" {
 			t.Fatalf("initialize: %d %q", status, id)
 		}
+		// Only a client done with the handshake is sent list_changed.
+		sendInitialized(t, l.url, id)
 	}
 	register(t, reg, echo("added"))
 	select {

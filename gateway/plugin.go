@@ -34,6 +34,11 @@ type Config struct {
 	// Stateless serves stateless Streamable HTTP (HTTPOptions.Stateless),
 	// for several gateways behind a load balancer.
 	Stateless bool `yaml:"stateless"`
+	// NameLimit is the longest tool name served, from MinNameLimit to 64
+	// (0: DefaultNameLimit, 48); DropMarker serves MCP tools without their
+	// mcp__ marker (Options).
+	NameLimit  int  `yaml:"nameLimit"`
+	DropMarker bool `yaml:"dropMarker"`
 }
 
 // Validate checks c, naming the offending key. A non-loopback address
@@ -42,6 +47,10 @@ type Config struct {
 func (c *Config) Validate() error {
 	if err := c.Limits.Validate(); err != nil {
 		return err
+	}
+	if c.NameLimit != 0 && (c.NameLimit < MinNameLimit || c.NameLimit > tools.MaxNameLen) {
+		return fmt.Errorf("nameLimit %d: want %d to %d (or leave it out for %d): the longest tool name served, before a client's own prefix",
+			c.NameLimit, MinNameLimit, tools.MaxNameLen, DefaultNameLimit)
 	}
 	if c.HTTP == "" {
 		switch {
@@ -120,6 +129,7 @@ func apply(s *host.Scope, cfg Config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	res, _ := host.Lookup(s, resources.Key)
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
+		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
 		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls})
 	if err != nil {
 		return err

@@ -48,6 +48,10 @@ func TestConfigValidate(t *testing.T) {
 		{"no port", Config{HTTP: "127.0.0.1"}, `http "127.0.0.1": want HOST:PORT`},
 		{"token without listener", Config{TokenEnv: "T"}, "tokenEnv: applies to http only"},
 		{"stateless without listener", Config{Stateless: true}, "stateless: applies to http only"},
+		{"name limit", Config{NameLimit: 40}, ""},
+		{"name limit 64", Config{NameLimit: 64}, ""},
+		{"name limit too small", Config{NameLimit: 10}, "nameLimit 10: want 24 to 64"},
+		{"name limit too large", Config{NameLimit: 65}, "nameLimit 65: want 24 to 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,6 +59,10 @@ func (b *bridge) syncPrompts() {
 			remove = append(remove, name)
 		}
 	}
+	changed := len(remove)+len(add) > 0
+	if changed {
+		b.g.lists.changing(listPrompts)
+	}
 	if len(remove) > 0 {
 		srv.RemovePrompts(remove...)
 	}
@@ -69,6 +73,9 @@ func (b *bridge) syncPrompts() {
 		}
 	}
 	b.prompts = want
+	if changed || b.g.lists.sig(listPrompts) == "" {
+		b.g.lists.setSig(listPrompts, signature(want))
+	}
 }
 
 // getPrompt gets a prompt from its server with the client's arguments; the

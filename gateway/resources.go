@@ -25,28 +25,28 @@ import (
 // from the first, as the service routes it); prompts are named like tools.
 //
 // The server's lists follow the service by diff, debounced like the tools:
-// go-sdk announces list_changed for what is added or removed, and
-// advertises the resources and prompts capabilities only while something
-// is listed.
+// go-sdk announces list_changed for what is added or removed (to the
+// sessions that need it, sessions.go). The resources and prompts
+// capabilities are advertised from the start (startup).
 type bridge struct {
 	g     *Gateway
 	res   *resources.Registry // nil: nothing to serve
 	scope *host.Scope
 
 	refresh *debounce.Debouncer
+	// stale: the service announced a change the server's lists do not
+	// have yet; a request that lists syncs first (startup).
+	stale atomic.Bool
 
 	syncMu    sync.Mutex        // serializes syncs
 	resources map[string]string // served URI -> its listing's JSON
 	templates map[string]string // served URI template -> its listing's JSON
 	prompts   map[string]string // served name -> its listing's JSON
-	// completable: some prompt or template is served, which completion
-	// could be about.
-	completable atomic.Bool
 
 	subMu sync.Mutex
 	subs  map[string]*followed // URI -> the service's subscription for it
 
-	born    time.Time     // when the gateway started (startupGrace)
+	born    time.Time     // when the gateway started (StartupWait)
 	updates chan string   // URIs whose update goes to the subscribed sessions
 	stopped chan struct{} // closed when the notifier has returned
 }
@@ -75,6 +75,7 @@ func newBridge(g *Gateway, s *host.Scope, res *resources.Registry, opts *mcp.Ser
 	opts.SubscribeHandler = b.subscribe
 	opts.UnsubscribeHandler = b.unsubscribe
 	opts.CompletionHandler = b.complete
+	opts.HasResources, opts.HasPrompts = true, true
 	return b
 }
 
@@ -90,6 +91,7 @@ func (b *bridge) start(debounceDelay time.Duration) {
 	b.refresh = debounce.New(debounceDelay, maxDebounceFactor*debounceDelay, b.sync)
 	b.res.OnChange(b.scope, func(c resources.Change) {
 		if c.Kind != resources.Updated {
+			b.stale.Store(true)
 			b.refresh.Trigger()
 		}
 	})
@@ -113,9 +115,10 @@ func (b *bridge) sync() {
 	if b.g.ctx.Err() != nil {
 		return
 	}
+	// Cleared first: a change from here on marks the lists stale again.
+	b.stale.Store(false)
 	b.syncResources()
 	b.syncPrompts()
-	b.completable.Store(len(b.prompts)+len(b.templates) > 0)
 }
 
 func (b *bridge) syncResources() {
@@ -138,6 +141,11 @@ func (b *bridge) syncResources() {
 		if _, ok := want[uri]; !ok {
 			remove = append(remove, uri)
 		}
+	}
+	// Announced to the sessions as one kind, with the templates.
+	changed := len(remove)+len(add) > 0
+	if changed {
+		b.g.lists.changing(listResources)
 	}
 	if len(remove) > 0 {
 		srv.RemoveResources(remove...)
@@ -169,6 +177,10 @@ func (b *bridge) syncResources() {
 			removeT = append(removeT, u)
 		}
 	}
+	changedT := len(removeT)+len(addT) > 0
+	if changedT && !changed {
+		b.g.lists.changing(listResources)
+	}
 	if len(removeT) > 0 {
 		srv.RemoveResourceTemplates(removeT...)
 	}
@@ -179,6 +191,16 @@ func (b *bridge) syncResources() {
 		}
 	}
 	b.templates = wantT
+	if changed || changedT || b.g.lists.sig(listResources) == "" {
+		entries := make(map[string]string, len(b.resources)+len(b.templates))
+		for uri, sig := range b.resources {
+			entries["r "+uri] = sig
+		}
+		for u, sig := range b.templates {
+			entries["t "+u] = sig
+		}
+		b.g.lists.setSig(listResources, signature(entries))
+	}
 }
 
 // listing is an entry's identity: its JSON.
@@ -366,38 +388,42 @@ func (b *bridge) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 
 const maxCompletionValues = 100
 
-// startupGrace is how long after the gateway's start a client's initialize
-// waits for the MCP servers starting with it to be listed: capabilities are
-// read once, at connect, and a client connecting early should see the
-// resources and prompts capabilities of the servers about to offer them.
-// Past it (a lazy server waits for its first call) nobody waits.
-const startupGrace = 5 * time.Second
+// StartupWait bounds how long after the gateway's start a client's
+// initialize waits for the MCP servers connecting with it (eager ones)
+// to be listed, so that the first lists and the instructions have them. A
+// lazy server waits for its first call and is not waited for; past the
+// bound, a server still connecting comes with a list_changed. Clients give
+// a server well under a second to answer (Codex drops one past 0.5-1 s).
+const StartupWait = 300 * time.Millisecond
 
-// capabilities makes what go-sdk advertises what exists: it waits (within
-// startupGrace) for the servers starting with the gateway, syncs, and
-// advertises completion only while a prompt or a template is served, since
-// there is nothing else to complete.
-func (b *bridge) capabilities(next mcp.MethodHandler) mcp.MethodHandler {
+// startup holds a client's initialize, in the gateway's first moments, until
+// the servers connecting with it are listed or StartupWait has passed;
+// the tools follow from upToDate. A request that lists resources or
+// prompts (initialize included) is answered from lists that have every
+// change the service announced before it, as upToDate does for tools.
+//
+// The capabilities do not depend on it: with the resources service,
+// resources (with subscribe), prompts and completion are advertised from
+// the start, since a server that offers them may come at any time, and a
+// client reads capabilities only once.
+func (b *bridge) startup(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		// Only in the first seconds: later connects cost nothing extra.
-		if grace := b.born.Add(startupGrace); b.res != nil && (method == "initialize" || method == "server/discover") && time.Now().Before(grace) {
-			wctx, cancel := context.WithDeadline(ctx, grace)
-			if b.res.WaitListed(wctx) == nil {
+		if b.res == nil {
+			return next(ctx, method, req)
+		}
+		switch method {
+		case "initialize", "server/discover":
+			if until := b.born.Add(StartupWait); time.Now().Before(until) {
+				wctx, cancel := context.WithDeadline(ctx, until)
+				_ = b.res.WaitListed(wctx) // past the bound, what is listed
+				cancel()
+			}
+			fallthrough
+		case "prompts/list", "resources/list", "resources/templates/list":
+			if b.stale.Load() {
 				b.sync()
 			}
-			cancel()
 		}
-		res, err := next(ctx, method, req)
-		var caps *mcp.ServerCapabilities
-		switch r := res.(type) {
-		case *mcp.InitializeResult:
-			caps = r.Capabilities
-		case *mcp.DiscoverResult:
-			caps = r.Capabilities
-		}
-		if caps != nil && caps.Completions != nil && !b.completable.Load() {
-			caps.Completions = nil
-		}
-		return res, err
+		return next(ctx, method, req)
 	}
 }

@@ -403,8 +403,10 @@ func TestAttachServe(t *testing.T) {
 	file := writeComposition(t, greeterComposition)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := serveInProcess(t, ctx, "--stdio", "-c", file)
-	waitLog(t, s.logs, "serve to start", msg("serving MCP over stdio"))
+	// The stdio session starts before the control socket listens (once
+	// the whole composition has started).
+	s := serveInProcess(t, ctx, "--stdio", "--log-level", "debug", "-c", file)
+	waitLog(t, s.logs, "the control socket", msg("control socket listening"))
 	code, out, errs := cliIn(t, home, "call", "-c", file, "greet", `{"name":"Ada"}`)
 	if want := fmt.Sprintf("dsh-host: attached to the running host (pid %d) for ", os.Getpid()); code != exitOK || out != "Hej, Ada!\n" || !strings.Contains(errs, want) {
 		t.Errorf("call: exit %d, stdout %q, stderr %q; want it attached to serve (pid %d)", code, out, errs, os.Getpid())

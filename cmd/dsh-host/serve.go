@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,14 +41,22 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw and --stateless are ignored (the entry's keys raw and
-stateless say the same).
+--token-env, --raw, --stateless, --name-limit and --drop-marker are ignored
+(the entry's keys raw, stateless, nameLimit and dropMarker say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
-                 Codex, VS Code); logs go to stderr only, stdout is the protocol.
-                 The entry serve adds listens on no port. If a reload restarts
-                 the gateway (its entry, or a service it injects, changed), the
-                 session ends and serve exits 1: the client must reconnect.
+                 Codex, VS Code); logs go to stderr only, stdout is the protocol,
+                 at warn unless --log-level or DSH_LOG_LEVEL says otherwise
+                 (clients show every stderr line as an error). The session
+                 starts once the gateway is up: servers still connecting get
+                 at most 300 ms, lazy ones none, and what comes later comes
+                 with list_changed. A composition that does not load still gets
+                 its client a session, which says what is wrong (instructions,
+                 an error log message, every failed call) until an edit of the
+                 file loads. The entry serve adds listens on no port. If a
+                 reload restarts the gateway (its entry, or a service it
+                 injects, changed), the session ends and serve exits 1: the
+                 client must reconnect.
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
@@ -56,6 +65,12 @@ stateless say the same).
                  one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
                  to that server, with hot reload. Two or more mcp-client
                  entries are a usage error (their names could collide).
+  --name-limit N the longest tool name served (default 48): a longer one is
+                 cut and ends with a hash of the tool's identity, so it stays
+                 stable and distinct. Clients add their own prefix
+                 (mcp__dsh__ in Claude Code) to names model APIs cap at 64.
+  --drop-marker  serve an MCP server's tools as <server>__<tool>, without
+                 the mcp__ marker, for clients that add a marker of their own.
   --stateless    stateless Streamable HTTP, so that several gateways can serve
                  behind any load balancer. A stateless gateway answers requests
                  and nothing else: no list_changed notifications, no
@@ -109,6 +124,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
 	raw := fs.Bool("raw", false, "serve the one MCP server's tools under their own names, unfolded")
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
+	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
+	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -117,8 +134,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return usageError(fs, std, "unexpected argument %q", rest[0])
 	}
 	tuneGC(os.Getenv)
-	httpSet := false
-	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http" })
+	httpSet, levelSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		httpSet = httpSet || f.Name == "http"
+		levelSet = levelSet || f.Name == "log-level"
+	})
 	if *stdio && httpSet {
 		return usageError(fs, std, "--stdio and --http exclude each other: pick one transport")
 	}
@@ -135,7 +155,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// before anything starts: what the flags say wrong is a usage error.
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
-	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless}, gateway.Config{})
+	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
+		NameLimit: *nameLimit, DropMarker: *dropMarker}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -147,15 +168,27 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return exitUsage
 	}
 
-	c, err := loadComposition(common.file)
-	if err != nil {
-		return fail(std, "serve", err)
+	c, loadErr := loadComposition(common.file)
+	if loadErr == nil && *stdio {
+		loadErr = host.Check(c) // what the host would refuse to apply
+	}
+	if loadErr != nil {
+		if !*stdio {
+			return fail(std, "serve", loadErr)
+		}
+		// A client that started serve shows "connection closed" and
+		// nothing else: it gets a session that says what is wrong, and
+		// the file is watched until it loads.
+		c = &host.Composition{File: common.file}
 	}
 	if *raw {
 		if servers := mcpServers(c); len(servers) > 1 {
 			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
 				common.file, len(servers), strings.Join(servers, ", "))
 		}
+	}
+	if !levelSet {
+		common.logLevel = serveLogLevel(*stdio, os.Getenv)
 	}
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
@@ -166,12 +199,20 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless:
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw and --stateless are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker:
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit and --drop-marker are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
 	defer signal.Stop(hup)
+	if *stdio {
+		var problem string
+		if loadErr != nil {
+			problem = notApplied(common.file, loadErr, false)
+			logger.Error("the composition is not applied; serving a session that says so, and watching the file", "file", common.file, "err", loadErr)
+		}
+		return serveStdioHost(ctx, c, opts, id, common.file, problem, hup, std, logger)
+	}
 	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
@@ -194,9 +235,6 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return fail(std, "serve", fmt.Errorf("the gateway entry %q is disabled in %s: enable it, or remove it to serve as the flags say", id, common.file))
 	case host.StatePending:
 		logger.Warn("the gateway waits for a service; see the host's status above, or run dsh-host check", "entry", id, "waiting", st.Err)
-	}
-	if *stdio {
-		return serveStdio(ctx, h, id, common.file, std, logger)
 	}
 	// The gateway listens from its start; serve says it is ready once the
 	// whole composition has started.
@@ -254,12 +292,124 @@ func entryConfig(cfg, zero any) (map[string]any, error) {
 	return m, nil
 }
 
+// serveLogLevel is serve's log level when --log-level is not given:
+// DSH_LOG_LEVEL, else warn for --stdio (a client such as Claude Code shows
+// every stderr line of its server as an error), else info.
+func serveLogLevel(stdio bool, getenv func(string) string) string {
+	level := "info"
+	if stdio {
+		level = "warn"
+	}
+	if v := getenv("DSH_LOG_LEVEL"); v != "" {
+		_ = choice{&level, []string{"debug", "info", "warn", "error"}}.Set(v) // a bad value keeps the default
+	}
+	return level
+}
+
+// notApplied is what a client of serve is told when the composition file
+// does not load: at start (running false: nothing of it runs), or at an
+// edit (the composition before it runs on).
+func notApplied(file string, err error, running bool) string {
+	if running {
+		return fmt.Sprintf("dsh-host: the last edit of %s is not applied, and the composition before it runs on: %v", file, err)
+	}
+	return fmt.Sprintf("dsh-host: the composition %s is not applied, so no tool of it is served: %v. Fix the file: it is watched, and the fix applies without restarting this client.", file, err)
+}
+
+// serveStdioHost runs the host for serve --stdio: the session starts as
+// soon as the gateway is up, while the rest of the composition is still
+// starting (a client gives its server little time to answer initialize,
+// and the gateway announces what comes later). problem, if not empty, is
+// what is wrong with the composition: c is then empty, and the session
+// says so until an edit of the file loads.
+func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options, id, file, problem string, hup <-chan os.Signal, std Stdio, logger *slog.Logger) (code int) {
+	h := host.New(opts)
+	starting, stopStarting := context.WithCancel(ctx)
+	var stopFollow, stopControl func()
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		// Update returns when every instance has settled, or at once
+		// when serve ends first.
+		if err := h.Update(starting, c); err != nil {
+			if starting.Err() == nil {
+				logger.Error("the composition did not start", "file", file, "err", err)
+			}
+			return
+		}
+		if st := host.Find(h.Status(), id); st.State == host.StatePending {
+			logger.Warn("the gateway waits for a service; see the host's status above, or run dsh-host check", "entry", id, "waiting", st.Err)
+		}
+		stopFollow = follow(starting, h, file, hup, logger)
+		stopControl = serveControl(h, file, logger)
+	}()
+	defer func() {
+		stopStarting()
+		<-started
+		if stopControl != nil {
+			stopControl()
+		}
+		if stopFollow != nil {
+			stopFollow()
+		}
+		if !shutdownHost(h, logger) && code == exitOK {
+			code = exitFail
+		}
+	}()
+	// The composition has started once every entry of it has settled
+	// (the first update may not have added them all yet, and an entry
+	// waits on its services before it starts: pending, for a moment).
+	unsettled := func(state host.State) bool {
+		return state == "" || state == host.StateStarting || state == host.StatePending
+	}
+	settled := func(st []host.InstanceStatus) bool {
+		select {
+		case <-started:
+			return true
+		default:
+		}
+		for _, e := range c.Entries {
+			if !e.Disabled && unsettled(host.Find(st, e.ID).State) {
+				return false
+			}
+		}
+		return !slices.ContainsFunc(st, func(s host.InstanceStatus) bool { return s.State == host.StateStarting })
+	}
+	return serveStdio(ctx, h, started, settled, id, file, problem, std, logger)
+}
+
+// followProblems tells g's clients what is wrong with the composition as
+// the watcher finds it (after problem, set already), until ctx ends: a file that
+// does not load, and an edit not applied; a load clears it.
+func followProblems(ctx context.Context, h *host.Host, g *gateway.Gateway, file, problem string) {
+	running := problem == ""
+	seen := h.Reloads()
+	for {
+		var now host.ReloadStats
+		err := h.WaitStatus(ctx, func([]host.InstanceStatus) bool {
+			now = h.Reloads()
+			return now.Applied != seen.Applied || now.Failed != seen.Failed
+		})
+		if err != nil {
+			return
+		}
+		seen = now
+		switch {
+		case now.LastError != nil:
+			g.SetProblem(notApplied(file, now.LastError, running))
+		default:
+			running = true
+			g.SetProblem("")
+		}
+	}
+}
+
 // serveStdio serves one client on std.In/std.Out, on the gateway instance
 // id provides, until the client closes its end, ctx is done, or the
 // instance is disposed (a reload restarted it: the client must reconnect).
 // A pending gateway is waited for, unless a reload fails, disables or
 // removes it first.
-func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, logger *slog.Logger) int {
+func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, settled func([]host.InstanceStatus) bool, id, file, problem string, std Stdio, logger *slog.Logger) int {
 	// A pending gateway may come up, or a reload may fail, disable or
 	// remove it meanwhile: then there is nothing left to wait for.
 	var g *gateway.Gateway
@@ -270,7 +420,19 @@ func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, l
 			return true
 		}
 		last = host.Find(st, id)
-		return last.State == host.StateFailed || last.State == host.StateDisabled || last.State == ""
+		switch last.State {
+		case host.StateFailed, host.StateDisabled:
+			return true
+		case "":
+			// Not there yet while the first update is planning; gone
+			// after it.
+			select {
+			case <-started:
+				return true
+			default:
+			}
+		}
+		return false
 	})
 	if err != nil {
 		return exitOK // stopped while waiting
@@ -285,6 +447,13 @@ func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, l
 		}
 		return fail(std, "serve", fmt.Errorf("the gateway (entry %q in %s) %s while serve waited for it; the stdio session never started", id, file, why))
 	}
+	// The servers connecting with the composition have a moment to be
+	// listed, so that the client's first lists have them; one that takes
+	// longer comes with a list_changed (the client's initialize waits in
+	// the pipe meanwhile).
+	wait, stopWaiting := context.WithTimeout(ctx, gateway.StartupWait)
+	_ = h.WaitStatus(wait, settled)
+	stopWaiting()
 	// The session ends when the client goes away, when the gateway is
 	// closed (which ends its sessions), or at SIGINT: then serve closes the
 	// gateway itself, before the host's shutdown would, because go-sdk's
@@ -303,9 +472,16 @@ func serveStdio(ctx context.Context, h *host.Host, id, file string, std Stdio, l
 		}
 		cancel()
 	}()
+	g.SetProblem(problem) // before the client's initialize
+	problems := make(chan struct{})
+	go func() {
+		defer close(problems)
+		followProblems(session, h, g, file, problem)
+	}()
 	defer func() {
 		cancel()
 		<-watched
+		<-problems
 	}()
 
 	t := &mcp.IOTransport{Reader: readCloser(std.In), Writer: nopWriteCloser{std.Out}}

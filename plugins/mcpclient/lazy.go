@@ -137,6 +137,7 @@ func (c *client) begin(ctx context.Context) {
 		c.lz.dormant = true
 		c.mu.Unlock()
 		c.setState(fmt.Sprintf("lazy, idle (%s cached)", toolCount(c.tools.Len())), "")
+		c.bridge.Dormant()
 		c.reportReady()
 		c.markReady()
 		return

@@ -426,3 +426,23 @@ func TestLazyStartFailure(t *testing.T) {
 		t.Errorf("%d starts, want 3", n)
 	}
 }
+
+// TestDormantLazyServerIsNotWaitedFor: a lazy server started from its
+// catalog cache lists its resources and prompts only at its first call, so
+// it counts as listed from the start: a gateway's first client, which waits
+// for the servers starting with it (WaitListed), does not wait for it.
+func TestDormantLazyServerIsNotWaitedFor(t *testing.T) {
+	hs := newHarness(t)
+	eager := stdioFixture(t, "dz", "dz", nil)
+	warmCatalog(t, hs, eager)
+	hs.apply(withConfig(eager, map[string]any{"startup": "lazy"}))
+	hs.requireActive("dz")
+	ctx, cancel := context.WithTimeout(t.Context(), e2eWait)
+	defer cancel()
+	if err := hs.resources().WaitListed(ctx); err != nil {
+		t.Fatalf("WaitListed with only a dormant lazy server: %v", err)
+	}
+	if pids := mcptest.ChildProcesses(t, mcptest.FixtureBinary(t)); len(pids) != 0 {
+		t.Errorf("the lazy server started: %v", pids)
+	}
+}

@@ -137,13 +137,15 @@ func (a *adapter) storeGate(g gateState) bool {
 func (a *adapter) registerMeta(s *host.Scope) error {
 	unList, err := a.reg.Register(s, tools.Definition{
 		Name: listName, Description: listDescription, InputSchema: json.RawMessage(listSchema),
-		Execute: failures(a.list), Render: renderValue,
+		Execute: failures(a.list), Render: renderValue, Annotations: tools.ReadOnly(),
 	})
 	if err != nil {
 		return err
 	}
 	if _, err := a.reg.Register(s, tools.Definition{
 		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
+		// No annotations: what a call does is its target's, which the
+		// listing cannot say in advance.
 		Execute: failures(a.call), Render: renderValue,
 	}); err != nil {
 		unList()

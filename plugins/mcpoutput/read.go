@@ -44,6 +44,7 @@ type OutputSlice struct {
 func ReadTool(store *attachments.Store) tools.Definition {
 	return tools.Definition{
 		Name:        outputs.ToolName,
+		Annotations: tools.ReadOnly(),
 		Description: outputToolDescription,
 		InputSchema: json.RawMessage(outputToolSchema),
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {

@@ -84,6 +84,7 @@ func decodeStrict(raw json.RawMessage, v any) error {
 func listTool(r *Registry) tools.Definition {
 	return tools.Definition{
 		Name:        ListToolName,
+		Annotations: tools.ReadOnly(),
 		Description: listToolDescription,
 		InputSchema: json.RawMessage(listToolSchema),
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
@@ -117,6 +118,7 @@ func (r *Registry) listing(f Filter) (Listing, error) {
 func readTool(r *Registry, rd Renderer) tools.Definition {
 	return tools.Definition{
 		Name:        ReadToolName,
+		Annotations: tools.ReadOnly(),
 		Description: readToolDescription,
 		InputSchema: json.RawMessage(readToolSchema),
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {

@@ -132,7 +132,16 @@ type Definition struct {
 	// nil for others. A gateway serves it to its clients unchanged but for
 	// the name, description and input schema, which are the registry's.
 	MCPTool json.RawMessage
+	// Annotations are the hints of a tool no MCP server lists (a
+	// built-in or meta-tool: ReadOnly for one that only reads), which a
+	// gateway serves to its clients; an MCP tool's are in MCPTool.
+	Annotations *mcp.ToolAnnotations
 }
+
+// ReadOnly returns the annotations of a tool that only reads: clients
+// that ask before a call which may change something (Codex under its
+// default approval policy) call it without asking.
+func ReadOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
 
 // Schema is one tool as the model sees it.
 type Schema struct {

@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -54,4 +57,47 @@ func CheckName(name string) error {
 
 func nameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// FitName returns name made a valid function name of at most limit
+// characters (limit between 14 and MaxNameLen): name itself when it already
+// is one; otherwise name with every character outside [A-Za-z0-9_-]
+// replaced by "_", cut to limit-13 characters, followed by "_" and the
+// first 12 hex digits of sha256(identity). identity is what the name
+// stands for (for an MCP tool, serverName + "\x00" + rawName), so that
+// names that replacement or cutting would make equal stay apart, and a
+// name is the same wherever and whenever it is fitted. Characters are
+// counted as UTF-16 code units, so a character outside the Basic
+// Multilingual Plane becomes "__".
+//
+// With limit MaxNameLen and name "mcp__<serverName>__<rawName>" it is the
+// public name mcp-client registers; a gateway fits the same names to a
+// smaller limit for clients that prefix them.
+func FitName(name string, limit int, identity string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	changed := false
+	for _, r := range name {
+		switch {
+		case r < utf8.RuneSelf && nameByte(byte(r)):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			// Two UTF-16 code units, each replaced.
+			b.WriteString("__")
+			changed = true
+		default:
+			b.WriteByte('_')
+			changed = true
+		}
+	}
+	fitted := b.String()
+	if !changed && fitted != "" && len(fitted) <= limit {
+		return fitted
+	}
+	sum := sha256.Sum256([]byte(identity))
+	keep := limit - 13 // room for "_" and 12 hex digits
+	if len(fitted) > keep {
+		fitted = fitted[:keep]
+	}
+	return fitted + "_" + hex.EncodeToString(sum[:])[:12]
 }

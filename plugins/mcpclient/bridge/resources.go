@@ -218,6 +218,17 @@ func (b *Bridge) failed(ctx context.Context, cn Conn, what string, err error) {
 	}
 }
 
+// Dormant says the server waits for its first call to start (a lazy
+// server started from its catalog cache): its resources and prompts are
+// listed then, and nobody waiting for the servers starting now
+// (resources.Registry.WaitListed, a gateway's first client) should wait
+// for it.
+func (b *Bridge) Dormant() {
+	if b.source != nil {
+		b.source.Listed()
+	}
+}
+
 // Clear withdraws resources and prompts (the client gave up).
 func (b *Bridge) Clear() {
 	if b.source != nil {

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+// TestMeasureInitialize measures how long a client of `serve --stdio` waits
+// from starting the process to the initialize result, with lazy servers
+// (catalog cached), eager ones, and both: the medians of a few runs of each.
+// Not a CI test:
+//
+//	DSH_MEASURE=1 go test -run TestMeasureInitialize -v ./cmd/dsh-host/
+//
+// DSH_MEASURE_BIN measures another build (such as an older commit's).
+func TestMeasureInitialize(t *testing.T) {
+	if os.Getenv("DSH_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set DSH_MEASURE=1")
+	}
+	bin := binary
+	if b := os.Getenv("DSH_MEASURE_BIN"); b != "" {
+		bin = b
+	}
+	fixture := mcptest.FixtureBinary(t)
+	const runs = 7
+	for _, sc := range []struct {
+		name        string
+		lazy, eager int
+	}{{"10 lazy + 10 eager", 10, 10}, {"10 lazy", 10, 0}, {"10 eager", 0, 10}} {
+		home := t.TempDir()
+		// The catalog cache a lazy server starts from: one eager run of
+		// the same launch writes it.
+		warm := writeComposition(t, fixtures(fixture, 0, sc.lazy+sc.eager))
+		measureOnce(t, bin, home, warm, true)
+		file := writeComposition(t, fixtures(fixture, sc.lazy, sc.eager))
+		var took []time.Duration
+		for range runs {
+			took = append(took, measureOnce(t, bin, home, file, false))
+		}
+		slices.Sort(took)
+		t.Logf("%-20s initialize median %7.1f ms (min %.1f, max %.1f, %d runs)", sc.name,
+			ms(took[len(took)/2]), ms(took[0]), ms(took[len(took)-1]), runs)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// fixtures is a composition of lazy lazy fixture servers, then eager eager ones.
+func fixtures(fixture string, lazy, eager int) string {
+	var b strings.Builder
+	b.WriteString("plugins:\n")
+	for i := range lazy + eager {
+		startup := "eager"
+		if i < lazy {
+			startup = "lazy"
+		}
+		fmt.Fprintf(&b, "  - {id: s%d, name: mcp-client, config: {serverName: s%d, transport: stdio, command: '%s', startup: %s}}\n", i, i, fixture, startup)
+	}
+	return b.String()
+}
+
+// measureOnce starts bin serve --stdio on file and returns the time from the
+// start to the initialize result; warm waits for every server's tools, so
+// that their catalogs are written.
+func measureOnce(t *testing.T, bin, home, file string, warm bool) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--stdio", "--log-level", "error", "-c", file)
+	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
+	cmd.Dir = filepath.Dir(file)
+	begin := time.Now()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "measure", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(begin)
+	defer cs.Close()
+	if warm {
+		for {
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(res.Tools); n > 0 && catalogs(home) > 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return took
+}
+
+func catalogs(home string) int {
+	entries, _ := os.ReadDir(filepath.Join(home, "mcp-catalog"))
+	return len(entries)
+}
