@@ -57,11 +57,11 @@ type wireConn struct {
 
 // tokenPrefix starts the _meta.progressToken of every call Start made, as
 // go-sdk writes it (the _meta field comes first in CallToolParams).
-var tokenPrefix = []byte(`"progressToken":"`)
+const tokenPrefix = `"progressToken":"`
 
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
-		if i := bytes.Index(req.Params, tokenPrefix); i >= 0 {
+		if i := bytes.Index(req.Params, []byte(tokenPrefix)); i >= 0 {
 			rest := req.Params[i+len(tokenPrefix):]
 			if j := bytes.IndexByte(rest, '"'); j > 0 {
 				c.mu.Lock()
@@ -183,7 +183,7 @@ func (p *progressPeek) callOf(req *http.Request) *Call {
 	if !bytes.Contains(head, []byte(`"tools/call"`)) {
 		return nil
 	}
-	i := bytes.Index(head, tokenPrefix)
+	i := bytes.Index(head, []byte(tokenPrefix))
 	if i < 0 {
 		return nil
 	}
