@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
@@ -106,5 +107,56 @@ func TestDeniedToolsAreNotOffered(t *testing.T) {
 	res := h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerGateway}, "mcp__fx__count", []byte(`{}`))
 	if !strings.Contains(hosttest.Text(res), "denied by policy rule 1") {
 		t.Errorf("a hidden tool's call: %q, want its rule's denial", hosttest.Text(res))
+	}
+}
+
+// TestPolicyEditLeavesNoUnguardedMoment: while calls of a denied tool
+// run back to back, edits of the policy entry (the deny stays, a rule
+// around it changes) never let one through: the new rules are in force
+// before the old ones leave. The server's count is the witness.
+func TestPolicyEditLeavesNoUnguardedMoment(t *testing.T) {
+	fixture := mcptest.FixtureBinary(t)
+	rules := func(i int) string {
+		return fmt.Sprintf(`        - tools: ["mcp__fx__greet_%d"]
+          action: allow
+        - tools: ["mcp__fx__count"]
+          action: deny
+`, i)
+	}
+	h := hosttest.Start(t, counterComposition(fixture, rules(0)))
+	reg := h.Tools()
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		calls := 0
+		for {
+			select {
+			case <-stop:
+				done <- calls
+				return
+			default:
+			}
+			reg.Execute(t.Context(), tools.Caller{Kind: tools.CallerConsole}, "mcp__fx__count", []byte("{}"))
+			calls++
+		}
+	}()
+	for i := 1; i <= 40; i++ {
+		h.Apply(counterComposition(fixture, rules(i)))
+	}
+	close(stop)
+	calls := <-done
+	// Allowed now: the first call the server sees must be number 1.
+	h.Apply(counterComposition(fixture, `        - tools: ["mcp__fx__count"]
+          action: allow
+`))
+	// Until the replaced rules are disposed, a call meets both (the
+	// stricter decides): wait for the allow, each try refused unsent.
+	var res tools.Result
+	mcptest.WaitFor(t, 10*time.Second, "the edit that allows count", func() bool {
+		res = reg.Execute(t.Context(), tools.Caller{Kind: tools.CallerConsole}, "mcp__fx__count", []byte("{}"))
+		return !strings.Contains(hosttest.Text(res), "denied by policy")
+	})
+	if res.Err != nil || hosttest.Text(res) != "1" {
+		t.Fatalf("count after %d denied calls across 40 policy edits = %q (%v), want 1: denied calls reached the server", calls, hosttest.Text(res), res.Err)
 	}
 }

@@ -20,7 +20,11 @@ func init() {
 		Description: "who may call what: ordered allow/ask/deny rules on every tool call (tools, servers, annotations, callers, CEL)",
 		Inject: []host.Dep{host.Require(tools.Key), host.Optional(elicit.Key),
 			host.Optional(settings.Key), host.Optional(commands.Key)},
-		Builtin:  true,
+		Builtin: true,
+		// An edit starts the new rules beside the old ones: disposing
+		// first would let calls through unguarded until the new instance
+		// is up (and leave none if it failed).
+		Overlap:  true,
 		Defaults: DefaultConfig,
 		Validate: ValidateConfig,
 		Apply:    apply,
@@ -54,8 +58,14 @@ func apply(s *host.Scope, cfg Config) error {
 		}
 	}
 	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
+	// Beside the instance it replaces, the registry holds this guard back
+	// until the swap, and then drops the old one in the same step.
 	reg.OnGuard(s, "*", p.Guard)
-	reg.OnHide(s, p.hides)
+	// Hiding only shapes lists: a staged instance hides nothing; from the
+	// swap until the old one is disposed, both hide.
+	reg.OnHide(s, func(caller tools.Caller, d *tools.Definition) bool {
+		return !s.Staged() && p.hides(caller, d)
+	})
 	if !cfg.Audit.Enabled && mayAsk(cfg) {
 		// Calls keep notes only with a finish hook: the answer to
 		// mcp_call's ask reaches the tool it calls through them.

@@ -21,6 +21,8 @@ type hookSet struct {
 type hook[F any] struct {
 	pattern string
 	fn      F
+	scope   *host.Scope
+	removed bool // under hookMu: a staged hook removed before its swap
 }
 
 // matchedHooks are the hooks of one hookSet whose patterns match one tool,
@@ -77,17 +79,73 @@ func addHook[F any](r *Registry, s *host.Scope, label, pattern string, fn F, fie
 	if literal := strings.ReplaceAll(pattern, "*", ""); pattern == "" || literal != "" && !ValidName(literal) {
 		r.log().Warn("tool hook pattern can match no tool name", "hook", label, "pattern", pattern, "names", NamePattern)
 	}
-	h := &hook[F]{pattern: pattern, fn: fn}
-	r.updateHooks(func(set *hookSet) {
-		l := field(set)
-		*l = append(slices.Clip(*l), h)
-	})
+	h := &hook[F]{pattern: pattern, fn: fn, scope: s}
+	add := func(set *hookSet) {
+		if !h.removed {
+			l := field(set)
+			*l = append(slices.Clip(*l), h)
+		}
+	}
+	if s.Staged() {
+		r.stageHook(s, add)
+	} else {
+		r.updateHooks(add)
+	}
 	return s.Effect("tools "+label+" "+pattern, func() {
 		r.updateHooks(func(set *hookSet) {
+			h.removed = true
 			l := field(set)
 			*l = slices.DeleteFunc(slices.Clone(*l), func(x *hook[F]) bool { return x == h })
 		})
 	})
+}
+
+// stageHook holds back the hook that add adds, for s, which is staged
+// beside the instance it replaces: when s goes live, its hooks replace
+// that instance's in one hook set, so a call (which takes the hook set
+// once) meets the old hooks or the new ones, never both and never
+// neither. A guard that left before its successor arrived would let calls
+// through unguarded.
+func (r *Registry) stageHook(s *host.Scope, add func(*hookSet)) {
+	r.hookMu.Lock()
+	list, known := r.stagedHooks[s]
+	if r.stagedHooks == nil {
+		r.stagedHooks = map[*host.Scope][]func(*hookSet){}
+	}
+	r.stagedHooks[s] = append(list, add)
+	r.hookMu.Unlock()
+	if known {
+		return
+	}
+	// Outside hookMu: OnLive runs fn at once if s went live meanwhile.
+	s.OnLive(func() { r.promoteHooks(s) })
+	s.Effect("staged tool hooks", func() {
+		r.hookMu.Lock()
+		delete(r.stagedHooks, s) // s failed before going live
+		r.hookMu.Unlock()
+	})
+}
+
+// promoteHooks swaps s's staged hooks in for those of the instance s
+// replaces, in one new hook set.
+func (r *Registry) promoteHooks(s *host.Scope) {
+	old := s.Replaces()
+	r.updateHooks(func(set *hookSet) {
+		if old != nil {
+			set.pre = withoutScope(set.pre, old)
+			set.guard = withoutScope(set.guard, old)
+			set.post = withoutScope(set.post, old)
+			set.finish = withoutScope(set.finish, old)
+		}
+		for _, add := range r.stagedHooks[s] {
+			add(set)
+		}
+		delete(r.stagedHooks, s)
+	})
+}
+
+func withoutScope[F any](l []*hook[F], s *host.Scope) []*hook[F] {
+	return slices.DeleteFunc(slices.Clone(l), func(h *hook[F]) bool { return h.scope == s })
 }
 
 func (r *Registry) updateHooks(change func(*hookSet)) {

@@ -37,6 +37,9 @@ type Registry struct {
 	hookMu sync.Mutex               // serializes hook set writers
 	hooks  atomic.Pointer[hookSet]  // copy on write; nil means no hooks
 	hiders atomic.Pointer[[]*hider] // OnHide's, copy on write under hookMu
+	// stagedHooks holds, under hookMu, the hook additions of instances
+	// started beside the one they replace (hooks.go's stageHook).
+	stagedHooks map[*host.Scope][]func(*hookSet)
 
 	changes   host.Event[Change]
 	assembled host.Event[struct{}] // what Assemble returns may have changed
