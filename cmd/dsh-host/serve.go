@@ -434,8 +434,10 @@ func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, sett
 		}
 		return false
 	})
-	if err != nil {
-		return exitOK // stopped while waiting
+	if err != nil || ctx.Err() != nil {
+		// Stopped while waiting (a stop that came first may also have
+		// shut the composition down, which looks like a removal).
+		return exitOK
 	}
 	if g == nil {
 		why := "was removed"
