@@ -28,8 +28,12 @@ func newChatSessions(file string) (chatSessions, error) {
 	return chatSessions{dir: dir, composition: abs}, nil
 }
 
-// start saves conv's turns in a new session.
+// start saves conv's turns in a new session; the zero chatSessions saves
+// nothing.
 func (s chatSessions) start(conv *agent.Conversation, model string) error {
+	if s.dir == "" {
+		return nil
+	}
 	sess, err := agent.NewSession(s.dir, s.composition, model)
 	if err != nil {
 		return err
