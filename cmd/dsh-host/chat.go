@@ -173,7 +173,10 @@ switches to one.`)
 			return code
 		}
 		if resumed != nil {
-			a.Main().Resume(resumed)
+			if err := a.Main().Resume(resumed); err != nil {
+				release(false)
+				return fail(io, "chat", err)
+			}
 		}
 		interrupted := chatConsole(ctx, io, h, a, sessions, interrupts)
 		release(interrupted)
@@ -230,7 +233,9 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessio
 	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: status, Progress: live.report()}
 	conv := a.NewConversation()
 	if resumed != nil {
-		conv.Resume(resumed)
+		if err := conv.Resume(resumed); err != nil {
+			return fail(io, "chat", err), false
+		}
 	} else if err := sessions.start(conv, a.Model()); err != nil {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
 	}

@@ -112,7 +112,10 @@ func (f *chatFront) resume(id string) {
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(f.out, "warning: %s\n", w)
 	}
+	if err := a.Main().Resume(ls); err != nil {
+		fmt.Fprintf(f.out, "error: %v\n", err)
+		return
+	}
 	f.agent = a
-	a.Main().Resume(ls)
 	fmt.Fprintf(f.out, "resumed session %s (%d turns)\n", ls.ID, ls.Info.Turns)
 }

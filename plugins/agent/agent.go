@@ -121,14 +121,20 @@ func (c *Conversation) Record(s *Session) {
 	c.session = s
 }
 
-// Resume replaces the conversation by a saved one: its history, and its
-// session for the turns to come. A turn running now is not kept.
-func (c *Conversation) Resume(ls *LoadedSession) {
+// Resume replaces the conversation by a saved one: its history (with the
+// tool results kept in the attachments store read back), and its session
+// for the turns to come. A turn running now is not kept.
+func (c *Conversation) Resume(ls *LoadedSession) error {
+	history, err := ls.history(c.a.store)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.history = append([]openai.ChatCompletionMessageParamUnion(nil), ls.History...)
+	c.history = history
 	c.session = ls.Session
 	c.gen++
+	return nil
 }
 
 // Reset empties the conversation; a turn running now keeps going but its
@@ -152,7 +158,7 @@ func (c *Conversation) snapshot() ([]openai.ChatCompletionMessageParamUnion, uin
 // commit keeps history as the conversation unless a Reset came since gen,
 // and saves the turn's messages (those past the first from) in the
 // session, if any; a failure to save is shown, the turn stands.
-func (c *Conversation) commit(history []openai.ChatCompletionMessageParamUnion, gen uint64, from int, usage Usage, out Output) {
+func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, gen uint64, from int, usage Usage, out Output) {
 	c.mu.Lock()
 	if c.gen != gen {
 		c.mu.Unlock()
@@ -165,7 +171,7 @@ func (c *Conversation) commit(history []openai.ChatCompletionMessageParamUnion, 
 		return
 	}
 	// Turns run one at a time (c.turn), so the lines are in turn order.
-	if err := s.appendTurn(c.a.Model(), usage, history[from:]); err != nil {
+	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
 		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
 }
@@ -255,7 +261,7 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 	var res Result
 	for {
 		if res.Steps == c.a.cfg.MaxSteps {
-			c.commit(history, gen, from, res.Usage, out)
+			c.commit(ctx, history, gen, from, res.Usage, out)
 			out.status("stopped after %d tool rounds (maxSteps)", res.Steps)
 			return res, ErrMaxSteps
 		}
@@ -268,7 +274,7 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 		history = append(history, st.assistant)
 		if len(st.calls) == 0 {
 			res.Answer = st.content
-			c.commit(history, gen, from, res.Usage, out)
+			c.commit(ctx, history, gen, from, res.Usage, out)
 			return res, nil
 		}
 		res.Steps++

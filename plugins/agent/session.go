@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/attachments"
 )
 
 // A session is one chat conversation saved as it goes: a JSON-lines file
@@ -25,7 +27,10 @@ import (
 // committed turn, appended and fsynced when the turn ends, so that a crash
 // loses at most the turn in progress. Each turn line holds the messages the
 // turn added, as the API receives them, so that a resumed conversation
-// sends the model the same history byte for byte. Images are not kept:
+// sends the model the same history byte for byte. A tool result over
+// largeResult bytes is kept in the attachments store (when the host has
+// one) and named in the line by its ref; Resume reads it back. Images are
+// not kept:
 // they are saved as the text that replaces them once the model has
 // answered (imageDropped); the tool result's text still names the
 // attachment that holds each one.
@@ -39,7 +44,21 @@ type sessionLine struct {
 	Model       string            `json:"model,omitempty"`
 	Usage       *Usage            `json:"usage,omitempty"`    // turn
 	Messages    []json.RawMessage `json:"messages,omitempty"` // turn
+	// Attachments name the turn's messages whose content is in the
+	// attachments store (saved empty in Messages).
+	Attachments []savedAttachment `json:"attachments,omitempty"` // turn
 }
+
+// savedAttachment is a tool result kept in the attachments store: the
+// index of its message in the turn, and its ref.
+type savedAttachment struct {
+	Message int    `json:"message"`
+	ID      string `json:"id"`
+}
+
+// largeResult is the size from which a tool result is saved by attachment
+// reference rather than inline.
+const largeResult = 16 << 10
 
 // Session is a saved conversation's file.
 type Session struct {
@@ -87,11 +106,20 @@ func writeSync(f *os.File, b []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// appendTurn saves one turn's messages with its model and usage.
-func (s *Session) appendTurn(model string, u Usage, msgs []openai.ChatCompletionMessageParamUnion) error {
+// appendTurn saves one turn's messages with its model and usage; large
+// tool results go to store, when not nil.
+func (s *Session) appendTurn(ctx context.Context, store *attachments.Store, model string, u Usage, msgs []openai.ChatCompletionMessageParamUnion) error {
 	tl := sessionLine{Kind: "turn", Time: time.Now(), Model: model, Usage: &u}
-	for _, m := range msgs {
-		raw, err := json.Marshal(savedMessage(m))
+	for i, m := range msgs {
+		m = savedMessage(m)
+		if t := m.OfTool; t != nil && store != nil && len(t.Content.OfString.Value) >= largeResult {
+			ref, err := store.SaveBlob(ctx, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(t.Content.OfString.Value)})
+			if err == nil { // else it is kept inline
+				tl.Attachments = append(tl.Attachments, savedAttachment{Message: i, ID: ref.ID})
+				m = openai.ToolMessage("", t.ToolCallID)
+			}
+		}
+		raw, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode a message: %w", err)
 		}
@@ -132,6 +160,9 @@ type LoadedSession struct {
 	Info     SessionInfo
 	History  []openai.ChatCompletionMessageParamUnion
 	Warnings []string
+	// inStore are the History messages whose content Resume reads from
+	// the attachments store.
+	inStore []savedAttachment
 }
 
 // OpenSession reads the session id in dir. A last line cut short by a
@@ -206,6 +237,12 @@ func readSession(path string, history bool) (ls *LoadedSession, good int64, err 
 }
 
 func (ls *LoadedSession) addTurn(sl sessionLine) error {
+	for _, a := range sl.Attachments {
+		if a.Message < 0 || a.Message >= len(sl.Messages) {
+			return fmt.Errorf("attachment %s: no message %d in the turn", a.ID, a.Message)
+		}
+		ls.inStore = append(ls.inStore, savedAttachment{Message: len(ls.History) + a.Message, ID: a.ID})
+	}
 	for i, raw := range sl.Messages {
 		var m openai.ChatCompletionMessageParamUnion
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -274,4 +311,30 @@ func LastSession(dir, composition string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// history returns ls's history with the tool results kept in store read
+// back.
+func (ls *LoadedSession) history(store *attachments.Store) ([]openai.ChatCompletionMessageParamUnion, error) {
+	h := append([]openai.ChatCompletionMessageParamUnion(nil), ls.History...)
+	for _, a := range ls.inStore {
+		t := h[a.Message].OfTool
+		if t == nil {
+			return nil, fmt.Errorf("session %s: message %d is not a tool result but names attachment %s", ls.Path, a.Message, a.ID)
+		}
+		if store == nil {
+			return nil, fmt.Errorf("session %s: a tool result is in attachment %s, and this composition has no attachments service to read it from", ls.Path, a.ID)
+		}
+		rc, _, err := store.Open(a.ID)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: read the tool result in attachment %s: %w", ls.Path, a.ID, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("session %s: read the tool result in attachment %s: %w", ls.Path, a.ID, err)
+		}
+		h[a.Message] = openai.ToolMessage(string(data), t.ToolCallID)
+	}
+	return h, nil
 }

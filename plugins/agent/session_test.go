@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/dsh-host/dsh-host/services/attachments"
 )
 
 // sessionTurn is a turn as the loop commits it: a question, a tool call, its
@@ -45,7 +48,7 @@ func TestSessionFileModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.appendTurn("m", Usage{}, sessionTurn(0, "3")); err != nil {
+	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]os.FileMode{dir: 0o700, s.Path: 0o600} {
@@ -69,11 +72,11 @@ func TestSessionTornLastLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := sessionTurn(0, "3")
-	if err := s.appendTurn("m", Usage{Prompt: 5}, first); err != nil {
+	if err := s.appendTurn(context.Background(), nil, "m", Usage{Prompt: 5}, first); err != nil {
 		t.Fatal(err)
 	}
 	// Half of a second turn's line.
-	if err := s.appendTurn("m", Usage{}, sessionTurn(1, "4")); err != nil {
+	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(1, "4")); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(s.Path)
@@ -94,7 +97,7 @@ func TestSessionTornLastLine(t *testing.T) {
 		t.Errorf("history =\n%s\nwant\n%s", got, want)
 	}
 	third := sessionTurn(2, "5")
-	if err := ls.appendTurn("m", Usage{}, third); err != nil {
+	if err := ls.appendTurn(context.Background(), nil, "m", Usage{}, third); err != nil {
 		t.Fatal(err)
 	}
 	again, err := OpenSession(dir, s.ID)
@@ -117,7 +120,7 @@ func TestSessionCorruptMiddleLine(t *testing.T) {
 	f, _ := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString("{not json\n")
 	f.Close()
-	if err := s.appendTurn("m", Usage{}, sessionTurn(0, "3")); err != nil {
+	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = OpenSession(dir, s.ID)
@@ -144,7 +147,7 @@ func TestSessionsListAndLast(t *testing.T) {
 	b1, _ := NewSession(dir, "/b.yml", "m")
 	a2, _ := NewSession(dir, "/a.yml", "m")
 	for _, s := range []*Session{a2, a1, b1} { // a1 is updated after a2
-		if err := s.appendTurn("m", Usage{}, sessionTurn(0, "3")); err != nil {
+		if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,7 +177,7 @@ func BenchmarkSessionResume(b *testing.B) {
 	}
 	result := strings.Repeat("a line of a tool's result\n", 80)
 	for i := range 200 {
-		if err := s.appendTurn("deepseek-chat", Usage{Prompt: 1000, Completion: 50}, sessionTurn(i, result)); err != nil {
+		if err := s.appendTurn(context.Background(), nil, "deepseek-chat", Usage{Prompt: 1000, Completion: 50}, sessionTurn(i, result)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -198,8 +201,51 @@ func BenchmarkSessionAppendTurn(b *testing.B) {
 	}
 	turn := sessionTurn(0, strings.Repeat("a line of a tool's result\n", 80))
 	for b.Loop() {
-		if err := s.appendTurn("deepseek-chat", Usage{}, turn); err != nil {
+		if err := s.appendTurn(context.Background(), nil, "deepseek-chat", Usage{}, turn); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSessionLargeResultByReference: a tool result over largeResult is kept
+// in the attachments store, not in the session file, and Resume reads it
+// back: the history is the same byte for byte.
+func TestSessionLargeResultByReference(t *testing.T) {
+	store, err := attachments.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s, err := NewSession(dir, "/c.yml", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("a line of a large tool result\n", 2000) // 60 KB
+	turn := sessionTurn(0, big)
+	if err := s.appendTurn(context.Background(), store, "m", Usage{}, turn); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 4096 || !strings.Contains(string(b), `"attachments":[{"message":2,"id":"sha256:`) {
+		t.Errorf("the session file (%d bytes) does not name the result by reference:\n%.600s", len(b), b)
+	}
+	ls, err := OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := (&Agent{store: store}).NewConversation()
+	if err := c.Resume(ls); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.snapshot()
+	if marshalAll(t, got) != marshalAll(t, turn) {
+		t.Errorf("the resumed history differs from the saved one")
+	}
+	// Without the store, resuming says where the result is.
+	if err := (&Agent{}).NewConversation().Resume(ls); err == nil || !strings.Contains(err.Error(), "attachment sha256:") {
+		t.Errorf("Resume without a store: %v", err)
 	}
 }
