@@ -32,6 +32,11 @@ type consoleHooks struct {
 	// clear, when set, erases the front end's own live line (chat's
 	// progress) before a server's question is printed.
 	clear func()
+	// command, when set, runs a slash command of the front end's own
+	// (name with its "/") and says whether it was one.
+	command func(ctx context.Context, name, rest string) bool
+	// help lists the front end's own commands for /help.
+	help [][2]string
 }
 
 type consoleHooksKey struct{}
@@ -88,12 +93,22 @@ its stream and every tool call in flight; a second Ctrl-C at the prompt quits.
 
 With -p, chat runs one turn and exits: the final answer goes to stdout, the
 tool calls, reasoning and usage to stderr; the exit code is 0, or 1 when the
-turn failed.`)
+turn failed.
+
+Every conversation is saved as it goes, one line per turn, under
+$DSH_HOME/sessions. chat --continue resumes the last one of this composition,
+chat --resume ID any one; in the console /sessions lists them and /resume ID
+switches to one.`)
 	var o oneShot
 	o.register(fs)
 	prompt := fs.String("p", "", "run one turn with `PROMPT` and print the answer")
+	cont := fs.Bool("continue", false, "resume the last saved conversation of this composition")
+	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
+	}
+	if *cont && *resumeID != "" {
+		return usageError(fs, io, "--continue and --resume ID are one or the other")
 	}
 	once := false
 	fs.Visit(func(f *flag.Flag) { once = once || f.Name == "p" })
@@ -108,6 +123,31 @@ turn failed.`)
 	if id == "" {
 		fmt.Fprint(io.Err, noAgentHelp(o.file))
 		return exitFail
+	}
+	sessions, err := newChatSessions(o.file)
+	if err != nil {
+		return fail(io, "chat", err)
+	}
+	// The session is read before the composition starts: an unknown id
+	// fails at once.
+	var resumed *agent.LoadedSession
+	if *cont {
+		last, err := agent.LastSession(sessions.dir, sessions.composition)
+		if err != nil {
+			return fail(io, "chat", err)
+		}
+		if last == "" {
+			fmt.Fprintf(io.display().Err, "no saved conversation of %s yet; starting a new one\n", sessions.composition)
+		}
+		*resumeID = last
+	}
+	if *resumeID != "" {
+		if resumed, err = agent.OpenSession(sessions.dir, *resumeID); err != nil {
+			return fail(io, "chat", err)
+		}
+		for _, w := range resumed.Warnings {
+			fmt.Fprintf(io.display().Err, "warning: %s\n", w)
+		}
 	}
 	// A Ctrl-C while the composition starts stops the start.
 	startCtx, cancelStart := context.WithCancel(ctx)
@@ -128,11 +168,17 @@ turn failed.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(ctx, io, a, *prompt, interrupts)
+			code, interrupted := chatOnce(ctx, io, a, sessions, resumed, *prompt, interrupts)
 			release(interrupted)
 			return code
 		}
-		interrupted := chatConsole(ctx, io, h, a, interrupts)
+		if resumed != nil {
+			if err := a.Main().Resume(resumed); err != nil {
+				release(false)
+				return fail(io, "chat", err)
+			}
+		}
+		interrupted := chatConsole(ctx, io, h, a, sessions, interrupts)
 		release(interrupted)
 		return exitOK
 	})
@@ -164,7 +210,7 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
 // stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
 // whether one did.
-func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, interrupts <-chan os.Signal) (code int, interrupted bool) {
+func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -185,7 +231,15 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, prompt string, inte
 	live := newLiveProgress(io.liveTerminal(io.Err))
 	status := live.before(screen.Err)
 	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: status, Progress: live.report()}
-	res, err := a.NewConversation().Turn(ctx, prompt, out)
+	conv := a.NewConversation()
+	if resumed != nil {
+		if err := conv.Resume(resumed); err != nil {
+			return fail(io, "chat", err), false
+		}
+	} else if err := sessions.start(conv, a.Model()); err != nil {
+		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
+	}
+	res, err := conv.Turn(ctx, prompt, out)
 	showUsage(status, res.Usage)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -221,13 +275,16 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // chatConsole runs the console with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the prompt
 // (quitByCtrlC).
-func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := io.display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(io.liveTerminal(io.Out))
-	f := &chatFront{h: h, agent: a, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
+	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
+	if s := a.Main().Session(); s != nil {
+		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", s.ID, a.Main().Len())
+	}
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
 	wg.Go(func() {
@@ -240,7 +297,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, in
 			}
 		}
 	})
-	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear}
+	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands}
 	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
@@ -251,6 +308,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, in
 type chatFront struct {
 	h              *host.Host
 	agent          *agent.Agent // the last turn's; only turn uses it
+	sessions       chatSessions
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
 
@@ -302,6 +360,13 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 		fmt.Fprintln(f.out, "agent restarted; new conversation")
 	}
 	f.agent = a
+	if a.Main().Session() == nil {
+		// A session starts with the conversation's first turn (a /new,
+		// a restarted agent), so an empty one leaves no file.
+		if err := f.sessions.start(a.Main(), a.Model()); err != nil {
+			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
+		}
+	}
 	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress})
 	switch {
 	case errors.Is(err, context.Canceled):

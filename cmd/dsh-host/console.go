@@ -49,7 +49,7 @@ func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.
 	defer close(stop)
 	go lines.feed(in, stop)
 	out = &lockedWriter{w: out}
-	c := &console{h: h, out: out, term: term}
+	c := &console{h: h, out: out, term: term, extra: consoleHooksFrom(ctx).help}
 	clear := c.clearProgress
 	if more := consoleHooksFrom(ctx).clear; more != nil {
 		clear = func() { c.clearProgress(); more() }
@@ -69,6 +69,8 @@ type console struct {
 	out io.Writer
 	// term is the raw terminal for a call's progress line; nil when none.
 	term io.Writer
+	// extra are the front end's own commands, for /help.
+	extra [][2]string
 
 	mu       sync.Mutex
 	progress *progressLine // the running call's, if shown
@@ -106,6 +108,9 @@ func (c *console) exec(ctx context.Context, line string) bool {
 	}
 	name, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimSpace(rest)
+	if hooks.command != nil && hooks.command(ctx, name, rest) {
+		return true
+	}
 	switch name {
 	case "/quit", "/exit":
 		fmt.Fprintln(c.out, "bye")
@@ -133,6 +138,9 @@ func (c *console) exec(ctx context.Context, line string) bool {
 func (c *console) help() {
 	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
 	for _, b := range builtinConsoleCommands {
+		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
+	}
+	for _, b := range c.extra {
 		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
 	}
 	if reg, err := commandRegistry(c.h); err == nil {

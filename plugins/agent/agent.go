@@ -102,6 +102,39 @@ type Conversation struct {
 	// gen counts Resets: a turn that started before one drops its
 	// messages instead of committing them to the new conversation.
 	gen uint64
+	// session, when set, saves each committed turn; a Reset drops it.
+	session *Session
+}
+
+// Session returns the session the conversation saves its turns in, nil
+// when none.
+func (c *Conversation) Session() *Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// Record saves every later turn in s.
+func (c *Conversation) Record(s *Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.session = s
+}
+
+// Resume replaces the conversation by a saved one: its history (with the
+// tool results kept in the attachments store read back), and its session
+// for the turns to come. A turn running now is not kept.
+func (c *Conversation) Resume(ls *LoadedSession) error {
+	history, err := ls.history(c.a.store)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history = history
+	c.session = ls.Session
+	c.gen++
+	return nil
 }
 
 // Reset empties the conversation; a turn running now keeps going but its
@@ -110,6 +143,7 @@ func (c *Conversation) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history = nil
+	c.session = nil
 	c.gen++
 }
 
@@ -121,12 +155,24 @@ func (c *Conversation) snapshot() ([]openai.ChatCompletionMessageParamUnion, uin
 	return append([]openai.ChatCompletionMessageParamUnion(nil), c.history...), c.gen
 }
 
-// commit keeps history as the conversation unless a Reset came since gen.
-func (c *Conversation) commit(history []openai.ChatCompletionMessageParamUnion, gen uint64) {
+// commit keeps history as the conversation unless a Reset came since gen,
+// and saves the turn's messages (those past the first from) in the
+// session, if any; a failure to save is shown, the turn stands.
+func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, gen uint64, from int, usage Usage, out Output) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == gen {
-		c.history = history
+	if c.gen != gen {
+		c.mu.Unlock()
+		return
+	}
+	c.history = history
+	s := c.session
+	c.mu.Unlock()
+	if s == nil {
+		return
+	}
+	// Turns run one at a time (c.turn), so the lines are in turn order.
+	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
+		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
 }
 
@@ -210,11 +256,12 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 	defer stop()
 
 	history, gen := c.snapshot()
+	from := len(history)
 	history = append(history, openai.UserMessage(text))
 	var res Result
 	for {
 		if res.Steps == c.a.cfg.MaxSteps {
-			c.commit(history, gen)
+			c.commit(ctx, history, gen, from, res.Usage, out)
 			out.status("stopped after %d tool rounds (maxSteps)", res.Steps)
 			return res, ErrMaxSteps
 		}
@@ -227,7 +274,7 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 		history = append(history, st.assistant)
 		if len(st.calls) == 0 {
 			res.Answer = st.content
-			c.commit(history, gen)
+			c.commit(ctx, history, gen, from, res.Usage, out)
 			return res, nil
 		}
 		res.Steps++
