@@ -164,3 +164,27 @@ func (h *Host) Reloads() ReloadStats {
 	defer h.mu.Unlock()
 	return h.stats
 }
+
+// Readiness reports whether the host that runs s has applied a
+// composition and has no instance still starting (an eager MCP server
+// still connecting), for a gateway's /readyz; reason says what is
+// awaited when it has not. A failed or pending instance does not hold
+// readiness back: its status says why. A scope of no host (NewScope) is
+// ready.
+func (s *Scope) Readiness() (ready bool, reason string) {
+	if s.inst == nil {
+		return true, ""
+	}
+	h := s.inst.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.applied {
+		return false, "the composition is not applied yet"
+	}
+	for _, st := range h.statusLocked() {
+		if st.State == StateStarting {
+			return false, "entry " + st.ID + " is starting"
+		}
+	}
+	return true, ""
+}

@@ -17,6 +17,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -126,6 +128,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
 	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
 	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
+	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -145,6 +148,12 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && *tokenEnv != "" {
 		return usageError(fs, std, "--token-env applies to --http only: a stdio client is the process that started the gateway")
 	}
+	if *stdio && *drainTimeout != 0 {
+		return usageError(fs, std, "--drain-timeout applies to --http only: a stdio session ends with its client")
+	}
+	if *drainTimeout < 0 {
+		return usageError(fs, std, "--drain-timeout %v is negative", *drainTimeout)
+	}
 	if *stdio && *stateless {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
@@ -156,7 +165,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
 	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
-		NameLimit: *nameLimit, DropMarker: *dropMarker}, gateway.Config{})
+		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -199,8 +208,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker:
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit and --drop-marker are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0:
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker and --drain-timeout are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
@@ -213,6 +222,13 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 		return serveStdioHost(ctx, c, opts, id, common.file, problem, hup, std, logger)
 	}
+	// The signals that stop serve are caught here too, from now on, so
+	// that the second one, during the drain, ends the drain (main's own
+	// catch gives the first back to the default, which would kill serve
+	// without disposing of its servers).
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
@@ -246,8 +262,47 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 	}
 	<-ctx.Done()
+	drainGateway(h, signals, logger)
 	logger.Info("shutting down the gateway")
 	return exitOK
+}
+
+// drainGateway drains the host's gateway (gateway.Drain): /readyz fails,
+// new sessions and requests are refused, and the requests in flight have
+// the gateway's drain timeout to finish. signals holds the signal that
+// stopped serve; a second one ends the drain at once, and gives the
+// signals back to their default (a third kills the process).
+func drainGateway(h *host.Host, signals chan os.Signal, logger *slog.Logger) {
+	g, ok := host.Lookup(h, gateway.Key)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.DrainTimeout())
+	defer cancel()
+	cut := make(chan struct{})
+	go func() {
+		defer close(cut)
+		for n := 0; n < 2; {
+			select {
+			case <-signals:
+				n++
+			case <-ctx.Done():
+				return
+			}
+		}
+		signal.Stop(signals)
+		logger.Warn("second signal: ending the drain now; the requests in flight are cut")
+		cancel()
+	}()
+	start := time.Now()
+	left := g.Drain(ctx)
+	cancel()
+	<-cut
+	if left > 0 {
+		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
+		return
+	}
+	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Millisecond))
 }
 
 // composedGateway returns the id of c's own gateway entry, or "" when it
