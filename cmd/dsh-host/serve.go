@@ -43,8 +43,9 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw, --stateless, --name-limit and --drop-marker are ignored
-(the entry's keys raw, stateless, nameLimit and dropMarker say the same).
+--token-env, --raw, --stateless, --name-limit, --drop-marker and
+--drain-timeout are ignored (the entry's keys raw, stateless, nameLimit,
+dropMarker and drainTimeout say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
@@ -62,6 +63,17 @@ gateway entry of its own: that one wins, as written, and --http,
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
+                 /healthz (200 while the process answers) and /readyz (200
+                 once the composition is applied and nothing is starting,
+                 else 503 with the reason, and 503 while draining) answer
+                 beside /mcp, without the token.
+  --drain-timeout D
+                 at SIGTERM or SIGINT, --http drains first: /readyz fails,
+                 new sessions and requests are refused (503), and the calls
+                 in flight get D (default 30s; the entry's drainTimeout) to
+                 finish before the gateway stops. A second signal ends the
+                 drain at once. --stdio does not drain: a signal ends its
+                 session and cancels its calls.
   --raw          serve the MCP server's tools under their own names, unfolded
                  and without the host's built-in tools: over a composition with
                  one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
