@@ -240,13 +240,14 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// without disposing of its servers).
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
 	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
 			code = exitFail
 		}
 	}()
+	// Before the shutdown: a signal during it kills serve, as in run.
+	defer signal.Stop(signals)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitOK // stopped while starting, as run
