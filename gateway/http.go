@@ -251,7 +251,8 @@ func (f *inFlight) drain() <-chan struct{} {
 //   - /readyz answers 200 once the composition is applied and no instance
 //     of it is still starting (every eager MCP server is ready, or failed
 //     and says why in dsh-host status), and 503 with a one-line reason
-//     before then and while the gateway drains.
+//     before then and while the gateway drains; a reload does not take
+//     readiness back (host.Scope.Readiness).
 func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, string)) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
