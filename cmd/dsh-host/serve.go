@@ -315,7 +315,7 @@ func drainGateway(h *host.Host, signals chan os.Signal, logger *slog.Logger) {
 		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
 		return
 	}
-	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Millisecond))
+	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Microsecond))
 }
 
 // composedGateway returns the id of c's own gateway entry, or "" when it
