@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,9 @@ type callLimit struct {
 	mu        sync.Mutex
 	n         int
 	bySession map[mcp.Session]int
+	// idle, once set by drain, is closed when no request is in flight;
+	// every counted request is refused from then on.
+	idle chan struct{}
 }
 
 // uncounted are the requests that are never refused: they cost nothing,
@@ -45,8 +49,10 @@ func (l *callLimit) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ss := req.GetSession()
-		if err := l.acquire(ss); err != nil {
-			l.refused.Add()
+		if atCap, err := l.acquire(ss); err != nil {
+			if atCap { // not a drain's refusal: those are the point
+				l.refused.Add()
+			}
 			return nil, err
 		}
 		defer l.release(ss)
@@ -54,20 +60,24 @@ func (l *callLimit) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (l *callLimit) acquire(ss mcp.Session) error {
+// acquire counts a request of ss, or refuses it: atCap says the refusal
+// is a cap's, not a drain's.
+func (l *callLimit) acquire(ss mcp.Session) (atCap bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
+	case l.idle != nil:
+		return false, &jsonrpc.Error{Code: codeBusy, Message: "the gateway is draining (shutting down): it finishes the requests in flight and takes no new one; retry on another gateway, or once it is back"}
 	case l.bySession[ss] >= l.perSession:
-		return &jsonrpc.Error{Code: codeBusy, Message: fmt.Sprintf(
+		return true, &jsonrpc.Error{Code: codeBusy, Message: fmt.Sprintf(
 			"the gateway is busy: this session has %d requests in flight, its limit (maxCallsPerSession); wait for one to end and retry", l.perSession)}
 	case l.n >= l.total:
-		return &jsonrpc.Error{Code: codeBusy, Message: fmt.Sprintf(
+		return true, &jsonrpc.Error{Code: codeBusy, Message: fmt.Sprintf(
 			"the gateway is busy: it has %d requests in flight, its limit (maxCalls); retry later", l.total)}
 	}
 	l.n++
 	l.bySession[ss]++
-	return nil
+	return false, nil
 }
 
 func (l *callLimit) release(ss mcp.Session) {
@@ -77,4 +87,70 @@ func (l *callLimit) release(ss mcp.Session) {
 	if l.bySession[ss]--; l.bySession[ss] == 0 {
 		delete(l.bySession, ss)
 	}
+	if l.n == 0 && l.idle != nil {
+		select {
+		case <-l.idle:
+		default:
+			close(l.idle)
+		}
+	}
 }
+
+// drain refuses every counted request from now on, and returns a channel
+// closed once none is in flight.
+func (l *callLimit) drain() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.idle == nil {
+		l.idle = make(chan struct{})
+		if l.n == 0 {
+			close(l.idle)
+		}
+	}
+	return l.idle
+}
+
+// inFlight returns how many counted requests are running.
+func (l *callLimit) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// DefaultDrainTimeout bounds a drain when the gateway entry's
+// drainTimeout is not set.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Drain stops the gateway taking new work and waits for the requests in
+// flight to end: from its call on, /readyz answers 503, the HTTP listener
+// refuses new sessions and requests (503) and closes connections after
+// their current response, and a request on a session already open (such
+// as stdio's) fails with an error saying the gateway is draining. It
+// returns when no request is in flight, or when ctx ends (a second signal,
+// or the drain timeout), with the number still running, which the
+// dispose that follows cuts. The gateway stays draining: Close or the
+// instance's dispose ends it.
+func (g *Gateway) Drain(ctx context.Context) (left int) {
+	if !g.draining.Swap(true) {
+		g.logger.Info("gateway: draining: no new session or request is taken; waiting for the requests in flight", "inFlight", g.calls.inFlight())
+		if g.onDrain != nil {
+			g.onDrain()
+		}
+	}
+	calls, posts := g.calls.drain(), g.posts.drain()
+	for _, idle := range []<-chan struct{}{calls, posts} {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return max(g.calls.inFlight(), g.posts.count())
+		}
+	}
+	return 0
+}
+
+// Draining reports whether Drain was called.
+func (g *Gateway) Draining() bool { return g.draining.Load() }
+
+// DrainTimeout returns how long a drain of g may last: the gateway entry's
+// drainTimeout, or DefaultDrainTimeout.
+func (g *Gateway) DrainTimeout() time.Duration { return g.drainTimeout }

@@ -111,6 +111,9 @@ type Options struct {
 	// and DefaultMaxCalls); a request past a cap fails with an error
 	// naming it.
 	MaxCallsPerSession, MaxCalls int
+	// DrainTimeout is how long a drain may wait for the requests in
+	// flight (default DefaultDrainTimeout); see Gateway.Drain.
+	DrainTimeout time.Duration
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -148,6 +151,17 @@ type Gateway struct {
 	uninitialized *tally
 	// calls caps the requests in flight (calls.go).
 	calls *callLimit
+	// draining is set by Drain: /readyz fails, and new sessions and
+	// requests are refused.
+	draining atomic.Bool
+	// posts counts the HTTP requests in flight other than event streams
+	// (a call's answer is written after its call has left calls).
+	posts inFlight
+	// onDrain, set by the HTTP listener, stops its keep-alives when a
+	// drain starts, so that a load balancer's connections move on.
+	onDrain func()
+	// drainTimeout bounds a drain (Options.DrainTimeout).
+	drainTimeout time.Duration
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -228,6 +242,10 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.uninitialized = newTally(tallyInterval, func(n int) {
 		g.logger.Warn("gateway: refused requests sent out of order, most of them before initialize (a POST without Mcp-Session-Id must be an initialize)", "refused", n)
 	})
+	g.drainTimeout = o.DrainTimeout
+	if g.drainTimeout <= 0 {
+		g.drainTimeout = DefaultDrainTimeout
+	}
 	g.calls = &callLimit{perSession: o.MaxCallsPerSession, total: o.MaxCalls, bySession: map[mcp.Session]int{},
 		refused: g.refusalTally("requests", "maxCallsPerSession or maxCalls")}
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)

@@ -173,7 +173,108 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	return bodyDeadline(protect(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals), o.Token), o.readBodyTimeout)
+	return bodyDeadline(protect(g.refuseDraining(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals)), o.Token), o.readBodyTimeout)
+}
+
+// refuseDraining answers 503 to every request once the gateway drains
+// (Drain): the requests in flight are past it and finish; a new session,
+// a new request, or a new event stream goes to another gateway. The
+// connection closes after the answer, so that a load balancer's
+// keep-alive connection moves on too.
+func (g *Gateway) refuseDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A GET's event stream lasts as long as its session: a drain
+		// does not wait for it, and the dispose ends it.
+		counted := r.Method != http.MethodGet
+		if !g.posts.enter(counted) {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "Service Unavailable: the gateway is draining (shutting down): it takes no new session or request; retry on another gateway", http.StatusServiceUnavailable)
+			return
+		}
+		if counted {
+			defer g.posts.leave()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// inFlight counts work in flight until a drain, which refuses new work
+// and hears the last one leave.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // set by drain; closed when n is 0
+}
+
+// enter reports whether new work is taken (not draining), counting it
+// if count is set.
+func (f *inFlight) enter(count bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle != nil {
+		return false
+	}
+	if count {
+		f.n++
+	}
+	return true
+}
+
+func (f *inFlight) leave() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+	}
+}
+
+// drain refuses new work from now on and returns a channel closed once
+// none is in flight.
+func (f *inFlight) drain() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+		if f.n == 0 {
+			close(f.idle)
+		}
+	}
+	return f.idle
+}
+
+// healthHandlers serves /healthz and /readyz for load balancers and
+// orchestrators, beside /mcp on the gateway's listener. They carry no
+// tool and no data, so neither the token nor the Origin and Host checks
+// apply: a health checker sends none of them.
+//   - /healthz answers 200 while the process answers at all.
+//   - /readyz answers 200 once the composition is applied and no instance
+//     of it is still starting (every eager MCP server is ready, or failed
+//     and says why in dsh-host status), and 503 with a one-line reason
+//     before then and while the gateway drains; a reload does not take
+//     readiness back (host.Scope.Readiness).
+func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, string)) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		ready, why := true, ""
+		if g.draining.Load() {
+			ready, why = false, "draining"
+		} else if readiness != nil {
+			ready, why = readiness()
+		}
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready: "+why+"\n")
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
 }
 
 // maxLeadingSpace bounds the white space refuseBatches skips before a
@@ -338,6 +439,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		readBodyTimeout: o.readBody,
 		refusals:        sessionRefusals,
 	}))
+	g.healthHandlers(mux, s.Readiness)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.readHeader,
@@ -345,6 +447,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
 	}
+	g.onDrain = func() { srv.SetKeepAlivesEnabled(false) }
 	url := "http://" + ln.Addr().String() + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()
@@ -607,4 +710,11 @@ func isLoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// count returns the work in flight.
+func (f *inFlight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
 }

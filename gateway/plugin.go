@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -39,6 +40,10 @@ type Config struct {
 	// mcp__ marker (Options).
 	NameLimit  int  `yaml:"nameLimit"`
 	DropMarker bool `yaml:"dropMarker"`
+	// DrainTimeout bounds a drain (dsh-host serve --http at SIGTERM): how
+	// long the requests in flight may take to finish before the gateway
+	// stops anyway, such as "30s" (0: DefaultDrainTimeout).
+	DrainTimeout time.Duration `yaml:"drainTimeout"`
 }
 
 // Validate checks c, naming the offending key. A non-loopback address
@@ -47,6 +52,9 @@ type Config struct {
 func (c *Config) Validate() error {
 	if err := c.Limits.Validate(); err != nil {
 		return err
+	}
+	if c.DrainTimeout < 0 {
+		return fmt.Errorf("drainTimeout: %v is negative; omit it for the default (%v)", c.DrainTimeout, DefaultDrainTimeout)
 	}
 	if c.NameLimit != 0 && (c.NameLimit < MinNameLimit || c.NameLimit > tools.MaxNameLen) {
 		return fmt.Errorf("nameLimit %d: want %d to %d (or leave it out for %d): the longest tool name served, before a client's own prefix",
@@ -130,7 +138,7 @@ func apply(s *host.Scope, cfg Config) error {
 	res, _ := host.Lookup(s, resources.Key)
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
-		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls})
+		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout})
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,11 @@ type Host struct {
 
 	statusHooks hookList[func(InstanceStatus)]
 	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order
+
+	// wasReady: the first composition applied has had no instance
+	// starting (Scope.Readiness); a reload does not take it back. Guarded
+	// by mu.
+	wasReady bool
 }
 
 // instance is one running (or pending, failed, disabled) composition entry.
@@ -199,6 +204,7 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		outcomes := rep.log(h)
 		h.mu.Lock()
 		h.stats.Outcomes = outcomes
+		h.readinessLocked()
 		h.mu.Unlock()
 		h.mu.Lock()
 		abandoned := h.abandoned

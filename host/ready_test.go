@@ -366,3 +366,52 @@ func TestKeptConfigSurvivesAProviderRestart(t *testing.T) {
 		t.Errorf("consumer %+v, want active, still kept", st)
 	}
 }
+
+// TestReadinessWaitsForTheFirstStartOnly: Scope.Readiness (a gateway's
+// /readyz) is false while an instance of the first composition is
+// starting, true once it is ready, and stays true while a reload restarts
+// an entry.
+func TestReadinessWaitsForTheFirstStartOnly(t *testing.T) {
+	gate := make(chan struct{})
+	readyGate.Store(&gate)
+	t.Cleanup(func() { readyGate.Store(nil) })
+	h := newHost(t, nil)
+	yaml := func(greeting string) string {
+		return "plugins:\n  - id: p\n    name: test-ready-provider\n    config: {greeting: " + greeting + "}\n"
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Update(context.Background(), parse(t, yaml("one"))) }()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+		return Find(st, "p").State == StateStarting
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := scopes(h)["p"]
+	if ready, why := p.Readiness(); ready || why == "" {
+		t.Errorf("Readiness while p starts: %v %q, want false with a reason", ready, why)
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ready, why := p.Readiness(); !ready {
+		t.Errorf("Readiness once p is ready: false (%q)", why)
+	}
+
+	again := make(chan struct{})
+	readyGate.Store(&again)
+	go func() { done <- h.Update(context.Background(), parse(t, yaml("two"))) }()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+		return Find(st, "p").State == StateStarting
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ready, why := scopes(h)["p"].Readiness(); !ready {
+		t.Errorf("Readiness during a reload: false (%q), want true", why)
+	}
+	close(again)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+}

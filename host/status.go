@@ -164,3 +164,38 @@ func (h *Host) Reloads() ReloadStats {
 	defer h.mu.Unlock()
 	return h.stats
 }
+
+// Readiness reports whether the host that runs s is ready to serve, for
+// a gateway's /readyz: it has applied a composition, and no instance of
+// that first composition is still starting (an eager MCP server still
+// connecting); reason says what is awaited when it is not. A failed or
+// pending instance does not hold readiness back: its status says why.
+// Once ready, the host stays so: a reload that restarts an entry keeps the
+// rest serving (and an overlapping entry its previous instance), and
+// replicas reloaded together must not all leave their load balancer at
+// once. A scope of no host (NewScope) is ready.
+func (s *Scope) Readiness() (ready bool, reason string) {
+	if s.inst == nil {
+		return true, ""
+	}
+	h := s.inst.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.readinessLocked()
+}
+
+func (h *Host) readinessLocked() (ready bool, reason string) {
+	if h.wasReady {
+		return true, ""
+	}
+	if !h.applied {
+		return false, "the composition is not applied yet"
+	}
+	for _, in := range h.order {
+		if in.state == StateStarting {
+			return false, "entry " + in.entry.ID + " is starting"
+		}
+	}
+	h.wasReady = true
+	return true, ""
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,6 +70,21 @@ func TestReloadKeepsAWorkingServer(t *testing.T) {
 	}
 	if _, out, _ := cliIn(t, home, "status", "-c", file); !strings.Contains(out, "kept the previous config: the new one failed: ") {
 		t.Errorf("status does not say the previous config is kept:\n%s", out)
+	}
+	// Scripts read the same with status --json, under stable field names.
+	_, out, _ = cliIn(t, home, "status", "-c", file, "--json")
+	var doc struct {
+		Instances []struct {
+			ID, Plugin, State, Detail, Kept string
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if i := slices.IndexFunc(doc.Instances, func(in struct{ ID, Plugin, State, Detail, Kept string }) bool { return in.ID == "demo" }); i < 0 ||
+		doc.Instances[i].Plugin != "mcp-client" || doc.Instances[i].State != "active" || doc.Instances[i].Detail == "" ||
+		!strings.HasPrefix(doc.Instances[i].Kept, "kept the previous config: the new one failed: ") {
+		t.Errorf("status --json lacks demo active with detail and kept:\n%s", out)
 	}
 	if got := count(); got != "2" {
 		t.Errorf("count after the broken edit %q, want 2 (the same server)", got)

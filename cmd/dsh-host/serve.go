@@ -17,6 +17,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,8 +43,9 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw, --stateless, --name-limit and --drop-marker are ignored
-(the entry's keys raw, stateless, nameLimit and dropMarker say the same).
+--token-env, --raw, --stateless, --name-limit, --drop-marker and
+--drain-timeout are ignored (the entry's keys raw, stateless, nameLimit,
+dropMarker and drainTimeout say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
@@ -60,6 +63,17 @@ gateway entry of its own: that one wins, as written, and --http,
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
+                 /healthz (200 while the process answers) and /readyz (200
+                 once the composition is applied and nothing is starting,
+                 else 503 with the reason, and 503 while draining) answer
+                 beside /mcp, without the token.
+  --drain-timeout D
+                 at SIGTERM or SIGINT, --http drains first: /readyz fails,
+                 new sessions and requests are refused (503), and the calls
+                 in flight get D (default 30s; the entry's drainTimeout) to
+                 finish before the gateway stops. A second signal ends the
+                 drain at once. --stdio does not drain: a signal ends its
+                 session and cancels its calls.
   --raw          serve the MCP server's tools under their own names, unfolded
                  and without the host's built-in tools: over a composition with
                  one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
@@ -126,6 +140,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
 	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
 	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
+	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -145,6 +160,12 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && *tokenEnv != "" {
 		return usageError(fs, std, "--token-env applies to --http only: a stdio client is the process that started the gateway")
 	}
+	if *stdio && *drainTimeout != 0 {
+		return usageError(fs, std, "--drain-timeout applies to --http only: a stdio session ends with its client")
+	}
+	if *drainTimeout < 0 {
+		return usageError(fs, std, "--drain-timeout %v is negative", *drainTimeout)
+	}
 	if *stdio && *stateless {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
@@ -156,7 +177,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
 	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
-		NameLimit: *nameLimit, DropMarker: *dropMarker}, gateway.Config{})
+		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -199,8 +220,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker:
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit and --drop-marker are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0:
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker and --drain-timeout are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
@@ -213,12 +234,20 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 		return serveStdioHost(ctx, c, opts, id, common.file, problem, hup, std, logger)
 	}
+	// The signals that stop serve are caught here too, from now on, so
+	// that the second one, during the drain, ends the drain (main's own
+	// catch gives the first back to the default, which would kill serve
+	// without disposing of its servers).
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	h, err := startHost(ctx, c, opts, nil)
 	defer func() {
 		if !shutdownHost(h, logger) && code == exitOK {
 			code = exitFail
 		}
 	}()
+	// Before the shutdown: a signal during it kills serve, as in run.
+	defer signal.Stop(signals)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitOK // stopped while starting, as run
@@ -246,8 +275,47 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 	}
 	<-ctx.Done()
+	drainGateway(h, signals, logger)
 	logger.Info("shutting down the gateway")
 	return exitOK
+}
+
+// drainGateway drains the host's gateway (gateway.Drain): /readyz fails,
+// new sessions and requests are refused, and the requests in flight have
+// the gateway's drain timeout to finish. signals holds the signal that
+// stopped serve; a second one ends the drain at once, and gives the
+// signals back to their default (a third kills the process).
+func drainGateway(h *host.Host, signals chan os.Signal, logger *slog.Logger) {
+	g, ok := host.Lookup(h, gateway.Key)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.DrainTimeout())
+	defer cancel()
+	cut := make(chan struct{})
+	go func() {
+		defer close(cut)
+		for n := 0; n < 2; {
+			select {
+			case <-signals:
+				n++
+			case <-ctx.Done():
+				return
+			}
+		}
+		signal.Stop(signals)
+		logger.Warn("second signal: ending the drain now; the requests in flight are cut")
+		cancel()
+	}()
+	start := time.Now()
+	left := g.Drain(ctx)
+	cancel()
+	<-cut
+	if left > 0 {
+		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
+		return
+	}
+	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Microsecond))
 }
 
 // composedGateway returns the id of c's own gateway entry, or "" when it
