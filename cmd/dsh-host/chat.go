@@ -297,7 +297,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 			}
 		}
 	})
-	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands}
+	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands()}
 	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console

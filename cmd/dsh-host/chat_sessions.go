@@ -42,9 +42,12 @@ func (s chatSessions) start(conv *agent.Conversation, model string) error {
 	return nil
 }
 
-var chatCommands = [][2]string{
-	{"/sessions", "saved conversations: id, last turn, first line, turns"},
-	{"/resume ID", "switch to a saved conversation"},
+// chatCommands are chat's own slash commands, for /help.
+func chatCommands() [][2]string {
+	return [][2]string{
+		{"/sessions", "saved conversations: id, last turn, first line, turns"},
+		{"/resume ID", "switch to a saved conversation"},
+	}
 }
 
 // command runs chat's own slash commands.
