@@ -34,7 +34,13 @@ type Table struct {
 	calls map[string]*Call // by progress token
 
 	tokens atomic.Int64 // the last progress token handed out
-	logged atomic.Int64 // the server's log messages relayed to callers
+	logged atomic.Int64 // the server's log messages handled (RelayLog)
+	// logsOnWire counts the log messages read off a watched connection
+	// (Watch), in wire order with the responses: a call answered after n
+	// of them waits until n are handled. Unwatched connections (Streamable
+	// HTTP) settle on a quiet period instead.
+	logsOnWire  atomic.Int64
+	watchesWire atomic.Bool
 
 	// stop cancels every pending release (Stop).
 	stop    context.Context
@@ -383,6 +389,7 @@ const (
 // notifications/message names no call, so every call running on the
 // server when it arrives hears it.
 func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
+	defer t.logged.Add(1) // after the relay: SettleLogs waits for it
 	calls := t.InFlight()
 	if len(calls) == 0 {
 		return
@@ -391,7 +398,6 @@ func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
 	for _, call := range calls {
 		tools.ReportLog(call.ctx, m)
 	}
-	t.logged.Add(1)
 }
 
 // SettleLogs holds a call that just got its answer, for a caller that
@@ -403,6 +409,25 @@ func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
 // has arrived for settleQuiet, at most settleMax.
 func (t *Table) SettleLogs(ctx context.Context, serverLogs bool, err error) {
 	if err != nil || !serverLogs || !tools.WantsLog(ctx) {
+		return
+	}
+	if t.watchesWire.Load() {
+		// Every message read before the answer is counted by now.
+		target := t.logsOnWire.Load()
+		deadline := time.Now().Add(catchUpMax)
+		for t.logged.Load() < target {
+			if time.Now().After(deadline) {
+				// One lost on a closed connection, or dropped: later
+				// calls must not wait for it too.
+				for {
+					n := t.logged.Load()
+					if n >= target || t.logged.CompareAndSwap(n, target) {
+						return
+					}
+				}
+			}
+			time.Sleep(settleQuiet)
+		}
 		return
 	}
 	deadline := time.Now().Add(settleMax)

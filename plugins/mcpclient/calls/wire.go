@@ -44,6 +44,7 @@ func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.t.watchesWire.Store(true)
 	return &wireConn{Connection: conn, t: w.t, tokens: map[jsonrpc.ID]string{}}, nil
 }
 
@@ -83,6 +84,10 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
+		if m.Method == "notifications/message" {
+			c.t.logsOnWire.Add(1)
+			break
+		}
 		if m.Method != "notifications/progress" {
 			break
 		}
