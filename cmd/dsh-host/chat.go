@@ -37,6 +37,9 @@ type consoleHooks struct {
 	command func(ctx context.Context, name, rest string) bool
 	// help lists the front end's own commands for /help.
 	help [][2]string
+	// fedAnswers: the input is not a terminal, and the lines a script fed
+	// ahead of a question (an approval) answer it instead of being dropped.
+	fedAnswers bool
 }
 
 type consoleHooksKey struct{}
@@ -98,12 +101,18 @@ turn failed.
 Every conversation is saved as it goes, one line per turn, under
 $DSH_HOME/sessions. chat --continue resumes the last one of this composition,
 chat --resume ID any one; in the console /sessions lists them and /resume ID
-switches to one.`)
+switches to one.
+
+A call the policy marks ask is asked in the console: yes once, for the session,
+always (saved in settings), or no. When stdin is not a terminal, the next line
+fed answers it. Under -p nobody is there to ask: such a call is denied (the
+model reads why) unless --yes approves it.`)
 	var o oneShot
 	o.register(fs)
 	prompt := fs.String("p", "", "run one turn with `PROMPT` and print the answer")
 	cont := fs.Bool("continue", false, "resume the last saved conversation of this composition")
 	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
+	yes := fs.Bool("yes", false, "approve every call the policy would ask about (under -p nobody is there to ask: without --yes such a call is denied)")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -168,7 +177,7 @@ switches to one.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(ctx, io, a, sessions, resumed, *prompt, interrupts)
+			code, interrupted := chatOnce(approving(ctx, true, *yes), io, a, sessions, resumed, *prompt, interrupts)
 			release(interrupted)
 			return code
 		}
@@ -178,7 +187,7 @@ switches to one.`)
 				return fail(io, "chat", err)
 			}
 		}
-		interrupted := chatConsole(ctx, io, h, a, sessions, interrupts)
+		interrupted := chatConsole(approving(ctx, false, *yes), io, h, a, sessions, interrupts)
 		release(interrupted)
 		return exitOK
 	})
@@ -297,7 +306,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 			}
 		}
 	})
-	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands()}
+	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands(), fedAnswers: !io.terminal(io.In)}
 	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console

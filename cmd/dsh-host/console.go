@@ -54,7 +54,7 @@ func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.
 	if more := consoleHooksFrom(ctx).clear; more != nil {
 		clear = func() { c.clearProgress(); more() }
 	}
-	asker := &consoleAsker{out: out, lines: lines, browser: browser.Open, clear: clear}
+	asker := &consoleAsker{out: out, lines: lines, browser: browser.Open, clear: clear, fedAnswers: consoleHooksFrom(ctx).fedAnswers}
 	defer installAnswerer(h, asker)()
 	for {
 		line, ok := lines.next(ctx, false)

@@ -230,6 +230,9 @@ type consoleAsker struct {
 	clear func()
 	// browser opens a URL; nil prints it only.
 	browser func(url string) error
+	// fedAnswers keeps the lines read ahead of a question as its answers:
+	// the input is a script's (not a terminal), which feeds them in order.
+	fedAnswers bool
 }
 
 // Answer asks req at the console.
@@ -239,7 +242,10 @@ func (a *consoleAsker) Answer(ctx context.Context, req elicit.Request) (elicit.R
 	if a.clear != nil {
 		a.clear()
 	}
-	dropped := a.lines.dropTypeAhead()
+	dropped := 0
+	if !a.fedAnswers {
+		dropped = a.lines.dropTypeAhead()
+	}
 	if req.Approval != nil {
 		return a.approve(ctx, req.Approval, dropped)
 	}
@@ -475,6 +481,9 @@ func (a *consoleAsker) approve(ctx context.Context, ap *elicit.Approval, dropped
 		line, ok := a.lines.next(ctx, true)
 		if !ok {
 			return elicit.Result{}, inputEnded(ctx)
+		}
+		if a.fedAnswers {
+			fmt.Fprintln(a.out, line) // no terminal echoed it
 		}
 		answer := strings.ToLower(strings.TrimSpace(line))
 		if c, ok := keys[answer]; ok {
