@@ -85,7 +85,7 @@ func cmdChat(ctx context.Context, args []string, io Stdio) int {
 // host shuts down, with whether a Ctrl-C ended it: Ctrl-C is then no
 // longer chat's (cmdChat gives it back to the process).
 func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal, release func(byInterrupt bool)) int {
-	fs := flagSet("chat", "[-c FILE] [-p PROMPT] [flags]", `
+	fs := flagSet("chat", "[-c FILE] [-p [PROMPT]] [--output-format text|json|stream-json] [flags]", `
 Chat talks to the model of the composition's agent entry (an OpenAI-compatible
 API, DeepSeek by default), which uses the composition's tools. Without -p it
 opens the console on stdin: a plain line is a message to the model, whose answer
@@ -96,7 +96,13 @@ its stream and every tool call in flight; a second Ctrl-C at the prompt quits.
 
 With -p, chat runs one turn and exits: the final answer goes to stdout, the
 tool calls, reasoning and usage to stderr; the exit code is 0, or 1 when the
-turn failed.
+turn failed. What is piped into stdin follows the prompt (git diff | dsh-host
+chat -p "review this"); -p without a prompt takes stdin alone.
+--output-format json prints one object instead of the answer (result,
+session_id, usage, tool_calls, is_error); stream-json prints one JSON event per
+line as the turn goes (system init, assistant messages with their text and
+tool_use, user messages with each tool_result, the result last), as Claude
+Code's -p does.
 
 Every conversation is saved as it goes, one line per turn, under
 $DSH_HOME/sessions. chat --continue resumes the last one of this composition,
@@ -113,6 +119,10 @@ model reads why) unless --yes approves it.`)
 	cont := fs.Bool("continue", false, "resume the last saved conversation of this composition")
 	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
 	yes := fs.Bool("yes", false, "approve every call the policy would ask about (under -p nobody is there to ask: without --yes such a call is denied)")
+	format := formatText
+	fs.Var(choice{&format, []string{formatText, formatJSON, formatStreamJSON}}, "output-format",
+		"under -p, what stdout gets: `text` (the answer), json (one object: result, session_id, usage, tool_calls), or stream-json (one JSON event per line)")
+	args, _ = bareP(fs, args)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -121,8 +131,18 @@ model reads why) unless --yes approves it.`)
 	}
 	once := false
 	fs.Visit(func(f *flag.Flag) { once = once || f.Name == "p" })
+	if once {
+		piped, err := pipedInput(io.In)
+		if err != nil {
+			return fail(io, "chat", err)
+		}
+		*prompt = withPiped(*prompt, piped)
+	}
 	if once && strings.TrimSpace(*prompt) == "" {
-		return usageError(fs, io, "-p needs a prompt")
+		return usageError(fs, io, "-p needs a prompt: an argument, or stdin")
+	}
+	if !once && format != formatText {
+		return usageError(fs, io, "--output-format is for -p")
 	}
 	c, err := loadComposition(o.file)
 	if err != nil {
@@ -177,7 +197,7 @@ model reads why) unless --yes approves it.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(approving(ctx, true, *yes), io, a, sessions, resumed, *prompt, interrupts)
+			code, interrupted := chatOnce(approving(ctx, true, *yes), io, a, sessions, resumed, *prompt, format, interrupts)
 			release(interrupted)
 			return code
 		}
@@ -219,7 +239,7 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
 // stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
 // whether one did.
-func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt string, interrupts <-chan os.Signal) (code int, interrupted bool) {
+func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -248,13 +268,27 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessio
 	} else if err := sessions.start(conv, a.Model()); err != nil {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
 	}
+	var script *scriptOutput
+	switch {
+	case format != formatText:
+		script = newScriptOutput(io.Out, status, format, sessionID(conv), a.Model(), resumed != nil)
+		out.Events = script.event
+	case io.terminal(io.Err):
+		out.Events = terminalCalls{out: status, live: live}.event
+	}
 	res, err := conv.Turn(ctx, prompt, out)
 	showUsage(status, res.Usage)
+	if script != nil {
+		script.finish(res, err)
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("cancelled")
 		}
 		return fail(io, "chat", err), false
+	}
+	if script != nil {
+		return exitOK, false
 	}
 	fmt.Fprint(screen.Out, res.Answer)
 	if !strings.HasSuffix(res.Answer, "\n") {
@@ -290,6 +324,9 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 	defer quit()
 	live := newLiveProgress(io.liveTerminal(io.Out))
 	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
+	if io.terminal(io.Out) {
+		f.events = terminalCalls{out: f.out, live: live}.event
+	}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
 	if s := a.Main().Session(); s != nil {
 		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", s.ID, a.Main().Len())
@@ -320,6 +357,7 @@ type chatFront struct {
 	sessions       chatSessions
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
+	events         func(agent.Event) // a terminal's call lines; nil elsewhere
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -376,7 +414,7 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
 		}
 	}
-	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress})
+	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events})
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")

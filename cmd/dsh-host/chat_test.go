@@ -126,7 +126,7 @@ func TestChatReasoningDimmed(t *testing.T) {
 
 // TestChatProgress runs chat -p in-process with stderr taken for a
 // terminal: a tool call's progress shows on one line, erased before the
-// next status line; stdout is still the answer alone.
+// call's one line with its outcome; stdout is still the answer alone.
 func TestChatProgress(t *testing.T) {
 	srv := openaitest.New(t,
 		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_p", Name: "mcp_call", Arguments: `{"tool":"mcp__demo__progress","arguments":{"steps":3,"ms":20}}`}}},
@@ -142,8 +142,8 @@ func TestChatProgress(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	got := stderr.String()
-	if !strings.Contains(got, "\r\x1b[Kmcp_call: 1/3 (33%) step 1 of 3") || !strings.Contains(got, "\r\x1b[K← mcp_call") {
-		t.Errorf("want the progress line, then erased before the result line: %q", got)
+	if !strings.Contains(got, "\r\x1b[Kmcp_call: 1/3 (33%) step 1 of 3") || !strings.Contains(got, "\r\x1b[K✓ mcp_call {\"tool\":\"mcp__demo__progress\",\"arguments\":{\"steps\":3,\"ms\":20}} → 18 characters\n") {
+		t.Errorf("want the progress line, then erased before the call's one line with its outcome: %q", got)
 	}
 }
 

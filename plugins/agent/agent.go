@@ -198,6 +198,10 @@ type Output struct {
 	// calls of a step run at once, so it is called from several
 	// goroutines; the step's next Status line follows the last report.
 	Progress func(tool string, p tools.Progress)
+	// Events, when set, receives the turn's model messages and tool calls
+	// (events.go), from the turn's goroutine; the Status lines of the
+	// calls are then not written.
+	Events func(Event)
 }
 
 func (o Output) status(format string, args ...any) {
@@ -272,6 +276,7 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 			return res, err
 		}
 		history = append(history, st.assistant)
+		out.step(st)
 		if len(st.calls) == 0 {
 			res.Answer = st.content
 			c.commit(ctx, history, gen, from, res.Usage, out)
@@ -437,7 +442,7 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 // images when the model takes images.
 func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
 	for _, tc := range calls {
-		out.status("→ %s %s", tc.Name, clip(tc.Arguments, 120))
+		out.callStarted(tc)
 	}
 	results := make([]toolOutcome, len(calls))
 	var wg sync.WaitGroup
@@ -455,11 +460,7 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	var msgs []openai.ChatCompletionMessageParamUnion
 	var images []openai.ChatCompletionContentPartUnionParam
 	for i, r := range results {
-		if r.err != nil {
-			out.status("← %s: error: %s", calls[i].Name, clip(r.err.Error(), 200))
-		} else {
-			out.status("← %s: %d characters", calls[i].Name, len(r.text))
-		}
+		out.callDone(calls[i], r)
 		msgs = append(msgs, openai.ToolMessage(r.text, calls[i].ID))
 		for _, img := range r.images {
 			images = append(images,
