@@ -290,6 +290,14 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessio
 	if script != nil {
 		return exitOK, false
 	}
+	if io.terminal(io.Out) {
+		md := newMarkdownStream(io.Out, terminalSize(io.Out))
+		// Ended by a blank line, the last block renders without being
+		// shown plain first.
+		fmt.Fprint(md, strings.TrimRight(res.Answer, "\n")+"\n\n")
+		md.Flush()
+		return exitOK, false
+	}
 	fmt.Fprint(screen.Out, res.Answer)
 	if !strings.HasSuffix(res.Answer, "\n") {
 		fmt.Fprintln(screen.Out)
@@ -326,6 +334,7 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
 	if io.terminal(io.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
+		f.md = newMarkdownStream(live.before(io.Out), terminalSize(io.Out))
 	}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
 	if s := a.Main().Session(); s != nil {
@@ -358,6 +367,7 @@ type chatFront struct {
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
 	events         func(agent.Event) // a terminal's call lines; nil elsewhere
+	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -414,7 +424,14 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
 		}
 	}
-	res, err := a.Main().Turn(ctx, line, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events})
+	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events}
+	if f.md != nil {
+		out = f.md.around(out)
+	}
+	res, err := a.Main().Turn(ctx, line, out)
+	if f.md != nil {
+		f.md.Flush()
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
