@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -133,5 +135,25 @@ func TestGlamourRenders(t *testing.T) {
 	}
 	if got := tidyRendering(out); strings.HasPrefix(got, "\n") || !strings.HasSuffix(got, "• two\n\n") {
 		t.Errorf("tidied: %q", got)
+	}
+}
+
+// BenchmarkMarkdownStream streams a 2 KB answer of 40 blocks in the 4-byte
+// pieces the scripted server sends, rendered by glamour at 100 columns.
+func BenchmarkMarkdownStream(b *testing.B) {
+	var answer strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&answer, "## Part %d\n\nA paragraph with **bold**, `code` and a [link](https://example.com), long enough to wrap once or twice on a terminal of a hundred columns.\n\n- one\n- two\n\n```go\nfunc f() int { return %d }\n```\n\n", i, i)
+	}
+	text := answer.String()
+	render := glamourRender()
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		m := &markdownStream{raw: io.Discard, size: func() (int, int) { return 100, 50 }, render: render}
+		for i := 0; i < len(text); i += 4 {
+			m.Write([]byte(text[i:min(i+4, len(text))]))
+		}
+		m.Flush()
 	}
 }
