@@ -197,7 +197,7 @@ model reads why) unless --yes approves it.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(approving(ctx, true, *yes), io, a, sessions, resumed, *prompt, format, interrupts)
+			code, interrupted := chatOnce(approving(ctx, true, *yes), io, h, a, sessions, resumed, *prompt, format, interrupts)
 			release(interrupted)
 			return code
 		}
@@ -239,7 +239,7 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
 // stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
 // whether one did.
-func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
+func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -271,7 +271,7 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessio
 	var script *scriptOutput
 	switch {
 	case format != formatText:
-		script = newScriptOutput(io.Out, status, format, sessionID(conv), a.Model(), resumed != nil)
+		script = newScriptOutput(io.Out, status, format, sessionID(conv), a.Model(), resumed != nil, modelTools(ctx, h, a))
 		out.Events = script.event
 	case io.terminal(io.Err):
 		out.Events = terminalCalls{out: status, live: live}.event

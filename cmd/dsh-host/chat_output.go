@@ -6,6 +6,7 @@ package main
 // -p's prompt comes from: the argument, stdin, or both.
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // The values of --output-format.
@@ -148,11 +151,11 @@ type scriptOutput struct {
 	steps int
 }
 
-func newScriptOutput(w, status io.Writer, format, sessionID, model string, resumed bool) *scriptOutput {
+func newScriptOutput(w, status io.Writer, format, sessionID, model string, resumed bool, tools []string) *scriptOutput {
 	s := &scriptOutput{w: w, stream: format == formatStreamJSON, status: status, sessionID: sessionID, model: model, start: time.Now()}
 	if s.stream {
 		cwd, _ := os.Getwd()
-		s.line(map[string]any{"type": "system", "subtype": "init", "session_id": sessionID, "model": model, "cwd": cwd, "resumed": resumed})
+		s.line(map[string]any{"type": "system", "subtype": "init", "session_id": sessionID, "model": model, "cwd": cwd, "resumed": resumed, "tools": tools})
 	}
 	return s
 }
@@ -291,4 +294,22 @@ func sessionID(conv *agent.Conversation) string {
 		return s.ID
 	}
 	return ""
+}
+
+// modelTools names the tools the model is offered now, as its next request
+// will carry them (folded: mcp_list and mcp_call); empty when unknown.
+func modelTools(ctx context.Context, h *host.Host, a *agent.Agent) []string {
+	names := []string{}
+	reg, ok := host.Lookup(h, tools.Key)
+	if !ok || reg == nil {
+		return names
+	}
+	asm, err := reg.Assemble(ctx, a.Caller())
+	if err != nil {
+		return names
+	}
+	for _, t := range asm.Tools {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -122,6 +122,9 @@ func TestChatPrintStreamJSON(t *testing.T) {
 		t.Fatalf("events %s, want %s:\n%s", got, want, stdout)
 	}
 	id := events[0].SessionID
+	if !strings.Contains(stdout, `"tools":["mcp_call","mcp_list","mcp_read_output"]`) {
+		t.Errorf("the init event does not name the model's tools:\n%s", stdout)
+	}
 	for i, e := range events {
 		if e.SessionID == "" || e.SessionID != id {
 			t.Errorf("event %d has session_id %q, the init said %q", i, e.SessionID, id)
