@@ -97,7 +97,8 @@ its stream and every tool call in flight; a second Ctrl-C at the prompt quits.
 With -p, chat runs one turn and exits: the final answer goes to stdout, the
 tool calls, reasoning and usage to stderr; the exit code is 0, or 1 when the
 turn failed. What is piped into stdin follows the prompt (git diff | dsh-host
-chat -p "review this"); -p without a prompt takes stdin alone.
+chat -p "review this"; a stdin silent for 3s is left alone); -p without a
+prompt takes stdin alone.
 --output-format json prints one object instead of the answer (result,
 session_id, usage, tool_calls, is_error); stream-json prints one JSON event per
 line as the turn goes (system init, assistant messages with their text and
@@ -132,9 +133,16 @@ model reads why) unless --yes approves it.`)
 	once := false
 	fs.Visit(func(f *flag.Flag) { once = once || f.Name == "p" })
 	if once {
-		piped, err := pipedInput(io.In)
+		wait := stdinWait
+		if strings.TrimSpace(*prompt) == "" {
+			wait = 0 // stdin is the prompt: it may take its time
+		}
+		piped, waited, err := pipedInput(io.In, wait)
 		if err != nil {
 			return fail(io, "chat", err)
+		}
+		if waited {
+			fmt.Fprintf(io.display().Err, "stdin sent nothing in %v; going on without it (</dev/null skips it)\n", wait)
 		}
 		*prompt = withPiped(*prompt, piped)
 	}

@@ -65,27 +65,69 @@ func isFlagOf(fs *flag.FlagSet, arg string) bool {
 // runaway pipe fails clearly instead of filling memory.
 const maxStdinPrompt = 8 << 20
 
+// stdinWait is how long -p with a prompt waits for stdin's first byte. A
+// program that starts chat with a pipe it never writes nor closes (a
+// child process's default stdin in Node or Python) would otherwise hang
+// it forever; git diff and the like write well within it.
+const stdinWait = 3 * time.Second
+
 // pipedInput returns what stdin holds when it is a pipe or a file (`git
 // diff | dsh-host chat -p "review this"`): nothing from a terminal or a
-// device such as /dev/null, which a script's stdin often is.
-func pipedInput(in io.Reader) (string, error) {
+// device such as /dev/null, which a script's stdin often is. With wait >
+// 0, a stdin that sends nothing within wait is left alone (waited says
+// so); once it sends, it is read to its end.
+func pipedInput(in io.Reader, wait time.Duration) (text string, waited bool, err error) {
 	if in == nil {
-		return "", nil
+		return "", false, nil
 	}
 	if f, ok := in.(*os.File); ok {
 		st, err := f.Stat()
 		if err != nil || st.Mode()&os.ModeCharDevice != 0 || st.Mode()&os.ModeDevice != 0 {
-			return "", nil
+			return "", false, nil
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(in, maxStdinPrompt+1))
-	if err != nil {
-		return "", fmt.Errorf("read the prompt's input from stdin: %w", err)
+	type read struct {
+		b   []byte
+		err error
 	}
-	if len(b) > maxStdinPrompt {
-		return "", fmt.Errorf("stdin holds more than %d MiB: too much for one prompt", maxStdinPrompt>>20)
+	began := make(chan struct{})
+	done := make(chan read, 1)
+	go func() {
+		var b []byte
+		r := io.LimitReader(in, maxStdinPrompt+1)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if len(b) == 0 && (n > 0 || err != nil) {
+				close(began)
+			}
+			b = append(b, buf[:n]...)
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				done <- read{b, err}
+				return
+			}
+		}
+	}()
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-began:
+		case <-timer.C:
+			return "", true, nil
+		}
 	}
-	return string(b), nil
+	r := <-done
+	if r.err != nil {
+		return "", false, fmt.Errorf("read the prompt's input from stdin: %w", r.err)
+	}
+	if len(r.b) > maxStdinPrompt {
+		return "", false, fmt.Errorf("stdin holds more than %d MiB: too much for one prompt", maxStdinPrompt>>20)
+	}
+	return string(r.b), false, nil
 }
 
 // withPiped is the prompt with stdin's content after it, Claude Code's
