@@ -30,6 +30,8 @@ type Agent struct {
 	store  *attachments.Store // nil without the attachments service
 	caller tools.Caller
 	retry  retryPolicy
+	// schemas holds the tool schemas as the schema profile sends them.
+	schemas *schemaCache
 
 	mu    sync.Mutex
 	model string
@@ -51,14 +53,15 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		opts = append(opts, option.WithAPIKey(key))
 	}
 	a := &Agent{
-		cfg:    cfg,
-		life:   life,
-		chat:   openai.NewChatCompletionService(opts...),
-		reg:    reg,
-		store:  store,
-		caller: tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
-		retry:  defaultRetry(),
-		model:  cfg.Model,
+		cfg:     cfg,
+		life:    life,
+		chat:    openai.NewChatCompletionService(opts...),
+		reg:     reg,
+		store:   store,
+		caller:  tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
+		retry:   defaultRetry(),
+		model:   cfg.Model,
+		schemas: &schemaCache{profile: resolveProfile(cfg)},
 	}
 	a.main = a.NewConversation()
 	return a
@@ -104,6 +107,11 @@ type Conversation struct {
 	gen uint64
 	// session, when set, saves each committed turn; a Reset drops it.
 	session *Session
+	// lastPrompt is the prompt tokens the API counted in the last
+	// request, lastBody that request's size in bytes: the base of the
+	// next request's estimate (0: none yet).
+	lastPrompt int64
+	lastBody   int
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -134,6 +142,7 @@ func (c *Conversation) Resume(ls *LoadedSession) error {
 	c.history = history
 	c.session = ls.Session
 	c.gen++
+	c.lastPrompt, c.lastBody = 0, 0
 	return nil
 }
 
@@ -145,6 +154,7 @@ func (c *Conversation) Reset() {
 	c.history = nil
 	c.session = nil
 	c.gen++
+	c.lastPrompt, c.lastBody = 0, 0
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -266,11 +276,21 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 			return res, ErrMaxSteps
 		}
 		history = dropAnsweredImages(history)
-		st, err := c.a.step(ctx, history, out)
+		req, err := c.a.prepare(ctx, history)
+		if err != nil {
+			return res, err
+		}
+		if c.over(len(req.body)) {
+			if history, from, req, err = c.compactBefore(ctx, history, from, gen, &res.Usage, out); err != nil {
+				return res, err
+			}
+		}
+		st, err := c.a.step(ctx, req, out)
 		res.Usage.add(st.usage)
 		if err != nil {
 			return res, err
 		}
+		c.measured(st.usage.Prompt, len(req.body))
 		history = append(history, st.assistant)
 		if len(st.calls) == 0 {
 			res.Answer = st.content
@@ -340,26 +360,46 @@ type toolCall struct {
 	ID, Name, Arguments string
 }
 
-// step assembles the tools, sends one request with retries and returns the
-// assistant message to keep.
-func (a *Agent) step(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, out Output) (stepResult, error) {
+// request is one step's request, ready to send, with its parts kept for
+// /context.
+type request struct {
+	body      []byte
+	system    string // the system message's text; "" when none
+	toolsJSON []byte // nil when no tools are sent
+}
+
+// prepare assembles the tools and builds the request of a step on history.
+func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion) (request, error) {
 	asm, err := a.reg.Assemble(ctx, a.caller)
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
+	}
+	if asm.Tools, err = a.schemas.rewrite(asm.Tools); err != nil {
+		return request{}, err
 	}
 	toolsJSON, err := asm.ToolsJSON()
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
+	}
+	if len(asm.Tools) == 0 {
+		toolsJSON = nil
 	}
 	msgs := history
-	if sys := systemText(a.cfg.System, asm.Sections); sys != "" {
+	sys := systemText(a.cfg.System, asm.Sections)
+	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
-	body, err := a.requestBody(msgs, toolsJSON, len(asm.Tools) > 0)
+	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil)
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
 	}
-	st, err := a.send(ctx, body, out)
+	return request{body: body, system: sys, toolsJSON: toolsJSON}, nil
+}
+
+// step sends one prepared request with retries and returns the assistant
+// message to keep.
+func (a *Agent) step(ctx context.Context, req request, out Output) (stepResult, error) {
+	st, err := a.send(ctx, req.body, out)
 	if err != nil {
 		return st, err
 	}
@@ -492,6 +532,15 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		err = fmt.Errorf("the arguments are not valid JSON (%v); send the arguments as one JSON object", err)
 		return toolOutcome{text: "Error: " + err.Error(), err: err}
+	}
+	if a.schemas.profile != profileStandard {
+		// The model saw a loosened schema: the real one decides.
+		if def, ok := a.reg.Lookup(a.caller, tc.Name); ok {
+			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
+				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
+				return toolOutcome{text: "Error: " + err.Error(), err: err}
+			}
+		}
 	}
 	res := a.reg.Execute(ctx, a.caller, tc.Name, json.RawMessage(args))
 	var o toolOutcome

@@ -28,7 +28,7 @@ func init() {
 		Defaults:    defaults,
 		Validate:    validate,
 		// One agent per host: it provides the service and the fixed
-		// commands /new and /model.
+		// commands /new, /model, /context and /compact.
 		Claims: func(*config) []host.Claim { return []host.Claim{{Kind: "service", Value: "agent"}} },
 		// The key never reaches an MCP server's environment.
 		Secrets: func(c *config) []string {
@@ -75,6 +75,9 @@ func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 			return "new conversation", nil
 		}),
 	}); err != nil {
+		return err
+	}
+	if err := registerContextCommands(s, cmds, a); err != nil {
 		return err
 	}
 	_, err := cmds.Register(s, commands.Command{
