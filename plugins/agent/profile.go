@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -185,18 +186,11 @@ func geminiSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	out := bytes.TrimRight(b.Bytes(), "\n")
-	if bytes.Equal(compactJSON(raw), out) {
+	if reflect.DeepEqual(root, s) {
+		// Already in the subset: sent as registered, byte for byte.
 		return raw, nil
 	}
 	return out, nil
-}
-
-func compactJSON(raw []byte) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return nil
-	}
-	return b.Bytes()
 }
 
 type geminiRewriter struct {
@@ -275,7 +269,7 @@ func (g geminiRewriter) object(s map[string]any, stack []string) map[string]any 
 		var members []map[string]any
 		for _, sub := range subs {
 			if r := g.node(sub, stack); r != nil {
-				if r["type"] == "null" {
+				if len(r) == 1 && r["nullable"] == true { // {"type":"null"}
 					nullable = true
 					continue
 				}
