@@ -17,19 +17,27 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/sampling"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Agent runs turns of a model against the tool registry. It is safe for
 // concurrent use; each Conversation runs one turn at a time.
 type Agent struct {
-	cfg    config
-	life   context.Context // the instance's: a turn ends when it does
-	chat   openai.ChatCompletionService
-	reg    *tools.Registry
-	store  *attachments.Store // nil without the attachments service
-	caller tools.Caller
-	retry  retryPolicy
+	cfg   config
+	life  context.Context // the instance's: a turn ends when it does
+	chat  openai.ChatCompletionService
+	reg   *tools.Registry
+	store *attachments.Store // nil without the attachments service
+	// resources reads @server:uri mentions and gets MCP prompts; elicit
+	// asks the person to approve a server's sampling request. Each is
+	// nil without its service.
+	resources *resources.Registry
+	elicit    *elicit.Service
+	caller    tools.Caller
+	retry     retryPolicy
 	// schemas holds the tool schemas as the schema profile sends them.
 	schemas *schemaCache
 
@@ -257,7 +265,20 @@ var ErrMaxSteps = errors.New("stopped: the model still asked for tools after max
 // (in parallel, results in order), again until an answer without tool
 // calls or maxSteps. On an error or cancellation the conversation is left
 // as it was before the turn, so that it stays valid for the next one.
+//
+// An @server:uri mention in text attaches that resource's contents to the
+// message (mcp.go).
 func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
+	msg, err := c.a.withMentions(ctx, text)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.run(ctx, []openai.ChatCompletionMessageParamUnion{msg}, out)
+}
+
+// run adds msgs to the conversation and, when the last is not the
+// assistant's, runs the loop on them.
+func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, out Output) (Result, error) {
 	c.turn.Lock()
 	defer c.turn.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -267,8 +288,13 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 
 	history, gen := c.snapshot()
 	from := len(history)
-	history = append(history, openai.UserMessage(text))
+	history = append(history, msgs...)
 	var res Result
+	if last := msgs[len(msgs)-1].OfAssistant; last != nil {
+		res.Answer = last.Content.OfString.Value
+		c.commit(ctx, history, gen, from, res.Usage, out)
+		return res, nil
+	}
 	for {
 		if res.Steps == c.a.cfg.MaxSteps {
 			c.commit(ctx, history, gen, from, res.Usage, out)
@@ -482,9 +508,11 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	results := make([]toolOutcome, len(calls))
 	var wg sync.WaitGroup
 	for i, tc := range calls {
-		callCtx := ctx
+		// A server that asks the model during its call (sampling) is
+		// answered by this agent's.
+		callCtx := sampling.With(ctx, a.sampler(tc.Name, out))
 		if out.Progress != nil {
-			callCtx = tools.WithProgress(ctx, func(p tools.Progress) { out.Progress(tc.Name, p) })
+			callCtx = tools.WithProgress(callCtx, func(p tools.Progress) { out.Progress(tc.Name, p) })
 		}
 		wg.Go(func() { results[i] = a.runTool(callCtx, tc) })
 	}

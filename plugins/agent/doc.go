@@ -99,6 +99,22 @@
 // are validated against its real schema before the call: a mismatch is a
 // tool error the model reads, and the tool is not called.
 //
+// # MCP in the conversation
+//
+// With the resources service, an @server:uri mention in a message (at its
+// start or after a space, server a known serverName) attaches the
+// resource's contents after the text, each under a line naming it; images
+// go as image parts when the model takes them. A mention that cannot be
+// read fails the turn before anything is sent. Conversation.Prompt gets an
+// MCP prompt (mcp__server__prompt, its arguments as its slash command takes
+// them) and inserts its messages as turns, consecutive ones of a role
+// joined; when the last is the user's the model answers it. A server that
+// sends a sampling request during one of the agent's tool calls is
+// answered by the agent's model, in a request without tools, once the
+// person approves it through the elicitation service (a question like the
+// policy's approvals); under a one-shot chat (policy.WithOneShot) it is
+// approved with --yes and declined, with that reason, without.
+//
 // # Front ends
 //
 // The plugin provides Key: an *Agent whose Main conversation the console

@@ -10,6 +10,8 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -23,10 +25,11 @@ func init() {
 	host.Register(host.Definition[config]{
 		Name:        PluginName,
 		Description: "a model on an OpenAI-compatible API using the tools (dsh-host chat)",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key)},
-		Provides:    []host.AnyKey{Key},
-		Defaults:    defaults,
-		Validate:    validate,
+		Inject: []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key),
+			host.Optional(resources.Key), host.Optional(elicit.Key)},
+		Provides: []host.AnyKey{Key},
+		Defaults: defaults,
+		Validate: validate,
 		// One agent per host: it provides the service and the fixed
 		// commands /new, /model, /context and /compact.
 		Claims: func(*config) []host.Claim { return []host.Claim{{Kind: "service", Value: "agent"}} },
@@ -54,6 +57,8 @@ func apply(s *host.Scope, cfg config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	a := newAgent(s.Context(), cfg, key, host.Get(s, tools.Key), store, &http.Client{Transport: transport})
 	a.caller.ID = s.ID()
+	a.resources, _ = host.Lookup(s, resources.Key)
+	a.elicit, _ = host.Lookup(s, elicit.Key)
 	if err := host.Provide(s, Key, a); err != nil {
 		return err
 	}
