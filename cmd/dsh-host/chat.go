@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -104,6 +105,7 @@ switches to one.`)
 	prompt := fs.String("p", "", "run one turn with `PROMPT` and print the answer")
 	cont := fs.Bool("continue", false, "resume the last saved conversation of this composition")
 	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
+	yes := fs.Bool("yes", false, "with -p: approve what would be asked (nobody is here to answer): a server's sampling request")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -168,6 +170,9 @@ switches to one.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
+			// Nobody answers under -p: what would be asked is approved
+			// with --yes and declined without.
+			ctx := policy.WithOneShot(ctx, *yes)
 			code, interrupted := chatOnce(ctx, io, a, sessions, resumed, *prompt, interrupts)
 			release(interrupted)
 			return code
@@ -239,7 +244,7 @@ func chatOnce(ctx context.Context, io Stdio, a *agent.Agent, sessions chatSessio
 	} else if err := sessions.start(conv, a.Model()); err != nil {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
 	}
-	res, err := conv.Turn(ctx, prompt, out)
+	res, err := chatSend(ctx, a, conv, prompt, out)
 	showUsage(status, res.Usage)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
