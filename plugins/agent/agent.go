@@ -120,6 +120,8 @@ type Conversation struct {
 	// next request's estimate (0: none yet).
 	lastPrompt int64
 	lastBody   int
+	// enc keeps the JSON of the messages of the last request.
+	enc msgEncoder
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -290,6 +292,7 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 	from := len(history)
 	history = append(history, msgs...)
 	var res Result
+	triedCompact := false
 	if last := msgs[len(msgs)-1].OfAssistant; last != nil {
 		res.Answer = last.Content.OfString.Value
 		c.commit(ctx, history, gen, from, res.Usage, out)
@@ -302,11 +305,15 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 			return res, ErrMaxSteps
 		}
 		history = dropAnsweredImages(history)
-		req, err := c.a.prepare(ctx, history)
+		req, err := c.a.prepare(ctx, history, &c.enc)
 		if err != nil {
 			return res, err
 		}
-		if c.over(len(req.body)) {
+		// One attempt a turn: a compaction that could not be done
+		// (nothing older to summarise, a failed summary) is not
+		// retried, with another model request, at each step.
+		if !triedCompact && c.over(len(req.body)) {
+			triedCompact = true
 			if history, from, req, err = c.compactBefore(ctx, history, from, gen, &res.Usage, out); err != nil {
 				return res, err
 			}
@@ -395,7 +402,8 @@ type request struct {
 }
 
 // prepare assembles the tools and builds the request of a step on history.
-func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion) (request, error) {
+// enc, when not nil, keeps the messages' JSON for the next request.
+func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *msgEncoder) (request, error) {
 	asm, err := a.reg.Assemble(ctx, a.caller)
 	if err != nil {
 		return request{}, err
@@ -415,7 +423,7 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
-	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil)
+	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc)
 	if err != nil {
 		return request{}, err
 	}
@@ -470,32 +478,28 @@ func sectionTexts(sections []tools.Section) []string {
 // assembly wrote it. The SDK's JSON setter would re-marshal raw JSON
 // (compacting it), and the typed tool params would re-order each schema's
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
-// prompt cache sees the same prefix every time.
-func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool) ([]byte, error) {
+// prompt cache sees the same prefix every time. The messages enc knows
+// from the last request are not encoded again (encode.go).
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),
-		Messages:      msgs,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	if a.cfg.Temperature != nil {
 		p.Temperature = openai.Float(*a.cfg.Temperature)
 	}
-	b, err := json.Marshal(p)
+	var extra []byte
+	if withTools {
+		// An empty tools array is refused by some APIs; none is sent
+		// without tools.
+		extra = make([]byte, 0, len(`,"tools":`)+len(toolsJSON))
+		extra = append(append(extra, `,"tools":`...), toolsJSON...)
+	}
+	b, err := encodeParams(p, msgs, enc, extra)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
-	if !withTools {
-		// An empty tools array is refused by some APIs; none is sent.
-		return b, nil
-	}
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return nil, fmt.Errorf("encode the request: unexpected %q", b)
-	}
-	out := make([]byte, 0, len(b)+len(toolsJSON)+16)
-	out = append(out, b[:len(b)-1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, toolsJSON...)
-	return append(out, '}'), nil
+	return b, nil
 }
 
 // runTools executes calls in parallel and returns their tool messages in

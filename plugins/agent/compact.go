@@ -101,7 +101,7 @@ func (c *Conversation) compactBefore(ctx context.Context, history []openai.ChatC
 		}
 		out.status("context: the request passes %d%% of %d tokens and could not be compacted: %v", int(c.a.cfg.CompactAt*100), c.a.window(), err)
 	}
-	req, err := c.a.prepare(ctx, history)
+	req, err := c.a.prepare(ctx, history, &c.enc)
 	return history, from, req, err
 }
 
@@ -130,7 +130,7 @@ func (c *Conversation) compact(ctx context.Context, history []openai.ChatComplet
 	if err != nil {
 		return nil, 0, 0, Usage{}, err
 	}
-	body, err := c.a.requestBody([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(summarySystem), openai.UserMessage(transcript)}, nil, false)
+	body, err := c.a.requestBody([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(summarySystem), openai.UserMessage(transcript)}, nil, false, nil)
 	if err != nil {
 		return nil, 0, 0, Usage{}, err
 	}

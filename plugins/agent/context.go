@@ -35,7 +35,7 @@ type ContextUse struct {
 func (c *Conversation) Context(ctx context.Context) (ContextUse, error) {
 	history, _ := c.snapshot()
 	history = dropAnsweredImages(history)
-	req, err := c.a.prepare(ctx, history)
+	req, err := c.a.prepare(ctx, history, &c.enc)
 	if err != nil {
 		return ContextUse{}, err
 	}
