@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/openaitest"
@@ -157,5 +159,56 @@ func TestContextAndCompactCommands(t *testing.T) {
 	want := []string{"user:SUMMARY-OF-ONE", "assistant:" + summaryAck, "user:second", "assistant:two", "user:third"}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Errorf("after /compact the model got\n%q\nwant\n%q", texts, want)
+	}
+}
+
+// A large tool result is cut in what the model summarises, kept in the
+// attachments store, and named by its reference in the summary.
+func TestCompactKeepsToolResultsByReference(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_big", "big", `{}`)}},
+		openaitest.Turn{Content: "It is long."},
+		openaitest.Turn{Content: "ok"},
+		openaitest.Turn{Content: "SUMMARY"},
+	)
+	e := start(t, srv, "")
+	big := "BEGIN " + strings.Repeat("0123456789", 500) + " END"
+	s := host.NewScope(context.Background(), "big", nil)
+	t.Cleanup(func() { s.Dispose(time.Second) })
+	if _, err := e.reg.Register(s, tools.Definition{
+		Name: "big", Description: "A long text.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: big}, nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv := e.agent.Main()
+	for _, m := range []string{"read big", "and then?"} {
+		if _, err := conv.Turn(ctx, m, Output{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _, err := conv.Compact(ctx, Output{}); err != nil || n != 4 {
+		t.Fatalf("compact: %d messages, %v", n, err)
+	}
+	transcript := messages(t, srv, 3)[1].Text()
+	if !strings.Contains(transcript, "BEGIN") || strings.Contains(transcript, "END") || !strings.Contains(transcript, "more bytes left out") {
+		t.Errorf("the transcript should hold the result cut: %q", clip(transcript, 300))
+	}
+	history, _ := conv.snapshot()
+	summary := history[0].OfUser.Content.OfString.Value
+	i := strings.Index(summary, "attachment ")
+	if i < 0 {
+		t.Fatalf("the summary names no attachment: %q", summary)
+	}
+	id := strings.Fields(summary[i+len("attachment "):])[0]
+	id = strings.TrimSuffix(id, ",")
+	rc, _, err := e.agent.store.Open(id)
+	if err != nil {
+		t.Fatalf("open %s: %v", id, err)
+	}
+	defer rc.Close()
+	if b, _ := io.ReadAll(rc); string(b) != big {
+		t.Errorf("the attachment holds %d bytes, want the whole result", len(b))
 	}
 }
