@@ -119,7 +119,7 @@ model reads why) unless --yes approves it.`)
 	prompt := fs.String("p", "", "run one turn with `PROMPT` and print the answer")
 	cont := fs.Bool("continue", false, "resume the last saved conversation of this composition")
 	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
-	yes := fs.Bool("yes", false, "approve every call the policy would ask about (under -p nobody is there to ask: without --yes such a call is denied)")
+	yes := fs.Bool("yes", false, "approve what would be asked: every call the policy would ask about, and a server's sampling request (under -p nobody is there to ask: without --yes these are denied)")
 	format := formatText
 	fs.Var(choice{&format, []string{formatText, formatJSON, formatStreamJSON}}, "output-format",
 		"under -p, what stdout gets: `text` (the answer), json (one object: result, session_id, usage, tool_calls), or stream-json (one JSON event per line)")
@@ -284,7 +284,7 @@ func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessi
 	case io.terminal(io.Err):
 		out.Events = terminalCalls{out: status, live: live}.event
 	}
-	res, err := conv.Turn(ctx, prompt, out)
+	res, err := chatSend(ctx, a, conv, prompt, out)
 	showUsage(status, res.Usage)
 	if script != nil {
 		script.finish(res, err)

@@ -47,18 +47,19 @@ func chatCommands() [][2]string {
 	return [][2]string{
 		{"/sessions", "saved conversations: id, last turn, first line, turns"},
 		{"/resume ID", "switch to a saved conversation"},
+		{"/mcp__SERVER__PROMPT ARGS", "insert an MCP prompt's messages as turns; the model answers"},
 	}
 }
 
 // command runs chat's own slash commands.
-func (f *chatFront) command(_ context.Context, name, rest string) bool {
+func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 	switch name {
 	case "/sessions":
 		f.listSessions()
 	case "/resume":
 		f.resume(rest)
 	default:
-		return false
+		return f.promptTurn(ctx, name, rest)
 	}
 	return true
 }

@@ -17,19 +17,29 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/sampling"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Agent runs turns of a model against the tool registry. It is safe for
 // concurrent use; each Conversation runs one turn at a time.
 type Agent struct {
-	cfg    config
-	life   context.Context // the instance's: a turn ends when it does
-	chat   openai.ChatCompletionService
-	reg    *tools.Registry
-	store  *attachments.Store // nil without the attachments service
-	caller tools.Caller
-	retry  retryPolicy
+	cfg   config
+	life  context.Context // the instance's: a turn ends when it does
+	chat  openai.ChatCompletionService
+	reg   *tools.Registry
+	store *attachments.Store // nil without the attachments service
+	// resources reads @server:uri mentions and gets MCP prompts; elicit
+	// asks the person to approve a server's sampling request. Each is
+	// nil without its service.
+	resources *resources.Registry
+	elicit    *elicit.Service
+	caller    tools.Caller
+	retry     retryPolicy
+	// schemas holds the tool schemas as the schema profile sends them.
+	schemas *schemaCache
 
 	mu    sync.Mutex
 	model string
@@ -51,14 +61,15 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		opts = append(opts, option.WithAPIKey(key))
 	}
 	a := &Agent{
-		cfg:    cfg,
-		life:   life,
-		chat:   openai.NewChatCompletionService(opts...),
-		reg:    reg,
-		store:  store,
-		caller: tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
-		retry:  defaultRetry(),
-		model:  cfg.Model,
+		cfg:     cfg,
+		life:    life,
+		chat:    openai.NewChatCompletionService(opts...),
+		reg:     reg,
+		store:   store,
+		caller:  tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
+		retry:   defaultRetry(),
+		model:   cfg.Model,
+		schemas: &schemaCache{profile: resolveProfile(cfg)},
 	}
 	a.main = a.NewConversation()
 	return a
@@ -104,6 +115,13 @@ type Conversation struct {
 	gen uint64
 	// session, when set, saves each committed turn; a Reset drops it.
 	session *Session
+	// lastPrompt is the prompt tokens the API counted in the last
+	// request, lastBody that request's size in bytes: the base of the
+	// next request's estimate (0: none yet).
+	lastPrompt int64
+	lastBody   int
+	// enc keeps the JSON of the messages of the last request.
+	enc msgEncoder
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -134,6 +152,7 @@ func (c *Conversation) Resume(ls *LoadedSession) error {
 	c.history = history
 	c.session = ls.Session
 	c.gen++
+	c.lastPrompt, c.lastBody = 0, 0
 	return nil
 }
 
@@ -145,6 +164,7 @@ func (c *Conversation) Reset() {
 	c.history = nil
 	c.session = nil
 	c.gen++
+	c.lastPrompt, c.lastBody = 0, 0
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -251,7 +271,20 @@ var ErrMaxSteps = errors.New("stopped: the model still asked for tools after max
 // (in parallel, results in order), again until an answer without tool
 // calls or maxSteps. On an error or cancellation the conversation is left
 // as it was before the turn, so that it stays valid for the next one.
+//
+// An @server:uri mention in text attaches that resource's contents to the
+// message (mcp.go).
 func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
+	msg, err := c.a.withMentions(ctx, text)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.run(ctx, []openai.ChatCompletionMessageParamUnion{msg}, out)
+}
+
+// run adds msgs to the conversation and, when the last is not the
+// assistant's, runs the loop on them.
+func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, out Output) (Result, error) {
 	c.turn.Lock()
 	defer c.turn.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -261,8 +294,14 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 
 	history, gen := c.snapshot()
 	from := len(history)
-	history = append(history, openai.UserMessage(text))
+	history = append(history, msgs...)
 	var res Result
+	triedCompact := false
+	if last := msgs[len(msgs)-1].OfAssistant; last != nil {
+		res.Answer = last.Content.OfString.Value
+		c.commit(ctx, history, gen, from, res.Usage, out)
+		return res, nil
+	}
 	for {
 		if res.Steps == c.a.cfg.MaxSteps {
 			c.commit(ctx, history, gen, from, res.Usage, out)
@@ -270,11 +309,25 @@ func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Resul
 			return res, ErrMaxSteps
 		}
 		history = dropAnsweredImages(history)
-		st, err := c.a.step(ctx, history, out)
+		req, err := c.a.prepare(ctx, history, &c.enc)
+		if err != nil {
+			return res, err
+		}
+		// One attempt a turn: a compaction that could not be done
+		// (nothing older to summarise, a failed summary) is not
+		// retried, with another model request, at each step.
+		if !triedCompact && c.over(len(req.body)) {
+			triedCompact = true
+			if history, from, req, err = c.compactBefore(ctx, history, from, gen, &res.Usage, out); err != nil {
+				return res, err
+			}
+		}
+		st, err := c.a.step(ctx, req, out)
 		res.Usage.add(st.usage)
 		if err != nil {
 			return res, err
 		}
+		c.measured(st.usage.Prompt, len(req.body))
 		history = append(history, st.assistant)
 		out.step(st)
 		if len(st.calls) == 0 {
@@ -345,26 +398,47 @@ type toolCall struct {
 	ID, Name, Arguments string
 }
 
-// step assembles the tools, sends one request with retries and returns the
-// assistant message to keep.
-func (a *Agent) step(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, out Output) (stepResult, error) {
+// request is one step's request, ready to send, with its parts kept for
+// /context.
+type request struct {
+	body      []byte
+	system    string // the system message's text; "" when none
+	toolsJSON []byte // nil when no tools are sent
+}
+
+// prepare assembles the tools and builds the request of a step on history.
+// enc, when not nil, keeps the messages' JSON for the next request.
+func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *msgEncoder) (request, error) {
 	asm, err := a.reg.Assemble(ctx, a.caller)
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
+	}
+	if asm.Tools, err = a.schemas.rewrite(asm.Tools); err != nil {
+		return request{}, err
 	}
 	toolsJSON, err := asm.ToolsJSON()
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
+	}
+	if len(asm.Tools) == 0 {
+		toolsJSON = nil
 	}
 	msgs := history
-	if sys := systemText(a.cfg.System, asm.Sections); sys != "" {
+	sys := systemText(a.cfg.System, asm.Sections)
+	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
-	body, err := a.requestBody(msgs, toolsJSON, len(asm.Tools) > 0)
+	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc)
 	if err != nil {
-		return stepResult{}, err
+		return request{}, err
 	}
-	st, err := a.send(ctx, body, out)
+	return request{body: body, system: sys, toolsJSON: toolsJSON}, nil
+}
+
+// step sends one prepared request with retries and returns the assistant
+// message to keep.
+func (a *Agent) step(ctx context.Context, req request, out Output) (stepResult, error) {
+	st, err := a.send(ctx, req.body, out)
 	if err != nil {
 		return st, err
 	}
@@ -409,32 +483,28 @@ func sectionTexts(sections []tools.Section) []string {
 // assembly wrote it. The SDK's JSON setter would re-marshal raw JSON
 // (compacting it), and the typed tool params would re-order each schema's
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
-// prompt cache sees the same prefix every time.
-func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool) ([]byte, error) {
+// prompt cache sees the same prefix every time. The messages enc knows
+// from the last request are not encoded again (encode.go).
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),
-		Messages:      msgs,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	if a.cfg.Temperature != nil {
 		p.Temperature = openai.Float(*a.cfg.Temperature)
 	}
-	b, err := json.Marshal(p)
+	var extra []byte
+	if withTools {
+		// An empty tools array is refused by some APIs; none is sent
+		// without tools.
+		extra = make([]byte, 0, len(`,"tools":`)+len(toolsJSON))
+		extra = append(append(extra, `,"tools":`...), toolsJSON...)
+	}
+	b, err := encodeParams(p, msgs, enc, extra)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
-	if !withTools {
-		// An empty tools array is refused by some APIs; none is sent.
-		return b, nil
-	}
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return nil, fmt.Errorf("encode the request: unexpected %q", b)
-	}
-	out := make([]byte, 0, len(b)+len(toolsJSON)+16)
-	out = append(out, b[:len(b)-1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, toolsJSON...)
-	return append(out, '}'), nil
+	return b, nil
 }
 
 // runTools executes calls in parallel and returns their tool messages in
@@ -447,9 +517,11 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	results := make([]toolOutcome, len(calls))
 	var wg sync.WaitGroup
 	for i, tc := range calls {
-		callCtx := ctx
+		// A server that asks the model during its call (sampling) is
+		// answered by this agent's.
+		callCtx := sampling.With(ctx, a.sampler(tc.Name, out))
 		if out.Progress != nil {
-			callCtx = tools.WithProgress(ctx, func(p tools.Progress) { out.Progress(tc.Name, p) })
+			callCtx = tools.WithProgress(callCtx, func(p tools.Progress) { out.Progress(tc.Name, p) })
 		}
 		wg.Go(func() { results[i] = a.runTool(callCtx, tc) })
 	}
@@ -493,6 +565,15 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		err = fmt.Errorf("the arguments are not valid JSON (%v); send the arguments as one JSON object", err)
 		return toolOutcome{text: "Error: " + err.Error(), err: err}
+	}
+	if a.schemas.profile != profileStandard {
+		// The model saw a loosened schema: the real one decides.
+		if def, ok := a.reg.Lookup(a.caller, tc.Name); ok {
+			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
+				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
+				return toolOutcome{text: "Error: " + err.Error(), err: err}
+			}
+		}
 	}
 	res := a.reg.Execute(ctx, a.caller, tc.Name, json.RawMessage(args))
 	var o toolOutcome

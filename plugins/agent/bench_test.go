@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,7 +137,7 @@ func BenchmarkRequestSize(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				body, err := a.requestBody(msgs, tj, len(asm.Tools) > 0)
+				body, err := a.requestBody(msgs, tj, len(asm.Tools) > 0, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -143,4 +147,113 @@ func BenchmarkRequestSize(b *testing.B) {
 			b.ReportMetric(float64(toolsSize), "tools-bytes")
 		})
 	}
+}
+
+// cannedModel answers every request without reading it into memory: the
+// recorded stream of a tool call when the conversation's last message is
+// the user's, else the recorded stream of an answer. Unlike the scripted
+// server it keeps no request, so a long benchmark's memory is the agent's.
+type cannedModel struct{ call, answer []byte }
+
+func (m cannedModel) RoundTrip(r *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	stream := m.call
+	if bytes.LastIndex(body, []byte(`"role":"tool"`)) > bytes.LastIndex(body, []byte(`"role":"user"`)) {
+		stream = m.answer
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: io.NopCloser(bytes.NewReader(stream)), Request: r,
+	}, nil
+}
+
+// recordStream returns the scripted server's stream for turn.
+func recordStream(b *testing.B, turn openaitest.Turn) []byte {
+	srv := openaitest.New(b, turn)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/completions", strings.NewReader(`{}`))
+	res, err := srv.Transport().RoundTrip(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkLongSession measures the agent's own time per step and its
+// memory in a 200-turn conversation: each turn a question, a tool call
+// whose result is 2 KB of text, and an answer (4 messages, about 2.4 KB).
+// The model is canned (no network, no parsing of the request), so the time
+// is the host's: assembling, encoding the ~0.5 MB request, streaming the
+// answer, running the tool, the context estimate. It reports the heap the
+// 200-turn conversation holds, and the time per step at turn 200.
+func BenchmarkLongSession(b *testing.B) {
+	reg := tools.New(nil)
+	s := host.NewScope(context.Background(), "bench", nil)
+	defer s.Dispose(time.Second)
+	result := strings.Repeat("a line of a tool's result\n", 80)
+	var calls atomic.Int64
+	// Each result is a string of its own, as a server's would be.
+	if _, err := reg.Register(s, tools.Func("noop", "Return a 2 KB text.", func(_ context.Context, in noopIn) (any, error) {
+		return fmt.Sprintf("call %d\n%s", calls.Add(1), result), nil
+	})); err != nil {
+		b.Fatal(err)
+	}
+	model := cannedModel{
+		call:   recordStream(b, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "noop", Arguments: `{"n":1}`}}}),
+		answer: recordStream(b, openaitest.Turn{Content: "Done: the tool said what it did, in 80 lines."}),
+	}
+	cfg := defaults()
+	cfg.BaseURL = "http://model.invalid/v1"
+	// The canned model reports no usage, and the estimate of 4 bytes a
+	// token would pass 0.8 of 128K near turn 200: the window is large
+	// here, so that what is measured is the step, not a compaction.
+	cfg.ContextWindow = 1 << 20
+	a := newAgent(context.Background(), cfg, "k", reg, nil, &http.Client{Transport: model})
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conv := a.NewConversation()
+	start := time.Now()
+	for i := range 200 {
+		if _, err := conv.Turn(context.Background(), fmt.Sprintf("Question %d: run the tool and tell me what it says.", i), Output{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	build := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	base, _ := conv.snapshot()
+	if len(base) != 800 {
+		b.Fatalf("%d messages, want 800", len(base))
+	}
+	u, err := conv.Context(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := a.NewConversation()
+		// The conversation as it stands after turn 200: its history, and
+		// the JSON its last request kept (replaced, never changed, by
+		// the next request, so the map can be shared).
+		c.history = base
+		c.enc.m = conv.enc.m
+		if _, err := c.Turn(context.Background(), "One more: run the tool.", Output{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "ns/step@200")
+	b.ReportMetric(float64(build.Nanoseconds())/400, "ns/step-avg-0..200")
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "heap-bytes@200")
+	b.ReportMetric(float64(u.Bytes), "request-bytes@200")
+	b.ReportMetric(float64(u.Total), "est-tokens@200")
 }

@@ -30,15 +30,27 @@ type config struct {
 	// TimeoutMs bounds each model request, from sending it to the end of
 	// its stream; 0 means no bound.
 	TimeoutMs int `yaml:"timeoutMs"`
+	// ContextWindow is the model's context in tokens; 0 takes the known
+	// window of the model (knownWindow).
+	ContextWindow int `yaml:"contextWindow"`
+	// CompactAt is the share of the window a request may reach before
+	// the older turns are summarised (compact.go).
+	CompactAt float64 `yaml:"compactAt"`
+	// SchemaProfile says how tool parameter schemas are sent: "auto"
+	// (gemini for Google's API, else as registered), "standard" or
+	// "gemini" (profile.go).
+	SchemaProfile string `yaml:"schemaProfile"`
 }
 
 func defaults() config {
 	return config{
-		BaseURL:   "https://api.deepseek.com",
-		Model:     "deepseek-chat",
-		APIKeyEnv: "DEEPSEEK_API_KEY",
-		MaxSteps:  25,
-		TimeoutMs: 600_000,
+		BaseURL:       "https://api.deepseek.com",
+		Model:         "deepseek-chat",
+		APIKeyEnv:     "DEEPSEEK_API_KEY",
+		MaxSteps:      25,
+		TimeoutMs:     600_000,
+		CompactAt:     0.8,
+		SchemaProfile: profileAuto,
 	}
 }
 
@@ -67,5 +79,39 @@ func validate(c *config) error {
 	if c.TimeoutMs < 0 {
 		errs = append(errs, fmt.Errorf("timeoutMs: %d must be 0 (no bound) or more", c.TimeoutMs))
 	}
+	if c.ContextWindow != 0 && c.ContextWindow < minContextWindow {
+		errs = append(errs, fmt.Errorf("contextWindow: %d is too small; give the model's context in tokens (at least %d), or leave it out for the model's known window", c.ContextWindow, minContextWindow))
+	}
+	if math.IsNaN(c.CompactAt) || c.CompactAt <= 0 || c.CompactAt > 1 {
+		errs = append(errs, fmt.Errorf("compactAt: %v is out of range; a share of contextWindow above 0, at most 1 (default 0.8)", c.CompactAt))
+	}
+	if err := checkProfile(c); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// minContextWindow is the smallest contextWindow taken: below it no
+// conversation fits, with or without compaction.
+const minContextWindow = 256
+
+// knownWindows are the context windows, in tokens, of models whose window
+// is published: DeepSeek's API refuses a request over 131072 tokens
+// ("128K") for both of its models.
+var knownWindows = map[string]int{
+	"deepseek-chat":     131072,
+	"deepseek-reasoner": 131072,
+}
+
+// defaultWindow is the window of a model not in knownWindows: small
+// enough for most models served today, so that compaction comes before
+// the API's refusal rather than after.
+const defaultWindow = 32768
+
+// knownWindow returns the context window of model.
+func knownWindow(model string) int {
+	if n, ok := knownWindows[model]; ok {
+		return n
+	}
+	return defaultWindow
 }

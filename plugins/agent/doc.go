@@ -18,6 +18,9 @@
 //	      maxSteps: 25                        # tool rounds per turn (default 25)
 //	      temperature: 0.2                    # sent when set, 0..2
 //	      timeoutMs: 600000                   # per request, to the end of its stream; 0: none
+//	      contextWindow: 131072               # the model's context in tokens; default: known (DeepSeek 131072) or 32768
+//	      compactAt: 0.8                      # compact when a request would pass this share of it
+//	      schemaProfile: auto                 # auto | standard | gemini (auto: gemini for Google's API)
 //
 // The key is read from the variable when the instance starts (an unset
 // variable fails it, naming the variable), sent only as the bearer token
@@ -67,13 +70,58 @@
 // baseUrl. A 401 or 403 names the variable the key was read from; a
 // context-length refusal says so and suggests /new or folding.
 //
+// # Context
+//
+// Before each request the agent estimates its prompt tokens: the count the
+// API reported for the conversation's last request plus a token per 4
+// bytes the body grew since (a token per 4 bytes before any count). When
+// the estimate passes compactAt of contextWindow, the turns before the
+// running one (and before the last one too, when it is small) are sent to
+// the same model with a request to summarise them, and replaced by a
+// summary pair (the summary as a user message, an acknowledgement as the
+// assistant's, so roles alternate); a tool result over 2000 bytes is cut
+// in what the model summarises, kept in the attachments store, and named
+// in the summary by its reference. The session gets a "compact" line, so a
+// resumed conversation sends the compacted history. Nothing to compact, or
+// a failed summary, is said on the status output and the request goes as
+// it is. /compact does it by hand (keeping the last turn); /context shows
+// the estimate split by the request's bytes into system text, tools,
+// history and the rest, parts that add up to it.
+//
+// # Schema profiles
+//
+// Gemini's API refuses tool parameter schemas with $ref, $defs, anyOf and
+// other JSON Schema keywords. Under schemaProfile gemini (auto picks it for
+// generativelanguage.googleapis.com and *aiplatform.googleapis.com) each
+// schema is rewritten into Gemini's subset (references inlined, recursion
+// cut, unions collapsed, unknown keywords dropped) once per distinct
+// schema, and the arguments of a call to a tool whose schema was rewritten
+// are validated against its real schema before the call: a mismatch is a
+// tool error the model reads, and the tool is not called.
+//
+// # MCP in the conversation
+//
+// With the resources service, an @server:uri mention in a message (at its
+// start or after a space, server a known serverName) attaches the
+// resource's contents after the text, each under a line naming it; images
+// go as image parts when the model takes them. A mention that cannot be
+// read fails the turn before anything is sent. Conversation.Prompt gets an
+// MCP prompt (mcp__server__prompt, its arguments as its slash command takes
+// them) and inserts its messages as turns, consecutive ones of a role
+// joined; when the last is the user's the model answers it. A server that
+// sends a sampling request during one of the agent's tool calls is
+// answered by the agent's model, in a request without tools, once the
+// person approves it through the elicitation service (a question like the
+// policy's approvals); under a one-shot chat (policy.WithOneShot) it is
+// approved with --yes and declined, with that reason, without.
+//
 // # Front ends
 //
 // The plugin provides Key: an *Agent whose Main conversation the console
 // of `dsh-host chat` talks in, and NewConversation for one-shot use
 // (`dsh-host chat -p`). With the commands service it registers /new (a new
-// main conversation) and /model [NAME] (show or switch the model until the
-// instance restarts). A restart of the instance (its entry edited, a
+// main conversation), /model [NAME] (show or switch the model until the
+// instance restarts), /context and /compact. A restart of the instance (its entry edited, a
 // service it injects gone) starts a new conversation.
 //
 // # Sessions

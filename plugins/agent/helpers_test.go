@@ -51,6 +51,13 @@ type env struct {
 // srv; extra is more YAML of the agent's config, indented six spaces.
 func start(t *testing.T, srv *openaitest.Server, extra string) *env {
 	t.Helper()
+	return startWith(t, srv, "", extra)
+}
+
+// startWith is start with more flags of the fixture server (fixtureArgs,
+// YAML list items such as `, -sample`).
+func startWith(t *testing.T, srv *openaitest.Server, fixtureArgs, extra string) *env {
+	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	t.Setenv(testKeyEnv, "sk-test-key")
 	events := filepath.Join(t.TempDir(), "events")
@@ -61,7 +68,7 @@ func start(t *testing.T, srv *openaitest.Server, extra string) *env {
       serverName: demo
       transport: stdio
       command: %q
-      args: [-instructions, "Prefer the add tool for sums.", -progress]
+      args: [-instructions, "Prefer the add tool for sums.", -progress%s]
       env: {FIXTURE_CANCEL_FILE: %q}
       # all: only the agent's Secrets keep its key from the server.
       inheritEnv: all
@@ -72,7 +79,7 @@ func start(t *testing.T, srv *openaitest.Server, extra string) *env {
     config:
       baseUrl: %s
       apiKeyEnv: %s
-%s`, mcptest.FixtureBinary(t), events, srv.URL, testKeyEnv, extra)
+%s`, mcptest.FixtureBinary(t), fixtureArgs, events, srv.URL, testKeyEnv, extra)
 	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

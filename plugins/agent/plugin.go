@@ -10,6 +10,8 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -23,12 +25,13 @@ func init() {
 	host.Register(host.Definition[config]{
 		Name:        PluginName,
 		Description: "a model on an OpenAI-compatible API using the tools (dsh-host chat)",
-		Inject:      []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key)},
-		Provides:    []host.AnyKey{Key},
-		Defaults:    defaults,
-		Validate:    validate,
+		Inject: []host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(commands.Key),
+			host.Optional(resources.Key), host.Optional(elicit.Key)},
+		Provides: []host.AnyKey{Key},
+		Defaults: defaults,
+		Validate: validate,
 		// One agent per host: it provides the service and the fixed
-		// commands /new and /model.
+		// commands /new, /model, /context and /compact.
 		Claims: func(*config) []host.Claim { return []host.Claim{{Kind: "service", Value: "agent"}} },
 		// The key never reaches an MCP server's environment.
 		Secrets: func(c *config) []string {
@@ -54,6 +57,8 @@ func apply(s *host.Scope, cfg config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	a := newAgent(s.Context(), cfg, key, host.Get(s, tools.Key), store, &http.Client{Transport: transport})
 	a.caller.ID = s.ID()
+	a.resources, _ = host.Lookup(s, resources.Key)
+	a.elicit, _ = host.Lookup(s, elicit.Key)
 	if err := host.Provide(s, Key, a); err != nil {
 		return err
 	}
@@ -75,6 +80,9 @@ func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 			return "new conversation", nil
 		}),
 	}); err != nil {
+		return err
+	}
+	if err := registerContextCommands(s, cmds, a); err != nil {
 		return err
 	}
 	_, err := cmds.Register(s, commands.Command{

@@ -24,7 +24,9 @@ import (
 
 // A session is one chat conversation saved as it goes: a JSON-lines file
 // under $DSH_HOME/sessions, a "start" line, then one "turn" line per
-// committed turn, appended and fsynced when the turn ends, so that a crash
+// committed turn (and a "compact" line where older turns were summarised:
+// its messages replace the first "replaces" of the history), appended and
+// fsynced when the turn ends, so that a crash
 // loses at most the turn in progress. Each turn line holds the messages the
 // turn added, as the API receives them, so that a resumed conversation
 // sends the model the same history byte for byte. A tool result over
@@ -37,7 +39,7 @@ import (
 
 // sessionLine is one line of a session file.
 type sessionLine struct {
-	Kind        string            `json:"kind"` // "start" or "turn"
+	Kind        string            `json:"kind"` // "start", "turn" or "compact"
 	Time        time.Time         `json:"time"`
 	ID          string            `json:"id,omitempty"`          // start
 	Composition string            `json:"composition,omitempty"` // start: the composition file, absolute
@@ -47,6 +49,9 @@ type sessionLine struct {
 	// Attachments name the turn's messages whose content is in the
 	// attachments store (saved empty in Messages).
 	Attachments []savedAttachment `json:"attachments,omitempty"` // turn
+	// Replaces is how many messages from the start of the history the
+	// Messages of a compaction (its summary) replace.
+	Replaces int `json:"replaces,omitempty"` // compact
 }
 
 // savedAttachment is a tool result kept in the attachments store: the
@@ -125,7 +130,25 @@ func (s *Session) appendTurn(ctx context.Context, store *attachments.Store, mode
 		}
 		tl.Messages = append(tl.Messages, raw)
 	}
-	line, err := json.Marshal(tl)
+	return s.appendLine(tl)
+}
+
+// appendCompaction saves a compaction: summary replaces the first
+// replaces messages of the history.
+func (s *Session) appendCompaction(model string, u Usage, replaces int, summary []openai.ChatCompletionMessageParamUnion) error {
+	cl := sessionLine{Kind: "compact", Time: time.Now(), Model: model, Usage: &u, Replaces: replaces}
+	for _, m := range summary {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode a message: %w", err)
+		}
+		cl.Messages = append(cl.Messages, raw)
+	}
+	return s.appendLine(cl)
+}
+
+func (s *Session) appendLine(sl sessionLine) error {
+	line, err := json.Marshal(sl)
 	if err != nil {
 		return err
 	}
@@ -210,8 +233,13 @@ func readSession(path string, history bool) (ls *LoadedSession, good int64, err 
 		var sl sessionLine
 		uerr := json.Unmarshal(line, &sl)
 		whole := rerr == nil // ends with '\n'
-		if uerr == nil && sl.Kind == "turn" && history {
-			uerr = ls.addTurn(sl)
+		if uerr == nil && history {
+			switch sl.Kind {
+			case "turn":
+				uerr = ls.addTurn(sl)
+			case "compact":
+				uerr = ls.compact(sl)
+			}
 		}
 		if uerr != nil || !whole {
 			if _, peek := r.Peek(1); peek == io.EOF {
@@ -250,6 +278,31 @@ func (ls *LoadedSession) addTurn(sl sessionLine) error {
 		}
 		ls.History = append(ls.History, m)
 	}
+	return nil
+}
+
+// compact applies a compaction line: its messages replace the first
+// sl.Replaces of the history.
+func (ls *LoadedSession) compact(sl sessionLine) error {
+	if sl.Replaces < 0 || sl.Replaces > len(ls.History) {
+		return fmt.Errorf("the compaction replaces %d messages of %d", sl.Replaces, len(ls.History))
+	}
+	summary := make([]openai.ChatCompletionMessageParamUnion, len(sl.Messages))
+	for i, raw := range sl.Messages {
+		if err := json.Unmarshal(raw, &summary[i]); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	shift := len(summary) - sl.Replaces
+	kept := ls.inStore[:0]
+	for _, a := range ls.inStore {
+		if a.Message >= sl.Replaces {
+			a.Message += shift
+			kept = append(kept, a)
+		}
+	}
+	ls.inStore = kept
+	ls.History = append(summary, ls.History[sl.Replaces:]...)
 	return nil
 }
 

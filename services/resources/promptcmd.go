@@ -148,13 +148,24 @@ func looksLikeName(k string) bool {
 }
 
 func (pc PromptCommand) run(ctx context.Context, input string) (string, error) {
-	words, err := commands.SplitArgs(input)
+	res, err := pc.Fetch(ctx, input)
 	if err != nil {
 		return "", err
 	}
+	return pc.Renderer.Messages(ctx, res), nil
+}
+
+// Fetch gets the prompt with the arguments the command's input gives, as
+// the command does, and returns its messages unrendered (a chat inserts
+// them as turns).
+func (pc PromptCommand) Fetch(ctx context.Context, input string) (*mcp.GetPromptResult, error) {
+	words, err := commands.SplitArgs(input)
+	if err != nil {
+		return nil, err
+	}
 	args, err := pc.args(words)
 	if err != nil {
-		return "", fmt.Errorf("%w — usage: /%s %s", err, pc.Prompt.Public, pc.usage())
+		return nil, fmt.Errorf("%w — usage: /%s %s", err, pc.Prompt.Public, pc.usage())
 	}
 	var missing []string
 	for _, a := range pc.Prompt.Arguments {
@@ -167,13 +178,9 @@ func (pc PromptCommand) run(ctx context.Context, input string) (string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("missing required argument(s): %s — usage: /%s %s", strings.Join(missing, "; "), pc.Prompt.Public, pc.usage())
+		return nil, fmt.Errorf("missing required argument(s): %s — usage: /%s %s", strings.Join(missing, "; "), pc.Prompt.Public, pc.usage())
 	}
-	res, err := pc.Get(ctx, pc.Prompt.Name, args)
-	if err != nil {
-		return "", err
-	}
-	return pc.Renderer.Messages(ctx, res), nil
+	return pc.Get(ctx, pc.Prompt.Name, args)
 }
 
 // complete completes the last word of the input: a name=value word's
@@ -240,6 +247,13 @@ func (r Renderer) Messages(ctx context.Context, res *mcp.GetPromptResult) string
 		b.WriteString(r.message(ctx, m.Content))
 	}
 	return b.String()
+}
+
+// MessageText renders one content block of a prompt's message as text,
+// as Messages does: images and audio kept in the store and named by
+// reference, embedded resources as a read shows them.
+func (r Renderer) MessageText(ctx context.Context, content mcp.Content) string {
+	return r.message(ctx, content)
 }
 
 func (r Renderer) message(ctx context.Context, content mcp.Content) string {

@@ -2,8 +2,9 @@
 // (sampling/createMessage) made during a call: a caller that has a model at
 // hand, such as the gateway forwarding to its own client, puts a [Sampler]
 // on the call's context with [With]; mcp-client asks it ([From]). Without
-// one the request fails with [ErrNoSampler]. The host itself has no model to
-// offer servers, so nothing installs a default.
+// one the request fails with [ErrNoSampler]. The agent plugin puts one on
+// the calls its model makes, answered by that model once a person approves
+// ([WithServer] tells it which server asks); nothing installs a default.
 package sampling
 
 import (
@@ -30,5 +31,20 @@ func With(ctx context.Context, s Sampler) context.Context {
 // From returns ctx's sampler, or nil.
 func From(ctx context.Context) Sampler {
 	s, _ := ctx.Value(key{}).(Sampler)
+	return s
+}
+
+type serverKey struct{}
+
+// WithServer returns ctx naming the MCP server (its serverName) whose
+// sampling request a Sampler is called for: mcp-client puts it there, so
+// that a sampler that asks a person can say who asks.
+func WithServer(ctx context.Context, server string) context.Context {
+	return context.WithValue(ctx, serverKey{}, server)
+}
+
+// Server returns the serverName WithServer put on ctx, "" when none.
+func Server(ctx context.Context) string {
+	s, _ := ctx.Value(serverKey{}).(string)
 	return s
 }

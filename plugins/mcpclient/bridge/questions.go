@@ -211,7 +211,7 @@ func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithTool
 		q.Log.Warn(q.Label+": a sampling request was refused: nobody can answer it here", "err", sampling.ErrNoSampler)
 		return nil, sampling.ErrNoSampler
 	}
-	return s(askCtx, req.Params)
+	return s(sampling.WithServer(askCtx, q.Server), req.Params)
 }
 
 // CallerRoots answers a server's roots/list (2025-11-25) made during a
