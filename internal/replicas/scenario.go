@@ -22,6 +22,7 @@ type Scenario struct {
 type Outcome struct {
 	Replicas int
 	Stateful bool
+	Workers  int
 	Load     LoadResult
 	// With Terminate: the terminated replica's requests before its
 	// SIGTERM (HAProxy's count), and how it ended.
@@ -39,7 +40,7 @@ type Outcome struct {
 
 // Run runs s; the cluster is gone when it returns.
 func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
-	out = Outcome{Replicas: s.Replicas, Stateful: s.Stateful, Served: map[string]int64{}}
+	out = Outcome{Replicas: s.Replicas, Stateful: s.Stateful, Workers: s.Workers, Served: map[string]int64{}}
 	c, err := Start(ctx, s.Options)
 	if err != nil {
 		return out, err
@@ -96,6 +97,12 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 	out.Redispatches = count(st["BACKEND"], "wredis")
 	out.Sent5xx = count(st["FRONTEND"], "hrsp_5xx")
 	return out, ctx.Err()
+}
+
+// Reopened counts the sessions opened past each worker's first: after a
+// failed call (a stateful replica's sessions die with it) or connect.
+func (o Outcome) Reopened() int64 {
+	return max(o.Load.Connect-int64(o.Workers), 0)
 }
 
 func count(row map[string]string, key string) int64 {
