@@ -47,6 +47,10 @@ func options(t *testing.T, n int) Options {
 	}
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
+		// Debian installs it in /usr/sbin, which a user's PATH may lack.
+		haproxy, err = exec.LookPath("/usr/sbin/haproxy")
+	}
+	if err != nil {
 		msg := "haproxy is not installed (apt-get install -y haproxy; scripts/test installs it)"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg + " (CI=true: this test must run)")
