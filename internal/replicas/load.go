@@ -15,7 +15,8 @@ import (
 
 // Load is a closed-loop load on an MCP endpoint, after go-sdk's load tester
 // (examples/client/loadtest): Workers clients, each with its own session,
-// call the fixture's add tool one call after another, and check each sum.
+// call the fixture's add tool (or slow, with SlowMS) one call after
+// another, and check each answer.
 // A worker whose call fails closes its session and opens a new one, as a
 // client would.
 type Load struct {
@@ -23,11 +24,14 @@ type Load struct {
 	Workers int
 	// CallTimeout bounds each call and each connect (default 10s).
 	CallTimeout time.Duration
+	// SlowMS, if positive, has every call be the fixture's slow tool for
+	// that many milliseconds, so that calls are in flight at any moment.
+	SlowMS int
 }
 
 // LoadResult counts what a Load did.
 type LoadResult struct {
-	Calls   int64 // calls answered with the right sum
+	Calls   int64 // calls answered right
 	Failed  int64 // calls that failed, or answered wrong or with isError
 	Connect int64 // sessions opened (initialize)
 	// ConnectFailed counts the connects that failed; each is retried.
@@ -51,8 +55,11 @@ func (r LoadResult) PerSecond() float64 {
 // maxErrors is how many failures' texts a LoadResult keeps.
 const maxErrors = 5
 
-// addTool is the fixture's add tool as the gateway serves it.
-const addTool = "mcp__fx__add"
+// The fixture's tools as the gateway serves them.
+const (
+	addTool  = "mcp__fx__add"
+	slowTool = "mcp__fx__slow"
+)
 
 // Run drives the load until stop is closed (or ctx is done); then each
 // worker finishes its call in flight, which counts. Calls are not
@@ -123,7 +130,12 @@ func (l Load) Run(ctx context.Context, stop <-chan struct{}) LoadResult {
 					connects.Add(1)
 				}
 				cctx, cancel := context.WithTimeout(ctx, timeout)
-				err := callAdd(cctx, cs, w, i)
+				var err error
+				if l.SlowMS > 0 {
+					err = callSlow(cctx, cs, l.SlowMS)
+				} else {
+					err = callAdd(cctx, cs, w, i)
+				}
 				cancel()
 				if err == nil {
 					calls.Add(1)
@@ -159,4 +171,19 @@ func callAdd(ctx context.Context, cs *mcp.ClientSession, a, b int) error {
 		return errors.New("call: wrong answer: " + string(data))
 	}
 	return nil
+}
+
+// callSlow calls slow {ms} and checks its answer.
+func callSlow(ctx context.Context, cs *mcp.ClientSession, ms int) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: slowTool, Arguments: map[string]any{"ms": ms}})
+	if err != nil {
+		return fmt.Errorf("call: %w", err)
+	}
+	want := fmt.Sprintf("slept %d ms", ms)
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t.Text == want && !res.IsError {
+			return nil
+		}
+	}
+	return fmt.Errorf("call: wrong answer (isError %v): %v", res.IsError, res.Content)
 }

@@ -100,7 +100,8 @@ func logs(t *testing.T, dir string) {
 }
 
 // TestStatelessReplicaSIGTERMLosesNoCall: three stateless replicas behind
-// HAProxy with scripts/replicas.d/haproxy.cfg, under load; one gets
+// HAProxy with scripts/replicas.d/haproxy.cfg, under load (calls of 100 ms,
+// so that some are in flight on every replica at any moment); one gets
 // SIGTERM halfway, drains and exits, and not one call or connect fails:
 // its calls in flight finish, and HAProxy sends what it refuses (503) or
 // no longer accepts (connection refused) to the others.
@@ -109,17 +110,17 @@ func TestStatelessReplicaSIGTERMLosesNoCall(t *testing.T) {
 	defer logs(t, o.Dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := Scenario{Options: o, Workers: 8, Duration: 4 * time.Second, Terminate: true}.Run(ctx)
+	out, err := Scenario{Options: o, Workers: 12, Duration: 4 * time.Second, Terminate: true, SlowMS: 100}.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d calls (%.0f/s), %d lost; %s served %d before its SIGTERM; HAProxy: %d retries, %d redispatched, %d 5xx to clients; served %v",
-		out.Load.Calls, out.Load.PerSecond(), out.Load.Lost(), out.Terminated, out.ServedBefore, out.Retries, out.Redispatches, out.Sent5xx, out.Served)
+	t.Logf("%d calls (%.0f/s), %d lost; %s served %d before its SIGTERM, %d in flight at its drain; HAProxy: %d retries, %d redispatched, %d 5xx to clients; served %v",
+		out.Load.Calls, out.Load.PerSecond(), out.Load.Lost(), out.Terminated, out.ServedBefore, out.InFlightAtDrain, out.Retries, out.Redispatches, out.Sent5xx, out.Served)
 	if out.Load.Lost() != 0 {
 		t.Errorf("%d calls and %d connects failed, want 0; first errors: %q", out.Load.Failed, out.Load.ConnectFailed, out.Load.Errors)
 	}
-	if out.ServedBefore == 0 {
-		t.Errorf("%s had served nothing when it got SIGTERM: the load did not reach it", out.Terminated)
+	if out.ServedBefore == 0 || out.InFlightAtDrain < 1 {
+		t.Errorf("%s had served %d requests and had %d calls in flight when it got SIGTERM; want the load on it", out.Terminated, out.ServedBefore, out.InFlightAtDrain)
 	}
 	if out.TerminatedErr != nil {
 		t.Errorf("%s after SIGTERM: %v, want exit 0 (drained)", out.Terminated, out.TerminatedErr)

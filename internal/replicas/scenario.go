@@ -1,8 +1,11 @@
 package replicas
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 )
@@ -16,6 +19,8 @@ type Scenario struct {
 	// Terminate sends SIGTERM to replica r1 halfway through; the load then
 	// runs until Duration has passed and r1 has exited.
 	Terminate bool
+	// SlowMS is the load's (Load.SlowMS).
+	SlowMS int
 }
 
 // Outcome is what a Scenario saw.
@@ -29,6 +34,9 @@ type Outcome struct {
 	Terminated    string
 	ServedBefore  int64
 	TerminatedErr error
+	// InFlightAtDrain is how many calls the terminated replica had in
+	// flight when its drain began (its log's count), -1 if unknown.
+	InFlightAtDrain int
 	// Retries and Redispatches are HAProxy's, over the whole run: requests
 	// it sent again, and sent again to another replica.
 	Retries, Redispatches int64
@@ -53,7 +61,7 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 	stop := make(chan struct{})
 	results := make(chan LoadResult, 1)
 	go func() {
-		results <- Load{URL: c.URL, Workers: s.Workers}.Run(ctx, stop)
+		results <- Load{URL: c.URL, Workers: s.Workers, SlowMS: s.SlowMS}.Run(ctx, stop)
 	}()
 	timer := time.NewTimer(s.Duration)
 	defer timer.Stop()
@@ -66,9 +74,23 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 		half.Stop()
 		victim := c.Replicas[0]
 		out.Terminated = victim.Name
-		if st, err := c.Stats(); err == nil {
-			out.ServedBefore = count(st[victim.Name], "stot")
+		// The SIGTERM goes when HAProxy has a request on the victim (for
+		// at most a second more), so that the drain has work in flight.
+		busy, cancelBusy := context.WithTimeout(ctx, time.Second)
+		for busy.Err() == nil {
+			st, err := c.Stats()
+			if err == nil {
+				out.ServedBefore = count(st[victim.Name], "stot")
+				if count(st[victim.Name], "scur") > 0 {
+					break
+				}
+			}
+			select {
+			case <-busy.Done():
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
+		cancelBusy()
 		if err := c.Terminate(victim); err != nil {
 			close(stop)
 			<-results
@@ -79,6 +101,7 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 			out.TerminatedErr = victim.ExitErr()
 		case <-ctx.Done():
 		}
+		out.InFlightAtDrain = victim.inFlightAtDrain()
 	}
 	select {
 	case <-timer.C:
@@ -108,4 +131,29 @@ func (o Outcome) Reopened() int64 {
 func count(row map[string]string, key string) int64 {
 	n, _ := strconv.ParseInt(row[key], 10, 64)
 	return n
+}
+
+// drainingMsg is the line a gateway logs as its drain begins, with the
+// calls in flight (gateway/calls.go).
+const drainingMsg = "gateway: draining: no new session or request is taken; waiting for the requests in flight"
+
+// inFlightAtDrain reads r's log for the calls it had in flight when its
+// drain began; -1 if the log does not say.
+func (r *Replica) inFlightAtDrain() int {
+	f, err := os.Open(r.Log)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m struct {
+			Msg      string
+			InFlight *int
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == drainingMsg && m.InFlight != nil {
+			return *m.InFlight
+		}
+	}
+	return -1
 }

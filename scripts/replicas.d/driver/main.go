@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "stateless", "stateless, stateful (sessions, sticky on Mcp-Session-Id) or both")
 	sweep := fs.Bool("sweep", true, "measure calls per second with 1 to N replicas")
 	term := fs.Bool("sigterm", true, "run N replicas and SIGTERM one halfway")
+	slowMS := fs.Int("slow-ms", 0, "call the fixture's slow tool for `MS` milliseconds instead of add (calls in flight at the SIGTERM)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	fmt.Fprintf(stdout, "%d workers, %v per run; logs in %s\n", *workers, *duration, o.Dir)
+	fmt.Fprintln(stdout, "sigterm: the replica SIGTERMed halfway @ the requests it had served / its calls in flight when it began to drain")
+	fmt.Fprintln(stdout, "lost: calls and connects that failed; reopened: sessions opened again after one; retries, redisp., 5xx-to-cl: HAProxy's")
 	fmt.Fprintf(stdout, "%-9s %-8s %-8s %8s %9s %5s %8s %8s %8s %10s  %s\n", "mode", "replicas", "sigterm", "calls", "calls/s", "lost", "reopened", "retries", "redisp.", "5xx-to-cl", "served by r1/r2/...")
 	code := 0
 	runNo := 0
@@ -80,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, p := range plans {
 			runNo++
-			s := replicas.Scenario{Options: o, Workers: *workers, Duration: *duration, Terminate: p.terminate}
+			s := replicas.Scenario{Options: o, Workers: *workers, Duration: *duration, Terminate: p.terminate, SlowMS: *slowMS}
 			s.Replicas = p.replicas
 			s.Stateful = stateful
 			s.Dir = filepath.Join(o.Dir, fmt.Sprintf("run%d", runNo))
@@ -118,7 +121,7 @@ func printOutcome(w io.Writer, out replicas.Outcome) {
 	}
 	term := "-"
 	if out.Terminated != "" {
-		term = fmt.Sprintf("%s@%d", out.Terminated, out.ServedBefore)
+		term = fmt.Sprintf("%s@%d/%d", out.Terminated, out.ServedBefore, out.InFlightAtDrain)
 	}
 	served := make([]string, 0, len(out.Served))
 	for i := 1; i <= out.Replicas; i++ {
