@@ -77,6 +77,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		}
 	}()
 	type started struct {
+		i   int
 		r   *Replica
 		err error
 	}
@@ -84,7 +85,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	for i := range o.Replicas {
 		go func() {
 			r, err := startReplica(ctx, o, fmt.Sprintf("r%d", i+1))
-			results <- started{r, err}
+			results <- started{i, r, err}
 		}()
 	}
 	c.Replicas = make([]*Replica, o.Replicas)
@@ -96,9 +97,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			continue
 		}
 		c.procs = append(c.procs, s.r.proc)
-		var i int
-		fmt.Sscanf(s.r.Name, "r%d", &i)
-		c.Replicas[i-1] = s.r
+		c.Replicas[s.i] = s.r
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, err
