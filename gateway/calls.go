@@ -49,7 +49,13 @@ func (l *callLimit) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ss := req.GetSession()
-		if atCap, err := l.acquire(ss); err != nil {
+		// A request that came over HTTP passed the listener's drain
+		// check (refuseDraining) before the drain began, and the drain
+		// waits for it: refused here, it would be an error inside a 200
+		// that no load balancer can retry elsewhere.
+		extra := req.GetExtra()
+		admitted := extra != nil && extra.Header != nil
+		if atCap, err := l.acquire(ss, admitted); err != nil {
 			if atCap { // not a drain's refusal: those are the point
 				l.refused.Add()
 			}
@@ -61,12 +67,13 @@ func (l *callLimit) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // acquire counts a request of ss, or refuses it: atCap says the refusal
-// is a cap's, not a drain's.
-func (l *callLimit) acquire(ss mcp.Session) (atCap bool, err error) {
+// is a cap's, not a drain's. A request admitted by the HTTP listener
+// before a drain is not refused for the drain.
+func (l *callLimit) acquire(ss mcp.Session, admitted bool) (atCap bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.idle != nil:
+	case l.idle != nil && !admitted:
 		return false, &jsonrpc.Error{Code: codeBusy, Message: "the gateway is draining (shutting down): it finishes the requests in flight and takes no new one; retry on another gateway, or once it is back"}
 	case l.bySession[ss] >= l.perSession:
 		return true, &jsonrpc.Error{Code: codeBusy, Message: fmt.Sprintf(
@@ -125,7 +132,8 @@ const DefaultDrainTimeout = 30 * time.Second
 // flight to end: from its call on, /readyz answers 503, the HTTP listener
 // refuses new sessions and requests (503) and closes connections after
 // their current response, and a request on a session already open (such
-// as stdio's) fails with an error saying the gateway is draining. It
+// as stdio's) fails with an error saying the gateway is draining (but a
+// request the HTTP listener took before the drain is answered). It
 // returns when no request is in flight, or when ctx ends (a second signal,
 // or the drain timeout), with the number still running, which the
 // dispose that follows cuts. The gateway stays draining: Close or the
