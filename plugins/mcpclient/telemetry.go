@@ -1,0 +1,65 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+)
+
+// startCallSpan starts the client span of one upstream tools/call (after
+// OTel's MCP conventions: "tools/call <tool>", kind client) and carries
+// its trace context to the server in params._meta (traceparent,
+// tracestate), so that a server that traces continues the caller's trace.
+func (c *client) startCallSpan(ctx context.Context, cn *conn, params *mcp.CallToolParams) (context.Context, trace.Span) {
+	transport := "pipe"
+	if c.opt.cfg.Transport != TransportStdio {
+		transport = "tcp"
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", params.Name),
+		attribute.String(telemetry.AttrServerName, c.opt.cfg.ServerName),
+		attribute.String("network.transport", transport),
+	}
+	if id := cn.session.ID(); id != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", id))
+	}
+	ctx, span := c.tracer.Start(ctx, "tools/call "+params.Name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	params.Meta = telemetry.Inject(ctx, params.Meta)
+	return ctx, span
+}
+
+// endCallSpan ends span with the call's outcome: error.type is tool_error
+// for an isError answer (a failure MCP carries as a result), else what
+// kind of failure ended the call.
+func (c *client) endCallSpan(span trace.Span, ctx, cctx context.Context, res *mcp.CallToolResult, err error) {
+	var errType, msg string
+	var timeout *calls.Timeout
+	switch {
+	case err == nil && res != nil && res.IsError:
+		errType, msg = telemetry.OutcomeToolError, "the server answered isError"
+	case err == nil:
+	case ctx.Err() != nil:
+		errType, msg = telemetry.OutcomeCancelled, err.Error()
+	case errors.As(context.Cause(cctx), &timeout):
+		errType, msg = "timeout", err.Error()
+	case bridge.Answered(err):
+		errType, msg = "rpc_error", err.Error()
+	default:
+		errType, msg = "transport_error", err.Error()
+	}
+	if errType != "" {
+		span.SetAttributes(attribute.String("error.type", errType))
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End()
+}
