@@ -28,23 +28,28 @@ import (
 
 // observedHost is a host in this process, with the given telemetry,
 // running the fixture server (serverName fx, with the meta tool) under
-// mcp-client and a gateway with an HTTP listener and a metrics listener.
+// mcp-client and a gateway with an HTTP listener and, when tel has
+// metrics, a metrics listener.
 type observedHost struct {
 	mcpURL, metricsURL string
 	hc                 *http.Client
 }
 
-func startObservedHost(t *testing.T, tel *telemetry.Telemetry) *observedHost {
+func startObservedHost(t testing.TB, tel *telemetry.Telemetry) *observedHost {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler), Context: telemetry.With(context.Background(), tel)})
 	t.Cleanup(func() { h.Shutdown(context.Background()) })
+	metricsKey := ""
+	if tel.Metrics() != nil {
+		metricsKey = `, metrics: "127.0.0.1:0"`
+	}
 	composition := fmt.Sprintf(`plugins:
   - id: fixture
     name: mcp-client
     config: {serverName: fx, transport: stdio, command: %q, args: [-echo-meta]}
-  - {id: gateway, name: gateway, config: {http: "127.0.0.1:0", metrics: "127.0.0.1:0"}}
-`, mcptest.FixtureBinary(t))
+  - {id: gateway, name: gateway, config: {http: "127.0.0.1:0"%s}}
+`, mcptest.FixtureBinary(t), metricsKey)
 	c, err := host.ParseComposition("observed.yml", []byte(composition), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +59,7 @@ func startObservedHost(t *testing.T, tel *telemetry.Telemetry) *observedHost {
 	}
 	st := host.Find(h.Status(), "gateway")
 	mcpURL, metricsURL, ok := strings.Cut(st.Detail, "; metrics at ")
-	if st.State != host.StateActive || !ok {
+	if st.State != host.StateActive || ok != (metricsKey != "") {
 		t.Fatalf("gateway not serving MCP and metrics: %+v", h.Status())
 	}
 	hc := &http.Client{Transport: &http.Transport{}}
@@ -62,7 +67,7 @@ func startObservedHost(t *testing.T, tel *telemetry.Telemetry) *observedHost {
 	return &observedHost{mcpURL: mcpURL, metricsURL: metricsURL, hc: hc}
 }
 
-func (o *observedHost) connect(t *testing.T) *mcp.ClientSession {
+func (o *observedHost) connect(t testing.TB) *mcp.ClientSession {
 	t.Helper()
 	return mcptest.Connect(t, &mcp.StreamableClientTransport{Endpoint: o.mcpURL, HTTPClient: o.hc}, nil)
 }
@@ -256,3 +261,52 @@ func promtoolCheck(t *testing.T, body string) {
 		t.Errorf("promtool check metrics: %v\n%s\n--- the scrape:\n%s", err, out, body)
 	}
 }
+
+// BenchmarkGatewayTelemetry measures one ping through the gateway (client →
+// gateway → registry → mcp-client → fixture over stdio) with telemetry off,
+// with metrics, and with metrics and tracing (the SDK, every span sampled
+// and ended, none exported), side by side in one run (mcptest.Rotated):
+// each iteration makes one call on each, in rotating order, and the medians
+// and 90th percentiles are reported.
+//
+//	go test -run '^$' -bench GatewayTelemetry -benchtime 2000x ./gateway
+func BenchmarkGatewayTelemetry(b *testing.B) {
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(endOnly{}))
+	b.Cleanup(func() { sdk.Shutdown(context.Background()) })
+	variants := []struct {
+		name string
+		tel  *telemetry.Telemetry
+	}{
+		{"off", nil},
+		{"metrics", telemetry.New(nil, telemetry.NewMetrics())},
+		{"tracing+metrics", telemetry.New(sdk, telemetry.NewMetrics())},
+	}
+	ctx := context.Background()
+	paths := make([]func() time.Duration, len(variants))
+	for i, v := range variants {
+		cs := startObservedHost(b, v.tel).connect(b)
+		paths[i] = func() time.Duration {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__ping",
+				Meta: mcp.Meta{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v %v", v.name, err, mcptest.Texts(res))
+			}
+			return time.Since(start)
+		}
+	}
+	samples := mcptest.Rotated(b, 50, paths...)
+	for i, v := range variants {
+		b.ReportMetric(float64(mcptest.Percentile(samples[i], 50).Microseconds()), v.name+"-p50-µs/call")
+		b.ReportMetric(float64(mcptest.Percentile(samples[i], 90).Microseconds()), v.name+"-p90-µs/call")
+	}
+}
+
+// endOnly is a span processor that keeps nothing: the spans are made,
+// sampled and ended as with an exporter, without the export.
+type endOnly struct{}
+
+func (endOnly) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (endOnly) OnEnd(sdktrace.ReadOnlySpan)                     {}
+func (endOnly) Shutdown(context.Context) error                  { return nil }
+func (endOnly) ForceFlush(context.Context) error                { return nil }
