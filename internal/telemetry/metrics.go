@@ -3,6 +3,7 @@ package telemetry
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,12 +38,16 @@ type Metrics struct {
 	toolErrors   *prometheus.CounterVec
 	toolDuration *prometheus.HistogramVec
 
-	upstreamUp         *prometheus.GaugeVec
 	upstreamReconnects *prometheus.CounterVec
+	// upstreams are the live MCP server instances, for dsh_upstream_up;
+	// guarded by mu.
+	upstreams map[*Upstream]struct{}
+	seq       uint64 // the last Upstream's, under mu
 
 	policyDecisions *prometheus.CounterVec
 
-	// mu serializes the registration of the per-instance collectors.
+	// mu serializes the registration of the per-instance collectors, and
+	// guards upstreams.
 	mu sync.Mutex
 }
 
@@ -60,7 +65,7 @@ const (
 // NewMetrics returns metrics in a new registry, with the Go runtime's and
 // the process's collectors.
 func NewMetrics() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), upstreams: map[*Upstream]struct{}{}}
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "dsh_tool_calls_total",
 		Help: "Tool calls through the tool registry, by MCP server, tool and outcome.",
@@ -76,10 +81,6 @@ func NewMetrics() *Metrics {
 		// server's minute.
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"server", "tool", "outcome"})
-	m.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "dsh_upstream_up",
-		Help: "1 while the MCP server is connected and its tools are offered, 0 while it is connecting, reconnecting or given up on.",
-	}, []string{"server"})
 	m.upstreamReconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "dsh_upstream_reconnects_total",
 		Help: "Reconnect attempts to an MCP server after its connection was lost.",
@@ -88,7 +89,10 @@ func NewMetrics() *Metrics {
 		Name: "dsh_policy_decisions_total",
 		Help: "The policy's decisions on tool calls, by action of the deciding rule (allow, ask, deny) and outcome (allowed, refused).",
 	}, []string{"action", "outcome"})
-	m.reg.MustRegister(m.toolCalls, m.toolErrors, m.toolDuration, m.upstreamUp, m.upstreamReconnects, m.policyDecisions,
+	upstreams := upstreamCollector{m: m, desc: prometheus.NewDesc("dsh_upstream_up",
+		"1 while the MCP server's tools are callable (connected, or lazy and idle), 0 while it connects, reconnects or was given up on.",
+		[]string{"server"}, nil)}
+	m.reg.MustRegister(m.toolCalls, m.toolErrors, m.toolDuration, upstreams, m.upstreamReconnects, m.policyDecisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -153,33 +157,81 @@ func (s *ToolSeries) Record(outcome string, d time.Duration) {
 	}
 }
 
-// UpstreamUp records whether server is connected.
-func (m *Metrics) UpstreamUp(server string, up bool) {
-	if m == nil {
-		return
-	}
-	v := 0.0
-	if up {
-		v = 1
-	}
-	m.upstreamUp.WithLabelValues(server).Set(v)
+// Upstream is one mcp-client instance's connection state, for
+// dsh_upstream_up{server}. Two instances of one server run side by side
+// while a changed entry overlaps its previous one: the newer one is
+// reported. A nil *Upstream records nothing.
+type Upstream struct {
+	m      *Metrics
+	server string
+	seq    uint64
+	up     atomic.Bool
 }
 
-// UpstreamGone drops server's series, when its instance is disposed: a
-// server removed from the composition is not "down".
-func (m *Metrics) UpstreamGone(server string) {
+// Upstream returns the state of a new instance of server, down until
+// SetUp; Release it when the instance is disposed. Nil when m is nil.
+func (m *Metrics) Upstream(server string) *Upstream {
 	if m == nil {
-		return
+		return nil
 	}
-	m.upstreamUp.DeleteLabelValues(server)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	u := &Upstream{m: m, server: server, seq: m.seq}
+	m.upstreams[u] = struct{}{}
+	return u
 }
 
-// UpstreamReconnect counts a reconnect attempt to server.
-func (m *Metrics) UpstreamReconnect(server string) {
-	if m == nil {
+// SetUp records whether the server's tools are callable.
+func (u *Upstream) SetUp(up bool) {
+	if u != nil {
+		u.up.Store(up)
+	}
+}
+
+// Reconnect counts a connection attempt after a failure.
+func (u *Upstream) Reconnect() {
+	if u != nil {
+		u.m.upstreamReconnects.WithLabelValues(u.server).Inc()
+	}
+}
+
+// Release stops reporting the instance: a server removed from the
+// composition is not "down".
+func (u *Upstream) Release() {
+	if u == nil {
 		return
 	}
-	m.upstreamReconnects.WithLabelValues(server).Inc()
+	u.m.mu.Lock()
+	defer u.m.mu.Unlock()
+	delete(u.m.upstreams, u)
+}
+
+// upstreamCollector reports, at each scrape, the newest instance of every
+// server.
+type upstreamCollector struct {
+	m    *Metrics
+	desc *prometheus.Desc
+}
+
+func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	newest := map[string]*Upstream{}
+	for u := range c.m.upstreams {
+		if n := newest[u.server]; n == nil || u.seq > n.seq {
+			newest[u.server] = u
+		}
+	}
+	c.m.mu.Unlock()
+	for server, u := range newest {
+		v := 0.0
+		if u.up.Load() {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, server)
+	}
 }
 
 // PolicyDecision counts a decision: action is the deciding rule's (allow,

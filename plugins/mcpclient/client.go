@@ -117,9 +117,9 @@ type client struct {
 	proj   *result.Projector // what results become for a model
 	lz     lazyState         // lazy start, idle shutdown (lazy.go)
 
-	// tracer and metrics are the host's telemetry (nil: off).
-	tracer  trace.Tracer
-	metrics *telemetry.Metrics
+	// tracer and upstream are the host's telemetry (nil: off).
+	tracer   trace.Tracer
+	upstream *telemetry.Upstream
 
 	// pinHint logs once that the server needs protocolVersion pinned
 	// (notePinNeeded).
@@ -262,7 +262,7 @@ func newClient(opt options) *client {
 // connection (empty when connected).
 func (c *client) setState(detail, unavailable string) {
 	c.publish(detail)
-	c.metrics.UpstreamUp(c.opt.cfg.ServerName, unavailable == "")
+	c.upstream.SetUp(unavailable == "")
 	c.mu.Lock()
 	c.shared.unavailable = unavailable
 	c.mu.Unlock()
@@ -733,7 +733,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		c.giveUp(err)
 		return
 	}
-	c.metrics.UpstreamReconnect(c.opt.cfg.ServerName)
+	c.upstream.Reconnect()
 	delay := p.backoff(c.retry.failed)
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {

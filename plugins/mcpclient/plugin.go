@@ -93,10 +93,9 @@ func start(s *host.Scope, opt options) (*client, error) {
 	}
 	c := newClient(opt)
 	tel := telemetry.From(s.Context())
-	c.tracer, c.metrics = tel.Tracer(), tel.Metrics()
-	if c.metrics != nil {
-		c.metrics.UpstreamUp(c.opt.cfg.ServerName, false)
-		s.OnDispose("mcp-client metrics", func() error { c.metrics.UpstreamGone(c.opt.cfg.ServerName); return nil })
+	c.tracer, c.upstream = tel.Tracer(), tel.Metrics().Upstream(c.opt.cfg.ServerName)
+	if c.upstream != nil {
+		s.OnDispose("mcp-client metrics", func() error { c.upstream.Release(); return nil })
 	}
 	opt.registry.OnAssemble(s, c.assemble)
 	if opt.output != nil {
