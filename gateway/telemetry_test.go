@@ -76,7 +76,8 @@ func (o *observedHost) connect(t testing.TB) *mcp.ClientSession {
 // tools/call's _meta yields spans of that trace in the gateway (server),
 // the registry (execute_tool) and mcp-client (client), each the child of
 // the one before, and the MCP server receives the trace context of
-// mcp-client's span in its request's _meta, tracestate included.
+// mcp-client's span in its request's _meta, tracestate included; a
+// prompts/get carries the gateway span's context to the server too.
 func TestTraceContextCrossesTheGateway(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
@@ -140,6 +141,28 @@ func TestTraceContextCrossesTheGateway(t *testing.T) {
 		if upstream[k] != v {
 			t.Errorf("the server's _meta[%s] = %v, want %v (all: %v)", k, upstream[k], v, upstream)
 		}
+	}
+
+	// Other requests carry the trace context too: a prompts/get reaches
+	// the server with the gateway's span as the parent.
+	prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__fx__meta",
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + clientSpan + "-01"}})
+	if err != nil || len(prompt.Messages) != 1 {
+		t.Fatalf("prompts/get: %v %+v", err, prompt)
+	}
+	text, _ := prompt.Messages[0].Content.(*mcp.TextContent)
+	var promptMeta map[string]any
+	if text == nil || json.Unmarshal([]byte(text.Text), &promptMeta) != nil {
+		t.Fatalf("the prompt's message: %+v", prompt.Messages[0].Content)
+	}
+	var promptSpan string
+	for _, s := range exporter.GetSpans() {
+		if s.Name == "prompts/get mcp__fx__meta" {
+			promptSpan = s.SpanContext.SpanID().String()
+		}
+	}
+	if want := "00-" + traceID + "-" + promptSpan + "-01"; promptMeta["traceparent"] != want {
+		t.Errorf("the server's prompts/get _meta = %v, want traceparent %s", promptMeta, want)
 	}
 }
 

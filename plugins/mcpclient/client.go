@@ -513,6 +513,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	if c.opt.elicit != nil {
 		client.AddSendingMiddleware(questions.URLRequired)
 	}
+	if c.tracer != nil {
+		client.AddSendingMiddleware(traceContextOut)
+	}
 	tr := c.opt.transport()
 	watched := tr
 	// go-sdk reaches a Streamable HTTP connection's session hooks, which

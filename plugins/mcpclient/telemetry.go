@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -62,4 +63,21 @@ func (c *client) endCallSpan(span trace.Span, ctx, cctx context.Context, res *mc
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+}
+
+// traceContextOut is a sending middleware of the upstream session, when
+// tracing is on: every request (resources/read, prompts/get...) carries
+// the trace context of the request that caused it in _meta, unless it has
+// one already (tools/call's own span, startCallSpan).
+func traceContextOut(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if trace.SpanContextFromContext(ctx).IsValid() {
+			if params := req.GetParams(); params != nil && !reflect.ValueOf(params).IsNil() {
+				if meta := params.GetMeta(); meta["traceparent"] == nil {
+					params.SetMeta(telemetry.Inject(ctx, meta))
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
