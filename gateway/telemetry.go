@@ -15,7 +15,7 @@ import (
 // traced is the outermost receiving middleware when tracing is on: a
 // server span per MCP request (after OTel's MCP conventions: named
 // "<method> <tool or prompt>", with mcp.method.name, mcp.session.id,
-// gen_ai.tool.name, error.type), continuing the trace context the client
+// mcp.protocol.version, gen_ai.tool.name, error.type), continuing the trace context the client
 // sent in params._meta (traceparent, tracestate). Without tracing it is
 // not installed at all.
 func traced(tracer trace.Tracer) mcp.Middleware {
@@ -38,8 +38,13 @@ func traced(tracer trace.Tracer) mcp.Middleware {
 				name += " " + p.Name
 				attrs = append(attrs, attribute.String("gen_ai.prompt.name", p.Name))
 			}
-			if ss := req.GetSession(); ss != nil && ss.ID() != "" {
-				attrs = append(attrs, attribute.String("mcp.session.id", ss.ID()))
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				if id := ss.ID(); id != "" {
+					attrs = append(attrs, attribute.String("mcp.session.id", id))
+				}
+				if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion != "" {
+					attrs = append(attrs, attribute.String("mcp.protocol.version", ip.ProtocolVersion))
+				}
 			}
 			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			defer span.End()

@@ -109,6 +109,7 @@ func TestTraceContextCrossesTheGateway(t *testing.T) {
 		Remote         bool
 		Tool, Server   string
 		Method, Status string
+		Session        bool // an mcp.session.id
 	}
 	linkOf := func(s tracetest.SpanStub) link {
 		l := link{Kind: s.SpanKind, Trace: s.SpanContext.TraceID().String(), Parent: s.Parent.SpanID().String(), Remote: s.Parent.IsRemote(), Status: s.Status.Code.String()}
@@ -120,13 +121,15 @@ func TestTraceContextCrossesTheGateway(t *testing.T) {
 				l.Server = a.Value.AsString()
 			case "mcp.method.name":
 				l.Method = a.Value.AsString()
+			case "mcp.session.id":
+				l.Session = a.Value.AsString() != ""
 			}
 		}
 		return l
 	}
 	got := []link{linkOf(server), linkOf(execute), linkOf(client)}
 	want := []link{
-		{Kind: trace.SpanKindServer, Trace: traceID, Parent: clientSpan, Remote: true, Tool: "mcp__fx__meta", Method: "tools/call", Status: "Unset"},
+		{Kind: trace.SpanKindServer, Trace: traceID, Parent: clientSpan, Remote: true, Tool: "mcp__fx__meta", Method: "tools/call", Status: "Unset", Session: true},
 		{Kind: trace.SpanKindInternal, Trace: traceID, Parent: server.SpanContext.SpanID().String(), Tool: "mcp__fx__meta", Server: "fx", Status: "Unset"},
 		{Kind: trace.SpanKindClient, Trace: traceID, Parent: execute.SpanContext.SpanID().String(), Tool: "meta", Server: "fx", Method: "tools/call", Status: "Unset"},
 	}
