@@ -55,6 +55,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -114,6 +115,11 @@ type Options struct {
 	// DrainTimeout is how long a drain may wait for the requests in
 	// flight (default DefaultDrainTimeout); see Gateway.Drain.
 	DrainTimeout time.Duration
+	// Telemetry, when not nil, traces every MCP request (a server span,
+	// continuing the client's trace context from params._meta) and reports
+	// the gateway's sessions, connections and requests in flight in its
+	// metrics.
+	Telemetry *telemetry.Telemetry
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -182,6 +188,8 @@ type Gateway struct {
 	// notifications (sessions.go); send is go-sdk's sending handler.
 	lists sessionLists
 	send  mcp.MethodHandler
+	// metrics are the host's (nil: off), for the listener's gauges.
+	metrics *telemetry.Metrics
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
@@ -281,11 +289,21 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// the surface is brought up to date for it.
 	g.server.AddReceivingMiddleware(g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
 		g.upToDate, g.track, g.endWithGateway, g.logLevels.track(g.Server))
+	if tracer := o.Telemetry.Tracer(); tracer != nil {
+		// Added last, so outermost: a request refused by the cap has its
+		// span too.
+		g.server.AddReceivingMiddleware(traced(tracer))
+	}
 	g.server.AddSendingMiddleware(g.filter)
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
+	if m := o.Telemetry.Metrics(); m != nil {
+		g.metrics = m
+		unregister := m.RegisterGateway(o.CallerID, telemetry.GatewayStats{Sessions: g.countSessions, RequestsInFlight: g.calls.inFlight})
+		s.OnDispose("gateway metrics", func() error { unregister(); return nil })
+	}
 	return g, nil
 }
 

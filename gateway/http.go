@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // httpShutdownTimeout bounds how long a listener waits for requests in
@@ -448,6 +449,10 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
 	}
 	g.onDrain = func() { srv.SetKeepAlivesEnabled(false) }
+	if g.metrics != nil {
+		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) }})
+		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
+	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -44,6 +45,11 @@ type Config struct {
 	// long the requests in flight may take to finish before the gateway
 	// stops anyway, such as "30s" (0: DefaultDrainTimeout).
 	DrainTimeout time.Duration `yaml:"drainTimeout"`
+	// Metrics is the address (HOST:PORT) to serve the host's metrics on,
+	// in Prometheus text format at /metrics, such as 127.0.0.1:9464;
+	// empty serves none. It needs no token: bind it where only the
+	// scraper reaches.
+	Metrics string `yaml:"metrics"`
 }
 
 // Validate checks c, naming the offending key. A non-loopback address
@@ -59,6 +65,11 @@ func (c *Config) Validate() error {
 	if c.NameLimit != 0 && (c.NameLimit < MinNameLimit || c.NameLimit > tools.MaxNameLen) {
 		return fmt.Errorf("nameLimit %d: want %d to %d (or leave it out for %d): the longest tool name served, before a client's own prefix",
 			c.NameLimit, MinNameLimit, tools.MaxNameLen, DefaultNameLimit)
+	}
+	if c.Metrics != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics); err != nil {
+			return fmt.Errorf("metrics %q: want HOST:PORT, such as 127.0.0.1:9464: %w", c.Metrics, err)
+		}
 	}
 	if c.HTTP == "" {
 		switch {
@@ -138,7 +149,8 @@ func apply(s *host.Scope, cfg Config) error {
 	res, _ := host.Lookup(s, resources.Key)
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
-		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout})
+		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout,
+		Telemetry: telemetry.From(s.Context())})
 	if err != nil {
 		return err
 	}
@@ -147,6 +159,13 @@ func apply(s *host.Scope, cfg Config) error {
 		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}); err != nil {
 			return err
 		}
+	}
+	if cfg.Metrics != "" {
+		url, err := listenMetrics(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
+		if err != nil {
+			return err
+		}
+		detail += "; metrics at " + url
 	}
 	s.SetDetail(detail)
 	return host.Provide(s, Key, g)

@@ -52,6 +52,8 @@ func TestConfigValidate(t *testing.T) {
 		{"name limit 64", Config{NameLimit: 64}, ""},
 		{"name limit too small", Config{NameLimit: 10}, "nameLimit 10: want 24 to 64"},
 		{"name limit too large", Config{NameLimit: 65}, "nameLimit 65: want 24 to 64"},
+		{"metrics", Config{Metrics: "127.0.0.1:9464"}, ""},
+		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics "127.0.0.1": want HOST:PORT`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

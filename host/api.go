@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -36,6 +37,10 @@ type InstanceStatus struct {
 type Options struct {
 	// Logger receives the host's and every instance's logs.
 	Logger *slog.Logger
+	// Context carries values every instance's scope context carries too
+	// (the process's telemetry: internal/telemetry.With). Only its values
+	// count: its cancellation or deadline ends nothing (Shutdown does).
+	Context context.Context
 	// DisposeTimeout bounds the dispose of one instance (default 10s).
 	DisposeTimeout time.Duration
 	// ReadyTimeout bounds how long the host waits, after Apply returned,

@@ -136,7 +136,11 @@ func New(opts *Options) *Host {
 		h.opts.LookupEnv = os.LookupEnv
 	}
 	h.log = h.opts.Logger
-	h.base, h.cancelBase = context.WithCancel(context.Background())
+	base := context.Background()
+	if h.opts.Context != nil {
+		base = context.WithoutCancel(h.opts.Context)
+	}
+	h.base, h.cancelBase = context.WithCancel(base)
 	return h
 }
 

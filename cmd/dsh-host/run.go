@@ -54,7 +54,9 @@ and takes it over when the first stops.`)
 	prog := newProgress(screen.Out, c)
 	gate := allowLogins(io)
 	defer gate.remove()
-	h, err := startHost(ctx, c, &host.Options{Logger: logger}, prog.observe, gate.install)
+	opts := &host.Options{Logger: logger}
+	defer startTelemetry(ctx, opts, logger)()
+	h, err := startHost(ctx, c, opts, prog.observe, gate.install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop

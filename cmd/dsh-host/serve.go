@@ -43,9 +43,9 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw, --stateless, --name-limit, --drop-marker and
---drain-timeout are ignored (the entry's keys raw, stateless, nameLimit,
-dropMarker and drainTimeout say the same).
+--token-env, --raw, --stateless, --name-limit, --drop-marker,
+--drain-timeout and --metrics are ignored (the entry's keys raw, stateless,
+nameLimit, dropMarker, drainTimeout and metrics say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
@@ -90,6 +90,17 @@ dropMarker and drainTimeout say the same).
                  and nothing else: no list_changed notifications, no
                  elicitation or sampling requests to the client, no resource
                  subscriptions.
+  --metrics ADDR the host's metrics in Prometheus text format at
+                 http://ADDR/metrics (such as 127.0.0.1:9464), on a listener
+                 of their own, without the token: tool calls, errors and
+                 latency per server, tool and outcome; MCP servers up and
+                 reconnects; gateway sessions and connections; reloads;
+                 policy decisions.
+
+Traces follow the standard OpenTelemetry variables: OTEL_TRACES_EXPORTER=otlp
+or OTEL_EXPORTER_OTLP_ENDPOINT (http/protobuf, such as http://127.0.0.1:4318)
+turns them on, OTEL_SERVICE_NAME names the service (default dsh-host); a
+client's traceparent in a request's _meta continues into the MCP servers'.
 
 The same gateway, declared in the composition (an edit of it moves the
 listener):
@@ -140,6 +151,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
 	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
 	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
+	metrics := fs.String("metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
 	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
@@ -177,7 +189,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
 	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
-		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout}, gateway.Config{})
+		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, Metrics: *metrics}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -213,6 +225,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	}
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
+	defer startTelemetry(ctx, opts, logger)()
 	id, err := composedGateway(c)
 	switch {
 	case err != nil:
@@ -220,8 +233,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0:
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker and --drain-timeout are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *metrics != "":
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout and --metrics are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()
@@ -269,7 +282,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// whole composition has started.
 	if st := host.Find(h.Status(), id); st.State == host.StateActive {
 		if strings.HasPrefix(st.Detail, "http") {
-			logger.Info("serving MCP over Streamable HTTP", "url", st.Detail, "entry", id)
+			// The detail goes on with the metrics listener's URL, if any.
+			url, _, _ := strings.Cut(st.Detail, "; ")
+			logger.Info("serving MCP over Streamable HTTP", "url", url, "entry", id)
 		} else {
 			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
 		}
@@ -392,6 +407,7 @@ func notApplied(file string, err error, running bool) string {
 // says so until an edit of the file loads.
 func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options, id, file, problem string, hup <-chan os.Signal, std Stdio, logger *slog.Logger) (code int) {
 	h := host.New(opts)
+	observeHost(h, opts)
 	starting, stopStarting := context.WithCancel(ctx)
 	var stopFollow, stopControl func()
 	started := make(chan struct{})

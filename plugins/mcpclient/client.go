@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
@@ -114,6 +116,10 @@ type client struct {
 	bridge *bridge.Bridge    // resources, prompts and completion
 	proj   *result.Projector // what results become for a model
 	lz     lazyState         // lazy start, idle shutdown (lazy.go)
+
+	// tracer and upstream are the host's telemetry (nil: off).
+	tracer   trace.Tracer
+	upstream *telemetry.Upstream
 
 	// pinHint logs once that the server needs protocolVersion pinned
 	// (notePinNeeded).
@@ -256,6 +262,7 @@ func newClient(opt options) *client {
 // connection (empty when connected).
 func (c *client) setState(detail, unavailable string) {
 	c.publish(detail)
+	c.upstream.SetUp(unavailable == "")
 	c.mu.Lock()
 	c.shared.unavailable = unavailable
 	c.mu.Unlock()
@@ -506,6 +513,9 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 	if c.opt.elicit != nil {
 		client.AddSendingMiddleware(questions.URLRequired)
 	}
+	if c.tracer != nil {
+		client.AddSendingMiddleware(traceContextOut)
+	}
 	tr := c.opt.transport()
 	watched := tr
 	// go-sdk reaches a Streamable HTTP connection's session hooks, which
@@ -726,6 +736,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		c.giveUp(err)
 		return
 	}
+	c.upstream.Reconnect()
 	delay := p.backoff(c.retry.failed)
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -335,4 +336,40 @@ func TestReconnectDisabled(t *testing.T) {
 			t.Errorf("connected %d times", got)
 		}
 	})
+}
+
+// TestReconnectsAreMetered: dsh_upstream_up is 1 while connected and 0
+// during an outage, and dsh_upstream_reconnects_total counts the attempts.
+func TestReconnectsAreMetered(t *testing.T) {
+	m := telemetry.NewMetrics()
+	srv := echoServer(t, "a")
+	e := mustStart(t, testConfig("rc"), srv, withTelemetry(telemetry.New(nil, m)))
+	value := func(name string) float64 {
+		families, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			for _, s := range f.GetMetric() {
+				if f.GetName() == name && len(s.GetLabel()) == 1 && s.GetLabel()[0].GetValue() == "rc" {
+					return s.GetGauge().GetValue() + s.GetCounter().GetValue()
+				}
+			}
+		}
+		return -1
+	}
+	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects != -1 {
+		t.Errorf("connected: up %v, reconnects %v; want 1 and no series", up, reconnects)
+	}
+	srv.refuse.Store(true)
+	srv.crash()
+	eventually(t, "the first retry to fail", func() bool { return srv.attempts.Load() >= 2 })
+	if up := value("dsh_upstream_up"); up != 0 {
+		t.Errorf("during the outage: up %v, want 0", up)
+	}
+	srv.refuse.Store(false)
+	eventually(t, "recovery", func() bool { return e.Detail() == "connected, 1 tool" })
+	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects < 2 {
+		t.Errorf("after recovery: up %v, reconnects %v; want 1 and at least 2 attempts", up, reconnects)
+	}
 }

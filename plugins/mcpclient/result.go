@@ -30,7 +30,14 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		defer done()
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
 		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
-		res, err := cn.session.CallTool(cctx, params)
+		var res *mcp.CallToolResult
+		if c.tracer == nil {
+			res, err = cn.session.CallTool(cctx, params)
+		} else {
+			sctx, span := c.startCallSpan(cctx, cn, params)
+			res, err = cn.session.CallTool(sctx, params)
+			c.endCallSpan(span, ctx, cctx, res, err)
+		}
 		c.notePinNeeded(res, err)
 		c.calls.SettleLogs(ctx, cn.logs, err)
 		inFlight.Finish()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -38,6 +39,7 @@ func apply(s *host.Scope, cfg Config) error {
 		return err
 	}
 	p.logger = s.Logger()
+	p.metrics = telemetry.From(s.Context()).Metrics()
 	p.approvals.elicit, _ = host.Lookup(s, elicit.Key)
 	if st, ok := host.Lookup(s, settings.Key); ok {
 		p.approvals.settings = st

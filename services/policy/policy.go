@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -31,6 +32,8 @@ type Policy struct {
 	// pins holds the tools that changed after they were trusted; nil
 	// when the config keeps no pins (a policy built in code).
 	pins *pins
+	// metrics count the decisions; nil when off.
+	metrics *telemetry.Metrics
 }
 
 // ruleSet is one generation of rules.
@@ -322,6 +325,7 @@ func (d *Denial) Error() string {
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 	if err := p.pinGuard(ctx, call); err != nil {
+		p.metrics.PolicyDecision("pin", false)
 		return err
 	}
 	set := p.rules.Load()
@@ -339,6 +343,7 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 		err = &Denial{Tool: call.Name, Rule: d.Rule}
 	}
 	tools.SetNote(ctx, noteKey{}, d)
+	p.metrics.PolicyDecision(d.Action, err == nil)
 	return err
 }
 

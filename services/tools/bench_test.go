@@ -11,8 +11,12 @@ import (
 
 // benchRegistry has 1,000 registered tools, one of them the no-op
 // "mcp__bench__noop" that the benchmarks call.
-func benchRegistry(b *testing.B) *tools.Registry {
-	r := tools.New(nil)
+func benchRegistry(b *testing.B, opts ...*tools.Options) *tools.Registry {
+	var o *tools.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r := tools.New(o)
 	for i := range 999 {
 		mustRegister(b, r, tools.Definition{
 			Name:        fmt.Sprintf("mcp__s%02d__tool_%03d", i%20, i),

@@ -25,6 +25,14 @@ import (
 //
 // Finish hooks (OnFinish) see every call's end, refusals included.
 func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+	if r.tracer != nil || r.metrics != nil {
+		return r.observed(ctx, caller, name, args)
+	}
+	return r.unobserved(ctx, caller, name, args)
+}
+
+// unobserved is Execute without telemetry.
+func (r *Registry) unobserved(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
 	if fin := r.hookSet().finish; len(fin) > 0 {
 		return r.finishing(ctx, fin, caller, name, args)
 	}

@@ -1,6 +1,9 @@
 package tools
 
-import "github.com/dsh-host/dsh-host/host"
+import (
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
+)
 
 // Config is the configuration of the built-in `tools` plugin. It has no
 // keys yet; a composition entry with id `tools` may only say `config: {}`.
@@ -13,7 +16,7 @@ func init() {
 		Provides:    []host.AnyKey{Key},
 		Builtin:     true,
 		Apply: func(s *host.Scope, _ Config) error {
-			return host.Provide(s, Key, New(&Options{Logger: s.Logger()}))
+			return host.Provide(s, Key, New(&Options{Logger: s.Logger(), Telemetry: telemetry.From(s.Context())}))
 		},
 	})
 }

@@ -10,8 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/schemafast"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // Options configures a Registry; nil means defaults.
@@ -19,6 +22,10 @@ type Options struct {
 	// Logger receives panics recovered from tools and hooks, and other
 	// events worth an operator's attention. Nil means slog.Default().
 	Logger *slog.Logger
+	// Telemetry, when not nil, traces every Execute (a span per call) and
+	// counts it in the metrics (calls, errors and latency per server, tool
+	// and outcome).
+	Telemetry *telemetry.Telemetry
 }
 
 // Registry is the tool registry. The zero value is an empty registry that
@@ -26,6 +33,9 @@ type Options struct {
 // concurrent use.
 type Registry struct {
 	logger *slog.Logger
+	// tracer and metrics are Options.Telemetry's; nil when off.
+	tracer  trace.Tracer
+	metrics *telemetry.Metrics
 
 	mu    sync.RWMutex
 	tools map[string]*entry
@@ -74,6 +84,8 @@ type entry struct {
 	// matched caches the hooks whose patterns match def.Name, for the hook
 	// set it was computed from.
 	matched atomic.Pointer[matchedHooks]
+	// series are the tool's metrics, resolved at its first observed call.
+	series atomic.Pointer[telemetry.ToolSeries]
 }
 
 // emptyParameters is the parameters schema of a tool registered without an
@@ -85,6 +97,7 @@ func New(opts *Options) *Registry {
 	r := &Registry{}
 	if opts != nil {
 		r.logger = opts.Logger
+		r.tracer, r.metrics = opts.Telemetry.Tracer(), opts.Telemetry.Metrics()
 	}
 	return r
 }

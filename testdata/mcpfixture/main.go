@@ -18,7 +18,8 @@
 // a template, subscriptions and prompts (resources.go). -rewrite adds
 // rewrite-tool, which changes a tool's description at runtime (rewrite.go).
 // -counter adds the count tool, which answers how many times it was called
-// (counter.go).
+// (counter.go). -echo-meta adds the meta tool, which answers with its
+// request's _meta (meta.go).
 //
 // Tools:
 //
@@ -101,6 +102,7 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	echoMeta      bool // meta.go
 	annotated     bool // annotated.go
 	rewrite       bool // rewrite.go
 	complete      bool // bridge.go
@@ -140,6 +142,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
+	fs.BoolVar(&o.echoMeta, "echo-meta", false, "register the meta tool, which answers with its request's _meta as JSON (meta.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description (or adds a tool) at runtime (rewrite.go)")
@@ -305,6 +308,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.counter {
 		addCounterTool(server)
+	}
+	if o.echoMeta {
+		addMetaTool(server)
 	}
 	if o.annotated {
 		addAnnotatedTools(server)
