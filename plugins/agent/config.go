@@ -95,23 +95,18 @@ func validate(c *config) error {
 // conversation fits, with or without compaction.
 const minContextWindow = 256
 
-// knownWindows are the context windows, in tokens, of models whose window
-// is published: DeepSeek's API refuses a request over 131072 tokens
-// ("128K") for both of its models.
-var knownWindows = map[string]int{
-	"deepseek-chat":     131072,
-	"deepseek-reasoner": 131072,
-}
-
-// defaultWindow is the window of a model not in knownWindows: small
+// defaultWindow is the window of a model whose window is not published: small
 // enough for most models served today, so that compaction comes before
 // the API's refusal rather than after.
 const defaultWindow = 32768
 
 // knownWindow returns the context window of model.
 func knownWindow(model string) int {
-	if n, ok := knownWindows[model]; ok {
-		return n
+	switch model {
+	case "deepseek-chat", "deepseek-reasoner":
+		// DeepSeek's API refuses a request over 131072 tokens ("128K")
+		// for both of its models.
+		return 131072
 	}
 	return defaultWindow
 }

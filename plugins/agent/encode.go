@@ -78,7 +78,7 @@ func (e *msgEncoder) encodeMessages(msgs []openai.ChatCompletionMessageParamUnio
 }
 
 // emptyMessages is how a request without messages starts when encoded.
-var emptyMessages = []byte(`{"messages":[]`)
+const emptyMessages = `{"messages":[]`
 
 // encodeParams encodes p with msgs as its messages, those known to e from
 // the last request not encoded again, and extra (more fields, starting
@@ -106,7 +106,7 @@ func encodeParams(p openai.ChatCompletionNewParams, msgs []openai.ChatCompletion
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.HasPrefix(b, emptyMessages) || b[len(b)-1] != '}' {
+	if !bytes.HasPrefix(b, []byte(emptyMessages)) || b[len(b)-1] != '}' {
 		// Not the layout this relies on (a change of openai-go): the
 		// whole request is encoded at once.
 		p.Messages = msgs

@@ -136,20 +136,30 @@ func (sc *schemaCache) check(raw json.RawMessage, args []byte) error {
 	return p.resolved.Validate(v)
 }
 
-// geminiKeys are the schema keywords Gemini takes; every other one is
-// dropped.
-var geminiKeys = map[string]bool{
-	"type": true, "format": true, "title": true, "description": true, "nullable": true,
-	"enum": true, "items": true, "minItems": true, "maxItems": true,
-	"properties": true, "required": true, "minProperties": true, "maxProperties": true,
-	"minLength": true, "maxLength": true, "pattern": true, "minimum": true, "maximum": true,
+// geminiKey reports whether k is a schema keyword Gemini takes; every
+// other one is dropped.
+func geminiKey(k string) bool {
+	switch k {
+	case "type", "format", "title", "description", "nullable",
+		"enum", "items", "minItems", "maxItems",
+		"properties", "required", "minProperties", "maxProperties",
+		"minLength", "maxLength", "pattern", "minimum", "maximum":
+		return true
+	}
+	return false
 }
 
-// geminiFormats are the formats Gemini takes, by type.
-var geminiFormats = map[string][]string{
-	"string":  {"enum", "date-time"},
-	"integer": {"int32", "int64"},
-	"number":  {"float", "double"},
+// geminiFormat reports whether Gemini takes format f for type t.
+func geminiFormat(t, f string) bool {
+	switch t {
+	case "string":
+		return f == "enum" || f == "date-time"
+	case "integer":
+		return f == "int32" || f == "int64"
+	case "number":
+		return f == "float" || f == "double"
+	}
+	return false
 }
 
 // geminiSchema rewrites a JSON Schema into Gemini's subset: references
@@ -256,7 +266,7 @@ func (g geminiRewriter) object(s map[string]any, stack []string) map[string]any 
 		case "nullable":
 			nullable = nullable || v == true
 		default:
-			if geminiKeys[k] {
+			if geminiKey(k) {
 				out[k] = v
 			}
 		}
@@ -299,7 +309,7 @@ func (g geminiRewriter) object(s map[string]any, stack []string) map[string]any 
 // not know, enums of other than strings, required names not listed.
 func (g geminiRewriter) tidy(out map[string]any) {
 	t, _ := out["type"].(string)
-	if f, ok := out["format"].(string); ok && !slices.Contains(geminiFormats[t], f) {
+	if f, ok := out["format"].(string); ok && !geminiFormat(t, f) {
 		delete(out, "format")
 	}
 	if e, ok := out["enum"].([]any); ok {
