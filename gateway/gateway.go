@@ -185,6 +185,11 @@ type Gateway struct {
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
+	// served maps each served tool name to the registry's (identity.go).
+	served atomic.Pointer[map[string]string]
+	// idLimits are the HTTP listener's limits per identity, nil without
+	// inbound OAuth (limits_identity.go).
+	idLimits atomic.Pointer[identityLimits]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -279,8 +284,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// The cap comes first: a refused request costs no sync.
 	// track comes after upToDate: what a client lists is recorded once
 	// the surface is brought up to date for it.
-	g.server.AddReceivingMiddleware(g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
-		g.upToDate, g.track, g.endWithGateway, g.logLevels.track(g.Server))
+	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
+		g.upToDate, g.track, g.listsPerCaller, g.endWithGateway, g.logLevels.track(g.Server))
 	g.server.AddSendingMiddleware(g.filter)
 	g.apply(a)
 	g.syncMu.Unlock()
@@ -307,11 +312,17 @@ func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
 		// The instructions are the current assembly's sections, which MCP
 		// cannot announce a change of: each client gets them as they are
 		// when it connects.
+		// A failed request's result may be a typed nil (a second
+		// initialize on a session), which would crash the process.
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = *g.instructions.Load()
+			if r != nil {
+				r.Instructions = *g.instructions.Load()
+			}
 		case *mcp.DiscoverResult:
-			r.Instructions = *g.instructions.Load()
+			if r != nil {
+				r.Instructions = *g.instructions.Load()
+			}
 		}
 		return res, err
 	}
@@ -463,6 +474,7 @@ func (g *Gateway) apply(a tools.Assembly) {
 		}
 	}
 	g.current = next
+	g.storeServed(next)
 	if changed || g.lists.sig(listTools) == "" {
 		g.lists.setSig(listTools, toolsSignature(next))
 	}
@@ -643,7 +655,7 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 			})
 		})
 	}
-	res := g.reg.Execute(ctx, g.caller, public, args)
+	res := g.reg.Execute(ctx, g.callerOf(req), public, args)
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// The client cancelled or went away: there is no one to tell.

@@ -40,6 +40,11 @@ type Config struct {
 	// mcp__ marker (Options).
 	NameLimit  int  `yaml:"nameLimit"`
 	DropMarker bool `yaml:"dropMarker"`
+	// Auth makes the HTTP listener an OAuth 2.1 protected resource: it
+	// accepts the access tokens of an issuer, and the caller of each
+	// request is its token's identity (auth.go). The static token of
+	// TokenEnv, when set too, keeps working for one person.
+	Auth *AuthConfig `yaml:"auth"`
 	// DrainTimeout bounds a drain (dsh-host serve --http at SIGTERM): how
 	// long the requests in flight may take to finish before the gateway
 	// stops anyway, such as "30s" (0: DefaultDrainTimeout).
@@ -60,8 +65,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("nameLimit %d: want %d to %d (or leave it out for %d): the longest tool name served, before a client's own prefix",
 			c.NameLimit, MinNameLimit, tools.MaxNameLen, DefaultNameLimit)
 	}
+	if c.Auth != nil {
+		if err := c.Auth.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.HTTP == "" {
 		switch {
+		case c.Auth != nil:
+			return host.KeyErrorf("auth", "applies to http only; set http or remove auth")
 		case c.TokenEnv != "":
 			return fmt.Errorf("tokenEnv: applies to http only; set http or remove tokenEnv")
 		case c.Stateless:
@@ -73,13 +85,13 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
 	}
-	if c.TokenEnv == "" && !isLoopbackHost(hostname) {
+	if c.TokenEnv == "" && c.Auth == nil && !isLoopbackHost(hostname) {
 		shown := hostname
 		if shown == "" {
 			shown = "every interface"
 		}
 		return fmt.Errorf("http %q: refusing to serve on %s without a token: a non-loopback address exposes every tool to the network; "+
-			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), or bind 127.0.0.1", c.HTTP, shown)
+			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), configure auth (an OAuth issuer), or bind 127.0.0.1", c.HTTP, shown)
 	}
 	return nil
 }
@@ -144,7 +156,12 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
 	if cfg.HTTP != "" {
-		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}); err != nil {
+		o := serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}
+		if cfg.Auth != nil {
+			o.auth = newAuthenticator(*cfg.Auth, token)
+			s.OnDispose("gateway auth", o.auth.Close)
+		}
+		if detail, err = listen(s, g, cfg.HTTP, o); err != nil {
 			return err
 		}
 	}
