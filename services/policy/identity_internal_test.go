@@ -68,6 +68,9 @@ rules:
 		{caller("bob", "devs"), "read", false},
 		{caller("alice"), "drop", false},
 		{caller("bob"), "drop", true},
+		// A surface for every identity lists what some identity may call.
+		{tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Any: true}}, "deploy", false},
+		{tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Any: true}}, "drop", false},
 	} {
 		def, _ := reg.Get(c.tool)
 		if got := p.hides(c.caller, &def); got != c.hidden {

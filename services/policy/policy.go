@@ -314,6 +314,12 @@ func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
 		if e.withoutArgs {
 			delete(e.vars, "args")
 		}
+		if id := c.Identity; id != nil && id.Any {
+			// Unbound, as args: a when that reads them might hold.
+			for _, k := range []string{"subject", "client", "scopes", "groups"} {
+				delete(caller, k)
+			}
+		}
 	}
 	out, _, err := prog.Eval(e.vars)
 	if err != nil {
