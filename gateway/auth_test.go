@@ -70,7 +70,7 @@ func newAuthFixture(t *testing.T, set authSetup) *authFixture {
 		},
 	})
 	s := scope(t)
-	f.g, err = New(s, f.reg, nil, &Options{Debounce: time.Millisecond})
+	f.g, err = New(s, f.reg, nil, &Options{Debounce: time.Millisecond, PerIdentity: true})
 	if err != nil {
 		t.Fatal(err)
 	}

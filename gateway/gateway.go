@@ -114,6 +114,10 @@ type Options struct {
 	// DrainTimeout is how long a drain may wait for the requests in
 	// flight (default DefaultDrainTimeout); see Gateway.Drain.
 	DrainTimeout time.Duration
+	// PerIdentity serves each request's identity (inbound OAuth) its own
+	// tools: the surface holds what any identity may see, and each
+	// tools/list is narrowed to its caller's (identity.go).
+	PerIdentity bool
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -124,9 +128,13 @@ type Gateway struct {
 	reg    *tools.Registry
 	store  *attachments.Store
 	caller tools.Caller
-	logger *slog.Logger
-	raw    bool
-	names  naming
+	// surfaceCaller is whom the surface is assembled for: caller, or,
+	// with PerIdentity, caller standing for every identity.
+	surfaceCaller tools.Caller
+	perIdentity   bool
+	logger        *slog.Logger
+	raw           bool
+	names         naming
 	// logLevels says which clients asked for log messages (loglevel.go).
 	logLevels logLevels
 
@@ -239,6 +247,10 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		raw:     o.Raw,
 		done:    make(chan struct{}),
 		current: map[string]toolState{},
+	}
+	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
+	if o.PerIdentity {
+		g.surfaceCaller.Identity = &tools.Identity{Any: true}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.undelivered = newTally(tallyInterval, func(n int) {
@@ -411,7 +423,7 @@ func (g *Gateway) syncNow(ctx context.Context) error {
 
 // assemble returns the registry's assembly for the gateway's caller.
 func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
-	a, err := g.reg.Assemble(ctx, g.caller)
+	a, err := g.reg.Assemble(ctx, g.surfaceCaller)
 	if err != nil {
 		return tools.Assembly{}, fmt.Errorf("gateway: assemble the tool surface: %w", err)
 	}
@@ -523,7 +535,7 @@ type servedTool struct {
 // caller may see, under its raw name, whatever the assembly folds.
 func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	if g.raw {
-		defs := g.reg.List(g.caller)
+		defs := g.reg.List(g.surfaceCaller)
 		out := make([]servedTool, 0, len(defs))
 		for _, d := range defs {
 			if d.Origin.Server == "" || d.Origin.RawName == "" {
@@ -540,7 +552,7 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	out := make([]servedTool, len(a.Tools))
 	for i, s := range a.Tools {
 		out[i] = servedTool{Schema: s, name: g.names.fit(s.Name, tools.Origin{})}
-		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
+		if d, ok := g.reg.Lookup(g.surfaceCaller, s.Name); ok {
 			out[i].name = g.names.fit(s.Name, d.Origin)
 			out[i].meta = d.MCPTool
 			if d.MCPTool == nil && d.Annotations != nil {

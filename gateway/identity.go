@@ -16,15 +16,16 @@ func (g *Gateway) storeServed(current map[string]toolState) {
 	g.served.Store(&m)
 }
 
-// listsPerCaller answers a tools/list of a caller with an identity (a
-// token's) with what the registry offers that caller: the tools its
-// policy rules deny it whatever the arguments are left out. The server's
-// tool set is the identity-less caller's; a call of a tool left out is
-// still refused by the policy's guard, saying which rule.
+// listsPerCaller answers, with PerIdentity, each tools/list with what
+// the registry offers its caller (its token's identity, or none for the
+// static token): the tools its policy rules deny it whatever the
+// arguments are left out of the surface, which holds what any identity
+// may see. A call of a tool left out is still refused by the policy's
+// guard, saying which rule.
 func (g *Gateway) listsPerCaller(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil || identityOf(req) == nil {
+		if method != "tools/list" || err != nil || !g.perIdentity {
 			return res, err
 		}
 		lr, ok := res.(*mcp.ListToolsResult)

@@ -150,7 +150,8 @@ func apply(s *host.Scope, cfg Config) error {
 	res, _ := host.Lookup(s, resources.Key)
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
-		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout})
+		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout,
+		PerIdentity: cfg.Auth != nil})
 	if err != nil {
 		return err
 	}
