@@ -36,11 +36,11 @@ type authFixture struct {
 }
 
 type authSetup struct {
-	issuer  oauthtest.Options
-	auth    func(*AuthConfig)
-	static  string
-	limits  Limits
-	noStart bool
+	issuer oauthtest.Options
+	auth   func(*AuthConfig)
+	static string
+	limits Limits
+	tools  []tools.Definition
 }
 
 func newAuthFixture(t *testing.T, set authSetup) *authFixture {
@@ -69,6 +69,9 @@ func newAuthFixture(t *testing.T, set authSetup) *authFixture {
 			return tools.Output{Value: string(b), Content: []tools.Content{tools.Text(string(b))}}, nil
 		},
 	})
+	for _, d := range set.tools {
+		register(t, f.reg, d)
+	}
 	s := scope(t)
 	f.g, err = New(s, f.reg, nil, &Options{Debounce: time.Millisecond, PerIdentity: true})
 	if err != nil {

@@ -122,19 +122,24 @@ func (l *identityLimits) takeToken(st *identityState) *refusal {
 	r := st.bucket.Reserve()
 	if d := r.Delay(); d > 0 {
 		r.Cancel()
-		return &refusal{retryAfter: int(math.Ceil(d.Seconds())),
-			msg: fmt.Sprintf("more than %g requests per second (auth.limits.requestsPerSecond) from this identity; retry in %v", l.cfg.RequestsPerSecond, d.Round(time.Millisecond))}
+		return l.tooFast(d)
 	}
 	return nil
 }
 
+func (l *identityLimits) tooFast(wait time.Duration) *refusal {
+	return &refusal{retryAfter: max(1, int(math.Ceil(wait.Seconds()))),
+		msg: fmt.Sprintf("more than %g requests per second (auth.limits.requestsPerSecond) from this identity; retry in %v", l.cfg.RequestsPerSecond, wait.Round(time.Millisecond))}
+}
+
 // admit decides an HTTP request before go-sdk sees it. A request that
-// opens a session (a POST without Mcp-Session-Id: an initialize, or any
-// request of a stateless gateway) takes a token from the identity's
-// bucket and, for a stateful gateway, a place among its sessions; past
-// either, it is refused (429 with Retry-After). Requests in a session are
-// counted in the MCP middleware instead, where a refusal is an error the
-// client's session shows. release ends what admit counted.
+// opens a session (a POST without Mcp-Session-Id: an initialize, a
+// discovery, or any request of a stateless gateway) is refused with 429
+// and Retry-After when the identity's bucket is empty or, for a stateful
+// gateway, when it has as many sessions as it may; the MCP middleware
+// takes the request's token. Requests in a session are decided there
+// only, where a refusal is an error the client's session shows. release
+// ends what admit counted.
 func (l *identityLimits) admit(g *Gateway, r *http.Request, info *auth.TokenInfo) (release func(), _ *refusal) {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return func() {}, nil
@@ -147,8 +152,11 @@ func (l *identityLimits) admit(g *Gateway, r *http.Request, info *auth.TokenInfo
 		return nil, &refusal{retryAfter: 10,
 			msg: fmt.Sprintf("this identity has %d sessions open, its limit (auth.limits.sessions); end one (DELETE) or retry later", l.cfg.Sessions)}
 	}
-	if ref := l.takeToken(st); ref != nil {
-		return nil, ref
+	if st.bucket != nil {
+		if tokens := st.bucket.Tokens(); tokens < 1 {
+			wait := time.Duration((1 - tokens) / l.cfg.RequestsPerSecond * float64(time.Second))
+			return nil, l.tooFast(wait)
+		}
 	}
 	st.opening++
 	return func() {
@@ -177,41 +185,29 @@ func (l *identityLimits) openSessions(g *Gateway, id string) int {
 	return n
 }
 
-// middleware counts each identity's requests in its sessions: a token
-// from its bucket and a place among its calls in flight. A tools/call past
-// either is a tool error saying which limit; another request a JSON-RPC
-// error. An initialize records who opened the session (admit counted it).
+// middleware counts each identity's requests: a token from its bucket
+// for each (initialize and discovery included), and a place among its
+// calls in flight for each but those uncounted. A tools/call past either
+// is a tool error saying which limit; another request a JSON-RPC error.
+// An initialize records who opened the session (for admit).
 func (l *identityLimits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		extra := req.GetExtra()
-		if extra == nil || extra.TokenInfo == nil {
+		initialize := method == "initialize"
+		if extra == nil || extra.TokenInfo == nil || (uncounted(method) && !initialize) {
 			return next(ctx, method, req)
 		}
 		id := extra.TokenInfo.UserID
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		if method == "initialize" {
-			res, err := next(ctx, method, req)
-			if err == nil && ss != nil && ss.ID() != "" {
-				l.mu.Lock()
-				l.owner[ss] = id
-				l.mu.Unlock()
-			}
-			return res, err
-		}
-		if uncounted(method) {
-			return next(ctx, method, req)
-		}
+		counted := !uncounted(method)
 		l.mu.Lock()
 		st := l.state(id)
 		var ref *refusal
-		switch {
-		case l.cfg.CallsInFlight > 0 && st.inFlight >= l.cfg.CallsInFlight:
+		if counted && l.cfg.CallsInFlight > 0 && st.inFlight >= l.cfg.CallsInFlight {
 			ref = &refusal{msg: fmt.Sprintf("this identity has %d requests in flight, its limit (auth.limits.callsInFlight); wait for one to end and retry", l.cfg.CallsInFlight)}
-		case ss != nil && ss.ID() != "":
-			// A stateless request took its token in admit.
+		} else {
 			ref = l.takeToken(st)
 		}
-		if ref == nil {
+		if ref == nil && counted {
 			st.inFlight++
 		}
 		l.mu.Unlock()
@@ -220,6 +216,15 @@ func (l *identityLimits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return errorResult("refused: " + ref.msg), nil
 			}
 			return nil, &jsonrpc.Error{Code: codeBusy, Message: ref.msg}
+		}
+		if !counted {
+			res, err := next(ctx, method, req)
+			if ss, _ := req.GetSession().(*mcp.ServerSession); initialize && err == nil && ss != nil && ss.ID() != "" {
+				l.mu.Lock()
+				l.owner[ss] = id
+				l.mu.Unlock()
+			}
+			return res, err
 		}
 		defer func() {
 			l.mu.Lock()
