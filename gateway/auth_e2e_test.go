@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,4 +194,97 @@ func bearerClient(t *testing.T, token string) *http.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: &tokenTransport{token: token, base: tr}, Timeout: time.Minute}
+}
+
+// TestE2ENoTokenPassthrough: the caller's bearer token reaches neither an
+// upstream server over HTTP (which gets the gateway's own credentials)
+// nor a stdio server's environment.
+func TestE2ENoTokenPassthrough(t *testing.T) {
+	bin := dshHostBinary(t)
+	e := newE2E(t)
+	// The upstream records every header value it is sent.
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "upstream ok"}}}, nil, nil
+		})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for name, values := range r.Header {
+			for _, v := range values {
+				seen = append(seen, name+": "+v)
+			}
+		}
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	defer upstream.Close()
+	defer func() {
+		for ss := range up.Sessions() {
+			ss.Close()
+		}
+	}()
+
+	addr := freeLoopbackAddr(t)
+	gwURL := "http://" + addr + "/mcp"
+	as := oauthtest.Start(t, oauthtest.Options{JWT: true, Resource: gwURL})
+	writeFile(t, e.composition, e.fixtureEntry()+fmt.Sprintf(`  - id: up
+    name: mcp-client
+    config:
+      serverName: up
+      transport: streamable-http
+      url: %q
+      headers:
+        Authorization: Bearer the-gateway-s-own
+  - id: gateway
+    name: gateway
+    config:
+      http: %q
+      auth:
+        issuer: %q
+        audience: %q
+`, upstream.URL+"/mcp", addr, as.Issuer, gwURL))
+	e.serveHTTPProc(t, bin, nil)
+
+	token := as.Sign(as.Claims("alice", []string{"admins"}))
+	tr := &mcp.StreamableClientTransport{Endpoint: gwURL, DisableStandaloneSSE: true, HTTPClient: bearerClient(t, token)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "0"}, nil).Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, isErr := authCall(t, cs, "mcp__up__echo", nil); isErr || text != "upstream ok" {
+		t.Fatalf("upstream echo: %q (isError %v)", text, isErr)
+	}
+	env, isErr := authCall(t, cs, "mcp__fx__env", nil)
+	if isErr || !strings.Contains(env, "PATH=") {
+		t.Fatalf("fixture env: %q", env)
+	}
+	if strings.Contains(env, token) {
+		t.Errorf("the caller's token is in the stdio server's environment")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var auths []string
+	for _, h := range seen {
+		if strings.Contains(h, token) || strings.Contains(h, token[len(token)-20:]) {
+			t.Errorf("the upstream received the caller's token: %.60s…", h)
+		}
+		if strings.HasPrefix(h, "Authorization: ") {
+			auths = append(auths, h)
+		}
+	}
+	if len(auths) == 0 {
+		t.Fatal("the upstream saw no Authorization header: the gateway's own credentials did not reach it")
+	}
+	for _, h := range auths {
+		if h != "Authorization: Bearer the-gateway-s-own" {
+			t.Errorf("upstream got %q, want the gateway's own credentials", h)
+		}
+	}
 }
