@@ -419,3 +419,22 @@ func TestAuthConfigErrors(t *testing.T) {
 		t.Errorf("auth without http: %v", err)
 	}
 }
+
+// TestAuthRememberedTokenExpires: a JWT verified once is not checked
+// again on every request, but stops being accepted at its exp (and the
+// skew) all the same.
+func TestAuthRememberedTokenExpires(t *testing.T) {
+	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true}})
+	claims := f.as.Claims("alice", nil)
+	claims["exp"] = time.Now().Add(2 * time.Minute).Unix()
+	token := f.as.Sign(claims)
+	for range 2 {
+		if status, _, _ := f.post(t, token, ""); status != http.StatusOK {
+			t.Fatalf("status %d", status)
+		}
+	}
+	f.skew.Add(int64(2*time.Minute + clockSkew + time.Second))
+	if status, challenge, _ := f.post(t, token, ""); status != http.StatusUnauthorized || !strings.Contains(challenge, "expired") {
+		t.Errorf("past its exp: %d %q, want 401 expired", status, challenge)
+	}
+}
