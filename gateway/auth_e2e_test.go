@@ -103,7 +103,14 @@ func TestE2ETeamGateway(t *testing.T) {
 	gwURL := "http://" + addr + "/mcp"
 	as := oauthtest.Start(t, oauthtest.Options{JWT: true, Resource: gwURL})
 	as.SetUser("alice", "admins")
-	writeFile(t, e.composition, e.fixtureEntry()+fmt.Sprintf(`  - id: policy
+	writeFile(t, e.composition, e.fixtureEntry()+fmt.Sprintf(`  - id: secret
+    name: mcp-client
+    config:
+      serverName: sx
+      transport: stdio
+      command: %q
+      args: ["-cancel-file", %q, "-resources", "1", "-prompts"]
+  - id: policy
     name: policy
     config:
       rules:
@@ -111,6 +118,11 @@ func TestE2ETeamGateway(t *testing.T) {
           when: '"admins" in caller.groups'
           action: allow
         - tools: [mcp__fx__shout]
+          action: deny
+        - servers: [sx]
+          when: '"admins" in caller.groups'
+          action: allow
+        - servers: [sx]
           action: deny
   - id: gateway
     name: gateway
@@ -120,7 +132,7 @@ func TestE2ETeamGateway(t *testing.T) {
         issuer: %q
         audience: %q
         requiredScopes: [mcp]
-`, addr, as.Issuer, gwURL))
+`, e.fixture, e.cancelFile, addr, as.Issuer, gwURL))
 	e.serveHTTPProc(t, bin, nil)
 
 	c := newClientHost(t)
@@ -172,6 +184,40 @@ func TestE2ETeamGateway(t *testing.T) {
 	text, isErr := authCall(t, bob, "mcp__fx__shout", map[string]any{"text": "hi"})
 	if !isErr || !strings.Contains(text, "denied by policy") {
 		t.Errorf("bob calls shout: %q (isError %v), want a policy denial", text, isErr)
+	}
+
+	// sx's resources and prompts are the admins' only, as its tools are.
+	adminTr := &mcp.StreamableClientTransport{Endpoint: gwURL, DisableStandaloneSSE: true,
+		HTTPClient: bearerClient(t, as.Sign(as.Claims("alice", []string{"admins"}, "mcp")))}
+	admin, err := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "0"}, nil).Connect(t.Context(), adminTr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const doc = "fixture://doc/001"
+	for _, who := range []struct {
+		name string
+		cs   *mcp.ClientSession
+		sees bool
+	}{{"alice", admin, true}, {"bob", bob, false}} {
+		rl, err := who.cs.ListResources(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasDoc := slices.ContainsFunc(rl.Resources, func(r *mcp.Resource) bool { return r.URI == doc })
+		tl, err := who.cs.ListResourceTemplates(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := who.cs.ListPrompts(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, readErr := who.cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: doc})
+		if hasDoc != who.sees || (len(tl.ResourceTemplates) > 0) != who.sees || (len(pl.Prompts) > 0) != who.sees || (readErr == nil) != who.sees {
+			t.Errorf("%s: lists %s %v, %d templates, %d prompts, read error %v; want all of sx's: %v",
+				who.name, doc, hasDoc, len(tl.ResourceTemplates), len(pl.Prompts), readErr, who.sees)
+		}
 	}
 
 	// The audit trail names who called.
