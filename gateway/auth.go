@@ -452,13 +452,11 @@ func (a *authenticator) requireAuth(g *Gateway, next http.Handler) http.Handler 
 			a.challenge(w, e)
 			return
 		}
-		release, refusal := a.limits.admit(g, r, info)
-		if refusal != nil {
+		if refusal := a.limits.admit(g, r, info); refusal != nil {
 			w.Header().Set("Retry-After", strconv.Itoa(refusal.retryAfter))
 			http.Error(w, "Too Many Requests: "+refusal.msg, http.StatusTooManyRequests)
 			return
 		}
-		defer release()
 		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenInfoKey{}, info)))
 	})
 }

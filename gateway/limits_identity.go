@@ -67,7 +67,6 @@ type identityLimits struct {
 type identityState struct {
 	bucket   *rate.Limiter // nil: no rate limit
 	inFlight int
-	opening  int // session openings in flight
 }
 
 // maxIdleIdentities is how many identities are kept before the idle ones
@@ -101,7 +100,7 @@ func (l *identityLimits) state(id string) *identityState {
 func (l *identityLimits) forgetIdle() {
 	now := time.Now()
 	for id, st := range l.byID {
-		if st.inFlight == 0 && st.opening == 0 && (st.bucket == nil || st.bucket.TokensAt(now) >= float64(l.burst)) {
+		if st.inFlight == 0 && (st.bucket == nil || st.bucket.TokensAt(now) >= float64(l.burst)) {
 			delete(l.byID, id)
 		}
 	}
@@ -136,38 +135,37 @@ func (l *identityLimits) tooFast(wait time.Duration) *refusal {
 // opens a session (a POST without Mcp-Session-Id: an initialize, a
 // discovery, or any request of a stateless gateway) is refused with 429
 // and Retry-After when the identity's bucket is empty or, for a stateful
-// gateway, when it has as many sessions as it may; the MCP middleware
-// takes the request's token. Requests in a session are decided there
-// only, where a refusal is an error the client's session shows. release
-// ends what admit counted.
-func (l *identityLimits) admit(g *Gateway, r *http.Request, info *auth.TokenInfo) (release func(), _ *refusal) {
+// gateway, when it has as many sessions as it may. The MCP middleware
+// takes the request's token and reserves the session's place (two
+// initializes racing past this check are decided there). Requests in a
+// session are decided there only, where a refusal is an error the
+// client's session shows.
+func (l *identityLimits) admit(g *Gateway, r *http.Request, info *auth.TokenInfo) *refusal {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-		return func() {}, nil
+		return nil
 	}
-	id := info.UserID
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := l.state(id)
-	if l.cfg.Sessions > 0 && l.openSessions(g, id)+st.opening >= l.cfg.Sessions {
-		return nil, &refusal{retryAfter: 10,
-			msg: fmt.Sprintf("this identity has %d sessions open, its limit (auth.limits.sessions); end one (DELETE) or retry later", l.cfg.Sessions)}
+	st := l.state(info.UserID)
+	if l.cfg.Sessions > 0 && l.openSessions(g, info.UserID) >= l.cfg.Sessions {
+		return l.tooManySessions()
 	}
 	if st.bucket != nil {
 		if tokens := st.bucket.Tokens(); tokens < 1 {
 			wait := time.Duration((1 - tokens) / l.cfg.RequestsPerSecond * float64(time.Second))
-			return nil, l.tooFast(wait)
+			return l.tooFast(wait)
 		}
 	}
-	st.opening++
-	return func() {
-		l.mu.Lock()
-		st.opening--
-		l.mu.Unlock()
-	}, nil
+	return nil
 }
 
-// openSessions counts id's initialized sessions that are still open, and
-// forgets the closed ones. The caller holds mu.
+func (l *identityLimits) tooManySessions() *refusal {
+	return &refusal{retryAfter: 10,
+		msg: fmt.Sprintf("this identity has %d sessions open, its limit (auth.limits.sessions); end one (DELETE) or retry later", l.cfg.Sessions)}
+}
+
+// openSessions counts id's sessions that are still open (initialized, or
+// initializing), and forgets the closed ones. The caller holds mu.
 func (l *identityLimits) openSessions(g *Gateway, id string) int {
 	live := map[*mcp.ServerSession]bool{}
 	for ss := range g.server.Sessions() {
@@ -187,10 +185,10 @@ func (l *identityLimits) openSessions(g *Gateway, id string) int {
 
 // middleware counts each identity's requests: a token from its bucket
 // for each (initialize and discovery included), and a place among its
-// calls in flight for each but those uncounted. A tools/call past either
-// is a tool error saying which limit; another request a JSON-RPC error.
-// An initialize records who opened the session (for admit).
-func (l *identityLimits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+// calls in flight for each but those uncounted; an initialize reserves a
+// place among its sessions. A tools/call past a limit is a tool error
+// saying which; another request a JSON-RPC error.
+func (l *identityLimits) middleware(g *Gateway, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		extra := req.GetExtra()
 		initialize := method == "initialize"
@@ -199,16 +197,25 @@ func (l *identityLimits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		id := extra.TokenInfo.UserID
 		counted := !uncounted(method)
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		owned := initialize && l.cfg.Sessions > 0 && ss != nil && ss.ID() != ""
 		l.mu.Lock()
 		st := l.state(id)
 		var ref *refusal
-		if counted && l.cfg.CallsInFlight > 0 && st.inFlight >= l.cfg.CallsInFlight {
+		switch {
+		case counted && l.cfg.CallsInFlight > 0 && st.inFlight >= l.cfg.CallsInFlight:
 			ref = &refusal{msg: fmt.Sprintf("this identity has %d requests in flight, its limit (auth.limits.callsInFlight); wait for one to end and retry", l.cfg.CallsInFlight)}
-		} else {
+		case owned && l.openSessions(g, id) >= l.cfg.Sessions:
+			ref = l.tooManySessions()
+		default:
 			ref = l.takeToken(st)
 		}
-		if ref == nil && counted {
+		switch {
+		case ref != nil:
+		case counted:
 			st.inFlight++
+		case owned:
+			l.owner[ss] = id
 		}
 		l.mu.Unlock()
 		if ref != nil {
@@ -219,9 +226,9 @@ func (l *identityLimits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if !counted {
 			res, err := next(ctx, method, req)
-			if ss, _ := req.GetSession().(*mcp.ServerSession); initialize && err == nil && ss != nil && ss.ID() != "" {
+			if owned && err != nil {
 				l.mu.Lock()
-				l.owner[ss] = id
+				delete(l.owner, ss)
 				l.mu.Unlock()
 			}
 			return res, err
