@@ -16,8 +16,9 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// BenchmarkAuth measures inbound OAuth's cost: the verification of one
-// request's token (signature, claims, identity; the issuer's key cached),
+// BenchmarkAuth measures inbound OAuth's cost: the check of one
+// request's token (a token verified before, and one not: signature,
+// claims, identity; the issuer's key cached either way),
 // and tool calls per second through the gateway with auth off and on,
 // side by side (alternating phases of load by N sessions on their own
 // connections, as BenchmarkThroughput does), calling a tool of the
@@ -27,7 +28,7 @@ import (
 //
 // DSH_BENCH_CLIENTS sets N (default 16), DSH_BENCH_PHASE a phase (1s).
 func BenchmarkAuth(b *testing.B) {
-	b.Run("verify/jwt-cached-key", func(b *testing.B) {
+	b.Run("verify/remembered-token", func(b *testing.B) {
 		as := oauthtest.Start(b, oauthtest.Options{JWT: true, Resource: "http://127.0.0.1:1/mcp"})
 		a := newAuthenticator(AuthConfig{Issuer: as.Issuer, Audience: "http://127.0.0.1:1/mcp"}, "")
 		defer a.Close()
@@ -38,6 +39,21 @@ func BenchmarkAuth(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
+			if _, e := a.authenticate(req); e != nil {
+				b.Fatal(e)
+			}
+		}
+	})
+	b.Run("verify/new-token-cached-key", func(b *testing.B) {
+		// A token not seen before: signature, claims, identity.
+		as := oauthtest.Start(b, oauthtest.Options{JWT: true, Resource: "http://127.0.0.1:1/mcp"})
+		a := newAuthenticator(AuthConfig{Issuer: as.Issuer, Audience: "http://127.0.0.1:1/mcp"}, "")
+		defer a.Close()
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+as.Sign(as.Claims("alice", []string{"admins"}, "mcp")))
+		b.ReportAllocs()
+		for b.Loop() {
+			a.verified = verifiedCache{}
 			if _, e := a.authenticate(req); e != nil {
 				b.Fatal(e)
 			}
