@@ -120,6 +120,10 @@ type Options struct {
 	// the gateway's sessions, connections and requests in flight in its
 	// metrics.
 	Telemetry *telemetry.Telemetry
+	// PerIdentity serves each request's identity (inbound OAuth) its own
+	// tools: the surface holds what any identity may see, and each
+	// tools/list is narrowed to its caller's (identity.go).
+	PerIdentity bool
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -130,9 +134,13 @@ type Gateway struct {
 	reg    *tools.Registry
 	store  *attachments.Store
 	caller tools.Caller
-	logger *slog.Logger
-	raw    bool
-	names  naming
+	// surfaceCaller is whom the surface is assembled for: caller, or,
+	// with PerIdentity, caller standing for every identity.
+	surfaceCaller tools.Caller
+	perIdentity   bool
+	logger        *slog.Logger
+	raw           bool
+	names         naming
 	// logLevels says which clients asked for log messages (loglevel.go).
 	logLevels logLevels
 
@@ -193,6 +201,11 @@ type Gateway struct {
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
+	// served maps each served tool name to the registry's (identity.go).
+	served atomic.Pointer[map[string]string]
+	// idLimits are the HTTP listener's limits per identity, nil without
+	// inbound OAuth (limits_identity.go).
+	idLimits atomic.Pointer[identityLimits]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -243,6 +256,10 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		done:    make(chan struct{}),
 		current: map[string]toolState{},
 	}
+	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
+	if o.PerIdentity {
+		g.surfaceCaller.Identity = &tools.Identity{Any: true}
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
@@ -287,8 +304,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// The cap comes first: a refused request costs no sync.
 	// track comes after upToDate: what a client lists is recorded once
 	// the surface is brought up to date for it.
-	g.server.AddReceivingMiddleware(g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
-		g.upToDate, g.track, g.endWithGateway, g.logLevels.track(g.Server))
+	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
+		g.upToDate, g.track, g.listsPerCaller, g.endWithGateway, g.logLevels.track(g.Server))
 	if tracer := o.Telemetry.Tracer(); tracer != nil {
 		// Added last, so outermost: a request refused by the cap has its
 		// span too.
@@ -325,11 +342,17 @@ func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
 		// The instructions are the current assembly's sections, which MCP
 		// cannot announce a change of: each client gets them as they are
 		// when it connects.
+		// A failed request's result may be a typed nil (a second
+		// initialize on a session), which would crash the process.
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = *g.instructions.Load()
+			if r != nil {
+				r.Instructions = *g.instructions.Load()
+			}
 		case *mcp.DiscoverResult:
-			r.Instructions = *g.instructions.Load()
+			if r != nil {
+				r.Instructions = *g.instructions.Load()
+			}
 		}
 		return res, err
 	}
@@ -418,7 +441,7 @@ func (g *Gateway) syncNow(ctx context.Context) error {
 
 // assemble returns the registry's assembly for the gateway's caller.
 func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
-	a, err := g.reg.Assemble(ctx, g.caller)
+	a, err := g.reg.Assemble(ctx, g.surfaceCaller)
 	if err != nil {
 		return tools.Assembly{}, fmt.Errorf("gateway: assemble the tool surface: %w", err)
 	}
@@ -481,6 +504,7 @@ func (g *Gateway) apply(a tools.Assembly) {
 		}
 	}
 	g.current = next
+	g.storeServed(next)
 	if changed || g.lists.sig(listTools) == "" {
 		g.lists.setSig(listTools, toolsSignature(next))
 	}
@@ -529,7 +553,7 @@ type servedTool struct {
 // caller may see, under its raw name, whatever the assembly folds.
 func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	if g.raw {
-		defs := g.reg.List(g.caller)
+		defs := g.reg.List(g.surfaceCaller)
 		out := make([]servedTool, 0, len(defs))
 		for _, d := range defs {
 			if d.Origin.Server == "" || d.Origin.RawName == "" {
@@ -546,7 +570,7 @@ func (g *Gateway) surface(a tools.Assembly) []servedTool {
 	out := make([]servedTool, len(a.Tools))
 	for i, s := range a.Tools {
 		out[i] = servedTool{Schema: s, name: g.names.fit(s.Name, tools.Origin{})}
-		if d, ok := g.reg.Lookup(g.caller, s.Name); ok {
+		if d, ok := g.reg.Lookup(g.surfaceCaller, s.Name); ok {
 			out[i].name = g.names.fit(s.Name, d.Origin)
 			out[i].meta = d.MCPTool
 			if d.MCPTool == nil && d.Annotations != nil {
@@ -661,7 +685,7 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 			})
 		})
 	}
-	res := g.reg.Execute(ctx, g.caller, public, args)
+	res := g.reg.Execute(ctx, g.callerOf(req), public, args)
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// The client cancelled or went away: there is no one to tell.

@@ -136,6 +136,9 @@ type HTTPOptions struct {
 	// refusals, when set, counts the refused sessions instead of a tally
 	// of the handler's own.
 	refusals *tally
+	// auth, when set, checks every request's bearer token (the static
+	// Token among them) and limits each identity (auth.go).
+	auth *authenticator
 }
 
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
@@ -174,7 +177,13 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	return bodyDeadline(protect(g.refuseDraining(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals)), o.Token), o.readBodyTimeout)
+	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals))
+	if o.auth != nil {
+		g.idLimits.Store(o.auth.limits)
+		inner = o.auth.requireAuth(g, inner)
+		o.Token = "" // the authenticator takes it
+	}
+	return bodyDeadline(protect(inner, o.Token), o.readBodyTimeout)
 }
 
 // refuseDraining answers 503 to every request once the gateway drains
@@ -389,6 +398,7 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 // serveOptions are listen's settings.
 type serveOptions struct {
 	token     string
+	auth      *authenticator
 	limits    Limits
 	stateless bool
 	// The timeouts; zero means the defaults (tests shorten them).
@@ -439,7 +449,11 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		Stateless:       o.stateless,
 		readBodyTimeout: o.readBody,
 		refusals:        sessionRefusals,
+		auth:            o.auth,
 	}))
+	if o.auth != nil {
+		o.auth.routes(mux)
+	}
 	g.healthHandlers(mux, s.Readiness)
 	srv := &http.Server{
 		Handler:           mux,
@@ -482,7 +496,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		}
 		capped.wait()
 	})
-	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "maxConnections", maxConns)
+	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "maxConnections", maxConns)
 	return url
 }
 

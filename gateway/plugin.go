@@ -41,6 +41,11 @@ type Config struct {
 	// mcp__ marker (Options).
 	NameLimit  int  `yaml:"nameLimit"`
 	DropMarker bool `yaml:"dropMarker"`
+	// Auth makes the HTTP listener an OAuth 2.1 protected resource: it
+	// accepts the access tokens of an issuer, and the caller of each
+	// request is its token's identity (auth.go). The static token of
+	// TokenEnv, when set too, keeps working for one person.
+	Auth *AuthConfig `yaml:"auth"`
 	// DrainTimeout bounds a drain (dsh-host serve --http at SIGTERM): how
 	// long the requests in flight may take to finish before the gateway
 	// stops anyway, such as "30s" (0: DefaultDrainTimeout).
@@ -71,8 +76,15 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("metrics %q: want HOST:PORT, such as 127.0.0.1:9464: %w", c.Metrics, err)
 		}
 	}
+	if c.Auth != nil {
+		if err := c.Auth.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.HTTP == "" {
 		switch {
+		case c.Auth != nil:
+			return host.KeyErrorf("auth", "applies to http only; set http or remove auth")
 		case c.TokenEnv != "":
 			return fmt.Errorf("tokenEnv: applies to http only; set http or remove tokenEnv")
 		case c.Stateless:
@@ -84,13 +96,13 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
 	}
-	if c.TokenEnv == "" && !isLoopbackHost(hostname) {
+	if c.TokenEnv == "" && c.Auth == nil && !isLoopbackHost(hostname) {
 		shown := hostname
 		if shown == "" {
 			shown = "every interface"
 		}
 		return fmt.Errorf("http %q: refusing to serve on %s without a token: a non-loopback address exposes every tool to the network; "+
-			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), or bind 127.0.0.1", c.HTTP, shown)
+			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), configure auth (an OAuth issuer), or bind 127.0.0.1", c.HTTP, shown)
 	}
 	return nil
 }
@@ -150,13 +162,18 @@ func apply(s *host.Scope, cfg Config) error {
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
 		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout,
-		Telemetry: telemetry.From(s.Context())})
+		Telemetry: telemetry.From(s.Context()), PerIdentity: cfg.Auth != nil})
 	if err != nil {
 		return err
 	}
 	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
 	if cfg.HTTP != "" {
-		if detail, err = listen(s, g, cfg.HTTP, serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}); err != nil {
+		o := serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}
+		if cfg.Auth != nil {
+			o.auth = newAuthenticator(*cfg.Auth, token)
+			s.OnDispose("gateway auth", o.auth.Close)
+		}
+		if detail, err = listen(s, g, cfg.HTTP, o); err != nil {
 			return err
 		}
 	}

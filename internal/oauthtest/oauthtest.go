@@ -4,6 +4,11 @@
 // refresh, step-up, revocation) without leaving the machine. Its
 // authorization endpoint redirects at once, as if a person had agreed, so
 // a "browser" that follows the redirect completes the login (Follow).
+//
+// It also issues tokens for another protected resource (Options.Resource,
+// such as a gateway): signed JWT access tokens with a JWKS that rotates
+// (jwt.go), or opaque ones that RFC 7662 introspection explains, for the
+// user SetUser names.
 package oauthtest
 
 import (
@@ -41,6 +46,16 @@ type Options struct {
 	// PreregisteredID and PreregisteredSecret are a client known
 	// beforehand; dynamic registration works besides.
 	PreregisteredID, PreregisteredSecret string
+	// Resource is the resource (RFC 8707) tokens are issued for, their
+	// audience: another server this one is the authorization server of,
+	// such as a gateway (default URL, the server's own MCP endpoint).
+	Resource string
+	// JWT makes access tokens JWTs signed with the current key of the
+	// server's JWKS (jwt.go); without it they are opaque.
+	JWT bool
+	// OIDCOnly publishes the metadata at /.well-known/openid-configuration
+	// only, as an OpenID provider that has no RFC 8414 document.
+	OIDCOnly bool
 }
 
 // Server is the MCP server and its authorization server.
@@ -59,9 +74,19 @@ type Server struct {
 	access        map[string]grant // live access tokens
 	refresh       map[string]grant // unspent refresh tokens
 	refuseRefresh bool
+	// user is who logs in next (SetUser).
+	user user
+	keys keyRing
 	// Counters.
 	Logins, Refreshes, Registrations int
 	Revoked                          []string
+	JWKSFetches, Introspections      int
+}
+
+// user is a login's person.
+type user struct {
+	subject string
+	groups  []string
 }
 
 // grant is what a code or token stands for.
@@ -69,6 +94,7 @@ type grant struct {
 	clientID, challenge, redirect, resource string
 	scopes                                  []string
 	expiry                                  time.Time
+	user                                    user
 }
 
 // Start starts the server; it stops when the test ends.
@@ -77,7 +103,9 @@ func Start(t testing.TB, opt Options) *Server {
 		opt.TokenLifetime = time.Hour
 	}
 	s := &Server{opt: opt, clients: map[string]string{}, redirects: map[string][]string{},
-		codes: map[string]grant{}, access: map[string]grant{}, refresh: map[string]grant{}}
+		codes: map[string]grant{}, access: map[string]grant{}, refresh: map[string]grant{},
+		user: user{subject: "alice"}}
+	s.keys.rotate()
 	if opt.PreregisteredID != "" {
 		s.clients[opt.PreregisteredID] = opt.PreregisteredSecret
 	}
@@ -91,7 +119,16 @@ func Start(t testing.TB, opt Options) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer }, nil)))
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", s.resourceMetadata)
-	mux.HandleFunc("/.well-known/oauth-authorization-server", s.serverMetadata)
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		if s.opt.OIDCOnly {
+			http.NotFound(w, r)
+			return
+		}
+		s.serverMetadata(w, r)
+	})
+	mux.HandleFunc("/.well-known/openid-configuration", s.serverMetadata)
+	mux.HandleFunc("/jwks", s.jwks)
+	mux.HandleFunc("/introspect", s.introspect)
 	mux.HandleFunc("/authorize", s.authorize)
 	mux.HandleFunc("/token", s.token)
 	mux.HandleFunc("/register", s.register)
@@ -99,6 +136,9 @@ func Start(t testing.TB, opt Options) *Server {
 	s.srv = httptest.NewServer(mux)
 	s.Issuer = s.srv.URL
 	s.URL = s.srv.URL + "/mcp"
+	if s.opt.Resource == "" {
+		s.opt.Resource = s.URL
+	}
 	s.mcp = mcpServer
 	t.Cleanup(s.Close)
 	return s
@@ -200,6 +240,8 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post"},
 		"authorization_response_iss_parameter_supported": true,
 		"scopes_supported":                               append(slices.Clone(s.opt.Scopes), "offline_access"),
+		"jwks_uri":                                       s.Issuer + "/jwks",
+		"introspection_endpoint":                         s.Issuer + "/introspect",
 	})
 }
 
@@ -238,14 +280,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
 		http.Error(w, "PKCE S256 required", 400)
 		return
-	case q.Get("resource") != s.URL:
-		http.Error(w, "resource must be "+s.URL, 400)
+	case q.Get("resource") != s.opt.Resource:
+		http.Error(w, "resource must be "+s.opt.Resource, 400)
 		return
 	}
 	code := randomText()
 	s.mu.Lock()
 	s.codes[code] = grant{clientID: clientID, challenge: q.Get("code_challenge"), redirect: redirect,
-		resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+		resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")), user: s.user}
 	s.mu.Unlock()
 	iss := s.Issuer
 	if s.opt.WrongIss {
@@ -283,7 +325,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		delete(s.codes, r.PostForm.Get("code"))
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 		if !found || c.clientID != clientID || c.redirect != r.PostForm.Get("redirect_uri") ||
-			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || r.PostForm.Get("resource") != s.URL {
+			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || r.PostForm.Get("resource") != s.opt.Resource {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
 			return
 		}
@@ -304,6 +346,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	g.expiry = time.Now().Add(s.opt.TokenLifetime)
 	access, refresh := "at-"+randomText(), "rt-"+randomText()
+	if s.opt.JWT {
+		access = s.keys.sign(s.claimsOf(g))
+	}
 	s.access[access] = g
 	s.refresh[refresh] = g
 	writeJSON(w, 200, map[string]any{"access_token": access, "token_type": "Bearer", "refresh_token": refresh,

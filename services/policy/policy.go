@@ -152,17 +152,35 @@ func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 // the tool, whatever its arguments: the first rule that can match it
 // whatever they are denies (or none can, and the default does), and no
 // rule before it that depends on them (when) could allow or ask.
+//
+// A `when` that the caller alone decides (caller.groups, caller.subject:
+// an identity a gateway's token gave) is evaluated here: one that holds
+// whatever the arguments counts as a rule without `when`, one that fails
+// whatever they are as no rule, so that each caller is offered what its
+// identity may call.
 func (p *Policy) alwaysDenied(caller tools.Caller, name string) bool {
 	set := p.rules.Load()
-	for _, r := range p.candidates(set, name).candidates {
-		switch {
-		case len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind):
-		case r.prog != nil && r.Action == Deny:
-		case r.prog != nil:
-			return false
-		default:
-			return r.Action == Deny
+	tr := p.candidates(set, name)
+	var ev *evalInput
+	for _, r := range tr.candidates {
+		if len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind) {
+			continue
 		}
+		if r.prog != nil {
+			if ev == nil {
+				ev = &evalInput{call: tools.Call{Name: name, Caller: caller}, server: tr.server, withoutArgs: true}
+			}
+			holds, known := ev.decides(r.prog)
+			switch {
+			case known && !holds:
+				continue
+			case !known && r.Action == Deny:
+				continue
+			case !known:
+				return false
+			}
+		}
+		return r.Action == Deny
 	}
 	return set.def == Deny
 }
@@ -268,12 +286,22 @@ type evalInput struct {
 	call   tools.Call
 	server string
 	vars   map[string]any
+	// withoutArgs leaves args unbound: a listing has no arguments, and an
+	// expression that reads them fails unless the rest decides it.
+	withoutArgs bool
 }
 
 // holds reports whether prog yields true for the call. An expression that
 // fails (a missing key, a wrong type) does not match: the rule then says
 // nothing about this call.
 func (e *evalInput) holds(prog cel.Program) bool {
+	holds, _ := e.decides(prog)
+	return holds
+}
+
+// decides evaluates prog: known is false when the evaluation fails (with
+// withoutArgs, when the arguments would decide).
+func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
 	if e.vars == nil {
 		var args any
 		if err := json.Unmarshal(e.call.Args, &args); err != nil {
@@ -286,13 +314,22 @@ func (e *evalInput) holds(prog cel.Program) bool {
 			caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
 		}
 		e.vars = map[string]any{"args": args, "tool": e.call.Name, "server": e.server, "caller": caller}
+		if e.withoutArgs {
+			delete(e.vars, "args")
+		}
+		if id := c.Identity; id != nil && id.Any {
+			// Unbound, as args: a when that reads them might hold.
+			for _, k := range []string{"subject", "client", "scopes", "groups"} {
+				delete(caller, k)
+			}
+		}
 	}
 	out, _, err := prog.Eval(e.vars)
 	if err != nil {
-		return false
+		return false, false
 	}
 	b, ok := out.Value().(bool)
-	return ok && b
+	return ok && b, true
 }
 
 func nonNil(s []string) []string {

@@ -22,4 +22,8 @@ type Identity struct {
 	Client  string   // the client application
 	Scopes  []string // granted scopes
 	Groups  []string // the subject's groups
+	// Any stands for every identity a front end serves, for a listing it
+	// then narrows per identity (a gateway with inbound OAuth builds its
+	// surface so): what depends on who the caller is counts as possible.
+	Any bool
 }

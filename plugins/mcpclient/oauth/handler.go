@@ -422,6 +422,12 @@ func (h *Handler) login(ctx context.Context, b *logins.BrowserStep, ch *challeng
 			asked := discovered
 			if len(h.oauth.Scopes) > 0 {
 				asked = h.oauth.Scopes
+				if ch != nil && ch.status == http.StatusForbidden {
+					// A step-up: the scopes the server named (its
+					// insufficient_scope challenge) besides those
+					// configured, or the new token would lack them again.
+					asked = unionScopes(asked, discovered)
+				}
 			}
 			// A step-up keeps what was granted before.
 			return unionScopes(prev.Scopes, asked)
