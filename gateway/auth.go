@@ -133,9 +133,11 @@ type authenticator struct {
 	cfg         AuthConfig
 	groupsClaim []string
 	static      []byte // the entry's static token, "" when none
-	client      *http.Client
-	keys        *keySet
-	introspect  *introspector
+	// staticInfo is the identity-less holder of the static token.
+	staticInfo *auth.TokenInfo
+	client     *http.Client
+	keys       *keySet
+	introspect *introspector
 	// metadataURL is the gateway's RFC 9728 document, named in every
 	// challenge.
 	metadataURL string
@@ -161,6 +163,7 @@ func newAuthenticator(cfg AuthConfig, static string) *authenticator {
 		cfg:         cfg,
 		groupsClaim: strings.Split(claim, "."),
 		static:      []byte(static),
+		staticInfo:  &auth.TokenInfo{UserID: "static token", Extra: map[string]any{}},
 		client:      &http.Client{Timeout: authTimeout, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}},
 		metadataURL: resourceMetadataURL(cfg.Audience),
 		metadata: &oauthex.ProtectedResourceMetadata{
@@ -250,9 +253,6 @@ func (a *authenticator) challenge(w http.ResponseWriter, e *authError) {
 	http.Error(w, http.StatusText(e.status)+": "+e.desc, e.status)
 }
 
-// staticInfo is the identity-less holder of the static token.
-var staticInfo = &auth.TokenInfo{UserID: "static token", Extra: map[string]any{}}
-
 // authenticate checks r's bearer token: the static token, or one of the
 // issuer's. The token's information is what go-sdk keeps per request
 // (RequestExtra.TokenInfo) and per session (a session is its opener's).
@@ -262,7 +262,7 @@ func (a *authenticator) authenticate(r *http.Request) (*auth.TokenInfo, *authErr
 		return nil, &authError{status: http.StatusUnauthorized, desc: "send Authorization: Bearer <access token>; the gateway's metadata (resource_metadata) names the issuer to log in with"}
 	}
 	if len(a.static) > 0 && subtle.ConstantTimeCompare([]byte(raw), a.static) == 1 {
-		return staticInfo, nil
+		return a.staticInfo, nil
 	}
 	info := a.verified.get(raw, a.now())
 	if info == nil {
@@ -300,15 +300,17 @@ func (a *authenticator) authenticate(r *http.Request) (*auth.TokenInfo, *authErr
 // none, and HS* (whose key would be a secret the gateway shares with the
 // issuer, or, worse, the public key taken as an HMAC secret), are refused
 // before any key is looked at.
-var allowedAlgs = []jose.SignatureAlgorithm{
-	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
-	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+func allowedAlgs() []jose.SignatureAlgorithm {
+	return []jose.SignatureAlgorithm{
+		jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+		jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+	}
 }
 
 // verifyJWT checks raw's signature with the issuer's keys, then its iss,
 // aud, exp and nbf, and returns its claims.
 func (a *authenticator) verifyJWT(ctx context.Context, raw string) (map[string]any, *authError) {
-	tok, err := jwt.ParseSigned(raw, allowedAlgs)
+	tok, err := jwt.ParseSigned(raw, allowedAlgs())
 	if err != nil {
 		return nil, invalid("not a JWT signed with an asymmetric algorithm: %v", err)
 	}
