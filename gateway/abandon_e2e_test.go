@@ -75,8 +75,13 @@ func TestE2EBridgeRootsOfTheCaller(t *testing.T) {
 			}
 			defer cs.Close()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__roots", Arguments: map[string]any{}})
-			if err != nil || res.IsError || resultText(res) != "file:///work/project" {
-				t.Errorf("roots seen by the server: %v %q, want the client's", err, resultText(res))
+			if err != nil {
+				// Reported, not dereferenced: a nil result here once
+				// panicked the test and hid the error.
+				t.Fatalf("calling the roots tool: %v", err)
+			}
+			if res.IsError || resultText(res) != "file:///work/project" {
+				t.Errorf("roots seen by the server: %q, want the client's", resultText(res))
 			}
 		})
 	}
