@@ -140,6 +140,7 @@ type retryState struct {
 	halted      bool        // reconnecting stopped for good
 	hung        bool        // a close never finished: do not wait for watchers
 	oversized   int         // connections lost to an oversized message in a row
+	soon        bool        // timer is an attempt due at once (settleWaiters)
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
@@ -346,6 +347,9 @@ func (c *client) run(ctx context.Context) {
 // attempt connects, discovers and registers. The first attempt with
 // failOnStartupError fails the instance instead of scheduling a retry.
 func (c *client) attempt(ctx context.Context, first bool) {
+	c.retry.soon = false
+	// Calls waiting for a connection take this attempt's outcome.
+	defer c.resolveStart()
 	strict := first && c.opt.cfg.FailOnStartupError
 	if c.login.needed && c.opt.oauth.Stamp() == c.login.stamp {
 		// Still no new token: look again later (the poll of needLogin).
@@ -634,6 +638,7 @@ func (c *client) probeConn(ctx context.Context, cn *conn) {
 
 // lost handles the end of the current connection.
 func (c *client) lost(ctx context.Context, err error) {
+	defer c.settleWaiters()
 	cn := c.conn
 	c.conn = nil
 	c.mu.Lock()
@@ -759,6 +764,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 			fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.retry.failed, p.MaxAttempts))
 	}
 	c.retry.timer = time.NewTimer(delay)
+	c.retry.soon = delay == 0
 }
 
 func (c *client) giveUp(err error) {

@@ -204,6 +204,9 @@ func (c *client) resolveStart() {
 	var err error
 	if c.shared.live == nil {
 		switch {
+		case c.lz.lastErr != nil && c.retry.started && !c.lz.onDemand:
+			// Waiters for a reconnect (dropped.go).
+			err = fmt.Errorf("%s: not connected: %s; the last attempt failed: %w", c.label, c.shared.unavailable, c.lz.lastErr)
 		case c.lz.lastErr != nil:
 			err = fmt.Errorf("%s: failed to start: %w", c.label, c.lz.lastErr)
 		default:

@@ -27,21 +27,18 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		if err != nil {
 			return tools.Output{}, err
 		}
-		defer done()
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
-		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
-		var res *mcp.CallToolResult
-		if c.tracer == nil {
-			res, err = cn.session.CallTool(cctx, params)
-		} else {
-			sctx, span := c.startCallSpan(cctx, cn, params)
-			res, err = cn.session.CallTool(sctx, params)
-			c.endCallSpan(span, ctx, cctx, res, err)
+		res, cctx, err := c.callOn(ctx, cn, params)
+		if err != nil && c.unsent(ctx, cn, err) {
+			// The request never left: cn's reader had already stopped.
+			// Sent once more, on the connection that replaces it.
+			done()
+			if cn, done, err = c.acquire(ctx, t.Raw); err != nil {
+				return tools.Output{}, fmt.Errorf("%s: tool %q was not sent: the connection ended before it, and no new one came: %w", c.label, t.Raw, err)
+			}
+			res, cctx, err = c.callOn(ctx, cn, params)
 		}
-		c.notePinNeeded(res, err)
-		c.calls.SettleLogs(ctx, cn.logs, err)
-		inFlight.Finish()
-		c.release(inFlight.Cancel, err)
+		defer done()
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
@@ -63,6 +60,27 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		}
 		return tools.Output{Value: value, Content: c.proj.Model(ctx, call.Caller, t.Raw, res.Content)}, nil
 	}
+}
+
+// callOn sends one tools/call on cn, as a call of the calls table (its
+// timeouts, progress, questions); cctx is the call's context, for
+// callError.
+func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
+	inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
+	var res *mcp.CallToolResult
+	var err error
+	if c.tracer == nil {
+		res, err = cn.session.CallTool(cctx, params)
+	} else {
+		sctx, span := c.startCallSpan(cctx, cn, params)
+		res, err = cn.session.CallTool(sctx, params)
+		c.endCallSpan(span, ctx, cctx, res, err)
+	}
+	c.notePinNeeded(res, err)
+	c.calls.SettleLogs(ctx, cn.logs, err)
+	inFlight.Finish()
+	c.release(inFlight.Cancel, err)
+	return res, cctx, err
 }
 
 // httpReleaseDelay is how long a successful Streamable HTTP call's context

@@ -109,6 +109,7 @@ type options struct {
 	sample        bool // bridge.go
 	roots         bool // bridge.go
 	waitFile      string
+	exitDelay     time.Duration
 	proxyOf       string // proxy.go
 }
 
@@ -138,6 +139,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
+	fs.DurationVar(&o.exitDelay, "exit-delay", 0, "in stdio mode, linger this long after stdin ends before exiting (a server slow to exit, as Python ones are)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
@@ -194,6 +196,12 @@ func run(args []string) error {
 		// Stdout goes through crashWriter so that the crash tool exits only
 		// once its reply has been written.
 		err := server.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: crashWriter{os.Stdout}})
+		if o.exitDelay > 0 {
+			select {
+			case <-time.After(o.exitDelay):
+			case <-ctx.Done():
+			}
+		}
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
