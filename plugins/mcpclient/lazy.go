@@ -131,6 +131,9 @@ func (c *client) begin(ctx context.Context) {
 		if instructions, cached = c.tools.FromCatalog(); cached {
 			c.setInstructions(instructions)
 		}
+		c.revision = c.tools.Protocol()
+	} else {
+		c.revision = c.tools.ReadProtocol()
 	}
 	if c.lazy() && cached {
 		c.mu.Lock()

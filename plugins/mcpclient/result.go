@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,12 +28,21 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		}
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
 		res, cctx, err := c.callOn(ctx, cn, params)
-		if err != nil && c.unsent(ctx, cn, err) {
-			// The request never left: cn's reader had already stopped.
-			// Sent once more, on the connection that replaces it.
+		// Sent once more, on the connection that replaces cn, when the
+		// request never left (cn's reader had already stopped), or when
+		// the server refused to ask its question on cn's revision
+		// (revision.go).
+		var again string
+		switch {
+		case err != nil && c.unsent(ctx, cn, err):
+			again = "was not sent: the connection ended before it, and no new one came"
+		case c.askedOldStyle(cn, res, err):
+			again = "asked its client the 2025-11-25 way, and reconnecting on 2025-11-25 failed"
+		}
+		if again != "" {
 			done()
 			if cn, done, err = c.acquire(ctx, t.Raw); err != nil {
-				return tools.Output{}, fmt.Errorf("%s: tool %q was not sent: the connection ended before it, and no new one came: %w", c.label, t.Raw, err)
+				return tools.Output{}, fmt.Errorf("%s: tool %q %s: %w", c.label, t.Raw, again, err)
 			}
 			res, cctx, err = c.callOn(ctx, cn, params)
 		}
@@ -66,6 +74,13 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 // timeouts, progress, questions); cctx is the call's context, for
 // callError.
 func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
+	cn.calls.Add(1)
+	defer func() {
+		if cn.calls.Add(-1) == 0 && cn.retiring.Load() {
+			// The last call on a connection awaiting its switch.
+			c.requestSwitch(cn)
+		}
+	}()
 	inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
 	var res *mcp.CallToolResult
 	var err error
@@ -131,39 +146,6 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool,
 	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.Raw, err)
-}
-
-// oldStyleRefusal is how go-sdk's server refuses a handler that asks its
-// client (elicitation/create, sampling/createMessage, roots/list) during a
-// request once 2026-07-28 is negotiated.
-const oldStyleRefusal = "cannot be sent while serving a request on protocol version"
-
-// notePinNeeded logs, once per instance, that a call failed because its
-// server asked mid-call the 2025-11-25 way on a 2026-07-28 session: go-sdk
-// servers refuse that themselves, before anything reaches the host, so
-// nothing here can answer it. Pinning the revision is what works.
-func (c *client) notePinNeeded(res *mcp.CallToolResult, err error) {
-	if c.opt.cfg.ProtocolVersion != "" {
-		return
-	}
-	var text string
-	switch {
-	case err != nil:
-		text = err.Error()
-	case res != nil && res.IsError:
-		for _, b := range res.Content {
-			if t, ok := b.(*mcp.TextContent); ok {
-				text += t.Text
-			}
-		}
-	}
-	if !strings.Contains(text, oldStyleRefusal) {
-		return
-	}
-	c.pinHint.Do(func() {
-		c.opt.logger.Warn(c.label + `: the server asked its client a question during a call the 2025-11-25 way, which its MCP SDK refuses ` +
-			`on the 2026-07-28 revision negotiated: set protocolVersion: "2025-11-25" in this entry's config so that its questions reach the caller`)
-	})
 }
 
 // objectArgs passes a JSON object through unchanged and turns anything else
