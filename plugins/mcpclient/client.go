@@ -201,6 +201,8 @@ type conn struct {
 	// them.
 	calls    atomic.Int32
 	retiring atomic.Bool
+	// offered is the revision asked for at connect ("" for go-sdk's latest).
+	offered string
 }
 
 // Session and Closed make a conn a bridge.Conn.
@@ -497,7 +499,7 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 // connect opens a session on revision version ("" for go-sdk's latest) and
 // lists every tool.
 func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Tool, error) {
-	cn := &conn{closed: make(chan struct{})}
+	cn := &conn{closed: make(chan struct{}), offered: version}
 	questions := &bridge.Questions{Server: c.opt.cfg.ServerName, Label: c.label, Log: c.opt.logger, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
 		Logger: c.opt.logger.With("component", "go-sdk"),

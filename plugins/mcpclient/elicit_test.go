@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -261,5 +262,31 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 	}
 	if n := srv.attempts.Load(); n != 2 {
 		t.Errorf("connected %d times, want 2", n)
+	}
+}
+
+// A server whose calls fail with go-sdk's refusal whatever the revision
+// (a hostile one, or one that refuses for another reason) is switched
+// once: its calls then fail with that refusal, and are neither sent again
+// nor reconnect the server again.
+func TestRevisionSwitchIsTriedOnce(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var ran atomic.Int32
+	srv.addTool("asks", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ran.Add(1)
+		return nil, errors.New(`"elicitation/create" cannot be sent while serving a request on protocol version 2026-07-28`)
+	})
+	e := mustStart(t, testConfig("once"), srv, withElicit(elicit.New()))
+	for i := range 3 {
+		res := e.call(tools.Caller{}, "mcp__once__asks", "{}")
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
+			t.Errorf("call %d: %v, want the server's refusal", i+1, res.Err)
+		}
+	}
+	if n := srv.attempts.Load(); n != 2 {
+		t.Errorf("connected %d times, want 2 (one switch)", n)
+	}
+	if n := ran.Load(); n != 4 {
+		t.Errorf("the tool ran %d times for 3 calls, want 4 (the first sent again once)", n)
 	}
 }

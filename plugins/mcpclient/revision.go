@@ -45,9 +45,9 @@ func (c *client) askedOldStyle(cn *conn, res *mcp.CallToolResult, err error) boo
 	if c.opt.cfg.ProtocolVersion != "" || !refusedOldStyle(res, err) {
 		return false
 	}
-	if init := cn.session.InitializeResult(); init == nil || init.ProtocolVersion <= oldRevision {
-		// Already on it: the refusal is something else; sending the call
-		// again would not help.
+	if init := cn.session.InitializeResult(); init == nil || init.ProtocolVersion <= oldRevision || cn.offered == oldRevision {
+		// Already on it, or offered it and the server chose a later one:
+		// another switch would not help (nor loop).
 		return false
 	}
 	cn.retiring.Store(true)
