@@ -12,7 +12,7 @@ import (
 // One gate for every door: a server's resources, resource templates and
 // prompts are closed to a caller by the same rules that close its tools,
 // and every front end that reaches them asks the tools registry's Gate,
-// which asks the policy (gate). A rule covers the kinds it names (kinds:),
+// which asks the policy (Gate). A rule covers the kinds it names (kinds:),
 // all of them when it names none.
 //
 // A door has no tool and no arguments, so the rules are read this way:
@@ -118,9 +118,9 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 	return dr
 }
 
-// gate is the registry's GateFunc: nil when caller may reach server's
-// doors of kind, else a *Closed naming why.
-func (p *Policy) gate(caller tools.Caller, server, kind string) error {
+// Gate is the registry's GateFunc: nil when caller may reach server's
+// doors of kind (resources, prompts), else a *Closed naming why.
+func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 	set := p.rules.Load()
 	dr := p.door(set, server, kind)
 	ev := &evalInput{call: tools.Call{Caller: caller}, server: server, withoutArgs: true}

@@ -73,7 +73,7 @@ func apply(s *host.Scope, cfg Config) error {
 		if s.Staged() {
 			return nil
 		}
-		return p.gate(caller, server, kind)
+		return p.Gate(caller, server, kind)
 	})
 	if !cfg.Audit.Enabled && mayAsk(cfg) {
 		// Calls keep notes only with a finish hook: the answer to
