@@ -40,7 +40,7 @@ func (p *Policy) describe() string {
 		for _, c := range []struct {
 			key  string
 			vals []string
-		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}} {
+		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}, {"kinds", r.Kinds}} {
 			if len(c.vals) > 0 {
 				fmt.Fprintf(&b, " %s=%s", c.key, strings.Join(c.vals, ","))
 			}
