@@ -135,6 +135,9 @@ func reach(t *testing.T, cs *mcp.ClientSession) doors {
 	if !d.metaReads && !strings.Contains(text, "closed to you") {
 		t.Errorf("mcp_read fixture://doc/001 = %q, want the text or the gate's refusal", text)
 	}
+	if text, ok := meta("mcp_read", map[string]any{"uri": "fixture://doc/001", "server": "sx"}); ok != d.metaReads {
+		t.Errorf("mcp_read fixture://doc/001 naming server sx = %q (ok %v), want it to agree with the routed read (%v)", text, ok, d.metaReads)
+	}
 	text, d.metaReadsTemplate = meta("mcp_read", map[string]any{"template": "fixture://doc/{n}", "arguments": map[string]any{"n": "7"}})
 	if !d.metaReadsTemplate && !strings.Contains(text, "closed to you") {
 		t.Errorf("mcp_read of the template = %q, want the text or the gate's refusal", text)
