@@ -186,10 +186,17 @@ func (l *identityLimits) openSessions(g *Gateway, id string) int {
 }
 
 // mustPass are the notifications that dropping would harm rather than
-// relieve: a cancel ends work, and initialized completes a handshake its
-// initialize was admitted for. They are counted all the same.
-func mustPass(method string) bool {
-	return method == "notifications/cancelled" || method == "notifications/initialized"
+// relieve: a cancel ends work, and a session's first initialized
+// completes a handshake its initialize was admitted for (a repeated one
+// only fills the log). They are counted all the same.
+func mustPass(g *Gateway, method string, ss *mcp.ServerSession) bool {
+	switch method {
+	case "notifications/cancelled":
+		return true
+	case "notifications/initialized":
+		return ss != nil && !g.lists.ready(ss)
+	}
+	return false
 }
 
 // middleware counts each identity's requests: a token from its bucket
@@ -219,7 +226,7 @@ func (l *identityLimits) middleware(g *Gateway, next mcp.MethodHandler) mcp.Meth
 		case owned && l.openSessions(g, id) >= l.cfg.Sessions:
 			ref = l.tooManySessions()
 		default:
-			ref = l.takeToken(st, mustPass(method))
+			ref = l.takeToken(st, mustPass(g, method, ss))
 		}
 		switch {
 		case ref != nil:
