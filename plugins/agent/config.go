@@ -45,7 +45,7 @@ type config struct {
 func defaults() config {
 	return config{
 		BaseURL:       "https://api.deepseek.com",
-		Model:         "deepseek-chat",
+		Model:         defaultModel,
 		APIKeyEnv:     "DEEPSEEK_API_KEY",
 		MaxSteps:      25,
 		TimeoutMs:     600_000,
@@ -65,7 +65,9 @@ func validate(c *config) error {
 	}
 	c.Model = strings.TrimSpace(c.Model)
 	if c.Model == "" {
-		errs = append(errs, errors.New("model: must not be empty (for example deepseek-chat)"))
+		errs = append(errs, fmt.Errorf("model: must not be empty (for example %s)", defaultModel))
+	} else if err := retiredModel(c.Model, c.BaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("model: %w", err))
 	}
 	if c.APIKeyEnv != "" && !envName.MatchString(c.APIKeyEnv) {
 		errs = append(errs, fmt.Errorf("apiKeyEnv: %q is not an environment variable name; it names the variable that holds the key, never the key itself", c.APIKeyEnv))
@@ -94,19 +96,3 @@ func validate(c *config) error {
 // minContextWindow is the smallest contextWindow taken: below it no
 // conversation fits, with or without compaction.
 const minContextWindow = 256
-
-// defaultWindow is the window of a model whose window is not published: small
-// enough for most models served today, so that compaction comes before
-// the API's refusal rather than after.
-const defaultWindow = 32768
-
-// knownWindow returns the context window of model.
-func knownWindow(model string) int {
-	switch model {
-	case "deepseek-chat", "deepseek-reasoner":
-		// DeepSeek's API refuses a request over 131072 tokens ("128K")
-		// for both of its models.
-		return 131072
-	}
-	return defaultWindow
-}
