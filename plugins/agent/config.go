@@ -40,17 +40,22 @@ type config struct {
 	// (gemini for Google's API, else as registered), "standard" or
 	// "gemini" (profile.go).
 	SchemaProfile string `yaml:"schemaProfile"`
+	// ReasoningContent says whether the model's reasoning goes back to
+	// it: "auto" (send for DeepSeek's API), "send" or "omit"
+	// (reasoning.go).
+	ReasoningContent string `yaml:"reasoningContent"`
 }
 
 func defaults() config {
 	return config{
-		BaseURL:       "https://api.deepseek.com",
-		Model:         defaultModel,
-		APIKeyEnv:     "DEEPSEEK_API_KEY",
-		MaxSteps:      25,
-		TimeoutMs:     600_000,
-		CompactAt:     0.8,
-		SchemaProfile: profileAuto,
+		BaseURL:          "https://api.deepseek.com",
+		Model:            defaultModel,
+		APIKeyEnv:        "DEEPSEEK_API_KEY",
+		MaxSteps:         25,
+		TimeoutMs:        600_000,
+		CompactAt:        0.8,
+		SchemaProfile:    profileAuto,
+		ReasoningContent: reasoningAuto,
 	}
 }
 
@@ -88,6 +93,9 @@ func validate(c *config) error {
 		errs = append(errs, fmt.Errorf("compactAt: %v is out of range; a share of contextWindow above 0, at most 1 (default 0.8)", c.CompactAt))
 	}
 	if err := checkProfile(c); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkReasoning(c); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
