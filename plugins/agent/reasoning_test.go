@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/dsh-host/dsh-host/internal/openaitest"
 )
 
@@ -274,5 +276,25 @@ func TestModelConfig(t *testing.T) {
 	}
 	if got := describe("deepseek-v4-pro"); !strings.Contains(got, "1M-token context") || !strings.Contains(got, "$1.32 input, $0.044 cached, $3.96 output") {
 		t.Errorf("describe = %q", got)
+	}
+}
+
+// BenchmarkReasoningMissing is what a step spends, under send, to look
+// for a tool-calling turn without reasoning in a 200-turn history.
+func BenchmarkReasoningMissing(b *testing.B) {
+	var history []openai.ChatCompletionMessageParamUnion
+	for i := range 200 {
+		turn := sessionTurn(i, "3")
+		for _, m := range turn {
+			if m.OfAssistant != nil {
+				setReasoning(m.OfAssistant, "why")
+			}
+		}
+		history = append(history, turn...)
+	}
+	for b.Loop() {
+		if reasoningMissing(history) {
+			b.Fatal("missing")
+		}
 	}
 }
