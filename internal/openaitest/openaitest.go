@@ -225,14 +225,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
-	refusal := s.thinkingRefusal(body)
+	refusal, off := s.thinkingRule(body)
 	var turn Turn
 	ok := len(s.turns) > 0
 	if ok && refusal == "" {
 		turn, s.turns = s.turns[0], s.turns[1:]
 	}
 	s.mu.Unlock()
-	if refusal == "" && thinkingOff(body) {
+	if off {
 		// Without thinking the model writes no reasoning.
 		turn.Reasoning = ""
 	}

@@ -19,7 +19,8 @@ const refusedReasoning = "The `reasoning_content` in the thinking mode must be p
 // thinking-mode rule: a request with thinking on (the default) whose
 // messages hold an assistant message without reasoning_content (missing or
 // empty) between two user messages where the model called tools is
-// answered 400, without playing a scripted turn.
+// answered 400, without playing a scripted turn. A request that turns
+// thinking off plays its turn without the turn's Reasoning.
 func (s *Server) ThinkingModels(models ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,16 +32,32 @@ func (s *Server) ThinkingModels(models ...string) {
 	}
 }
 
-// thinkingRefusal returns the 400's message for body, "" when the request
-// stands. s.mu is held.
-func (s *Server) thinkingRefusal(body []byte) string {
+// thinkingRule applies the rule to a request: the 400's message, "" when
+// the request stands, and whether it turns a thinking model's thinking
+// off. Without thinking models no request is decoded. s.mu is held.
+func (s *Server) thinkingRule(body []byte) (refusal string, off bool) {
+	if len(s.thinking) == 0 {
+		return "", false
+	}
 	var req struct {
 		Model    string            `json:"model"`
 		Messages []json.RawMessage `json:"messages"`
+		Thinking struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
 	}
-	if len(s.thinking) == 0 || json.Unmarshal(body, &req) != nil || !s.thinking[req.Model] || thinkingOff(body) {
-		return ""
+	if json.Unmarshal(body, &req) != nil || !s.thinking[req.Model] {
+		return "", false
 	}
+	if req.Thinking.Type == "disabled" {
+		return "", true
+	}
+	return reasoningRefusal(req.Messages), false
+}
+
+// reasoningRefusal returns the 400's message for a thinking request's
+// messages, "" when they hold every reasoning the rule asks for.
+func reasoningRefusal(messages []json.RawMessage) string {
 	type msg struct {
 		Role      string          `json:"role"`
 		ToolCalls json.RawMessage `json:"tool_calls"`
@@ -64,7 +81,7 @@ func (s *Server) thinkingRefusal(body []byte) string {
 		}
 		return ""
 	}
-	for i, raw := range req.Messages {
+	for i, raw := range messages {
 		var m msg
 		if json.Unmarshal(raw, &m) != nil {
 			return fmt.Sprintf("message %d is not an object", i)
@@ -79,14 +96,4 @@ func (s *Server) thinkingRefusal(body []byte) string {
 		span, spanMsgs = append(span, i), append(spanMsgs, m)
 	}
 	return check()
-}
-
-// thinkingOff says whether the request turns thinking off.
-func thinkingOff(body []byte) bool {
-	var req struct {
-		Thinking struct {
-			Type string `json:"type"`
-		} `json:"thinking"`
-	}
-	return json.Unmarshal(body, &req) == nil && req.Thinking.Type == "disabled"
 }
