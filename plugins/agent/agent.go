@@ -127,6 +127,8 @@ type Conversation struct {
 	lastBody   int
 	// enc keeps the JSON of the messages of the last request.
 	enc msgEncoder
+	// thinkingOffSaid: the status has said once that thinking is off.
+	thinkingOffSaid bool
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -161,6 +163,7 @@ func (c *Conversation) Resume(ls *LoadedSession) error {
 	c.session = ls.Session
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
+	c.thinkingOffSaid = false
 	return nil
 }
 
@@ -173,6 +176,7 @@ func (c *Conversation) Reset() {
 	c.session = nil
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
+	c.thinkingOffSaid = false
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -202,6 +206,16 @@ func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompleti
 	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
 		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
+}
+
+// sayThinkingOff says whether thinking being off is still to be said in
+// this conversation: once is enough.
+func (c *Conversation) sayThinkingOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	said := c.thinkingOffSaid
+	c.thinkingOffSaid = true
+	return !said
 }
 
 // Len returns how many messages the conversation holds.
@@ -304,7 +318,7 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 	from := len(history)
 	history = append(history, msgs...)
 	var res Result
-	triedCompact, saidThinking := false, false
+	triedCompact := false
 	if last := msgs[len(msgs)-1].OfAssistant; last != nil {
 		res.Answer = last.Content.OfString.Value
 		c.commit(ctx, history, gen, from, res.Usage, out)
@@ -330,8 +344,7 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 				return res, err
 			}
 		}
-		if req.thinkingOff && !saidThinking {
-			saidThinking = true
+		if req.thinkingOff && c.sayThinkingOff() {
 			out.status("thinking is off for this request: an earlier tool-calling turn has no reasoning saved with it (an older session, or another model's turn); it comes back once compaction has summarised that turn, or after /new")
 		}
 		st, err := c.a.step(ctx, req, res.Steps > 0, out)

@@ -166,6 +166,12 @@ func TestReasoningMissingTurnsThinkingOff(t *testing.T) {
 		if !strings.Contains(o.status.String(), "thinking is off for this request") {
 			t.Errorf("status does not say thinking is off:\n%s", o.status.String())
 		}
+		// Said once a conversation, not at every turn.
+		srv.Push(openaitest.Turn{Content: "Yes."})
+		turnOK(t, c, "Sure?", &o)
+		if n := strings.Count(o.status.String(), "thinking is off"); n != 1 {
+			t.Errorf("said %d times:\n%s", n, o.status.String())
+		}
 	})
 	t.Run("model switch", func(t *testing.T) {
 		srv := openaitest.New(t,
