@@ -90,7 +90,9 @@ func TestReasoningSentBack(t *testing.T) {
 // a resumed conversation sends the history byte for byte as the one that
 // saved it.
 func TestReasoningSessionRoundTrip(t *testing.T) {
-	srv := openaitest.New(t, toolTurn("1")...)
+	turns := toolTurn("1")
+	turns[1].Reasoning = "R-answer-1 <é&>\u2028\n\"quoted\""
+	srv := openaitest.New(t, turns...)
 	srv.ThinkingModels("deepseek-flash")
 	e := start(t, srv, sendReasoning)
 	dir := t.TempDir()
@@ -103,7 +105,7 @@ func TestReasoningSessionRoundTrip(t *testing.T) {
 	var o output
 	turnOK(t, c, "What is 1+2? <&>", &o)
 	b, _ := os.ReadFile(s.Path)
-	if !bytes.Contains(b, []byte(`"reasoning_content":"R-call-1"`)) || !bytes.Contains(b, []byte(`"reasoning_content":"R-answer-1"`)) {
+	if !bytes.Contains(b, []byte(`"reasoning_content":"R-call-1"`)) || !bytes.Contains(b, []byte(`"reasoning_content":"R-answer-1 \u003cé\u0026\u003e\u2028\n\"quoted\""`)) {
 		t.Fatalf("the session does not hold the reasoning:\n%s", b)
 	}
 	ls, err := OpenSession(dir, s.ID)
@@ -127,7 +129,7 @@ func TestReasoningSessionRoundTrip(t *testing.T) {
 	}
 	srv.Push(openaitest.Turn{Reasoning: "R-2", Content: "Again."})
 	turnOK(t, resumed, "Again?", &o)
-	if got, thinking := sentReasoning(t, srv, 2); strings.Join(got, "|") != "R-call-1|R-answer-1" || thinking != "" {
+	if got, thinking := sentReasoning(t, srv, 2); strings.Join(got, "|") != "R-call-1|"+turns[1].Reasoning || thinking != "" {
 		t.Errorf("after resume: reasoning %q, thinking %s", got, thinking)
 	}
 }
