@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +100,15 @@ type Held struct {
 func (h *Held) forModel() *Held {
 	m := *h
 	m.model = true
-	m.Change = "  changed: " + strings.Join(h.parts, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
+	// Only the part's field: a schema's keys are the server's text too.
+	var fields []string
+	for _, part := range h.parts {
+		field, _, _ := strings.Cut(part, ".")
+		if !slices.Contains(fields, field) {
+			fields = append(fields, field)
+		}
+	}
+	m.Change = "  changed: " + strings.Join(fields, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
 	return &m
 }
 

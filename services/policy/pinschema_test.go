@@ -105,6 +105,13 @@ func TestPinSchemaRugPulls(t *testing.T) {
 		if !strings.Contains(text, "mcp__fx__op is held: its definition changed") || !strings.Contains(text, pull.want) {
 			t.Errorf("%s: the call's refusal\n%s\nwant %q", pull.name, text, pull.want)
 		}
+		// A model is told which field changed, not the server's new text
+		// (a schema's keys included).
+		model := hosttest.Text(h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerChat}, "mcp__fx__op", []byte(args)))
+		if !strings.Contains(model, "Schema (the change is not shown to a model") || strings.ContainsAny(model, "\u200b") ||
+			strings.Contains(model, "exfil") || strings.Contains(model, "password") || strings.Contains(model, "secret") {
+			t.Errorf("%s: the model's refusal\n%s\nwant the field named, not the change", pull.name, model)
+		}
 		if r := h.Command("/policy review fx op"); !strings.Contains(r.Text, pull.want) {
 			t.Errorf("%s: review\n%s\nwant %q", pull.name, r.Text, pull.want)
 		}
