@@ -130,6 +130,15 @@ func TestTrustAttached(t *testing.T) {
 	if code, out, errs := call("mcp__fx__ping"); code != exitOK || out != "rewritten ping\n" {
 		t.Errorf("ping after trust --digest: exit %d, %q, %q", code, out, errs)
 	}
+	// A host of its own (--no-attach) starts the server over, with its
+	// original ping: a change from the approved Fourth., shown and approved
+	// with --yes in that host, for the pins both hosts share.
+	if code, out, errs := trust("", "fx", "ping", "--no-attach"); code != exitFail || !strings.Contains(out, `- "Fourth."`) || !strings.Contains(errs, "not approved") {
+		t.Errorf("trust --no-attach: exit %d, %q, %q", code, out, errs)
+	}
+	if code, out, errs := trust("", "fx", "ping", "--no-attach", "--yes"); code != exitOK || !strings.HasSuffix(out, "trusted and offered again: mcp__fx__ping\n") || strings.Contains(errs, attached) {
+		t.Errorf("trust --no-attach --yes: exit %d, %q, %q", code, out, errs)
+	}
 	if code, _, errs := trust("", "nosuch"); code != exitFail || !strings.Contains(errs, `no tool of server "nosuch" is registered`) {
 		t.Errorf("trust of an unknown server: exit %d, stderr %q", code, errs)
 	}
