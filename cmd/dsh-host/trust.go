@@ -77,7 +77,7 @@ in the policy's pins.dir ($DSH_HOME/pins).`)
 		if !pending {
 			return exitOK
 		}
-		if !*yes && !confirm(io, screen, "Approve these definitions? [y/N]: ") {
+		if !*yes && !confirm(ctx, io, screen, "Approve these definitions? [y/N]: ") {
 			fmt.Fprintln(screen.Err, "trust: not approved")
 			return exitFail
 		}
@@ -86,16 +86,27 @@ in the policy's pins.dir ($DSH_HOME/pins).`)
 }
 
 // confirm asks question on the error output and reads one answer line;
-// only y or yes approves (an input that ends does not).
-func confirm(io, screen Stdio, question string) bool {
+// only y or yes approves (an input that ends does not, nor an interrupt,
+// which does not wait for the line: the reader is left to the exit).
+func confirm(ctx context.Context, io, screen Stdio, question string) bool {
 	fmt.Fprint(screen.Err, question)
 	if io.In == nil {
 		return false
 	}
-	line, _ := bufio.NewReader(io.In).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(io.In).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(screen.Err)
+		return false
+	case line := <-answer:
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true
+		}
+		return false
 	}
-	return false
 }

@@ -93,6 +93,13 @@ func TestTrustAttached(t *testing.T) {
 		t.Fatal("ping is offered after trust was answered n")
 	}
 
+	// An interrupt while trust asks ends it, approving nothing, without
+	// waiting for a line that does not come.
+	interruptAtQuestion(t, home, file)
+	if code, _, _ := call("mcp__fx__ping"); code != exitFail {
+		t.Fatal("ping is offered after trust was interrupted")
+	}
+
 	// The server changes ping after the diff was printed: the digest of
 	// what was shown approves nothing. Control characters and invisible
 	// text in the new description are shown escaped and flagged.
@@ -144,5 +151,62 @@ func TestTrustAttached(t *testing.T) {
 	}
 	if code, _, _ := trust("", "fx", "--yes", "--digest", digest); code != exitUsage {
 		t.Errorf("trust --yes --digest: exit %d, want a usage error", code)
+	}
+}
+
+// interruptAtQuestion runs `trust fx ping` with a stdin that stays open,
+// interrupts it once it asks, and checks that it ends approving nothing.
+func interruptAtQuestion(t *testing.T, home, file string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "trust", "-c", file, "fx", "ping")
+	cmd.Env = append(os.Environ(), "DSH_HOME="+home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var errs strings.Builder
+	asked := make(chan struct{})
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 4096)
+		once := false
+		for {
+			n, err := stderr.Read(buf)
+			errs.Write(buf[:n])
+			if !once && strings.Contains(errs.String(), "[y/N]") {
+				once = true
+				close(asked)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-asked:
+	case <-readDone:
+		t.Fatalf("trust ended before it asked: %q", errs.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-readDone
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("trust did not end on the interrupt: %q", errs.String())
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFail || !strings.Contains(errs.String(), "not approved") {
+		t.Fatalf("trust interrupted: %v, stderr %q; want exit 1, not approved", err, errs.String())
 	}
 }
