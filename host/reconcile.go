@@ -67,6 +67,11 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 				rep.add(&rep.retried, old.entry.ID, "retried by an explicit reload")
 			case retryFailed && old.kept != "" && h.carryLocked(old, pl):
 				rep.add(&rep.retried, old.entry.ID, "its new config failed before; retried by an explicit reload")
+				if !old.beside {
+					// As for a changed entry: the serving run goes before
+					// the new config starts, or it would run on unowned.
+					stale = append(stale, old)
+				}
 			case old.state == StatePending:
 				old.evaluated = false
 				rep.unchanged++
