@@ -23,8 +23,8 @@ import (
 // registered all three, as a plugin written from docs/writing-plugins.md
 // does when its new config turns out wrong half-way through.
 type failConfig struct {
-	Tag     string `yaml:"tag"`
-	Fail    bool   `yaml:"fail"`
+	Tag  string `yaml:"tag"`
+	Fail bool   `yaml:"fail"`
 }
 
 func registerFailing(name string, overlap bool) {
