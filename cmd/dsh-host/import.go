@@ -39,7 +39,7 @@ the servers object of VS Code's .vscode/mcp.json (and of the "mcp" key of its
 settings.json), the mcp object of opencode.json, and the [mcp_servers.NAME]
 tables of Codex's config.toml. ${env:VAR}, ${input:NAME} and {env:VAR} become
 ${VAR} and ${NAME}, and so does Gemini CLI's $VAR as a word of an env value or
-header ("Bearer $TOKEN"). Legacy SSE servers ("type": "sse", or a url ending
+header ("Bearer $TOKEN"), a whole argument, or a part of the url. Legacy SSE servers ("type": "sse", or a url ending
 in /sse) get transport: sse. Inline secrets (env values and headers whose
 names say KEY, TOKEN, SECRET, PASS, AUTH..., values that are URLs with
 credentials or connection strings with a password, and the password, user

@@ -97,11 +97,21 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			m[k] = bareVars(v)
 		}
 	}
+	for i, a := range cfg.Args {
+		if bareVar.MatchString(a) {
+			cfg.Args[i] = "${" + a[1:] + "}"
+		}
+	}
+	cfg.URL = urlBareVar.ReplaceAllString(cfg.URL, "$1$${$2}")
 	return imp.finish(name, typ, taken, imp.convertVars)
 }
 
 // bareVar is one $VAR and nothing else.
 var bareVar = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+
+// urlBareVar is a $VAR that starts a part of a URL (a query value, a
+// path segment, a password), as Gemini CLI expands it there.
+var urlBareVar = regexp.MustCompile(`([=/:])\$([A-Za-z_][A-Za-z0-9_]*)\b`)
 
 // bareVars rewrites each space-separated word of v that is one $VAR as
 // ${VAR}: Gemini CLI reads $VAR as ${VAR} ("Bearer $GW_TOKEN"), and the
