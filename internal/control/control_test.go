@@ -189,7 +189,7 @@ func TestCheckPeer(t *testing.T) {
 	// why, and closes it: the command line says so rather than take it
 	// for no host.
 	refusing := &sameUser{Listener: l, uid: os.Getuid() + 1, log: quiet, refuse: newRefuser()}
-	defer refusing.refuse.wait()
+	defer refusing.refuse.stop()
 	go refusing.Accept() // returns when l closes
 	_, err = dialAt(context.Background(), filepath.Join(dir, "s"))
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("answers only the user who started it (uid %d)", os.Getuid()+1)) {

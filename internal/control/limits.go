@@ -90,6 +90,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 type refuser struct {
 	busy chan struct{}
 	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{} // being answered
+	stopped bool
 }
 
 func newRefuser() *refuser { return &refuser{busy: make(chan struct{}, 8)} }
@@ -104,9 +108,26 @@ func (r *refuser) refuse(c net.Conn, why string) {
 		c.Close()
 		return
 	}
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		<-r.busy
+		c.Close()
+		return
+	}
+	if r.conns == nil {
+		r.conns = map[net.Conn]struct{}{}
+	}
+	r.conns[c] = struct{}{}
+	r.mu.Unlock()
 	r.wg.Go(func() {
 		defer func() { <-r.busy }()
-		defer c.Close()
+		defer func() {
+			r.mu.Lock()
+			delete(r.conns, c)
+			r.mu.Unlock()
+			c.Close()
+		}()
 		c.SetDeadline(time.Now().Add(refuseTimeout))
 		// The request is read first: a Unix socket closed with data
 		// unread resets its peer, which may then lose the answer.
@@ -118,8 +139,17 @@ func (r *refuser) refuse(c net.Conn, why string) {
 	})
 }
 
-// wait waits for the refusals being answered.
-func (r *refuser) wait() { r.wg.Wait() }
+// stop cuts the refusals being answered, so that a host stopping does
+// not wait on a client that sends nothing, and waits for them to end.
+func (r *refuser) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
 
 // slotConn gives its place back when closed.
 type slotConn struct {

@@ -164,7 +164,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	err := s.srv.Close()
 	s.wg.Wait()
-	s.refuse.wait()
+	s.refuse.stop()
 	return err
 }
 

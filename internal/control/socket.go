@@ -219,7 +219,7 @@ func (l *sameUser) Close() error {
 	if l.alias != nil {
 		l.alias.Close()
 	}
-	l.refuse.wait()
+	l.refuse.stop()
 	return err
 }
 
