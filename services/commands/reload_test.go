@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/settings"
@@ -72,7 +74,15 @@ func init() {
 func TestFailedReloadKeepsTheOldInstance(t *testing.T) {
 	for _, plugin := range []string{"test-fails-after-registering", "test-fails-after-registering-beside"} {
 		t.Run(plugin, func(t *testing.T) {
-			h := hosttest.Start(t, "plugins: []\n")
+			var logs mcptest.SyncBuffer
+			h := hosttest.Start(t, "plugins: []\n", hosttest.Logger(slog.New(slog.NewTextHandler(&logs, nil))))
+			t.Cleanup(func() {
+				// Nothing the host had to catch: the run it replaces is
+				// disposed before the new config starts.
+				if strings.Contains(logs.String(), "level=ERROR") {
+					t.Errorf("errors logged:\n%s", logs.String())
+				}
+			})
 			path := filepath.Join(t.TempDir(), "composition.yml")
 			entry := func(cfg string) string {
 				return "plugins:\n  - {id: clock, name: " + plugin + ", config: {" + cfg + "}}\n"
