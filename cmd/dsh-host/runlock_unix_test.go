@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
 )
 
 // TestRunLeavesNoRunFiles: `dsh-host run`, stopped by a real SIGINT or
@@ -44,10 +46,38 @@ func TestRunLeavesNoRunFiles(t *testing.T) {
 	}
 }
 
+// TestServeLeavesNoRunFiles: so does `dsh-host serve --stdio` stopped by
+// SIGINT while its client is still connected.
+func TestServeLeavesNoRunFiles(t *testing.T) {
+	file := writeComposition(t, greeterComposition)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, "serve", "--stdio", "--log-format", "json", "--log-level", "info", "-c", file)
+	home := strings.TrimPrefix(cmd.Env[len(cmd.Env)-1], "DSH_HOME=")
+	stdin, err := cmd.StdinPipe() // the client stays: only the signal stops it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	logs := startLogging(t, cmd)
+	waitLog(t, logs, "serving", msg("serving MCP over stdio"))
+	run := filepath.Join(home, "run")
+	mcptest.WaitFor(t, 30*time.Second, "the control socket and its lock", func() bool { return len(dirNames(t, run)) >= 2 })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for range logs {
+	}
+	cmd.Wait()
+	if names := dirNames(t, run); len(names) != 0 {
+		t.Errorf("after SIGINT, %s still holds %v", run, names)
+	}
+}
+
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()
 	list, err := os.ReadDir(dir)
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var out []string
