@@ -17,6 +17,7 @@
 // instructions (-instructions). -resources N and -prompts add resources,
 // a template, subscriptions and prompts (resources.go). -rewrite adds
 // rewrite-tool, which changes a tool's description at runtime (rewrite.go).
+// -start-delay D answers nothing for D after the start (a slow server).
 // -counter adds the count tool, which answers how many times it was called
 // (counter.go). -echo-meta adds the meta tool, which answers with its
 // request's _meta (meta.go).
@@ -109,6 +110,7 @@ type options struct {
 	sample        bool // bridge.go
 	roots         bool // bridge.go
 	waitFile      string
+	startDelay    time.Duration
 	proxyOf       string // proxy.go
 }
 
@@ -139,6 +141,7 @@ func run(args []string) error {
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
+	fs.DurationVar(&o.startDelay, "start-delay", 0, "answer nothing for this long after starting (a server slower to start than a host waits for its first lists)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
@@ -176,6 +179,14 @@ func run(args []string) error {
 		return nil
 	}
 
+	if o.startDelay > 0 {
+		log.Printf("waiting %v before serving (-start-delay)", o.startDelay)
+		select {
+		case <-ctx.Done():
+			return nil // signalled while waiting
+		case <-time.After(o.startDelay):
+		}
+	}
 	if o.waitFile != "" {
 		if err := waitForFile(ctx, o.waitFile); err != nil {
 			return nil // signalled while waiting
