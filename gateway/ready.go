@@ -94,6 +94,9 @@ func (g *Gateway) waitStartup(ctx context.Context) {
 	}
 	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
+	// holdLists runs before endWithGateway: a Close, which waits for the
+	// requests in flight, ends the wait here.
+	defer context.AfterFunc(g.ctx, cancel)()
 	if err := st.scope.WaitReadiness(wctx); err != nil {
 		g.waitedInVain(ctx, err)
 		return
