@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,7 @@ func (g *Gateway) startingNow() (bool, string) {
 		return true, why
 	}
 	if ids := g.reg.StillStarting(); len(ids) > 0 {
-		return true, "listing the tools of " + strings.Join(ids, ", ") + " (no catalog cache)"
+		return true, "listing the tools of " + someOf(ids, 3) + " (no catalog cache)"
 	}
 	return false, ""
 }
@@ -159,4 +160,13 @@ func (g *Gateway) Readiness() (bool, string) {
 	}
 	st.ready.Store(true)
 	return true, ""
+}
+
+// someOf joins the first n of ids, and says how many more there are: a
+// reason stays one short line with a thousand entries starting.
+func someOf(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }

@@ -181,3 +181,18 @@ func TestListWaitEndsWithTheGateway(t *testing.T) {
 	}
 	<-listed // bounded by its context
 }
+
+func TestSomeOf(t *testing.T) {
+	for _, tt := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b", "c"}, "a, b, c"},
+		{[]string{"a", "b", "c", "d", "e"}, "a, b, c and 2 more"},
+	} {
+		if got := someOf(tt.ids, 3); got != tt.want {
+			t.Errorf("someOf(%q) = %q, want %q", tt.ids, got, tt.want)
+		}
+	}
+}
