@@ -28,7 +28,10 @@
 // server: resources, templates, subscriptions, prompts (named like tools)
 // and completion (resources.go, prompts.go); and a server's elicitation or
 // sampling request made during a client's call is passed on to that client
-// in the style its protocol revision speaks (forward.go).
+// in the style its protocol revision speaks (forward.go). While the
+// composition starts, lists wait (bounded by Options.ListWait) for the
+// servers starting with it, and Readiness says when the served surface is
+// complete (ready.go).
 //
 // The package registers the `gateway` plugin: an instance injects the tool
 // registry (and the attachment store, if any), serves Streamable HTTP when

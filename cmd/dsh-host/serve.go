@@ -53,11 +53,11 @@ say the same).
                  at warn unless --log-level or DSH_LOG_LEVEL says otherwise
                  (clients show every stderr line as an error). The session
                  starts once the gateway is up: initialize waits at most
-                 300 ms for the servers connecting; the first lists wait
-                 for them as --list-wait says. A composition that does not load still gets
-                 its client a session, which says what is wrong (instructions,
-                 an error log message, every failed call) until an edit of the
-                 file loads. The entry serve adds listens on no port. If a
+                 300 ms for the servers connecting, the first lists as
+                 --list-wait says. A composition that does not load still
+                 gets its client a session, which says what is wrong
+                 (instructions, an error log message, every failed call)
+                 until an edit of the file loads. The entry serve adds listens on no port. If a
                  reload restarts the gateway (its entry, or a service it
                  injects, changed), the session ends and serve exits 1: the
                  client must reconnect.
