@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,11 @@ import (
 
 // slowGates are the gates of test-slow-start instances, by config name.
 var slowGates sync.Map // string -> chan struct{}
+
+// gates numbers the gates, so that a test run again (-count) gets a new one.
+var gates atomic.Int64
+
+func newGate(t *testing.T) string { return fmt.Sprintf("%s-%d", t.Name(), gates.Add(1)) }
 
 func slowGate(name string) chan struct{} {
 	ch, _ := slowGates.LoadOrStore(name, make(chan struct{}))
@@ -88,7 +94,7 @@ func readyz(t *testing.T, url string) (int, string) {
 // holds its tool; /readyz is 503 until then, naming the entry.
 func TestListsWaitForTheServersStarting(t *testing.T) {
 	h := testHost(t)
-	gate := t.Name()
+	gate := newGate(t)
 	url, updated := slowComposition(t, h, "1m", gate)
 	if code, body := readyz(t, url); code != http.StatusServiceUnavailable || !strings.Contains(body, "entry slow is starting") {
 		t.Errorf("/readyz while slow starts: %d %q, want 503 naming the entry", code, body)
@@ -114,7 +120,7 @@ func TestListsWaitForTheServersStarting(t *testing.T) {
 // what is there; the server that comes later is announced.
 func TestListsWaitAtMostListWait(t *testing.T) {
 	h := testHost(t)
-	gate := t.Name()
+	gate := newGate(t)
 	url, updated := slowComposition(t, h, "100ms", gate)
 	changed := make(chan struct{}, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -152,7 +158,7 @@ func TestListsWaitAtMostListWait(t *testing.T) {
 // flight) until listWait.
 func TestListWaitEndsWithTheGateway(t *testing.T) {
 	h := testHost(t)
-	gate := t.Name()
+	gate := newGate(t)
 	url, updated := slowComposition(t, h, "10m", gate)
 	defer func() {
 		close(slowGate(gate))
