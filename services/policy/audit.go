@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
@@ -67,6 +66,9 @@ type Record struct {
 	Error      string  `json:"error,omitempty"`
 	DurationMs float64 `json:"durationMs"`
 	ResultSize int     `json:"resultSize"`
+	// Prev is the SHA-256 (hex) of the trail's line before this one, ""
+	// for the first; AuditLog sets it.
+	Prev string `json:"prev,omitempty"`
 }
 
 // RecordCaller is who called, as far as the host knows.
@@ -75,22 +77,35 @@ type RecordCaller struct {
 	ID      string `json:"id,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	Client  string `json:"client,omitempty"`
+	// Auth is how a gateway's caller authenticated: "static-token" for
+	// the gateway's own token, "oauth" for an issuer's access token.
+	Auth string `json:"auth,omitempty"`
 }
 
-// AuditLog appends records to a directory's current file, one write per
-// line (O_APPEND, so that lines from parallel calls and from other
-// processes never interleave), rotating it by size under a file lock.
+// AuditLog appends records to a directory's current file as one hash
+// chain: each line ends with the SHA-256 of the line before it ("prev"),
+// across rotated files, and the latest hash is kept outside the trail too
+// (AuditState), so that a changed line, cut lines or a dropped file show
+// (VerifyAudit). Every append takes the trail's file lock around reading
+// the latest hash, appending and recording the new one, so that parallel
+// calls and other processes keep one chain; one write per line, O_APPEND.
+//
+// Close does not end the log for a call still in flight: an instance
+// replaced by a reload closes its log while calls it saw begin may still
+// finish, and each such line is appended by opening the trail for it.
 type AuditLog struct {
 	dir     string
 	maxSize int64
 	keep    int
 
-	mu sync.RWMutex // writers share it; reopening takes it alone
-	f  *os.File
-	// size is f's size at open plus what this process appended since: a
-	// Stat per line would cost as much as the write. Other processes'
-	// lines make the file rotate later than maxSize, never earlier.
-	size atomic.Int64
+	mu sync.Mutex // one append at a time in this process; the file lock orders processes
+	f  *os.File   // the current file, nil when closed
+	fi os.FileInfo
+	// end is f's size after this log's last append: while the file is
+	// still that size, nobody else appended and state is the latest.
+	end    int64
+	state  auditState
+	closed bool
 }
 
 // OpenAudit opens (creating) the audit trail in dir.
@@ -104,35 +119,45 @@ func OpenAudit(dir string, maxSize int64, keep int) (*AuditLog, error) {
 	if err := fsutil.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit directory: %w", err)
 	}
-	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep}
-	if err := l.reopen(); err != nil {
+	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep, end: -1}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.openCurrent(); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *AuditLog) reopen() error {
-	f, err := os.OpenFile(filepath.Join(l.dir, AuditFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// openCurrent (re)opens the current file unless f is it: another
+// process may have rotated it.
+func (l *AuditLog) openCurrent() error {
+	cur := filepath.Join(l.dir, AuditFile)
+	if l.f != nil {
+		if st, err := os.Stat(cur); err == nil && os.SameFile(st, l.fi) {
+			return nil
+		}
+		l.f.Close()
+		l.f = nil
+	}
+	f, err := os.OpenFile(cur, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the audit trail: %w", err)
 	}
-	st, err := f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("open the audit trail: %w", err)
 	}
-	if l.f != nil {
-		l.f.Close()
-	}
-	l.f = f
-	l.size.Store(st.Size())
+	l.f, l.fi, l.end = f, fi, -1
 	return nil
 }
 
-// Close closes the current file.
+// Close closes the current file. A line written after Close is still
+// appended (see AuditLog).
 func (l *AuditLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	if l.f == nil {
 		return nil
 	}
@@ -141,71 +166,91 @@ func (l *AuditLog) Close() error {
 	return err
 }
 
-// Write appends rec as one line.
+// Write appends rec as one line, chained to the line before it; rec.Prev
+// is set by the log, whatever it held.
 func (l *AuditLog) Write(rec *Record) error {
-	line, err := json.Marshal(rec)
+	r := *rec
+	r.Prev = ""
+	body, err := json.Marshal(&r)
 	if err != nil {
 		return err
 	}
-	return l.WriteLine(append(line, '\n'))
+	return l.append(body)
 }
 
-// WriteLine appends one whole line (it ends in "\n") in a single write.
-func (l *AuditLog) WriteLine(line []byte) error {
-	l.mu.RLock()
-	if l.f == nil {
-		l.mu.RUnlock()
-		return os.ErrClosed
-	}
-	_, err := l.f.Write(line)
-	full := err == nil && l.size.Add(int64(len(line))) >= l.maxSize
-	l.mu.RUnlock()
-	if err != nil {
-		return fmt.Errorf("write the audit trail: %w", err)
-	}
-	if full {
-		return l.rotate()
-	}
-	return nil
-}
-
-// rotate renames a full current file aside, unless another writer (of
-// this process or another) did already, and reopens the current one.
-func (l *AuditLog) rotate() error {
+// append writes body (one JSON object) with the chain's prev added.
+func (l *AuditLog) append(body []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return os.ErrClosed
-	}
 	unlock, err := fsutil.Lock(filepath.Join(l.dir, auditLock))
 	if err != nil {
 		return fmt.Errorf("lock the audit trail: %w", err)
 	}
 	defer unlock()
-	cur := filepath.Join(l.dir, AuditFile)
-	mine, err := l.f.Stat()
-	if err != nil {
+	if err := l.openCurrent(); err != nil {
 		return err
 	}
-	if st, err := os.Stat(cur); err == nil && os.SameFile(st, mine) && mine.Size() >= l.maxSize {
-		name := fmt.Sprintf("%s%s%s", rotatedPrefix, time.Now().UTC().Format("20060102T150405.000000000Z"), rotatedSuffix)
-		if err := os.Rename(cur, filepath.Join(l.dir, name)); err != nil {
-			return fmt.Errorf("rotate the audit trail: %w", err)
-		}
-		l.prune()
+	if l.closed {
+		defer func() {
+			if l.f != nil {
+				l.f.Close()
+				l.f = nil
+			}
+		}()
 	}
-	return l.reopen()
+	st, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("write the audit trail: %w", err)
+	}
+	if st.Size() != l.end {
+		// Another writer appended (or the file changed under us): the
+		// latest hash is the state's, not the one this log remembers.
+		if l.state, err = loadAuditState(l.dir); err != nil {
+			return err
+		}
+	}
+	line := chainLine(body, l.state.Hash)
+	if _, err := l.f.Write(line); err != nil {
+		l.end = -1
+		return fmt.Errorf("write the audit trail: %w", err)
+	}
+	l.end = st.Size() + int64(len(line))
+	l.state.Hash = lineHash(line[:len(line)-1])
+	if l.state.Oldest == "" {
+		l.state.Oldest = AuditFile
+	}
+	if l.end >= l.maxSize {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	return saveAuditState(l.dir, l.state)
 }
 
-// prune removes the oldest rotated files beyond keep.
-func (l *AuditLog) prune() {
+// rotate renames the full current file aside, removes the oldest rotated
+// files beyond keep, and moves the chain's start (state.Oldest) with
+// them. The caller holds the file lock.
+func (l *AuditLog) rotate() error {
+	name := rotatedPrefix + time.Now().UTC().Format("20060102T150405.000000000Z") + rotatedSuffix
+	if err := os.Rename(filepath.Join(l.dir, AuditFile), filepath.Join(l.dir, name)); err != nil {
+		return fmt.Errorf("rotate the audit trail: %w", err)
+	}
+	l.f.Close()
+	l.f = nil
+	if l.state.Oldest == AuditFile {
+		l.state.Oldest = name
+	}
 	old, err := rotatedFiles(l.dir)
 	if err != nil || len(old) <= l.keep {
-		return
+		return nil
 	}
-	for _, name := range old[:len(old)-l.keep] {
-		os.Remove(name)
+	for _, path := range old[:len(old)-l.keep] {
+		os.Remove(path)
 	}
+	first := old[len(old)-l.keep]
+	l.state.Oldest = filepath.Base(first)
+	l.state.OldestPrev = firstPrev(first)
+	return nil
 }
 
 // rotatedFiles lists dir's rotated files, oldest first.
@@ -296,3 +341,4 @@ const maxErrorText = 500
 
 // serverNoteKey is the key of the tool's server among a call's notes.
 type serverNoteKey struct{}
+

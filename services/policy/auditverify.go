@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/dsh-host/dsh-host/internal/fsutil"
+)
+
+// AuditCheck is what VerifyAudit read of a trail that holds.
+type AuditCheck struct {
+	// Files and Lines count what the chain covers, from its oldest file.
+	Files, Lines int
+	// Unchained counts the lines at the trail's start written before it
+	// had a chain (by an older dsh-host): they are hashed into it, but
+	// nothing before them vouches for them.
+	Unchained int
+	// Latest is the hash of the trail's latest line.
+	Latest string
+}
+
+// AuditBreak is where a trail stops holding: a line (File and Line), or a
+// file as a whole (Line 0).
+type AuditBreak struct {
+	File string // a file's name in the trail's directory
+	Line int    // from 1; 0 for the file as a whole
+	Why  string
+}
+
+func (b *AuditBreak) Error() string {
+	if b.Line > 0 {
+		return b.File + ":" + strconv.Itoa(b.Line) + ": " + b.Why
+	}
+	return b.File + ": " + b.Why
+}
+
+// VerifyAudit checks the trail in dir against its chain and its state
+// file: every line carries the hash of the one before it, across its
+// files, from the start the state records to the latest hash it records.
+// A trail that does not hold returns an *AuditBreak naming the first line,
+// or the file, that does not follow. It holds the trail's lock while it
+// reads, so that writers wait instead of racing it.
+//
+// What it cannot catch: someone who can write both the trail and its
+// state file can rewrite both consistently.
+func VerifyAudit(dir string) (AuditCheck, error) {
+	var check AuditCheck
+	// A directory it cannot write (a copy, another user's) is still
+	// checked, without the lock.
+	if unlock, err := fsutil.Lock(filepath.Join(dir, auditLock)); err == nil {
+		defer unlock()
+	}
+	files, err := AuditFiles(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return check, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, AuditState))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && len(files) == 0:
+		return check, nil // no trail yet
+	case errors.Is(err, fs.ErrNotExist):
+		return check, &AuditBreak{File: AuditState, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
+	case err != nil:
+		return check, err
+	}
+	var st auditState
+	if json.Unmarshal(data, &st) != nil || st.Version != auditStateVersion {
+		return check, &AuditBreak{File: AuditState, Why: "does not read as the trail's state (version " + strconv.Itoa(auditStateVersion) + ")"}
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	start := slices.Index(names, st.Oldest)
+	if start < 0 {
+		if st.Oldest == AuditFile && len(names) == 0 && st.Hash == "" {
+			return check, nil
+		}
+		return check, &AuditBreak{File: st.Oldest, Why: "missing: the state file records it as the trail's oldest file"}
+	}
+	w := chainWalk{prev: st.OldestPrev}
+	for i, name := range names[start:] {
+		var prevFile string
+		if i > 0 {
+			prevFile = names[start+i-1]
+		}
+		if err := w.file(filepath.Join(dir, name), name, prevFile); err != nil {
+			return check, err
+		}
+		check.Files++
+	}
+	check.Lines, check.Unchained, check.Latest = w.lines, w.unchained, w.last
+	if w.last != st.Hash {
+		if w.lastFile == "" {
+			return check, &AuditBreak{File: names[len(names)-1], Why: "the trail has no line, but its state file records one: its lines were removed"}
+		}
+		return check, &AuditBreak{File: w.lastFile, Line: w.lastLine,
+			Why: "the trail ends here, but its state file records another latest line: the lines after it were cut, or this line was changed"}
+	}
+	return check, nil
+}
+
+// chainWalk follows the chain line by line.
+type chainWalk struct {
+	prev      string // the hash the next line must carry
+	started   bool   // a line was read: prev is a line's hash
+	chained   bool   // a line with prev was read
+	lines     int
+	unchained int
+	last      string // the hash of the last line read
+	lastFile  string
+	lastLine  int
+}
+
+// file walks the lines of the file at path (name in the trail); prevFile
+// is the file before it, "" for the oldest.
+func (w *chainWalk) file(path, name, prevFile string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &AuditBreak{File: name, Why: "missing: removed while it was being checked"}
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if err == io.EOF {
+			return &AuditBreak{File: name, Line: n, Why: "the last line is not whole (no newline): cut, or its write did not finish"}
+		}
+		line = line[:len(line)-1]
+		prev, perr := linePrev(line)
+		switch {
+		case perr != nil:
+			return &AuditBreak{File: name, Line: n, Why: "not a JSON record: the line was changed"}
+		case prev == nil && w.chained:
+			return &AuditBreak{File: name, Line: n, Why: "has no prev hash, after lines that do: the line was changed or put in"}
+		case prev == nil:
+			w.unchained++
+		case *prev != w.prev:
+			return w.breakAt(name, n, prevFile)
+		default:
+			w.chained = true
+		}
+		w.prev = lineHash(line)
+		w.started = true
+		w.lines++
+		w.last, w.lastFile, w.lastLine = w.prev, name, n
+	}
+}
+
+// breakAt says why line n of name does not follow the line before it.
+func (w *chainWalk) breakAt(name string, n int, prevFile string) error {
+	switch {
+	case !w.started:
+		return &AuditBreak{File: name, Line: n, Why: "does not carry the hash the state file records for the trail's start: the trail's first lines were changed or removed"}
+	case n == 1:
+		return &AuditBreak{File: name, Line: n, Why: fmt.Sprintf("does not follow the last line of %s: a file between them is missing, or %s's last lines were cut or changed", prevFile, prevFile)}
+	}
+	return &AuditBreak{File: name, Line: n, Why: fmt.Sprintf("does not follow line %d: line %d or this one was changed, or lines between them removed", n-1, n-1)}
+}
