@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -306,9 +308,7 @@ func record(f tools.Finished, withArgs bool) *Record {
 		rec.Server = srv
 	}
 	res := f.Result
-	for _, c := range res.Content {
-		rec.ResultSize += len(c.Text)
-	}
+	rec.ResultSize = resultSize(res)
 	var denial *Denial
 	switch {
 	case res.Err == nil && res.Failed:
@@ -342,3 +342,38 @@ const maxErrorText = 500
 // serverNoteKey is the key of the tool's server among a call's notes.
 type serverNoteKey struct{}
 
+// resultSize is the size of a call's result: for an MCP server's result
+// (which a gateway relays without model-facing content), the text and
+// data of its content blocks as the server sent them; for another tool's,
+// its text.
+func resultSize(res tools.Result) int {
+	n := 0
+	if m, ok := res.Value.(tools.MCPResult); ok {
+		r := m.MCPCallToolResult()
+		if r == nil { // a value made of JSON (a hook's): its blocks' size
+			for _, b := range m.MCPContent() {
+				n += len(b)
+			}
+			return n
+		}
+		for _, c := range r.Content {
+			switch c := c.(type) {
+			case *mcp.TextContent:
+				n += len(c.Text)
+			case *mcp.ImageContent:
+				n += len(c.Data)
+			case *mcp.AudioContent:
+				n += len(c.Data)
+			case *mcp.EmbeddedResource:
+				if c.Resource != nil {
+					n += len(c.Resource.Text) + len(c.Resource.Blob)
+				}
+			}
+		}
+		return n
+	}
+	for _, c := range res.Content {
+		n += len(c.Text)
+	}
+	return n
+}
