@@ -289,7 +289,7 @@ func record(f tools.Finished, withArgs bool) *Record {
 	sum := sha256.Sum256(f.Args)
 	rec := &Record{
 		Time:       f.Started.UTC(),
-		Caller:     RecordCaller{Kind: f.Caller.Kind, ID: f.Caller.ID},
+		Caller:     RecordCaller{Kind: f.Caller.Kind, ID: f.Caller.ID, Auth: f.Caller.Auth},
 		Tool:       f.Name,
 		ArgsSHA256: hex.EncodeToString(sum[:]),
 		ArgsSize:   len(f.Args),
