@@ -226,7 +226,7 @@ func (l *AuditLog) append(body []byte) error {
 			return err
 		}
 	}
-	return saveAuditState(l.dir, l.state)
+	return saveAuditState(l.dir, &l.state)
 }
 
 // rotate renames the full current file aside, removes the oldest rotated

@@ -26,9 +26,12 @@ const AuditState = "audit.state"
 // auditStateVersion is the state file's format.
 const auditStateVersion = 1
 
-// auditState is the state file: written, atomically, after every line.
+// auditState is the state file's content, written after every line.
 type auditState struct {
 	Version int `json:"version"`
+	// Seq counts the state's writes: of the file's two slots, the valid
+	// one with the higher Seq is the state.
+	Seq uint64 `json:"seq"`
 	// Hash is the SHA-256 of the trail's latest line, "" before the first.
 	Hash string `json:"hash"`
 	// Oldest is the trail's oldest file (a rotated file's name, or
@@ -36,6 +39,64 @@ type auditState struct {
 	// its first line carries.
 	Oldest     string `json:"oldest"`
 	OldestPrev string `json:"oldestPrev"`
+}
+
+// The state file is two fixed slots, written in turn in place, each its
+// JSON, a checksum of it, padded: a write that a crash cuts spoils only
+// the slot it was writing, and the other holds the state before it. In
+// place, not a new file renamed over the old: on ext4 the rename makes the
+// kernel flush the new file's data, which made every line cost 0.5 ms.
+const stateSlot = 512
+
+// encodeSlot is st's slot: `JSON CHECKSUM`, spaces, a newline.
+func encodeSlot(st auditState) ([]byte, error) {
+	st.Version = auditStateVersion
+	data, _ := json.Marshal(st)
+	sum := sha256.Sum256(data)
+	slot := append(data, ' ')
+	slot = hex.AppendEncode(slot, sum[:8])
+	if len(slot) >= stateSlot {
+		return nil, fmt.Errorf("the audit trail's state does not fit its slot (%d bytes)", len(slot))
+	}
+	slot = append(slot, bytes.Repeat([]byte{' '}, stateSlot-1-len(slot))...)
+	return append(slot, '\n'), nil
+}
+
+// decodeSlot reads a slot; ok is false for one that is empty, cut or
+// changed.
+func decodeSlot(slot []byte) (st auditState, ok bool) {
+	slot = bytes.TrimRight(slot, " \n\x00")
+	i := bytes.LastIndexByte(slot, ' ')
+	if i < 0 {
+		return st, false
+	}
+	sum := sha256.Sum256(slot[:i])
+	if string(slot[i+1:]) != hex.EncodeToString(sum[:8]) || json.Unmarshal(slot[:i], &st) != nil || st.Version != auditStateVersion {
+		return auditState{}, false
+	}
+	return st, len(st.Hash) == 0 || len(st.Hash) == 64
+}
+
+// readAuditState reads dir's state file: found is false when there is
+// none; an error for one that holds no valid slot.
+func readAuditState(dir string) (st auditState, found bool, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, AuditState))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, fmt.Errorf("read the audit trail's state: %w", err)
+	}
+	valid := false
+	for off := 0; off < len(data); off += stateSlot {
+		if s, ok := decodeSlot(data[off:min(off+stateSlot, len(data))]); ok && (!valid || s.Seq > st.Seq) {
+			st, valid = s, true
+		}
+	}
+	if !valid {
+		return st, true, errors.New("the audit trail's state file holds no valid state")
+	}
+	return st, true, nil
 }
 
 // lineHash is the hash a line's successor carries: of line without its
@@ -63,16 +124,16 @@ func chainLine(body []byte, prev string) []byte {
 // written before the chain), or with one that does not read, the state
 // is rebuilt from the trail itself: its last line and its oldest file.
 func loadAuditState(dir string) (auditState, error) {
-	data, err := os.ReadFile(filepath.Join(dir, AuditState))
-	if err == nil {
-		var st auditState
-		if json.Unmarshal(data, &st) == nil && st.Version == auditStateVersion && (st.Hash == "" || len(st.Hash) == 64) {
-			return st, nil
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return auditState{}, fmt.Errorf("read the audit trail's state: %w", err)
+	st, found, err := readAuditState(dir)
+	if found && err == nil {
+		return st, nil
 	}
-	return stateFromTrail(dir)
+	if !found && err != nil {
+		return st, err
+	}
+	rebuilt, err := stateFromTrail(dir)
+	rebuilt.Seq = st.Seq
+	return rebuilt, err
 }
 
 // stateFromTrail is the state of the trail in dir as its files are.
@@ -100,17 +161,24 @@ func stateFromTrail(dir string) (auditState, error) {
 	return st, nil
 }
 
-// saveAuditState replaces dir's state file with st in one rename. Not
-// fsynced, as the trail's lines are not: a line costs a write, not a
-// disk flush.
-func saveAuditState(dir string, st auditState) error {
-	st.Version = auditStateVersion
-	data, _ := json.Marshal(st)
-	tmp := filepath.Join(dir, "."+AuditState+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+// saveAuditState writes st, with the next Seq, into the state file's
+// slot that does not hold the current state. Not fsynced, as the trail's
+// lines are not: a line costs a write, not a disk flush.
+func saveAuditState(dir string, st *auditState) error {
+	st.Seq++
+	slot, err := encodeSlot(*st)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, AuditState), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return fmt.Errorf("write the audit trail's state: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, AuditState)); err != nil {
+	_, err = f.WriteAt(slot, int64(st.Seq%2)*stateSlot)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("write the audit trail's state: %w", err)
 	}
 	return nil

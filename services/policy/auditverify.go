@@ -2,7 +2,6 @@ package policy
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,18 +61,16 @@ func VerifyAudit(dir string) (AuditCheck, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return check, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, AuditState))
+	st, found, err := readAuditState(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && len(files) == 0:
+	case !found && err == nil && len(files) == 0:
 		return check, nil // no trail yet
-	case errors.Is(err, fs.ErrNotExist):
+	case !found && err == nil:
 		return check, &AuditBreak{File: AuditState, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
+	case found && err != nil:
+		return check, &AuditBreak{File: AuditState, Why: "holds no valid state: it was changed"}
 	case err != nil:
 		return check, err
-	}
-	var st auditState
-	if json.Unmarshal(data, &st) != nil || st.Version != auditStateVersion {
-		return check, &AuditBreak{File: AuditState, Why: "does not read as the trail's state (version " + strconv.Itoa(auditStateVersion) + ")"}
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
