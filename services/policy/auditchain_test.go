@@ -3,6 +3,8 @@ package policy_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -315,6 +317,28 @@ func TestAuditVerifyCatchesTampering(t *testing.T) {
 			os.Remove(files[len(files)-1])
 			prev := files[len(files)-2]
 			return base(prev), len(fileLines(t, prev))
+		}},
+		{"append a line that carries the last one's hash", func(t *testing.T, dir string, files []string) (string, int) {
+			last := files[len(files)-1]
+			lines := fileLines(t, last)
+			sum := sha256.Sum256(bytes.TrimRight(lines[len(lines)-1], "\n"))
+			forged := []byte(`{"tool":"forged","outcome":"ok","prev":"` + hex.EncodeToString(sum[:]) + `"}` + "\n")
+			writeLines(t, last, append(lines, forged))
+			return base(last), len(lines) + 1
+		}},
+		{"spoil the state file's latest slot", func(t *testing.T, dir string, files []string) (string, int) {
+			// The other slot holds the state of one line before: the
+			// last line no longer has the state's word for it.
+			state := filepath.Join(dir, policy.AuditState)
+			b, err := os.ReadFile(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latest := bytes.Index(b, []byte(`"seq":60,`))
+			b[latest+len(`"seq":`)] = '7'
+			os.WriteFile(state, b, 0o600)
+			last := files[len(files)-1]
+			return base(last), len(fileLines(t, last))
 		}},
 		{"delete the state file", func(t *testing.T, dir string, files []string) (string, int) {
 			os.Remove(filepath.Join(dir, policy.AuditState))
