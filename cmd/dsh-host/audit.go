@@ -129,6 +129,8 @@ func verifyTrail(io Stdio, dir string) int {
 		return exitOK
 	}
 	fmt.Fprintf(out, "the trail verifies: %d lines in %d files, each following the one before it, up to the latest line its state file records\n", check.Lines, check.Files)
+	// Kept elsewhere, it checks the state file itself later.
+	fmt.Fprintf(out, "latest line's hash: %s\n", check.Latest)
 	if check.Unchained > 0 {
 		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
 	}
