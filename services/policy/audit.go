@@ -122,10 +122,27 @@ func OpenAudit(dir string, maxSize int64, keep int) (*AuditLog, error) {
 		return nil, fmt.Errorf("audit directory: %w", err)
 	}
 	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep, end: -1}
+	unlock, err := fsutil.Lock(filepath.Join(dir, auditLock))
+	if err != nil {
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	defer unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.openCurrent(); err != nil {
 		return nil, err
+	}
+	// A new trail, or one from before the chain, gets its state now: a
+	// check before the first line finds a trail that holds.
+	if _, found, err := readAuditState(dir); err == nil && !found {
+		st, err := stateFromTrail(dir)
+		if err == nil {
+			err = saveAuditState(dir, &st)
+		}
+		if err != nil {
+			l.f.Close()
+			return nil, err
+		}
 	}
 	return l, nil
 }
@@ -221,12 +238,16 @@ func (l *AuditLog) append(body []byte) error {
 	if l.state.Oldest == "" {
 		l.state.Oldest = AuditFile
 	}
+	var rotateErr error
 	if l.end >= l.maxSize {
-		if err := l.rotate(); err != nil {
-			return err
-		}
+		rotateErr = l.rotate()
 	}
-	return saveAuditState(l.dir, &l.state)
+	// The line is in the trail: its hash goes to the state whatever the
+	// rotation did, or the next writer would chain from the line before.
+	if err := saveAuditState(l.dir, &l.state); err != nil {
+		return err
+	}
+	return rotateErr
 }
 
 // rotate renames the full current file aside, removes the oldest rotated

@@ -334,8 +334,17 @@ func TestAuditVerifyCatchesTampering(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			latest := bytes.Index(b, []byte(`"seq":60,`))
-			b[latest+len(`"seq":`)] = '7'
+			// The slots are 512 bytes each; the latest has the higher seq.
+			seq := func(slot []byte) int {
+				var n int
+				fmt.Sscanf(string(slot[bytes.Index(slot, []byte(`"seq":`))+len(`"seq":`):]), "%d", &n)
+				return n
+			}
+			latest := 0
+			if seq(b[512:]) > seq(b[:512]) {
+				latest = 512
+			}
+			b[latest+bytes.Index(b[latest:], []byte(`"hash":"`))+len(`"hash":"`)] ^= 1
 			os.WriteFile(state, b, 0o600)
 			last := files[len(files)-1]
 			return base(last), len(fileLines(t, last))
@@ -454,5 +463,43 @@ func TestAuditResultSizeThroughGateway(t *testing.T) {
 	}
 	if recs[0].Caller.Auth != "" || recs[1].Caller.Auth != "static-token" {
 		t.Errorf("caller auth %q and %q, want none for the console and static-token for the gateway", recs[0].Caller.Auth, recs[1].Caller.Auth)
+	}
+}
+
+// TestAuditVerifyWhileWriting: a check while lines are appended and files
+// rotated sees the trail as it was at one moment, and finds it whole.
+func TestAuditVerifyWhileWriting(t *testing.T) {
+	dir := t.TempDir()
+	log, err := policy.OpenAudit(dir, 4000, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	done := make(chan error, 1)
+	go func() {
+		for i := range 1000 {
+			if err := log.Write(&policy.Record{Tool: "tool" + strconv.Itoa(i), Outcome: "ok"}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for checks := 0; ; checks++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if check, err := policy.VerifyAudit(dir); err != nil || check.Lines != 1000 {
+				t.Fatalf("after the writes: %+v, %v", check, err)
+			}
+			t.Logf("%d checks while writing", checks)
+			return
+		default:
+		}
+		if _, err := policy.VerifyAudit(dir); err != nil {
+			t.Fatalf("check %d while writing: %v", checks, err)
+		}
 	}
 }

@@ -45,51 +45,30 @@ func (b *AuditBreak) Error() string {
 // file: every line carries the hash of the one before it, across its
 // files, from the start the state records to the latest hash it records.
 // A trail that does not hold returns an *AuditBreak naming the first line,
-// or the file, that does not follow. It holds the trail's lock while it
-// reads, so that writers wait instead of racing it.
+// or the file, that does not follow.
+//
+// It takes the trail's lock only to read the state and open the files as
+// they are at that moment (their sizes then): calls waiting to write
+// their lines are not held up while it reads a large trail, and what they
+// append meanwhile is left for the next check.
 //
 // What it cannot catch: someone who can write both the trail and its
 // state file can rewrite both consistently.
 func VerifyAudit(dir string) (AuditCheck, error) {
+	snap, err := snapshotTrail(dir)
+	defer snap.close()
+	if err != nil {
+		return AuditCheck{}, err
+	}
 	var check AuditCheck
-	// A directory it cannot write (a copy, another user's) is still
-	// checked, without the lock.
-	if unlock, err := fsutil.Lock(filepath.Join(dir, auditLock)); err == nil {
-		defer unlock()
-	}
-	files, err := AuditFiles(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return check, err
-	}
-	st, found, err := readAuditState(dir)
-	switch {
-	case !found && err == nil && len(files) == 0:
-		return check, nil // no trail yet
-	case !found && err == nil:
-		return check, &AuditBreak{File: AuditState, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
-	case found && err != nil:
-		return check, &AuditBreak{File: AuditState, Why: "holds no valid state: it was changed"}
-	case err != nil:
-		return check, err
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = filepath.Base(f)
-	}
-	start := slices.Index(names, st.Oldest)
-	if start < 0 {
-		if st.Oldest == AuditFile && len(names) == 0 && st.Hash == "" {
-			return check, nil
-		}
-		return check, &AuditBreak{File: st.Oldest, Why: "missing: the state file records it as the trail's oldest file"}
-	}
+	st := snap.state
 	w := chainWalk{prev: st.OldestPrev}
-	for i, name := range names[start:] {
+	for i, f := range snap.files {
 		var prevFile string
 		if i > 0 {
-			prevFile = names[start+i-1]
+			prevFile = snap.files[i-1].name
 		}
-		if err := w.file(filepath.Join(dir, name), name, prevFile); err != nil {
+		if err := w.file(f, prevFile); err != nil {
 			return check, err
 		}
 		check.Files++
@@ -97,12 +76,82 @@ func VerifyAudit(dir string) (AuditCheck, error) {
 	check.Lines, check.Unchained, check.Latest = w.lines, w.unchained, w.last
 	if w.last != st.Hash {
 		if w.lastFile == "" {
-			return check, &AuditBreak{File: names[len(names)-1], Why: "the trail has no line, but its state file records one: its lines were removed"}
+			return check, &AuditBreak{File: snap.files[len(snap.files)-1].name, Why: "the trail has no line, but its state file records one: its lines were removed"}
 		}
 		return check, &AuditBreak{File: w.lastFile, Line: w.lastLine,
 			Why: "the trail ends here, but its state file records another latest line: the lines after it were cut, or this line was changed"}
 	}
 	return check, nil
+}
+
+// trailSnapshot is the trail as it was at one moment: its state, and its
+// files from the chain's start, open, with their sizes then.
+type trailSnapshot struct {
+	state auditState
+	files []trailFile
+}
+
+type trailFile struct {
+	name string
+	f    *os.File
+	size int64
+}
+
+func (s *trailSnapshot) close() {
+	for _, f := range s.files {
+		f.f.Close()
+	}
+}
+
+// snapshotTrail takes the trail's lock and reads its state and opens its
+// files. An empty snapshot without error is a directory with no trail.
+func snapshotTrail(dir string) (*trailSnapshot, error) {
+	snap := &trailSnapshot{}
+	// A directory it cannot write (a copy, another user's) is still
+	// checked, without the lock.
+	if unlock, err := fsutil.Lock(filepath.Join(dir, auditLock)); err == nil {
+		defer unlock()
+	}
+	paths, err := AuditFiles(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return snap, err
+	}
+	st, found, err := readAuditState(dir)
+	switch {
+	case !found && err == nil && len(paths) == 0:
+		return snap, nil // no trail yet
+	case !found && err == nil:
+		return snap, &AuditBreak{File: AuditState, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
+	case found && err != nil:
+		return snap, &AuditBreak{File: AuditState, Why: "holds no valid state: it was changed"}
+	case err != nil:
+		return snap, err
+	}
+	snap.state = st
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	start := slices.Index(names, st.Oldest)
+	if start < 0 {
+		if st.Oldest == AuditFile && len(names) == 0 && st.Hash == "" {
+			return snap, nil
+		}
+		return snap, &AuditBreak{File: st.Oldest, Why: "missing: the state file records it as the trail's oldest file"}
+	}
+	for _, name := range names[start:] {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return snap, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return snap, err
+		}
+		snap.files = append(snap.files, trailFile{name: name, f: f, size: fi.Size()})
+	}
+	return snap, nil
 }
 
 // chainWalk follows the chain line by line.
@@ -117,18 +166,11 @@ type chainWalk struct {
 	lastLine  int
 }
 
-// file walks the lines of the file at path (name in the trail); prevFile
-// is the file before it, "" for the oldest.
-func (w *chainWalk) file(path, name, prevFile string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &AuditBreak{File: name, Why: "missing: removed while it was being checked"}
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
+// file walks the lines of tf up to its size at the snapshot; prevFile is
+// the file before it, "" for the oldest.
+func (w *chainWalk) file(tf trailFile, prevFile string) error {
+	name := tf.name
+	r := bufio.NewReaderSize(io.LimitReader(tf.f, tf.size), 64<<10)
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
 		if len(line) == 0 && err == io.EOF {
