@@ -101,8 +101,14 @@ type AuditLog struct {
 	keep    int
 
 	mu sync.Mutex // one append at a time in this process; the file lock orders processes
-	f  *os.File   // the current file, nil when closed
-	fi os.FileInfo
+	// lock is the trail's lock file, kept open; nil once closed.
+	lock *fsutil.HeldLock
+	f    *os.File // the current file, nil when closed
+	fi   os.FileInfo
+	// sf is the state file, kept open: it is written in place, so the
+	// file stays the same unless someone removes it.
+	sf  *os.File
+	sfi os.FileInfo
 	// end is f's size after this log's last append: while the file is
 	// still that size, nobody else appended and state is the latest.
 	end    int64
@@ -121,15 +127,20 @@ func OpenAudit(dir string, maxSize int64, keep int) (*AuditLog, error) {
 	if err := fsutil.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit directory: %w", err)
 	}
-	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep, end: -1}
-	unlock, err := fsutil.Lock(filepath.Join(dir, auditLock))
+	lock, err := fsutil.OpenLock(filepath.Join(dir, auditLock))
 	if err != nil {
 		return nil, fmt.Errorf("lock the audit trail: %w", err)
 	}
-	defer unlock()
+	if err := lock.Lock(); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	defer lock.Unlock()
+	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep, end: -1, lock: lock}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.openCurrent(); err != nil {
+		lock.Close()
 		return nil, err
 	}
 	// A new trail, or one from before the chain, gets its state now: a
@@ -141,6 +152,7 @@ func OpenAudit(dir string, maxSize int64, keep int) (*AuditLog, error) {
 		}
 		if err != nil {
 			l.f.Close()
+			lock.Close()
 			return nil, err
 		}
 	}
@@ -171,18 +183,71 @@ func (l *AuditLog) openCurrent() error {
 	return nil
 }
 
-// Close closes the current file. A line written after Close is still
+// Close closes the trail's files. A line written after Close is still
 // appended (see AuditLog).
 func (l *AuditLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	if l.f == nil {
-		return nil
+	err := l.closeFiles()
+	if l.lock != nil {
+		if cerr := l.lock.Close(); err == nil {
+			err = cerr
+		}
+		l.lock = nil
 	}
-	err := l.f.Close()
-	l.f = nil
 	return err
+}
+
+// closeFiles closes the current file and the state file.
+func (l *AuditLog) closeFiles() error {
+	var err error
+	for _, f := range []**os.File{&l.f, &l.sf} {
+		if *f != nil {
+			if cerr := (*f).Close(); err == nil {
+				err = cerr
+			}
+			*f = nil
+		}
+	}
+	return err
+}
+
+// takeLock takes the trail's file lock: with the lock file kept open, or,
+// once closed, opening it for this line.
+func (l *AuditLog) takeLock() (unlock func() error, err error) {
+	if l.lock == nil {
+		unlock, err = fsutil.Lock(filepath.Join(l.dir, auditLock))
+	} else if err = l.lock.Lock(); err == nil {
+		unlock = l.lock.Unlock
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	return unlock, nil
+}
+
+// openState (re)opens the state file unless sf is it.
+func (l *AuditLog) openState() error {
+	path := filepath.Join(l.dir, AuditState)
+	if l.sf != nil {
+		if st, err := os.Stat(path); err == nil && os.SameFile(st, l.sfi) {
+			return nil
+		}
+		l.sf.Close()
+		l.sf = nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the audit trail's state: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("open the audit trail's state: %w", err)
+	}
+	l.sf, l.sfi = f, fi
+	return nil
 }
 
 // Write appends rec as one line, chained to the line before it; rec.Prev
@@ -201,21 +266,16 @@ func (l *AuditLog) Write(rec *Record) error {
 func (l *AuditLog) append(body []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	unlock, err := fsutil.Lock(filepath.Join(l.dir, auditLock))
+	unlock, err := l.takeLock()
 	if err != nil {
-		return fmt.Errorf("lock the audit trail: %w", err)
-	}
-	defer unlock()
-	if err := l.openCurrent(); err != nil {
 		return err
 	}
+	defer unlock()
 	if l.closed {
-		defer func() {
-			if l.f != nil {
-				l.f.Close()
-				l.f = nil
-			}
-		}()
+		defer l.closeFiles()
+	}
+	if err := l.openCurrent(); err != nil {
+		return err
 	}
 	st, err := l.f.Stat()
 	if err != nil {
@@ -225,6 +285,9 @@ func (l *AuditLog) append(body []byte) error {
 		// Another writer appended (or the file changed under us): the
 		// latest hash is the state's, not the one this log remembers.
 		if l.state, err = loadAuditState(l.dir); err != nil {
+			return err
+		}
+		if err := l.openState(); err != nil {
 			return err
 		}
 	}
@@ -244,7 +307,7 @@ func (l *AuditLog) append(body []byte) error {
 	}
 	// The line is in the trail: its hash goes to the state whatever the
 	// rotation did, or the next writer would chain from the line before.
-	if err := saveAuditState(l.dir, &l.state); err != nil {
+	if err := writeStateSlot(l.sf, &l.state); err != nil {
 		return err
 	}
 	return rotateErr

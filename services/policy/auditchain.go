@@ -161,24 +161,29 @@ func stateFromTrail(dir string) (auditState, error) {
 	return st, nil
 }
 
-// saveAuditState writes st, with the next Seq, into the state file's
-// slot that does not hold the current state. Not fsynced, as the trail's
-// lines are not: a line costs a write, not a disk flush.
+// saveAuditState writes st, with the next Seq, to dir's state file.
 func saveAuditState(dir string, st *auditState) error {
+	f, err := os.OpenFile(filepath.Join(dir, AuditState), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("write the audit trail's state: %w", err)
+	}
+	err = writeStateSlot(f, st)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write the audit trail's state: %w", cerr)
+	}
+	return err
+}
+
+// writeStateSlot writes st, with the next Seq, into the slot of the
+// state file f that does not hold the current state. Not fsynced, as the
+// trail's lines are not: a line costs a write, not a disk flush.
+func writeStateSlot(f *os.File, st *auditState) error {
 	st.Seq++
 	slot, err := encodeSlot(*st)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, AuditState), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("write the audit trail's state: %w", err)
-	}
-	_, err = f.WriteAt(slot, int64(st.Seq%2)*stateSlot)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err := f.WriteAt(slot, int64(st.Seq%2)*stateSlot); err != nil {
 		return fmt.Errorf("write the audit trail's state: %w", err)
 	}
 	return nil
