@@ -349,6 +349,10 @@ func TestAuditVerifyCatchesTampering(t *testing.T) {
 			last := files[len(files)-1]
 			return base(last), len(fileLines(t, last))
 		}},
+		{"overwrite the state file", func(t *testing.T, dir string, files []string) (string, int) {
+			os.WriteFile(filepath.Join(dir, policy.AuditState), []byte(`{"version":1,"hash":""}`), 0o600)
+			return policy.AuditState, 0
+		}},
 		{"delete the state file", func(t *testing.T, dir string, files []string) (string, int) {
 			os.Remove(filepath.Join(dir, policy.AuditState))
 			return policy.AuditState, 0
