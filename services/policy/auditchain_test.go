@@ -83,11 +83,7 @@ func TestAuditCallInFlightAcrossReload(t *testing.T) {
 	// Its trail is closed once it is disposed: one descriptor is left, the
 	// new instance's.
 	current, _ := filepath.EvalSymlinks(filepath.Join(dir, policy.AuditFile))
-	for deadline := time.Now().Add(10 * time.Second); openFDs(t, current) > 1; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the replaced policy instance never closed its trail")
-		}
-	}
+	mcptest.WaitFor(t, 10*time.Second, "the replaced policy instance closing its trail", func() bool { return openFDs(t, current) == 1 })
 	close(release)
 	if res := <-done; res.Err != nil {
 		t.Fatal(res.Err)
