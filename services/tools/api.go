@@ -36,7 +36,20 @@ type Caller struct {
 	Mask *Mask
 	// Identity, when non-nil, is who stands behind the caller.
 	Identity *Identity
+	// Auth is how a gateway's caller authenticated (AuthStaticToken,
+	// AuthOAuth), "" when it presented nothing (stdio, a listener
+	// without a token), for the audit trail.
+	Auth string
 }
+
+// Caller.Auth's values.
+const (
+	// AuthStaticToken is the gateway entry's own bearer token: one
+	// person's, with no identity behind it.
+	AuthStaticToken = "static-token"
+	// AuthOAuth is an issuer's access token: Identity says whose.
+	AuthOAuth = "oauth"
+)
 
 // Mask is a set of allow and deny name patterns (`*` matches any run of
 // characters). A name is visible when it matches some Allow pattern (or
