@@ -71,6 +71,11 @@ func (r *Registry) execute(ctx context.Context, caller Caller, name string, args
 		call = *pc
 		call.Args = normalizeArgs(call.Args)
 	}
+	// After the pre-execute hooks: what the guards judge, and the schema
+	// checks, is what the tool receives.
+	if err := r.checkArgs(e, &call); err != nil {
+		return errorResult(err)
+	}
 	for _, fn := range hooks.guard {
 		if err := r.runGuard(ctx, fn, call); err != nil {
 			return errorResult(r.refusal(ctx, StageGuard, name, err))
