@@ -39,7 +39,7 @@ type adapter struct {
 	// persistMu serializes the adapter's own writes of the gate state.
 	persistMu sync.Mutex
 
-	docs    docCache
+	docs docCache
 
 	// logins are the OAuth logins of running servers (/mcp login); nil
 	// without the logins service.

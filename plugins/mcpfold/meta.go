@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
