@@ -68,6 +68,8 @@ type Decision struct {
 	// Answer is how an Ask was answered: once, session, always, --yes, or
 	// no; "" when nobody was asked.
 	Answer string
+	// Why says why a rule whose `when` failed applied; "" otherwise.
+	Why string
 }
 
 // New returns a policy over reg's tools with the rules of cfg, which
@@ -139,13 +141,33 @@ func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 			if ev == nil {
 				ev = &evalInput{call: call, server: tr.server}
 			}
-			if !ev.holds(r.prog) {
+			holds, err := ev.eval(r.prog)
+			if err != nil {
+				if !r.failsClosed() {
+					continue
+				}
+				return Decision{Action: r.Action, Rule: r.where, Why: whenFailed(err)}
+			}
+			if !holds {
 				continue
 			}
 		}
 		return Decision{Action: r.Action, Rule: r.where}
 	}
 	return Decision{Action: set.def, Rule: "default"}
+}
+
+// failsClosed reports whether r applies when its `when` cannot be
+// evaluated: a deny or ask rule does, unless it says onError: skip; an
+// allow rule never does.
+func (r *Rule) failsClosed() bool {
+	return r.Action != Allow && r.OnError != OnErrorSkip
+}
+
+// whenFailed is a Decision's Why for a rule that applied because its
+// `when` failed.
+func whenFailed(err error) string {
+	return "its when cannot be evaluated on this call (" + err.Error() + "), so it applies (onError: skip would pass over it)"
 }
 
 // alwaysDenied reports whether the rules deny every call of caller to
@@ -289,47 +311,63 @@ type evalInput struct {
 	// withoutArgs leaves args unbound: a listing has no arguments, and an
 	// expression that reads them fails unless the rest decides it.
 	withoutArgs bool
+	// argsErr is why the call's arguments cannot be read.
+	argsErr error
 }
 
-// holds reports whether prog yields true for the call. An expression that
-// fails (a missing key, a wrong type) does not match: the rule then says
-// nothing about this call.
-func (e *evalInput) holds(prog cel.Program) bool {
-	holds, _ := e.decides(prog)
-	return holds
+// eval evaluates prog on the call: an error when it fails (a missing key,
+// a wrong type, arguments that cannot be read) or yields no bool.
+func (e *evalInput) eval(prog cel.Program) (bool, error) {
+	e.bind()
+	out, _, err := prog.Eval(e.vars)
+	if err != nil {
+		if e.argsErr != nil {
+			return false, fmt.Errorf("the arguments cannot be read: %w; %w", e.argsErr, err)
+		}
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("it yields %v, not a bool", out.Value())
+	}
+	return b, nil
 }
 
 // decides evaluates prog: known is false when the evaluation fails (with
 // withoutArgs, when the arguments would decide).
 func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
-	if e.vars == nil {
-		var args any
-		if err := json.Unmarshal(e.call.Args, &args); err != nil {
-			args = map[string]any{}
-		}
-		c := e.call.Caller
-		caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
-		if id := c.Identity; id != nil {
-			caller["subject"], caller["client"] = id.Subject, id.Client
-			caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
-		}
-		e.vars = map[string]any{"args": args, "tool": e.call.Name, "server": e.server, "caller": caller}
-		if e.withoutArgs {
-			delete(e.vars, "args")
-		}
-		if id := c.Identity; id != nil && id.Any {
-			// Unbound, as args: a when that reads them might hold.
-			for _, k := range []string{"subject", "client", "scopes", "groups"} {
-				delete(caller, k)
-			}
+	holds, err := e.eval(prog)
+	return holds, err == nil
+}
+
+// bind builds the CEL variables, once. The arguments are the call's one
+// decoded view (tools.Call.Arguments), numbers as written; arguments that
+// cannot be read leave args unbound, so that a when reading them fails.
+func (e *evalInput) bind() {
+	if e.vars != nil {
+		return
+	}
+	c := e.call.Caller
+	caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
+	if id := c.Identity; id != nil {
+		caller["subject"], caller["client"] = id.Subject, id.Client
+		caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
+	}
+	e.vars = map[string]any{"tool": e.call.Name, "server": e.server, "caller": caller}
+	if !e.withoutArgs {
+		args, err := e.call.Arguments()
+		if err != nil {
+			e.argsErr = err
+		} else {
+			e.vars["args"] = args
 		}
 	}
-	out, _, err := prog.Eval(e.vars)
-	if err != nil {
-		return false, false
+	if id := c.Identity; id != nil && id.Any {
+		// Unbound, as args: a when that reads them might hold.
+		for _, k := range []string{"subject", "client", "scopes", "groups"} {
+			delete(caller, k)
+		}
 	}
-	b, ok := out.Value().(bool)
-	return ok && b, true
 }
 
 func nonNil(s []string) []string {
@@ -377,7 +415,7 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 	case Ask:
 		err = p.ask(ctx, call, tr.server, &d)
 	default:
-		err = &Denial{Tool: call.Name, Rule: d.Rule}
+		err = &Denial{Tool: call.Name, Rule: d.Rule, Why: d.Why}
 	}
 	tools.SetNote(ctx, noteKey{}, d)
 	p.metrics.PolicyDecision(d.Action, err == nil)
