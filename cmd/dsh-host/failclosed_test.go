@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/internal/mcptest"
+)
+
+// TestCallFailsClosed: `dsh-host call` with arguments meant to slip past
+// a deny rule over a path (1e400, a list) is refused, saying why, with
+// the exit code of a failure (services/policy's e2e counts what reaches
+// the server).
+func TestCallFailsClosed(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config: {serverName: fx, transport: stdio, command: %q, args: [-op]}
+  - id: policy
+    name: policy
+    config:
+      rules:
+        - tools: [mcp__fx__op]
+          when: 'args.path.startsWith("/etc")'
+          action: deny
+`, mcptest.FixtureBinary(t)))
+	call := func(args string) (int, string, string) {
+		var out, errb strings.Builder
+		code := dispatch(context.Background(), []string{"call", "-c", file, "--no-attach", "mcp__fx__op", args}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		return code, out.String(), errb.String()
+	}
+	for _, c := range []struct{ args, why string }{
+		{`{"path":"/etc/passwd","pad":1e400}`, "denied by policy rule 1"},
+		{`{"path":["/etc/passwd"]}`, "do not match its input schema at arguments.path"},
+	} {
+		if code, out, errOut := call(c.args); code != exitFail || !strings.Contains(errOut, c.why) {
+			t.Errorf("%s: exit %d, %q %q; want a refusal saying %q", c.args, code, out, errOut, c.why)
+		}
+	}
+	if code, out, errOut := call(`{"path":"/tmp/x"}`); code != exitOK || !strings.HasPrefix(out, "1 ") {
+		t.Errorf("allowed: exit %d, %q %q; want the server's answer", code, out, errOut)
+	}
+}
