@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -83,85 +82,171 @@ func DecodeArgs(raw json.RawMessage) (map[string]any, error) {
 		return map[string]any{}, nil
 	}
 	if !utf8.Valid(raw) {
+		// encoding/json would read each bad byte as U+FFFD; a server may not.
 		return nil, errors.New("the JSON is not valid UTF-8")
 	}
 	if raw[0] != '{' {
 		return nil, errors.New("arguments must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // the '{'
-		return nil, err
+	if !json.Valid(raw) {
+		// Unmarshal says what is wrong, and where.
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("not valid JSON")
 	}
-	m, err := decodeObject(dec, "arguments", 1)
+	p := argParser{raw: raw}
+	v, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("more than one JSON value")
-	}
-	return m, nil
+	return v.(map[string]any), nil
 }
 
-func decodeObject(dec *json.Decoder, path string, depth int) (map[string]any, error) {
+// argsError is a problem at a place in the arguments; the path is built
+// on the way out, so that a call that succeeds builds none.
+type argsError struct {
+	path, msg string
+}
+
+func (e *argsError) Error() string { return "arguments" + e.path + " " + e.msg }
+
+// within prefixes err's path with seg.
+func within(seg string, err error) error {
+	if e, ok := err.(*argsError); ok {
+		return &argsError{path: seg + e.path, msg: e.msg}
+	}
+	return err
+}
+
+// argParser decodes JSON that json.Valid accepted: it decides only what
+// encoding/json would decide otherwise (numbers as written, a key twice,
+// depth), in one pass.
+type argParser struct {
+	raw []byte
+	i   int
+}
+
+func (p *argParser) space() {
+	for p.i < len(p.raw) {
+		switch p.raw[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *argParser) value(depth int) (any, error) {
+	p.space()
+	switch c := p.raw[p.i]; c {
+	case '{', '[':
+		if depth >= maxArgsDepth {
+			return nil, &argsError{msg: fmt.Sprintf("is nested deeper than %d", maxArgsDepth)}
+		}
+		if c == '{' {
+			return p.object(depth + 1)
+		}
+		return p.array(depth + 1)
+	case '"':
+		return p.str()
+	case 't':
+		p.i += len("true")
+		return true, nil
+	case 'f':
+		p.i += len("false")
+		return false, nil
+	case 'n':
+		p.i += len("null")
+		return nil, nil
+	}
+	start := p.i
+	for p.i < len(p.raw) && strings.IndexByte("+-0123456789.eE", p.raw[p.i]) >= 0 {
+		p.i++
+	}
+	return number(string(p.raw[start:p.i])), nil
+}
+
+func (p *argParser) object(depth int) (any, error) {
+	p.i++ // {
 	m := map[string]any{}
-	for dec.More() {
-		tok, err := dec.Token()
+	for {
+		p.space()
+		if p.raw[p.i] == '}' {
+			p.i++
+			return m, nil
+		}
+		if p.raw[p.i] == ',' {
+			p.i++
+			p.space()
+		}
+		key, err := p.str()
 		if err != nil {
 			return nil, err
 		}
-		key := tok.(string) // the decoder checks that an object's token here is a key
 		if _, dup := m[key]; dup {
-			return nil, fmt.Errorf("%s has the key %q twice", path, key)
+			// encoding/json keeps the last; a server's parser may keep
+			// the first.
+			return nil, &argsError{msg: fmt.Sprintf("has the key %q twice", key)}
 		}
-		v, err := decodeValue(dec, path+propertyPath(key), depth)
+		p.space()
+		p.i++ // :
+		v, err := p.value(depth)
 		if err != nil {
-			return nil, err
+			return nil, within(propertyPath(key), err)
 		}
 		m[key] = v
 	}
-	if _, err := dec.Token(); err != nil { // the '}'
-		return nil, err
-	}
-	return m, nil
 }
 
-func decodeValue(dec *json.Decoder, path string, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+func (p *argParser) array(depth int) (any, error) {
+	p.i++ // [
+	list := []any{}
+	for {
+		p.space()
+		if p.raw[p.i] == ']' {
+			p.i++
+			return list, nil
+		}
+		if p.raw[p.i] == ',' {
+			p.i++
+		}
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, within("["+strconv.Itoa(len(list))+"]", err)
+		}
+		list = append(list, v)
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if depth >= maxArgsDepth {
-			return nil, fmt.Errorf("%s is nested deeper than %d", path, maxArgsDepth)
+}
+
+// str reads a string: as it is written when it has no escape, through
+// encoding/json's unquoting when it has.
+func (p *argParser) str() (string, error) {
+	start := p.i
+	escaped := false
+	p.i++
+	for p.raw[p.i] != '"' {
+		if p.raw[p.i] == '\\' {
+			escaped = true
+			p.i++
 		}
-		if t == '{' {
-			return decodeObject(dec, path, depth+1)
-		}
-		list := []any{}
-		for i := 0; dec.More(); i++ {
-			v, err := decodeValue(dec, path+"["+strconv.Itoa(i)+"]", depth+1)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, v)
-		}
-		if _, err := dec.Token(); err != nil { // the ']'
-			return nil, err
-		}
-		return list, nil
-	case json.Number:
-		return number(t), nil
+		p.i++
 	}
-	return tok, nil // string, bool, nil
+	p.i++
+	if !escaped {
+		return string(p.raw[start+1 : p.i-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(p.raw[start:p.i], &s)
+	return s, err
 }
 
 // number reads a JSON number: an int64 when it is an integer that fits,
 // else a float64, the largest of its sign when it is beyond range (the
 // decoder has checked its syntax, so range is the only error left).
-func number(n json.Number) any {
-	s := string(n)
+func number(s string) any {
 	if !strings.ContainsAny(s, ".eE") {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return i
