@@ -44,3 +44,47 @@ func TestCallFailsClosed(t *testing.T) {
 		t.Errorf("allowed: exit %d, %q %q; want the server's answer", code, out, errOut)
 	}
 }
+
+// TestPolicyExplain: `dsh-host policy explain` prints each rule
+// considered, why it matched or not, and the decision, for the caller and
+// identity given.
+func TestPolicyExplain(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := writeComposition(t, fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config: {serverName: fx, transport: stdio, command: %q, args: [-op]}
+  - id: policy
+    name: policy
+    config:
+      rules:
+        - tools: [mcp__fx__op]
+          callers: [gateway]
+          when: '!("ops" in caller.groups)'
+          action: deny
+        - tools: [mcp__fx__op]
+          when: 'args.path.startsWith("/etc")'
+          action: deny
+`, mcptest.FixtureBinary(t)))
+	explain := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		code := dispatch(context.Background(), append([]string{"policy", "explain", "-c", file, "--no-attach"}, args...), Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		return code, out.String(), errb.String()
+	}
+	code, out, errOut := explain("mcp__fx__op", `{"path": ["/etc/passwd"]}`)
+	for _, want := range []string{"caller call\n", "mcp__fx__op (server fx)", "no  rule 1 (composition.yml:9) (deny): callers gateway: the caller is call",
+		"YES rule 2 (composition.yml:13) (deny): its when cannot be evaluated", "decided by rule 2 (composition.yml:13): deny"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	code, out, errOut = explain("--caller", "gateway", "--subject", "ada", "--group", "ops", "mcp__fx__op", `{"path":"/tmp"}`)
+	for _, want := range []string{"caller gateway, subject ada, groups ops", `when !("ops" in caller.groups): false`, "default decides: allow"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	if code, _, errOut := explain("--caller", "robot", "mcp__fx__op"); code == exitOK || !strings.Contains(errOut, "callers are") {
+		t.Errorf("--caller robot: exit %d, %q; want an error naming the callers", code, errOut)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/settings"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // command is /policy: the rules in force and the saved approvals, and
@@ -15,8 +16,8 @@ import (
 func (p *Policy) command(cfg Config) commands.Command {
 	return commands.Command{
 		Name:        "policy",
-		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; trust SERVER [TOOL] approves a changed or new tool",
-		Usage:       "[forget TOOL | trust SERVER [TOOL]]",
+		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; trust SERVER [TOOL] approves a changed or new tool; explain TOOL [ARGS] says which rule decides a call and why",
+		Usage:       "[forget TOOL | trust SERVER [TOOL] | explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]]",
 		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
 			verb, arg, _ := strings.Cut(inv.Input, " ")
 			switch verb {
@@ -26,8 +27,10 @@ func (p *Policy) command(cfg Config) commands.Command {
 				return p.forget(strings.TrimSpace(arg))
 			case "trust":
 				return p.trustCommand(strings.Fields(arg))
+			case "explain":
+				return p.explainCommand(arg)
 			}
-			return commands.Reply{Text: "usage: /policy [forget TOOL | trust SERVER [TOOL]]", Error: true}
+			return commands.Reply{Text: "usage: /policy [forget TOOL | trust SERVER [TOOL] | explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]]", Error: true}
 		},
 	}
 }
@@ -106,4 +109,60 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 		return commands.Reply{Text: fmt.Sprintf("nothing of %s was held; its current definitions are trusted", args[0])}
 	}
 	return commands.Reply{Text: "trusted and offered again: " + strings.Join(released, ", ")}
+}
+
+// explainCommand is /policy explain [--caller KIND] [--subject S]
+// [--group G]... TOOL [ARGS]: the arguments are the rest of the line, as
+// written.
+func (p *Policy) explainCommand(line string) commands.Reply {
+	const usage = "usage: /policy explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]"
+	call := tools.Call{Caller: tools.Caller{Kind: tools.CallerCall}}
+	rest := strings.TrimSpace(line)
+	var id tools.Identity
+	for strings.HasPrefix(rest, "--") {
+		var flag, value string
+		flag, rest, _ = strings.Cut(rest, " ")
+		value, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		rest = strings.TrimSpace(rest)
+		if value == "" {
+			return commands.Reply{Text: usage + "\n" + flag + " needs a value", Error: true}
+		}
+		switch flag {
+		case "--caller":
+			if !slices.Contains(callerKinds(), value) {
+				return commands.Reply{Text: fmt.Sprintf("--caller %q: callers are %s", value, strings.Join(callerKinds(), ", ")), Error: true}
+			}
+			call.Caller.Kind = value
+		case "--subject":
+			id.Subject = value
+		case "--group":
+			id.Groups = append(id.Groups, value)
+		default:
+			return commands.Reply{Text: usage + "\nunknown flag " + flag, Error: true}
+		}
+	}
+	if id.Subject != "" || id.Groups != nil {
+		call.Caller.Identity = &id
+	}
+	call.Name, rest, _ = strings.Cut(rest, " ")
+	if call.Name == "" {
+		return commands.Reply{Text: usage, Error: true}
+	}
+	call.Args = []byte(strings.TrimSpace(rest))
+	x := p.Explain(call)
+	return commands.Reply{Text: fmt.Sprintf("caller %s%s\n%s", call.Caller.Kind, identityText(call.Caller.Identity), x)}
+}
+
+func identityText(id *tools.Identity) string {
+	if id == nil {
+		return ""
+	}
+	s := ""
+	if id.Subject != "" {
+		s += ", subject " + id.Subject
+	}
+	if len(id.Groups) > 0 {
+		s += ", groups " + strings.Join(id.Groups, ",")
+	}
+	return s
 }
