@@ -88,3 +88,50 @@ func TestPolicyExplain(t *testing.T) {
 		t.Errorf("--caller robot: exit %d, %q; want an error naming the callers", code, errOut)
 	}
 }
+
+// TestCheckWarnsAboutRules: check warns, without failing, about rules
+// that can match nothing (a server or tool of a server no entry
+// provides, a name in the wrong case) or every call before other rules;
+// an empty tools list fails it, naming the key.
+func TestCheckWarnsAboutRules(t *testing.T) {
+	file := writeComposition(t, `plugins:
+  - id: fx
+    name: mcp-client
+    config: {serverName: fx, transport: stdio, command: /bin/true}
+  - id: policy
+    name: policy
+    config:
+      rules:
+        - servers: [FX]
+          action: deny
+        - tools: [mcp__FX__op, mcp__gh__*, mcp__fx__op, "mcp__*"]
+          action: deny
+        - servers: [nope]
+          action: deny
+        - action: ask
+        - tools: [mcp__fx__*]
+          action: allow
+`)
+	code, stdout, stderr := dshHost(t, "check", "-c", file)
+	if code != exitOK || !strings.Contains(stdout, "ok, 2 entries") {
+		t.Fatalf("check: exit %d, %q %q; want ok with warnings", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`composition.yml:9: entry "policy": config key rules[0].servers[0]: "FX" matches no server, and the rule none of its tools: the serverName is "fx" (names are case-sensitive)`,
+		`composition.yml:11: entry "policy": config key rules[1].tools[0]: "mcp__FX__op" matches no tool: server "fx" names its tools mcp__fx__…`,
+		`config key rules[1].tools[1]: "mcp__gh__*" matches no tool: no entry provides server "gh" (its servers: fx)`,
+		`config key rules[2].servers[0]: "nope" matches no server of this composition (its servers: fx)`,
+		`composition.yml:15: entry "policy": config key rules[3]: this rule matches every call, so the 1 rule(s) after it never decide`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("check's warnings lack %q:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "warning: "); n != 5 {
+		t.Errorf("%d warnings, want 5:\n%s", n, stderr)
+	}
+	empty := writeComposition(t, "plugins:\n  - id: policy\n    name: policy\n    config:\n      rules:\n        - tools: []\n          action: deny\n")
+	if code, _, stderr := dshHost(t, "check", "-c", empty); code != exitFail || !strings.Contains(stderr, `composition.yml:6: entry "policy": config key rules[0].tools: an empty tools would match every call`) {
+		t.Errorf("tools: []: exit %d, %q; want an error naming the key", code, stderr)
+	}
+}
