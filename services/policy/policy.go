@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -305,9 +306,11 @@ func (a *annotations) value(hint string) bool {
 
 // evalInput is a call's CEL variables, built on the first `when`.
 type evalInput struct {
-	call   tools.Call
-	server string
-	vars   map[string]any
+	call     tools.Call
+	server   string
+	args     map[string]any
+	argsRead bool
+	caller   map[string]any
 	// withoutArgs leaves args unbound: a listing has no arguments, and an
 	// expression that reads them fails unless the rest decides it.
 	withoutArgs bool
@@ -318,8 +321,7 @@ type evalInput struct {
 // eval evaluates prog on the call: an error when it fails (a missing key,
 // a wrong type, arguments that cannot be read) or yields no bool.
 func (e *evalInput) eval(prog cel.Program) (bool, error) {
-	e.bind()
-	out, _, err := prog.Eval(e.vars)
+	out, _, err := prog.Eval(e)
 	if err != nil {
 		if e.argsErr != nil {
 			return false, fmt.Errorf("the arguments cannot be read: %w; %w", e.argsErr, err)
@@ -340,34 +342,53 @@ func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
 	return holds, err == nil
 }
 
-// bind builds the CEL variables, once. The arguments are the call's one
-// decoded view (tools.Call.Arguments), numbers as written; arguments that
-// cannot be read leave args unbound, so that a when reading them fails.
-func (e *evalInput) bind() {
-	if e.vars != nil {
-		return
+// ResolveName binds the CEL variables (an interpreter.Activation), each
+// built at its first use: most conditions read args alone. The arguments
+// are the call's one decoded view (tools.Call.Arguments), numbers as
+// written; arguments that cannot be read leave args unbound, so that a
+// when reading them fails. With withoutArgs, args is unbound too.
+func (e *evalInput) ResolveName(name string) (any, bool) {
+	switch name {
+	case "args":
+		if e.withoutArgs {
+			return nil, false
+		}
+		if !e.argsRead {
+			e.argsRead = true
+			e.args, e.argsErr = e.call.Arguments()
+		}
+		return e.args, e.argsErr == nil
+	case "tool":
+		return e.call.Name, true
+	case "server":
+		return e.server, true
+	case "caller":
+		if e.caller == nil {
+			e.caller = callerVars(e.call.Caller)
+		}
+		return e.caller, true
 	}
-	c := e.call.Caller
+	return nil, false
+}
+
+// Parent is the activation's parent: none.
+func (e *evalInput) Parent() interpreter.Activation { return nil }
+
+// callerVars are caller's CEL variables. An identity that stands for any
+// (Identity.Any) leaves what it would say unbound, as args: a when that
+// reads it might hold.
+func callerVars(c tools.Caller) map[string]any {
 	caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
 	if id := c.Identity; id != nil {
 		caller["subject"], caller["client"] = id.Subject, id.Client
 		caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
-	}
-	e.vars = map[string]any{"tool": e.call.Name, "server": e.server, "caller": caller}
-	if !e.withoutArgs {
-		args, err := e.call.Arguments()
-		if err != nil {
-			e.argsErr = err
-		} else {
-			e.vars["args"] = args
+		if id.Any {
+			for _, k := range []string{"subject", "client", "scopes", "groups"} {
+				delete(caller, k)
+			}
 		}
 	}
-	if id := c.Identity; id != nil && id.Any {
-		// Unbound, as args: a when that reads them might hold.
-		for _, k := range []string{"subject", "client", "scopes", "groups"} {
-			delete(caller, k)
-		}
-	}
+	return caller
 }
 
 func nonNil(s []string) []string {
