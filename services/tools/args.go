@@ -239,8 +239,15 @@ func (p *argParser) str() (string, error) {
 		return string(p.raw[start+1 : p.i-1]), nil
 	}
 	var s string
-	err := json.Unmarshal(p.raw[start:p.i], &s)
-	return s, err
+	if err := json.Unmarshal(p.raw[start:p.i], &s); err != nil {
+		return "", err
+	}
+	if strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(bytes.ToLower(p.raw[start:p.i]), []byte(`\ufffd`)) && !bytes.Contains(p.raw[start:p.i], []byte("\uFFFD")) {
+		// A lone surrogate (\ud800): encoding/json reads U+FFFD, another
+		// parser the surrogate itself.
+		return "", &argsError{msg: "has a string with a lone UTF-16 surrogate escape"}
+	}
+	return s, nil
 }
 
 // number reads a JSON number: an int64 when it is an integer that fits,
