@@ -71,6 +71,9 @@ func (p *Policy) Explain(call tools.Call) Explanation {
 // explain says whether r decides call, and why, checking its conditions
 // in the order decide does.
 func (r *rule) explain(call tools.Call, server string, ann *annotations, ev *evalInput) (string, bool) {
+	if !r.covers(tools.KindTools) {
+		return fmt.Sprintf("kinds %s: it does not cover tools", strings.Join(r.Kinds, ", ")), false
+	}
 	if len(r.Tools) > 0 && !matchAny(r.Tools, call.Name) {
 		return fmt.Sprintf("tools %s: %s is not one of them", strings.Join(r.Tools, ", "), call.Name), false
 	}

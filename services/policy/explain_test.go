@@ -24,6 +24,8 @@ rules:
     action: allow
   - tools: ["mcp__github__*"]
     action: ask
+  - kinds: [resources]
+    action: allow
 default: deny
 `
 
@@ -40,7 +42,7 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		call tools.Call
 		want []string
 	}{
-		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "gateway"}}, []string{"YES rule 1 (composition.yml:3) (deny): every condition holds", "4 later rule(s) not reached"}},
+		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "gateway"}}, []string{"YES rule 1 (composition.yml:3) (deny): every condition holds", "5 later rule(s) not reached"}},
 		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "chat"}}, []string{"no  rule 1 (composition.yml:3) (deny): callers gateway: the caller is chat",
 			"no  rule 2 (composition.yml:6) (ask): servers fs: greet is no MCP server's tool", "no  rule 3 (composition.yml:9) (deny): tools mcp__github__*: greet is not one of them",
 			"no rule matches: the default decides: deny"}},
@@ -51,7 +53,7 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 			`no  rule 3 (composition.yml:9) (deny): when args.repo.owner == "prod": false`, "YES rule 4 (composition.yml:12) (allow)"}},
 		{tools.Call{Name: "mcp__github__create_issue", Caller: tools.Caller{Kind: "gateway"}, Args: []byte(`{"repo":{"owner":"dev"}}`)}, []string{"YES rule 5 (composition.yml:15) (ask)"}},
 		{tools.Call{Name: "mcp__github__create_issue", Caller: tools.Caller{Kind: "chat"}, Args: []byte(`{"repo":{"owner":"dev"},"repo":1}`)}, []string{"arguments cannot be read", "YES rule 3"}},
-		{tools.Call{Name: "mcp__nope__x", Caller: tools.Caller{Kind: "chat"}}, []string{"not registered", "default decides: deny"}},
+		{tools.Call{Name: "mcp__nope__x", Caller: tools.Caller{Kind: "chat"}}, []string{"not registered", "rule 6 (composition.yml:17) (allow): kinds resources: it does not cover tools", "default decides: deny"}},
 	} {
 		x := p.Explain(c.call)
 		d := p.Decide(c.call)

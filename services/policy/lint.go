@@ -48,7 +48,7 @@ func lint(cfg *Config, claims []host.Claim) []host.LintWarning {
 func (r *Rule) matchesEverything() bool {
 	anyTool := len(r.Tools) == 0 || slices.Contains(r.Tools, "*")
 	anyServer := len(r.Servers) == 0 // "*" still needs an MCP server's tool
-	return anyTool && anyServer && len(r.Callers) == 0 && len(r.Annotations) == 0 && strings.TrimSpace(r.When) == ""
+	return anyTool && anyServer && len(r.Kinds) == 0 && len(r.Callers) == 0 && len(r.Annotations) == 0 && strings.TrimSpace(r.When) == ""
 }
 
 // serverGlobWarning checks a servers glob against the composition's
