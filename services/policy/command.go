@@ -58,6 +58,9 @@ func (p *Policy) describe() string {
 		if r.When != "" {
 			fmt.Fprintf(&b, " when %s", r.When)
 		}
+		if r.OnError != "" {
+			fmt.Fprintf(&b, " onError=%s", r.OnError)
+		}
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "default: %s\n", set.def)

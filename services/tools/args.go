@@ -57,7 +57,8 @@ func (e *ArgumentsError) Is(target error) bool { return target == ErrInvalidArgu
 // number a float64 (one beyond a float64's range is the largest float64
 // of its sign, not an error). A key given twice, invalid UTF-8, anything
 // but one object, or nesting deeper than 512 is an error: the server may
-// read such arguments otherwise than the policy would.
+// read such arguments otherwise than the policy would. The map is shared
+// by every guard of the call: read it, do not modify it.
 func (c Call) Arguments() (map[string]any, error) {
 	if c.decoded != nil {
 		return c.decoded.args, c.decoded.err

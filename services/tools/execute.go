@@ -20,6 +20,8 @@ import (
 // for a policy refusal (*RefusalError); errors.Is ErrUnknownTool for a name
 // that is not registered or not visible to caller; errors.Is
 // context.Canceled or context.DeadlineExceeded when ctx ended the call;
+// errors.Is ErrInvalidArguments for arguments that are not one readable
+// object or do not match the InputSchema (*ArgumentsError);
 // errors.Is ErrInvalidOutput for a value that fails the OutputSchema; and a
 // *ToolError (errors.As) wrapping what the tool returned.
 //
