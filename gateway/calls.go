@@ -156,6 +156,35 @@ func (g *Gateway) Drain(ctx context.Context) (left int) {
 	return 0
 }
 
+// cutGrace bounds how long Cut waits for the requests it ended to be
+// answered.
+const cutGrace = 2 * time.Second
+
+// Cut ends the requests still in flight, such as those a drain gave up on
+// (Drain returned some left), each with an answer a client or a load
+// balancer can act on, before the dispose closes the connections: an HTTP
+// request none of whose answer went out is answered 503, which HAProxy
+// sends to another gateway; one whose event stream began gets on it a
+// JSON-RPC error saying the gateway is stopping, and so does a request of
+// another session (stdio). It waits for those answers at most cutGrace;
+// a tool that ignores its cancellation is left to the dispose. It returns
+// how many HTTP requests were answered 503. The gateway takes no new work
+// after it (as after Drain).
+func (g *Gateway) Cut() (refused int) {
+	g.draining.Store(true)
+	g.calls.drain()
+	posts := g.posts.drain()
+	refused = g.posts.cutUnsent()
+	g.stop()
+	t := time.NewTimer(cutGrace)
+	defer t.Stop()
+	select {
+	case <-posts:
+	case <-t.C:
+	}
+	return refused
+}
+
 // Draining reports whether Drain was called.
 func (g *Gateway) Draining() bool { return g.draining.Load() }
 

@@ -130,6 +130,12 @@ type HTTPOptions struct {
 	// in flight without a session.
 	Stateless bool
 
+	// AnswerBudget bounds the bytes of answers held at once for clients
+	// that have not read them yet, over every request (default
+	// DefaultAnswerBudget; negative: no bound). An answer that would pass
+	// it is replaced by a JSON-RPC error saying so.
+	AnswerBudget int64
+
 	// readBodyTimeout bounds the reading of a request's body (default
 	// readBodyTimeout; tests shorten it).
 	readBodyTimeout time.Duration
@@ -183,7 +189,15 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		inner = o.auth.requireAuth(g, inner)
 		o.Token = "" // the authenticator takes it
 	}
-	return bodyDeadline(protect(inner, o.Token), o.readBodyTimeout)
+	budget := o.AnswerBudget
+	if budget == 0 {
+		budget = DefaultAnswerBudget
+	}
+	var b *answerBudget
+	if budget > 0 {
+		b = &answerBudget{max: budget}
+	}
+	return g.recoverHTTP(bodyDeadline(protect(inner, o.Token), o.readBodyTimeout), b)
 }
 
 // refuseDraining answers 503 to every request once the gateway drains
@@ -196,17 +210,36 @@ func (g *Gateway) refuseDraining(next http.Handler) http.Handler {
 		// A GET's event stream lasts as long as its session: a drain
 		// does not wait for it, and the dispose ends it.
 		counted := r.Method != http.MethodGet
-		if !g.posts.enter(counted) {
-			w.Header().Set("Connection", "close")
-			w.Header().Set("Retry-After", "5")
-			http.Error(w, "Service Unavailable: the gateway is draining (shutting down): it takes no new session or request; retry on another gateway", http.StatusServiceUnavailable)
+		sw, _ := w.(*sentWriter) // HTTPHandler's own, around every request
+		if !counted || sw == nil {
+			sw = nil
+		}
+		if !g.posts.enter(counted, sw) {
+			refuseStopping(w, "Service Unavailable: the gateway is draining (shutting down): it takes no new session or request; retry on another gateway")
 			return
 		}
 		if counted {
-			defer g.posts.leave()
+			defer g.posts.leave(sw)
 		}
 		next.ServeHTTP(w, r)
+		if sw != nil && sw.state.Load() == cut {
+			// Nothing of the answer went out before the drain gave up on
+			// it: 503, which a load balancer may send to another gateway,
+			// rather than an empty 200 it cannot tell from an answer.
+			h := w.Header()
+			for k := range h {
+				delete(h, k)
+			}
+			refuseStopping(sw.ResponseWriter, "Service Unavailable: the gateway stopped before answering (its drain outlasted drainTimeout); nothing was answered: retry on another gateway")
+		}
 	})
+}
+
+// refuseStopping answers 503 with msg, closing the connection after.
+func refuseStopping(w http.ResponseWriter, msg string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "5")
+	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
 // inFlight counts work in flight until a drain, which refuses new work
@@ -215,11 +248,13 @@ type inFlight struct {
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // set by drain; closed when n is 0
+	// answers are the counted requests' writers, for cutUnsent.
+	answers map[*sentWriter]struct{}
 }
 
 // enter reports whether new work is taken (not draining), counting it
-// if count is set.
-func (f *inFlight) enter(count bool) bool {
+// (and its writer w, when not nil) if count is set.
+func (f *inFlight) enter(count bool, w *sentWriter) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.idle != nil {
@@ -227,16 +262,37 @@ func (f *inFlight) enter(count bool) bool {
 	}
 	if count {
 		f.n++
+		if w != nil {
+			if f.answers == nil {
+				f.answers = map[*sentWriter]struct{}{}
+			}
+			f.answers[w] = struct{}{}
+		}
 	}
 	return true
 }
 
-func (f *inFlight) leave() {
+func (f *inFlight) leave(w *sentWriter) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	delete(f.answers, w)
 	if f.n--; f.n == 0 && f.idle != nil {
 		close(f.idle)
 	}
+}
+
+// cutUnsent cuts the answers in flight none of which went out yet, and
+// returns how many it cut.
+func (f *inFlight) cutUnsent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for w := range f.answers {
+		if w.markCut() {
+			n++
+		}
+	}
+	return n
 }
 
 // drain refuses new work from now on and returns a channel closed once
@@ -456,7 +512,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	}
 	g.healthHandlers(mux, s.Readiness)
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           g.recoverHTTP(mux, nil),
 		ReadHeaderTimeout: o.readHeader,
 		IdleTimeout:       o.idle,
 		BaseContext:       func(net.Listener) context.Context { return base },
