@@ -77,7 +77,7 @@ func (w *sentWriter) Flush() {
 func (w *sentWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // DefaultAnswerBudget is how many bytes of answers the gateway holds at
-// once for clients that have not taken them yet (Limits.AnswerBudget).
+// once for clients that have not taken them yet (maxHeldAnswerBytes).
 const DefaultAnswerBudget = 64 << 20
 
 // answerBudget bounds the bytes of answers being written to clients at
@@ -110,7 +110,7 @@ func (w *sentWriter) overBudget(p []byte) (int, error) {
 	if !ok {
 		return len(p), nil
 	}
-	msg := fmt.Sprintf("the answer (%s) is not sent: the gateway already holds %s of answers for clients that have not read them yet, its limit (answerBudget); retry later",
+	msg := fmt.Sprintf("the answer (%s) is not sent: the gateway already holds %s of answers for clients that have not read them yet, its limit (maxHeldAnswerBytes); retry later",
 		byteSize(int64(len(p))), byteSize(w.budget.max))
 	data, err := json.Marshal(struct {
 		Version string          `json:"jsonrpc"`

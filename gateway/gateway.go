@@ -208,6 +208,9 @@ type Gateway struct {
 	problem atomic.Pointer[string]
 	// served maps each served tool name to the registry's (identity.go).
 	served atomic.Pointer[map[string]string]
+	// answers is the HTTP listener's answer budget (answers.go), for its
+	// gauge; nil without one.
+	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
 	// inbound OAuth (limits_identity.go).
 	idLimits atomic.Pointer[identityLimits]

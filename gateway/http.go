@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -88,6 +89,23 @@ type Limits struct {
 	// MaxCalls caps the requests in flight over every session (default
 	// DefaultMaxCalls).
 	MaxCalls int `yaml:"maxCalls"`
+	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
+	// clients that have not read them yet, over the whole listener
+	// (default DefaultAnswerBudget, 64 MiB). An answer that would pass it
+	// is replaced by a JSON-RPC error saying so.
+	MaxHeldAnswerBytes int64 `yaml:"maxHeldAnswerBytes"`
+	// MaxConnectionsPerCaller caps the connections one client address
+	// has open at once (default a quarter of maxConnections); a trusted
+	// proxy's connections are not capped so (callers.go).
+	MaxConnectionsPerCaller int `yaml:"maxConnectionsPerCaller"`
+	// MaxSessionsPerCaller caps the sessions one caller has open at once:
+	// one identity with inbound OAuth, one client address otherwise
+	// (default a quarter of maxSessions).
+	MaxSessionsPerCaller int `yaml:"maxSessionsPerCaller"`
+	// TrustedProxies are the IPs or CIDRs of the proxies in front of the
+	// gateway (HAProxy, a TLS terminator): a request from one of them is
+	// the caller's whose address X-Forwarded-For gives.
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // Validate checks l, naming the offending key.
@@ -103,8 +121,17 @@ func (l *Limits) Validate() error {
 		return fmt.Errorf("maxCallsPerSession: %d is negative; omit it for the default (%d)", l.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	case l.MaxCalls < 0:
 		return fmt.Errorf("maxCalls: %d is negative; omit it for the default (%d)", l.MaxCalls, DefaultMaxCalls)
+	case l.MaxHeldAnswerBytes < 0:
+		return fmt.Errorf("maxHeldAnswerBytes: %d is negative; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, DefaultAnswerBudget)
+	case l.MaxConnectionsPerCaller < 0:
+		return fmt.Errorf("maxConnectionsPerCaller: %d is negative; omit it for the default (a quarter of maxConnections)", l.MaxConnectionsPerCaller)
+	case l.MaxSessionsPerCaller < 0:
+		return fmt.Errorf("maxSessionsPerCaller: %d is negative; omit it for the default (a quarter of maxSessions)", l.MaxSessionsPerCaller)
+	case l.MaxHeldAnswerBytes > 0 && l.MaxHeldAnswerBytes < writeChunk:
+		return fmt.Errorf("maxHeldAnswerBytes: %d is below %d, what one write always holds; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, writeChunk, DefaultAnswerBudget)
 	}
-	return nil
+	_, err := parseProxies(l.TrustedProxies)
+	return err
 }
 
 // HTTPOptions configures HTTPHandler. The zero value (or nil) means an
@@ -130,11 +157,19 @@ type HTTPOptions struct {
 	// in flight without a session.
 	Stateless bool
 
-	// AnswerBudget bounds the bytes of answers held at once for clients
-	// that have not read them yet, over every request (default
+	// MaxSessionsPerCaller caps the sessions one caller (an identity, or
+	// a client address) has open at once (default a quarter of
+	// MaxSessions); an initialize past it is answered 429.
+	MaxSessionsPerCaller int
+	// TrustedProxies are the proxies whose X-Forwarded-For gives the
+	// client address (Limits.TrustedProxies); invalid entries are ignored
+	// here (Limits.Validate refuses them).
+	TrustedProxies []string
+	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
+	// clients that have not read them yet, over every request (default
 	// DefaultAnswerBudget; negative: no bound). An answer that would pass
 	// it is replaced by a JSON-RPC error saying so.
-	AnswerBudget int64
+	MaxHeldAnswerBytes int64
 
 	// readBodyTimeout bounds the reading of a request's body (default
 	// readBodyTimeout; tests shorten it).
@@ -183,19 +218,22 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals))
+	trusted, _ := parseProxies(o.TrustedProxies)
+	caps := sessionCaps{max: o.MaxSessions, perCaller: perCaller(o.MaxSessionsPerCaller, o.MaxSessions), proxies: trusted}
+	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), caps, o.refusals))
 	if o.auth != nil {
 		g.idLimits.Store(o.auth.limits)
 		inner = o.auth.requireAuth(g, inner)
 		o.Token = "" // the authenticator takes it
 	}
-	budget := o.AnswerBudget
+	budget := o.MaxHeldAnswerBytes
 	if budget == 0 {
 		budget = DefaultAnswerBudget
 	}
 	var b *answerBudget
 	if budget > 0 {
 		b = &answerBudget{max: budget}
+		g.answers.Store(b)
 	}
 	return g.recoverHTTP(bodyDeadline(protect(inner, o.Token), o.readBodyTimeout), b)
 }
@@ -319,15 +357,29 @@ func (f *inFlight) drain() <-chan struct{} {
 //     and says why in dsh-host status), and 503 with a one-line reason
 //     before then and while the gateway drains; a reload does not take
 //     readiness back (host.Scope.Readiness).
+//
+// They are answered outside the connection caps too (capListener.health):
+// a liveness probe must not restart a healthy gateway whose connections
+// idle clients hold.
 func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, string)) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		status, body, _ := g.health(r.URL.Path, readiness)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+	mux.HandleFunc("/healthz", serve)
+	mux.HandleFunc("/readyz", serve)
+}
+
+// health answers the health path (/healthz, /readyz): its status and body;
+// ok is false for any other path.
+func (g *Gateway) health(path string, readiness func() (bool, string)) (status int, body string, ok bool) {
+	switch path {
+	case "/healthz":
+		return http.StatusOK, "ok\n", true
+	case "/readyz":
 		ready, why := true, ""
 		if g.draining.Load() {
 			ready, why = false, "draining"
@@ -335,12 +387,11 @@ func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, str
 			ready, why = readiness()
 		}
 		if !ready {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "not ready: "+why+"\n")
-			return
+			return http.StatusServiceUnavailable, "not ready: " + why + "\n", true
 		}
-		io.WriteString(w, "ready\n")
-	})
+		return http.StatusOK, "ready\n", true
+	}
+	return 0, "", false
 }
 
 // maxLeadingSpace bounds the white space refuseBatches skips before a
@@ -397,40 +448,78 @@ func (g *Gateway) refusalTally(what, key string) *tally {
 // not yet initialized is an opening's own (go-sdk creates it before
 // reading the body, and closes it if the initialize fails): counted as the
 // opening, not twice, or a slow body would hold two places.
-func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http.Handler {
+//
+// Each caller (callers.go) may hold caps.perCaller of them: its sessions
+// are those its initializes opened (the Mcp-Session-Id of their answers),
+// forgotten once closed or expired; one more is answered 429 saying so.
+func (g *Gateway) limitSessions(next http.Handler, caps sessionCaps, refused *tally) http.Handler {
 	var (
-		mu      sync.Mutex
-		opening int
+		mu        sync.Mutex
+		opening   int
+		openingBy = map[string]int{}
+		owner     = map[string]string{} // session id → caller
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
+		caller, shown := caps.proxies.callerOf(r)
 		mu.Lock()
-		n := opening
+		n, mine := opening, openingBy[caller]
+		live := make(map[string]bool, len(owner))
 		for ss := range g.server.Sessions() {
-			if ss.ID() != "" && ss.InitializeParams() != nil {
+			if id := ss.ID(); id != "" && ss.InitializeParams() != nil {
 				n++
+				live[id] = true
 			}
 		}
-		if n >= max {
+		for id, c := range owner {
+			switch {
+			case !live[id]:
+				delete(owner, id)
+			case c == caller:
+				mine++
+			}
+		}
+		if n >= caps.max {
 			mu.Unlock()
 			refused.Add()
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "10")
-			http.Error(w, fmt.Sprintf("Service Unavailable: the gateway serves %d sessions, its limit (maxSessions); end one (DELETE) or retry later", max), http.StatusServiceUnavailable)
+			http.Error(w, fmt.Sprintf("Service Unavailable: the gateway serves %d sessions, its limit (maxSessions); end one (DELETE) or retry later", caps.max), http.StatusServiceUnavailable)
+			return
+		}
+		if mine >= caps.perCaller {
+			mu.Unlock()
+			refused.Add()
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("Too Many Requests: %s has %d sessions open, its share of the gateway's (maxSessionsPerCaller); end one (DELETE) or retry later", shown, caps.perCaller), http.StatusTooManyRequests)
 			return
 		}
 		opening++
+		openingBy[caller]++
 		mu.Unlock()
 		defer func() {
 			mu.Lock()
 			opening--
+			if openingBy[caller]--; openingBy[caller] <= 0 {
+				delete(openingBy, caller)
+			}
+			// go-sdk names the session in the initialize's answer.
+			if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+				owner[id] = caller
+			}
 			mu.Unlock()
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sessionCaps are limitSessions' caps.
+type sessionCaps struct {
+	max, perCaller int
+	proxies        proxies
 }
 
 // bodyDeadline gives a request's body d to arrive. http.Server's
@@ -494,18 +583,24 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
 	capped := newCapListener(ln, maxConns, connRefusals)
 	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
+	capped.perCaller = perCaller(o.limits.MaxConnectionsPerCaller, maxConns)
+	capped.proxies, _ = parseProxies(o.limits.TrustedProxies)
+	capped.health = func(path string) (int, string, bool) { return g.health(path, s.Readiness) }
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{
-		Token:           o.token,
-		MaxSessions:     o.limits.MaxSessions,
-		SessionTimeout:  o.limits.SessionTimeout,
-		Stateless:       o.stateless,
-		readBodyTimeout: o.readBody,
-		refusals:        sessionRefusals,
-		auth:            o.auth,
+		Token:                o.token,
+		MaxSessions:          o.limits.MaxSessions,
+		MaxSessionsPerCaller: o.limits.MaxSessionsPerCaller,
+		TrustedProxies:       o.limits.TrustedProxies,
+		SessionTimeout:       o.limits.SessionTimeout,
+		Stateless:            o.stateless,
+		MaxHeldAnswerBytes:   o.limits.MaxHeldAnswerBytes,
+		readBodyTimeout:      o.readBody,
+		refusals:             sessionRefusals,
+		auth:                 o.auth,
 	}))
 	if o.auth != nil {
 		o.auth.routes(mux)
@@ -590,6 +685,15 @@ type capListener struct {
 	max     int64
 	open    atomic.Int64
 	refused *tally
+	// perCaller caps the connections of one peer address, but a trusted
+	// proxy's; byAddr counts them (under mu).
+	perCaller int
+	proxies   proxies
+	mu        sync.Mutex
+	byAddr    map[netip.Addr]int
+	// health, when set, answers a refused connection's health check
+	// (Gateway.health) instead of refusing it.
+	health func(path string) (status int, body string, ok bool)
 	// refusing bounds the refusals in flight (each holds its descriptor
 	// up to refuseTimeout); past it a connection is closed unanswered.
 	refusing chan struct{}
@@ -614,35 +718,87 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, l: l}, nil
+		a, counted, status, why := l.admit(c)
+		if status == 0 {
+			return &cappedConn{Conn: c, l: l, addr: a, counted: counted}, nil
 		}
-		l.open.Add(-1)
 		l.refused.Add()
 		select {
 		case l.refusing <- struct{}{}:
 			l.wg.Add(1)
-			go l.refuse(c)
+			go l.refuse(c, status, why)
 		default:
 			c.Close()
 		}
 	}
 }
 
-// refuse answers c 503, reads what the client sent (so that closing does
-// not reset the connection before the client has read the answer) and
-// closes it.
-func (l *capListener) refuse(c net.Conn) {
+// admit takes c's places (the listener's, and its peer a's unless a is a
+// trusted proxy: counted), or returns the status and reason to refuse it
+// with.
+func (l *capListener) admit(c net.Conn) (a netip.Addr, counted bool, status int, why string) {
+	if l.open.Add(1) > l.max {
+		l.open.Add(-1)
+		return a, false, http.StatusServiceUnavailable, fmt.Sprintf("Service Unavailable: the gateway has %d connections open, its limit (maxConnections); retry later", l.max)
+	}
+	a = peerAddr(c.RemoteAddr().String())
+	counted = l.perCaller > 0 && a.IsValid() && !l.proxies.trusted(a)
+	if counted {
+		l.mu.Lock()
+		if l.byAddr == nil {
+			l.byAddr = map[netip.Addr]int{}
+		}
+		if l.byAddr[a] >= l.perCaller {
+			l.mu.Unlock()
+			l.open.Add(-1)
+			return a, false, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: this client (%s) has %d connections open, its share of the gateway's (maxConnectionsPerCaller); close some or retry later", a, l.perCaller)
+		}
+		l.byAddr[a]++
+		l.mu.Unlock()
+	}
+	return a, counted, 0, ""
+}
+
+// release gives back the places of a connection from a.
+func (l *capListener) release(a netip.Addr, counted bool) {
+	l.open.Add(-1)
+	if !counted {
+		return
+	}
+	l.mu.Lock()
+	if l.byAddr[a]--; l.byAddr[a] <= 0 {
+		delete(l.byAddr, a)
+	}
+	l.mu.Unlock()
+}
+
+// refuse reads c's request head and answers it: a health check (GET
+// /healthz or /readyz) as the gateway's health handlers would, anything
+// else status with why. It then reads what else the client sent (so that
+// closing does not reset the connection before the client has read the
+// answer) and closes it.
+func (l *capListener) refuse(c net.Conn, status int, why string) {
 	defer l.wg.Done()
 	defer func() { <-l.refusing }()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(refuseTimeout))
-	body := fmt.Sprintf("Service Unavailable: the gateway has %d connections open, its limit (maxConnections); retry later\n", l.max)
-	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 10\r\nConnection: close\r\n\r\n%s", len(body), body)
+	br := bufio.NewReaderSize(c, 4096)
+	body := why + "\n"
+	if req, err := http.ReadRequest(br); err == nil && l.health != nil && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+		if hs, hb, ok := l.health(req.URL.Path); ok {
+			status, body = hs, hb
+		}
+	}
+	c.SetDeadline(time.Now().Add(refuseTimeout))
+	retry := ""
+	if status != http.StatusOK {
+		retry = "Retry-After: 10\r\n"
+	}
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n%s", status, http.StatusText(status), len(body), retry, body)
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
-	io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	io.Copy(io.Discard, io.LimitReader(br, 64<<10))
 }
 
 // wait waits for the refusals in flight, after the listener is closed.
@@ -651,12 +807,14 @@ func (l *capListener) wait() { l.wg.Wait() }
 // cappedConn gives its place back when closed.
 type cappedConn struct {
 	net.Conn
-	l    *capListener
-	once sync.Once
+	l       *capListener
+	addr    netip.Addr // the peer's
+	counted bool       // in the peer's places
+	once    sync.Once
 }
 
 func (c *cappedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.once.Do(func() { c.l.release(c.addr, c.counted) })
 	return c.Conn.Close()
 }
 
