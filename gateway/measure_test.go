@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,9 +177,16 @@ func TestMeasureSlowReaders(t *testing.T) {
 		n = v
 	}
 	budget := int64(0) // the default
-	if os.Getenv("DSH_MEASURE_BUDGET") == "off" {
+	switch v := os.Getenv("DSH_MEASURE_BUDGET"); v {
+	case "off":
 		budget = -1
+	case "":
+	default:
+		budget, _ = strconv.ParseInt(v, 10, 64)
 	}
+	// serve's own soft limit (cmd/dsh-host), so that garbage is not
+	// counted as held.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
 	s := host.NewScope(context.Background(), "measure", slog.New(slog.DiscardHandler))
 	defer s.Dispose(wait)
 	reg := tools.New(nil)
@@ -217,13 +225,24 @@ func TestMeasureSlowReaders(t *testing.T) {
 	// Every call answered (or refused), none read: the answers are held
 	// until writeTimeout (30 s) cuts their clients.
 	mcptest.WaitFor(t, time.Minute, "the calls to end", func() bool { return g.calls.inFlight() == 0 })
-	time.Sleep(2 * time.Second)
+	// go-sdk encodes each answer after its call has left the gateway:
+	// give the last encodings time to end (well within writeTimeout,
+	// 30 s, which lets go of the held answers).
+	time.Sleep(12 * time.Second)
 	rss, _ = usage(t)
+	runtime.GC()
+	debug.FreeOSMemory()
+	live, _ := usage(t)
+	if f := os.Getenv("DSH_MEASURE_HEAP"); f != "" {
+		out, _ := os.Create(f)
+		pprof.WriteHeapProfile(out)
+		out.Close()
+	}
 	held := int64(0)
 	if b := g.answers.Load(); b != nil {
 		held = b.held.Load()
 	}
-	t.Logf("%d clients not reading 7 MB answers, budget %v: VmRSS %d kB, peak VmHWM %d kB, answer bytes held %d", n, budget, rss, peakRSS(t), held)
+	t.Logf("%d clients not reading 7 MB answers, budget %v: VmRSS %d kB (%d kB after a GC), peak VmHWM %d kB, answer bytes held %d", n, budget, rss, live, peakRSS(t), held)
 	stdin.Close()
 	go io.Copy(io.Discard, br)
 	cmd.Wait()
