@@ -187,7 +187,7 @@ func TestClientAddr(t *testing.T) {
 		xff    []string
 		want   string
 	}{
-		{"198.51.100.1:5000", []string{"1.2.3.4"}, "198.51.100.1"},        // not a proxy: the claim is ignored
+		{"198.51.100.1:5000", []string{"1.2.3.4"}, "198.51.100.1"},         // not a proxy: the claim is ignored
 		{"10.1.2.3:5000", nil, "10.1.2.3"},                                 // a proxy without the header
 		{"10.1.2.3:5000", []string{"1.2.3.4, 203.0.113.5"}, "203.0.113.5"}, // the proxy's own entry wins over the client's claim
 		{"10.1.2.3:5000", []string{"203.0.113.5", "10.9.9.9"}, "203.0.113.5"},

@@ -191,3 +191,77 @@ func (g *Gateway) Draining() bool { return g.draining.Load() }
 // DrainTimeout returns how long a drain of g may last: the gateway entry's
 // drainTimeout, or DefaultDrainTimeout.
 func (g *Gateway) DrainTimeout() time.Duration { return g.drainTimeout }
+
+// inFlight counts work in flight until a drain, which refuses new work
+// and hears the last one leave.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // set by drain; closed when n is 0
+	// answers are the counted requests' writers, for cutUnsent.
+	answers map[*sentWriter]struct{}
+}
+
+// enter reports whether new work is taken (not draining), counting it
+// (and its writer w, when not nil) if count is set.
+func (f *inFlight) enter(count bool, w *sentWriter) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle != nil {
+		return false
+	}
+	if count {
+		f.n++
+		if w != nil {
+			if f.answers == nil {
+				f.answers = map[*sentWriter]struct{}{}
+			}
+			f.answers[w] = struct{}{}
+		}
+	}
+	return true
+}
+
+func (f *inFlight) leave(w *sentWriter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.answers, w)
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+	}
+}
+
+// cutUnsent cuts the answers in flight none of which went out yet, and
+// returns how many it cut.
+func (f *inFlight) cutUnsent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for w := range f.answers {
+		if w.markCut() {
+			n++
+		}
+	}
+	return n
+}
+
+// drain refuses new work from now on and returns a channel closed once
+// none is in flight.
+func (f *inFlight) drain() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+		if f.n == 0 {
+			close(f.idle)
+		}
+	}
+	return f.idle
+}
+
+// count returns the work in flight.
+func (f *inFlight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
