@@ -67,7 +67,7 @@ func (w *sentWriter) Write(p []byte) (int, error) {
 // Flush is http.Flusher's, which go-sdk asks for through
 // http.ResponseController: a cut answer is not flushed.
 func (w *sentWriter) Flush() {
-	if w.state.Load() == cut {
+	if !w.begin() { // a flush sends the status line
 		return
 	}
 	http.NewResponseController(w.ResponseWriter).Flush()

@@ -104,6 +104,25 @@ func (p proxies) clientAddr(r *http.Request) netip.Addr {
 	return a
 }
 
+// clientKey is what a client address counts as: itself for IPv4, its /64
+// for IPv6, where one host is commonly given a whole /64 and could
+// otherwise take a share per address.
+func clientKey(a netip.Addr) netip.Prefix {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p
+	}
+	return netip.PrefixFrom(a, a.BitLen())
+}
+
+// showKey names a client key to its client.
+func showKey(k netip.Prefix) string {
+	if k.IsSingleIP() {
+		return k.Addr().String()
+	}
+	return k.String()
+}
+
 // callerOf is who r's caller is for the per-caller caps, and how to name
 // it to them: the token's identity when the gateway authenticates, the
 // client address otherwise.
@@ -111,6 +130,6 @@ func (p proxies) callerOf(r *http.Request) (key, shown string) {
 	if info := auth.TokenInfoFromContext(r.Context()); info != nil && info.UserID != "" {
 		return "id:" + info.UserID, "this identity"
 	}
-	a := p.clientAddr(r)
-	return "ip:" + a.String(), "this client (" + a.String() + ")"
+	k := showKey(clientKey(p.clientAddr(r)))
+	return "ip:" + k, "this client (" + k + ")"
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/internal/oauthtest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -216,6 +217,37 @@ func TestTrustedProxiesValidate(t *testing.T) {
 	for _, bad := range []Limits{{MaxConnectionsPerCaller: -1}, {MaxSessionsPerCaller: -1}} {
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "PerCaller") {
 			t.Errorf("%+v: %v, want refused", bad, err)
+		}
+	}
+}
+
+// TestSessionsPerCallerByIdentity: when the gateway authenticates, a
+// caller is its token's identity, not its address: two identities from
+// one address each open their share (maxSessionsPerCaller), and one past
+// it is told so, naming the key, while the other still opens.
+func TestSessionsPerCallerByIdentity(t *testing.T) {
+	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true}, limits: Limits{MaxSessionsPerCaller: 2}})
+	alice, bob := f.as.Sign(f.as.Claims("alice", nil)), f.as.Sign(f.as.Claims("bob", nil))
+	for range 2 {
+		if status, _, _ := f.post(t, alice, ""); status != http.StatusOK {
+			t.Fatalf("alice's session: %d", status)
+		}
+	}
+	if status, _, _ := f.post(t, alice, ""); status != http.StatusTooManyRequests {
+		t.Errorf("alice's third session: %d, want 429", status)
+	}
+	for range 2 {
+		if status, _, _ := f.post(t, bob, ""); status != http.StatusOK {
+			t.Errorf("bob's session from alice's address: %d, want it opened", status)
+		}
+	}
+}
+
+// TestClientKey: an IPv6 client counts as its /64, an IPv4 one as itself.
+func TestClientKey(t *testing.T) {
+	for addr, want := range map[string]string{"192.0.2.7": "192.0.2.7", "2001:db8:1:2:aaaa::1": "2001:db8:1:2::/64", "::1": "::/64"} {
+		if got := showKey(clientKey(netip.MustParseAddr(addr))); got != want {
+			t.Errorf("%s counts as %s, want %s", addr, got, want)
 		}
 	}
 }

@@ -55,7 +55,7 @@ type capListener struct {
 	perCaller int
 	proxies   proxies
 	mu        sync.Mutex
-	byAddr    map[netip.Addr]int
+	byAddr    map[netip.Prefix]int
 	// health, when set, answers a refused connection's health check
 	// (Gateway.health) instead of refusing it.
 	health func(path string) (status int, body string, ok bool)
@@ -111,14 +111,15 @@ func (l *capListener) admit(c net.Conn) (a netip.Addr, counted bool, status int,
 	if counted {
 		l.mu.Lock()
 		if l.byAddr == nil {
-			l.byAddr = map[netip.Addr]int{}
+			l.byAddr = map[netip.Prefix]int{}
 		}
-		if l.byAddr[a] >= l.perCaller {
+		k := clientKey(a)
+		if l.byAddr[k] >= l.perCaller {
 			l.mu.Unlock()
 			l.open.Add(-1)
-			return a, false, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: this client (%s) has %d connections open, its share of the gateway's (maxConnectionsPerCaller); close some or retry later", a, l.perCaller)
+			return a, false, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: this client (%s) has %d connections open, its share of the gateway's (maxConnectionsPerCaller); close some or retry later", showKey(k), l.perCaller)
 		}
-		l.byAddr[a]++
+		l.byAddr[k]++
 		l.mu.Unlock()
 	}
 	return a, counted, 0, ""
@@ -130,9 +131,10 @@ func (l *capListener) release(a netip.Addr, counted bool) {
 	if !counted {
 		return
 	}
+	k := clientKey(a)
 	l.mu.Lock()
-	if l.byAddr[a]--; l.byAddr[a] <= 0 {
-		delete(l.byAddr, a)
+	if l.byAddr[k]--; l.byAddr[k] <= 0 {
+		delete(l.byAddr, k)
 	}
 	l.mu.Unlock()
 }
