@@ -381,7 +381,7 @@ func (a *authenticator) tokenInfo(claims map[string]any) (*auth.TokenInfo, *auth
 		m, _ := v.(map[string]any)
 		v = m[part]
 	}
-	id.Groups = strs(v)
+	id.Groups = claimList(v)
 	info := &auth.TokenInfo{Scopes: id.Scopes, UserID: "sub:" + id.Subject, Extra: map[string]any{identityKey: id}}
 	if exp, ok := claims["exp"].(float64); ok {
 		info.Expiration = time.Unix(int64(exp), 0)
@@ -390,6 +390,19 @@ func (a *authenticator) tokenInfo(claims map[string]any) (*auth.TokenInfo, *auth
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// claimList reads a claim that is a list of values, which JWT lets a
+// single value stand for (aud, groups): a string is one item, spaces and
+// all ("Platform Team" is one group).
+func claimList(v any) []string {
+	if s, ok := v.(string); ok {
+		if s == "" {
+			return nil
+		}
+		return []string{s}
+	}
+	return strs(v)
+}
 
 // strs reads a claim that lists strings: an array, or one string whose
 // words are the items (as some issuers write scp).
@@ -679,11 +692,20 @@ func (in *introspector) check(ctx context.Context, raw string) (map[string]any, 
 	if active, _ := claims["active"].(bool); !active {
 		return nil, invalid("the issuer says the token is not active")
 	}
-	if iss := str(claims["iss"]); iss != "" && iss != in.a.cfg.Issuer {
+	// RFC 7662 makes iss and aud optional, but an answer without them
+	// cannot say the token is this gateway's: one issued for another
+	// resource server of the same issuer is active too (RFC 9068 §4).
+	switch iss, _ := claims["iss"].(string); {
+	case iss == "":
+		return nil, invalid("the issuer's introspection answer names no iss; the gateway accepts only tokens it can tell are issued by %q", in.a.cfg.Issuer)
+	case iss != in.a.cfg.Issuer:
 		return nil, invalid("issued by %q, not by %q", iss, in.a.cfg.Issuer)
 	}
-	if aud, ok := claims["aud"]; ok && !slices.Contains(strs(aud), in.a.cfg.Audience) {
-		return nil, invalid("issued for %v, not for this gateway (%s)", aud, in.a.cfg.Audience)
+	switch aud := claimList(claims["aud"]); {
+	case len(aud) == 0:
+		return nil, invalid("the issuer's introspection answer names no aud; ask for a token with resource=%s", in.a.cfg.Audience)
+	case !slices.Contains(aud, in.a.cfg.Audience):
+		return nil, invalid("issued for %q, not for this gateway (%s): ask for resource=%s", aud, in.a.cfg.Audience, in.a.cfg.Audience)
 	}
 	until := now.Add(introspectionTTL)
 	if exp, ok := claims["exp"].(float64); ok {

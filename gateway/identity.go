@@ -3,11 +3,7 @@ package gateway
 import (
 	"context"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-host/dsh-host/services/resources"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // storeServed records which registry tool each served name calls, for
@@ -28,12 +24,13 @@ func (g *Gateway) storeServed(current map[string]toolState) {
 // guard, saying which rule.
 func (g *Gateway) listsPerCaller(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "resources/list", "resources/templates/list", "prompts/list":
+			// With or without auth: the gate decides per caller (doors.go).
+			return g.bridge.listDoors(ctx, method, req, next)
+		}
 		if !g.perIdentity {
 			return next(ctx, method, req)
-		}
-		switch method {
-		case "resources/list", "resources/templates/list", "prompts/list", "resources/read", "prompts/get":
-			return g.bridge.perCaller(ctx, method, req, next)
 		}
 		res, err := next(ctx, method, req)
 		if method != "tools/list" || err != nil {
@@ -72,104 +69,4 @@ func (g *Gateway) limitIdentities(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// closedServers are the MCP servers whose every tool the registry hides
-// from caller (the policy denies it each of them, whatever the
-// arguments): their resources and prompts are not the caller's either. A
-// server without tools is open to all.
-func (g *Gateway) closedServers(caller tools.Caller) map[string]bool {
-	closed := map[string]bool{}
-	for _, d := range g.reg.ListAll() {
-		if d.Origin.Server != "" {
-			closed[d.Origin.Server] = true
-		}
-	}
-	for _, d := range g.reg.List(caller) {
-		delete(closed, d.Origin.Server)
-	}
-	return closed
-}
-
-// perCaller narrows the resources and prompts a caller lists to those of
-// the servers open to it, and refuses it a read or get of a closed
-// server's (a resource read through a template's URI is not matched to
-// its server, and is not refused).
-func (b *bridge) perCaller(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	if b.res == nil {
-		return next(ctx, method, req)
-	}
-	closed := b.g.closedServers(b.g.callerOf(req))
-	if len(closed) == 0 {
-		return next(ctx, method, req)
-	}
-	refused := func(what string) error {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: what + ": the policy allows you none of its server's tools, nor its resources and prompts"}
-	}
-	serverOf := map[string]string{}
-	for _, r := range b.res.List(resources.Filter{}) {
-		if _, dup := serverOf[r.URI]; !dup {
-			serverOf[r.URI] = r.Server
-		}
-	}
-	switch method {
-	case "resources/read":
-		if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && closed[serverOf[p.URI]] {
-			return nil, refused("resource " + p.URI)
-		}
-		return next(ctx, method, req)
-	case "prompts/get":
-		if p, ok := req.GetParams().(*mcp.GetPromptParams); ok {
-			if pr, found := b.lookupPrompt(p.Name); found && closed[pr.Server] {
-				return nil, refused("prompt " + p.Name)
-			}
-		}
-		return next(ctx, method, req)
-	}
-	res, err := next(ctx, method, req)
-	if err != nil {
-		return res, err
-	}
-	switch r := res.(type) {
-	case *mcp.ListResourcesResult:
-		if r == nil {
-			break
-		}
-		kept := make([]*mcp.Resource, 0, len(r.Resources))
-		for _, x := range r.Resources {
-			if !closed[serverOf[x.URI]] {
-				kept = append(kept, x)
-			}
-		}
-		r.Resources = kept
-	case *mcp.ListResourceTemplatesResult:
-		if r == nil {
-			break
-		}
-		templateServer := map[string]string{}
-		for _, t := range b.res.Templates(resources.Filter{}) {
-			if _, dup := templateServer[t.URITemplate]; !dup {
-				templateServer[t.URITemplate] = t.Server
-			}
-		}
-		kept := make([]*mcp.ResourceTemplate, 0, len(r.ResourceTemplates))
-		for _, x := range r.ResourceTemplates {
-			if !closed[templateServer[x.URITemplate]] {
-				kept = append(kept, x)
-			}
-		}
-		r.ResourceTemplates = kept
-	case *mcp.ListPromptsResult:
-		if r == nil {
-			break
-		}
-		kept := make([]*mcp.Prompt, 0, len(r.Prompts))
-		for _, x := range r.Prompts {
-			if pr, found := b.lookupPrompt(x.Name); !found || !closed[pr.Server] {
-				kept = append(kept, x)
-			}
-		}
-		r.Prompts = kept
-	}
-	return res, err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,13 +114,14 @@ type refusal struct {
 }
 
 // takeToken takes a request's token from id's bucket, or says when one is
-// there. The caller holds mu.
-func (l *identityLimits) takeToken(st *identityState) *refusal {
+// there. A message that must pass takes it even from an empty bucket: the
+// debt delays the identity's next requests. The caller holds mu.
+func (l *identityLimits) takeToken(st *identityState, mustPass bool) *refusal {
 	if st.bucket == nil {
 		return nil
 	}
 	r := st.bucket.Reserve()
-	if d := r.Delay(); d > 0 {
+	if d := r.Delay(); d > 0 && !mustPass {
 		r.Cancel()
 		return l.tooFast(d)
 	}
@@ -183,16 +185,32 @@ func (l *identityLimits) openSessions(g *Gateway, id string) int {
 	return n
 }
 
+// mustPass are the notifications that dropping would harm rather than
+// relieve: a cancel ends work, and a session's first initialized
+// completes a handshake its initialize was admitted for (a repeated one
+// only fills the log). They are counted all the same.
+func mustPass(g *Gateway, method string, ss *mcp.ServerSession) bool {
+	switch method {
+	case "notifications/cancelled":
+		return true
+	case "notifications/initialized":
+		return ss != nil && !g.lists.ready(ss)
+	}
+	return false
+}
+
 // middleware counts each identity's requests: a token from its bucket
-// for each (initialize and discovery included), and a place among its
-// calls in flight for each but those uncounted; an initialize reserves a
-// place among its sessions. A tools/call past a limit is a tool error
-// saying which; another request a JSON-RPC error.
+// for every message (initialize, discovery, ping and notifications
+// included, as README says), and a place among its calls in flight for
+// each but those uncounted; an initialize reserves a place among its
+// sessions. A tools/call past a limit is a tool error saying which;
+// another request a JSON-RPC error; a notification is dropped, as it has
+// no answer to carry the refusal.
 func (l *identityLimits) middleware(g *Gateway, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		extra := req.GetExtra()
 		initialize := method == "initialize"
-		if extra == nil || extra.TokenInfo == nil || (uncounted(method) && !initialize) {
+		if extra == nil || extra.TokenInfo == nil {
 			return next(ctx, method, req)
 		}
 		id := extra.TokenInfo.UserID
@@ -208,7 +226,7 @@ func (l *identityLimits) middleware(g *Gateway, next mcp.MethodHandler) mcp.Meth
 		case owned && l.openSessions(g, id) >= l.cfg.Sessions:
 			ref = l.tooManySessions()
 		default:
-			ref = l.takeToken(st)
+			ref = l.takeToken(st, mustPass(g, method, ss))
 		}
 		switch {
 		case ref != nil:
@@ -219,6 +237,10 @@ func (l *identityLimits) middleware(g *Gateway, next mcp.MethodHandler) mcp.Meth
 		}
 		l.mu.Unlock()
 		if ref != nil {
+			if strings.HasPrefix(method, "notifications/") {
+				g.logger.Debug("gateway: notification dropped: its identity is past its limit", "method", method, "why", ref.msg)
+				return nil, nil
+			}
 			if method == "tools/call" {
 				return errorResult("refused: " + ref.msg), nil
 			}

@@ -20,9 +20,9 @@ import (
 func TestIdentityRateLimit(t *testing.T) {
 	// A bucket that does not refill within the test: no timing involved.
 	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true},
-		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{RequestsPerSecond: 0.001, Burst: 4} }})
+		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{RequestsPerSecond: 0.001, Burst: 5} }})
 	alice := f.as.Sign(f.as.Claims("alice", nil))
-	cs := f.mustConnect(t, alice) // its discovery and initialize take two
+	cs := f.mustConnect(t, alice) // its discovery, initialize and initialized take three
 	for i := range 2 {
 		if text, isErr := authCall(t, cs, "whoami", nil); isErr {
 			t.Fatalf("call %d: %s", i, text)
@@ -119,4 +119,48 @@ func (f *authFixture) deleteSession(t *testing.T, token, id string) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// TestIdentityRateCountsPingAndNotifications: requestsPerSecond counts
+// every message of an identity: pings past its bucket are refused, and
+// notifications (a cancel too, which is never dropped) use up its tokens,
+// so that its next call is refused.
+func TestIdentityRateCountsPingAndNotifications(t *testing.T) {
+	const burst = 10
+	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true},
+		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{RequestsPerSecond: 0.001, Burst: burst} }})
+
+	alice := f.mustConnect(t, f.as.Sign(f.as.Claims("alice", nil)))
+	var err error
+	for range 2 * burst {
+		if err = alice.Ping(t.Context(), nil); err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "requestsPerSecond") {
+		t.Errorf("%d pings on a bucket of %d: last %v, want a refusal naming requestsPerSecond", 2*burst, burst, err)
+	}
+
+	bobToken := f.as.Sign(f.as.Claims("bob", nil))
+	bob := f.mustConnect(t, bobToken)
+	for i := range burst {
+		body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(1000+i) + `}}`
+		req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+bobToken)
+		req.Header.Set("Mcp-Session-Id", bob.ID())
+		req.Header.Set("Mcp-Protocol-Version", bob.InitializeResult().ProtocolVersion)
+		resp, err := noKeepAlive.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("notification %d: status %d, want 202", i, resp.StatusCode)
+		}
+	}
+	if text, isErr := authCall(t, bob, "whoami", nil); !isErr || !strings.Contains(text, "requestsPerSecond") {
+		t.Errorf("a call after %d notifications on a bucket of %d: %q (isError %v), want refused naming requestsPerSecond", burst, burst, text, isErr)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // promptName is the name a prompt is served under: named like the tools
@@ -84,6 +85,9 @@ func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	p, ok := b.lookupPrompt(req.Params.Name)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(req.Params.Name)}
+	}
+	if err := b.gateDoor(req, p.Server, tools.KindPrompts, "prompt "+req.Params.Name); err != nil {
+		return nil, err
 	}
 	get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
 		return b.res.GetPrompt(ctx, p.Public, req.Params.Arguments)

@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // bridge serves what the resources service gathers from every MCP server
@@ -224,11 +225,20 @@ func guard(f func()) (err error) {
 	return nil
 }
 
-// read reads a resource through the service, which routes the URI to the
-// server that owns it. The server's own error reaches the client.
+// read reads a resource from the server that owns its URI (the service
+// routes it: a listed URI, else a template's match), once the gate opens
+// that server to the caller. The server's own error reaches the client.
 func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	owner, err := b.res.Owner(req.Params.URI)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: err.Error()}
+	}
+	if err := b.gateDoor(req, owner, tools.KindResources, "resource "+req.Params.URI); err != nil {
+		return nil, err
+	}
 	read := func(ctx context.Context) (*mcp.ReadResourceResult, error) {
-		res, err := b.res.Read(ctx, req.Params.URI)
+		// From the server the gate opened, whatever routing says by now.
+		res, err := b.res.ReadFrom(ctx, owner, req.Params.URI)
 		return res.ReadResourceResult, err
 	}
 	if !needsRoundTrip(req.Session) {
@@ -265,6 +275,13 @@ func wireError(err error) error {
 // subscription subscribes on the service, which asks the owning server.
 func (b *bridge) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
+	owner, err := b.res.Owner(uri)
+	if err != nil {
+		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: err.Error()}
+	}
+	if err := b.gateDoor(req, owner, tools.KindResources, "resource "+uri); err != nil {
+		return err
+	}
 	b.subMu.Lock()
 	defer b.subMu.Unlock()
 	b.pruneLocked()
@@ -345,22 +362,27 @@ func (b *bridge) notify() {
 func (b *bridge) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
 	ref := *p.Ref
-	var server string
+	var server, kind, what string
 	switch ref.Type {
 	case "ref/prompt":
 		pr, ok := b.lookupPrompt(ref.Name)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(ref.Name)}
 		}
-		server, ref.Name = pr.Server, pr.Name
+		what = "prompt " + ref.Name
+		server, kind, ref.Name = pr.Server, tools.KindPrompts, pr.Name
 	case "ref/resource":
-		i := slices.IndexFunc(b.res.Templates(resources.Filter{}), func(t resources.Template) bool { return t.URITemplate == ref.URI })
+		templates := b.res.Templates(resources.Filter{})
+		i := slices.IndexFunc(templates, func(t resources.Template) bool { return t.URITemplate == ref.URI })
 		if i < 0 {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown resource template " + strconv.Quote(ref.URI)}
 		}
-		server = b.res.Templates(resources.Filter{})[i].Server
+		server, kind, what = templates[i].Server, tools.KindResources, "resource template "+ref.URI
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown reference type " + strconv.Quote(ref.Type)}
+	}
+	if err := b.gateDoor(req, server, kind, what); err != nil {
+		return nil, err
 	}
 	creq := resources.CompleteRequest{Ref: ref, Argument: p.Argument.Name, Value: p.Argument.Value}
 	if p.Context != nil {

@@ -94,6 +94,14 @@ func signature(entries map[string]string) string {
 
 // changing says kind's lists are about to change: until setSig, no
 // signature is known, and every notification of kind passes.
+// ready reports whether ss has sent notifications/initialized already.
+func (l *sessionLists) ready(ss *mcp.ServerSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.m[ss]
+	return st != nil && st.ready
+}
+
 func (l *sessionLists) changing(kind int) { l.setSig(kind, "") }
 
 // setSig records the signature of kind's lists once the server's lists

@@ -237,7 +237,7 @@ func noAgentHelp(file string) string {
   - id: agent
     name: agent
     config:
-      model: deepseek-chat            # at https://api.deepseek.com unless baseUrl says otherwise
+      model: deepseek-flash           # at https://api.deepseek.com unless baseUrl says otherwise
       apiKeyEnv: DEEPSEEK_API_KEY     # the variable that holds your key
 
 then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists every key).

@@ -174,7 +174,7 @@ func TestChatConsole(t *testing.T) {
 	fmt.Fprintln(typed, "What is 1+2?")
 	waitOut("The sum is 3.")
 	fmt.Fprintln(typed, "/model")
-	waitOut("model: deepseek-chat")
+	waitOut("model: deepseek-flash")
 
 	fmt.Fprintln(typed, "Sleep a minute.")
 	waitLine(t, events, "slow started")

@@ -164,7 +164,19 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	out := s.claimsOf(g)
 	out["active"] = true
 	out["token_type"] = "Bearer"
+	if s.editIntrospection != nil {
+		s.editIntrospection(out)
+	}
 	writeJSON(w, 200, out)
+}
+
+// EditIntrospection makes the introspection endpoint pass each active
+// answer through edit before it is sent (nil: as issued), so a test can
+// answer as a careless or hostile issuer would.
+func (s *Server) EditIntrospection(edit func(claims map[string]any)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editIntrospection = edit
 }
 
 // LoginForTest runs the authorization code flow (PKCE, resource) as a

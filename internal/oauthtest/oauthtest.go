@@ -77,6 +77,8 @@ type Server struct {
 	// user is who logs in next (SetUser).
 	user user
 	keys keyRing
+	// editIntrospection changes active introspection answers.
+	editIntrospection func(map[string]any)
 	// Counters.
 	Logins, Refreshes, Registrations int
 	Revoked                          []string

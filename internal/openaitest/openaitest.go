@@ -8,6 +8,9 @@
 // small pieces as a real model does) or a failure: an HTTP error status with
 // headers (a 429 with Retry-After), a stream cut midway, or an answer that
 // stops and waits for the client to go away (for cancellation tests).
+//
+// ThinkingModels makes the server hold a request to DeepSeek's
+// thinking-mode rule, as DeepSeek's API does (thinking.go).
 package openaitest
 
 import (
@@ -142,6 +145,8 @@ type Server struct {
 	turns    []Turn
 	requests []Request
 	arrived  chan struct{} // closed and replaced at each request
+	// thinking are the models held to the thinking-mode rule.
+	thinking map[string]bool
 }
 
 // New starts a server that plays turns, and closes it when the test ends.
@@ -220,14 +225,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
+	refusal, off := s.thinkingRule(body)
 	var turn Turn
 	ok := len(s.turns) > 0
-	if ok {
+	if ok && refusal == "" {
 		turn, s.turns = s.turns[0], s.turns[1:]
 	}
 	s.mu.Unlock()
+	if off {
+		// Without thinking the model writes no reasoning.
+		turn.Reasoning = ""
+	}
 
 	switch {
+	case refusal != "":
+		// DeepSeek's 400; the scripted turn stays for the next request.
+		writeError(w, http.StatusBadRequest, "", refusal)
 	case r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions":
 		writeError(w, http.StatusNotFound, "", "openaitest: only POST /v1/chat/completions is served")
 	case !ok:

@@ -40,6 +40,9 @@ type Agent struct {
 	retry     retryPolicy
 	// schemas holds the tool schemas as the schema profile sends them.
 	schemas *schemaCache
+	// reasoning says whether the reasoning of tool-calling turns goes
+	// back to the model (reasoning.go).
+	reasoning bool
 
 	mu    sync.Mutex
 	model string
@@ -61,15 +64,16 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		opts = append(opts, option.WithAPIKey(key))
 	}
 	a := &Agent{
-		cfg:     cfg,
-		life:    life,
-		chat:    openai.NewChatCompletionService(opts...),
-		reg:     reg,
-		store:   store,
-		caller:  tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
-		retry:   defaultRetry(),
-		model:   cfg.Model,
-		schemas: &schemaCache{profile: resolveProfile(cfg)},
+		cfg:       cfg,
+		life:      life,
+		chat:      openai.NewChatCompletionService(opts...),
+		reg:       reg,
+		store:     store,
+		caller:    tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
+		retry:     defaultRetry(),
+		model:     cfg.Model,
+		schemas:   &schemaCache{profile: resolveProfile(cfg)},
+		reasoning: sendsReasoning(cfg),
 	}
 	a.main = a.NewConversation()
 	return a
@@ -99,8 +103,9 @@ func (a *Agent) Main() *Conversation { return a.main }
 func (a *Agent) NewConversation() *Conversation { return &Conversation{a: a} }
 
 // Conversation is a history of messages, without the system message (built
-// at each request from the current assembly) and without reasoning text
-// (which the API must not receive back).
+// at each request from the current assembly). The reasoning of a
+// tool-calling turn is kept on its assistant messages when the API wants it
+// back (reasoning.go).
 type Conversation struct {
 	a *Agent
 	// turn runs one turn at a time. It is not mu: a turn streams and calls
@@ -122,6 +127,8 @@ type Conversation struct {
 	lastBody   int
 	// enc keeps the JSON of the messages of the last request.
 	enc msgEncoder
+	// thinkingOffSaid: the status has said once that thinking is off.
+	thinkingOffSaid bool
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -147,12 +154,16 @@ func (c *Conversation) Resume(ls *LoadedSession) error {
 	if err != nil {
 		return err
 	}
+	if !c.a.reasoning {
+		history = withoutReasoning(history)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history = history
 	c.session = ls.Session
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
+	c.thinkingOffSaid = false
 	return nil
 }
 
@@ -165,6 +176,7 @@ func (c *Conversation) Reset() {
 	c.session = nil
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
+	c.thinkingOffSaid = false
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -194,6 +206,16 @@ func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompleti
 	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
 		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
+}
+
+// sayThinkingOff says whether thinking being off is still to be said in
+// this conversation: once is enough.
+func (c *Conversation) sayThinkingOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	said := c.thinkingOffSaid
+	c.thinkingOffSaid = true
+	return !said
 }
 
 // Len returns how many messages the conversation holds.
@@ -322,7 +344,10 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 				return res, err
 			}
 		}
-		st, err := c.a.step(ctx, req, out)
+		if req.thinkingOff && c.sayThinkingOff() {
+			out.status("thinking is off for this request: an earlier tool-calling turn has no reasoning saved with it (an older session, or another model's turn); it comes back once compaction has summarised that turn, or after /new")
+		}
+		st, err := c.a.step(ctx, req, res.Steps > 0, out)
 		res.Usage.add(st.usage)
 		if err != nil {
 			return res, err
@@ -389,6 +414,7 @@ func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 // stepResult is one model request's outcome.
 type stepResult struct {
 	content   string
+	reasoning string
 	calls     []toolCall
 	assistant openai.ChatCompletionMessageParamUnion
 	usage     Usage
@@ -404,6 +430,9 @@ type request struct {
 	body      []byte
 	system    string // the system message's text; "" when none
 	toolsJSON []byte // nil when no tools are sent
+	// thinkingOff: the request turns thinking off, since history has a
+	// tool-calling turn without its reasoning (reasoning.go).
+	thinkingOff bool
 }
 
 // prepare assembles the tools and builds the request of a step on history.
@@ -428,21 +457,30 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
-	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc)
+	var extra []byte
+	off := a.reasoning && reasoningMissing(history)
+	if off {
+		extra = []byte(thinkingDisabled)
+	}
+	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc, extra...)
 	if err != nil {
 		return request{}, err
 	}
-	return request{body: body, system: sys, toolsJSON: toolsJSON}, nil
+	return request{body: body, system: sys, toolsJSON: toolsJSON, thinkingOff: off}, nil
 }
 
 // step sends one prepared request with retries and returns the assistant
-// message to keep.
-func (a *Agent) step(ctx context.Context, req request, out Output) (stepResult, error) {
+// message to keep: with its reasoning when the API wants it back and the
+// turn calls tools (now, or in an earlier step: toolTurn).
+func (a *Agent) step(ctx context.Context, req request, toolTurn bool, out Output) (stepResult, error) {
 	st, err := a.send(ctx, req.body, out)
 	if err != nil {
 		return st, err
 	}
 	asst := openai.ChatCompletionAssistantMessageParam{}
+	if a.reasoning && st.reasoning != "" && (toolTurn || len(st.calls) > 0) {
+		setReasoning(&asst, st.reasoning)
+	}
 	if st.content != "" || len(st.calls) == 0 {
 		asst.Content.OfString = openai.String(st.content)
 	}
@@ -485,7 +523,7 @@ func sectionTexts(sections []tools.Section) []string {
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
 // prompt cache sees the same prefix every time. The messages enc knows
 // from the last request are not encoded again (encode.go).
-func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder) ([]byte, error) {
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder, more ...byte) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -497,9 +535,10 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 	if withTools {
 		// An empty tools array is refused by some APIs; none is sent
 		// without tools.
-		extra = make([]byte, 0, len(`,"tools":`)+len(toolsJSON))
+		extra = make([]byte, 0, len(`,"tools":`)+len(toolsJSON)+len(more))
 		extra = append(append(extra, `,"tools":`...), toolsJSON...)
 	}
+	extra = append(extra, more...)
 	b, err := encodeParams(p, msgs, enc, extra)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)

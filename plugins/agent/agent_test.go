@@ -68,7 +68,7 @@ func TestFoldedCallThroughMCP(t *testing.T) {
 		if got := r.Field("tools"); !bytes.Equal(got, wantTools) {
 			t.Errorf("request %d tools:\n%s\nwant the assembly's:\n%s", i, got, wantTools)
 		}
-		for field, want := range map[string]string{"model": `"deepseek-chat"`, "stream": "true", "temperature": "0", "stream_options": `{"include_usage":true}`} {
+		for field, want := range map[string]string{"model": `"deepseek-flash"`, "stream": "true", "temperature": "0", "stream_options": `{"include_usage":true}`} {
 			if got := string(r.Field(field)); got != want {
 				t.Errorf("request %d %s = %s, want %s", i, field, got, want)
 			}
@@ -454,7 +454,7 @@ func TestCommands(t *testing.T) {
 	}
 	cmds, _ := host.Lookup(e.h, commands.Key)
 	// In order: /model shows the model before /model NAME changes it.
-	for _, c := range [][2]string{{"/model", "model: deepseek-chat"}, {"/model other-model", "model: other-model"}, {"/new", "new conversation"}} {
+	for _, c := range [][2]string{{"/model", "model: deepseek-flash (1M-token context"}, {"/model other-model", "model: other-model"}, {"/new", "new conversation"}} {
 		if r := cmds.Run(context.Background(), tools.Caller{Kind: "console"}, c[0]); r.Error || !strings.HasPrefix(r.Text, c[1]) {
 			t.Errorf("%s = %+v", c[0], r)
 		}

@@ -132,8 +132,8 @@ func TestContextAndCompactCommands(t *testing.T) {
 		u.System+u.Tools+u.History+u.Request != u.Total || !u.Measured || u.Messages != 4 {
 		t.Fatalf("context = %+v: the parts do not add up to the total", u)
 	}
-	if want := e.agent.Main().estimate(u.Bytes); u.Total != want || u.Window != 131072 || u.Threshold != 104857 {
-		t.Errorf("context = %+v, want total %d of deepseek-chat's 131072 at 0.8", u, want)
+	if want := e.agent.Main().estimate(u.Bytes); u.Total != want || u.Window != 1_000_000 || u.Threshold != 800_000 {
+		t.Errorf("context = %+v, want total %d of deepseek-flash's 1000000 at 0.8", u, want)
 	}
 	cmds, _ := host.Lookup(e.h, commands.Key)
 	reply := cmds.Run(ctx, tools.Caller{Kind: tools.CallerConsole}, "/context")

@@ -40,17 +40,22 @@ type config struct {
 	// (gemini for Google's API, else as registered), "standard" or
 	// "gemini" (profile.go).
 	SchemaProfile string `yaml:"schemaProfile"`
+	// ReasoningContent says whether the model's reasoning goes back to
+	// it: "auto" (send for DeepSeek's API), "send" or "omit"
+	// (reasoning.go).
+	ReasoningContent string `yaml:"reasoningContent"`
 }
 
 func defaults() config {
 	return config{
-		BaseURL:       "https://api.deepseek.com",
-		Model:         "deepseek-chat",
-		APIKeyEnv:     "DEEPSEEK_API_KEY",
-		MaxSteps:      25,
-		TimeoutMs:     600_000,
-		CompactAt:     0.8,
-		SchemaProfile: profileAuto,
+		BaseURL:          "https://api.deepseek.com",
+		Model:            defaultModel,
+		APIKeyEnv:        "DEEPSEEK_API_KEY",
+		MaxSteps:         25,
+		TimeoutMs:        600_000,
+		CompactAt:        0.8,
+		SchemaProfile:    profileAuto,
+		ReasoningContent: reasoningAuto,
 	}
 }
 
@@ -65,7 +70,9 @@ func validate(c *config) error {
 	}
 	c.Model = strings.TrimSpace(c.Model)
 	if c.Model == "" {
-		errs = append(errs, errors.New("model: must not be empty (for example deepseek-chat)"))
+		errs = append(errs, fmt.Errorf("model: must not be empty (for example %s)", defaultModel))
+	} else if err := retiredModel(c.Model, c.BaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("model: %w", err))
 	}
 	if c.APIKeyEnv != "" && !envName.MatchString(c.APIKeyEnv) {
 		errs = append(errs, fmt.Errorf("apiKeyEnv: %q is not an environment variable name; it names the variable that holds the key, never the key itself", c.APIKeyEnv))
@@ -88,25 +95,12 @@ func validate(c *config) error {
 	if err := checkProfile(c); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkReasoning(c); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
 // minContextWindow is the smallest contextWindow taken: below it no
 // conversation fits, with or without compaction.
 const minContextWindow = 256
-
-// defaultWindow is the window of a model whose window is not published: small
-// enough for most models served today, so that compaction comes before
-// the API's refusal rather than after.
-const defaultWindow = 32768
-
-// knownWindow returns the context window of model.
-func knownWindow(model string) int {
-	switch model {
-	case "deepseek-chat", "deepseek-reasoner":
-		// DeepSeek's API refuses a request over 131072 tokens ("128K")
-		// for both of its models.
-		return 131072
-	}
-	return defaultWindow
-}

@@ -11,16 +11,17 @@
 //	    name: agent
 //	    config:
 //	      baseUrl: https://api.deepseek.com   # the API root (default)
-//	      model: deepseek-chat                # default
+//	      model: deepseek-flash               # default; or deepseek-v4-pro
 //	      apiKeyEnv: DEEPSEEK_API_KEY         # the variable holding the key (default); "" sends none
 //	      system: "Answer briefly."           # extra system text
 //	      imageInput: false                   # the model takes images (default false)
 //	      maxSteps: 25                        # tool rounds per turn (default 25)
 //	      temperature: 0.2                    # sent when set, 0..2
 //	      timeoutMs: 600000                   # per request, to the end of its stream; 0: none
-//	      contextWindow: 131072               # the model's context in tokens; default: known (DeepSeek 131072) or 32768
+//	      contextWindow: 1000000              # the model's context in tokens; default: known (DeepSeek's 1000000) or 32768
 //	      compactAt: 0.8                      # compact when a request would pass this share of it
 //	      schemaProfile: auto                 # auto | standard | gemini (auto: gemini for Google's API)
+//	      reasoningContent: auto              # auto | send | omit (auto: send for DeepSeek's API)
 //
 // The key is read from the variable when the instance starts (an unset
 // variable fails it, naming the variable), sent only as the bearer token
@@ -37,8 +38,11 @@
 // with the assembly's tools array spliced in byte for byte
 // (Assembly.ToolsJSON) and a system message made of `system` and the
 // assembly's sections; the answer streamed to Output.Text and any
-// reasoning (DeepSeek's delta.reasoning_content) to Output.Reasoning. The
-// reasoning is never put back in the history. The tool calls of a step run
+// reasoning (DeepSeek's delta.reasoning_content) to Output.Reasoning. Under
+// reasoningContent send, a tool-calling turn's reasoning stays on its
+// assistant messages and goes back with them, as DeepSeek's thinking mode
+// requires; a request whose history has such a turn without it turns
+// thinking off (reasoning.go). The tool calls of a step run
 // in parallel through Registry.Execute; their tool messages follow in the
 // order of the calls, each with its tool_call_id. Arguments that are not
 // valid JSON come back as a tool error. What a call reports while it runs

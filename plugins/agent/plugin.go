@@ -94,10 +94,13 @@ func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 				if strings.ContainsAny(in, " \t") {
 					return "", fmt.Errorf("a model name has no spaces: %q", in)
 				}
+				if err := retiredModel(in, a.cfg.BaseURL); err != nil {
+					return "", err
+				}
 				a.SetModel(in)
-				return "model: " + in + " (until the agent restarts)", nil
+				return "model: " + describe(in) + " (until the agent restarts)", nil
 			}
-			return "model: " + a.Model(), nil
+			return "model: " + describe(a.Model()), nil
 		}),
 	})
 	return err

@@ -79,6 +79,7 @@ func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResul
 	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
 	var usage Usage
+	var thought strings.Builder
 	reasoning, textEnd, finished := false, byte('\n'), false
 	for stream.Next() {
 		chunk := stream.Current()
@@ -96,6 +97,7 @@ func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResul
 				var r string
 				if json.Unmarshal([]byte(f.Raw()), &r) == nil && r != "" {
 					reasoning = true
+					thought.WriteString(r)
 					write(out.Reasoning, r)
 				}
 			}
@@ -128,7 +130,7 @@ func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResul
 		return stepResult{}, errCutStream
 	}
 	msg := acc.Choices[0].Message
-	st := stepResult{content: msg.Content, usage: usage}
+	st := stepResult{content: msg.Content, reasoning: thought.String(), usage: usage}
 	for _, tc := range msg.ToolCalls {
 		st.calls = append(st.calls, toolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}

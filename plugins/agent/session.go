@@ -276,6 +276,7 @@ func (ls *LoadedSession) addTurn(sl sessionLine) error {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
+		restoreReasoning(&m, raw)
 		ls.History = append(ls.History, m)
 	}
 	return nil
@@ -292,6 +293,7 @@ func (ls *LoadedSession) compact(sl sessionLine) error {
 		if err := json.Unmarshal(raw, &summary[i]); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
+		restoreReasoning(&summary[i], raw)
 	}
 	shift := len(summary) - sl.Replaces
 	kept := ls.inStore[:0]

@@ -15,8 +15,8 @@ import (
 func (p *Policy) command(cfg Config) commands.Command {
 	return commands.Command{
 		Name:        "policy",
-		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; trust SERVER [TOOL] approves a changed or new tool",
-		Usage:       "[forget TOOL | trust SERVER [TOOL]]",
+		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; review SERVER [TOOL] shows what trust would approve; trust SERVER [TOOL] [--digest D] approves a changed or new tool",
+		Usage:       "[forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D]]",
 		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
 			verb, arg, _ := strings.Cut(inv.Input, " ")
 			switch verb {
@@ -26,8 +26,10 @@ func (p *Policy) command(cfg Config) commands.Command {
 				return p.forget(strings.TrimSpace(arg))
 			case "trust":
 				return p.trustCommand(strings.Fields(arg))
+			case "review":
+				return p.reviewCommand(strings.Fields(arg))
 			}
-			return commands.Reply{Text: "usage: /policy [forget TOOL | trust SERVER [TOOL]]", Error: true}
+			return commands.Reply{Text: "usage: /policy [forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D]]", Error: true}
 		},
 	}
 }
@@ -40,7 +42,7 @@ func (p *Policy) describe() string {
 		for _, c := range []struct {
 			key  string
 			vals []string
-		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}} {
+		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}, {"kinds", r.Kinds}} {
 			if len(c.vals) > 0 {
 				fmt.Fprintf(&b, " %s=%s", c.key, strings.Join(c.vals, ","))
 			}
@@ -89,16 +91,28 @@ func (p *Policy) forget(tool string) commands.Reply {
 	return commands.Reply{Text: fmt.Sprintf("forgot the approval of %s: its calls are asked again", tool)}
 }
 
-// trustCommand is /policy trust SERVER [TOOL].
+// trustCommand is /policy trust SERVER [TOOL] [--digest D]: with a
+// digest, only the definitions it names are approved.
 func (p *Policy) trustCommand(args []string) commands.Reply {
-	if len(args) == 0 || len(args) > 2 {
-		return commands.Reply{Text: "usage: /policy trust SERVER [TOOL]", Error: true}
+	digest := ""
+	if i := slices.Index(args, "--digest"); i >= 0 && i == len(args)-2 {
+		digest = args[i+1]
+		args = args[:i]
+	}
+	if len(args) == 0 || len(args) > 2 || slices.Contains(args, "--digest") {
+		return commands.Reply{Text: "usage: /policy trust SERVER [TOOL] [--digest D]", Error: true}
 	}
 	tool := ""
 	if len(args) == 2 {
 		tool = args[1]
 	}
-	released, err := p.Trust(args[0], tool)
+	var released []string
+	var err error
+	if digest != "" {
+		released, err = p.TrustDigest(args[0], tool, digest)
+	} else {
+		released, err = p.Trust(args[0], tool)
+	}
 	if err != nil {
 		return commands.Reply{Text: "trust: " + err.Error(), Error: true}
 	}
@@ -106,4 +120,20 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 		return commands.Reply{Text: fmt.Sprintf("nothing of %s was held; its current definitions are trusted", args[0])}
 	}
 	return commands.Reply{Text: "trusted and offered again: " + strings.Join(released, ", ")}
+}
+
+// reviewCommand is /policy review SERVER [TOOL]: Review's text.
+func (p *Policy) reviewCommand(args []string) commands.Reply {
+	if len(args) == 0 || len(args) > 2 {
+		return commands.Reply{Text: "usage: /policy review SERVER [TOOL]", Error: true}
+	}
+	tool := ""
+	if len(args) == 2 {
+		tool = args[1]
+	}
+	r, err := p.Review(args[0], tool)
+	if err != nil {
+		return commands.Reply{Text: "review: " + err.Error(), Error: true}
+	}
+	return commands.Reply{Text: r.Text()}
 }

@@ -66,6 +66,10 @@ type Rule struct {
 	// Annotations are the MCP tool's hints, with the spec's defaults for
 	// hints a server leaves out; a tool of no MCP server matches none.
 	Annotations map[string]bool `yaml:"annotations"`
+	// Kinds are the doors of a server the rule covers: tools, resources
+	// (and resource templates), prompts; all of them when left out
+	// (gate.go).
+	Kinds []string `yaml:"kinds"`
 	// When is a CEL expression over args, tool, server and caller.
 	When string `yaml:"when"`
 	// Action is allow, ask or deny.
@@ -77,7 +81,7 @@ type Rule struct {
 
 // ruleKeys are the keys a rule may have, for the strict decode.
 func ruleKeys() []string {
-	return []string{"tools", "servers", "callers", "annotations", "when", "action"}
+	return []string{"tools", "servers", "callers", "annotations", "kinds", "when", "action"}
 }
 
 // UnmarshalYAML decodes a rule strictly and keeps its line, which a
@@ -157,6 +161,7 @@ func (r *Rule) check(env *celEnv, key string) []error {
 			errs = append(errs, host.KeyErrorf(key+".annotations."+name, "unknown annotation %q; want %s", name, strings.Join(annotationKeys(), ", ")))
 		}
 	}
+	errs = append(errs, r.checkKinds(key)...)
 	for i, glob := range r.Tools {
 		if glob == "" {
 			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.tools[%d]", key, i), "an empty glob matches no tool"))

@@ -68,6 +68,13 @@ func apply(s *host.Scope, cfg Config) error {
 	reg.OnHide(s, func(caller tools.Caller, d *tools.Definition) bool {
 		return !s.Staged() && p.hides(caller, d)
 	})
+	// Resources and prompts: the same staging as hiding.
+	reg.OnGate(s, func(caller tools.Caller, server, kind string) error {
+		if s.Staged() {
+			return nil
+		}
+		return p.Gate(caller, server, kind)
+	})
 	if !cfg.Audit.Enabled && mayAsk(cfg) {
 		// Calls keep notes only with a finish hook: the answer to
 		// mcp_call's ask reaches the tool it calls through them.

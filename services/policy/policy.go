@@ -43,6 +43,8 @@ type ruleSet struct {
 	// perTool caches, by tool name, the rules whose static conditions
 	// (tools, servers, annotations) match that tool.
 	perTool sync.Map // string -> *toolRules
+	// perDoor caches, by kind and server, the rules of its doors (gate.go).
+	perDoor sync.Map // string -> *doorRules
 }
 
 type rule struct {
@@ -204,7 +206,7 @@ func (p *Policy) candidates(set *ruleSet, name string) *toolRules {
 		ann = readAnnotations(def.MCPTool)
 	}
 	for _, r := range set.rules {
-		if r.matchesTool(name, tr.server, ann) {
+		if r.covers(tools.KindTools) && r.matchesTool(name, tr.server, ann) {
 			tr.candidates = append(tr.candidates, r)
 		}
 	}

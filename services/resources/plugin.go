@@ -25,7 +25,7 @@ func init() {
 			store, _ := host.Lookup(s, attachments.Key)
 			rd := Renderer{Store: store}
 			if reg, ok := host.Lookup(s, tools.Key); ok {
-				offer := &offer{s: s, reg: reg, defs: []tools.Definition{listTool(r), readTool(r, rd)}}
+				offer := &offer{s: s, reg: reg, defs: []tools.Definition{listTool(r, reg.Gate), readTool(r, rd, reg.Gate)}}
 				r.OnChange(s, func(Change) { offer.update(r) })
 			}
 			if cmds, ok := host.Lookup(s, commands.Key); ok {

@@ -81,7 +81,11 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	return nil
 }
 
-func listTool(r *Registry) tools.Definition {
+// Gate decides whether a caller may reach a server's doors of a kind (the
+// tools registry's Gate, which asks the policy); nil opens every door.
+type Gate func(caller tools.Caller, server, kind string) error
+
+func listTool(r *Registry, gate Gate) tools.Definition {
 	return tools.Definition{
 		Name:        ListToolName,
 		Annotations: tools.ReadOnly(),
@@ -92,8 +96,13 @@ func listTool(r *Registry) tools.Definition {
 			if err := decodeStrict(call.Args, &in); err != nil {
 				return tools.Output{}, err
 			}
+			if in.Server != "" && gate != nil {
+				if err := gate(call.Caller, in.Server, tools.KindResources); err != nil {
+					return tools.Output{}, err
+				}
+			}
 			l, err := r.listing(Filter{Server: in.Server, Query: in.Query})
-			return tools.Output{Value: l}, err
+			return tools.Output{Value: gated(l, call.Caller, gate)}, err
 		},
 		Render: func(v any) []tools.Content {
 			if l, ok := v.(Listing); ok {
@@ -115,7 +124,35 @@ func (r *Registry) listing(f Filter) (Listing, error) {
 	return Listing{Resources: r.List(f), Templates: r.Templates(f)}, nil
 }
 
-func readTool(r *Registry, rd Renderer) tools.Definition {
+// gated keeps of l the entries of the servers gate opens to caller.
+func gated(l Listing, caller tools.Caller, gate Gate) Listing {
+	if gate == nil {
+		return l
+	}
+	open := map[string]bool{}
+	opens := func(server string) bool {
+		o, ok := open[server]
+		if !ok {
+			o = gate(caller, server, tools.KindResources) == nil
+			open[server] = o
+		}
+		return o
+	}
+	out := Listing{Resources: make([]Resource, 0, len(l.Resources)), Templates: make([]Template, 0, len(l.Templates))}
+	for _, x := range l.Resources {
+		if opens(x.Server) {
+			out.Resources = append(out.Resources, x)
+		}
+	}
+	for _, x := range l.Templates {
+		if opens(x.Server) {
+			out.Templates = append(out.Templates, x)
+		}
+	}
+	return out
+}
+
+func readTool(r *Registry, rd Renderer, gate Gate) tools.Definition {
 	return tools.Definition{
 		Name:        ReadToolName,
 		Annotations: tools.ReadOnly(),
@@ -130,7 +167,11 @@ func readTool(r *Registry, rd Renderer) tools.Definition {
 			if err != nil {
 				return tools.Output{}, err
 			}
-			v, err := r.read(ctx, in.Server, in.URI, in.Template, args)
+			var check func(server string) error
+			if gate != nil {
+				check = func(server string) error { return gate(call.Caller, server, tools.KindResources) }
+			}
+			v, err := r.read(ctx, in.Server, in.URI, in.Template, args, check)
 			if err != nil {
 				return tools.Output{}, err
 			}
@@ -168,8 +209,9 @@ func stringArgs(in map[string]any) (map[string]string, error) {
 	return out, nil
 }
 
-// read reads uri, or template expanded with args.
-func (r *Registry) read(ctx context.Context, server, uri, template string, args map[string]string) (Read, error) {
+// read reads uri, or template expanded with args, from the server that
+// owns it once check (when not nil) lets that server through.
+func (r *Registry) read(ctx context.Context, server, uri, template string, args map[string]string, check func(server string) error) (Read, error) {
 	switch {
 	case uri != "" && template != "":
 		return Read{}, errors.New("give uri or template, not both")
@@ -183,6 +225,19 @@ func (r *Registry) read(ctx context.Context, server, uri, template string, args 
 		uri, server = expanded, owner
 	case len(args) > 0:
 		return Read{}, errors.New("arguments go with template, not with uri")
+	}
+	if server == "" && check != nil {
+		// Routed here once, so that the server checked is the one read.
+		owner, err := r.Owner(uri)
+		if err != nil {
+			return Read{}, err
+		}
+		server = owner
+	}
+	if check != nil {
+		if err := check(server); err != nil {
+			return Read{}, err
+		}
 	}
 	// A provider's error names its server and the URI (mcp-client's do).
 	res, err := r.ReadFrom(ctx, server, uri)
@@ -318,11 +373,11 @@ func readCommand(r *Registry, rd Renderer) commands.Command {
 				if perr != nil {
 					return commands.Reply{Text: perr.Error(), Error: true}
 				}
-				v, err = r.read(ctx, "", "", words[0], args)
+				v, err = r.read(ctx, "", "", words[0], args, nil)
 			} else if len(words) > 1 {
 				err = fmt.Errorf("/read takes one URI; got %d words (quote a URI with spaces)", len(words))
 			} else {
-				v, err = r.read(ctx, "", words[0], "", nil)
+				v, err = r.read(ctx, "", words[0], "", nil, nil)
 			}
 			if err != nil {
 				return commands.Reply{Text: err.Error(), Error: true}

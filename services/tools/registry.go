@@ -47,6 +47,7 @@ type Registry struct {
 	hookMu sync.Mutex               // serializes hook set writers
 	hooks  atomic.Pointer[hookSet]  // copy on write; nil means no hooks
 	hiders atomic.Pointer[[]*hider] // OnHide's, copy on write under hookMu
+	gaters atomic.Pointer[[]*gater] // OnGate's, copy on write under hookMu
 	// stagedHooks holds, under hookMu, the hook additions of instances
 	// started beside the one they replace (hooks.go's stageHook).
 	stagedHooks map[*host.Scope][]func(*hookSet)

@@ -16,7 +16,7 @@
 // (-page-size N), add filler tools (-extra-tools N) and set initialize's
 // instructions (-instructions). -resources N and -prompts add resources,
 // a template, subscriptions and prompts (resources.go). -rewrite adds
-// rewrite-tool, which changes a tool's description at runtime (rewrite.go).
+// rewrite-tool, which changes a tool's description, title or schemas at runtime (rewrite.go).
 // -counter adds the count tool, which answers how many times it was called
 // (counter.go). -echo-meta adds the meta tool, which answers with its
 // request's _meta (meta.go).
@@ -145,7 +145,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.echoMeta, "echo-meta", false, "register the meta tool, which answers with its request's _meta as JSON (meta.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
-	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description (or adds a tool) at runtime (rewrite.go)")
+	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description, title or schemas (or adds a tool) at runtime (rewrite.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -1,0 +1,181 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// One gate for every door: a server's resources, resource templates and
+// prompts are closed to a caller by the same rules that close its tools,
+// and every front end that reaches them asks the tools registry's Gate,
+// which asks the policy (Gate). A rule covers the kinds it names (kinds:),
+// all of them when it names none.
+//
+// A door has no tool and no arguments, so the rules are read this way:
+//
+//  1. The rules that cover the kind and name no tools nor annotations
+//     (servers:, callers:, when: over caller and server) decide, in order,
+//     as for a call: the first that matches allows (ask included: nobody
+//     is asked to read) or denies. A `when` that needs the arguments to
+//     decide is about calls and says nothing of a door.
+//  2. When none decides, the door follows the server's tools: it is
+//     closed when every one of them is denied to the caller whatever the
+//     arguments, by the rules that cover the kind (so `tools:
+//     [mcp__fx__*]` → deny closes fx's resources too, a rule with `kinds:
+//     [tools]` does not). A server with no tools follows the default.
+
+// covers reports whether the rule applies to the doors of kind.
+func (r *rule) covers(kind string) bool {
+	return len(r.Kinds) == 0 || slices.Contains(r.Kinds, kind)
+}
+
+// checkKinds validates kinds: known names, not empty when given.
+func (r *Rule) checkKinds(key string) []error {
+	if r.Kinds == nil {
+		return nil
+	}
+	if len(r.Kinds) == 0 {
+		return []error{host.KeyErrorf(key+".kinds", "an empty list covers nothing; leave kinds out to cover %s", strings.Join(tools.Kinds(), ", "))}
+	}
+	var errs []error
+	for i, k := range r.Kinds {
+		switch {
+		case !slices.Contains(tools.Kinds(), k):
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.kinds[%d]", key, i), "unknown kind %q; kinds are %s", k, strings.Join(tools.Kinds(), ", ")))
+		case slices.Index(r.Kinds, k) < i:
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.kinds[%d]", key, i), "%q is listed twice", k))
+		}
+	}
+	return errs
+}
+
+// Closed is a door the policy keeps shut: the gate's refusal.
+type Closed struct {
+	Server, Kind string
+	// Rule names the rule that closed it, "default", or "" when every
+	// tool of the server is denied.
+	Rule string
+}
+
+func (c *Closed) Error() string {
+	what := "the " + c.Kind + " of server " + c.Server + " are closed to you"
+	switch c.Rule {
+	case "":
+		return what + ": the policy denies you every one of its tools"
+	case "default":
+		return what + " by the policy's default action"
+	}
+	return what + " by policy " + c.Rule
+}
+
+// doorRules are the rules that can decide one server's doors of one kind,
+// as of a version of the tools.
+type doorRules struct {
+	version uint64
+	// server are the rules of step 1.
+	server []*rule
+	// perTool are, for each of the server's tools (named in names), the
+	// rules covering the kind whose static conditions match it (step 2).
+	perTool []*toolRules
+	names   []string
+}
+
+// door returns the rules for server's doors of kind, cached until the
+// tools change.
+func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
+	key := kind + "\x00" + server
+	version := p.toolsVersion.Load()
+	if v, ok := set.perDoor.Load(key); ok {
+		if dr := v.(*doorRules); dr.version == version {
+			return dr
+		}
+	}
+	dr := &doorRules{version: version}
+	for _, r := range set.rules {
+		if r.covers(kind) && len(r.Tools) == 0 && len(r.Annotations) == 0 &&
+			(len(r.Servers) == 0 || matchAny(r.Servers, server)) {
+			dr.server = append(dr.server, r)
+		}
+	}
+	for _, d := range p.reg.ListAll() {
+		if d.Origin.Server != server {
+			continue
+		}
+		tr := &toolRules{version: version, server: server}
+		ann := readAnnotations(d.MCPTool)
+		for _, r := range set.rules {
+			if r.covers(kind) && r.matchesTool(d.Name, server, ann) {
+				tr.candidates = append(tr.candidates, r)
+			}
+		}
+		dr.perTool, dr.names = append(dr.perTool, tr), append(dr.names, d.Name)
+	}
+	set.perDoor.Store(key, dr)
+	return dr
+}
+
+// Gate is the registry's GateFunc: nil when caller may reach server's
+// doors of kind (resources, prompts), else a *Closed naming why.
+func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
+	set := p.rules.Load()
+	dr := p.door(set, server, kind)
+	ev := &evalInput{call: tools.Call{Caller: caller}, server: server, withoutArgs: true}
+	for _, r := range dr.server {
+		if len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind) {
+			continue
+		}
+		if r.prog != nil {
+			if holds, known := ev.decides(r.prog); !known || !holds {
+				continue
+			}
+		}
+		if r.Action == Deny {
+			return &Closed{Server: server, Kind: kind, Rule: r.where}
+		}
+		return nil
+	}
+	if len(dr.perTool) == 0 {
+		if set.def == Deny {
+			return &Closed{Server: server, Kind: kind, Rule: "default"}
+		}
+		return nil
+	}
+	for i, tr := range dr.perTool {
+		if !deniedWhatever(set, tr, caller, dr.names[i]) {
+			return nil
+		}
+	}
+	return &Closed{Server: server, Kind: kind}
+}
+
+// deniedWhatever reports whether tr's rules deny every call of caller to
+// the tool name, whatever the arguments: alwaysDenied, over the
+// candidates of one kind.
+func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name string) bool {
+	var ev *evalInput
+	for _, r := range tr.candidates {
+		if len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind) {
+			continue
+		}
+		if r.prog != nil {
+			if ev == nil {
+				ev = &evalInput{call: tools.Call{Name: name, Caller: caller}, server: tr.server, withoutArgs: true}
+			}
+			holds, known := ev.decides(r.prog)
+			switch {
+			case known && !holds:
+				continue
+			case !known && r.Action == Deny:
+				continue
+			case !known:
+				return false
+			}
+		}
+		return r.Action == Deny
+	}
+	return set.def == Deny
+}
