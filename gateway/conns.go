@@ -149,7 +149,9 @@ func (l *capListener) refuse(c net.Conn, status int, why string) {
 	defer func() { <-l.refusing }()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(refuseTimeout))
-	br := bufio.NewReaderSize(c, 4096)
+	// Bounded: a refused client must not make the gateway read (or
+	// hold) much of what it sends.
+	br := bufio.NewReaderSize(io.LimitReader(c, 64<<10), 4096)
 	body := why + "\n"
 	if req, err := http.ReadRequest(br); err == nil && l.health != nil && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
 		if hs, hb, ok := l.health(req.URL.Path); ok {
@@ -165,7 +167,7 @@ func (l *capListener) refuse(c net.Conn, status int, why string) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
-	io.Copy(io.Discard, io.LimitReader(br, 64<<10))
+	io.Copy(io.Discard, br)
 }
 
 // wait waits for the refusals in flight, after the listener is closed.
