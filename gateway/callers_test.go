@@ -251,3 +251,16 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+// TestPerCallerDefault: unset, a caller's share is a quarter of the
+// gateway-wide cap (250 of the 1,000 default sessions, 128 of the 512
+// default connections), at least 1; set, it is as set.
+func TestPerCallerDefault(t *testing.T) {
+	for _, c := range []struct{ configured, total, want int }{
+		{0, DefaultMaxSessions, 250}, {0, DefaultMaxConnections, 128}, {0, 3, 1}, {7, 1000, 7},
+	} {
+		if got := perCaller(c.configured, c.total); got != c.want {
+			t.Errorf("perCaller(%d, %d) = %d, want %d", c.configured, c.total, got, c.want)
+		}
+	}
+}
