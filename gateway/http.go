@@ -283,11 +283,11 @@ func refuseStopping(w http.ResponseWriter, msg string) {
 // tool and no data, so neither the token nor the Origin and Host checks
 // apply: a health checker sends none of them.
 //   - /healthz answers 200 while the process answers at all.
-//   - /readyz answers 200 once the composition is applied and no instance
-//     of it is still starting (every eager MCP server is ready, or failed
-//     and says why in dsh-host status), and 503 with a one-line reason
-//     before then and while the gateway drains; a reload does not take
-//     readiness back (host.Scope.Readiness).
+//   - /readyz answers 200 once the gateway serves the whole surface
+//     (Gateway.Readiness: every eager MCP server's tools, or its failure in
+//     dsh-host status, and every lazy server's catalog), and 503 with a
+//     one-line reason before then and while the gateway drains; a reload
+//     does not take readiness back.
 //
 // They are answered outside the connection caps too (capListener.health):
 // a liveness probe must not restart a healthy gateway whose connections
@@ -516,7 +516,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
 	capped.perCaller = perCaller(o.limits.MaxConnectionsPerCaller, maxConns)
 	capped.proxies, _ = parseProxies(o.limits.TrustedProxies)
-	capped.health = func(path string) (int, string, bool) { return g.health(path, s.Readiness) }
+	capped.health = func(path string) (int, string, bool) { return g.health(path, g.Readiness) }
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -536,7 +536,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.auth != nil {
 		o.auth.routes(mux)
 	}
-	g.healthHandlers(mux, s.Readiness)
+	g.healthHandlers(mux, g.Readiness)
 	srv := &http.Server{
 		Handler:           g.recoverHTTP(mux, nil),
 		ReadHeaderTimeout: o.readHeader,

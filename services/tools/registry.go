@@ -61,6 +61,8 @@ type Registry struct {
 	evMu       sync.Mutex
 	evQueue    []notice
 	evDraining bool
+	// announced counts the assembly changes queued so far (Changes).
+	announced atomic.Uint64
 
 	starting starting // instances whose tools are still coming (starting.go)
 }
@@ -369,9 +371,20 @@ func (r *Registry) AssemblyChanged() {
 	r.drain()
 }
 
+// Changes counts the assembly changes so far: each one counted is, or
+// will be, delivered to the OnAssemblyChange handlers. It counts a change
+// as soon as it is made, before its delivery (which another goroutine may
+// still be making), so that a consumer that keeps a copy of the assembly
+// (the gateway) knows its copy is current when it was made from an
+// Assemble that followed a Changes equal to the one now.
+func (r *Registry) Changes() uint64 { return r.announced.Load() }
+
 // enqueue records a notice; for a tool change the caller holds r.mu, so the
 // queue has the order of the map's mutations.
 func (r *Registry) enqueue(n notice) {
+	if !n.batched {
+		r.announced.Add(1)
+	}
 	r.evMu.Lock()
 	r.evQueue = append(r.evQueue, n)
 	r.evMu.Unlock()
