@@ -546,7 +546,13 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	}
 	g.onDrain = func() { srv.SetKeepAlivesEnabled(false) }
 	if g.metrics != nil {
-		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) }})
+		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) },
+			HeldAnswerBytes: func() int {
+				if b := g.answers.Load(); b != nil {
+					return int(b.held.Load())
+				}
+				return 0
+			}})
 		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"

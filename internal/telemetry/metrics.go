@@ -25,6 +25,7 @@ import (
 //	dsh_gateway_sessions{gateway}                           MCP sessions a gateway serves
 //	dsh_gateway_connections{gateway}                        open connections to a gateway's listener
 //	dsh_gateway_requests_in_flight{gateway}                 MCP requests a gateway is serving
+//	dsh_gateway_held_answer_bytes{gateway}                  answer bytes held for clients that have not read them
 //	dsh_reloads_total{outcome}                              composition loads: applied, failed, skipped
 //	dsh_instances{state}                                    composition entries by state
 //	dsh_policy_decisions_total{action,outcome}              the policy's decisions on calls
@@ -276,6 +277,9 @@ func (m *Metrics) Panic(where string) {
 // not reported.
 type GatewayStats struct {
 	Sessions, Connections, RequestsInFlight func() int
+	// HeldAnswerBytes is the bytes of answers being written to clients
+	// that have not read them yet (maxHeldAnswerBytes bounds them).
+	HeldAnswerBytes func() int
 }
 
 // RegisterGateway reports the gateway instance id's gauges, read at each
@@ -295,6 +299,7 @@ func (m *Metrics) RegisterGateway(id string, st GatewayStats) (unregister func()
 	add("dsh_gateway_sessions", "MCP sessions the gateway serves.", st.Sessions)
 	add("dsh_gateway_connections", "Open connections to the gateway's HTTP listener.", st.Connections)
 	add("dsh_gateway_requests_in_flight", "MCP requests the gateway is serving.", st.RequestsInFlight)
+	add("dsh_gateway_held_answer_bytes", "Bytes of answers the gateway's listener holds for clients that have not read them yet (bounded by maxHeldAnswerBytes).", st.HeldAnswerBytes)
 	return m.registerAll(cs)
 }
 
