@@ -99,11 +99,11 @@ func (p *Policy) SetRules(cfg Config, file string) error {
 	for i, r := range cfg.Rules {
 		if r.When != "" && r.prog == nil {
 			// A config that did not go through ValidateConfig.
-			prog, err := env.compile(r.When)
+			prog, reads, err := env.compile(r.When)
 			if err != nil {
 				return fmt.Errorf("policy rules[%d].when: %w", i, err)
 			}
-			r.prog = prog
+			r.prog, r.reads = prog, reads
 		}
 		set.rules = append(set.rules, &rule{Rule: r, where: ruleName(i, file, r.line)})
 	}
