@@ -451,3 +451,42 @@ func TestWaitReadinessWakesWhenTheFirstStartEnds(t *testing.T) {
 	}
 	rec.take()
 }
+
+// TestReadinessWaitsForInstancesOfALaterWave: between two waves of the
+// first start (a provider active, its consumer not yet started) nothing is
+// starting, yet the composition is not up: Readiness says so, naming an
+// entry not started yet. It once latched ready there, and a gateway started beside an MCP
+// server said /readyz 200 with none of the server's tools.
+func TestReadinessWaitsForInstancesOfALaterWave(t *testing.T) {
+	open := make(chan struct{})
+	close(open)
+	readyGate.Store(&open)
+	t.Cleanup(func() { readyGate.Store(nil) })
+	h := newHost(t, nil)
+	type seen struct {
+		ready bool
+		why   string
+	}
+	got := make(chan seen, 1)
+	remove := h.OnStatus(func(st InstanceStatus) {
+		if st.ID != "p" || st.State != StateActive {
+			return
+		}
+		// Delivered before the next wave starts c.
+		ready, why := scopes(h)["p"].Readiness()
+		select {
+		case got <- seen{ready, why}:
+		default:
+		}
+	})
+	defer remove()
+	apply(t, h, "plugins:\n  - id: p\n    name: test-ready-provider\n    config: {greeting: one}\n  - id: c\n    name: test-consumer\n")
+	// The builtin, started beside p, may not have started either.
+	if s := <-got; s.ready || !strings.Contains(s.why, "not started yet") {
+		t.Errorf("Readiness once p is active and c not started yet: %v %q, want false, naming an entry not started yet", s.ready, s.why)
+	}
+	if ready, why := scopes(h)["p"].Readiness(); !ready {
+		t.Errorf("Readiness once the composition is applied: false (%q)", why)
+	}
+	rec.take()
+}

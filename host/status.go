@@ -219,6 +219,13 @@ func (h *Host) readinessLocked() (ready bool, reason string) {
 		if in.state == StateStarting {
 			return false, "entry " + in.entry.ID + " is starting"
 		}
+		// Between two waves of the start nothing is starting, yet the
+		// instances of the later wave (those injecting a service of the
+		// earlier one) have not started: ready there would latch with
+		// their tools missing.
+		if !in.evaluated && !in.entry.Disabled {
+			return false, "entry " + in.entry.ID + " is not started yet"
+		}
 	}
 	h.wasReady = true
 	return true, ""
