@@ -56,6 +56,10 @@ type Scope struct {
 	// Enter refuses; idle hears the last call leave a closing scope.
 	calls atomic.Int64
 	idle  atomic.Pointer[chan struct{}]
+	// holds counts the open HoldReadiness of this run, holdWhy the last
+	// reason; guarded by the host's mu (hold.go).
+	holds   int
+	holdWhy string
 	// moved are the claims this scope shares with the one it replaces,
 	// handed over at the swap; guarded by the host's mu.
 	moved []Claim

@@ -168,8 +168,11 @@ func (h *Host) Reloads() ReloadStats {
 // Readiness reports whether the host that runs s is ready to serve, for
 // a gateway's /readyz: it has applied a composition, and no instance of
 // that first composition is still starting (an eager MCP server still
-// connecting); reason says what is awaited when it is not. A failed or
-// pending instance does not hold readiness back: its status says why.
+// connecting), none is yet to start, and none holds it back
+// (HoldReadiness: an eager server retrying its first connection, within
+// its startup bound); reason says what is awaited when it is not. A
+// failed or pending instance does not hold readiness back: its status
+// says why.
 // Once ready, the host stays so: a reload that restarts an entry keeps the
 // rest serving (and an overlapping entry its previous instance), and
 // replicas reloaded together must not all leave their load balancer at
@@ -225,6 +228,9 @@ func (h *Host) readinessLocked() (ready bool, reason string) {
 		// their tools missing.
 		if !in.evaluated && !in.entry.Disabled {
 			return false, "entry " + in.entry.ID + " is not started yet"
+		}
+		if why, held := in.heldLocked(); held {
+			return false, why
 		}
 	}
 	h.wasReady = true
