@@ -786,6 +786,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 
 func (c *client) giveUp(err error) {
 	c.retry.halted = true
+	c.releaseReadyHold()
 	c.setInstructions("")
 	c.tools.Clear()
 	c.bridge.Clear()

@@ -65,6 +65,10 @@ type lazyState struct {
 	lastErr    error // the last attempt's failure
 	idle       *time.Timer
 
+	// readyHold ends the hold on the host's readiness of an eager server
+	// retrying its first connection (readyhold.go); nil when none.
+	readyHold func()
+
 	wake      chan struct{} // a call wants a start, cap 1
 	readyOnce sync.Once
 
@@ -145,6 +149,7 @@ func (c *client) begin(ctx context.Context) {
 		c.markReady()
 		return
 	}
+	began := time.Now()
 	c.mu.Lock()
 	c.lz.pending = &startRun{done: make(chan struct{})}
 	c.mu.Unlock()
@@ -164,6 +169,7 @@ func (c *client) begin(ctx context.Context) {
 	}
 	c.attempt(ctx, true)
 	c.lz.background = false
+	c.holdWhileRetrying(began)
 	c.resolveStart()
 	c.markReady()
 }
@@ -364,6 +370,7 @@ func (c *client) connected() {
 	c.lz.lastUse = time.Now()
 	c.mu.Unlock()
 	c.lz.lastErr = nil
+	c.releaseReadyHold()
 	c.stopIdle()
 	if c.opt.cfg.IdleTimeoutMs > 0 {
 		c.lz.idle = time.NewTimer(ms(c.opt.cfg.IdleTimeoutMs))
