@@ -287,7 +287,8 @@ func refuseStopping(w http.ResponseWriter, msg string) {
 //   - /healthz answers 200 while the process answers at all.
 //   - /readyz answers 200 once the gateway serves the whole surface
 //     (Gateway.Readiness: every eager MCP server's tools, or its failure in
-//     dsh-host status, and every lazy server's catalog), and 503 with a
+//     dsh-host status once its retries have passed its startupTimeoutMs,
+//     and every lazy server's catalog), and 503 with a
 //     one-line reason before then and while the gateway drains; a reload
 //     does not take readiness back.
 //

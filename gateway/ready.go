@@ -137,7 +137,9 @@ func (g *Gateway) startingNow() (bool, string) {
 
 // Readiness reports whether the gateway serves the whole surface of the
 // composition it started with, for /readyz: the host's readiness (the
-// composition applied, no eager server still connecting), every lazy
+// composition applied, every entry started, no eager server still
+// connecting, nor retrying a failed first connection within its
+// startupTimeoutMs), every lazy
 // server's catalog listed, and the served tools, resources and prompts
 // caught up with them. Once ready, it stays so, like the host's: a reload
 // must not take every replica out of its load balancer at once.
