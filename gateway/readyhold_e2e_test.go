@@ -55,9 +55,15 @@ func TestReadyzWaitsForAnEagerServerRetryingItsFirstConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := retryingComposition(t, h, crash, 60_000)
-	if code, body := readyz(t, url); code != http.StatusServiceUnavailable ||
+	code, body := readyz(t, url)
+	if code != http.StatusServiceUnavailable ||
 		!strings.Contains(body, "entry fx") || !strings.Contains(body, "first connection failed") || !strings.Contains(body, "startupTimeoutMs (60000ms)") {
 		t.Errorf("/readyz while fx retries its first connection: %d %q, want 503 naming fx, why and the bound", code, body)
+	}
+	// /readyz asks for no token: the server's own words (its stderr, the
+	// crash file's path) stay in the status.
+	if strings.Contains(body, "crash") || strings.Contains(body, "exit status") {
+		t.Errorf("/readyz tells an unauthenticated caller the server's error: %q", body)
 	}
 	if err := os.Remove(crash); err != nil {
 		t.Fatal(err)

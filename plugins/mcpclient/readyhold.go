@@ -24,8 +24,10 @@ func (c *client) holdWhileRetrying(began time.Time) {
 		return
 	}
 	s := c.opt.scope
-	done := s.HoldReadiness(fmt.Sprintf("%s: the first connection failed (%v); retrying, waited for at most startupTimeoutMs (%dms) from its start",
-		c.label, c.lz.lastErr, c.opt.cfg.StartupTimeoutMs))
+	// The reason goes to /readyz, which asks for no token: the error (a
+	// server's stderr lines) stays in the status.
+	done := s.HoldReadiness(fmt.Sprintf("%s: the first connection failed (dsh-host status says why); retrying, waited for at most startupTimeoutMs (%dms) from its start",
+		c.label, c.opt.cfg.StartupTimeoutMs))
 	c.lz.readyHold = done
 	s.AfterFunc("readiness hold bound", left, done)
 }
