@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // DeepSeek's models, as its Models & Pricing page lists them
@@ -55,10 +56,11 @@ func knownWindow(model string) int {
 	return defaultWindow
 }
 
-// isDeepSeekURL says whether base is DeepSeek's API.
+// isDeepSeekURL says whether base is DeepSeek's API, its host written in
+// any case and with or without the root's trailing dot (the same host).
 func isDeepSeekURL(base string) bool {
 	u, err := url.Parse(base)
-	return err == nil && u.Hostname() == "api.deepseek.com"
+	return err == nil && strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), "api.deepseek.com")
 }
 
 // retiredModel says why model cannot be used on base: DeepSeek's API no
