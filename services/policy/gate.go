@@ -26,7 +26,10 @@ import (
 //     closed when every one of them is denied to the caller whatever the
 //     arguments, by the rules that cover the kind (so `tools:
 //     [mcp__fx__*]` → deny closes fx's resources too, a rule with `kinds:
-//     [tools]` does not). A server with no tools follows the default.
+//     [tools]` does not). A server with no tools registered (connecting,
+//     lazy without a catalog, its list failed) is judged as one tool with
+//     any name of its own: closed when rules that name tools (mcp__fx__*,
+//     *) deny it whatever the arguments; else it follows the default.
 
 // covers reports whether the rule applies to the doors of kind.
 func (r *rule) covers(kind string) bool {
@@ -82,6 +85,11 @@ type doorRules struct {
 	// rules covering the kind whose static conditions match it (step 2).
 	perTool []*toolRules
 	names   []string
+	// unlisted, for a server without tools, are the rules covering the
+	// kind that match any tool of its own (probe's name); nil when none of
+	// them names tools, which leaves the server to the default.
+	unlisted *toolRules
+	probe    string
 }
 
 // door returns the rules for server's doors of kind, cached until the
@@ -114,6 +122,22 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 		}
 		dr.perTool, dr.names = append(dr.perTool, tr), append(dr.names, d.Name)
 	}
+	if len(dr.perTool) == 0 {
+		// Its tools are not known: a rule that matches every name the
+		// server's tools get (mcp__fx__ and a raw name) would deny them.
+		dr.probe = "mcp__" + server + "__"
+		tr := &toolRules{version: version, server: server}
+		named := false
+		for _, r := range set.rules {
+			if r.covers(kind) && r.matchesTool(dr.probe, server, nil) {
+				tr.candidates = append(tr.candidates, r)
+				named = named || len(r.Tools) > 0
+			}
+		}
+		if named {
+			dr.unlisted = tr
+		}
+	}
 	set.perDoor.Store(key, dr)
 	return dr
 }
@@ -139,6 +163,9 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 		return nil
 	}
 	if len(dr.perTool) == 0 {
+		if dr.unlisted != nil && deniedWhatever(set, dr.unlisted, caller, dr.probe) {
+			return &Closed{Server: server, Kind: kind}
+		}
 		if set.def == Deny {
 			return &Closed{Server: server, Kind: kind, Rule: "default"}
 		}

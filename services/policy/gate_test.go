@@ -164,3 +164,45 @@ func BenchmarkGate(b *testing.B) {
 		})
 	}
 }
+
+// TestGateServerNotListedYet: a server whose tools are not registered
+// (still connecting, lazy without a catalog, its tools/list failed) is
+// not open by default to a caller whom the rules deny every tool of it
+// (tools: [mcp__docs__*]): mcp_read {"server": "docs"} would otherwise
+// read it, during a start or a reload, past the rule. A rule that names
+// only some of its tools, or none of its server, leaves it to the
+// default as before; the rules are read in order, an allow first opens.
+func TestGateServerNotListedYet(t *testing.T) {
+	reg := testTools(t) // docs has no tools registered
+	console := tools.Caller{Kind: tools.CallerConsole}
+	gateway := tools.Caller{Kind: tools.CallerGateway}
+	for _, c := range []struct {
+		name, config string
+		caller       tools.Caller
+		open         bool
+	}{
+		{"every tool denied", "rules:\n  - tools: [mcp__docs__*]\n    action: deny\n", console, false},
+		{"every tool of every server denied", "rules:\n  - tools: ['*']\n    action: deny\n", console, false},
+		{"denied to another caller", "rules:\n  - tools: [mcp__docs__*]\n    callers: [gateway]\n    action: deny\n", console, true},
+		{"denied to this caller", "rules:\n  - tools: [mcp__docs__*]\n    callers: [gateway]\n    action: deny\n", gateway, false},
+		{"one tool denied", "rules:\n  - tools: [mcp__docs__delete]\n    action: deny\n", console, true},
+		{"another server's tools denied", "rules:\n  - tools: [mcp__github__*]\n    action: deny\n", console, true},
+		{"allowed before", "rules:\n  - tools: [mcp__docs__*]\n    action: allow\n  - tools: ['*']\n    action: deny\n", console, true},
+		{"for tools only", "rules:\n  - tools: [mcp__docs__*]\n    kinds: [tools]\n    action: deny\n", console, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := policy.New(reg, parseConfig(t, c.config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Gate(c.caller, "docs", tools.KindResources)
+			var closed *policy.Closed
+			switch {
+			case c.open && err != nil:
+				t.Errorf("resources of docs: %v, want open", err)
+			case !c.open && !errors.As(err, &closed):
+				t.Errorf("resources of docs: %v, want closed", err)
+			}
+		})
+	}
+}
