@@ -106,6 +106,25 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 	if len(args) == 2 {
 		tool = args[1]
 	}
+	if digest == "" {
+		// Approve what this command showed, not what the server offers
+		// when it is run again (it may have changed in between).
+		r, err := p.Review(args[0], tool)
+		if err != nil {
+			return commands.Reply{Text: "trust: " + err.Error(), Error: true}
+		}
+		if r.Pending() {
+			again := "/policy trust " + strings.Join(args, " ")
+			if shown := p.pins.swapShown(again, r.Digest); shown != r.Digest {
+				text := r.Text()
+				if shown != "" {
+					text = "what was shown before changed since; nothing was approved. Now:\n" + text
+				}
+				return commands.Reply{Text: text + "or run " + again + " again to approve exactly this\n"}
+			}
+			digest = r.Digest
+		}
+	}
 	var released []string
 	var err error
 	if digest != "" {
@@ -134,6 +153,10 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 	r, err := p.Review(args[0], tool)
 	if err != nil {
 		return commands.Reply{Text: "review: " + err.Error(), Error: true}
+	}
+	if r.Pending() {
+		// A /policy trust of the same tools that follows approves this.
+		p.pins.swapShown("/policy trust "+strings.Join(args, " "), r.Digest)
 	}
 	return commands.Reply{Text: r.Text()}
 }

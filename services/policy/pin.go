@@ -146,6 +146,10 @@ type pins struct {
 	// upgraded is the servers whose format-1 pins were upgraded (logged once).
 	upgraded map[string]bool
 	cache    sync.Map // registered name -> *pinVerdict
+	// shown is, per /policy trust line, the digest of the review it
+	// showed last (swapShown).
+	shownMu sync.Mutex
+	shown   map[string]string
 }
 
 type pinVerdict struct {

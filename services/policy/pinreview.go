@@ -191,3 +191,17 @@ func (p *Policy) TrustDigest(server, tool, digest string) (released []string, er
 	}
 	return p.pins.trust(server, defs)
 }
+
+// swapShown records digest as the review /policy trust (the line again)
+// showed last, and returns the one it showed before ("" for none): run
+// again on the same definitions, the command approves them.
+func (p *pins) swapShown(again, digest string) string {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	if p.shown == nil {
+		p.shown = map[string]string{}
+	}
+	before := p.shown[again]
+	p.shown[again] = digest
+	return before
+}
