@@ -115,7 +115,8 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 		}
 		if r.Pending() {
 			again := "/policy trust " + strings.Join(args, " ")
-			if shown := p.pins.swapShown(again, r.Digest); shown != r.Digest {
+			if shown := p.pins.takeShown(again); shown != r.Digest {
+				p.pins.setShown(again, r.Digest)
 				text := r.Text()
 				if shown != "" {
 					text = "what was shown before changed since; nothing was approved. Now:\n" + text
@@ -156,7 +157,7 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 	}
 	if r.Pending() {
 		// A /policy trust of the same tools that follows approves this.
-		p.pins.swapShown("/policy trust "+strings.Join(args, " "), r.Digest)
+		p.pins.setShown("/policy trust "+strings.Join(args, " "), r.Digest)
 	}
 	return commands.Reply{Text: r.Text()}
 }

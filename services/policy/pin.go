@@ -147,7 +147,7 @@ type pins struct {
 	upgraded map[string]bool
 	cache    sync.Map // registered name -> *pinVerdict
 	// shown is, per /policy trust line, the digest of the review it
-	// showed last (swapShown).
+	// showed last (setShown).
 	shownMu sync.Mutex
 	shown   map[string]string
 }

@@ -192,16 +192,23 @@ func (p *Policy) TrustDigest(server, tool, digest string) (released []string, er
 	return p.pins.trust(server, defs)
 }
 
-// swapShown records digest as the review /policy trust (the line again)
-// showed last, and returns the one it showed before ("" for none): run
-// again on the same definitions, the command approves them.
-func (p *pins) swapShown(again, digest string) string {
+// setShown records digest as the review the /policy trust line again
+// (or the review of its tools) showed last; takeShown returns it ("" for
+// none) and forgets it: run again on the same definitions, the command
+// approves them once, and a later run shows its review first.
+func (p *pins) setShown(again, digest string) {
 	p.shownMu.Lock()
 	defer p.shownMu.Unlock()
 	if p.shown == nil {
 		p.shown = map[string]string{}
 	}
-	before := p.shown[again]
 	p.shown[again] = digest
-	return before
+}
+
+func (p *pins) takeShown(again string) string {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	d := p.shown[again]
+	delete(p.shown, again)
+	return d
 }
