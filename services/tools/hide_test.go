@@ -58,12 +58,20 @@ func TestOnHide(t *testing.T) {
 	}
 }
 
-// TestOnHidePanics: a hook that panics is logged and hides nothing.
+// TestOnHidePanics: a hook that panics is logged and hides the tool it
+// could not decide (fail closed: the policy's hook withholds a changed
+// definition from a model), and only that one.
 func TestOnHidePanics(t *testing.T) {
 	r := tools.New(&tools.Options{Logger: slog.New(slog.DiscardHandler)})
 	mustRegister(t, r, noop("a"))
-	r.OnHide(testScope(t), func(tools.Caller, *tools.Definition) bool { panic("hook bug") })
-	if got := r.Names(testCaller); !cmp.Equal(got, []string{"a"}) {
-		t.Errorf("Names = %v, want [a]", got)
+	mustRegister(t, r, noop("b"))
+	r.OnHide(testScope(t), func(_ tools.Caller, d *tools.Definition) bool {
+		if d.Name == "a" {
+			panic("hook bug")
+		}
+		return false
+	})
+	if got := r.Names(testCaller); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("Names = %v, want [b]", got)
 	}
 }
