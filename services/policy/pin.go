@@ -27,6 +27,9 @@ type pinned struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Meta is the tool's _meta, which the gateway serves with it and some
+	// clients give their model (a widget's description).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // pinnedOf reads def's MCP listing (the registry's description may be
@@ -47,7 +50,7 @@ func pinnedOf(def *tools.Definition) pinned {
 	if len(def.InputSchema) > 0 {
 		p.InputSchema = def.InputSchema
 	}
-	p.InputSchema, p.OutputSchema, p.Annotations = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations)
+	p.InputSchema, p.OutputSchema, p.Annotations, p.Meta = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations), canonical(p.Meta)
 	return p
 }
 
@@ -224,7 +227,7 @@ func (p *pins) check(def *tools.Definition) *Held {
 	if ok && rec.Format == 0 && rec.Digest == digest {
 		return nil
 	}
-	if ok && rec.Format == 1 && legacyMatch(rec, cur) {
+	if ok && rec.Format != 0 && legacyMatch(rec, cur) {
 		p.upgradeLegacy(server, def)
 		return nil
 	}

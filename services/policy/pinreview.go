@@ -121,7 +121,7 @@ func (p *pins) review(server, tool string, defs []tools.Definition) (*Review, er
 			rec, ok = f.Tools[cur.Name]
 		}
 		switch {
-		case ok && rec.Format == 0 && rec.Digest == t.Digest, ok && rec.Format == 1 && legacyMatch(rec, cur):
+		case ok && rec.Format == 0 && rec.Digest == t.Digest, ok && rec.Format != 0 && legacyMatch(rec, cur):
 			t.State = "trusted"
 		case ok:
 			t.State = "changed"
