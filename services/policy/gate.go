@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	celast "github.com/google/cel-go/common/ast"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -90,6 +92,9 @@ type doorRules struct {
 	// them names tools, which leaves the server to the default.
 	unlisted *toolRules
 	probe    string
+	// closes are the deny rules among these whose `when`, failing on a
+	// door, applies (failsClosed).
+	closes map[*rule]bool
 }
 
 // door returns the rules for server's doors of kind, cached until the
@@ -138,6 +143,12 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 			dr.unlisted = tr
 		}
 	}
+	dr.closes = map[*rule]bool{}
+	for _, r := range set.rules {
+		if r.prog != nil && failsClosed(r) {
+			dr.closes[r] = true
+		}
+	}
 	set.perDoor.Store(key, dr)
 	return dr
 }
@@ -153,7 +164,11 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 			continue
 		}
 		if r.prog != nil {
-			if holds, known := ev.decides(r.prog); !known || !holds {
+			holds, known := ev.decides(r.prog)
+			if !known && dr.closes[r] {
+				return &Closed{Server: server, Kind: kind, Rule: r.where}
+			}
+			if !known || !holds {
 				continue
 			}
 		}
@@ -163,7 +178,7 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 		return nil
 	}
 	if len(dr.perTool) == 0 {
-		if dr.unlisted != nil && deniedWhatever(set, dr.unlisted, caller, dr.probe) {
+		if dr.unlisted != nil && deniedWhatever(set, dr.unlisted, caller, dr.probe, dr.closes) {
 			return &Closed{Server: server, Kind: kind}
 		}
 		if set.def == Deny {
@@ -172,7 +187,7 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 		return nil
 	}
 	for i, tr := range dr.perTool {
-		if !deniedWhatever(set, tr, caller, dr.names[i]) {
+		if !deniedWhatever(set, tr, caller, dr.names[i], dr.closes) {
 			return nil
 		}
 	}
@@ -181,8 +196,8 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 
 // deniedWhatever reports whether tr's rules deny every call of caller to
 // the tool name, whatever the arguments: alwaysDenied, over the
-// candidates of one kind.
-func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name string) bool {
+// candidates of one kind; a rule in closes whose `when` fails denies.
+func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name string, closes map[*rule]bool) bool {
 	var ev *evalInput
 	for _, r := range tr.candidates {
 		if len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind) {
@@ -196,6 +211,8 @@ func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name strin
 			switch {
 			case known && !holds:
 				continue
+			case !known && closes[r]:
+				return true
 			case !known && r.Action == Deny:
 				continue
 			case !known:
@@ -205,4 +222,33 @@ func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name strin
 		return r.Action == Deny
 	}
 	return set.def == Deny
+}
+
+// failsClosed reports whether r, whose `when` failed on a door, applies:
+// a deny rule does unless the failure may be the arguments' (its `when`
+// reads args, which a door has not): what the caller or the server alone
+// cannot decide is a gate that cannot decide.
+func failsClosed(r *rule) bool {
+	return r.Action == Deny && !readsArgs(r.When)
+}
+
+// readsArgs reports whether the `when` expression reads args; false
+// when it cannot tell (the rule then applies: fail closed). It compiles
+// the expression again (door rules are cached until the tools change).
+func readsArgs(when string) bool {
+	env, err := newCELEnv()
+	if err != nil {
+		return false
+	}
+	a, iss := env.Compile(when)
+	if iss.Err() != nil {
+		return false
+	}
+	reads := false
+	celast.PreOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.IdentKind && e.AsIdent() == "args" {
+			reads = true
+		}
+	}))
+	return reads
 }

@@ -206,3 +206,49 @@ func TestGateServerNotListedYet(t *testing.T) {
 		})
 	}
 }
+
+// TestGateDenyWhenErrorsCloses: a deny rule whose `when` fails on a door
+// for a reason other than the arguments a door does not have (an index
+// past a caller's empty groups, a key its identity lacks) applies, as an
+// erroring `when` of a deny rule does on a call: the gate cannot decide,
+// so the door stays closed. A `when` that reads args still passes over
+// doors.
+func TestGateDenyWhenErrorsCloses(t *testing.T) {
+	reg := testTools(t)
+	nobody := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "x"}}
+	admin := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "a", Groups: []string{"admins"}}}
+	for _, c := range []struct {
+		name, when string
+		caller     tools.Caller
+		open       bool
+	}{
+		{"index past empty groups", `caller.groups[0] != "admins"`, nobody, false},
+		{"index, admin", `caller.groups[0] != "admins"`, admin, true},
+		{"missing key", `caller.nothing == "x"`, admin, false},
+		{"reads args", `args.path.startsWith("/etc")`, nobody, true},
+		{"reads args after the caller", `caller.groups[0] == "x" || args.q == 1`, nobody, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			config := "rules:\n  - servers: [github]\n    when: '" + c.when + "'\n    action: deny\n"
+			p, err := policy.New(reg, parseConfig(t, config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{tools.KindResources, tools.KindPrompts} {
+				err := p.Gate(c.caller, "github", kind)
+				if c.open != (err == nil) {
+					t.Errorf("%s of github: %v, want open %v", kind, err, c.open)
+				}
+			}
+			// The same rule naming the server's tools: a door follows them.
+			config = "rules:\n  - tools: [mcp__github__*]\n    when: '" + c.when + "'\n    action: deny\n"
+			p, err = policy.New(reg, parseConfig(t, config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Gate(c.caller, "github", tools.KindResources); c.open != (err == nil) {
+				t.Errorf("by its tools: %v, want open %v", err, c.open)
+			}
+		})
+	}
+}
