@@ -51,4 +51,12 @@ func TestTrustCommandApprovesWhatItShowed(t *testing.T) {
 			rewrite("Title B")
 		}
 	}
+	// /policy review shows what the next /policy trust approves.
+	rewrite("Title E")
+	if r := h.Command("/policy review fx ping"); !strings.Contains(r.Text, `+ "Title E"`) || offered(h, "mcp__fx__ping") {
+		t.Fatalf("/policy review: %+v", r)
+	}
+	if r := h.Command("/policy trust fx ping"); r.Error || !offered(h, "mcp__fx__ping") {
+		t.Fatalf("/policy trust after /policy review: %+v; want what the review showed approved", r)
+	}
 }
