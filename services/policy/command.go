@@ -124,15 +124,13 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 				return commands.Reply{Text: text + "or run " + again + " again to approve exactly this\n"}
 			}
 			digest = r.Digest
+		} else {
+			// Nothing to approve: recording the definitions now could
+			// approve a change that came after the review.
+			return commands.Reply{Text: fmt.Sprintf("nothing of %s was held; its current definitions are trusted", args[0])}
 		}
 	}
-	var released []string
-	var err error
-	if digest != "" {
-		released, err = p.TrustDigest(args[0], tool, digest)
-	} else {
-		released, err = p.Trust(args[0], tool)
-	}
+	released, err := p.TrustDigest(args[0], tool, digest)
 	if err != nil {
 		return commands.Reply{Text: "trust: " + err.Error(), Error: true}
 	}

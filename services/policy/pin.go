@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -373,15 +372,6 @@ func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
 		return true
 	}
 	return p.alwaysDenied(caller, def.Name)
-}
-
-// Trust approves the current definitions of server's tools (only tool's,
-// when not ""), releasing those held; see `dsh-host trust`.
-func (p *Policy) Trust(server, tool string) (released []string, err error) {
-	if p.pins == nil {
-		return nil, errors.New("this policy keeps no pins (pins.dir is empty)")
-	}
-	return p.pins.Trust(server, tool)
 }
 
 // Held returns the tools the policy holds now.
