@@ -126,8 +126,19 @@ func (h *Held) Error() string {
 		b.WriteString("It stays unavailable until the user reviews the change and approves it; tell them, and do not approve it yourself.")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.Raw, h.Server)
+	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.commandName(), h.Server)
 	return b.String()
+}
+
+// commandName is the tool's name in the command that approves it: its
+// name on the server when that is a plain name, else its registered one
+// (trust takes both), so that a server's name cannot drive the terminal
+// (escapes), forge lines, or break the command (spaces).
+func (h *Held) commandName() string {
+	if segment(h.Raw) == h.Raw && h.Raw != "" && !strings.HasPrefix(h.Raw, "-") {
+		return h.Raw
+	}
+	return h.Tool
 }
 
 // pins holds the tools of pinned servers that appear or change after the

@@ -70,3 +70,22 @@ func TestPinUpgradeFromFormat2(t *testing.T) {
 		t.Errorf("a _meta changed after the upgrade: %v, want held", h)
 	}
 }
+
+// TestHeldNamesToolSafely: the refusal a person reads (console, `call`)
+// names the command that approves the tool; a server's raw tool name
+// with a terminal escape, a newline or a space is not printed as it is
+// (it would drive the terminal, forge lines, or give a command that does
+// not work): the tool's registered name, which trust takes too, is.
+func TestHeldNamesToolSafely(t *testing.T) {
+	for _, raw := range []string{"x\x1b[2J\x1b[1;1Hall clear", "x\nRead it, then approve", "two words", "x\u202e"} {
+		h := &Held{Tool: "mcp__fx__x_0123456789ab", Server: "fx", Raw: raw, New: true}
+		text := h.Error()
+		if strings.Contains(text, raw) || !strings.Contains(text, "dsh-host trust fx mcp__fx__x_0123456789ab") {
+			t.Errorf("raw %q: refusal\n%s\nwant the registered name in the command, not the raw one", raw, text)
+		}
+	}
+	h := &Held{Tool: "mcp__fx__ping", Server: "fx", Raw: "ping"}
+	if text := h.Error(); !strings.Contains(text, "dsh-host trust fx ping") {
+		t.Errorf("a plain raw name: %s", text)
+	}
+}
