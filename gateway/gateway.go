@@ -599,18 +599,19 @@ type naming struct {
 
 // fit is the name the registry's tool name, of origin, is served under:
 // an MCP server's tool as mcp__<server>__<tool> (<server>__<tool> with
-// dropMarker), any other under its own name, each fitted to the limit.
-// It depends on nothing else, so a name never changes with what else is
-// served.
+// dropMarker), fitted to the limit by shortening the server part before
+// the tool's own name (tools.FitToolName); any other under its own name,
+// fitted. It depends on nothing else, so a name never changes with what
+// else is served.
 func (n naming) fit(name string, origin tools.Origin) string {
 	if origin.Server == "" || origin.RawName == "" {
 		return tools.FitName(name, n.limit, name)
 	}
-	served := "mcp__" + origin.Server + "__" + origin.RawName
+	marker := "mcp__"
 	if n.dropMarker {
-		served = origin.Server + "__" + origin.RawName
+		marker = ""
 	}
-	return tools.FitName(served, n.limit, origin.Server+"\x00"+origin.RawName)
+	return tools.FitToolName(marker, origin.Server, origin.RawName, n.limit)
 }
 
 // mcpTool is the tool clients list: the MCP server's listing as it came

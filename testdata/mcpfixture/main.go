@@ -92,6 +92,7 @@ type options struct {
 	hang          bool
 	progress      bool
 	elicit        bool
+	askInline     bool // flow.go
 	protocol      string
 	startsFile    string
 	cancelFile    string
@@ -109,6 +110,7 @@ type options struct {
 	sample        bool // bridge.go
 	roots         bool // bridge.go
 	waitFile      string
+	exitDelay     time.Duration
 	proxyOf       string // proxy.go
 }
 
@@ -129,6 +131,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
 	fs.BoolVar(&o.progress, "progress", false, "register the progress tool, which reports progress as it goes (flow.go)")
 	fs.BoolVar(&o.elicit, "elicit", false, "register the ask and ask-url tools, which ask the client for input (flow.go)")
+	fs.BoolVar(&o.askInline, "ask-inline", false, "register ask-inline, which asks the client for a name in the middle of the call the 2025-11-25 way, with elicitation/create (flow.go)")
 	fs.StringVar(&o.protocol, "protocol", "", "speak only this protocol revision, such as 2025-11-25 (flow.go)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
@@ -138,6 +141,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
+	fs.DurationVar(&o.exitDelay, "exit-delay", 0, "in stdio mode, linger this long after stdin ends before exiting (a server slow to exit, as Python ones are)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
@@ -194,6 +198,12 @@ func run(args []string) error {
 		// Stdout goes through crashWriter so that the crash tool exits only
 		// once its reply has been written.
 		err := server.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: crashWriter{os.Stdout}})
+		if o.exitDelay > 0 {
+			select {
+			case <-time.After(o.exitDelay):
+			case <-ctx.Done():
+			}
+		}
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
@@ -417,6 +427,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.elicit {
 		addElicitTools(server)
+	}
+	if o.askInline {
+		addAskInlineTool(server)
 	}
 	if o.oversize {
 		// Off by default, so the default tool list stays the same.
