@@ -43,13 +43,13 @@ func checkProfile(c *config) error {
 }
 
 // isGeminiURL says whether base is one of Google's APIs, which take
-// Gemini's schemas.
+// Gemini's schemas; its host in any case, with or without the root's dot.
 func isGeminiURL(base string) bool {
 	u, err := url.Parse(base)
 	if err != nil {
 		return false
 	}
-	h := u.Hostname()
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	return h == "generativelanguage.googleapis.com" || strings.HasSuffix(h, "aiplatform.googleapis.com")
 }
 

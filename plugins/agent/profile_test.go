@@ -73,6 +73,10 @@ func TestSchemaProfileConfig(t *testing.T) {
 		{"auto", "https://generativelanguage.googleapis.com/v1beta/openai", profileGemini},
 		{"auto", "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/endpoints/openapi", profileGemini},
 		{"auto", "https://api.deepseek.com", profileStandard},
+		// A host in another case, or with the root's dot, is the same host.
+		{"auto", "https://GenerativeLanguage.googleapis.com./v1beta/openai", profileGemini},
+		{"auto", "https://US-Central1-AIPlatform.googleapis.com/v1/x", profileGemini},
+		{"auto", "https://generativelanguage.googleapis.com.evil.example/v1", profileStandard},
 		{"standard", "https://generativelanguage.googleapis.com/v1beta/openai", profileStandard},
 		{"gemini", "http://127.0.0.1:8080", profileGemini},
 	} {
