@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -93,7 +94,7 @@ type doorRules struct {
 	unlisted *toolRules
 	probe    string
 	// closes are the deny rules among these whose `when`, failing on a
-	// door, applies (failsClosed).
+	// door, applies (closingRules).
 	closes map[*rule]bool
 }
 
@@ -143,12 +144,7 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 			dr.unlisted = tr
 		}
 	}
-	dr.closes = map[*rule]bool{}
-	for _, r := range set.rules {
-		if r.prog != nil && failsClosed(r) {
-			dr.closes[r] = true
-		}
-	}
+	dr.closes = closingRules(set)
 	set.perDoor.Store(key, dr)
 	return dr
 }
@@ -224,22 +220,32 @@ func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name strin
 	return set.def == Deny
 }
 
-// failsClosed reports whether r, whose `when` failed on a door, applies:
-// a deny rule does unless the failure may be the arguments' (its `when`
-// reads args, which a door has not): what the caller or the server alone
-// cannot decide is a gate that cannot decide.
-func failsClosed(r *rule) bool {
-	return r.Action == Deny && !readsArgs(r.When)
+// closesKey keeps closingRules' answer among the door rules (no kind is
+// empty, so no door's key is this).
+const closesKey = "\x00closes"
+
+// closingRules returns the deny rules of set whose `when`, failing on a
+// door, applies: those that do not read args (a door has none), so that
+// what the caller or the server alone cannot decide is a gate that cannot
+// decide. Computed once per rule set.
+func closingRules(set *ruleSet) map[*rule]bool {
+	if v, ok := set.perDoor.Load(closesKey); ok {
+		return v.(map[*rule]bool)
+	}
+	closes := map[*rule]bool{}
+	env, envErr := newCELEnv()
+	for _, r := range set.rules {
+		if r.prog != nil && r.Action == Deny && (envErr != nil || !readsArgs(env, r.When)) {
+			closes[r] = true
+		}
+	}
+	set.perDoor.Store(closesKey, closes)
+	return closes
 }
 
 // readsArgs reports whether the `when` expression reads args; false
-// when it cannot tell (the rule then applies: fail closed). It compiles
-// the expression again (door rules are cached until the tools change).
-func readsArgs(when string) bool {
-	env, err := newCELEnv()
-	if err != nil {
-		return false
-	}
+// when it cannot tell (the rule then applies: fail closed).
+func readsArgs(env *cel.Env, when string) bool {
 	a, iss := env.Compile(when)
 	if iss.Err() != nil {
 		return false
