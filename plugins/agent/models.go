@@ -27,8 +27,7 @@ type knownModel struct {
 	peak price
 }
 
-// known returns what is published of model (values, not package
-// variables: nothing can change them under another host).
+// known returns what is published of model.
 func known(model string) (knownModel, bool) {
 	switch model {
 	case "deepseek-flash", "deepseek-v4-flash":
