@@ -225,7 +225,8 @@ func deniedWhatever(set *ruleSet, tr *toolRules, caller tools.Caller, name strin
 const closesKey = "\x00closes"
 
 // closingRules returns the deny rules of set whose `when`, failing on a
-// door, applies: those that do not read args (a door has none), so that
+// door, applies: those that do not say onError: skip nor read args (a
+// door has none: a failure may be theirs), so that
 // what the caller or the server alone cannot decide is a gate that cannot
 // decide. Computed once per rule set.
 func closingRules(set *ruleSet) map[*rule]bool {
@@ -235,7 +236,7 @@ func closingRules(set *ruleSet) map[*rule]bool {
 	closes := map[*rule]bool{}
 	env, envErr := newCELEnv()
 	for _, r := range set.rules {
-		if r.prog != nil && r.Action == Deny && (envErr != nil || !readsArgs(env, r.When)) {
+		if r.prog != nil && r.Action == Deny && r.failsClosed() && (envErr != nil || !readsArgs(env, r.When)) {
 			closes[r] = true
 		}
 	}

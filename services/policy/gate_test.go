@@ -228,6 +228,7 @@ func TestGateDenyWhenErrorsCloses(t *testing.T) {
 		{"missing key", `caller.nothing == "x"`, admin, false},
 		{"reads args", `args.path.startsWith("/etc")`, nobody, true},
 		{"reads args after the caller", `caller.groups[0] == "x" || args.q == 1`, nobody, true},
+		{"onError skip", `caller.groups[0] != "admins"` + "'\n    onError: 'skip", nobody, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			config := "rules:\n  - servers: [github]\n    when: '" + c.when + "'\n    action: deny\n"
