@@ -2,8 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/url"
-	"strings"
 )
 
 // DeepSeek's models, as its Models & Pricing page lists them
@@ -51,11 +49,9 @@ func knownWindow(model string) int {
 	return defaultWindow
 }
 
-// isDeepSeekURL says whether base is DeepSeek's API, its host written in
-// any case and with or without the root's trailing dot (the same host).
+// isDeepSeekURL says whether base is DeepSeek's API.
 func isDeepSeekURL(base string) bool {
-	u, err := url.Parse(base)
-	return err == nil && strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), "api.deepseek.com")
+	return apiHost(base) == "api.deepseek.com"
 }
 
 // retiredModel says why model cannot be used on base: DeepSeek's API no

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -43,13 +42,9 @@ func checkProfile(c *config) error {
 }
 
 // isGeminiURL says whether base is one of Google's APIs, which take
-// Gemini's schemas; its host in any case, with or without the root's dot.
+// Gemini's schemas.
 func isGeminiURL(base string) bool {
-	u, err := url.Parse(base)
-	if err != nil {
-		return false
-	}
-	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	h := apiHost(base)
 	return h == "generativelanguage.googleapis.com" || strings.HasSuffix(h, "aiplatform.googleapis.com")
 }
 
