@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
 // Teardown bounds for a stdio server: after stdin is closed the child gets
@@ -48,6 +50,12 @@ type Transport struct {
 	// and Env: the instance scope's Environ, which leaves out the
 	// variables the composition names as secret. Nil means os.Environ.
 	Environ func() []string
+	// Sandbox is what the server may do (package sandbox); the zero
+	// value is sandbox.DefaultMode with nothing beyond the defaults.
+	Sandbox sandbox.Config
+	// Roots are the directories the server may work in: the sandbox
+	// grants them for reading and writing.
+	Roots []string
 
 	// proc is the process Connect started, for Explain.
 	proc *process
@@ -97,17 +105,24 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
+	launch, err := sandbox.Start(cmd, t.Sandbox, t.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("start %q: %w", t.Command, err)
+	}
+	t.logLaunch(launch)
 	// Pipes of our own rather than cmd's: Wait then reaps the child as
 	// soon as it exits (its status explains a failed start) without
 	// closing the stdout go-sdk may still be reading.
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
@@ -119,11 +134,13 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
 	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
+		launch.Cleanup()
 		close(p.exited)
 	}()
 	t.proc = p
@@ -139,6 +156,29 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	return &stdioConn{Connection: conn, p: p, stdout: outR, release: release}, nil
+}
+
+// warned keeps the sandbox warnings logged, so that each is logged once
+// per host process rather than at every start of every server.
+var warned sync.Map
+
+// logLaunch logs what the sandbox enforces for the server.
+func (t *Transport) logLaunch(l *sandbox.Launch) {
+	if t.Logger == nil {
+		return
+	}
+	if l.Warning != "" {
+		if _, seen := warned.LoadOrStore(l.Warning, true); !seen {
+			t.Logger.Warn(l.Warning)
+		}
+		return
+	}
+	if l.Sandboxed {
+		t.Logger.Debug(l.Report)
+		for _, n := range l.Notes {
+			t.Logger.Warn("sandbox: " + n)
+		}
+	}
 }
 
 // stdinCloser is the child's stdin; closing it ends the child the way the
