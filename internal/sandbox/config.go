@@ -29,7 +29,9 @@ const DefaultMode = ModeOff
 // Config is the sandbox key of a stdio entry: what the server may do
 // beyond what it needs to run (defaults.go).
 type Config struct {
-	// Mode is auto, strict or off.
+	// Mode is auto, strict or off; unset, it is auto when the block
+	// grants anything (asking for grants is asking for the sandbox), else
+	// DefaultMode.
 	Mode string `yaml:"mode"`
 	// Read and Write are absolute paths (or ~/...) the server may read,
 	// and read and write, besides the defaults.
@@ -39,6 +41,17 @@ type Config struct {
 	// listen on: none by default, or any.
 	Connect Ports `yaml:"connect"`
 	Bind    Ports `yaml:"bind"`
+}
+
+// EffectiveMode is the mode c runs under.
+func (c Config) EffectiveMode() string {
+	switch {
+	case c.Mode != "":
+		return c.Mode
+	case c.Set():
+		return ModeAuto
+	}
+	return DefaultMode
 }
 
 // Set reports whether any key besides mode was given.
@@ -109,7 +122,7 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func (c Config) Validate() []error {
 	var errs []error
 	switch c.Mode {
-	case ModeAuto, ModeStrict, ModeOff:
+	case "", ModeAuto, ModeStrict, ModeOff:
 	default:
 		errs = append(errs, &KeyError{"mode", fmt.Errorf("%q must be auto, strict or off", c.Mode)})
 	}

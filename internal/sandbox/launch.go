@@ -70,10 +70,7 @@ var Support = support
 // why (strict mode on a system without Landlock, a path to grant that
 // does not exist, a binary without the hook).
 func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
-	mode := cfg.Mode
-	if mode == "" {
-		mode = DefaultMode
-	}
+	mode := cfg.EffectiveMode()
 	if mode == ModeOff {
 		return &Launch{Report: "not sandboxed (sandbox.mode: off)"}, nil
 	}
