@@ -77,6 +77,11 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err // it would not start anyway
 	}
+	if err := executable(cmd.Path); err != nil {
+		// Fail here as an unsandboxed start would, rather than in
+		// the launcher, after a process start.
+		return nil, err
+	}
 	abi, why := Support()
 	if abi == 0 {
 		if mode == ModeStrict {
@@ -144,6 +149,18 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	cmd.Args = []string{self, marker}
 	return &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes,
 		Report: fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s", min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind)}, nil
+}
+
+// executable returns the error exec would give starting path, if any.
+func executable(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return &os.PathError{Op: "fork/exec", Path: path, Err: errors.Unwrap(err)}
+	case st.IsDir() || st.Mode()&0o111 == 0:
+		return &os.PathError{Op: "fork/exec", Path: path, Err: os.ErrPermission}
+	}
+	return nil
 }
 
 // Main is the hook every binary of the project calls first in main (and

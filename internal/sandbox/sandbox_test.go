@@ -158,3 +158,18 @@ func TestEffectiveMode(t *testing.T) {
 		t.Errorf("explicit off: %s", m)
 	}
 }
+
+// TestMissingCommandFailsAtStart: a command that does not exist fails in
+// Start, as exec would, not in a launcher started for nothing.
+func TestMissingCommandFailsAtStart(t *testing.T) {
+	if abi, _ := Support(); abi == 0 {
+		t.Skip("no Landlock: Start never re-executes here")
+	}
+	cmd := exec.Command("/nonexistent/mcp-server")
+	if _, err := Start(cmd, Config{Mode: ModeAuto}, nil); err == nil || !strings.Contains(err.Error(), "fork/exec /nonexistent/mcp-server: no such file or directory") {
+		t.Errorf("Start = %v, want exec's error", err)
+	}
+	if _, err := Start(exec.Command(t.TempDir()), Config{Mode: ModeAuto}, nil); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("Start of a directory = %v, want exec's error", err)
+	}
+}

@@ -68,6 +68,9 @@ type process struct {
 	exited chan struct{} // closed once cmd.Wait returned
 	err    error         // cmd.Wait's, set before exited closes
 	stdout *jsonLines
+	// sandboxed is set when the server runs in the sandbox, which may
+	// then be why it failed.
+	sandboxed bool
 	// hostStopped is set when the host began stopping the server while
 	// its stdout was still open: an exit after that is the host's doing.
 	hostStopped atomic.Bool
@@ -137,7 +140,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
-	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{}), sandboxed: launch.Sandboxed}
 	go func() {
 		p.err = cmd.Wait()
 		launch.Cleanup()
@@ -269,7 +272,7 @@ func (t *Transport) Explain(ctx context.Context, err error) error {
 			// have stopped it. An exit code of its own (not the 0
 			// of a closed stdin, nor the host's signal) tells.
 			if p.waitExit(pipeDrainDelay) && ownExit(p.err) {
-				return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p), err)
+				return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p)+sandboxHint(p), err)
 			}
 			return err // stopped for what err says
 		}
@@ -290,7 +293,16 @@ func (t *Transport) Explain(ctx context.Context, err error) error {
 	if !exited {
 		return err
 	}
-	return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p), err)
+	return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p)+sandboxHint(p), err)
+}
+
+// sandboxHint says, for a sandboxed server that exited, that the sandbox
+// may be why, and which keys widen it.
+func sandboxHint(p *process) string {
+	if !p.sandboxed {
+		return ""
+	}
+	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: widen sandbox.read, sandbox.write or sandbox.connect, or set sandbox.mode: off (docs/sandbox.md)"
 }
 
 // explained is err with why in front, still matching err.

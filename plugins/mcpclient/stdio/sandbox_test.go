@@ -204,3 +204,37 @@ func TestSandboxGrants(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxedExitNamesTheKeys: a sandboxed server that dies at start
+// (here a shell refused the key it reads) gets an error that says the
+// sandbox may be the cause and which keys widen it; unsandboxed, the
+// same failure does not blame the sandbox.
+func TestSandboxedExitNamesTheKeys(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	w := newProbeWorld(t)
+	for _, mode := range []string{sandbox.ModeStrict, sandbox.ModeOff} {
+		tr := &Transport{Command: "/bin/sh", Args: []string{"-c", `cat "$HOME/.ssh/id_rsa" >/dev/null || exit 3; exit 4`},
+			Env: map[string]string{"HOME": w.home}, Logger: slog.New(slog.DiscardHandler), Sandbox: sandbox.Config{Mode: mode}}
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		_, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err == nil {
+			cancel()
+			t.Fatalf("mode %s: connect succeeded", mode)
+		}
+		err = tr.Explain(ctx, err)
+		cancel()
+		switch mode {
+		case sandbox.ModeStrict:
+			if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), "widen sandbox.read") {
+				t.Errorf("sandboxed: %v\nwant exit 3, the refusal and the keys", err)
+			}
+		default:
+			if !strings.Contains(err.Error(), "exit status 4") || strings.Contains(err.Error(), "sandbox") {
+				t.Errorf("unsandboxed: %v\nwant exit 4 without a sandbox hint", err)
+			}
+		}
+	}
+}
