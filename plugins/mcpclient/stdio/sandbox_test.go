@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -236,5 +237,36 @@ func TestSandboxedExitNamesTheKeys(t *testing.T) {
 				t.Errorf("unsandboxed: %v\nwant exit 4 without a sandbox hint", err)
 			}
 		}
+	}
+}
+
+// TestSandboxedGoRun: the in-repo fixture started the way the default
+// composition starts it, `go run ./testdata/mcpfixture` from the module
+// root, works under strict with nothing granted beyond the defaults (Go's
+// root, module cache and build cache, the module).
+func TestSandboxedGoRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	if testing.Short() {
+		t.Skip("go run compiles the fixture")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	tr := &Transport{Command: goBin, Args: []string{"run", "./testdata/mcpfixture"}, Dir: mcptest.ModuleRoot(t),
+		Logger: slog.New(slog.DiscardHandler), Sandbox: sandbox.Config{Mode: sandbox.ModeStrict}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(tr.Explain(ctx, err))
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil || !strings.Contains(strings.Join(mcptest.Texts(res), ""), "5") {
+		t.Errorf("add = %v, %v", res, err)
 	}
 }
