@@ -13,8 +13,9 @@ import (
 
 // systemRead are what any program needs to read to run: shared libraries,
 // the runtimes installed with the system, configuration and certificates
-// (/etc), the kernel's views of the process (/proc, /sys) and the
-// resolver's files. A missing one is left out.
+// (/etc), the kernel's views (/sys; of /proc, only the server's own and
+// the system's entries: procRules) and the resolver's files. A missing
+// one is left out.
 var systemRead = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
 	"/proc", "/sys", "/nix/store", "/run/systemd/resolve",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -50,6 +51,10 @@ func enforceAndExec(s *spec) error {
 		}
 	}
 	for _, p := range s.Read {
+		if p == "/proc" {
+			rules = append(rules, procRules()...)
+			continue
+		}
 		rules = append(rules, pathRule(p, false))
 	}
 	for _, p := range s.Write {
@@ -77,6 +82,28 @@ func enforceAndExec(s *spec) error {
 	}
 	err = syscall.Exec(s.Path, s.Argv, os.Environ())
 	return fmt.Errorf("exec %s: %w", s.Path, err)
+}
+
+// procRules grant /proc without the other processes' directories: a
+// server may read its own (/proc/self, this process's once it execs) and
+// the system's entries (cpuinfo, meminfo, sys, ...), but not the host's
+// /proc/PID/environ, which Landlock's ptrace scoping leaves readable and
+// which holds the secrets the environment scrub keeps from the server.
+// A process the server starts cannot read its own /proc/PID either.
+func procRules() []landlock.Rule {
+	rules := []landlock.Rule{landlock.RODirs("/proc/self")}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return rules
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.Type()&os.ModeSymlink != 0 || strings.Trim(name, "0123456789") == "" {
+			continue // self, thread-self, net, mounts: into a PID's directory
+		}
+		rules = append(rules, pathRule("/proc/"+name, false))
+	}
+	return rules
 }
 
 // pathRule grants p: a directory's files and subdirectories, or a file

@@ -134,7 +134,8 @@ func callProbe(t *testing.T, cs *mcp.ClientSession, tool, target string) string 
 
 // TestSandboxRefusesWhatWasNotGranted: inside the sandbox the server
 // cannot read a key under the user's home, write outside its grants,
-// connect to a loopback port not granted, nor signal the host; with
+// connect to a loopback port not granted, read the host's environment
+// through /proc, nor signal the host; with
 // mode off the same probes succeed, so the refusals are the sandbox's.
 func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -152,6 +153,9 @@ func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	if abi >= 4 {
 		probes = append(probes, probe{"connect", w.addr, "permission denied"})
 	}
+	// The host's environment through /proc: Landlock refuses a domain's
+	// process ptrace-class access to a process outside it.
+	probes = append(probes, probe{"read", "/proc/" + host + "/environ", "permission denied"})
 	if abi >= 6 {
 		probes = append(probes, probe{"signal", host, "operation not permitted"})
 	}
