@@ -52,6 +52,14 @@ func runProbe() {
 		}
 		return err
 	})
+	probe("exec", func(path string) error { return exec.Command(path).Run() })
+	probe("unix", func(addr string) error {
+		c, err := net.DialTimeout("unix", addr, 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
 	probe("signal", func(pid string) error {
 		n, err := strconv.Atoi(pid)
 		if err != nil {
@@ -82,6 +90,9 @@ func needLandlock(t *testing.T) int {
 type probeWorld struct {
 	home, secret, outside, addr string
 	port                        int
+	// tool is an executable outside the grants; abstract is an abstract
+	// unix socket the test listens on.
+	tool, abstract string
 }
 
 func newProbeWorld(t *testing.T) *probeWorld {
@@ -109,6 +120,25 @@ func newProbeWorld(t *testing.T) *probeWorld {
 	}()
 	w.addr = ln.Addr().String()
 	w.port = ln.Addr().(*net.TCPAddr).Port
+	w.tool = filepath.Join(w.outside, "tool")
+	if err := os.WriteFile(w.tool, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.abstract = "@dsh-sandbox-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.home)
+	ul, err := net.Listen("unix", w.abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	return w
 }
 
@@ -134,8 +164,9 @@ func callProbe(t *testing.T, cs *mcp.ClientSession, tool, target string) string 
 
 // TestSandboxRefusesWhatWasNotGranted: inside the sandbox the server
 // cannot read a key under the user's home, write outside its grants,
-// connect to a loopback port not granted, read the host's environment
-// through /proc, nor signal the host; with
+// execute a program outside its grants, connect to a loopback port not
+// granted or to an abstract unix socket outside the sandbox, read the
+// host's environment through /proc, nor signal the host; with
 // mode off the same probes succeed, so the refusals are the sandbox's.
 func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -156,8 +187,10 @@ func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	// The host's environment through /proc: Landlock refuses a domain's
 	// process ptrace-class access to a process outside it.
 	probes = append(probes, probe{"read", "/proc/" + host + "/environ", "permission denied"})
+	probes = append(probes, probe{"exec", w.tool, "permission denied"})
 	if abi >= 6 {
-		probes = append(probes, probe{"signal", host, "operation not permitted"})
+		probes = append(probes, probe{"signal", host, "operation not permitted"},
+			probe{"unix", w.abstract, "operation not permitted"})
 	}
 	for _, mode := range []string{sandbox.ModeStrict, sandbox.ModeAuto} {
 		cs := connectProbe(t, w, sandbox.Config{Mode: mode})
