@@ -28,7 +28,10 @@
 // server: resources, templates, subscriptions, prompts (named like tools)
 // and completion (resources.go, prompts.go); and a server's elicitation or
 // sampling request made during a client's call is passed on to that client
-// in the style its protocol revision speaks (forward.go).
+// in the style its protocol revision speaks (forward.go). While the
+// composition starts, lists wait (bounded by Options.ListWait) for the
+// servers starting with it, and Readiness says when the served surface is
+// complete (ready.go).
 //
 // The package registers the `gateway` plugin: an instance injects the tool
 // registry (and the attachment store, if any), serves Streamable HTTP when
@@ -124,6 +127,9 @@ type Options struct {
 	// tools: the surface holds what any identity may see, and each
 	// tools/list is narrowed to its caller's (identity.go).
 	PerIdentity bool
+	// ListWait bounds how long after the gateway's start its lists wait
+	// for the servers starting with it (default DefaultListWait; ready.go).
+	ListWait time.Duration
 }
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
@@ -150,8 +156,12 @@ type Gateway struct {
 	refresh *debounce.Debouncer
 	// stale is set by refreshSoon and cleared by the sync that follows: a
 	// request whose answer depends on the surface syncs first while it is
-	// set, so it never sees a change the registry already announced.
+	// set, or while the registry has changes the surface lacks (behind),
+	// so it never sees a change the registry already made.
 	stale atomic.Bool
+	// startup: the lists' wait for the servers starting, and readiness
+	// (ready.go).
+	startup startup
 	// instructions are the last assembly's sections, for the next client
 	// to initialize.
 	instructions atomic.Pointer[string]
@@ -257,6 +267,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		current: map[string]toolState{},
 	}
 	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
+	g.startup.init(s, o.ListWait)
 	if o.PerIdentity {
 		g.surfaceCaller.Identity = &tools.Identity{Any: true}
 	}
@@ -282,6 +293,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// a re-assembly that waits for the lock.)
 	g.syncMu.Lock()
 	unsubscribe := reg.OnAssemblyChange(s, g.refreshSoon)
+	g.startup.synced.Store(reg.Changes())
 	a, err := g.assemble(s.Context())
 	if err != nil {
 		g.cancel() // a re-assembly waiting for the lock finds the gateway closed
@@ -302,9 +314,11 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.bridge = newBridge(g, s, o.Resources, sopts)
 	g.server = mcp.NewServer(o.Implementation, sopts)
 	// The cap comes first: a refused request costs no sync.
+	// holdLists comes before the syncs: a list waits for the servers
+	// starting, then is brought up to date.
 	// track comes after upToDate: what a client lists is recorded once
 	// the surface is brought up to date for it.
-	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.bridge.startup,
+	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.holdLists, g.bridge.startup,
 		g.upToDate, g.track, g.listsPerCaller, g.endWithGateway, g.logLevels.track(g.Server))
 	if tracer := o.Telemetry.Tracer(); tracer != nil {
 		// Added last, so outermost: a request refused by the cap has its
@@ -332,8 +346,10 @@ func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize", "server/discover", "tools/list", "tools/call":
-			if g.stale.Load() {
-				if err := g.syncNow(ctx); err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
+			// behind also holds a request while a sync is applying: go-sdk
+			// would list, or miss, the tools it has added so far.
+			if g.behind() {
+				if err := g.catchUp(ctx); err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
 					g.logger.Warn("gateway: tool surface not updated; the client gets the previous one", "err", err)
 				}
 			}
@@ -422,20 +438,42 @@ func (g *Gateway) fire() {
 func (g *Gateway) syncNow(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
+	return g.syncLocked(ctx)
+}
+
+// syncLocked is syncNow's work; the caller holds syncMu.
+func (g *Gateway) syncLocked(ctx context.Context) error {
 	if err := g.ctx.Err(); err != nil {
 		return fmt.Errorf("gateway: closed: %w", err)
 	}
-	// Cleared before assembling: a change announced from here on is not
-	// in this assembly, and marks the surface stale again.
+	// Cleared, and the registry's changes counted, before assembling: a
+	// change from here on is not in this assembly, and marks the surface
+	// stale (behind) again.
 	g.stale.Store(false)
+	changes := g.reg.Changes()
 	a, err := g.assemble(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The request that synced is gone, not the assembly broken:
+			// the next one tries again.
+			g.stale.Store(true)
+		} else {
+			// Broken until the registry changes: not retried at every
+			// request, and /readyz says why.
+			g.startup.assembleErr.Store(&err)
+			g.startup.synced.Store(changes)
+		}
 		if g.afterSync != nil {
 			g.afterSync(0, 0, err)
 		}
 		return err
 	}
-	g.apply(a)
+	added, removed := g.apply(a)
+	g.startup.assembleErr.Store(nil)
+	g.startup.synced.Store(changes)
+	if g.afterSync != nil {
+		g.afterSync(added, removed, nil)
+	}
 	return nil
 }
 
@@ -449,8 +487,9 @@ func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
 }
 
 // apply makes a's tools the server's tool set by diff, and its sections the
-// instructions. The caller holds syncMu.
-func (g *Gateway) apply(a tools.Assembly) {
+// instructions, and returns how many tools it added or replaced and
+// removed. The caller holds syncMu.
+func (g *Gateway) apply(a tools.Assembly) (added, removed int) {
 	text := instructions(a.Sections)
 	g.instructions.Store(&text)
 	want := g.surface(a)
@@ -511,9 +550,7 @@ func (g *Gateway) apply(a tools.Assembly) {
 	if changed {
 		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
 	}
-	if g.afterSync != nil {
-		g.afterSync(len(add), len(remove), nil)
-	}
+	return len(add), len(remove)
 }
 
 // toolsSignature is the identity of the served tools (sessions.go).
@@ -599,18 +636,19 @@ type naming struct {
 
 // fit is the name the registry's tool name, of origin, is served under:
 // an MCP server's tool as mcp__<server>__<tool> (<server>__<tool> with
-// dropMarker), any other under its own name, each fitted to the limit.
-// It depends on nothing else, so a name never changes with what else is
-// served.
+// dropMarker), fitted to the limit by shortening the server part before
+// the tool's own name (tools.FitToolName); any other under its own name,
+// fitted. It depends on nothing else, so a name never changes with what
+// else is served.
 func (n naming) fit(name string, origin tools.Origin) string {
 	if origin.Server == "" || origin.RawName == "" {
 		return tools.FitName(name, n.limit, name)
 	}
-	served := "mcp__" + origin.Server + "__" + origin.RawName
+	marker := "mcp__"
 	if n.dropMarker {
-		served = origin.Server + "__" + origin.RawName
+		marker = ""
 	}
-	return tools.FitName(served, n.limit, origin.Server+"\x00"+origin.RawName)
+	return tools.FitToolName(marker, origin.Server, origin.RawName, n.limit)
 }
 
 // mcpTool is the tool clients list: the MCP server's listing as it came

@@ -182,6 +182,8 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		g.idLimits.Store(o.auth.limits)
 		inner = o.auth.requireAuth(g, inner)
 		o.Token = "" // the authenticator takes it
+	} else if o.Token != "" {
+		inner = staticTokenInfo(inner)
 	}
 	return bodyDeadline(protect(inner, o.Token), o.readBodyTimeout)
 }
@@ -258,11 +260,11 @@ func (f *inFlight) drain() <-chan struct{} {
 // tool and no data, so neither the token nor the Origin and Host checks
 // apply: a health checker sends none of them.
 //   - /healthz answers 200 while the process answers at all.
-//   - /readyz answers 200 once the composition is applied and no instance
-//     of it is still starting (every eager MCP server is ready, or failed
-//     and says why in dsh-host status), and 503 with a one-line reason
-//     before then and while the gateway drains; a reload does not take
-//     readiness back (host.Scope.Readiness).
+//   - /readyz answers 200 once the gateway serves the whole surface
+//     (Gateway.Readiness: every eager MCP server's tools, or its failure in
+//     dsh-host status, and every lazy server's catalog), and 503 with a
+//     one-line reason before then and while the gateway drains; a reload
+//     does not take readiness back.
 func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, string)) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -454,7 +456,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.auth != nil {
 		o.auth.routes(mux)
 	}
-	g.healthHandlers(mux, s.Readiness)
+	g.healthHandlers(mux, g.Readiness)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.readHeader,

@@ -90,3 +90,51 @@ func TestServedNamesFitTheLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestServedNamesKeepTheToolsOwnName: behind a 31-character serverName at
+// the default limit, every tool of server-everything is served under a name
+// that ends with its own (the server part is what gets shortened), distinct,
+// and a call by it reaches the tool.
+func TestServedNamesKeepTheToolsOwnName(t *testing.T) {
+	const server = "everything-server-for-team-test"
+	raws := []string{
+		"echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference", "get-roots-list",
+		"get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource", "toggle-simulated-logging",
+		"toggle-subscriber-updates", "trigger-elicitation-request", "trigger-elicitation-request-async",
+		"trigger-long-running-operation", "trigger-sampling-request", "trigger-sampling-request-async", "trigger-url-elicitation",
+	}
+	reg := tools.New(nil)
+	for _, raw := range raws {
+		mcpOrigin(t, reg, server, raw)
+	}
+	g, err := New(scope(t), reg, nil, &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectClient(t, g)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, tool := range res.Tools {
+		served[tool.Name] = true
+	}
+	for _, raw := range raws {
+		var name string
+		for s := range served {
+			if strings.HasSuffix(s, "__"+raw) && len(s) <= DefaultNameLimit {
+				name = s
+			}
+		}
+		if name == "" {
+			t.Errorf("%s: no served name ends with its own name: %v", raw, served)
+			continue
+		}
+		delete(served, name)
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}})
+		if err != nil || r.IsError {
+			t.Errorf("call %s: %v %+v", name, err, r)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func TestE2EPinnedToolsWithheldFromClients(t *testing.T) {
 		t.Errorf("the withheld ping answered %q", resultText(res))
 	}
 
-	cmd := exec.Command(bin, "trust", "-c", e.composition, "fx", "ping")
+	cmd := exec.Command(bin, "trust", "-c", e.composition, "--yes", "fx", "ping")
 	cmd.Env = e.env()
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "trusted and offered again: mcp__fx__ping") {

@@ -50,6 +50,11 @@ type Config struct {
 	// long the requests in flight may take to finish before the gateway
 	// stops anyway, such as "30s" (0: DefaultDrainTimeout).
 	DrainTimeout time.Duration `yaml:"drainTimeout"`
+	// ListWait bounds how long after the gateway's start its lists
+	// (tools, resources, prompts) wait for the MCP servers starting with
+	// it, such as "5s" (0: DefaultListWait); a server slower than that
+	// comes with list_changed.
+	ListWait time.Duration `yaml:"listWait"`
 	// Metrics is the address (HOST:PORT) to serve the host's metrics on,
 	// in Prometheus text format at /metrics, such as 127.0.0.1:9464;
 	// empty serves none. It needs no token: bind it where only the
@@ -66,6 +71,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DrainTimeout < 0 {
 		return fmt.Errorf("drainTimeout: %v is negative; omit it for the default (%v)", c.DrainTimeout, DefaultDrainTimeout)
+	}
+	if c.ListWait < 0 {
+		return fmt.Errorf("listWait: %v is negative; omit it for the default (%v)", c.ListWait, DefaultListWait)
 	}
 	if c.NameLimit != 0 && (c.NameLimit < MinNameLimit || c.NameLimit > tools.MaxNameLen) {
 		return fmt.Errorf("nameLimit %d: want %d to %d (or leave it out for %d): the longest tool name served, before a client's own prefix",
@@ -161,7 +169,7 @@ func apply(s *host.Scope, cfg Config) error {
 	res, _ := host.Lookup(s, resources.Key)
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
-		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout,
+		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout, ListWait: cfg.ListWait,
 		Telemetry: telemetry.From(s.Context()), PerIdentity: cfg.Auth != nil})
 	if err != nil {
 		return err

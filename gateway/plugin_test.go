@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,8 @@ func TestConfigValidate(t *testing.T) {
 		{"name limit too large", Config{NameLimit: 65}, "nameLimit 65: want 24 to 64"},
 		{"metrics", Config{Metrics: "127.0.0.1:9464"}, ""},
 		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics "127.0.0.1": want HOST:PORT`},
+		{"list wait", Config{ListWait: time.Second}, ""},
+		{"negative list wait", Config{ListWait: -time.Second}, "listWait: -1s is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,8 +36,9 @@ type bridge struct {
 
 	refresh *debounce.Debouncer
 	// stale: the service announced a change the server's lists do not
-	// have yet; a request that lists syncs first (startup).
-	stale atomic.Bool
+	// have yet; a request that lists syncs first (startup). syncing: a
+	// sync is changing them; a request that lists waits for it.
+	stale, syncing atomic.Bool
 
 	syncMu    sync.Mutex        // serializes syncs
 	resources map[string]string // served URI -> its listing's JSON
@@ -113,13 +114,34 @@ func (b *bridge) stop() {
 func (b *bridge) sync() {
 	b.syncMu.Lock()
 	defer b.syncMu.Unlock()
+	b.syncLocked()
+}
+
+// syncLocked is sync's work; the caller holds syncMu.
+func (b *bridge) syncLocked() {
 	if b.g.ctx.Err() != nil {
 		return
 	}
+	b.syncing.Store(true)
+	defer b.syncing.Store(false)
 	// Cleared first: a change from here on marks the lists stale again.
 	b.stale.Store(false)
 	b.syncResources()
 	b.syncPrompts()
+}
+
+// behind reports whether the server's lists may lack a change the
+// service announced: a sync is due, or running.
+func (b *bridge) behind() bool { return b.stale.Load() || b.syncing.Load() }
+
+// catchUp syncs, unless the lists are up to date by the time a sync
+// running now ends.
+func (b *bridge) catchUp() {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	if b.stale.Load() {
+		b.syncLocked()
+	}
 }
 
 func (b *bridge) syncResources() {
@@ -442,8 +464,8 @@ func (b *bridge) startup(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			fallthrough
 		case "prompts/list", "resources/list", "resources/templates/list":
-			if b.stale.Load() {
-				b.sync()
+			if b.behind() {
+				b.catchUp()
 			}
 		}
 		return next(ctx, method, req)

@@ -209,6 +209,7 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		h.mu.Lock()
 		h.stats.Outcomes = outcomes
 		h.readinessLocked()
+		h.touchLocked() // wakes WaitReadiness: applied changes no state
 		h.mu.Unlock()
 		h.mu.Lock()
 		abandoned := h.abandoned

@@ -415,3 +415,39 @@ func TestReadinessWaitsForTheFirstStartOnly(t *testing.T) {
 	}
 	rec.take()
 }
+
+// TestWaitReadinessWakesWhenTheFirstStartEnds: Scope.WaitReadiness (a
+// gateway's first lists) waits while an instance of the first composition
+// starts, bounded by its context, and returns once the composition is
+// applied, which changes no instance's state.
+func TestWaitReadinessWakesWhenTheFirstStartEnds(t *testing.T) {
+	gate := make(chan struct{})
+	readyGate.Store(&gate)
+	t.Cleanup(func() { readyGate.Store(nil) })
+	h := newHost(t, nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Update(context.Background(), parse(t, "plugins:\n  - id: p\n    name: test-ready-provider\n    config: {greeting: one}\n"))
+	}()
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool {
+		return Find(st, "p").State == StateStarting
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := scopes(h)["p"]
+	short, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.WaitReadiness(short); err == nil {
+		t.Error("WaitReadiness while p starts, with its context ended: nil, want the context's error")
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- p.WaitReadiness(waitCtx(t)) }()
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("WaitReadiness once the composition is applied: %v", err)
+	}
+	rec.take()
+}

@@ -67,6 +67,11 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 				rep.add(&rep.retried, old.entry.ID, "retried by an explicit reload")
 			case retryFailed && old.kept != "" && h.carryLocked(old, pl):
 				rep.add(&rep.retried, old.entry.ID, "its new config failed before; retried by an explicit reload")
+				if !old.beside {
+					// As for a changed entry: the serving run goes before
+					// the new config starts, or it would run on unowned.
+					stale = append(stale, old)
+				}
 			case old.state == StatePending:
 				old.evaluated = false
 				rep.unchanged++
@@ -255,6 +260,18 @@ func (h *Host) start(in *instance) {
 		}
 		// Disposed meanwhile (a provider it injects changed): start it
 		// anew, with its previous config as the way back.
+	}
+	if old := in.scope; old != nil {
+		// A run still live here would go on serving, owned by nobody,
+		// and hold its names against the new one: callers dispose it
+		// first, and this is the net should one not.
+		in.scope = nil
+		h.mu.Unlock()
+		h.log.Error("instance starting again while its previous run is live; disposing that run first", "instance", in.entry.ID, "plugin", in.plugin.name)
+		if err := old.Dispose(h.opts.DisposeTimeout); err != nil {
+			h.log.Warn("dispose incomplete", "instance", in.entry.ID, "err", err)
+		}
+		h.mu.Lock()
 	}
 	in.seen = h.seenLocked(in)
 	in.evaluated = true

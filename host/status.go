@@ -184,6 +184,30 @@ func (s *Scope) Readiness() (ready bool, reason string) {
 	return h.readinessLocked()
 }
 
+// WaitReadiness waits until Readiness reports ready, or ctx ends: a
+// gateway holds its first lists there while the composition's servers
+// connect.
+func (s *Scope) WaitReadiness(ctx context.Context) error {
+	if s.inst == nil {
+		return nil
+	}
+	h := s.inst.host
+	for {
+		h.mu.Lock()
+		ready, _ := h.readinessLocked()
+		ch := h.changed
+		h.mu.Unlock()
+		if ready {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func (h *Host) readinessLocked() (ready bool, reason string) {
 	if h.wasReady {
 		return true, ""

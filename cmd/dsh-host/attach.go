@@ -26,10 +26,17 @@ func registerAttach(fs *flag.FlagSet) *bool {
 
 // withAnswers runs fn on the running host of o.file when there is one
 // (saying so on stderr), else on a host of its own (withHost). A running
-// host that does not answer is warned about, and not used.
+// host that does not answer is warned about, and not used; one that
+// refuses the connection is an error saying why: a host runs, and a
+// second copy of its composition (its servers started twice) is what
+// --no-attach asks for, not what a refusal should bring.
 func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAttach bool, fn func(a control.Answers) int) int {
 	if !noAttach {
-		if c, ok := o.attach(ctx, io); ok {
+		c, ok, err := o.attach(ctx, io)
+		if err != nil {
+			return fail(io, name, fmt.Errorf("%w (--no-attach starts a host of its own instead)", err))
+		}
+		if ok {
 			defer c.Close()
 			return fn(c)
 		}
@@ -39,17 +46,22 @@ func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAtta
 	})
 }
 
-// attach connects to the running host of o.file, if there is one.
-func (o *oneShot) attach(ctx context.Context, io Stdio) (*control.Client, bool) {
+// attach connects to the running host of o.file, if there is one. A
+// host that refused the connection (control.ErrRefused) is the error,
+// naming the file.
+func (o *oneShot) attach(ctx context.Context, io Stdio) (*control.Client, bool, error) {
 	c, err := control.Dial(ctx, o.file)
 	if err != nil {
+		if errors.Is(err, control.ErrRefused) {
+			return nil, false, fmt.Errorf("%s: %w", o.file, err)
+		}
 		if !errors.Is(err, control.ErrNoHost) {
 			io.logger(o.logFormat, o.logLevel).Warn("cannot reach the running host of the composition; starting one of its own", "file", o.file, "err", err)
 		}
-		return nil, false
+		return nil, false, nil
 	}
 	fmt.Fprintf(io.display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.file)
-	return c, true
+	return c, true, nil
 }
 
 // takeoverInterval is how often a host whose composition's socket another

@@ -38,10 +38,13 @@ CLI's settings.json (command, args, env, cwd; or url, httpUrl, headers, type),
 the servers object of VS Code's .vscode/mcp.json (and of the "mcp" key of its
 settings.json), the mcp object of opencode.json, and the [mcp_servers.NAME]
 tables of Codex's config.toml. ${env:VAR}, ${input:NAME} and {env:VAR} become
-${VAR} and ${NAME}. Legacy SSE servers ("type": "sse", or a url ending in /sse)
-get transport: sse. Inline secrets (env values and headers whose names say
-KEY, TOKEN, SECRET, PASS, AUTH..., or URLs with credentials) are written as
-${VAR} references, and the variables to export are printed on stderr.
+${VAR} and ${NAME}, and so does Gemini CLI's $VAR as a word of an env value or
+header ("Bearer $TOKEN"), a whole argument, or a part of the url. Legacy SSE servers ("type": "sse", or a url ending
+in /sse) get transport: sse. Inline secrets (env values and headers whose
+names say KEY, TOKEN, SECRET, PASS, AUTH..., values that are URLs with
+credentials or connection strings with a password, and the password, user
+or secret query parameters of a server's url) are written as ${VAR}
+references, and the variables to export are printed on stderr.
 
 With --write the entries are appended to the composition named by -c, keeping
 its comments. With --write --dir DIR each server goes to a file of its own,

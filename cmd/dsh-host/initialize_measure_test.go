@@ -106,3 +106,79 @@ func catalogs(home string) int {
 	entries, _ := os.ReadDir(filepath.Join(home, "mcp-catalog"))
 	return len(entries)
 }
+
+// TestMeasureColdStart measures, on a fresh DSH_HOME (no catalog cache),
+// with ten eager servers of which one takes 1 s to start (coldStart, s9
+// released at once): the time to the initialize result, the time to the
+// first tools/list's answer, and how many servers that list holds. The
+// medians of a few runs; not a CI test:
+//
+//	DSH_MEASURE=1 go test -run TestMeasureColdStart -v ./cmd/dsh-host/
+//
+// DSH_MEASURE_BIN measures another build (such as an older commit's).
+func TestMeasureColdStart(t *testing.T) {
+	if os.Getenv("DSH_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set DSH_MEASURE=1")
+	}
+	bin := binary
+	if b := os.Getenv("DSH_MEASURE_BIN"); b != "" {
+		bin = b
+	}
+	fixture := mcptest.FixtureBinary(t)
+	const runs = 5
+	var inits, lists []time.Duration
+	var held, heldTools []int
+	total := 0
+	for range runs {
+		c := newColdStart(t, fixture)
+		if err := os.WriteFile(c.release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, bin, "serve", "--stdio", "--log-level", "error", "-c", c.file)
+		cmd.Env = append(os.Environ(), "DSH_HOME="+c.home)
+		begin := time.Now()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "measure", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inits = append(inits, time.Since(begin))
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists = append(lists, time.Since(begin))
+		held = append(held, len(servers(res.Tools)))
+		heldTools = append(heldTools, countServed(res.Tools))
+		// Every server's tools, once they are all there.
+		for total == 0 {
+			all, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(servers(all.Tools)) == 10 {
+				total = countServed(all.Tools)
+			}
+		}
+		cs.Close()
+		cancel()
+	}
+	slices.Sort(inits)
+	slices.Sort(lists)
+	slices.Sort(held)
+	slices.Sort(heldTools)
+	t.Logf("cold start, 10 eager (one 1 s): initialize median %.1f ms (min %.1f, max %.1f); first tools/list answered at %.1f ms, holding %d of 10 servers (min %d, max %d), %d of their %d tools (min %d, max %d); %d runs",
+		ms(inits[runs/2]), ms(inits[0]), ms(inits[runs-1]), ms(lists[runs/2]), held[runs/2], held[0], held[runs-1],
+		heldTools[runs/2], total, heldTools[0], heldTools[runs-1], runs)
+}
+
+// countServed counts the MCP servers' tools among tools.
+func countServed(tools []*mcp.Tool) int {
+	n := 0
+	for _, tool := range tools {
+		if strings.HasPrefix(tool.Name, "mcp__") {
+			n++
+		}
+	}
+	return n
+}

@@ -44,19 +44,20 @@ The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
 --token-env, --raw, --stateless, --name-limit, --drop-marker,
---drain-timeout and --metrics are ignored (the entry's keys raw, stateless,
-nameLimit, dropMarker, drainTimeout and metrics say the same).
+--drain-timeout, --list-wait and --metrics are ignored (the entry's keys
+raw, stateless, nameLimit, dropMarker, drainTimeout, listWait and metrics
+say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
                  at warn unless --log-level or DSH_LOG_LEVEL says otherwise
                  (clients show every stderr line as an error). The session
-                 starts once the gateway is up: servers still connecting get
-                 at most 300 ms, lazy ones none, and what comes later comes
-                 with list_changed. A composition that does not load still gets
-                 its client a session, which says what is wrong (instructions,
-                 an error log message, every failed call) until an edit of the
-                 file loads. The entry serve adds listens on no port. If a
+                 starts once the gateway is up: initialize waits at most
+                 300 ms for the servers connecting, the first lists as
+                 --list-wait says. A composition that does not load still
+                 gets its client a session, which says what is wrong
+                 (instructions, an error log message, every failed call)
+                 until an edit of the file loads. The entry serve adds listens on no port. If a
                  reload restarts the gateway (its entry, or a service it
                  injects, changed), the session ends and serve exits 1: the
                  client must reconnect.
@@ -64,9 +65,19 @@ nameLimit, dropMarker, drainTimeout and metrics say the same).
                  ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
                  Requests from a foreign browser Origin are refused (403).
                  /healthz (200 while the process answers) and /readyz (200
-                 once the composition is applied and nothing is starting,
-                 else 503 with the reason, and 503 while draining) answer
-                 beside /mcp, without the token.
+                 once the gateway serves every eager server's tools, or
+                 its failure, and every lazy server's catalog, else 503
+                 with the reason, and 503 while draining) answer beside
+                 /mcp, without the token.
+  --list-wait D  while the composition starts, tools/list, resources/list and
+                 prompts/list wait up to D (default 5s, counted from the
+                 gateway's start) for the eager MCP servers still connecting
+                 (each at most its startupTimeoutMs) and for the lazy ones
+                 without a catalog cache to list their tools, then answer
+                 what is there; a server that comes later comes with
+                 list_changed. For agent CLIs that list tools once, right
+                 after initialize (Codex never lists again). initialize
+                 does not wait for it.
   --drain-timeout D
                  at SIGTERM or SIGINT, --http drains first: /readyz fails,
                  new sessions and requests are refused (503), and the calls
@@ -153,6 +164,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
 	metrics := fs.String("metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
 	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
+	listWait := fs.Duration("list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", gateway.DefaultListWait))
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
@@ -178,6 +190,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *drainTimeout < 0 {
 		return usageError(fs, std, "--drain-timeout %v is negative", *drainTimeout)
 	}
+	if *listWait < 0 {
+		return usageError(fs, std, "--list-wait %v is negative", *listWait)
+	}
 	if *stdio && *stateless {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
@@ -189,7 +204,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
 	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
-		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, Metrics: *metrics}, gateway.Config{})
+		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, ListWait: *listWait, Metrics: *metrics}, gateway.Config{})
 	if err == nil {
 		var cfg any
 		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
@@ -233,8 +248,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *metrics != "":
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout and --metrics are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *listWait != 0 || *metrics != "":
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()

@@ -191,7 +191,7 @@ func TestServeComposedGatewayWins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := serveInProcess(t, ctx, "--http", "127.0.0.1:1", "-c", file)
-	waitLog(t, s.logs, "the warning", msg("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout and --metrics are ignored", "entry", "gw"))
+	waitLog(t, s.logs, "the warning", msg("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are ignored", "entry", "gw"))
 	var url string
 	waitLog(t, s.logs, "the listener", func(m map[string]any) bool {
 		url, _ = m["url"].(string)
@@ -229,6 +229,7 @@ func TestServeUsage(t *testing.T) {
 		{"no port", []string{"--http", "127.0.0.1"}, "want HOST:PORT"},
 		{"all interfaces", []string{"--http", ":0"}, "without a token"},
 		{"token variable unset", []string{"--http", ":0", "--token-env", "DSH_TEST_NO_SUCH_TOKEN"}, "not set or empty"},
+		{"negative list wait", []string{"--stdio", "--list-wait", "-1s"}, "--list-wait -1s is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,6 +253,7 @@ func TestServeEntryConfig(t *testing.T) {
 	}{
 		{"stdio", gateway.Config{}, nil},
 		{"http", gateway.Config{HTTP: "127.0.0.1:8931", TokenEnv: "T", Stateless: true}, []string{"http", "stateless", "tokenEnv"}},
+		{"list wait", gateway.Config{ListWait: 2 * time.Second}, []string{"listWait"}},
 		{"every key", gateway.Config{HTTP: "127.0.0.1:1", TokenEnv: "T", Raw: true, Stateless: true,
 			Limits: gateway.Limits{MaxConnections: 7, MaxSessions: 3, SessionTimeout: 90 * time.Second}},
 			[]string{"http", "maxConnections", "maxSessions", "raw", "sessionTimeout", "stateless", "tokenEnv"}},

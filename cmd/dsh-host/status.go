@@ -69,7 +69,10 @@ nothing and exits 1 with its problems. With no running host there is nothing to 
 		return code
 	}
 	o := oneShot{commonFlags: cf}
-	c, ok := o.attach(ctx, io)
+	c, ok, err := o.attach(ctx, io)
+	if err != nil {
+		return fail(io, "reload", err)
+	}
 	if !ok {
 		return fail(io, "reload", fmt.Errorf("no dsh-host run or serve is running for %s: nothing to reload (dsh-host check validates the file)", cf.file))
 	}

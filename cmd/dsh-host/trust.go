@@ -1,27 +1,39 @@
 package main
 
 // `dsh-host trust`: approve a tool the policy holds because its server
-// added or changed it after its tools were trusted.
+// added or changed it after its tools were trusted. The diff and the
+// digest that approves exactly it come from the policy (Review); this
+// file renders and asks.
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/services/policy"
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("trust", "[-c FILE] SERVER [TOOL]", `
-Trust approves the current definitions of an MCP server's tools (only TOOL's,
-its name on the server or its mcp__ name, when given): a tool the policy holds
-because the server changed or added it after its tools were first trusted is
-offered and callable again. It asks the running host of the composition, like
-call does; without one, it starts the composition, so that the server lists
-its tools, and records them for the next start. '/policy' shows what is held
-and why; the pins are kept in the policy's pins.dir ($DSH_HOME/pins).`)
+	fs := flagSet("trust", "[-c FILE] [--yes | --digest D] SERVER [TOOL]", `
+Trust shows how the current definitions of an MCP server's tools (only TOOL's,
+its name on the server or its mcp__ name, when given) differ from the trusted
+ones, invisible characters flagged, and asks before approving them: a tool the
+policy holds because the server changed or added it after its tools were first
+trusted is then offered and callable again. What is approved is what was
+shown: a definition that changes after the diff is printed is not approved.
+--yes approves what is shown without asking; --digest D approves, without
+showing anything, the definitions D names (the digest a review printed).
+It asks the running host of the composition, like call does; without one, it
+starts the composition, so that the server lists its tools, and records them
+for the next start. '/policy' shows what is held and why; the pins are kept
+in the policy's pins.dir ($DSH_HOME/pins).`)
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
+	yes := fs.Bool("yes", false, "approve the definitions shown without asking")
+	digest := fs.String("digest", "", "approve the definitions this digest names, from an earlier review, without asking")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
@@ -34,12 +46,67 @@ and why; the pins are kept in the policy's pins.dir ($DSH_HOME/pins).`)
 			return usageError(fs, io, "%q is not a server or tool name", p)
 		}
 	}
-	line := "/policy trust " + strings.Join(pos, " ")
+	if *yes && *digest != "" {
+		return usageError(fs, io, "--yes approves what is shown, --digest what was reviewed before: give one")
+	}
+	if *digest != "" && strings.ContainsAny(*digest, " \t\r\n") {
+		return usageError(fs, io, "%q is not a digest", *digest)
+	}
+	target := strings.Join(pos, " ")
 	return o.withAnswers(ctx, io, "trust", *noAttach, func(a control.Answers) int {
-		reply, err := a.Command(ctx, control.CommandRequest{Line: line})
+		approve := func(d string) int {
+			reply, err := a.Command(ctx, control.CommandRequest{Line: "/policy trust " + target + " --digest " + d})
+			if err != nil {
+				return fail(io, "trust", err)
+			}
+			return printReply(io, reply)
+		}
+		if *digest != "" {
+			return approve(*digest)
+		}
+		review, err := a.Command(ctx, control.CommandRequest{Line: "/policy review " + target})
 		if err != nil {
 			return fail(io, "trust", err)
 		}
-		return printReply(io, reply)
+		if review.Error {
+			return printReply(io, review)
+		}
+		screen := io.display()
+		fmt.Fprint(screen.Out, review.Text)
+		d, pending := policy.ReviewDigest(review.Text)
+		if !pending {
+			return exitOK
+		}
+		if !*yes && !confirm(ctx, io, screen, "Approve these definitions? [y/N]: ") {
+			fmt.Fprintln(screen.Err, "trust: not approved")
+			return exitFail
+		}
+		return approve(d)
 	})
+}
+
+// confirm asks question on the error output and reads one answer line;
+// only y or yes approves (an input that ends does not, nor an interrupt,
+// which does not wait for the line: the reader is left to the exit).
+func confirm(ctx context.Context, io, screen Stdio, question string) bool {
+	fmt.Fprint(screen.Err, question)
+	if io.In == nil {
+		return false
+	}
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(io.In).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(screen.Err)
+		return false
+	case line := <-answer:
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true
+		}
+		return false
+	}
 }

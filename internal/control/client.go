@@ -70,10 +70,20 @@ func dialAt(ctx context.Context, path string) (*Client, error) {
 		if errors.As(err, &op) && op.Op == "dial" && !errors.Is(err, fs.ErrPermission) {
 			return nil, ErrNoHost
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w: %s is not this user's to connect to (%v): it belongs to the user who started the host", ErrRefused, path, err)
+		}
 		return nil, err
 	}
 	return c, nil
 }
+
+// ErrRefused is returned (wrapped, with the reason) by Dial and the
+// Client's requests when a host runs on the socket and refused the
+// connection: its connection limit is reached, or the caller is another
+// user. Unlike ErrNoHost, there is a host: starting another copy of the
+// composition is not what the user asked for.
+var ErrRefused = errors.New("the running host refused the connection")
 
 // Close releases the client's idle connection.
 func (c *Client) Close() { c.tr.CloseIdleConnections() }
@@ -219,7 +229,11 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		var e errorBody
-		if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e) != nil || e.Error == "" {
+		err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
+		if err == nil && e.Refused && e.Error != "" {
+			return nil, fmt.Errorf("%w: %s", ErrRefused, e.Error)
+		}
+		if err != nil || e.Error == "" {
 			e.Error = resp.Status
 			if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 				e.Error += " (the running host may be an older dsh-host: restart it, or pass --no-attach)"

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
@@ -185,17 +185,15 @@ func TestCheckPeer(t *testing.T) {
 		t.Errorf("another uid: %v, want a refusal", err)
 	}
 
-	// The socket's listener closes a refused connection without an answer.
-	refusing := &sameUser{Listener: l, uid: os.Getuid() + 1, log: quiet}
-	c2, err := net.Dial("unix", filepath.Join(dir, "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	// The socket's listener answers a refused connection's request with
+	// why, and closes it: the command line says so rather than take it
+	// for no host.
+	refusing := &sameUser{Listener: l, uid: os.Getuid() + 1, log: quiet, refuse: newRefuser()}
+	defer refusing.refuse.stop()
 	go refusing.Accept() // returns when l closes
-	c2.SetReadDeadline(time.Now().Add(time.Minute))
-	if n, err := c2.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("a refused connection read %d bytes, %v; want EOF", n, err)
+	_, err = dialAt(context.Background(), filepath.Join(dir, "s"))
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("answers only the user who started it (uid %d)", os.Getuid()+1)) {
+		t.Errorf("a refused connection's Dial: %v; want ErrRefused saying why", err)
 	}
 }
 

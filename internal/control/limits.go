@@ -1,8 +1,13 @@
 package control
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -52,11 +57,12 @@ func (r *rateLog) Add() {
 const refuseEvery = 10 * time.Second
 
 // capListener accepts at most cap(slots) connections open at once and
-// closes the others unanswered.
+// answers the others with why they are refused (refuser).
 type capListener struct {
 	net.Listener
 	slots   chan struct{}
 	refused *rateLog
+	refuse  *refuser
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -69,10 +75,80 @@ func (l *capListener) Accept() (net.Conn, error) {
 		case l.slots <- struct{}{}:
 			return &slotConn{Conn: c, free: sync.OnceFunc(func() { <-l.slots })}, nil
 		default:
-			c.Close()
+			l.refuse.refuse(c, fmt.Sprintf("the running host (pid %d) has %d connections open on its control socket, the most it takes: try again once some have closed", os.Getpid(), cap(l.slots)))
 			l.refused.Add()
 		}
 	}
+}
+
+// refuser answers a refused connection's first request with a 503 saying
+// why, {"error": why, "refused": true}, so that the command line can tell
+// the user that a host runs and refused it, rather than take it for no
+// host. Each answer is bounded in time (refuseTimeout), and at most
+// cap(busy) are given at once: past that a connection is closed
+// unanswered, so a flood costs at most that many goroutines.
+type refuser struct {
+	busy chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{} // being answered
+	stopped bool
+}
+
+func newRefuser() *refuser { return &refuser{busy: make(chan struct{}, 8)} }
+
+// refuseTimeout bounds one refusal's reading and writing.
+const refuseTimeout = 2 * time.Second
+
+func (r *refuser) refuse(c net.Conn, why string) {
+	select {
+	case r.busy <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		<-r.busy
+		c.Close()
+		return
+	}
+	if r.conns == nil {
+		r.conns = map[net.Conn]struct{}{}
+	}
+	r.conns[c] = struct{}{}
+	r.mu.Unlock()
+	r.wg.Go(func() {
+		defer func() { <-r.busy }()
+		defer func() {
+			r.mu.Lock()
+			delete(r.conns, c)
+			r.mu.Unlock()
+			c.Close()
+		}()
+		c.SetDeadline(time.Now().Add(refuseTimeout))
+		// The request is read first: a Unix socket closed with data
+		// unread resets its peer, which may then lose the answer.
+		if req, err := http.ReadRequest(bufio.NewReader(io.LimitReader(c, 64<<10))); err == nil {
+			io.Copy(io.Discard, req.Body)
+		}
+		body, _ := json.Marshal(errorBody{Error: why, Refused: true})
+		fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	})
+}
+
+// stop cuts the refusals being answered, so that a host stopping does
+// not wait on a client that sends nothing, and waits for them to end.
+func (r *refuser) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
 }
 
 // slotConn gives its place back when closed.

@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -144,5 +145,23 @@ func TestRateLog(t *testing.T) {
 	r.Add()
 	if fmt.Sprint(lines) != "[1 50]" {
 		t.Errorf("lines %v, want [1 50]", lines)
+	}
+}
+
+// TestControlCapRefusalSaysWhy: past the cap, Dial is refused with
+// ErrRefused saying the host's pid and limit, not taken for no host.
+func TestControlCapRefusalSaysWhy(t *testing.T) {
+	lim := defaultLimits()
+	lim.conns = 1
+	path := limitedServer(t, lim, quiet)
+	held := dialUnix(t, path)
+	fmt.Fprint(held, "GET /v1/hello HTTP/1.1\r\nHost: dsh\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(held), nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the connection under the cap: %v", err)
+	}
+	_, err := dialAt(t.Context(), path)
+	want := fmt.Sprintf("the running host (pid %d) has 1 connections open on its control socket, the most it takes", os.Getpid())
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Dial past the cap: %v; want ErrRefused saying %q", err, want)
 	}
 }

@@ -20,19 +20,47 @@ func ownedByMe(fi fs.FileInfo) error {
 }
 
 // tryLock takes an exclusive lock on path (created if need be), unless
-// another open of it holds one: then held is false. unlock releases it;
-// so does the kernel if the process dies.
+// another open of it holds one: then held is false. unlock removes the
+// file, then releases the lock, so that a host that stops leaves nothing
+// in $DSH_HOME/run; the kernel releases the lock of a process that dies
+// (and the next host reuses its file).
+//
+// A file removed by its holder as this one opened it is locked in vain:
+// the lock is kept only when path still names the file locked, else
+// taken again on the file now there.
 func tryLock(path string) (unlock func(), held bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, false, fmt.Errorf("lock the control socket: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, false, nil
+	for range 10 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("lock the control socket: %w", err)
 		}
-		return nil, false, fmt.Errorf("lock the control socket: %w", err)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("lock the control socket: %w", err)
+		}
+		if !samePath(f, path) {
+			f.Close()
+			continue
+		}
+		return func() {
+			if samePath(f, path) {
+				os.Remove(path)
+			}
+			f.Close() // releases the lock
+		}, true, nil
 	}
-	return func() { f.Close() }, true, nil // closing releases the lock
+	return nil, false, fmt.Errorf("lock the control socket: %s keeps being replaced", path)
+}
+
+// samePath reports whether path names the file f has open.
+func samePath(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }

@@ -67,6 +67,7 @@ type Server struct {
 	srv    *http.Server
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	refuse *refuser
 }
 
 // Serve answers on l from local until Close, within the socket's limits
@@ -77,7 +78,7 @@ func Serve(l net.Listener, local *Local, logger *slog.Logger) *Server {
 
 func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cancel: cancel}
+	s := &Server{cancel: cancel, refuse: newRefuser()}
 	mux := http.NewServeMux()
 	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -147,7 +148,7 @@ func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Serve
 		listeners = append(listeners, su.alias)
 	}
 	for _, ln := range listeners {
-		capped := &capListener{Listener: ln, slots: slots, refused: refused}
+		capped := &capListener{Listener: ln, slots: slots, refused: refused, refuse: s.refuse}
 		s.wg.Go(func() {
 			if err := s.srv.Serve(capped); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Error("the control socket stopped answering", "err", err)
@@ -163,6 +164,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	err := s.srv.Close()
 	s.wg.Wait()
+	s.refuse.stop()
 	return err
 }
 
@@ -239,10 +241,13 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 type errorBody struct {
 	Error string `json:"error"`
+	// Refused: the host refused the connection before any request
+	// (refuser); Error says why.
+	Refused bool `json:"refused,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(errorBody{err.Error()})
+	json.NewEncoder(w).Encode(errorBody{Error: err.Error()})
 }

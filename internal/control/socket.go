@@ -156,7 +156,7 @@ func listenAt(path string, logger *slog.Logger) (*sameUser, error) {
 		return nil, fmt.Errorf("restrict %s to its owner: %w", path, err)
 	}
 	listening = true
-	return &sameUser{Listener: l, uid: os.Getuid(), log: logger, unlock: sync.OnceFunc(unlock)}, nil
+	return &sameUser{Listener: l, uid: os.Getuid(), log: logger, unlock: sync.OnceFunc(unlock), refuse: newRefuser()}, nil
 }
 
 // live reports whether a host answers on the socket at path.
@@ -209,6 +209,8 @@ type sameUser struct {
 	// flood the log. Made at the first; Accept alone uses them.
 	refused *rateLog
 	lastErr error
+	// refuse tells a refused peer why (limits.go).
+	refuse *refuser
 }
 
 func (l *sameUser) Close() error {
@@ -217,6 +219,7 @@ func (l *sameUser) Close() error {
 	if l.alias != nil {
 		l.alias.Close()
 	}
+	l.refuse.stop()
 	return err
 }
 
@@ -236,7 +239,7 @@ func (l *sameUser) Accept() (net.Conn, error) {
 				l.lastErr = err
 				l.refused.Add()
 			}
-			c.Close()
+			l.refuse.refuse(c, fmt.Sprintf("the running host (pid %d) answers only the user who started it (uid %d) on its control socket", os.Getpid(), l.uid))
 			continue
 		}
 		return c, nil

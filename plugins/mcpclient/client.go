@@ -124,6 +124,11 @@ type client struct {
 	// pinHint logs once that the server needs protocolVersion pinned
 	// (notePinNeeded).
 	pinHint sync.Once
+	// revision is the protocol revision a server without a pin was found
+	// to need (revision.go); owned by the run goroutine. revisionNote logs
+	// the switch once.
+	revision     string
+	revisionNote sync.Once
 }
 
 // firstAttempt is the outcome of the first connection attempt.
@@ -140,6 +145,7 @@ type retryState struct {
 	halted      bool        // reconnecting stopped for good
 	hung        bool        // a close never finished: do not wait for watchers
 	oversized   int         // connections lost to an oversized message in a row
+	soon        bool        // timer is an attempt due at once (settleWaiters)
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
@@ -160,6 +166,7 @@ type watchState struct {
 	resync   chan struct{}  // coalesced list_changed signal, cap 1
 	down     chan downEvent
 	probe    chan *conn // cap 1
+	older    chan *conn // a connection to switch to 2025-11-25, cap 1
 }
 
 type lifetime struct {
@@ -189,6 +196,13 @@ type conn struct {
 	// server has proven healthy, so an oversized loss after it is not one
 	// "in a row" with the losses before.
 	answered atomic.Bool
+	// calls counts the tools/calls running on it; retiring is set once a
+	// call asked for a switch of revision (revision.go), which waits for
+	// them.
+	calls    atomic.Int32
+	retiring atomic.Bool
+	// offered is the revision asked for at connect ("" for go-sdk's latest).
+	offered string
 }
 
 // Session and Closed make a conn a bridge.Conn.
@@ -239,7 +253,7 @@ func newClient(opt options) *client {
 		opt:    opt,
 		label:  "mcp-client(" + opt.cfg.ServerName + ")",
 		first:  firstAttempt{ready: make(chan struct{})},
-		watch:  watchState{resync: make(chan struct{}, 1), down: make(chan downEvent), probe: make(chan *conn, 1)},
+		watch:  watchState{resync: make(chan struct{}, 1), down: make(chan downEvent), probe: make(chan *conn, 1), older: make(chan *conn, 1)},
 		shared: sharedState{unavailable: "the server is still connecting"},
 	}
 	c.proj = &result.Projector{Server: opt.cfg.ServerName, Label: c.label, Log: opt.logger, Registry: opt.registry,
@@ -331,6 +345,8 @@ func (c *client) run(ctx context.Context) {
 			c.resyncTools(ctx)
 		case cn := <-c.watch.probe:
 			c.probeConn(ctx, cn)
+		case cn := <-c.watch.older:
+			c.switchRevision(ctx, cn)
 		case <-c.bridge.SyncC():
 			if target, what := c.bridge.Queued(); target != nil && target == bridge.Conn(c.conn) && !c.retry.halted && what != 0 {
 				c.bridge.Sync(ctx, target, what, false)
@@ -346,6 +362,9 @@ func (c *client) run(ctx context.Context) {
 // attempt connects, discovers and registers. The first attempt with
 // failOnStartupError fails the instance instead of scheduling a retry.
 func (c *client) attempt(ctx context.Context, first bool) {
+	c.retry.soon = false
+	// Calls waiting for a connection take this attempt's outcome.
+	defer c.resolveStart()
 	strict := first && c.opt.cfg.FailOnStartupError
 	if c.login.needed && c.opt.oauth.Stamp() == c.login.stamp {
 		// Still no new token: look again later (the poll of needLogin).
@@ -449,8 +468,9 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 		err  error
 	}
 	ch := make(chan result, 1)
+	version := c.protocolVersion()
 	go func() {
-		cn, list, err := c.connect(ctx)
+		cn, list, err := c.connect(ctx, version)
 		ch <- result{cn, list, err}
 	}()
 	select {
@@ -476,9 +496,10 @@ func (c *client) connectBounded(ctx context.Context) (*conn, []*mcp.Tool, error)
 	return nil, nil, errors.New("connection attempt abandoned")
 }
 
-// connect opens a session and lists every tool.
-func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
-	cn := &conn{closed: make(chan struct{})}
+// connect opens a session on revision version ("" for go-sdk's latest) and
+// lists every tool.
+func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Tool, error) {
+	cn := &conn{closed: make(chan struct{}), offered: version}
 	questions := &bridge.Questions{Server: c.opt.cfg.ServerName, Label: c.label, Log: c.opt.logger, Elicit: c.opt.elicit, Calls: c.calls}
 	opts := &mcp.ClientOptions{
 		Logger: c.opt.logger.With("component", "go-sdk"),
@@ -531,7 +552,7 @@ func (c *client) connect(ctx context.Context) (*conn, []*mcp.Tool, error) {
 		c.calls.PeekHTTP(tr)
 	}
 	watched = bridge.PromptArguments(watched)
-	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: c.opt.cfg.ProtocolVersion})
+	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}
@@ -634,6 +655,7 @@ func (c *client) probeConn(ctx context.Context, cn *conn) {
 
 // lost handles the end of the current connection.
 func (c *client) lost(ctx context.Context, err error) {
+	defer c.settleWaiters()
 	cn := c.conn
 	c.conn = nil
 	c.mu.Lock()
@@ -759,6 +781,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 			fmt.Sprintf("the connection is down; reconnecting (attempt %d/%d)", c.retry.failed, p.MaxAttempts))
 	}
 	c.retry.timer = time.NewTimer(delay)
+	c.retry.soon = delay == 0
 }
 
 func (c *client) giveUp(err error) {

@@ -94,9 +94,10 @@ type Config struct {
 	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 	// ProtocolVersion pins the MCP revision offered to the server, such as
 	// "2025-11-25" (default: the latest go-sdk speaks, which the server
-	// may negotiate down). A server written for an older revision that
-	// sends requests in the middle of a call (elicitation, sampling) the
-	// way that revision does needs it: go-sdk refuses them on 2026-07-28.
+	// may negotiate down). Without it, a server that sends requests in the
+	// middle of a call (elicitation, sampling) the 2025-11-25 way, which
+	// go-sdk refuses on 2026-07-28, is switched to 2025-11-25 at its first
+	// such call (revision.go).
 	ProtocolVersion string `yaml:"protocolVersion"`
 	// Roots are the directories the server may work in, answered to its
 	// roots/list: absolute paths or file:// URIs. A call made through the

@@ -3,11 +3,14 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -97,13 +100,14 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 }
 
 // A server that asks in the middle of a call the 2025-11-25 way reaches
-// the answerer once protocolVersion pins that revision; on the latest
-// revision go-sdk refuses to send its request, and the call fails.
+// the answerer with protocolVersion 2025-11-25, and without any pin (the
+// host reconnects it on 2025-11-25, revision.go); pinned to 2026-07-28 by
+// the user, go-sdk refuses to send its request, and the call fails.
 func TestProtocolVersionPinsTheRevision(t *testing.T) {
 	for _, tc := range []struct {
 		pin      string
 		answered bool
-	}{{"", false}, {"2025-11-25", true}} {
+	}{{"", true}, {"2025-11-25", true}, {"2026-07-28", false}} {
 		srv := newFakeServer(t, nil)
 		srv.addTool("ask", stubbornAskTool())
 		svc := elicit.New()
@@ -124,37 +128,54 @@ func TestProtocolVersionPinsTheRevision(t *testing.T) {
 
 // A go-sdk server that asks its client during a call the 2025-11-25 way
 // (ServerSession.Elicit) refuses itself to send the question once
-// 2026-07-28 is negotiated; the log says, once, which key makes it work,
-// and with the key pinned the question is sent.
-func TestOldStyleQuestionNamesTheProtocolKey(t *testing.T) {
+// 2026-07-28 is negotiated. Without a pin the host reconnects it on
+// 2025-11-25 and sends the call again, once: the calls are answered, the
+// server was connected twice, and the log says so once. With the user's
+// own pin on 2026-07-28 the host leaves the pin alone and the log says,
+// once, which key makes it work.
+func TestOldStyleQuestionSwitchesTheRevision(t *testing.T) {
 	srv := newFakeServer(t, nil)
+	var revisions []string
 	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		revisions = append(revisions, req.Session.InitializeParams().ProtocolVersion)
 		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
 		if err != nil {
 			return nil, err
 		}
 		return textResult("asked"), nil
 	})
-	e := mustStart(t, testConfig("old"), srv)
-	for range 2 {
-		if res := e.call(tools.Caller{}, "mcp__old__asks", "{}"); res.Err == nil {
-			t.Fatal("the server's refusal to ask did not fail the call")
+	e := mustStart(t, testConfig("old"), srv, withElicit(elicit.New()))
+	for i := range 2 {
+		if res := e.call(tools.Caller{}, "mcp__old__asks", "{}"); res.Err != nil {
+			t.Fatalf("call %d: %v", i+1, res.Err)
 		}
 	}
-	const hint = `set protocolVersion: "2025-11-25" in this entry's config`
-	if n := len(e.logs.Find(slog.LevelWarn, hint)); n != 1 {
-		t.Errorf("the hint was logged %d times, want once:\n%s", n, e.logs.Dump())
+	if diff := cmp.Diff([]string{"2026-07-28", "2025-11-25", "2025-11-25"}, revisions); diff != "" {
+		t.Errorf("revisions the tool ran on (-want +got):\n%s", diff)
+	}
+	if n := srv.attempts.Load(); n != 2 {
+		t.Errorf("connected %d times, want 2 (one switch)", n)
+	}
+	const note = "reconnecting it on 2025-11-25"
+	if n := len(e.logs.Find(slog.LevelWarn, note)); n != 1 {
+		t.Errorf("the switch was logged %d times, want once:\n%s", n, e.logs.Dump())
 	}
 
 	cfg := testConfig("pinned")
-	cfg.ProtocolVersion = "2025-11-25"
-	pinned := mustStart(t, cfg, srv)
-	res := pinned.call(tools.Caller{}, "mcp__pinned__asks", "{}")
-	if res.Err != nil && strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
-		t.Errorf("pinned to 2025-11-25, the server still refused to ask: %v", res.Err)
+	cfg.ProtocolVersion = "2026-07-28"
+	pinned := mustStart(t, cfg, srv, withElicit(elicit.New()))
+	for range 2 {
+		res := pinned.call(tools.Caller{}, "mcp__pinned__asks", "{}")
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
+			t.Errorf("pinned to 2026-07-28: %v, want the server's refusal", res.Err)
+		}
 	}
-	if pinned.logs.Has(slog.LevelWarn, hint) {
-		t.Error("the hint was logged for an entry that pins protocolVersion")
+	const hint = `set protocolVersion: "2025-11-25" in this entry's config`
+	if n := len(pinned.logs.Find(slog.LevelWarn, hint)); n != 1 {
+		t.Errorf("the hint was logged %d times, want once:\n%s", n, pinned.logs.Dump())
+	}
+	if pinned.logs.Has(slog.LevelWarn, note) {
+		t.Error("an entry that pins protocolVersion was switched")
 	}
 }
 
@@ -189,5 +210,83 @@ func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
 	})
 	if res := e.reg.Execute(ctx, tools.Caller{}, "mcp__rt__roots", []byte("{}")); res.Err != nil || resultText(res) != "file:///client/dir" {
 		t.Errorf("roots of the caller: %v %q", res.Err, resultText(res))
+	}
+}
+
+// The switch to 2025-11-25 waits for the calls still running on the
+// connection: a long call in flight when another asks the old way is
+// answered, not cut, and the asking call is answered after it.
+func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var asked atomic.Int32
+	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		asked.Add(1)
+		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: okSchema}); err != nil {
+			return nil, err
+		}
+		return textResult("asked"), nil
+	})
+	busyIn, free := make(chan struct{}), make(chan struct{})
+	srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(busyIn)
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult("free"), nil
+	})
+	svc := elicit.New()
+	// A close that waited for busy would time out at once and stop the
+	// server (closeConn's halt).
+	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(time.Millisecond))
+	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+	})))
+	busy := make(chan tools.Result, 1)
+	go func() { busy <- e.call(tools.Caller{}, "mcp__wait__busy", "{}") }()
+	<-busyIn
+	asks := make(chan tools.Result, 1)
+	go func() { asks <- e.call(tools.Caller{}, "mcp__wait__asks", "{}") }()
+	// The server refused to ask; the switch waits for busy.
+	eventually(t, "the first, refused, ask", func() bool { return asked.Load() == 1 })
+	// Not a timed assertion: time for a switch that did not wait to go
+	// wrong.
+	time.Sleep(100 * time.Millisecond)
+	close(free)
+	if res := <-busy; res.Err != nil || resultText(res) != "free" {
+		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
+	}
+	if res := <-asks; res.Err != nil || resultText(res) != "asked" {
+		t.Errorf("the asking call: %v %q, want it answered after the switch", res.Err, resultText(res))
+	}
+	if n := srv.attempts.Load(); n != 2 {
+		t.Errorf("connected %d times, want 2", n)
+	}
+}
+
+// A server whose calls fail with go-sdk's refusal whatever the revision
+// (a hostile one, or one that refuses for another reason) is switched
+// once: its calls then fail with that refusal, and are neither sent again
+// nor reconnect the server again.
+func TestRevisionSwitchIsTriedOnce(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var ran atomic.Int32
+	srv.addTool("asks", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ran.Add(1)
+		return nil, errors.New(`"elicitation/create" cannot be sent while serving a request on protocol version 2026-07-28`)
+	})
+	e := mustStart(t, testConfig("once"), srv, withElicit(elicit.New()))
+	for i := range 3 {
+		res := e.call(tools.Caller{}, "mcp__once__asks", "{}")
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "cannot be sent while serving a request") {
+			t.Errorf("call %d: %v, want the server's refusal", i+1, res.Err)
+		}
+	}
+	if n := srv.attempts.Load(); n != 2 {
+		t.Errorf("connected %d times, want 2 (one switch)", n)
+	}
+	if n := ran.Load(); n != 4 {
+		t.Errorf("the tool ran %d times for 3 calls, want 4 (the first sent again once)", n)
 	}
 }

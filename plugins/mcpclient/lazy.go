@@ -131,6 +131,9 @@ func (c *client) begin(ctx context.Context) {
 		if instructions, cached = c.tools.FromCatalog(); cached {
 			c.setInstructions(instructions)
 		}
+		c.revision = c.tools.Protocol()
+	} else {
+		c.revision = c.tools.ReadProtocol()
 	}
 	if c.lazy() && cached {
 		c.mu.Lock()
@@ -204,6 +207,9 @@ func (c *client) resolveStart() {
 	var err error
 	if c.shared.live == nil {
 		switch {
+		case c.lz.lastErr != nil && c.retry.started && !c.lz.onDemand:
+			// Waiters for a reconnect (dropped.go).
+			err = fmt.Errorf("%s: not connected: %s; the last attempt failed: %w", c.label, c.shared.unavailable, c.lz.lastErr)
 		case c.lz.lastErr != nil:
 			err = fmt.Errorf("%s: failed to start: %w", c.label, c.lz.lastErr)
 		default:

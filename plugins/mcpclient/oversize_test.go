@@ -137,3 +137,52 @@ func TestE2EOversizedAfterAnAnswerReconnectsAtOnce(t *testing.T) {
 	}
 	hs.requireActive("fx")
 }
+
+// TestE2EOversizedAnswersFailNoOtherCall: an oversized answer fails its own
+// call only. The calls made after it, one after another and several at
+// once, wait for the connection to come back instead of going to the
+// dropped one (whose server, slow to exit here as Python servers are,
+// keeps the old session half alive) or failing on the outage: 0 failed
+// normal calls. (Four rounds: each 17 MiB answer takes seconds under -race;
+// eleven, as the issue had, give the same.)
+func TestE2EOversizedAnswersFailNoOtherCall(t *testing.T) {
+	const rounds, parallel = 4, 4
+	hs := newHarness(t)
+	hs.apply(stdioFixture(t, "fx", "fx", map[string]any{
+		"reconnect": map[string]any{"initialDelayMs": 600000, "maxDelayMs": 600000, "maxAttempts": 2},
+	}, "-oversize", "-exit-delay", "300ms"))
+	hs.requireActive("fx")
+	ping := mcpclient.PublicToolName("fx", "ping")
+	failed := 0
+	for i := range rounds {
+		assertOversizeErr(t, hs.call(modelCaller, mcpclient.PublicToolName("fx", "oversize"), map[string]any{"bytes": 17 << 20}), "oversize")
+		// Before the fix, calls failed until the reconnect: count them,
+		// bounded, to report how many.
+		n := 0
+		for ; n < 2000; n++ {
+			res := hs.call(modelCaller, ping, nil)
+			if res.Err == nil {
+				break
+			}
+			if n == 0 {
+				t.Logf("round %d: first failed call: %v", i+1, res.Err)
+			}
+		}
+		failed += n
+		t.Logf("round %d: %d failed normal calls after the oversized answer", i+1, n)
+		errs := make(chan error, parallel)
+		for range parallel {
+			go func() { errs <- hs.call(modelCaller, ping, nil).Err }()
+		}
+		for range parallel {
+			if err := <-errs; err != nil {
+				failed++
+				t.Logf("round %d: parallel call failed: %v", i+1, err)
+			}
+		}
+	}
+	if failed != 0 {
+		t.Errorf("%d normal calls failed after %d oversized answers, want 0", failed, rounds)
+	}
+	hs.requireActive("fx")
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,21 +26,27 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		if err != nil {
 			return tools.Output{}, err
 		}
-		defer done()
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
-		inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
-		var res *mcp.CallToolResult
-		if c.tracer == nil {
-			res, err = cn.session.CallTool(cctx, params)
-		} else {
-			sctx, span := c.startCallSpan(cctx, cn, params)
-			res, err = cn.session.CallTool(sctx, params)
-			c.endCallSpan(span, ctx, cctx, res, err)
+		res, cctx, err := c.callOn(ctx, cn, params)
+		// Sent once more, on the connection that replaces cn, when the
+		// request never left (cn's reader had already stopped), or when
+		// the server refused to ask its question on cn's revision
+		// (revision.go).
+		var again string
+		switch {
+		case err != nil && c.unsent(ctx, cn, err):
+			again = "was not sent: the connection ended before it, and no new one came"
+		case c.askedOldStyle(cn, res, err):
+			again = "asked its client the 2025-11-25 way, and reconnecting on 2025-11-25 failed"
 		}
-		c.notePinNeeded(res, err)
-		c.calls.SettleLogs(ctx, cn.logs, err)
-		inFlight.Finish()
-		c.release(inFlight.Cancel, err)
+		if again != "" {
+			done()
+			if cn, done, err = c.acquire(ctx, t.Raw); err != nil {
+				return tools.Output{}, fmt.Errorf("%s: tool %q %s: %w", c.label, t.Raw, again, err)
+			}
+			res, cctx, err = c.callOn(ctx, cn, params)
+		}
+		defer done()
 		if err != nil {
 			return tools.Output{}, c.callError(ctx, cctx, cn, t, err)
 		}
@@ -63,6 +68,34 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		}
 		return tools.Output{Value: value, Content: c.proj.Model(ctx, call.Caller, t.Raw, res.Content)}, nil
 	}
+}
+
+// callOn sends one tools/call on cn, as a call of the calls table (its
+// timeouts, progress, questions); cctx is the call's context, for
+// callError.
+func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
+	cn.calls.Add(1)
+	defer func() {
+		if cn.calls.Add(-1) == 0 && cn.retiring.Load() {
+			// The last call on a connection awaiting its switch.
+			c.requestSwitch(cn)
+		}
+	}()
+	inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
+	var res *mcp.CallToolResult
+	var err error
+	if c.tracer == nil {
+		res, err = cn.session.CallTool(cctx, params)
+	} else {
+		sctx, span := c.startCallSpan(cctx, cn, params)
+		res, err = cn.session.CallTool(sctx, params)
+		c.endCallSpan(span, ctx, cctx, res, err)
+	}
+	c.notePinNeeded(res, err)
+	c.calls.SettleLogs(ctx, cn.logs, err)
+	inFlight.Finish()
+	c.release(inFlight.Cancel, err)
+	return res, cctx, err
 }
 
 // httpReleaseDelay is how long a successful Streamable HTTP call's context
@@ -113,39 +146,6 @@ func (c *client) callError(ctx, cctx context.Context, cn *conn, t *toolset.Tool,
 	}
 	c.requestProbe(cn)
 	return fmt.Errorf("%s: tool %q failed: %w", c.label, t.Raw, err)
-}
-
-// oldStyleRefusal is how go-sdk's server refuses a handler that asks its
-// client (elicitation/create, sampling/createMessage, roots/list) during a
-// request once 2026-07-28 is negotiated.
-const oldStyleRefusal = "cannot be sent while serving a request on protocol version"
-
-// notePinNeeded logs, once per instance, that a call failed because its
-// server asked mid-call the 2025-11-25 way on a 2026-07-28 session: go-sdk
-// servers refuse that themselves, before anything reaches the host, so
-// nothing here can answer it. Pinning the revision is what works.
-func (c *client) notePinNeeded(res *mcp.CallToolResult, err error) {
-	if c.opt.cfg.ProtocolVersion != "" {
-		return
-	}
-	var text string
-	switch {
-	case err != nil:
-		text = err.Error()
-	case res != nil && res.IsError:
-		for _, b := range res.Content {
-			if t, ok := b.(*mcp.TextContent); ok {
-				text += t.Text
-			}
-		}
-	}
-	if !strings.Contains(text, oldStyleRefusal) {
-		return
-	}
-	c.pinHint.Do(func() {
-		c.opt.logger.Warn(c.label + `: the server asked its client a question during a call the 2025-11-25 way, which its MCP SDK refuses ` +
-			`on the 2026-07-28 revision negotiated: set protocolVersion: "2025-11-25" in this entry's config so that its questions reach the caller`)
-	})
 }
 
 // objectArgs passes a JSON object through unchanged and turns anything else

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,9 @@ type pinned struct {
 }
 
 // pinnedOf reads def's MCP listing (the registry's description may be
-// another plugin's rewrite: the server's is what is trusted).
+// another plugin's rewrite: the server's is what is trusted) and the
+// registry's input schema, which is the one served and checked (the
+// listing does not keep it twice).
 func pinnedOf(def *tools.Definition) pinned {
 	var p pinned
 	if len(def.MCPTool) > 0 {
@@ -39,7 +42,10 @@ func pinnedOf(def *tools.Definition) pinned {
 		p.Name = def.Origin.RawName
 	}
 	if len(def.MCPTool) == 0 {
-		p.Description, p.InputSchema, p.OutputSchema = def.Description, def.InputSchema, def.OutputSchema
+		p.Description, p.OutputSchema = def.Description, def.OutputSchema
+	}
+	if len(def.InputSchema) > 0 {
+		p.InputSchema = def.InputSchema
 	}
 	p.InputSchema, p.OutputSchema, p.Annotations = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations)
 	return p
@@ -94,7 +100,15 @@ type Held struct {
 func (h *Held) forModel() *Held {
 	m := *h
 	m.model = true
-	m.Change = "  changed: " + strings.Join(h.parts, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
+	// Only the part's field: a schema's keys are the server's text too.
+	var fields []string
+	for _, part := range h.parts {
+		field, _, _ := strings.Cut(part, ".")
+		if !slices.Contains(fields, field) {
+			fields = append(fields, field)
+		}
+	}
+	m.Change = "  changed: " + strings.Join(fields, ", ") + " (the change is not shown to a model: see /policy, or the host's log)\n"
 	return &m
 }
 
@@ -129,7 +143,9 @@ type pins struct {
 	first map[string]uint64
 	// logged is the digest last logged per tool, to log a change once.
 	logged map[string]string
-	cache  sync.Map // registered name -> *pinVerdict
+	// upgraded is the servers whose format-1 pins were upgraded (logged once).
+	upgraded map[string]bool
+	cache    sync.Map // registered name -> *pinVerdict
 }
 
 type pinVerdict struct {
@@ -140,7 +156,7 @@ type pinVerdict struct {
 }
 
 func newPins(dir string, reg *tools.Registry, logger func() *slog.Logger) *pins {
-	return &pins{store: newPinStore(dir), reg: reg, logger: logger, first: map[string]uint64{}, logged: map[string]string{}}
+	return &pins{store: newPinStore(dir), reg: reg, logger: logger, first: map[string]uint64{}, logged: map[string]string{}, upgraded: map[string]bool{}}
 }
 
 func pinMode(def *tools.Definition) string {
@@ -201,7 +217,11 @@ func (p *pins) check(def *tools.Definition) *Held {
 	}
 	rec, ok := f.Tools[cur.Name]
 	digest := cur.digest()
-	if ok && rec.Digest == digest {
+	if ok && rec.Format == 0 && rec.Digest == digest {
+		return nil
+	}
+	if ok && rec.Format == 1 && legacyMatch(rec, cur) {
+		p.upgradeLegacy(server, def)
 		return nil
 	}
 	if !ok && listing != 0 && p.first[server] == listing {
@@ -210,11 +230,7 @@ func (p *pins) check(def *tools.Definition) *Held {
 		return nil
 	}
 	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok}
-	if ok {
-		h.Change, h.parts = describeChange(&rec.Tool, cur)
-	} else {
-		h.Change, h.parts = describeChange(nil, cur)
-	}
+	h.Change, h.parts = changeFrom(rec, ok, cur)
 	if p.logged[def.Name] != digest {
 		p.logged[def.Name] = digest
 		if pinMode(def) == tools.PinWarn {
@@ -259,10 +275,10 @@ func trustDefs(f *pinFile, defs []tools.Definition, replace bool) {
 	}
 }
 
-// Trust records the current definitions of server's tools (only tool's,
-// when it is not "": its name on the server or its registered name) as
-// trusted, and returns the names it released from hold.
-func (p *pins) Trust(server, tool string) (released []string, err error) {
+// selected returns the registered definitions of server's tools (only
+// tool's, when it is not "": its name on the server or its registered
+// name).
+func (p *pins) selected(server, tool string) ([]tools.Definition, error) {
 	var defs []tools.Definition
 	for _, d := range p.reg.ListAll() {
 		if d.Origin.Server != server {
@@ -279,6 +295,22 @@ func (p *pins) Trust(server, tool string) (released []string, err error) {
 		}
 		return nil, fmt.Errorf("no tool of server %q is registered (is it connected?)", server)
 	}
+	return defs, nil
+}
+
+// Trust records the current definitions of server's tools (only tool's,
+// when it is not "") as trusted, and returns the names it released from
+// hold.
+func (p *pins) Trust(server, tool string) (released []string, err error) {
+	defs, err := p.selected(server, tool)
+	if err != nil {
+		return nil, err
+	}
+	return p.trust(server, defs)
+}
+
+// trust records defs as server's trusted definitions.
+func (p *pins) trust(server string, defs []tools.Definition) (released []string, err error) {
 	for i := range defs {
 		if p.held(&defs[i]) != nil {
 			released = append(released, defs[i].Name)

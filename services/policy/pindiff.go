@@ -28,12 +28,13 @@ func describeChange(old *pinned, cur pinned) (text string, parts []string) {
 		parts = append(parts, field)
 		was, now = trimCommon(was, now)
 		if was != "" {
-			fmt.Fprintf(&b, "    - %s\n", was)
+			fmt.Fprintf(&b, "    - %s\n", shown(was))
 		}
 		if now != "" {
-			fmt.Fprintf(&b, "    + %s\n", now)
+			fmt.Fprintf(&b, "    + %s\n", shown(now))
 		}
 	}
+	var hiddenFlags []string
 	textPart("title", old.Title, cur.Title)
 	textPart("description", old.Description, cur.Description)
 	for _, part := range []struct {
@@ -51,21 +52,33 @@ func describeChange(old *pinned, cur pinned) (text string, parts []string) {
 			}
 		}
 		slices.Sort(keys)
+		var flags []string
 		for _, k := range keys {
 			w, wok := was[k]
 			n, nok := now[k]
 			switch {
 			case !wok:
-				fmt.Fprintf(&b, "  %s: added %s\n", k, cut(n, 300))
+				fmt.Fprintf(&b, "  %s: added %s\n", shown(k), shown(n))
 				parts = append(parts, k)
 			case !nok:
-				fmt.Fprintf(&b, "  %s: removed (was %s)\n", k, cut(w, 300))
+				fmt.Fprintf(&b, "  %s: removed (was %s)\n", shown(k), shown(w))
 				parts = append(parts, k)
 			case w != n:
-				fmt.Fprintf(&b, "  %s: %s → %s\n", k, cut(w, 300), cut(n, 300))
+				w, n := leafPair(w, n)
+				fmt.Fprintf(&b, "  %s: %s → %s\n", shown(k), shown(w), shown(n))
 				parts = append(parts, k)
+			default:
+				continue
+			}
+			if nok {
+				// Every text in a schema (descriptions, enums, defaults,
+				// names) is read by the model.
+				if hidden := HiddenText(hiddenOf(k, n)); hidden != "" {
+					flags = append(flags, fmt.Sprintf("  ! %s hides text a model reads: %s\n", shown(k), hidden))
+				}
 			}
 		}
+		hiddenFlags = append(hiddenFlags, flags...)
 	}
 	for _, f := range []struct{ field, was, now string }{{"title", old.Title, cur.Title}, {"description", old.Description, cur.Description}} {
 		if f.was == f.now {
@@ -75,18 +88,31 @@ func describeChange(old *pinned, cur pinned) (text string, parts []string) {
 			fmt.Fprintf(&b, "  ! the %s hides text a model reads: %s\n", f.field, hidden)
 		}
 	}
-	// Descriptions inside the schemas are read by the model too.
-	for k, v := range flatten("inputSchema", cur.InputSchema) {
-		if !strings.HasSuffix(k, ".description") && !strings.HasSuffix(k, ".title") {
-			continue
-		}
-		if s, err := strconv.Unquote(v); err == nil {
-			if hidden := HiddenText(s); hidden != "" {
-				fmt.Fprintf(&b, "  ! %s hides text a model reads: %s\n", k, hidden)
-			}
-		}
+	for _, f := range hiddenFlags {
+		b.WriteString(f)
 	}
 	return b.String(), parts
+}
+
+// leafPair is a changed leaf's old and new text as shown: two long
+// strings keep what differs and some context (trimCommon), anything else
+// is shown whole, so that nothing changed is left out.
+func leafPair(w, n string) (string, string) {
+	ws, werr := strconv.Unquote(w)
+	ns, nerr := strconv.Unquote(n)
+	if werr != nil || nerr != nil {
+		return w, n
+	}
+	return trimCommon(ws, ns)
+}
+
+// hiddenOf is the text of the leaf at path k (shown as n) to search for
+// hidden characters: its key path and its value as written.
+func hiddenOf(k, n string) string {
+	if s, err := strconv.Unquote(n); err == nil {
+		return k + s
+	}
+	return k + n
 }
 
 // trimCommon quotes a and b, keeping of a long pair only what differs and
@@ -145,7 +171,7 @@ func flatten(prefix string, raw json.RawMessage) map[string]string {
 	walk = func(path string, v any) {
 		if m, ok := v.(map[string]any); ok && len(m) > 0 {
 			for k, x := range m {
-				walk(path+"."+k, x)
+				walk(path+"."+segment(k), x)
 			}
 			return
 		}
@@ -161,4 +187,38 @@ func flatten(prefix string, raw json.RawMessage) map[string]string {
 	}
 	walk(prefix, v)
 	return out
+}
+
+// segment is a key of a path as shown: a plain name as it is, any other
+// quoted, so that a key cannot pose as another path or line.
+func segment(k string) string {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '$') {
+			return strconv.Quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}
+
+// shown writes the characters a reader would not see (HiddenText's) as
+// escapes, as strconv.Quote does for most of them: \u200b, \U000e0041.
+func shown(s string) string {
+	if !strings.ContainsFunc(s, invisible) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !invisible(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }

@@ -14,11 +14,16 @@ import (
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 )
 
+// pinFormat is the version of the pin files this code writes. Format 1
+// (files without a version) pinned no input schema: see upgradeLegacy.
+const pinFormat = 2
+
 // pinFile is one server's trusted tool definitions, kept in
 // <pins.dir>/<serverName>.json (serverNames are safe file names).
 type pinFile struct {
-	Server string               `json:"server"`
-	Tools  map[string]pinRecord `json:"tools"` // by the tool's name on its server
+	Version int                  `json:"version"`
+	Server  string               `json:"server"`
+	Tools   map[string]pinRecord `json:"tools"` // by the tool's name on its server
 }
 
 // pinRecord is one trusted definition and its digest.
@@ -26,6 +31,9 @@ type pinRecord struct {
 	Digest  string    `json:"digest"`
 	Trusted time.Time `json:"trusted"`
 	Tool    pinned    `json:"tool"`
+	// Format is 1 for a record of a format-1 file not yet upgraded (its
+	// digest leaves the input schema out), 0 for a current one.
+	Format int `json:"format,omitempty"`
 }
 
 // pinStore reads and writes the pin files. A file is read again when it
@@ -109,6 +117,7 @@ func (s *pinStore) update(server string, change func(*pinFile)) error {
 		f.Tools = map[string]pinRecord{}
 	}
 	change(f)
+	f.Version = pinFormat
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -133,6 +142,24 @@ func readPinFile(path string) (*pinFile, error) {
 	var f pinFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s does not read as trusted tool definitions: %w", path, err)
+	}
+	if f.Version > pinFormat {
+		return nil, fmt.Errorf("%s is of pin format %d, newer than this dsh-host reads (%d)", path, f.Version, pinFormat)
+	}
+	for name, rec := range f.Tools {
+		// The file is indented: the stored side of a diff, and its
+		// digest, are of the canonical form.
+		t := &rec.Tool
+		t.InputSchema, t.OutputSchema, t.Annotations = canonical(t.InputSchema), canonical(t.OutputSchema), canonical(t.Annotations)
+		if f.Version < 2 {
+			rec.Format = 1
+		}
+		// A record whose definition is not the one its digest names
+		// (edited by hand) would show a reviewer the wrong side.
+		if rec.Tool.Name != name || rec.Tool.digest() != rec.Digest {
+			return nil, fmt.Errorf("%s: the trusted definition of %q does not match its digest", path, name)
+		}
+		f.Tools[name] = rec
 	}
 	return &f, nil
 }

@@ -18,7 +18,9 @@ func TestPinStoreMergesWriters(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				name := fmt.Sprintf("w%d_%02d", w, i)
-				if err := s.update("srv", func(f *pinFile) { f.Tools[name] = pinRecord{Digest: name} }); err != nil {
+				if err := s.update("srv", func(f *pinFile) {
+					f.Tools[name] = pinRecord{Digest: pinned{Name: name}.digest(), Tool: pinned{Name: name}}
+				}); err != nil {
 					t.Error(err)
 					return
 				}

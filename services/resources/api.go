@@ -21,8 +21,9 @@
 // [Registry.Subscribe] follows a resource's updates and [Registry.OnChange]
 // follows every change of the lists (a gateway's list_changed).
 //
-// A URI listed by two servers is read from the one whose entry comes first
-// in the composition (the collision is logged once, naming that server);
+// A URI listed by two servers or more is read from the one whose entry
+// comes first in the composition (the collision is logged once, naming
+// that server and the shadowed ones, and again when one more lists it);
 // providers of no composition entry come after, in registration order.
 // Routing never depends on which instance started first. A URI no server
 // lists goes to the server whose template matches it, and otherwise to the
@@ -164,7 +165,7 @@ type Registry struct {
 	subs      map[string][]*subscriber
 	held      map[string]*Source         // the source each followed URI is subscribed on
 	pending   map[string]*firstSubscribe // URIs whose first subscribe is in flight
-	collision map[string]bool            // URIs whose collision was logged
+	collision map[string]int             // each shared URI's number of servers when last logged
 
 	changes *host.Event[Change]
 	// wake is closed and replaced when a source lists for the first time
@@ -217,7 +218,7 @@ type Options struct {
 
 // New returns an empty registry.
 func New(opts *Options) *Registry {
-	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, pending: map[string]*firstSubscribe{}, collision: map[string]bool{},
+	r := &Registry{log: slog.Default(), subs: map[string][]*subscriber{}, held: map[string]*Source{}, pending: map[string]*firstSubscribe{}, collision: map[string]int{},
 		changes: host.NewEvent[Change]("resources change"), wake: make(chan struct{})}
 	if opts != nil && opts.Logger != nil {
 		r.log = opts.Logger
@@ -409,40 +410,58 @@ func signature(rs []Resource, ts []parsedTemplate) string {
 	return b.String()
 }
 
-// logCollisionsLocked logs, once per URI, a URI src lists that another
-// source lists too. It indexes the other sources' URIs once (under the
+// logCollisionsLocked logs a URI src lists that another source lists too,
+// naming every server that lists it: once per URI, and again only when
+// more servers list it. It indexes the other sources' URIs once (under the
 // write lock, so in time linear in what all sources list), rather than
 // searching every other listing for each of src's URIs.
 func (r *Registry) logCollisionsLocked(src *Source) {
-	var others map[string]*Source // each URI's first other source, in routing order
+	var others map[string]bool // URIs some other source lists
+	var shared map[string][]*Source
 	for _, res := range src.resources {
-		if r.collision[res.URI] {
-			continue
-		}
 		if others == nil {
-			others = map[string]*Source{}
-			for _, o := range r.routingLocked() {
-				if o == src {
-					continue
-				}
-				for _, x := range o.resources {
-					if _, ok := others[x.URI]; !ok {
-						others[x.URI] = o
+			others = map[string]bool{}
+			for _, o := range r.sources {
+				if o != src {
+					for _, x := range o.resources {
+						others[x.URI] = true
 					}
 				}
 			}
 		}
-		o := others[res.URI]
-		if o == nil {
+		if others[res.URI] {
+			if shared == nil {
+				shared = map[string][]*Source{}
+			}
+			shared[res.URI] = nil
+		}
+	}
+	if len(shared) == 0 {
+		return
+	}
+	// Every server listing a shared URI, in routing order: the first is
+	// the one Read goes to.
+	for _, o := range r.routingLocked() {
+		for _, x := range o.resources {
+			if l, ok := shared[x.URI]; ok && (len(l) == 0 || l[len(l)-1] != o) {
+				shared[x.URI] = append(l, o)
+			}
+		}
+	}
+	for _, res := range src.resources {
+		l := shared[res.URI]
+		// Logged again only when more servers list it than last time, so
+		// that a third one is named too, and a re-sync says nothing.
+		if len(l) < 2 || len(l) <= r.collision[res.URI] {
 			continue
 		}
-		r.collision[res.URI] = true
-		// The log names the server Read goes to, by the same rule.
-		reads, shadowed := o, src
-		if owner, err := r.ownerLocked(res.URI); err == nil && owner == src {
-			reads, shadowed = src, o
+		r.collision[res.URI] = len(l)
+		names := make([]string, len(l)-1)
+		for i, o := range l[1:] {
+			names[i] = o.p.Server
 		}
-		r.log.Warn("resources: two servers list the same URI; reads go to the one first in the composition", "uri", res.URI, "reads", reads.p.Server, "shadowed", shadowed.p.Server)
+		r.log.Warn("resources: several servers list the same URI; reads go to the one first in the composition",
+			"uri", res.URI, "servers", len(l), "reads", l[0].p.Server, "shadowed", strings.Join(names, ", "))
 	}
 }
 

@@ -63,3 +63,26 @@ func TestSharedURIFollowsCompositionOrder(t *testing.T) {
 		t.Errorf("the collision log does not name first as the server that answers:\n%s", logs.String())
 	}
 }
+
+// TestSharedURIWarningNamesEveryServer: a URI three servers list is
+// logged naming all three, the one that answers first; a server that goes
+// and lists the same again logs nothing more.
+func TestSharedURIWarningNamesEveryServer(t *testing.T) {
+	var logs mcptest.SyncBuffer
+	three := `plugins:
+  - {id: first, name: test-uri-offer, config: {server: first, uri: "shared://x"}}
+  - {id: second, name: test-uri-offer, config: {server: second, uri: "shared://x"}}
+  - {id: third, name: test-uri-offer, config: {server: third, uri: "shared://x"}}
+`
+	h := hosttest.Start(t, three, hosttest.Logger(slog.New(slog.NewTextHandler(&logs, nil))))
+	const want = `servers=3 reads=first shadowed="second, third"`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("no collision log with %s:\n%s", want, logs.String())
+	}
+	// third goes and comes back (a reconnect): nothing new to say.
+	h.Apply(strings.Replace(three, "name: test-uri-offer, config: {server: third", "name: test-uri-offer, disabled: true, config: {server: third", 1))
+	h.Apply(three)
+	if n := strings.Count(logs.String(), "servers=3"); n != 1 {
+		t.Errorf("the three-server collision was logged %d times, want once:\n%s", n, logs.String())
+	}
+}

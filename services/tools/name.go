@@ -74,6 +74,17 @@ func nameByte(c byte) bool {
 // public name mcp-client registers; a gateway fits the same names to a
 // smaller limit for clients that prefix them.
 func FitName(name string, limit int, identity string) string {
+	fitted, changed := sanitizeName(name)
+	if !changed && fitted != "" && len(fitted) <= limit {
+		return fitted
+	}
+	return withHash(fitted, limit, identity)
+}
+
+// sanitizeName replaces every character of name outside [A-Za-z0-9_-] by
+// "_" (two for one outside the Basic Multilingual Plane: UTF-16 code units),
+// and says whether it replaced any.
+func sanitizeName(name string) (string, bool) {
 	var b strings.Builder
 	b.Grow(len(name))
 	changed := false
@@ -90,14 +101,15 @@ func FitName(name string, limit int, identity string) string {
 			changed = true
 		}
 	}
-	fitted := b.String()
-	if !changed && fitted != "" && len(fitted) <= limit {
-		return fitted
-	}
+	return b.String(), changed
+}
+
+// withHash cuts the valid name to limit-13 characters and appends "_" and
+// the first 12 hex digits of sha256(identity).
+func withHash(name string, limit int, identity string) string {
 	sum := sha256.Sum256([]byte(identity))
-	keep := limit - 13 // room for "_" and 12 hex digits
-	if len(fitted) > keep {
-		fitted = fitted[:keep]
+	if keep := limit - 13; len(name) > keep {
+		name = name[:keep]
 	}
-	return fitted + "_" + hex.EncodeToString(sum[:])[:12]
+	return name + "_" + hex.EncodeToString(sum[:])[:12]
 }

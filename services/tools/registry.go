@@ -61,6 +61,8 @@ type Registry struct {
 	evMu       sync.Mutex
 	evQueue    []notice
 	evDraining bool
+	// announced counts the assembly changes queued so far (Changes).
+	announced atomic.Uint64
 
 	starting starting // instances whose tools are still coming (starting.go)
 }
@@ -82,6 +84,7 @@ type entry struct {
 	scope  *host.Scope     // the registering instance's
 	params json.RawMessage // InputSchema, or the empty object schema
 	output *outputSchema   // nil without an OutputSchema; resolved once, at registration
+	input  *inputSchema    // nil without an InputSchema; resolved at the first call
 	// matched caches the hooks whose patterns match def.Name, for the hook
 	// set it was computed from.
 	matched atomic.Pointer[matchedHooks]
@@ -216,6 +219,7 @@ func newEntry(def Definition) (*entry, error) {
 		}
 		e.def.InputSchema = bytes.Clone(def.InputSchema)
 		e.params = e.def.InputSchema
+		e.input = &inputSchema{}
 	}
 	if len(bytes.TrimSpace(def.OutputSchema)) == 0 {
 		e.def.OutputSchema = nil
@@ -369,9 +373,20 @@ func (r *Registry) AssemblyChanged() {
 	r.drain()
 }
 
+// Changes counts the assembly changes so far: each one counted is, or
+// will be, delivered to the OnAssemblyChange handlers. It counts a change
+// as soon as it is made, before its delivery (which another goroutine may
+// still be making), so that a consumer that keeps a copy of the assembly
+// (the gateway) knows its copy is current when it was made from an
+// Assemble that followed a Changes equal to the one now.
+func (r *Registry) Changes() uint64 { return r.announced.Load() }
+
 // enqueue records a notice; for a tool change the caller holds r.mu, so the
 // queue has the order of the map's mutations.
 func (r *Registry) enqueue(n notice) {
+	if !n.batched {
+		r.announced.Add(1)
+	}
 	r.evMu.Lock()
 	r.evQueue = append(r.evQueue, n)
 	r.evMu.Unlock()

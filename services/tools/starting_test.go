@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,9 @@ func TestWaitStarted(t *testing.T) {
 	b := host.NewScope(context.Background(), "b", nil)
 	doneA := reg.Starting(a)
 	reg.Starting(b)
+	if got := reg.StillStarting(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("StillStarting = %q, want a and b", got)
+	}
 	short, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := reg.WaitStarted(short); err == nil {
@@ -27,6 +31,9 @@ func TestWaitStarted(t *testing.T) {
 	}
 	doneA()
 	doneA() // idempotent
+	if got := reg.StillStarting(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("StillStarting after a's done = %q, want b", got)
+	}
 	if err := reg.WaitStarted(short); err == nil {
 		t.Fatal("WaitStarted returned while b was starting")
 	}
@@ -36,5 +43,30 @@ func TestWaitStarted(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Errorf("after b's dispose: %v", err)
 	}
+	if got := reg.StillStarting(); len(got) != 0 {
+		t.Errorf("StillStarting after b's dispose = %q, want none", got)
+	}
 	a.Dispose(time.Second)
+}
+
+// Changes counts a change as soon as it is made, one per registration and
+// one per AssemblyChanged, so that a consumer can tell whether its copy of
+// the assembly is current.
+func TestChangesCountsEveryAssemblyChange(t *testing.T) {
+	reg := tools.New(nil)
+	s := host.NewScope(context.Background(), "s", nil)
+	defer s.Dispose(time.Second)
+	before := reg.Changes()
+	remove, err := reg.Register(s, tools.Definition{Name: "t", Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.Changes(); got != before+1 {
+		t.Errorf("Changes after a registration = %d, want %d", got, before+1)
+	}
+	reg.AssemblyChanged()
+	remove()
+	if got := reg.Changes(); got != before+3 {
+		t.Errorf("Changes after AssemblyChanged and an unregistration = %d, want %d", got, before+3)
+	}
 }

@@ -95,6 +95,25 @@ func addElicitTools(server *mcp.Server) {
 		})
 }
 
+// addAskInlineTool registers ask-inline, which asks the client for a name
+// with elicitation/create during the call, as servers written for
+// 2025-11-25 do (go-sdk's conformance server among them). On a 2026-07-28
+// session go-sdk refuses to send it, and the tool fails with that refusal.
+func addAskInlineTool(server *mcp.Server) {
+	mcp.AddTool(server, &mcp.Tool{Name: "ask-inline", Description: "Ask the user for a name during the call."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema("")})
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				return nil, nil, err
+			}
+			return textResult(string(b)), nil, nil
+		})
+}
+
 // withProtocol limits opts to o.protocol, when set: a client then speaks
 // that revision (2025-11-25: initialize, logging/setLevel, server requests
 // such as elicitation/create, and on HTTP the standalone GET stream).

@@ -16,9 +16,11 @@
 // (-page-size N), add filler tools (-extra-tools N) and set initialize's
 // instructions (-instructions). -resources N and -prompts add resources,
 // a template, subscriptions and prompts (resources.go). -rewrite adds
-// rewrite-tool, which changes a tool's description at runtime (rewrite.go).
+// rewrite-tool, which changes a tool's description, title or schemas at runtime (rewrite.go).
+// -start-delay D answers nothing for D after the start (a slow server).
 // -counter adds the count tool, which answers how many times it was called
-// (counter.go). -echo-meta adds the meta tool, which answers with its
+// (counter.go); -op the op tool, which checks nothing and answers how many
+// calls reached it (counter.go). -echo-meta adds the meta tool, which answers with its
 // request's _meta (meta.go).
 //
 // Tools:
@@ -92,6 +94,7 @@ type options struct {
 	hang          bool
 	progress      bool
 	elicit        bool
+	askInline     bool // flow.go
 	protocol      string
 	startsFile    string
 	cancelFile    string
@@ -102,6 +105,7 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	op            bool // counter.go
 	echoMeta      bool // meta.go
 	annotated     bool // annotated.go
 	rewrite       bool // rewrite.go
@@ -109,6 +113,8 @@ type options struct {
 	sample        bool // bridge.go
 	roots         bool // bridge.go
 	waitFile      string
+	startDelay    time.Duration
+	exitDelay     time.Duration
 	proxyOf       string // proxy.go
 }
 
@@ -129,6 +135,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
 	fs.BoolVar(&o.progress, "progress", false, "register the progress tool, which reports progress as it goes (flow.go)")
 	fs.BoolVar(&o.elicit, "elicit", false, "register the ask and ask-url tools, which ask the client for input (flow.go)")
+	fs.BoolVar(&o.askInline, "ask-inline", false, "register ask-inline, which asks the client for a name in the middle of the call the 2025-11-25 way, with elicitation/create (flow.go)")
 	fs.StringVar(&o.protocol, "protocol", "", "speak only this protocol revision, such as 2025-11-25 (flow.go)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
@@ -138,14 +145,17 @@ func run(args []string) error {
 	fs.BoolVar(&o.oversize, "oversize", false, "register the oversize tool, which answers with a text of the given size (a message past a client's frame limit)")
 	fs.IntVar(&o.resources, "resources", 0, "list this many text resources fixture://doc/NNN, plus an image, a binary, a template and the add-resource tool (resources.go)")
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
+	fs.DurationVar(&o.exitDelay, "exit-delay", 0, "in stdio mode, linger this long after stdin ends before exiting (a server slow to exit, as Python ones are)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
+	fs.DurationVar(&o.startDelay, "start-delay", 0, "answer nothing for this long after starting (a server slower to start than a host waits for its first lists)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
 	fs.BoolVar(&o.echoMeta, "echo-meta", false, "register the meta tool, which answers with its request's _meta as JSON (meta.go)")
+	fs.BoolVar(&o.op, "op", false, "register the op tool, which checks nothing and answers the calls that reached it and the last arguments (counter.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
-	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description (or adds a tool) at runtime (rewrite.go)")
+	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description, title or schemas (or adds a tool) at runtime (rewrite.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -176,6 +186,14 @@ func run(args []string) error {
 		return nil
 	}
 
+	if o.startDelay > 0 {
+		log.Printf("waiting %v before serving (-start-delay)", o.startDelay)
+		select {
+		case <-ctx.Done():
+			return nil // signalled while waiting
+		case <-time.After(o.startDelay):
+		}
+	}
 	if o.waitFile != "" {
 		if err := waitForFile(ctx, o.waitFile); err != nil {
 			return nil // signalled while waiting
@@ -194,6 +212,12 @@ func run(args []string) error {
 		// Stdout goes through crashWriter so that the crash tool exits only
 		// once its reply has been written.
 		err := server.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: crashWriter{os.Stdout}})
+		if o.exitDelay > 0 {
+			select {
+			case <-time.After(o.exitDelay):
+			case <-ctx.Done():
+			}
+		}
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
@@ -309,6 +333,9 @@ func newServer(o options) *mcp.Server {
 	if o.counter {
 		addCounterTool(server)
 	}
+	if o.op {
+		addOpTool(server)
+	}
 	if o.echoMeta {
 		addMetaTool(server)
 	}
@@ -417,6 +444,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.elicit {
 		addElicitTools(server)
+	}
+	if o.askInline {
+		addAskInlineTool(server)
 	}
 	if o.oversize {
 		// Off by default, so the default tool list stays the same.

@@ -94,18 +94,41 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 	}
 	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
 		for k, v := range m {
-			// Gemini CLI reads $VAR in env as ${VAR}; the composition
-			// expands only ${VAR}.
-			if bareVar.MatchString(v) {
-				m[k] = "${" + v[1:] + "}"
-			}
+			m[k] = bareVars(v)
 		}
 	}
+	for i, a := range cfg.Args {
+		if bareVar.MatchString(a) {
+			cfg.Args[i] = "${" + a[1:] + "}"
+		}
+	}
+	cfg.URL = urlBareVar.ReplaceAllString(cfg.URL, "$1$${$2}")
 	return imp.finish(name, typ, taken, imp.convertVars)
 }
 
-// bareVar is a value that is one $VAR and nothing else.
+// bareVar is one $VAR and nothing else.
 var bareVar = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+
+// urlBareVar is a $VAR that starts a part of a URL (a query value, a
+// path segment, a password), as Gemini CLI expands it there.
+var urlBareVar = regexp.MustCompile(`([=/:])\$([A-Za-z_][A-Za-z0-9_]*)\b`)
+
+// bareVars rewrites each space-separated word of v that is one $VAR as
+// ${VAR}: Gemini CLI reads $VAR as ${VAR} ("Bearer $GW_TOKEN"), and the
+// composition expands only ${VAR}. A $ inside a word ("pa$word") is
+// left as it is: there it is more likely a character of a secret.
+func bareVars(v string) string {
+	if !strings.Contains(v, "$") {
+		return v
+	}
+	words := strings.Split(v, " ")
+	for i, w := range words {
+		if bareVar.MatchString(w) {
+			words[i] = "${" + w[1:] + "}"
+		}
+	}
+	return strings.Join(words, " ")
+}
 
 // finish checks the transport typ names (or that the fields imply),
 // drops the fields it ignores, rewrites the variables of every string

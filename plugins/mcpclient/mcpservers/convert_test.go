@@ -179,3 +179,32 @@ func TestServerNameFor(t *testing.T) {
 		t.Errorf("a name is no valid entry id: %v", err)
 	}
 }
+
+// TestGeminiBareVars: Gemini CLI's $VAR, which it expands in every string,
+// becomes ${VAR} where it is a whole word of a header or env value, a
+// whole argument, or starts a part of the url; a $ inside a word stays.
+func TestGeminiBareVars(t *testing.T) {
+	imp, err := Convert("g", map[string]any{
+		"httpUrl": "https://h.example.com/$TENANT/mcp?key=$KEY&x=a$b",
+		"headers": map[string]any{"Authorization": "Bearer $GW_TOKEN", "X-Pass": "pa$word"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://h.example.com/${TENANT}/mcp?key=${KEY}&x=a$b"; imp.Config.URL != want {
+		t.Errorf("url %s, want %s", imp.Config.URL, want)
+	}
+	if diff := cmp.Diff(map[string]string{"Authorization": "Bearer ${GW_TOKEN}", "X-Pass": "pa$word"}, imp.Config.Headers); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+	imp, err = Convert("g", map[string]any{"command": "node", "args": []any{"--token", "$TOKEN", "a$b"}, "env": map[string]any{"K": "$K"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"--token", "${TOKEN}", "a$b"}, imp.Config.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if imp.Config.Env["K"] != "${K}" {
+		t.Errorf("env K = %q, want ${K}", imp.Config.Env["K"])
+	}
+}

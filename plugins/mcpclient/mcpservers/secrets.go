@@ -3,6 +3,7 @@ package mcpservers
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,7 +29,9 @@ type Secret struct {
 // variable (${...}) is left alone. An env value becomes ${ITS_NAME} unless
 // another server's value took that name, then ${SERVER_ITS_NAME}; a header
 // becomes ${SERVER_HEADER}, and an Authorization "Bearer x" keeps its
-// scheme: "Bearer ${SERVER_TOKEN}".
+// scheme: "Bearer ${SERVER_TOKEN}". In the server's url, a password
+// becomes ${SERVER_URL_PASSWORD}, a user part alone ${SERVER_URL_USER},
+// and a query parameter named like a secret ${SERVER_PARAM}.
 func MoveSecrets(servers []Imported) []Secret {
 	var out []Secret
 	values := map[string]string{} // variable name -> value
@@ -89,8 +92,81 @@ func MoveSecrets(servers []Imported) []Secret {
 			imp.note("header %s: its value is not written here; export %s", k, name)
 			out = append(out, Secret{Var: name, Value: cred, Server: cfg.ServerName, Key: "header " + k})
 		}
+		if u, moved := urlSecrets(cfg.URL, func(what, fallback, value string) string {
+			if !strings.HasPrefix(fallback, prefix+"_") {
+				fallback = prefix + "_" + fallback
+			}
+			name := claim("", fallback, value)
+			imp.note("url: its %s is not written here; export %s", what, name)
+			out = append(out, Secret{Var: name, Value: value, Server: cfg.ServerName, Key: "url " + what})
+			return name
+		}); moved {
+			cfg.URL = u
+		}
 	}
 	return out
+}
+
+// urlSecrets replaces the credentials of raw, a server's URL, with ${VAR}
+// references named by claim (what it is, a fallback name, the value): a
+// password in the user part (https://user:${SERVER_URL_PASSWORD}@host), a
+// user part alone, which is often the key itself, and the value of a
+// query parameter whose name marks a secret (?api_key=${SERVER_API_KEY}).
+// It edits the text, not a parsed URL, so that the rest stays byte for
+// byte and the references are not escaped; a value is exported as written
+// (escaped), to be put back as it was. What already holds a $ is left.
+func urlSecrets(raw string, claim func(what, fallback, value string) string) (string, bool) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw, false
+	}
+	prefix := ""
+	moved := false
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+		user, pass, hasPass := strings.Cut(rest[:at], ":")
+		switch {
+		case hasPass && pass != "" && !strings.Contains(pass, "$"):
+			prefix = user + ":${" + claim("password", "URL_PASSWORD", pass) + "}"
+		case !hasPass && user != "" && !strings.Contains(user, "$"):
+			prefix = "${" + claim("user", "URL_USER", user) + "}"
+		default:
+			prefix = rest[:at]
+		}
+		moved = prefix != rest[:at]
+		rest = prefix + rest[at:]
+		end += len(prefix) - at
+	}
+	q := strings.IndexByte(rest[end:], '?')
+	if q < 0 {
+		return scheme + "://" + rest, moved
+	}
+	q += end + 1
+	frag := ""
+	query := rest[q:]
+	if i := strings.IndexByte(query, '#'); i >= 0 {
+		query, frag = query[:i], query[i:]
+	}
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" || strings.Contains(v, "$") {
+			continue
+		}
+		name := k
+		if dec, err := url.QueryUnescape(k); err == nil {
+			name = dec
+		}
+		if !stdio.LooksSecret(name, "") {
+			continue
+		}
+		pairs[i] = k + "=${" + claim("query parameter "+name, varName(name), v) + "}"
+		moved = true
+	}
+	return scheme + "://" + rest[:q] + strings.Join(pairs, "&") + frag, moved
 }
 
 // validVar is a name a shell can export.

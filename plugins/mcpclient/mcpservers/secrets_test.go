@@ -48,3 +48,44 @@ func TestMoveSecrets(t *testing.T) {
 		t.Errorf("headers (-want +got):\n%s", diff)
 	}
 }
+
+// TestURLSecrets: a server's url keeps its credentials out of the
+// composition, edited as text so the rest stays as written; references
+// and URLs without credentials stay.
+func TestURLSecrets(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"https://u:p%2Fw@h.example.com/mcp", "https://u:${S_URL_PASSWORD}@h.example.com/mcp"},
+		{"https://key@h.example.com/1", "https://${S_URL_USER}@h.example.com/1"},
+		{"https://h.example.com/mcp?x=1&access_token=t&API%5FKEY=k#f", "https://h.example.com/mcp?x=1&access_token=${S_ACCESS_TOKEN}&API%5FKEY=${S_API_KEY}#f"},
+		{"https://u:${P}@h.example.com/?token=$T", "https://u:${P}@h.example.com/?token=$T"},
+		{"https://h.example.com/a@b/mcp?q=a@b", "https://h.example.com/a@b/mcp?q=a@b"},
+		{"https://h.example.com/mcp?token=", "https://h.example.com/mcp?token="},
+		{"http://127.0.0.1:8931/mcp", "http://127.0.0.1:8931/mcp"},
+	} {
+		c := mcpclient.Defaults()
+		c.ServerName, c.URL = "s", tt.url
+		servers := []Imported{{Config: c}}
+		MoveSecrets(servers)
+		if got := servers[0].Config.URL; got != tt.want {
+			t.Errorf("%s became %s, want %s", tt.url, got, tt.want)
+		}
+	}
+}
+
+// TestBareVars: Gemini CLI's $VAR, as a word of a value, becomes ${VAR};
+// a $ inside a word is a character of the value.
+func TestBareVars(t *testing.T) {
+	for in, want := range map[string]string{
+		"Bearer $GW_TOKEN": "Bearer ${GW_TOKEN}",
+		"$A":               "${A}",
+		"$A $B":            "${A} ${B}",
+		"pa$word":          "pa$word",
+		"Bearer ${X}":      "Bearer ${X}",
+		"cost $5":          "cost $5",
+		"plain":            "plain",
+	} {
+		if got := bareVars(in); got != want {
+			t.Errorf("bareVars(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Values of the inheritEnv key: what a stdio child inherits of the host's
@@ -72,6 +73,10 @@ func secretName(name string) bool {
 // secret (https://host/?api_key=...).
 func secretValue(value string) bool {
 	value = strings.TrimSpace(value)
+	// A JDBC URL wraps a URL: jdbc:mysql://u:pw@db/app.
+	if len(value) > 5 && strings.EqualFold(value[:5], "jdbc:") {
+		value = value[5:]
+	}
 	_, rest, ok := strings.Cut(value, "://")
 	if !ok {
 		return false
@@ -102,10 +107,67 @@ func secretValue(value string) bool {
 	return false
 }
 
+// secretKeyEnd says whether a connection string's key (lower case,
+// without separators) ends in a word whose value is a credential: Password and Pwd of
+// ADO.NET and ODBC, libpq's password, Azure's AccountKey, SharedAccessKey
+// and SharedAccessSignature, a JVM's -D...Password. Words such as AUTH
+// that secretName matches in a variable's name are left out here: values
+// of ordinary variables hold them as keys (MAKEFLAGS'
+// --jobserver-auth=...).
+func secretKeyEnd(norm string) bool {
+	for _, k := range [...]string{"password", "passwd", "pwd", "secret", "accountkey", "sharedaccesskey", "sharedaccesssignature",
+		"apikey", "accesskey", "secretkey", "privatekey", "token"} {
+		if strings.HasSuffix(norm, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretPair reports whether a value holds key=value pairs, one of which
+// is a credential: a connection string (Server=db;User Id=u;Password=pw;,
+// host=db user=u password=pw, a JDBC URL's ;password=pw or
+// ?password=pw). A pair with an empty value carries nothing.
+func secretPair(value string) bool {
+	if !strings.Contains(value, "=") {
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(value, func(r rune) bool { return r == ';' || r == '&' || r == '?' || unicode.IsSpace(r) }) {
+		key, v, ok := strings.Cut(seg, "=")
+		if !ok || strings.Trim(v, `"'`) == "" {
+			continue
+		}
+		key = strings.TrimLeft(key, "-")
+		if key == "" || !unicode.IsLetter(rune(key[0])) {
+			continue
+		}
+		norm := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+				return r
+			case r >= 'A' && r <= 'Z':
+				return r + 'a' - 'A'
+			case r == '_' || r == '-' || r == '.' || r == ' ':
+				return -1
+			}
+			return '!' // not a key: a path, an expression
+		}, key)
+		if strings.Contains(norm, "!") {
+			continue
+		}
+		if norm == "pass" || secretKeyEnd(norm) {
+			return true
+		}
+	}
+	return false
+}
+
 // LooksSecret reports whether a variable (or a header) called name with
 // value is a secret, by the rule that keeps such variables of the host's
 // environment from a stdio server under inheritEnv: scrub.
-func LooksSecret(name, value string) bool { return secretName(name) || secretValue(value) }
+func LooksSecret(name, value string) bool {
+	return secretName(name) || secretValue(value) || secretPair(value)
+}
 
 // minimalNames are the variables InheritMinimal passes, besides LC_*: path,
 // home, user, shell, locale, terminal, temporary directory and time zone,
@@ -148,7 +210,7 @@ func Env(ambient []string, extra map[string]string, mode string) []string {
 				continue
 			}
 		default:
-			if secretName(name) || secretValue(value) {
+			if LooksSecret(name, value) {
 				continue
 			}
 		}

@@ -109,3 +109,50 @@ func TestChildEnv(t *testing.T) {
 		t.Errorf("childEnv (-want +got):\n%s", diff)
 	}
 }
+
+// TestScrubConnectionStrings: a credential inside a value that holds
+// key=value pairs (a connection string) marks it as a secret, whatever
+// its name; values that merely hold pairs, even with AUTH or KEY somewhere
+// in them, pass.
+func TestScrubConnectionStrings(t *testing.T) {
+	drop := []string{
+		"CONN=Server=db.example.com;Database=app;User Id=sa;Password=Pa55;",
+		"ADO=Data Source=db;Initial Catalog=app;User ID=u;Pwd=p",
+		"ODBC=Driver={ODBC Driver 18};Server=tcp:db,1433;UID=u;PWD={p;w};",
+		"PG=host=db port=5432 user=u password=p dbname=app",
+		"PG2=host=db user=u password='p w' dbname=app",
+		"AZSTORE=DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=abc==;EndpointSuffix=core.windows.net",
+		"SBUS=Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=k=",
+		"SAS=BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020&sig=x",
+		"JDBC=jdbc:sqlserver://db:1433;databaseName=app;user=u;password=p",
+		"JDBC2=jdbc:postgresql://db/app?user=u&password=p",
+		"JDBC3=jdbc:mysql://u:pw@db/app",
+		"JAVA_TOOL_OPTIONS=-Xmx1g -Djavax.net.ssl.trustStorePassword=changeit",
+		"OPTS=--api-key=k --verbose",
+		"REDIS_OPTS=host=cache pass=p",
+	}
+	for _, kv := range drop {
+		if got := Env([]string{kv}, nil, InheritScrub); len(got) != 0 {
+			t.Errorf("scrub passed %q", got)
+		}
+	}
+	keep := []string{
+		"SQLCONN=Server=db;Database=app;Trusted_Connection=True;",
+		"SQLCONN2=Server=db;User Id=u;Password=;",
+		"MAKEFLAGS=-j4 --jobserver-auth=fifo:/tmp/GMfifo1",
+		"LS_COLORS=rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:*.tar=01;31:*.key=01;33:",
+		"NODE_OPTIONS=--max-old-space-size=512 --enable-source-maps",
+		"GOFLAGS=-mod=mod -tags=integration",
+		"LESS=-R -F", "QUERY=a=b&c=d", "CFLAGS=-O2 -DKEYBOARD=1 -DMONKEY_ISLAND=2",
+		"JAVA_TOOL_OPTIONS=-Xmx1g -Dfile.encoding=UTF-8 -Dauthor.name=ann",
+		"GIT_SSH_COMMAND=ssh -o StrictHostKeyChecking=no -i /home/u/.ssh/id",
+		"MANPATH=:/usr/share/man", "EQ=x=1",
+	}
+	if got := Env(keep, nil, InheritScrub); len(got) != len(keep) {
+		t.Errorf("scrub kept only %q of\n%q", got, keep)
+	}
+	// LooksSecret, which import uses, judges the same.
+	if !LooksSecret("CONN", strings.TrimPrefix(drop[0], "CONN=")) || LooksSecret("MAKEFLAGS", "-j4 --jobserver-auth=3,4") {
+		t.Error("LooksSecret disagrees with the scrub")
+	}
+}

@@ -39,6 +39,10 @@ type catalog struct {
 	// Instructions are the server's instructions as the prompt carries
 	// them (already capped).
 	Instructions string `json:"instructions,omitempty"`
+	// ProtocolVersion is the revision this launch was found to need when
+	// the config pins none: 2025-11-25 for a server that asks its client
+	// during a call the way of that revision (mcp-client's revision.go).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 // maxCatalogBytes caps a catalog file: twice the frame limit that bounds
@@ -84,12 +88,12 @@ func readCatalog(path string) (*catalog, []byte, error) {
 }
 
 // encodeCatalog is the file's content for a discovery.
-func encodeCatalog(server string, list []*mcp.Tool, taskRequired []string, instructions string) ([]byte, error) {
+func encodeCatalog(server string, list []*mcp.Tool, taskRequired []string, instructions, protocol string) ([]byte, error) {
 	if list == nil {
 		list = []*mcp.Tool{}
 	}
 	return json.MarshalIndent(catalog{Version: catalogVersion, Server: server, Tools: list,
-		TaskRequired: taskRequired, Instructions: instructions}, "", "\t")
+		TaskRequired: taskRequired, Instructions: instructions, ProtocolVersion: protocol}, "", "\t")
 }
 
 // writeCatalog replaces path with b atomically, creating the directory

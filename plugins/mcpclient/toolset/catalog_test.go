@@ -11,7 +11,7 @@ import (
 // TestCatalogReadCapped: a cache file past the cap is refused before it
 // is decoded, even when it would decode; one under it is read.
 func TestCatalogReadCapped(t *testing.T) {
-	b, err := encodeCatalog("fx", nil, nil, "")
+	b, err := encodeCatalog("fx", nil, nil, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,9 @@ type Set struct {
 	// unofferedLogged: the tools already logged as not offered.
 	unofferedLogged map[string]bool
 	catalogBytes    []byte // what the cache file holds, as last read or written
+	// protocol is the revision the cache remembers this launch needs
+	// (catalog.ProtocolVersion), written with the next discovery.
+	protocol string
 
 	tasks Tasks
 
@@ -207,10 +210,32 @@ func (s *Set) FromCatalog() (instructions string, ok bool) {
 		return "", false
 	}
 	s.catalogBytes = b
+	s.protocol = cat.ProtocolVersion
 	s.tasks.set(cat.TaskRequired)
 	_ = s.Swap(cat.Tools) // a failure is logged, and leaves no tools
 	return cat.Instructions, true
 }
+
+// Protocol is the revision the catalog cache remembers this launch needs,
+// "" for none. FromCatalog reads it; without FromCatalog (a server whose
+// start may not use the cache) ReadProtocol does.
+func (s *Set) Protocol() string { return s.protocol }
+
+// ReadProtocol reads the revision the catalog cache remembers, without
+// registering its tools.
+func (s *Set) ReadProtocol() string {
+	if s.opt.CatalogPath == "" {
+		return ""
+	}
+	if cat, _, err := readCatalog(s.opt.CatalogPath); err == nil {
+		s.protocol = cat.ProtocolVersion
+	}
+	return s.protocol
+}
+
+// SetProtocol remembers that this launch needs revision v; the next
+// discovery (SwapLive) writes it to the catalog cache.
+func (s *Set) SetProtocol(v string) { s.protocol = v }
 
 // SwapLive registers a live server's list (Swap) and rewrites the catalog
 // cache, with the server's instructions, when it changed.
@@ -228,7 +253,7 @@ func (s *Set) SwapLive(list []*mcp.Tool, instructions string) error {
 	if s.opt.CatalogPath == "" {
 		return nil
 	}
-	b, err := encodeCatalog(s.opt.Server, list, s.tasks.names(), instructions)
+	b, err := encodeCatalog(s.opt.Server, list, s.tasks.names(), instructions, s.protocol)
 	if err != nil {
 		s.opt.Log.Warn(s.opt.Label+": catalog cache not written", "err", err)
 		return nil

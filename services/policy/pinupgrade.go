@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// Pin files of format 1 (before the input schema was pinned) hold digests
+// that leave the schema out. Such a record is upgraded once: when the
+// server's definition matches it but for the schema, the schema the server
+// offers then is taken as trusted; every later change is held like any.
+
+// legacyMatch reports whether cur is rec's definition but for the input
+// schema, which a format-1 record did not cover.
+func legacyMatch(rec pinRecord, cur pinned) bool {
+	cur.InputSchema = rec.Tool.InputSchema
+	return cur.digest() == rec.Digest
+}
+
+// upgradeLegacy records the schemas server offers now for its format-1
+// records that match (def's, and those of its other registered tools), in
+// one write, and logs it once per server. The caller holds p.mu. A write
+// that fails is logged: the tool stays offered, as format 1 had it.
+func (p *pins) upgradeLegacy(server string, def *tools.Definition) {
+	defs := []tools.Definition{*def}
+	for _, d := range p.reg.ListAll() {
+		if d.Origin.Server == server && d.Name != def.Name {
+			defs = append(defs, d)
+		}
+	}
+	var names []string
+	err := p.store.update(server, func(f *pinFile) {
+		for i := range defs {
+			cur := pinnedOf(&defs[i])
+			rec, ok := f.Tools[cur.Name]
+			if !ok || rec.Format != 1 || !legacyMatch(rec, cur) {
+				continue
+			}
+			f.Tools[cur.Name] = pinRecord{Digest: cur.digest(), Trusted: rec.Trusted, Tool: cur}
+			names = append(names, cur.Name)
+		}
+	})
+	if err != nil {
+		p.logger().Warn("policy: the tool's input schema is offered unpinned: the upgraded pins cannot be saved", "server", server, "tool", def.Name, "err", err)
+		return
+	}
+	if p.upgraded[server] {
+		return
+	}
+	p.upgraded[server] = true
+	slices.Sort(names)
+	p.logger().Info("policy: pins upgraded: the input schemas the server offers now are pinned with its trusted tools; a later change is held until trusted",
+		"server", server, "format", pinFormat, "tools", names)
+}
+
+// changeFrom describes how cur differs from the trusted record rec (ok
+// false: there is none). A format-1 record never saw the schema: the
+// whole schema is shown, as of a tool never trusted.
+func changeFrom(rec pinRecord, ok bool, cur pinned) (string, []string) {
+	if !ok {
+		return describeChange(nil, cur)
+	}
+	text, parts := describeChange(&rec.Tool, cur)
+	if rec.Format == 1 {
+		text += "  (the trusted record predates pinned input schemas: the whole schema is shown)\n"
+	}
+	return text, parts
+}
