@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
@@ -105,6 +106,9 @@ func subcommands() []subcommand {
 }
 
 func main() {
+	// First: a process the host launched to sandbox a server becomes
+	// that server here (internal/sandbox).
+	sandbox.Main()
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if chatTakesInterrupts(os.Args[1:]) {
 		sigs = sigs[1:] // a Ctrl-C cancels a turn of chat, not the process
