@@ -100,6 +100,7 @@ func subcommands() []subcommand {
 		{"audit", "print the policy's trail of tool calls (--follow to watch it)", cmdAudit},
 		{"trust", "approve the tools a server changed or added after they were trusted (the policy holds them until then)", cmdTrust},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
+		{"version", "print the version, commit, Go version and platform (also --version)", cmdVersion},
 	}
 }
 
@@ -120,6 +121,9 @@ func main() {
 // dispatch runs the subcommand args names; with none (or only flags) it runs
 // `run`.
 func dispatch(ctx context.Context, args []string, io Stdio) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return cmdVersion(ctx, args[1:], io)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
 		return cmdRun(ctx, args, io)
 	}
