@@ -163,7 +163,7 @@ func newAuthenticator(cfg AuthConfig, static string) *authenticator {
 		cfg:         cfg,
 		groupsClaim: strings.Split(claim, "."),
 		static:      []byte(static),
-		staticInfo:  &auth.TokenInfo{UserID: "static token", Extra: map[string]any{}},
+		staticInfo:  newStaticInfo(),
 		client:      &http.Client{Timeout: authTimeout, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}},
 		metadataURL: resourceMetadataURL(cfg.Audience),
 		metadata: &oauthex.ProtectedResourceMetadata{
@@ -440,6 +440,7 @@ func identityOf(req mcp.Request) *tools.Identity {
 func (g *Gateway) callerOf(req mcp.Request) tools.Caller {
 	c := g.caller
 	c.Identity = identityOf(req)
+	c.Auth = authOf(req, c.Identity)
 	return c
 }
 

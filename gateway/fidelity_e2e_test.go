@@ -107,7 +107,7 @@ func TestE2EFidelity(t *testing.T) {
 				}{
 					{"the server's isError", map[string]any{"tool": "mcp__fx__fail"}, `MCP tool "mcp__fx__fail" failed: `},
 					{"an unknown tool", map[string]any{"tool": "mcp__fx__nope"}, `tool "mcp__fx__nope" is not registered or not visible in this scope`},
-					{"a schema mismatch", map[string]any{"tool": "mcp__fx__greet", "arguments": map[string]any{"name": 5}}, `arguments for "mcp__fx__greet" do not match its input schema: `},
+					{"a schema mismatch", map[string]any{"tool": "mcp__fx__greet", "arguments": map[string]any{"name": 5}}, `arguments of "mcp__fx__greet" do not match its input schema at arguments.name: `},
 					{"no tool", map[string]any{}, `mcp_call requires a string "tool"`},
 				}
 				for _, tt := range tests {

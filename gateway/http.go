@@ -182,6 +182,8 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		g.idLimits.Store(o.auth.limits)
 		inner = o.auth.requireAuth(g, inner)
 		o.Token = "" // the authenticator takes it
+	} else if o.Token != "" {
+		inner = staticTokenInfo(inner)
 	}
 	return bodyDeadline(protect(inner, o.Token), o.readBodyTimeout)
 }

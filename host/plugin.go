@@ -48,6 +48,11 @@ type Definition[C any] struct {
 	// host leaves it out of Scope.Environ, from the update that adds the
 	// entry on, before any instance of that update starts.
 	Secrets func(cfg *C) []string
+	// Lint returns what is likely wrong in a cfg that validates (a rule
+	// that can match nothing), given the names every enabled entry of the
+	// composition claims (Claims); dsh-host check prints the warnings and
+	// does not fail. Nil: none.
+	Lint func(cfg *C, claims []Claim) []LintWarning
 	// Apply starts an instance. Everything it registers on s is undone when
 	// the instance is disposed, or at once if Apply returns an error.
 	Apply func(s *Scope, cfg C) error
@@ -100,6 +105,7 @@ type plugin struct {
 	validate func(cfg any) error
 	claims   func(cfg any) ([]Claim, error)
 	secrets  func(cfg any) ([]string, error)
+	lint     func(cfg any, claims []Claim) ([]LintWarning, error) // nil without Definition.Lint
 	apply    func(s *Scope, cfg any) error
 }
 
@@ -170,6 +176,12 @@ func Register[C any](d Definition[C]) {
 			return names, err
 		},
 		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
+	}
+	if d.Lint != nil {
+		p.lint = func(cfg any, claims []Claim) (ws []LintWarning, err error) {
+			err = guard("Lint", func() error { ws = d.Lint(cfg.(*C), claims); return nil })
+			return ws, err
+		}
 	}
 	for _, k := range d.Provides {
 		p.provides = append(p.provides, k.ServiceName())

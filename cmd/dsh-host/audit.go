@@ -23,19 +23,22 @@ import (
 const auditPoll = 200 * time.Millisecond
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION]", `
+	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION] [--verify]", `
 Audit prints the policy's trail of tool calls: one line per call with its time,
 caller, tool, the policy's decision and rule, outcome, duration and result size.
 Arguments appear as their SHA-256 unless the policy's audit.arguments is on.
 --json prints the trail's own JSON lines; --follow keeps printing calls as they
-come, until interrupted. The trail is $DSH_HOME/audit, or the audit.dir of the
-policy entry of the composition -c names, or --dir.`)
+come, until interrupted. --verify checks the trail's hash chain and its state
+file instead, and names the first line, or the file, that does not follow.
+The trail is $DSH_HOME/audit, or the audit.dir of the policy entry of the
+composition -c names, or --dir.`)
 	file := fs.String("c", "", "read the trail of this composition's policy entry (its audit.dir)")
 	asJSON := fs.Bool("json", false, "print the JSON lines as written")
 	follow := fs.Bool("follow", false, "keep printing new calls")
 	tool := fs.String("tool", "", "only calls of tools matching `GLOB` (* matches any run)")
 	since := fs.Duration("since", 0, "only calls of the last `DURATION` (1h, 30m)")
 	dir := fs.String("dir", dshhome.Default("audit"), "the trail's `directory` (the policy's audit.dir)")
+	verify := fs.Bool("verify", false, "check the trail's hash chain: no line changed, cut or dropped")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -48,6 +51,9 @@ policy entry of the composition -c names, or --dir.`)
 	}
 	if *dir == "" {
 		return usageError(fs, io, "no --dir, and $DSH_HOME cannot be resolved")
+	}
+	if *verify {
+		return verifyTrail(io, *dir)
 	}
 	var from time.Time
 	if *since > 0 {
@@ -97,6 +103,9 @@ func writeAuditLine(w io.Writer, r policy.Record) {
 	if r.Caller.Subject != "" {
 		caller += "(" + r.Caller.Subject + ")"
 	}
+	if r.Caller.Auth == tools.AuthStaticToken {
+		caller += "[static token]"
+	}
 	decision := dash(r.Decision)
 	if r.Rule != "" {
 		decision += " by " + r.Rule
@@ -106,6 +115,26 @@ func writeAuditLine(w io.Writer, r policy.Record) {
 		outcome += ": " + oneLine(r.Error, 100)
 	}
 	fmt.Fprintf(w, "%s  %s  %s  %s  %s  %.1fms  %dB\n", r.Time.Local().Format(time.DateTime), caller, r.Tool, decision, outcome, r.DurationMs, r.ResultSize)
+}
+
+// verifyTrail prints what policy.VerifyAudit found of the trail in dir.
+func verifyTrail(io Stdio, dir string) int {
+	check, err := policy.VerifyAudit(dir)
+	if err != nil {
+		return fail(io, "audit", fmt.Errorf("the trail in %s does not verify: %w", dir, err))
+	}
+	out := io.display().Out
+	if check.Files == 0 {
+		fmt.Fprintf(out, "no trail in %s yet\n", dir)
+		return exitOK
+	}
+	fmt.Fprintf(out, "the trail verifies: %d lines in %d files, each following the one before it, up to the latest line its state file records\n", check.Lines, check.Files)
+	// Kept elsewhere, it checks the state file itself later.
+	fmt.Fprintf(out, "latest line's hash: %s\n", check.Latest)
+	if check.Unchained > 0 {
+		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
+	}
+	return exitOK
 }
 
 // eachLine calls fn with each whole line of the file name.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,40 @@ func TestAuditCommandReadsTheCompositionsDir(t *testing.T) {
 	var out, errb strings.Builder
 	if code := dispatch(t.Context(), []string{"audit", "-c", file, "--json"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK || !strings.Contains(out.String(), `"tool":"greet"`) {
 		t.Errorf("audit -c: exit %d, %q %q; want the greet line of %s", code, out.String(), errb.String(), dir)
+	}
+}
+
+// TestAuditCommandVerifies: --verify says a trail holds, and of one with
+// its last line cut, fails naming where it ends; static-token calls are
+// marked in the listing.
+func TestAuditCommandVerifies(t *testing.T) {
+	dir := t.TempDir()
+	writeTrail(t, dir,
+		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "gateway", ID: "gw", Auth: "static-token"}, Tool: "a", Outcome: "ok"},
+		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "b", Outcome: "ok"},
+		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "c", Outcome: "ok"},
+	)
+	run := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		code := dispatch(t.Context(), append([]string{"audit", "--dir", dir}, args...), Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		return code, out.String(), errb.String()
+	}
+	if code, out, errs := run("--verify"); code != exitOK || !strings.Contains(out, "the trail verifies: 3 lines in 1 files") {
+		t.Fatalf("--verify: exit %d, %q %q; want 3 lines that verify", code, out, errs)
+	}
+	if _, out, _ := run(); !strings.Contains(out, "gateway/gw[static token]  a") {
+		t.Errorf("audit:\n%s\nwant the static token's call marked", out)
+	}
+	trail := filepath.Join(dir, policy.AuditFile)
+	b, err := os.ReadFile(trail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(trail, []byte(strings.Join(lines[:2], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run("--verify"); code != exitFail || !strings.Contains(errs, "audit.jsonl:2: the trail ends here, but its state file records another latest line") {
+		t.Errorf("--verify of a cut trail: exit %d, %q %q; want a failure at audit.jsonl:2", code, out, errs)
 	}
 }

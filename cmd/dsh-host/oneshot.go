@@ -92,7 +92,9 @@ func cmdCheck(ctx context.Context, args []string, io Stdio) int {
 Check validates a composition without starting anything: YAML syntax, ${VAR}
 expansion, plugin names, unique ids, each entry's config (strictly decoded and
 validated) and service cycles. Every problem is listed with file:line and the
-entry id; the exit code is 1 if there is any.`)
+entry id; the exit code is 1 if there is any. Warnings, such as a policy rule
+that can match nothing (a server no entry provides, a name in the wrong case)
+or every call before other rules, are printed without failing.`)
 	var cf commonFlags
 	cf.register(fs, "warn")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -118,6 +120,11 @@ entry id; the exit code is 1 if there is any.`)
 			fmt.Fprintf(screen.Err, "  %s\n", line)
 		}
 		return exitFail
+	}
+	// Warnings (a rule that can match nothing) do not fail the check.
+	warnings, _ := host.Lint(c)
+	for _, w := range warnings {
+		fmt.Fprintf(screen.Err, "warning: %s\n", w)
 	}
 	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
 	return exitOK

@@ -31,7 +31,7 @@ func askComposition(t *testing.T, extra string) string {
     name: policy
     config:
       rules:
-        - tools: ["mcp__fx__count", "mcp__fx__ping"]
+        - tools: ["mcp__fx__count", "mcp__fx__ping", "mcp__fx__shout"]
           action: ask
 %s`, mcptest.FixtureBinary(t), extra)
 }
@@ -78,7 +78,9 @@ func TestConsoleAsksBeforeACall(t *testing.T) {
 	run := func(in io.Reader, out io.Writer) { runConsole(context.Background(), h, in, out) }
 	const ask = "? [y]es once / [s]ession / [a]lways / [n]o: "
 	got := consoleScript(t, run,
-		step{"", `/call mcp__fx__count {"note":"\u001b[31mred"}`},
+		// A valid argument with a terminal escape (shout's text: the
+		// registry refuses arguments its schema does not have).
+		step{"", `/call mcp__fx__shout {"text":"\u001b[31mred"}`},
 		step{ask, "n"},
 		step{"", "/call mcp__fx__count"},
 		step{ask, "y"},
@@ -95,7 +97,7 @@ func TestConsoleAsksBeforeACall(t *testing.T) {
 		t.Errorf("a terminal escape reached the console:\n%q", got)
 	}
 	for _, want := range []string{
-		`Allow mcp__fx__count {"note":"\u001b[31mred"}` + ask,
+		`Allow mcp__fx__shout {"text":"\u001b[31mred"}` + ask,
 		"(policy rule 1 (composition.yml:15))",
 		"Allow mcp__fx__ping {}" + ask,
 		"not approved",

@@ -37,7 +37,6 @@ var allowed = []struct{ dir, name, reason string }{
 	{"internal/control", "declineAll", "a fixed answerer, never reassigned"},
 	{"services/tools", "noHooks", "the empty hook set, a sentinel never modified"},
 	{"services/resources", "imageTypes", "a read-only table of media types"},
-	{"plugins/mcpfold", "validatable", "a read-only table of $schema values"},
 	{"plugins/mcpclient", "clientInfo", "the host's fixed introduction to servers, never modified"},
 	{"plugins/mcpclient", "secretWords", "a read-only table of words that mark a secret"},
 	{"plugins/mcpclient", "minimalNames", "a read-only table of environment variable names"},

@@ -180,7 +180,8 @@ func (n *node) acceptsAll() bool {
 }
 
 // Valid reports whether inst, a value as encoding/json decodes JSON into
-// an any (map[string]any, []any, string, float64, bool, nil), is known to
+// an any (map[string]any, []any, string, float64, bool, nil; or an int64,
+// as services/tools decodes an integer of a call's arguments), is known to
 // satisfy the schema. False means Validate must decide.
 func (c *Checker) Valid(inst any) bool {
 	return c != nil && c.root.valid(inst)
@@ -207,6 +208,8 @@ func (n *node) valid(inst any) bool {
 		} else {
 			t = tNumber
 		}
+	case int64:
+		t = tInteger
 	case []any:
 		t = tArray
 	case map[string]any:

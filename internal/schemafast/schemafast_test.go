@@ -95,14 +95,17 @@ func TestAgreesWithValidate(t *testing.T) {
 }
 
 // TestOtherGoTypesAreLeftToValidate: Valid knows the types encoding/json
-// decodes into; anything else (an int, a struct, json.Number) is for
-// Validate to judge.
+// decodes into (and the int64 of services/tools' arguments); anything
+// else (an int, a struct, json.Number) is for Validate to judge.
 func TestOtherGoTypesAreLeftToValidate(t *testing.T) {
 	c := Compile(resolve(t, `{}`))
-	for _, v := range []any{5, int64(5), json.Number("5"), struct{}{}, map[string]int{}, []string{}} {
+	for _, v := range []any{5, int32(5), json.Number("5"), struct{}{}, map[string]int{}, []string{}} {
 		if c.Valid(v) {
 			t.Errorf("Valid(%#v) = true, want false (Validate decides)", v)
 		}
+	}
+	if !Compile(resolve(t, `{"type":"integer"}`)).Valid(int64(5)) || Compile(resolve(t, `{"type":"string"}`)).Valid(int64(5)) {
+		t.Error("an int64 is an integer")
 	}
 	if Compile(nil) != nil || (*Checker)(nil).Valid(map[string]any{}) {
 		t.Error("a nil Checker must know nothing")

@@ -26,18 +26,13 @@ type knownModel struct {
 	peak price
 }
 
-var (
-	deepseekFlash = knownModel{window: 1_000_000, peak: price{Input: 0.30, CachedInput: 0.006, Output: 1.20}}
-	deepseekPro   = knownModel{window: 1_000_000, peak: price{Input: 1.32, CachedInput: 0.044, Output: 3.96}}
-)
-
 // known returns what is published of model.
 func known(model string) (knownModel, bool) {
 	switch model {
 	case "deepseek-flash", "deepseek-v4-flash":
-		return deepseekFlash, true
+		return knownModel{window: 1_000_000, peak: price{Input: 0.30, CachedInput: 0.006, Output: 1.20}}, true
 	case "deepseek-v4-pro":
-		return deepseekPro, true
+		return knownModel{window: 1_000_000, peak: price{Input: 1.32, CachedInput: 0.044, Output: 3.96}}, true
 	}
 	return knownModel{}, false
 }

@@ -319,7 +319,9 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 		{raw: "greet", want: "Hello, World!"},
 		{raw: "greet", args: map[string]any{"name": "Ada"}, want: "Hello, Ada!"},
 		{raw: "shout", args: map[string]any{"text": "hi"}, want: "HI"},
-		{raw: "ping", args: []int{1, 2}, want: "pong"}, // non-object arguments become {}
+		// Non-object arguments are refused by the registry, before any
+		// guard: the server would read something other than the policy.
+		{raw: "ping", args: []int{1, 2}, want: `Error: arguments of "mcp__fx__ping" cannot be read: arguments must be a JSON object`, wantErr: true},
 		{raw: "admin.reset", want: "reset done"},
 		{raw: "fail", want: "Error: the fixture failed on purpose", wantErr: true},
 	}

@@ -39,8 +39,7 @@ type adapter struct {
 	// persistMu serializes the adapter's own writes of the gate state.
 	persistMu sync.Mutex
 
-	schemas schemaCache
-	docs    docCache
+	docs docCache
 
 	// logins are the OAuth logins of running servers (/mcp login); nil
 	// without the logins service.
@@ -97,7 +96,6 @@ func (a *adapter) start(s *host.Scope, cmds *commands.Registry) error {
 	a.reg.OnGuard(s, a.rules.prefix+"*", a.guard)
 	a.reg.OnChange(s, func(c tools.Change) {
 		if c.Kind == tools.Unregistered {
-			a.schemas.forget(c.Name)
 			a.docs.forget(c.Name)
 		}
 	})
@@ -138,6 +136,9 @@ func (a *adapter) registerMeta(s *host.Scope) error {
 	unList, err := a.reg.Register(s, tools.Definition{
 		Name: listName, Description: listDescription, InputSchema: json.RawMessage(listSchema),
 		Execute: failures(a.list), Render: renderValue, Annotations: tools.ReadOnly(),
+		// A sloppy call is answered with a hint (list.go, call); the tool
+		// an mcp_call reaches has its arguments checked by the registry.
+		ChecksArguments: true,
 	})
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func (a *adapter) registerMeta(s *host.Scope) error {
 		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 		// No annotations: what a call does is its target's, which the
 		// listing cannot say in advance.
-		Execute: failures(a.call), Render: renderValue,
+		Execute: failures(a.call), Render: renderValue, ChecksArguments: true,
 	}); err != nil {
 		unList()
 		return err

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -309,19 +307,21 @@ func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, erro
 	if v, ok := m["arguments"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 		args = v
 	}
-	if msg := a.schemas.check(name, child.InputSchema, args); msg != "" {
-		return tools.Output{Value: errorValue{
-			Error:       fmt.Sprintf("arguments for %q do not match its input schema: %s — fix them and call again", name, msg),
-			InputSchema: parameters(child),
-		}}, nil
-	}
-
+	// The registry checks the arguments against the tool's input schema,
+	// as on every other path; a mismatch answers with the schema to fix
+	// them by.
 	res := a.reg.Execute(ctx, call.Caller, name, args)
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// Cancellation stays a Go error so the registry reports the
 			// call as aborted, exactly like a native call.
 			return tools.Output{}, fmt.Errorf("MCP tool %q failed: %w", name, res.Err)
+		}
+		if errors.Is(res.Err, tools.ErrInvalidArguments) {
+			return tools.Output{Value: errorValue{
+				Error:       res.Err.Error() + " — fix them and call again",
+				InputSchema: parameters(child),
+			}}, nil
 		}
 		if errors.Is(res.Err, tools.ErrUnknownTool) {
 			return fail("tool %q is not registered or not visible in this scope — call mcp_list to see the catalog", name)
@@ -363,68 +363,4 @@ func (c *docCache) get(name, shortName, description string) searchDoc {
 	}
 	c.m[name] = cachedDoc{description, d}
 	return d
-}
-
-// schemaCache holds resolved input schemas by tool name; an entry is
-// replaced when the tool's schema bytes change (a re-sync).
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[string]*cachedSchema
-}
-
-type cachedSchema struct {
-	raw []byte
-	rs  *jsonschema.Resolved // nil: the schema does not resolve; skip validation
-}
-
-// forget drops name's entry (see docCache.forget).
-func (c *schemaCache) forget(name string) {
-	c.mu.Lock()
-	delete(c.m, name)
-	c.mu.Unlock()
-}
-
-// validatable lists the $schema values the validator implements; a schema
-// of another draft is left to the child.
-var validatable = map[string]bool{
-	"": true,
-	"http://json-schema.org/draft-07/schema#":      true,
-	"https://json-schema.org/draft-07/schema#":     true,
-	"https://json-schema.org/draft/2020-12/schema": true,
-}
-
-// check validates args against schema and returns the problem, or "" when
-// they match or the schema cannot be used for validation (then the child
-// judges its arguments itself, as it would without folding).
-func (c *schemaCache) check(name string, schema, args json.RawMessage) string {
-	if len(bytes.TrimSpace(schema)) == 0 {
-		return ""
-	}
-	c.mu.Lock()
-	e := c.m[name]
-	if e == nil || !bytes.Equal(e.raw, schema) {
-		e = &cachedSchema{raw: bytes.Clone(schema)}
-		var s jsonschema.Schema
-		if json.Unmarshal(schema, &s) == nil && validatable[s.Schema] {
-			if rs, err := s.Resolve(nil); err == nil {
-				e.rs = rs
-			}
-		}
-		if c.m == nil {
-			c.m = map[string]*cachedSchema{}
-		}
-		c.m[name] = e
-	}
-	c.mu.Unlock()
-	if e.rs == nil {
-		return ""
-	}
-	var inst any
-	if err := json.Unmarshal(args, &inst); err != nil {
-		return "arguments are not valid JSON: " + err.Error()
-	}
-	if err := e.rs.Validate(inst); err != nil {
-		return strings.TrimPrefix(err.Error(), "validating root: ")
-	}
-	return ""
 }

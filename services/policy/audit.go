@@ -11,8 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -67,6 +68,9 @@ type Record struct {
 	Error      string  `json:"error,omitempty"`
 	DurationMs float64 `json:"durationMs"`
 	ResultSize int     `json:"resultSize"`
+	// Prev is the SHA-256 (hex) of the trail's line before this one, ""
+	// for the first; AuditLog sets it.
+	Prev string `json:"prev,omitempty"`
 }
 
 // RecordCaller is who called, as far as the host knows.
@@ -75,22 +79,41 @@ type RecordCaller struct {
 	ID      string `json:"id,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	Client  string `json:"client,omitempty"`
+	// Auth is how a gateway's caller authenticated: "static-token" for
+	// the gateway's own token, "oauth" for an issuer's access token.
+	Auth string `json:"auth,omitempty"`
 }
 
-// AuditLog appends records to a directory's current file, one write per
-// line (O_APPEND, so that lines from parallel calls and from other
-// processes never interleave), rotating it by size under a file lock.
+// AuditLog appends records to a directory's current file as one hash
+// chain: each line ends with the SHA-256 of the line before it ("prev"),
+// across rotated files, and the latest hash is kept outside the trail too
+// (AuditState), so that a changed line, cut lines or a dropped file show
+// (VerifyAudit). Every append takes the trail's file lock around reading
+// the latest hash, appending and recording the new one, so that parallel
+// calls and other processes keep one chain; one write per line, O_APPEND.
+//
+// Close does not end the log for a call still in flight: an instance
+// replaced by a reload closes its log while calls it saw begin may still
+// finish, and each such line is appended by opening the trail for it.
 type AuditLog struct {
 	dir     string
 	maxSize int64
 	keep    int
 
-	mu sync.RWMutex // writers share it; reopening takes it alone
-	f  *os.File
-	// size is f's size at open plus what this process appended since: a
-	// Stat per line would cost as much as the write. Other processes'
-	// lines make the file rotate later than maxSize, never earlier.
-	size atomic.Int64
+	mu sync.Mutex // one append at a time in this process; the file lock orders processes
+	// lock is the trail's lock file, kept open; nil once closed.
+	lock *fsutil.HeldLock
+	f    *os.File // the current file, nil when closed
+	fi   os.FileInfo
+	// sf is the state file, kept open: it is written in place, so the
+	// file stays the same unless someone removes it.
+	sf  *os.File
+	sfi os.FileInfo
+	// end is f's size after this log's last append: while the file is
+	// still that size, nobody else appended and state is the latest.
+	end    int64
+	state  auditState
+	closed bool
 }
 
 // OpenAudit opens (creating) the audit trail in dir.
@@ -104,108 +127,216 @@ func OpenAudit(dir string, maxSize int64, keep int) (*AuditLog, error) {
 	if err := fsutil.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit directory: %w", err)
 	}
-	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep}
-	if err := l.reopen(); err != nil {
+	lock, err := fsutil.OpenLock(filepath.Join(dir, auditLock))
+	if err != nil {
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	if err := lock.Lock(); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	defer lock.Unlock()
+	l := &AuditLog{dir: dir, maxSize: maxSize, keep: keep, end: -1, lock: lock}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.openCurrent(); err != nil {
+		lock.Close()
 		return nil, err
+	}
+	// A new trail, or one from before the chain, gets its state now: a
+	// check before the first line finds a trail that holds.
+	if _, found, err := readAuditState(dir); err == nil && !found {
+		st, err := stateFromTrail(dir)
+		if err == nil {
+			err = saveAuditState(dir, &st)
+		}
+		if err != nil {
+			l.f.Close()
+			lock.Close()
+			return nil, err
+		}
 	}
 	return l, nil
 }
 
-func (l *AuditLog) reopen() error {
-	f, err := os.OpenFile(filepath.Join(l.dir, AuditFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// openCurrent (re)opens the current file unless f is it: another
+// process may have rotated it.
+func (l *AuditLog) openCurrent() error {
+	cur := filepath.Join(l.dir, AuditFile)
+	if l.f != nil {
+		if st, err := os.Stat(cur); err == nil && os.SameFile(st, l.fi) {
+			return nil
+		}
+		l.f.Close()
+		l.f = nil
+	}
+	f, err := os.OpenFile(cur, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the audit trail: %w", err)
 	}
-	st, err := f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("open the audit trail: %w", err)
 	}
-	if l.f != nil {
-		l.f.Close()
-	}
-	l.f = f
-	l.size.Store(st.Size())
+	l.f, l.fi, l.end = f, fi, -1
 	return nil
 }
 
-// Close closes the current file.
+// Close closes the trail's files. A line written after Close is still
+// appended (see AuditLog).
 func (l *AuditLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
+	l.closed = true
+	err := l.closeFiles()
+	if l.lock != nil {
+		if cerr := l.lock.Close(); err == nil {
+			err = cerr
+		}
+		l.lock = nil
 	}
-	err := l.f.Close()
-	l.f = nil
 	return err
 }
 
-// Write appends rec as one line.
-func (l *AuditLog) Write(rec *Record) error {
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return err
+// closeFiles closes the current file and the state file.
+func (l *AuditLog) closeFiles() error {
+	var err error
+	for _, f := range []**os.File{&l.f, &l.sf} {
+		if *f != nil {
+			if cerr := (*f).Close(); err == nil {
+				err = cerr
+			}
+			*f = nil
+		}
 	}
-	return l.WriteLine(append(line, '\n'))
+	return err
 }
 
-// WriteLine appends one whole line (it ends in "\n") in a single write.
-func (l *AuditLog) WriteLine(line []byte) error {
-	l.mu.RLock()
-	if l.f == nil {
-		l.mu.RUnlock()
-		return os.ErrClosed
+// takeLock takes the trail's file lock: with the lock file kept open, or,
+// once closed, opening it for this line.
+func (l *AuditLog) takeLock() (unlock func() error, err error) {
+	if l.lock == nil {
+		unlock, err = fsutil.Lock(filepath.Join(l.dir, auditLock))
+	} else if err = l.lock.Lock(); err == nil {
+		unlock = l.lock.Unlock
 	}
-	_, err := l.f.Write(line)
-	full := err == nil && l.size.Add(int64(len(line))) >= l.maxSize
-	l.mu.RUnlock()
 	if err != nil {
-		return fmt.Errorf("write the audit trail: %w", err)
+		return nil, fmt.Errorf("lock the audit trail: %w", err)
 	}
-	if full {
-		return l.rotate()
+	return unlock, nil
+}
+
+// openState (re)opens the state file unless sf is it.
+func (l *AuditLog) openState() error {
+	path := filepath.Join(l.dir, AuditState)
+	if l.sf != nil {
+		if st, err := os.Stat(path); err == nil && os.SameFile(st, l.sfi) {
+			return nil
+		}
+		l.sf.Close()
+		l.sf = nil
 	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the audit trail's state: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("open the audit trail's state: %w", err)
+	}
+	l.sf, l.sfi = f, fi
 	return nil
 }
 
-// rotate renames a full current file aside, unless another writer (of
-// this process or another) did already, and reopens the current one.
-func (l *AuditLog) rotate() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return os.ErrClosed
-	}
-	unlock, err := fsutil.Lock(filepath.Join(l.dir, auditLock))
-	if err != nil {
-		return fmt.Errorf("lock the audit trail: %w", err)
-	}
-	defer unlock()
-	cur := filepath.Join(l.dir, AuditFile)
-	mine, err := l.f.Stat()
+// Write appends rec as one line, chained to the line before it; rec.Prev
+// is set by the log, whatever it held.
+func (l *AuditLog) Write(rec *Record) error {
+	r := *rec
+	r.Prev = ""
+	body, err := json.Marshal(&r)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(cur); err == nil && os.SameFile(st, mine) && mine.Size() >= l.maxSize {
-		name := fmt.Sprintf("%s%s%s", rotatedPrefix, time.Now().UTC().Format("20060102T150405.000000000Z"), rotatedSuffix)
-		if err := os.Rename(cur, filepath.Join(l.dir, name)); err != nil {
-			return fmt.Errorf("rotate the audit trail: %w", err)
-		}
-		l.prune()
-	}
-	return l.reopen()
+	return l.append(body)
 }
 
-// prune removes the oldest rotated files beyond keep.
-func (l *AuditLog) prune() {
+// append writes body (one JSON object) with the chain's prev added.
+func (l *AuditLog) append(body []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unlock, err := l.takeLock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if l.closed {
+		defer l.closeFiles()
+	}
+	if err := l.openCurrent(); err != nil {
+		return err
+	}
+	st, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("write the audit trail: %w", err)
+	}
+	if st.Size() != l.end {
+		// Another writer appended (or the file changed under us): the
+		// latest hash is the state's, not the one this log remembers.
+		if l.state, err = loadAuditState(l.dir); err != nil {
+			return err
+		}
+		if err := l.openState(); err != nil {
+			return err
+		}
+	}
+	line := chainLine(body, l.state.Hash)
+	if _, err := l.f.Write(line); err != nil {
+		l.end = -1
+		return fmt.Errorf("write the audit trail: %w", err)
+	}
+	l.end = st.Size() + int64(len(line))
+	l.state.Hash = lineHash(line[:len(line)-1])
+	if l.state.Oldest == "" {
+		l.state.Oldest = AuditFile
+	}
+	var rotateErr error
+	if l.end >= l.maxSize {
+		rotateErr = l.rotate()
+	}
+	// The line is in the trail: its hash goes to the state whatever the
+	// rotation did, or the next writer would chain from the line before.
+	if err := writeStateSlot(l.sf, &l.state); err != nil {
+		return err
+	}
+	return rotateErr
+}
+
+// rotate renames the full current file aside, removes the oldest rotated
+// files beyond keep, and moves the chain's start (state.Oldest) with
+// them. The caller holds the file lock.
+func (l *AuditLog) rotate() error {
+	name := rotatedPrefix + time.Now().UTC().Format("20060102T150405.000000000Z") + rotatedSuffix
+	if err := os.Rename(filepath.Join(l.dir, AuditFile), filepath.Join(l.dir, name)); err != nil {
+		return fmt.Errorf("rotate the audit trail: %w", err)
+	}
+	l.f.Close()
+	l.f = nil
+	if l.state.Oldest == AuditFile {
+		l.state.Oldest = name
+	}
 	old, err := rotatedFiles(l.dir)
 	if err != nil || len(old) <= l.keep {
-		return
+		return nil
 	}
-	for _, name := range old[:len(old)-l.keep] {
-		os.Remove(name)
+	for _, path := range old[:len(old)-l.keep] {
+		os.Remove(path)
 	}
+	first := old[len(old)-l.keep]
+	l.state.Oldest = filepath.Base(first)
+	l.state.OldestPrev = firstPrev(first)
+	return nil
 }
 
 // rotatedFiles lists dir's rotated files, oldest first.
@@ -242,7 +373,7 @@ func record(f tools.Finished, withArgs bool) *Record {
 	sum := sha256.Sum256(f.Args)
 	rec := &Record{
 		Time:       f.Started.UTC(),
-		Caller:     RecordCaller{Kind: f.Caller.Kind, ID: f.Caller.ID},
+		Caller:     RecordCaller{Kind: f.Caller.Kind, ID: f.Caller.ID, Auth: f.Caller.Auth},
 		Tool:       f.Name,
 		ArgsSHA256: hex.EncodeToString(sum[:]),
 		ArgsSize:   len(f.Args),
@@ -261,9 +392,7 @@ func record(f tools.Finished, withArgs bool) *Record {
 		rec.Server = srv
 	}
 	res := f.Result
-	for _, c := range res.Content {
-		rec.ResultSize += len(c.Text)
-	}
+	rec.ResultSize = resultSize(res)
 	var denial *Denial
 	switch {
 	case res.Err == nil && res.Failed:
@@ -296,3 +425,39 @@ const maxErrorText = 500
 
 // serverNoteKey is the key of the tool's server among a call's notes.
 type serverNoteKey struct{}
+
+// resultSize is the size of a call's result: for an MCP server's result
+// (which a gateway relays without model-facing content), the text and
+// data of its content blocks as the server sent them; for another tool's,
+// its text.
+func resultSize(res tools.Result) int {
+	n := 0
+	if m, ok := res.Value.(tools.MCPResult); ok {
+		r := m.MCPCallToolResult()
+		if r == nil { // a value made of JSON (a hook's): its blocks' size
+			for _, b := range m.MCPContent() {
+				n += len(b)
+			}
+			return n
+		}
+		for _, c := range r.Content {
+			switch c := c.(type) {
+			case *mcp.TextContent:
+				n += len(c.Text)
+			case *mcp.ImageContent:
+				n += len(c.Data)
+			case *mcp.AudioContent:
+				n += len(c.Data)
+			case *mcp.EmbeddedResource:
+				if c.Resource != nil {
+					n += len(c.Resource.Text) + len(c.Resource.Blob)
+				}
+			}
+		}
+		return n
+	}
+	for _, c := range res.Content {
+		n += len(c.Text)
+	}
+	return n
+}

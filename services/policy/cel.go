@@ -20,8 +20,9 @@ func newCELEnv() (*cel.Env, error) {
 		cel.Variable("tool", cel.StringType),
 		cel.Variable("server", cel.StringType),
 		cel.Variable("caller", cel.MapType(cel.StringType, cel.DynType)),
-		// JSON numbers are doubles: `args.count > 3` must compare them
-		// with integer literals.
+		// An argument's integer is an int, any other number a double
+		// (tools.Call.Arguments): `args.ratio > 3` must compare them
+		// across types.
 		cel.CrossTypeNumericComparisons(true),
 	)
 }

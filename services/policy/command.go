@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/settings"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // command is /policy: the rules in force and the saved approvals, and
@@ -15,8 +16,8 @@ import (
 func (p *Policy) command(cfg Config) commands.Command {
 	return commands.Command{
 		Name:        "policy",
-		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; review SERVER [TOOL] shows what trust would approve; trust SERVER [TOOL] [--digest D] approves a changed or new tool",
-		Usage:       "[forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D]]",
+		Description: "the policy's rules, saved approvals and held tools; forget TOOL removes an approval; review SERVER [TOOL] shows what trust would approve; trust SERVER [TOOL] [--digest D] approves a changed or new tool; explain TOOL [ARGS] says which rule decides a call and why",
+		Usage:       "[forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D] | explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]]",
 		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
 			verb, arg, _ := strings.Cut(inv.Input, " ")
 			switch verb {
@@ -28,8 +29,10 @@ func (p *Policy) command(cfg Config) commands.Command {
 				return p.trustCommand(strings.Fields(arg))
 			case "review":
 				return p.reviewCommand(strings.Fields(arg))
+			case "explain":
+				return p.explainCommand(arg)
 			}
-			return commands.Reply{Text: "usage: /policy [forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D]]", Error: true}
+			return commands.Reply{Text: "usage: /policy [forget TOOL | review SERVER [TOOL] | trust SERVER [TOOL] [--digest D] | explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]]", Error: true}
 		},
 	}
 }
@@ -54,6 +57,9 @@ func (p *Policy) describe() string {
 		}
 		if r.When != "" {
 			fmt.Fprintf(&b, " when %s", r.When)
+		}
+		if r.OnError != "" {
+			fmt.Fprintf(&b, " onError=%s", r.OnError)
 		}
 		b.WriteString("\n")
 	}
@@ -136,4 +142,60 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 		return commands.Reply{Text: "review: " + err.Error(), Error: true}
 	}
 	return commands.Reply{Text: r.Text()}
+}
+
+// explainCommand is /policy explain [--caller KIND] [--subject S]
+// [--group G]... TOOL [ARGS]: the arguments are the rest of the line, as
+// written.
+func (p *Policy) explainCommand(line string) commands.Reply {
+	const usage = "usage: /policy explain [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]"
+	call := tools.Call{Caller: tools.Caller{Kind: tools.CallerCall}}
+	rest := strings.TrimSpace(line)
+	var id tools.Identity
+	for strings.HasPrefix(rest, "--") {
+		var flag, value string
+		flag, rest, _ = strings.Cut(rest, " ")
+		value, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		rest = strings.TrimSpace(rest)
+		if value == "" {
+			return commands.Reply{Text: usage + "\n" + flag + " needs a value", Error: true}
+		}
+		switch flag {
+		case "--caller":
+			if !slices.Contains(callerKinds(), value) {
+				return commands.Reply{Text: fmt.Sprintf("--caller %q: callers are %s", value, strings.Join(callerKinds(), ", ")), Error: true}
+			}
+			call.Caller.Kind = value
+		case "--subject":
+			id.Subject = value
+		case "--group":
+			id.Groups = append(id.Groups, value)
+		default:
+			return commands.Reply{Text: usage + "\nunknown flag " + flag, Error: true}
+		}
+	}
+	if id.Subject != "" || id.Groups != nil {
+		call.Caller.Identity = &id
+	}
+	call.Name, rest, _ = strings.Cut(rest, " ")
+	if call.Name == "" {
+		return commands.Reply{Text: usage, Error: true}
+	}
+	call.Args = []byte(strings.TrimSpace(rest))
+	x := p.Explain(call)
+	return commands.Reply{Text: fmt.Sprintf("caller %s%s\n%s", call.Caller.Kind, identityText(call.Caller.Identity), x)}
+}
+
+func identityText(id *tools.Identity) string {
+	if id == nil {
+		return ""
+	}
+	s := ""
+	if id.Subject != "" {
+		s += ", subject " + id.Subject
+	}
+	if len(id.Groups) > 0 {
+		s += ", groups " + strings.Join(id.Groups, ",")
+	}
+	return s
 }

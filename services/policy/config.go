@@ -23,6 +23,12 @@ const (
 
 func actions() []string { return []string{Allow, Ask, Deny} }
 
+// What a rule does when its `when` cannot be evaluated (Rule.OnError).
+const (
+	OnErrorApply = "apply"
+	OnErrorSkip  = "skip"
+)
+
 // callerKinds are the caller kinds a rule may name.
 func callerKinds() []string {
 	return []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway}
@@ -74,6 +80,11 @@ type Rule struct {
 	When string `yaml:"when"`
 	// Action is allow, ask or deny.
 	Action string `yaml:"action"`
+	// OnError is what a deny or ask rule does when its When cannot be
+	// evaluated (a missing key, a wrong type, arguments that cannot be
+	// read): apply (the default: the policy fails closed) or skip. An
+	// allow rule never applies on an error.
+	OnError string `yaml:"onError"`
 
 	line int         // the rule's line in its file, 0 when built in code
 	prog cel.Program // When, compiled by Validate
@@ -81,7 +92,7 @@ type Rule struct {
 
 // ruleKeys are the keys a rule may have, for the strict decode.
 func ruleKeys() []string {
-	return []string{"tools", "servers", "callers", "annotations", "kinds", "when", "action"}
+	return []string{"tools", "servers", "callers", "annotations", "kinds", "when", "action", "onError"}
 }
 
 // UnmarshalYAML decodes a rule strictly and keeps its line, which a
@@ -166,6 +177,31 @@ func (r *Rule) check(env *celEnv, key string) []error {
 		if glob == "" {
 			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.tools[%d]", key, i), "an empty glob matches no tool"))
 		}
+	}
+	for i, glob := range r.Servers {
+		if glob == "" {
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("%s.servers[%d]", key, i), "an empty glob matches no server"))
+		}
+	}
+	// An empty list reads as "none" to a person and as "any" to the
+	// matcher (a condition left out holds for every call): refuse it.
+	for _, c := range []struct {
+		key string
+		set bool
+	}{{"tools", r.Tools != nil && len(r.Tools) == 0}, {"servers", r.Servers != nil && len(r.Servers) == 0},
+		{"callers", r.Callers != nil && len(r.Callers) == 0}, {"annotations", r.Annotations != nil && len(r.Annotations) == 0}} {
+		if c.set {
+			errs = append(errs, host.KeyErrorf(key+"."+c.key, "an empty %s would match every call, not none; leave the key out to match all, or list what it covers", c.key))
+		}
+	}
+	switch {
+	case r.OnError == "":
+	case r.OnError != OnErrorApply && r.OnError != OnErrorSkip:
+		errs = append(errs, host.KeyErrorf(key+".onError", "unknown value %q; want %s or %s", r.OnError, OnErrorApply, OnErrorSkip))
+	case strings.TrimSpace(r.When) == "":
+		errs = append(errs, host.KeyErrorf(key+".onError", "a rule without when has nothing that can fail; remove onError"))
+	case r.Action == Allow && r.OnError == OnErrorApply:
+		errs = append(errs, host.KeyErrorf(key+".onError", "an allow rule never applies when its when fails (the policy fails closed); use skip or remove onError"))
 	}
 	r.prog = nil
 	if strings.TrimSpace(r.When) != "" {

@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -158,5 +160,93 @@ func TestPolicyEditLeavesNoUnguardedMoment(t *testing.T) {
 	})
 	if res.Err != nil || hosttest.Text(res) != "1" {
 		t.Fatalf("count after %d denied calls across 40 policy edits = %q (%v), want 1: denied calls reached the server", calls, hosttest.Text(res), res.Err)
+	}
+}
+
+// opComposition runs the fixture's op tool (its server checks nothing)
+// and the fold under a deny rule over its path.
+func opComposition(fixture string) string {
+	return fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config:
+      serverName: fx
+      transport: stdio
+      command: %q
+      args: [-op]
+  - id: fold
+    name: mcp-fold
+    config: {}
+  - id: policy
+    name: policy
+    config:
+      rules:
+        - tools: [mcp__fx__op]
+          when: 'args.path.startsWith("/etc")'
+          action: deny
+`, fixture)
+}
+
+// attackArgs are arguments meant to slip past `args.path.startsWith("/etc")
+// → deny`: each is refused, by the rule or by the input schema.
+var attackArgs = []string{
+	`{"path":"/etc/passwd","pad":1e400}`,
+	`{"path":"/etc/passwd","pad":-1e400}`,
+	`{"path":["/etc/passwd"]}`,
+	`{"path":{"toString":"/etc/passwd"}}`,
+	`{"path":"/tmp/x","path":"/etc/passwd"}`,
+	`{"path":"/etc/passwd","path":"/tmp/x"}`,
+	`{"path":"/etc/passwd","pad":"\ud800"}`,
+	"{\"path\":\"/etc/passwd\",\"x\":\"\xff\"}",
+	`{"path":"/etc/passwd"} {"path":"/tmp"}`,
+	`["/etc/passwd"]`,
+	`{"pad":1}`,
+}
+
+// TestFailClosedCallsNeverReachTheServer: each attack, as a console, a
+// one-shot call, a chat, a gateway's or through mcp_call, is refused,
+// and the server's count shows that none arrived.
+func TestFailClosedCallsNeverReachTheServer(t *testing.T) {
+	h := hosttest.Start(t, opComposition(mcptest.FixtureBinary(t)))
+	reg := h.Tools()
+	for _, kind := range []string{tools.CallerConsole, tools.CallerCall, tools.CallerChat, tools.CallerGateway} {
+		caller := tools.Caller{Kind: kind}
+		for _, args := range attackArgs {
+			res := reg.Execute(t.Context(), caller, "mcp__fx__op", []byte(args))
+			if res.Err == nil {
+				t.Errorf("%s %s: %q, want a refusal", kind, args, hosttest.Text(res))
+			}
+			folded, err := json.Marshal(map[string]any{"tool": "mcp__fx__op", "arguments": json.RawMessage(args)})
+			if err != nil {
+				// Not JSON at all: mcp_call cannot even carry it.
+				continue
+			}
+			if res := reg.Execute(t.Context(), caller, "mcp_call", folded); !res.Failed && res.Err == nil {
+				t.Errorf("%s mcp_call %s: %q, want a refusal", kind, args, hosttest.Text(res))
+			}
+		}
+	}
+	// The first call that reaches the server is this one.
+	res := reg.Execute(t.Context(), tools.Caller{Kind: tools.CallerCall}, "mcp__fx__op", []byte(`{"path":"/tmp/x","pad":1e400}`))
+	if got := hosttest.Text(res); res.Err != nil || !strings.HasPrefix(got, "1 ") {
+		t.Fatalf("allowed op = %q (%v), want the server's first call: a refused call reached it", got, res.Err)
+	}
+	// The 1e400 reached the server as written.
+	if got := hosttest.Text(res); !strings.Contains(got, "1e400") {
+		t.Errorf("the server received %q, want the pad as written", got)
+	}
+}
+
+// TestSchemaErrorsReachTheCaller: a call whose arguments do not match the
+// input schema is refused with the schema's error, naming the key.
+func TestSchemaErrorsReachTheCaller(t *testing.T) {
+	h := hosttest.Start(t, opComposition(mcptest.FixtureBinary(t)))
+	res := h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerConsole}, "mcp__fx__op", []byte(`{"path":"/tmp","pad":"wide"}`))
+	if !errors.Is(res.Err, tools.ErrInvalidArguments) || !strings.Contains(res.Err.Error(), `arguments of "mcp__fx__op" do not match its input schema at arguments.pad: type`) {
+		t.Fatalf("err = %v, want the schema's error at arguments.pad", res.Err)
+	}
+	res = h.Tools().Execute(t.Context(), tools.Caller{Kind: tools.CallerChat}, "mcp_call", []byte(`{"tool":"mcp__fx__op","arguments":{"pad":1}}`))
+	if text := hosttest.Text(res); !res.Failed || !strings.Contains(text, `missing properties: ["path"]`) || !strings.Contains(text, "inputSchema") {
+		t.Fatalf("mcp_call: %q, want the schema's error and the schema", text)
 	}
 }

@@ -68,9 +68,10 @@ func TestGateDecidesEveryDoor(t *testing.T) {
 		{"by caller kind", "rules:\n  - servers: [github]\n    callers: [gateway]\n    action: deny\n", []door{
 			{gateway, "github", "resources", "rule 1"}, {console, "github", "resources", "-"},
 		}, "allow"},
+		// ...and a call without the path fails closed: the deny applies.
 		{"a when over args is about calls", "rules:\n  - when: 'args.path.startsWith(\"/etc\")'\n    action: deny\n", []door{
 			{console, "github", "resources", "-"}, {console, "docs", "resources", "-"},
-		}, "allow"},
+		}, "deny"},
 		{"ask opens a door", "rules:\n  - servers: [github]\n    action: ask\n", []door{
 			{console, "github", "resources", "-"},
 		}, "ask"},

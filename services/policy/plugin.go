@@ -28,6 +28,7 @@ func init() {
 		Overlap:  true,
 		Defaults: DefaultConfig,
 		Validate: ValidateConfig,
+		Lint:     lint,
 		Apply:    apply,
 	})
 }

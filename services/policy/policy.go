@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -70,6 +71,8 @@ type Decision struct {
 	// Answer is how an Ask was answered: once, session, always, --yes, or
 	// no; "" when nobody was asked.
 	Answer string
+	// Why says why a rule whose `when` failed applied; "" otherwise.
+	Why string
 }
 
 // New returns a policy over reg's tools with the rules of cfg, which
@@ -141,13 +144,33 @@ func (p *Policy) decide(set *ruleSet, tr *toolRules, call tools.Call) Decision {
 			if ev == nil {
 				ev = &evalInput{call: call, server: tr.server}
 			}
-			if !ev.holds(r.prog) {
+			holds, err := ev.eval(r.prog)
+			if err != nil {
+				if !r.failsClosed() {
+					continue
+				}
+				return Decision{Action: r.Action, Rule: r.where, Why: whenFailed(err)}
+			}
+			if !holds {
 				continue
 			}
 		}
 		return Decision{Action: r.Action, Rule: r.where}
 	}
 	return Decision{Action: set.def, Rule: "default"}
+}
+
+// failsClosed reports whether r applies when its `when` cannot be
+// evaluated: a deny or ask rule does, unless it says onError: skip; an
+// allow rule never does.
+func (r *Rule) failsClosed() bool {
+	return r.Action != Allow && r.OnError != OnErrorSkip
+}
+
+// whenFailed is a Decision's Why for a rule that applied because its
+// `when` failed.
+func whenFailed(err error) string {
+	return "its when cannot be evaluated on this call (" + err.Error() + "), so it applies (onError: skip would pass over it)"
 }
 
 // alwaysDenied reports whether the rules deny every call of caller to
@@ -285,53 +308,89 @@ func (a *annotations) value(hint string) bool {
 
 // evalInput is a call's CEL variables, built on the first `when`.
 type evalInput struct {
-	call   tools.Call
-	server string
-	vars   map[string]any
+	call     tools.Call
+	server   string
+	args     map[string]any
+	argsRead bool
+	caller   map[string]any
 	// withoutArgs leaves args unbound: a listing has no arguments, and an
 	// expression that reads them fails unless the rest decides it.
 	withoutArgs bool
+	// argsErr is why the call's arguments cannot be read.
+	argsErr error
 }
 
-// holds reports whether prog yields true for the call. An expression that
-// fails (a missing key, a wrong type) does not match: the rule then says
-// nothing about this call.
-func (e *evalInput) holds(prog cel.Program) bool {
-	holds, _ := e.decides(prog)
-	return holds
+// eval evaluates prog on the call: an error when it fails (a missing key,
+// a wrong type, arguments that cannot be read) or yields no bool.
+func (e *evalInput) eval(prog cel.Program) (bool, error) {
+	out, _, err := prog.Eval(e)
+	if err != nil {
+		if e.argsErr != nil {
+			return false, fmt.Errorf("the arguments cannot be read: %w; %w", e.argsErr, err)
+		}
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("it yields %v, not a bool", out.Value())
+	}
+	return b, nil
 }
 
 // decides evaluates prog: known is false when the evaluation fails (with
 // withoutArgs, when the arguments would decide).
 func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
-	if e.vars == nil {
-		var args any
-		if err := json.Unmarshal(e.call.Args, &args); err != nil {
-			args = map[string]any{}
-		}
-		c := e.call.Caller
-		caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
-		if id := c.Identity; id != nil {
-			caller["subject"], caller["client"] = id.Subject, id.Client
-			caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
-		}
-		e.vars = map[string]any{"args": args, "tool": e.call.Name, "server": e.server, "caller": caller}
+	holds, err := e.eval(prog)
+	return holds, err == nil
+}
+
+// ResolveName binds the CEL variables (an interpreter.Activation), each
+// built at its first use: most conditions read args alone. The arguments
+// are the call's one decoded view (tools.Call.Arguments), numbers as
+// written; arguments that cannot be read leave args unbound, so that a
+// when reading them fails. With withoutArgs, args is unbound too.
+func (e *evalInput) ResolveName(name string) (any, bool) {
+	switch name {
+	case "args":
 		if e.withoutArgs {
-			delete(e.vars, "args")
+			return nil, false
 		}
-		if id := c.Identity; id != nil && id.Any {
-			// Unbound, as args: a when that reads them might hold.
+		if !e.argsRead {
+			e.argsRead = true
+			e.args, e.argsErr = e.call.Arguments()
+		}
+		return e.args, e.argsErr == nil
+	case "tool":
+		return e.call.Name, true
+	case "server":
+		return e.server, true
+	case "caller":
+		if e.caller == nil {
+			e.caller = callerVars(e.call.Caller)
+		}
+		return e.caller, true
+	}
+	return nil, false
+}
+
+// Parent is the activation's parent: none.
+func (e *evalInput) Parent() interpreter.Activation { return nil }
+
+// callerVars are caller's CEL variables. An identity that stands for any
+// (Identity.Any) leaves what it would say unbound, as args: a when that
+// reads it might hold.
+func callerVars(c tools.Caller) map[string]any {
+	caller := map[string]any{"kind": c.Kind, "id": c.ID, "subject": "", "client": "", "scopes": []string{}, "groups": []string{}}
+	if id := c.Identity; id != nil {
+		caller["subject"], caller["client"] = id.Subject, id.Client
+		caller["scopes"], caller["groups"] = nonNil(id.Scopes), nonNil(id.Groups)
+		if id.Any {
 			for _, k := range []string{"subject", "client", "scopes", "groups"} {
 				delete(caller, k)
 			}
 		}
 	}
-	out, _, err := prog.Eval(e.vars)
-	if err != nil {
-		return false, false
-	}
-	b, ok := out.Value().(bool)
-	return ok && b, true
+	return caller
 }
 
 func nonNil(s []string) []string {
@@ -379,7 +438,7 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 	case Ask:
 		err = p.ask(ctx, call, tr.server, &d)
 	default:
-		err = &Denial{Tool: call.Name, Rule: d.Rule}
+		err = &Denial{Tool: call.Name, Rule: d.Rule, Why: d.Why}
 	}
 	tools.SetNote(ctx, noteKey{}, d)
 	p.metrics.PolicyDecision(d.Action, err == nil)

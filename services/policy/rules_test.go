@@ -84,8 +84,9 @@ rules:
 		// CEL over nested arguments.
 		{"chat", "mcp__github__create_issue", `{"repo":{"owner":"prod"},"labels":["bug","urgent"]}`, "deny", "rule 3 (composition.yml:9)"},
 		{"chat", "mcp__github__create_issue", `{"repo":{"owner":"dev"},"labels":["urgent"]}`, "ask", "rule 4 (composition.yml:12)"},
-		// An expression that fails (no repo) does not match.
-		{"chat", "mcp__github__create_issue", `{}`, "ask", "rule 4 (composition.yml:12)"},
+		// An expression that fails (no repo) on a deny rule applies it:
+		// the policy fails closed.
+		{"chat", "mcp__github__create_issue", `{}`, "deny", "rule 3 (composition.yml:9)"},
 		{"call", "mcp__fs__write", `{}`, "deny", "rule 5 (composition.yml:14)"},
 		{"call", "mcp__fs__other", `{}`, "allow", "rule 6 (composition.yml:17)"},
 	} {
@@ -131,6 +132,15 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"  - tools: [x]\n    action: maybe\n", "composition.yml:7: entry \"policy\": config key rules[0].action: unknown action \"maybe\""},
 		{"  - tool: [x]\n    action: deny\n", "composition.yml:6: entry \"policy\": config key rules[0]: unknown key \"tool\""},
 		{"  - annotations: {readonly: true}\n    action: deny\n", "rules[0].annotations.readonly: unknown annotation"},
+		// An empty list would match everything, not nothing.
+		{"  - tools: []\n    action: deny\n", "composition.yml:6: entry \"policy\": config key rules[0].tools: an empty tools would match every call"},
+		{"  - servers: []\n    action: deny\n", "config key rules[0].servers: an empty servers would match every call"},
+		{"  - callers: []\n    action: deny\n", "config key rules[0].callers: an empty callers"},
+		{"  - annotations: {}\n    action: deny\n", "config key rules[0].annotations: an empty annotations"},
+		{"  - servers: ['']\n    action: deny\n", "config key rules[0].servers[0]: an empty glob matches no server"},
+		{"  - when: 'args.x == 1'\n    onError: ignore\n    action: deny\n", "composition.yml:7: entry \"policy\": config key rules[0].onError: unknown value \"ignore\""},
+		{"  - tools: [x]\n    onError: skip\n    action: deny\n", "config key rules[0].onError: a rule without when"},
+		{"  - when: 'args.x == 1'\n    onError: apply\n    action: allow\n", "config key rules[0].onError: an allow rule never applies"},
 	} {
 		text := "plugins:\n  - id: policy\n    name: policy\n    config:\n      rules:\n" + indent(c.rules, "    ")
 		comp, err := host.ParseComposition("composition.yml", []byte(text), nil)

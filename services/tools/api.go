@@ -36,7 +36,20 @@ type Caller struct {
 	Mask *Mask
 	// Identity, when non-nil, is who stands behind the caller.
 	Identity *Identity
+	// Auth is how a gateway's caller authenticated (AuthStaticToken,
+	// AuthOAuth), "" when it presented nothing (stdio, a listener
+	// without a token), for the audit trail.
+	Auth string
 }
+
+// Caller.Auth's values.
+const (
+	// AuthStaticToken is the gateway entry's own bearer token: one
+	// person's, with no identity behind it.
+	AuthStaticToken = "static-token"
+	// AuthOAuth is an issuer's access token: Identity says whose.
+	AuthOAuth = "oauth"
+)
 
 // Mask is a set of allow and deny name patterns (`*` matches any run of
 // characters). A name is visible when it matches some Allow pattern (or
@@ -57,6 +70,8 @@ type Call struct {
 	// Args is the JSON arguments object as the caller sent it (pre-execute
 	// hooks may have rewritten it).
 	Args json.RawMessage
+	// decoded is Args decoded by the registry (Arguments).
+	decoded *decodedArgs
 }
 
 // Output is what a tool's Execute returns.
@@ -122,6 +137,12 @@ type Definition struct {
 	// OutputSchema optionally constrains Output.Value.
 	OutputSchema json.RawMessage
 	Execute      func(ctx context.Context, call Call) (Output, error)
+	// ChecksArguments says the tool answers arguments that are not an
+	// object or do not match InputSchema itself, with a hint of its own
+	// (a meta-tool lenient with a model's sloppy call). Without it the
+	// registry refuses them with an *ArgumentsError before any guard. The
+	// guards read the same decoded view either way (Call.Arguments).
+	ChecksArguments bool
 	// Render turns a canonical value into model-facing content. It must be
 	// pure and synchronous. Nil renders a string value as its plain text
 	// and any other value as JSON text.

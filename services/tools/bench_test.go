@@ -159,3 +159,32 @@ func BenchmarkMatch(b *testing.B) {
 		tools.Match("mcp__*__search*", "mcp__github__search_code")
 	}
 }
+
+// BenchmarkArguments is the cost the arguments' one view adds to a call:
+// Execute of a no-op tool with an issue's arguments, without an input
+// schema (decoding alone), with a schema of the common shape (the fast
+// check) and with one that needs the general validator (enum, minLength).
+//
+//	go test -run '^$' -bench Arguments ./services/tools
+func BenchmarkArguments(b *testing.B) {
+	ctx := context.Background()
+	args := json.RawMessage(`{"owner":"dev","repo":"dsh-host","title":"It broke","body":"Steps: run it.","labels":["bug","p1"],"milestone":3}`)
+	props := `"owner":{"type":"string"},"repo":{"type":"string"},"title":{"type":"string"},"body":{"type":"string"},"labels":{"type":"array","items":{"type":"string"}},"milestone":{"type":"integer"}`
+	for _, c := range []struct{ name, schema string }{
+		{"no-schema", ""},
+		{"schema/fast", `{"type":"object","properties":{` + props + `},"required":["owner","repo","title"]}`},
+		{"schema/general", `{"type":"object","properties":{` + props + `,"state":{"enum":["open","closed"]}},"required":["owner","repo","title"],"minProperties":1}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := tools.New(nil)
+			mustRegister(b, r, tools.Definition{Name: "t", InputSchema: json.RawMessage(c.schema),
+				Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }})
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := r.Execute(ctx, tools.Caller{Kind: "bench"}, "t", args); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}

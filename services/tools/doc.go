@@ -32,20 +32,25 @@
 //     is never dispatched.
 //  3. Pre-execute hooks (OnPreExecute), in registration order: each may
 //     rewrite call.Args or refuse.
-//  4. Guards (OnGuard): the first that returns an error denies the call with
+//  4. Arguments: decoded once, without loss (Call.Arguments, the one view
+//     the guards and the tool share), and checked against InputSchema; a
+//     problem is an *ArgumentsError (ErrInvalidArguments) naming the
+//     place, and nothing after runs (unless the Definition says it
+//     ChecksArguments itself).
+//  5. Guards (OnGuard): the first that returns an error denies the call with
 //     that reason. This is where a permission system plugs in.
-//  5. The tool's Execute, with the caller's ctx (its cancellation reaches
+//  6. The tool's Execute, with the caller's ctx (its cancellation reaches
 //     the tool). No registry lock is held while it runs.
-//  6. Output validation against OutputSchema; a failure names the JSON path
+//  7. Output validation against OutputSchema; a failure names the JSON path
 //     (value.items[2].id).
-//  7. Content: the tool's own Output.Content when it projected one, else
+//  8. Content: the tool's own Output.Content when it projected one, else
 //     Render(Value); without Render, a string value as its plain text and
 //     any other value as JSON text.
-//  8. Post-execute hooks (OnPostExecute): each may replace the value (the
+//  9. Post-execute hooks (OnPostExecute): each may replace the value (the
 //     content is then rendered again from the new value, discarding the
 //     tool's own projection, unless the hook also set content), replace the
 //     content, or block the result.
-//  9. Finish hooks (OnFinish) see every call's end, whatever its outcome
+//  10. Finish hooks (OnFinish) see every call's end, whatever its outcome
 //     (a refusal, an unknown tool, an error), with its duration and the
 //     notes earlier hooks attached to the call (SetNote): the policy's
 //     audit trail is one.

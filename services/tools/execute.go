@@ -20,6 +20,8 @@ import (
 // for a policy refusal (*RefusalError); errors.Is ErrUnknownTool for a name
 // that is not registered or not visible to caller; errors.Is
 // context.Canceled or context.DeadlineExceeded when ctx ended the call;
+// errors.Is ErrInvalidArguments for arguments that are not one readable
+// object or do not match the InputSchema (*ArgumentsError);
 // errors.Is ErrInvalidOutput for a value that fails the OutputSchema; and a
 // *ToolError (errors.As) wrapping what the tool returned.
 //
@@ -70,6 +72,11 @@ func (r *Registry) execute(ctx context.Context, caller Caller, name string, args
 		}
 		call = *pc
 		call.Args = normalizeArgs(call.Args)
+	}
+	// After the pre-execute hooks: what the guards judge, and the schema
+	// checks, is what the tool receives.
+	if err := r.checkArgs(e, &call); err != nil {
+		return errorResult(err)
 	}
 	for _, fn := range hooks.guard {
 		if err := r.runGuard(ctx, fn, call); err != nil {

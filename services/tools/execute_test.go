@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -152,7 +153,7 @@ func TestArgs(t *testing.T) {
 				t.Fatal(res.Err)
 			}
 			want := tools.Call{Caller: caller, Name: "t", Args: json.RawMessage(tt.want)}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(tools.Call{})); diff != "" {
 				t.Errorf("the tool's call (-want +got):\n%s", diff)
 			}
 		})

@@ -11,10 +11,10 @@ import (
 // Func returns the Definition of a tool whose arguments are an In: the
 // input schema is inferred from In's type (json tags name the properties,
 // a `jsonschema:"..."` tag describes one, a field without omitempty is
-// required), and each call's arguments are checked against that schema and
-// decoded into an In before fn sees them: a missing required property, an
-// unknown one or a value of the wrong type is a tool error naming the
-// problem, and fn does not run. fn's value is the Output's Value, rendered
+// required), and each call's arguments, which the registry checks against
+// that schema (a missing required property, an unknown one or a value of
+// the wrong type is an *ArgumentsError naming the problem, and fn does not
+// run), are decoded into an In before fn sees them. fn's value is the Output's Value, rendered
 // as usual (a string as plain text). Set Render or OutputSchema on the
 // result when needed.
 //
@@ -29,8 +29,7 @@ func Func[In any](name, description string, fn func(ctx context.Context, in In) 
 	if err != nil {
 		panic(fmt.Sprintf("tools.Func %q: %v", name, err))
 	}
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
+	if _, err := schema.Resolve(nil); err != nil {
 		panic(fmt.Sprintf("tools.Func %q: %v", name, err))
 	}
 	return Definition{
@@ -38,16 +37,9 @@ func Func[In any](name, description string, fn func(ctx context.Context, in In) 
 		Description: description,
 		InputSchema: raw,
 		Execute: func(ctx context.Context, call Call) (Output, error) {
-			// json.Unmarshal alone would let a missing required property
-			// through as its zero value, and take "ZONE" for "zone": the
-			// schema the model was shown is what the arguments must fit.
-			var generic any
-			if err := json.Unmarshal(call.Args, &generic); err != nil {
-				return Output{}, fmt.Errorf("arguments are not JSON: %w", err)
-			}
-			if err := resolved.Validate(generic); err != nil {
-				return Output{}, fmt.Errorf("arguments do not fit the tool's input schema: %w", err)
-			}
+			// The registry has checked the arguments against the schema
+			// (a missing required property, "ZONE" for "zone"): decoding
+			// them alone would not.
 			var in In
 			if err := json.Unmarshal(call.Args, &in); err != nil {
 				return Output{}, fmt.Errorf("arguments do not fit the tool's input schema: %w", err)

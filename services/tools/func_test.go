@@ -50,7 +50,7 @@ func TestFunc(t *testing.T) {
 		wantErr    string
 	}{
 		{args: `{"zone":"UTC","count":2}`, want: "UTCUTC"},
-		{args: `{"count":"two"}`, wantErr: "arguments do not fit the tool's input schema"},
+		{args: `{"count":"two"}`, wantErr: "at arguments.count: type"},
 		{args: `{"count":-1}`, wantErr: "count must not be negative"},
 		// The schema the model was shown is enforced: a required property
 		// is not taken as its zero value, a key is not matched in another
@@ -58,14 +58,16 @@ func TestFunc(t *testing.T) {
 		{args: `{"zone":"UTC"}`, wantErr: "count"},
 		{args: `{"ZONE":"UTC","count":1}`, wantErr: "ZONE"},
 		{args: `{"count":1,"extra":true}`, wantErr: "extra"},
-		{args: `{"count":1.5}`, wantErr: "arguments do not fit the tool's input schema"},
-		{args: `null`, wantErr: "arguments do not fit the tool's input schema"},
+		{args: `{"count":1.5}`, wantErr: "at arguments.count: type"},
+		{args: `null`, wantErr: "arguments must be a JSON object"},
 	} {
 		res := reg.Execute(context.Background(), tools.Caller{Kind: "test"}, "clock_now", json.RawMessage(tc.args))
 		if tc.wantErr != "" {
+			// The schema's problems are the registry's, before the tool
+			// runs; the tool's own are tool errors.
 			var te *tools.ToolError
-			if !errors.As(res.Err, &te) || !strings.Contains(res.Err.Error(), tc.wantErr) {
-				t.Errorf("%s: err = %v, want a tool error containing %q", tc.args, res.Err, tc.wantErr)
+			if !(errors.Is(res.Err, tools.ErrInvalidArguments) || errors.As(res.Err, &te)) || !strings.Contains(res.Err.Error(), tc.wantErr) {
+				t.Errorf("%s: err = %v, want an error containing %q", tc.args, res.Err, tc.wantErr)
 			}
 			continue
 		}

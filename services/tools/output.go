@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,9 @@ func locate(s *jsonschema.Schema, inst any, path string, err error) (string, str
 			sub := s.Properties[k]
 			if sub == nil {
 				sub = s.AdditionalProperties
+				if sub != nil && isFalseSchema(sub) {
+					return path + propertyPath(k), "not a property of the schema, which allows no other"
+				}
 			}
 			if sub != nil {
 				children = append(children, child{sub, v[k], path + propertyPath(k)})
@@ -202,4 +206,10 @@ func leafMessage(err error) string {
 		msg = msg[i+2:]
 	}
 	return msg
+}
+
+// isFalseSchema reports whether s is the `false` schema (jsonschema-go
+// reads it as {"not": {}}).
+func isFalseSchema(s *jsonschema.Schema) bool {
+	return s.Not != nil && reflect.ValueOf(*s.Not).IsZero() && reflect.DeepEqual(*s, jsonschema.Schema{Not: s.Not})
 }

@@ -84,6 +84,7 @@ type entry struct {
 	scope  *host.Scope     // the registering instance's
 	params json.RawMessage // InputSchema, or the empty object schema
 	output *outputSchema   // nil without an OutputSchema; resolved once, at registration
+	input  *inputSchema    // nil without an InputSchema; resolved at the first call
 	// matched caches the hooks whose patterns match def.Name, for the hook
 	// set it was computed from.
 	matched atomic.Pointer[matchedHooks]
@@ -218,6 +219,7 @@ func newEntry(def Definition) (*entry, error) {
 		}
 		e.def.InputSchema = bytes.Clone(def.InputSchema)
 		e.params = e.def.InputSchema
+		e.input = &inputSchema{}
 	}
 	if len(bytes.TrimSpace(def.OutputSchema)) == 0 {
 		e.def.OutputSchema = nil

@@ -19,7 +19,8 @@
 // rewrite-tool, which changes a tool's description, title or schemas at runtime (rewrite.go).
 // -start-delay D answers nothing for D after the start (a slow server).
 // -counter adds the count tool, which answers how many times it was called
-// (counter.go). -echo-meta adds the meta tool, which answers with its
+// (counter.go); -op the op tool, which checks nothing and answers how many
+// calls reached it (counter.go). -echo-meta adds the meta tool, which answers with its
 // request's _meta (meta.go).
 //
 // Tools:
@@ -104,6 +105,7 @@ type options struct {
 	resources     int
 	prompts       bool
 	counter       bool // counter.go
+	op            bool // counter.go
 	echoMeta      bool // meta.go
 	annotated     bool // annotated.go
 	rewrite       bool // rewrite.go
@@ -150,6 +152,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
 	fs.BoolVar(&o.roots, "roots", false, "register the roots tool, which lists the client's roots with roots/list, the 2025-11-25 way (bridge.go)")
 	fs.BoolVar(&o.echoMeta, "echo-meta", false, "register the meta tool, which answers with its request's _meta as JSON (meta.go)")
+	fs.BoolVar(&o.op, "op", false, "register the op tool, which checks nothing and answers the calls that reached it and the last arguments (counter.go)")
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description, title or schemas (or adds a tool) at runtime (rewrite.go)")
@@ -329,6 +332,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.counter {
 		addCounterTool(server)
+	}
+	if o.op {
+		addOpTool(server)
 	}
 	if o.echoMeta {
 		addMetaTool(server)

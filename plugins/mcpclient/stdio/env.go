@@ -107,15 +107,22 @@ func secretValue(value string) bool {
 	return false
 }
 
-// secretKeys are the ends of a connection string's keys (lower case,
-// without separators) whose value is a credential: Password and Pwd of
+// secretKeyEnd says whether a connection string's key (lower case,
+// without separators) ends in a word whose value is a credential: Password and Pwd of
 // ADO.NET and ODBC, libpq's password, Azure's AccountKey, SharedAccessKey
 // and SharedAccessSignature, a JVM's -D...Password. Words such as AUTH
 // that secretName matches in a variable's name are left out here: values
 // of ordinary variables hold them as keys (MAKEFLAGS'
 // --jobserver-auth=...).
-var secretKeys = []string{"password", "passwd", "pwd", "secret", "accountkey", "sharedaccesskey", "sharedaccesssignature",
-	"apikey", "accesskey", "secretkey", "privatekey", "token"}
+func secretKeyEnd(norm string) bool {
+	for _, k := range [...]string{"password", "passwd", "pwd", "secret", "accountkey", "sharedaccesskey", "sharedaccesssignature",
+		"apikey", "accesskey", "secretkey", "privatekey", "token"} {
+		if strings.HasSuffix(norm, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // secretPair reports whether a value holds key=value pairs, one of which
 // is a credential: a connection string (Server=db;User Id=u;Password=pw;,
@@ -148,7 +155,7 @@ func secretPair(value string) bool {
 		if strings.Contains(norm, "!") {
 			continue
 		}
-		if norm == "pass" || slices.ContainsFunc(secretKeys, func(k string) bool { return strings.HasSuffix(norm, k) }) {
+		if norm == "pass" || secretKeyEnd(norm) {
 			return true
 		}
 	}

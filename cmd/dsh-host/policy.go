@@ -1,0 +1,75 @@
+package main
+
+// `dsh-host policy explain`: which rule decides a call, and why. The
+// policy says it (/policy explain); this renders its answer.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/internal/control"
+)
+
+func cmdPolicy(ctx context.Context, args []string, io Stdio) int {
+	fs := flagSet("policy", "explain [-c FILE] [--caller KIND] [--subject S] [--group G]... TOOL [ARGS]", `
+Policy explain prints which of the policy's rules decides a call of TOOL with
+the JSON arguments ARGS (default {}), and why: each rule considered, in order,
+matched or not and on which condition, then the decision. --caller is the
+caller kind (console, chat, call, gateway; default call); --subject and --group
+stand for the identity a gateway's token gives. It asks the running host of
+the composition, like call does; without one, it starts the composition, so
+that the tools' servers and annotations are known. Nothing is called.`)
+	var o oneShot
+	o.register(fs)
+	noAttach := registerAttach(fs)
+	caller := fs.String("caller", "call", "the caller `kind`: console, chat, call or gateway")
+	subject := fs.String("subject", "", "the caller identity's `subject`")
+	var groups []string
+	fs.Func("group", "one of the caller identity's `group`s (repeat for more)", func(s string) error {
+		groups = append(groups, s)
+		return nil
+	})
+	pos, code, ok := parseArgs(fs, args, io)
+	if !ok {
+		return code
+	}
+	if len(pos) < 2 || pos[0] != "explain" || len(pos) > 3 {
+		return usageError(fs, io, "want: explain TOOL [ARGS]")
+	}
+	words := append([]string{*caller, pos[1]}, groups...)
+	if *subject != "" {
+		words = append(words, *subject)
+	}
+	for _, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\r\n") {
+			return usageError(fs, io, "%q: a name without spaces", w)
+		}
+	}
+	line := "/policy explain --caller " + *caller
+	if *subject != "" {
+		line += " --subject " + *subject
+	}
+	for _, g := range groups {
+		line += " --group " + g
+	}
+	line += " " + pos[1]
+	if len(pos) == 3 {
+		// One line: JSON that parses is compacted; anything else goes as
+		// it is, and the policy says it cannot read it.
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(pos[2])) == nil {
+			line += " " + b.String()
+		} else {
+			line += " " + strings.ReplaceAll(pos[2], "\n", " ")
+		}
+	}
+	return o.withAnswers(ctx, io, "policy explain", *noAttach, func(a control.Answers) int {
+		reply, err := a.Command(ctx, control.CommandRequest{Line: line})
+		if err != nil {
+			return fail(io, "policy explain", err)
+		}
+		return printReply(io, reply)
+	})
+}
