@@ -208,8 +208,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if *stdio && httpSet {
 		return usageError(fs, std, "--stdio and --http exclude each other: pick one transport")
 	}
-	if *stdio && (*tokenEnv != "" || *tokenFile != "") {
-		return usageError(fs, std, "--token-env and --token-file apply to --http only: a stdio client is the process that started the gateway")
+	if *stdio && *tokenEnv != "" {
+		return usageError(fs, std, "--token-env applies to --http only: a stdio client is the process that started the gateway")
+	}
+	if *stdio && *tokenFile != "" {
+		return usageError(fs, std, "--token-file applies to --http only: a stdio client is the process that started the gateway")
 	}
 	if *stdio && (*tlsCert != "" || *tlsKey != "") {
 		return usageError(fs, std, "--tls-cert and --tls-key apply to --http only")

@@ -24,7 +24,7 @@ func TestServeEnvErrors(t *testing.T) {
 		{"number", "DSH_NAME_LIMIT", "many", nil, `environment variable DSH_NAME_LIMIT="many"`},
 		{"address", "DSH_SERVE_ADDR", "nowhere", nil, `http "nowhere": want HOST:PORT`},
 		{"cert without key", "DSH_TLS_CERT", "/x.crt", nil, "--tls-cert and --tls-key go together"},
-		{"token file under stdio", "", "", []string{"--stdio", "--token-file", "/x"}, "--token-env and --token-file apply to --http only"},
+		{"token file under stdio", "", "", []string{"--stdio", "--token-file", "/x"}, "--token-file applies to --http only"},
 		{"tls under stdio", "", "", []string{"--stdio", "--tls-cert", "/x", "--tls-key", "/y"}, "--tls-cert and --tls-key apply to --http only"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
