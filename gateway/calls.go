@@ -156,9 +156,112 @@ func (g *Gateway) Drain(ctx context.Context) (left int) {
 	return 0
 }
 
+// cutGrace bounds how long Cut waits for the requests it ended to be
+// answered.
+const cutGrace = 2 * time.Second
+
+// Cut ends the requests still in flight, such as those a drain gave up on
+// (Drain returned some left), each with an answer a client or a load
+// balancer can act on, before the dispose closes the connections: an HTTP
+// request none of whose answer went out is answered 503, which HAProxy
+// sends to another gateway; one whose event stream began gets on it a
+// JSON-RPC error saying the gateway is stopping, and so does a request of
+// another session (stdio). It waits for those answers at most cutGrace;
+// a tool that ignores its cancellation is left to the dispose. It returns
+// how many HTTP requests were answered 503. The gateway takes no new work
+// after it (as after Drain).
+func (g *Gateway) Cut() (refused int) {
+	g.draining.Store(true)
+	g.calls.drain()
+	posts := g.posts.drain()
+	refused = g.posts.cutUnsent()
+	g.stop()
+	t := time.NewTimer(cutGrace)
+	defer t.Stop()
+	select {
+	case <-posts:
+	case <-t.C:
+	}
+	return refused
+}
+
 // Draining reports whether Drain was called.
 func (g *Gateway) Draining() bool { return g.draining.Load() }
 
 // DrainTimeout returns how long a drain of g may last: the gateway entry's
 // drainTimeout, or DefaultDrainTimeout.
 func (g *Gateway) DrainTimeout() time.Duration { return g.drainTimeout }
+
+// inFlight counts work in flight until a drain, which refuses new work
+// and hears the last one leave.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // set by drain; closed when n is 0
+	// answers are the counted requests' writers, for cutUnsent.
+	answers map[*sentWriter]struct{}
+}
+
+// enter reports whether new work is taken (not draining), counting it
+// (and its writer w, when not nil) if count is set.
+func (f *inFlight) enter(count bool, w *sentWriter) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle != nil {
+		return false
+	}
+	if count {
+		f.n++
+		if w != nil {
+			if f.answers == nil {
+				f.answers = map[*sentWriter]struct{}{}
+			}
+			f.answers[w] = struct{}{}
+		}
+	}
+	return true
+}
+
+func (f *inFlight) leave(w *sentWriter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.answers, w)
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+	}
+}
+
+// cutUnsent cuts the answers in flight none of which went out yet, and
+// returns how many it cut.
+func (f *inFlight) cutUnsent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for w := range f.answers {
+		if w.markCut() {
+			n++
+		}
+	}
+	return n
+}
+
+// drain refuses new work from now on and returns a channel closed once
+// none is in flight.
+func (f *inFlight) drain() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+		if f.n == 0 {
+			close(f.idle)
+		}
+	}
+	return f.idle
+}
+
+// count returns the work in flight.
+func (f *inFlight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}

@@ -183,6 +183,9 @@ func (g *Gateway) forwarding(h mcp.ToolHandler) mcp.ToolHandler {
 type roundTrips struct {
 	mu     sync.Mutex
 	parked map[string]*trip
+	// onPanic, when set, turns a run's panic into its request's error
+	// (Gateway.panicError).
+	onPanic func(method string, p any) error
 }
 
 // trip is one request (a tool call, a prompts/get, a resources/read) that
@@ -248,6 +251,16 @@ func (rt *roundTrips) roundTrip(closing, ctx context.Context, method string, ss 
 	go func() {
 		defer stop()
 		defer cancel()
+		defer func() {
+			// Off the request's goroutine, out of the panic net's
+			// reach: recovered here, answered as the net does.
+			if p := recover(); p != nil {
+				if rt.onPanic == nil {
+					panic(p)
+				}
+				t.done <- tripOutcome{nil, rt.onPanic(method, p)}
+			}
+		}()
 		res, err := run(runCtx)
 		t.done <- tripOutcome{res, err}
 	}()

@@ -53,6 +53,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -151,9 +152,13 @@ type Gateway struct {
 	logLevels logLevels
 
 	// ctx bounds background re-assemblies; Close cancels it.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	refresh *debounce.Debouncer
+	ctx    context.Context
+	cancel context.CancelFunc
+	// stopping ends every request in flight with an error saying the
+	// gateway is stopping: a drain cut (stop) or Close.
+	stopping context.Context
+	stop     context.CancelFunc
+	refresh  *debounce.Debouncer
 	// stale is set by refreshSoon and cleared by the sync that follows: a
 	// request whose answer depends on the surface syncs first while it is
 	// set, or while the registry has changes the surface lacks (behind),
@@ -213,6 +218,9 @@ type Gateway struct {
 	problem atomic.Pointer[string]
 	// served maps each served tool name to the registry's (identity.go).
 	served atomic.Pointer[map[string]string]
+	// answers is the HTTP listener's answer budget (answers.go), for its
+	// gauge; nil without one.
+	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
 	// inbound OAuth (limits_identity.go).
 	idLimits atomic.Pointer[identityLimits]
@@ -272,6 +280,9 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		g.surfaceCaller.Identity = &tools.Identity{Any: true}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.stopping, g.stop = context.WithCancel(g.ctx)
+	g.trips.onPanic = g.panicError
+	g.metrics = o.Telemetry.Metrics()
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
 	})
@@ -325,13 +336,14 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		// span too.
 		g.server.AddReceivingMiddleware(traced(tracer))
 	}
-	g.server.AddSendingMiddleware(g.filter)
+	// The panic net is the outermost of all (panics.go).
+	g.server.AddReceivingMiddleware(g.recoverRequests)
+	g.server.AddSendingMiddleware(g.recoverSending, g.filter)
 	g.apply(a)
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
-	if m := o.Telemetry.Metrics(); m != nil {
-		g.metrics = m
+	if m := g.metrics; m != nil {
 		unregister := m.RegisterGateway(o.CallerID, telemetry.GatewayStats{Sessions: g.countSessions, RequestsInFlight: g.calls.inFlight})
 		s.OnDispose("gateway metrics", func() error { unregister(); return nil })
 	}
@@ -379,13 +391,33 @@ func (g *Gateway) upToDate(next mcp.MethodHandler) mcp.MethodHandler {
 // flight: a tool call would hold it up, and a subscriptions/listen (which
 // lasts until its context ends) that arrives while Close runs would hold
 // it forever, since go-sdk cancels only the listens it saw before.
+//
+// A request ended so (a drain's cut, or Close) that then fails is
+// answered with an error saying the gateway is stopping, not with the
+// cancellation of a context the client knows nothing of.
 func (g *Gateway) endWithGateway(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(g.ctx, cancel)()
-		return next(ctx, method, req)
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(g.stopping, func() { cancel(errStopping) })()
+		res, err := next(ctx, method, req)
+		if context.Cause(ctx) == errStopping && (err != nil || isErrorResult(res)) { //nolint:errorlint // our own sentinel, set as it is
+			return nil, &jsonrpc.Error{Code: codeBusy, Message: stoppingMessage}
+		}
+		return res, err
 	}
+}
+
+// errStopping is the cause of a request's end by endWithGateway.
+var errStopping = errors.New("the gateway is stopping")
+
+// stoppingMessage is what a request ended by the gateway's stop is told.
+const stoppingMessage = "the gateway is stopping (shut down, or its drain outlasted drainTimeout): this request was cut before it finished, and may have been partly done; retry it on another gateway, or once this one is back"
+
+// isErrorResult reports whether res is a tool call's failure.
+func isErrorResult(res mcp.Result) bool {
+	r, ok := res.(*mcp.CallToolResult)
+	return ok && r != nil && r.IsError
 }
 
 // instructions joins the assembly's prompt sections (such as each MCP

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +87,23 @@ type Limits struct {
 	// MaxCalls caps the requests in flight over every session (default
 	// DefaultMaxCalls).
 	MaxCalls int `yaml:"maxCalls"`
+	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
+	// clients that have not read them yet, over the whole listener
+	// (default DefaultAnswerBudget, 64 MiB). An answer that would pass it
+	// is replaced by a JSON-RPC error saying so.
+	MaxHeldAnswerBytes int64 `yaml:"maxHeldAnswerBytes"`
+	// MaxConnectionsPerCaller caps the connections one client address
+	// has open at once (default a quarter of maxConnections); a trusted
+	// proxy's connections are not capped so (callers.go).
+	MaxConnectionsPerCaller int `yaml:"maxConnectionsPerCaller"`
+	// MaxSessionsPerCaller caps the sessions one caller has open at once:
+	// one identity with inbound OAuth, one client address otherwise
+	// (default a quarter of maxSessions).
+	MaxSessionsPerCaller int `yaml:"maxSessionsPerCaller"`
+	// TrustedProxies are the IPs or CIDRs of the proxies in front of the
+	// gateway (HAProxy, a TLS terminator): a request from one of them is
+	// the caller's whose address X-Forwarded-For gives.
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // Validate checks l, naming the offending key.
@@ -103,8 +119,17 @@ func (l *Limits) Validate() error {
 		return fmt.Errorf("maxCallsPerSession: %d is negative; omit it for the default (%d)", l.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	case l.MaxCalls < 0:
 		return fmt.Errorf("maxCalls: %d is negative; omit it for the default (%d)", l.MaxCalls, DefaultMaxCalls)
+	case l.MaxHeldAnswerBytes < 0:
+		return fmt.Errorf("maxHeldAnswerBytes: %d is negative; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, DefaultAnswerBudget)
+	case l.MaxConnectionsPerCaller < 0:
+		return fmt.Errorf("maxConnectionsPerCaller: %d is negative; omit it for the default (a quarter of maxConnections)", l.MaxConnectionsPerCaller)
+	case l.MaxSessionsPerCaller < 0:
+		return fmt.Errorf("maxSessionsPerCaller: %d is negative; omit it for the default (a quarter of maxSessions)", l.MaxSessionsPerCaller)
+	case l.MaxHeldAnswerBytes > 0 && l.MaxHeldAnswerBytes < writeChunk:
+		return fmt.Errorf("maxHeldAnswerBytes: %d is below %d, what one write always holds; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, writeChunk, DefaultAnswerBudget)
 	}
-	return nil
+	_, err := parseProxies(l.TrustedProxies)
+	return err
 }
 
 // HTTPOptions configures HTTPHandler. The zero value (or nil) means an
@@ -129,6 +154,20 @@ type HTTPOptions struct {
 	// roots), no resource subscriptions. MaxSessions then caps the requests
 	// in flight without a session.
 	Stateless bool
+
+	// MaxSessionsPerCaller caps the sessions one caller (an identity, or
+	// a client address) has open at once (default a quarter of
+	// MaxSessions); an initialize past it is answered 429.
+	MaxSessionsPerCaller int
+	// TrustedProxies are the proxies whose X-Forwarded-For gives the
+	// client address (Limits.TrustedProxies); invalid entries are ignored
+	// here (Limits.Validate refuses them).
+	TrustedProxies []string
+	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
+	// clients that have not read them yet, over every request (default
+	// DefaultAnswerBudget; negative: no bound). An answer that would pass
+	// it is replaced by a JSON-RPC error saying so.
+	MaxHeldAnswerBytes int64
 
 	// readBodyTimeout bounds the reading of a request's body (default
 	// readBodyTimeout; tests shorten it).
@@ -177,7 +216,9 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), o.MaxSessions, o.refusals))
+	trusted, _ := parseProxies(o.TrustedProxies)
+	caps := sessionCaps{max: o.MaxSessions, perCaller: perCaller(o.MaxSessionsPerCaller, o.MaxSessions), proxies: trusted}
+	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), caps, o.refusals))
 	if o.auth != nil {
 		g.idLimits.Store(o.auth.limits)
 		inner = o.auth.requireAuth(g, inner)
@@ -185,7 +226,16 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	} else if o.Token != "" {
 		inner = staticTokenInfo(inner)
 	}
-	return bodyDeadline(protect(inner, o.Token), o.readBodyTimeout)
+	budget := o.MaxHeldAnswerBytes
+	if budget == 0 {
+		budget = DefaultAnswerBudget
+	}
+	var b *answerBudget
+	if budget > 0 {
+		b = &answerBudget{max: budget}
+		g.answers.Store(b)
+	}
+	return g.recoverHTTP(bodyDeadline(protect(inner, o.Token), o.readBodyTimeout), b)
 }
 
 // refuseDraining answers 503 to every request once the gateway drains
@@ -198,61 +248,36 @@ func (g *Gateway) refuseDraining(next http.Handler) http.Handler {
 		// A GET's event stream lasts as long as its session: a drain
 		// does not wait for it, and the dispose ends it.
 		counted := r.Method != http.MethodGet
-		if !g.posts.enter(counted) {
-			w.Header().Set("Connection", "close")
-			w.Header().Set("Retry-After", "5")
-			http.Error(w, "Service Unavailable: the gateway is draining (shutting down): it takes no new session or request; retry on another gateway", http.StatusServiceUnavailable)
+		sw, _ := w.(*sentWriter) // HTTPHandler's own, around every request
+		if !counted || sw == nil {
+			sw = nil
+		}
+		if !g.posts.enter(counted, sw) {
+			refuseStopping(w, "Service Unavailable: the gateway is draining (shutting down): it takes no new session or request; retry on another gateway")
 			return
 		}
 		if counted {
-			defer g.posts.leave()
+			defer g.posts.leave(sw)
 		}
 		next.ServeHTTP(w, r)
+		if sw != nil && sw.state.Load() == cut {
+			// Nothing of the answer went out before the drain gave up on
+			// it: 503, which a load balancer may send to another gateway,
+			// rather than an empty 200 it cannot tell from an answer.
+			h := w.Header()
+			for k := range h {
+				delete(h, k)
+			}
+			refuseStopping(sw.ResponseWriter, "Service Unavailable: the gateway stopped before answering (its drain outlasted drainTimeout); nothing was answered: retry on another gateway")
+		}
 	})
 }
 
-// inFlight counts work in flight until a drain, which refuses new work
-// and hears the last one leave.
-type inFlight struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // set by drain; closed when n is 0
-}
-
-// enter reports whether new work is taken (not draining), counting it
-// if count is set.
-func (f *inFlight) enter(count bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.idle != nil {
-		return false
-	}
-	if count {
-		f.n++
-	}
-	return true
-}
-
-func (f *inFlight) leave() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.n--; f.n == 0 && f.idle != nil {
-		close(f.idle)
-	}
-}
-
-// drain refuses new work from now on and returns a channel closed once
-// none is in flight.
-func (f *inFlight) drain() <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.idle == nil {
-		f.idle = make(chan struct{})
-		if f.n == 0 {
-			close(f.idle)
-		}
-	}
-	return f.idle
+// refuseStopping answers 503 with msg, closing the connection after.
+func refuseStopping(w http.ResponseWriter, msg string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "5")
+	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
 // healthHandlers serves /healthz and /readyz for load balancers and
@@ -265,15 +290,29 @@ func (f *inFlight) drain() <-chan struct{} {
 //     dsh-host status, and every lazy server's catalog), and 503 with a
 //     one-line reason before then and while the gateway drains; a reload
 //     does not take readiness back.
+//
+// They are answered outside the connection caps too (capListener.health):
+// a liveness probe must not restart a healthy gateway whose connections
+// idle clients hold.
 func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, string)) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		status, body, _ := g.health(r.URL.Path, readiness)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+	mux.HandleFunc("/healthz", serve)
+	mux.HandleFunc("/readyz", serve)
+}
+
+// health answers the health path (/healthz, /readyz): its status and body;
+// ok is false for any other path.
+func (g *Gateway) health(path string, readiness func() (bool, string)) (status int, body string, ok bool) {
+	switch path {
+	case "/healthz":
+		return http.StatusOK, "ok\n", true
+	case "/readyz":
 		ready, why := true, ""
 		if g.draining.Load() {
 			ready, why = false, "draining"
@@ -281,12 +320,11 @@ func (g *Gateway) healthHandlers(mux *http.ServeMux, readiness func() (bool, str
 			ready, why = readiness()
 		}
 		if !ready {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "not ready: "+why+"\n")
-			return
+			return http.StatusServiceUnavailable, "not ready: " + why + "\n", true
 		}
-		io.WriteString(w, "ready\n")
-	})
+		return http.StatusOK, "ready\n", true
+	}
+	return 0, "", false
 }
 
 // maxLeadingSpace bounds the white space refuseBatches skips before a
@@ -343,40 +381,78 @@ func (g *Gateway) refusalTally(what, key string) *tally {
 // not yet initialized is an opening's own (go-sdk creates it before
 // reading the body, and closes it if the initialize fails): counted as the
 // opening, not twice, or a slow body would hold two places.
-func (g *Gateway) limitSessions(next http.Handler, max int, refused *tally) http.Handler {
+//
+// Each caller (callers.go) may hold caps.perCaller of them: its sessions
+// are those its initializes opened (the Mcp-Session-Id of their answers),
+// forgotten once closed or expired; one more is answered 429 saying so.
+func (g *Gateway) limitSessions(next http.Handler, caps sessionCaps, refused *tally) http.Handler {
 	var (
-		mu      sync.Mutex
-		opening int
+		mu        sync.Mutex
+		opening   int
+		openingBy = map[string]int{}
+		owner     = map[string]string{} // session id → caller
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
+		caller, shown := caps.proxies.callerOf(r)
 		mu.Lock()
-		n := opening
+		n, mine := opening, openingBy[caller]
+		live := make(map[string]bool, len(owner))
 		for ss := range g.server.Sessions() {
-			if ss.ID() != "" && ss.InitializeParams() != nil {
+			if id := ss.ID(); id != "" && ss.InitializeParams() != nil {
 				n++
+				live[id] = true
 			}
 		}
-		if n >= max {
+		for id, c := range owner {
+			switch {
+			case !live[id]:
+				delete(owner, id)
+			case c == caller:
+				mine++
+			}
+		}
+		if n >= caps.max {
 			mu.Unlock()
 			refused.Add()
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "10")
-			http.Error(w, fmt.Sprintf("Service Unavailable: the gateway serves %d sessions, its limit (maxSessions); end one (DELETE) or retry later", max), http.StatusServiceUnavailable)
+			http.Error(w, fmt.Sprintf("Service Unavailable: the gateway serves %d sessions, its limit (maxSessions); end one (DELETE) or retry later", caps.max), http.StatusServiceUnavailable)
+			return
+		}
+		if mine >= caps.perCaller {
+			mu.Unlock()
+			refused.Add()
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("Too Many Requests: %s has %d sessions open, its share of the gateway's (maxSessionsPerCaller); end one (DELETE) or retry later", shown, caps.perCaller), http.StatusTooManyRequests)
 			return
 		}
 		opening++
+		openingBy[caller]++
 		mu.Unlock()
 		defer func() {
 			mu.Lock()
 			opening--
+			if openingBy[caller]--; openingBy[caller] <= 0 {
+				delete(openingBy, caller)
+			}
+			// go-sdk names the session in the initialize's answer.
+			if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+				owner[id] = caller
+			}
 			mu.Unlock()
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sessionCaps are limitSessions' caps.
+type sessionCaps struct {
+	max, perCaller int
+	proxies        proxies
 }
 
 // bodyDeadline gives a request's body d to arrive. http.Server's
@@ -445,25 +521,31 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
 	capped := newCapListener(ln, maxConns, connRefusals)
 	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
+	capped.perCaller = perCaller(o.limits.MaxConnectionsPerCaller, maxConns)
+	capped.proxies, _ = parseProxies(o.limits.TrustedProxies)
+	capped.health = func(path string) (int, string, bool) { return g.health(path, g.Readiness) }
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{
-		Token:           o.token,
-		MaxSessions:     o.limits.MaxSessions,
-		SessionTimeout:  o.limits.SessionTimeout,
-		Stateless:       o.stateless,
-		readBodyTimeout: o.readBody,
-		refusals:        sessionRefusals,
-		auth:            o.auth,
+		Token:                o.token,
+		MaxSessions:          o.limits.MaxSessions,
+		MaxSessionsPerCaller: o.limits.MaxSessionsPerCaller,
+		TrustedProxies:       o.limits.TrustedProxies,
+		SessionTimeout:       o.limits.SessionTimeout,
+		Stateless:            o.stateless,
+		MaxHeldAnswerBytes:   o.limits.MaxHeldAnswerBytes,
+		readBodyTimeout:      o.readBody,
+		refusals:             sessionRefusals,
+		auth:                 o.auth,
 	}))
 	if o.auth != nil {
 		o.auth.routes(mux)
 	}
 	g.healthHandlers(mux, g.Readiness)
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           g.recoverHTTP(mux, nil),
 		ReadHeaderTimeout: o.readHeader,
 		IdleTimeout:       o.idle,
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -471,7 +553,13 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	}
 	g.onDrain = func() { srv.SetKeepAlivesEnabled(false) }
 	if g.metrics != nil {
-		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) }})
+		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) },
+			HeldAnswerBytes: func() int {
+				if b := g.answers.Load(); b != nil {
+					return int(b.held.Load())
+				}
+				return 0
+			}})
 		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
 	}
 	scheme := "http://"
@@ -509,148 +597,6 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	})
 	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "tls", o.tls != nil, "maxConnections", maxConns)
 	return url
-}
-
-// maxConnections returns the connection cap for the configured value
-// (0: the default) under the descriptor limit nofile (0: unknown): at
-// most half of what nofile leaves after fdReserve, and at least 1. why,
-// when not empty, says that the configured value was lowered.
-func maxConnections(configured int, nofile uint64) (n int, why string) {
-	n = configured
-	if n <= 0 {
-		n = DefaultMaxConnections
-	}
-	if nofile == 0 {
-		return n, ""
-	}
-	room := 1
-	if nofile > fdReserve+2 {
-		room = int(min(nofile-fdReserve, 1<<30) / 2)
-	}
-	if n <= room {
-		return n, ""
-	}
-	if configured > 0 {
-		why = fmt.Sprintf("maxConnections %d lowered: the process may open %d descriptors and keeps %d of them for its MCP servers", configured, nofile, fdReserve)
-	}
-	return room, why
-}
-
-// capListener accepts at most max connections open at once. One more is
-// answered 503 with a reason and closed, and counted in refused: refusing
-// costs a moment and no lasting descriptor, where leaving it in the
-// kernel's queue would hold the client in silence.
-type capListener struct {
-	net.Listener
-	max     int64
-	open    atomic.Int64
-	refused *tally
-	// refusing bounds the refusals in flight (each holds its descriptor
-	// up to refuseTimeout); past it a connection is closed unanswered.
-	refusing chan struct{}
-	wg       sync.WaitGroup
-	// writeTimeout bounds each writeChunk of a write (cappedConn.Write).
-	writeTimeout time.Duration
-	// writeFailed, when set (by tests), is called when a failed write
-	// closed its connection.
-	writeFailed func()
-}
-
-// refuseTimeout bounds how long a refused connection is held to answer it.
-const refuseTimeout = time.Second
-
-func newCapListener(ln net.Listener, max int, refused *tally) *capListener {
-	return &capListener{Listener: ln, max: int64(max), refused: refused, refusing: make(chan struct{}, 32), writeTimeout: writeTimeout}
-}
-
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, l: l}, nil
-		}
-		l.open.Add(-1)
-		l.refused.Add()
-		select {
-		case l.refusing <- struct{}{}:
-			l.wg.Add(1)
-			go l.refuse(c)
-		default:
-			c.Close()
-		}
-	}
-}
-
-// refuse answers c 503, reads what the client sent (so that closing does
-// not reset the connection before the client has read the answer) and
-// closes it.
-func (l *capListener) refuse(c net.Conn) {
-	defer l.wg.Done()
-	defer func() { <-l.refusing }()
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(refuseTimeout))
-	body := fmt.Sprintf("Service Unavailable: the gateway has %d connections open, its limit (maxConnections); retry later\n", l.max)
-	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 10\r\nConnection: close\r\n\r\n%s", len(body), body)
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	}
-	io.Copy(io.Discard, io.LimitReader(c, 64<<10))
-}
-
-// wait waits for the refusals in flight, after the listener is closed.
-func (l *capListener) wait() { l.wg.Wait() }
-
-// cappedConn gives its place back when closed.
-type cappedConn struct {
-	net.Conn
-	l    *capListener
-	once sync.Once
-}
-
-func (c *cappedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
-}
-
-// Write writes p a writeChunk at a time, each within the write timeout. A
-// client that stops reading would otherwise hold its answer in the
-// gateway's memory (a 7 MB file read by 20 such clients took 1.7 GB) for
-// as long as it kept the connection; now the write fails, the connection
-// closes and the answer is freed.
-func (c *cappedConn) Write(p []byte) (int, error) {
-	n := 0
-	for len(p) > 0 {
-		chunk := p[:min(len(p), writeChunk)]
-		c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
-		m, err := c.Conn.Write(chunk)
-		n += m
-		if err != nil {
-			// Closed here: net/http would keep the connection, and the
-			// request its answer, until the handler returns, which a
-			// stream whose write failed does not do on its own.
-			c.Close()
-			if c.l.writeFailed != nil {
-				c.l.writeFailed()
-			}
-			return n, err
-		}
-		p = p[m:]
-	}
-	return n, nil
-}
-
-// CloseWrite half-closes c. net/http does so before closing a connection
-// whose request body it left unread (413, or a refusal of a large body),
-// so that the client reads the answer and then EOF instead of a reset
-// that can discard the answer; the wrapper must not hide it.
-func (c *cappedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
 }
 
 // protect wraps next with the Origin and bearer-token checks.
@@ -740,11 +686,4 @@ func isLoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// count returns the work in flight.
-func (f *inFlight) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
 }

@@ -166,7 +166,7 @@ func httpSessions(g *Gateway) int {
 // log line with their number.
 func TestConnectionCap(t *testing.T) {
 	const max, extra = 8, 5
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxConnections: max}})
+	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}})
 	held := make([]net.Conn, max)
 	for i := range held {
 		held[i] = l.dial(t)
@@ -211,7 +211,7 @@ func TestConnectionCap(t *testing.T) {
 // refusals.
 func TestSessionCap(t *testing.T) {
 	const max = 5
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max}})
+	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}})
 	var ids []string
 	for range max {
 		status, id, _ := openSession(t, l.url)
@@ -523,7 +523,7 @@ func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
 // has room for; a slow body must not hold two places.
 func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 	const max = 2
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max}})
+	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}})
 	slow := l.dial(t)
 	req := rawInitialize(l.addr, "")
 	io.WriteString(slow, req[:len(req)-5]) // the body's end is held back

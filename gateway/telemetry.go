@@ -49,13 +49,11 @@ func traced(tracer trace.Tracer) mcp.Middleware {
 			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			defer span.End()
 			res, err := next(ctx, method, req)
-			switch r := res.(type) {
-			case nil:
-			case *mcp.CallToolResult:
-				if r.IsError {
-					span.SetAttributes(attribute.String("error.type", telemetry.OutcomeToolError))
-					span.SetStatus(codes.Error, "the tool call failed (isError)")
-				}
+			// A failed request's result is a typed nil (an unknown tool,
+			// a call cut by a drain): not a result to read.
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+				span.SetAttributes(attribute.String("error.type", telemetry.OutcomeToolError))
+				span.SetStatus(codes.Error, "the tool call failed (isError)")
 			}
 			if err != nil {
 				errType := "rpc_error"

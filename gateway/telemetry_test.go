@@ -231,6 +231,8 @@ func TestMetricsCountCallsAndErrors(t *testing.T) {
 		"sessions":           {"dsh_gateway_sessions", map[string]string{"gateway": "gateway"}},
 		"connections > 0":    {"dsh_gateway_connections", map[string]string{"gateway": "gateway"}},
 		"requests in flight": {"dsh_gateway_requests_in_flight", map[string]string{"gateway": "gateway"}},
+		"held answer bytes":  {"dsh_gateway_held_answer_bytes", map[string]string{"gateway": "gateway"}},
+		"panics":             {"dsh_panics_total", map[string]string{"where": "gateway"}},
 	} {
 		got[key] = value(c.name, c.labels)
 	}
@@ -239,7 +241,7 @@ func TestMetricsCountCallsAndErrors(t *testing.T) {
 	}
 	want := map[string]float64{
 		"ping ok": 2, "ping latency": 2, "fail tool_error": 1, "fail errors": 1, "ping errors": -1,
-		"fx up": 1, "sessions": 1, "connections > 0": 1, "requests in flight": 0,
+		"fx up": 1, "sessions": 1, "connections > 0": 1, "requests in flight": 0, "held answer bytes": 0, "panics": 0,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got; -1: no such series):\n%s\n%s", diff, body)

@@ -382,7 +382,10 @@ func drainGateway(h *host.Host, signals chan os.Signal, logger *slog.Logger) {
 	cancel()
 	<-cut
 	if left > 0 {
-		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
+		// Cut answers each: 503 before its answer began, an error saying
+		// the gateway stops on a begun event stream.
+		refused := g.Cut()
+		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "answered503", refused, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
 		return
 	}
 	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Microsecond))

@@ -38,6 +38,11 @@ type Options struct {
 	Stateful bool
 	// DrainTimeout is each replica's --drain-timeout (0: the default).
 	DrainTimeout time.Duration
+	// Gateway, when set, is more of each replica's gateway entry config,
+	// as YAML flow mapping entries (such as `maxSessionsPerCaller: 2`):
+	// the replica then serves a gateway entry of its composition instead
+	// of serve's flags.
+	Gateway string
 }
 
 // startTimeout bounds every wait for a process to listen or be ready.
@@ -117,6 +122,11 @@ func startReplica(ctx context.Context, o Options, name string) (*Replica, error)
 	}
 	file := filepath.Join(dir, "composition.yml")
 	composition := fmt.Sprintf("plugins:\n  - {id: fx, name: mcp-client, config: {serverName: fx, transport: stdio, command: %q}}\n", o.Fixture)
+	if o.Gateway != "" {
+		// serve's flags are ignored then: the entry says it all.
+		composition += fmt.Sprintf("  - {id: gateway, name: gateway, config: {http: \"127.0.0.1:0\", stateless: %v, drainTimeout: %q, %s}}\n",
+			!o.Stateful, max(o.DrainTimeout, 0).String(), o.Gateway)
+	}
 	if err := os.WriteFile(file, []byte(composition), 0o644); err != nil {
 		return nil, err
 	}

@@ -163,3 +163,31 @@ func TestStatefulReplicasStickAndLoseOnlyTheTerminatedSessions(t *testing.T) {
 		t.Errorf("%s served %d before SIGTERM and ended with %v; want requests and exit 0", out.Terminated, out.ServedBefore, out.TerminatedErr)
 	}
 }
+
+// TestDrainPastTimeoutLosesNoStatelessCall: a stateless replica SIGTERMed
+// with calls in flight longer than its drainTimeout cuts them with 503
+// (their answers had not begun), which HAProxy's retry-on 503 sends to
+// the other replica: no call is lost. They used to get an empty 200
+// text/event-stream, which HAProxy passed on as it was.
+func TestDrainPastTimeoutLosesNoStatelessCall(t *testing.T) {
+	o := options(t, 2)
+	o.DrainTimeout = time.Second
+	defer logs(t, o.Dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := Scenario{Options: o, Workers: 8, Duration: 8 * time.Second, Terminate: true, SlowMS: 3000}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d calls, %d lost; %s had %d in flight at its drain; HAProxy: %d retries, %d redispatched, %d 5xx to clients",
+		out.Load.Calls, out.Load.Lost(), out.Terminated, out.InFlightAtDrain, out.Retries, out.Redispatches, out.Sent5xx)
+	if out.InFlightAtDrain < 1 {
+		t.Fatalf("%s had no call in flight at its drain; the scenario tests nothing", out.Terminated)
+	}
+	if out.Load.Lost() != 0 || out.Sent5xx != 0 {
+		t.Errorf("%d calls and %d connects failed, %d 5xx reached clients; want none: %q", out.Load.Failed, out.Load.ConnectFailed, out.Sent5xx, out.Load.Errors)
+	}
+	if out.Redispatches < int64(out.InFlightAtDrain) {
+		t.Errorf("HAProxy redispatched %d requests, want at least the %d cut", out.Redispatches, out.InFlightAtDrain)
+	}
+}

@@ -27,9 +27,11 @@ import (
 //	dsh_gateway_sessions{gateway}                           MCP sessions a gateway serves
 //	dsh_gateway_connections{gateway}                        open connections to a gateway's listener
 //	dsh_gateway_requests_in_flight{gateway}                 MCP requests a gateway is serving
+//	dsh_gateway_held_answer_bytes{gateway}                  answer bytes held for clients that have not read them
 //	dsh_reloads_total{outcome}                              composition loads: applied, failed, skipped
 //	dsh_instances{state}                                    composition entries by state
 //	dsh_policy_decisions_total{action,outcome}              the policy's decisions on calls
+//	dsh_panics_total{where}                                 panics recovered while serving one request
 //	dsh_build_info{version,commit,goversion}                1: the build the process runs (internal/version)
 //
 // server is "" for a tool of no MCP server (mcp_list, mcp_call, a
@@ -48,6 +50,7 @@ type Metrics struct {
 	seq       uint64 // the last Upstream's, under mu
 
 	policyDecisions *prometheus.CounterVec
+	panics          *prometheus.CounterVec
 
 	// mu serializes the registration of the per-instance collectors, and
 	// guards upstreams.
@@ -92,6 +95,15 @@ func NewMetrics() *Metrics {
 		Name: "dsh_policy_decisions_total",
 		Help: "The policy's decisions on tool calls, by action of the deciding rule (allow, ask, deny) and outcome (allowed, refused).",
 	}, []string{"action", "outcome"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dsh_panics_total",
+		Help: "Panics recovered while serving one request (answered with an error, logged with their stack), by where: gateway (an MCP request's handling), http (the gateway's HTTP handlers), tool (a tool, hook or render in the tool registry).",
+	}, []string{"where"})
+	// Present at 0 from the start, so that an alert on increase() sees
+	// the first one.
+	for _, where := range []string{PanicGateway, PanicHTTP, PanicTool} {
+		m.panics.WithLabelValues(where)
+	}
 	upstreams := upstreamCollector{m: m, desc: prometheus.NewDesc("dsh_upstream_up",
 		"1 while the MCP server's tools are callable (connected, or lazy and idle), 0 while it connects, reconnects or was given up on.",
 		[]string{"server"}, nil)}
@@ -103,7 +115,7 @@ func NewMetrics() *Metrics {
 		Help:        "1, labelled with the version, commit and Go version of the dsh-host build serving.",
 		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion},
 	}, func() float64 { return 1 })
-	m.reg.MustRegister(buildInfo, m.toolCalls, m.toolErrors, m.toolDuration, upstreams, m.upstreamReconnects, m.policyDecisions,
+	m.reg.MustRegister(buildInfo, m.toolCalls, m.toolErrors, m.toolDuration, upstreams, m.upstreamReconnects, m.policyDecisions, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -258,10 +270,27 @@ func (m *Metrics) PolicyDecision(action string, allowed bool) {
 	m.policyDecisions.WithLabelValues(action, outcome).Inc()
 }
 
+// Where a recovered panic happened (dsh_panics_total's where label).
+const (
+	PanicGateway = "gateway" // an MCP request's handling in the gateway (middleware, handlers)
+	PanicHTTP    = "http"    // the gateway's HTTP handlers, before or around go-sdk's
+	PanicTool    = "tool"    // a tool, hook or render run by the tool registry
+)
+
+// Panic counts a panic recovered at where (a Panic constant).
+func (m *Metrics) Panic(where string) {
+	if m != nil {
+		m.panics.WithLabelValues(where).Inc()
+	}
+}
+
 // GatewayStats are what a gateway reports at each scrape; a nil func is
 // not reported.
 type GatewayStats struct {
 	Sessions, Connections, RequestsInFlight func() int
+	// HeldAnswerBytes is the bytes of answers being written to clients
+	// that have not read them yet (maxHeldAnswerBytes bounds them).
+	HeldAnswerBytes func() int
 }
 
 // RegisterGateway reports the gateway instance id's gauges, read at each
@@ -281,6 +310,7 @@ func (m *Metrics) RegisterGateway(id string, st GatewayStats) (unregister func()
 	add("dsh_gateway_sessions", "MCP sessions the gateway serves.", st.Sessions)
 	add("dsh_gateway_connections", "Open connections to the gateway's HTTP listener.", st.Connections)
 	add("dsh_gateway_requests_in_flight", "MCP requests the gateway is serving.", st.RequestsInFlight)
+	add("dsh_gateway_held_answer_bytes", "Bytes of answers the gateway's listener holds for clients that have not read them yet (bounded by maxHeldAnswerBytes).", st.HeldAnswerBytes)
 	return m.registerAll(cs)
 }
 

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/url"
 )
 
 // DeepSeek's models, as its Models & Pricing page lists them
@@ -52,8 +51,7 @@ func knownWindow(model string) int {
 
 // isDeepSeekURL says whether base is DeepSeek's API.
 func isDeepSeekURL(base string) bool {
-	u, err := url.Parse(base)
-	return err == nil && u.Hostname() == "api.deepseek.com"
+	return apiHost(base) == "api.deepseek.com"
 }
 
 // retiredModel says why model cannot be used on base: DeepSeek's API no

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -45,11 +44,7 @@ func checkProfile(c *config) error {
 // isGeminiURL says whether base is one of Google's APIs, which take
 // Gemini's schemas.
 func isGeminiURL(base string) bool {
-	u, err := url.Parse(base)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
+	h := apiHost(base)
 	return h == "generativelanguage.googleapis.com" || strings.HasSuffix(h, "aiplatform.googleapis.com")
 }
 

@@ -101,7 +101,8 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 
 // A server that asks in the middle of a call the 2025-11-25 way reaches
 // the answerer with protocolVersion 2025-11-25, and without any pin (the
-// host reconnects it on 2025-11-25, revision.go); pinned to 2026-07-28 by
+// host reconnects it on 2025-11-25 and, the tool being read-only, sends
+// the call again, revision.go); pinned to 2026-07-28 by
 // the user, go-sdk refuses to send its request, and the call fails.
 func TestProtocolVersionPinsTheRevision(t *testing.T) {
 	for _, tc := range []struct {
@@ -109,7 +110,7 @@ func TestProtocolVersionPinsTheRevision(t *testing.T) {
 		answered bool
 	}{{"", true}, {"2025-11-25", true}, {"2026-07-28", false}} {
 		srv := newFakeServer(t, nil)
-		srv.addTool("ask", stubbornAskTool())
+		srv.addReadOnlyTool("ask", stubbornAskTool())
 		svc := elicit.New()
 		cfg := testConfig("pin")
 		cfg.ProtocolVersion = tc.pin
@@ -129,14 +130,16 @@ func TestProtocolVersionPinsTheRevision(t *testing.T) {
 // A go-sdk server that asks its client during a call the 2025-11-25 way
 // (ServerSession.Elicit) refuses itself to send the question once
 // 2026-07-28 is negotiated. Without a pin the host reconnects it on
-// 2025-11-25 and sends the call again, once: the calls are answered, the
+// 2025-11-25 and, the tool being read-only, sends the call again, once
+// (TestE2EAskingTheOldWayRepeatsOnlyWhatIsSafe has the tools that are
+// not sent again): the calls are answered, the
 // server was connected twice, and the log says so once. With the user's
 // own pin on 2026-07-28 the host leaves the pin alone and the log says,
 // once, which key makes it work.
 func TestOldStyleQuestionSwitchesTheRevision(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	var revisions []string
-	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.addReadOnlyTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		revisions = append(revisions, req.Session.InitializeParams().ProtocolVersion)
 		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
 		if err != nil {
@@ -219,6 +222,61 @@ func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
 func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	var asked atomic.Int32
+	srv.addReadOnlyTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		asked.Add(1)
+		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: okSchema}); err != nil {
+			return nil, err
+		}
+		return textResult("asked"), nil
+	})
+	busyIn, free := make(chan struct{}), make(chan struct{})
+	srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(busyIn)
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult("free"), nil
+	})
+	svc := elicit.New()
+	// A close that did not wait for busy would time out while busy is held
+	// (the sleep below is longer than the timeout) and stop the server
+	// (closeConn's halt); a close after busy ends has time to spare even on
+	// a loaded machine.
+	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
+	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
+	})))
+	busy := make(chan tools.Result, 1)
+	go func() { busy <- e.call(tools.Caller{}, "mcp__wait__busy", "{}") }()
+	<-busyIn
+	asks := make(chan tools.Result, 1)
+	go func() { asks <- e.call(tools.Caller{}, "mcp__wait__asks", "{}") }()
+	// The server refused to ask; the switch waits for busy.
+	eventually(t, "the first, refused, ask", func() bool { return asked.Load() == 1 })
+	// Not a timed assertion: time for a switch that did not wait to go
+	// wrong.
+	time.Sleep(400 * time.Millisecond)
+	close(free)
+	if res := <-busy; res.Err != nil || resultText(res) != "free" {
+		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
+	}
+	if res := <-asks; res.Err != nil || resultText(res) != "asked" {
+		t.Errorf("the asking call: %v %q, want it answered after the switch", res.Err, resultText(res))
+	}
+	if n := srv.attempts.Load(); n != 2 {
+		t.Errorf("connected %d times, want 2", n)
+	}
+}
+
+// A tool not safe to repeat, refused while another call runs: its call
+// fails at once, saying it was not sent again; the call in flight is not
+// cut; the caller's next call (made before or after that one ends) is
+// answered on 2025-11-25.
+func TestRevisionSwitchNotRepeatedWhileCallsInFlight(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	var asked atomic.Int32
 	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		asked.Add(1)
 		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: okSchema}); err != nil {
@@ -237,28 +295,32 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 		return textResult("free"), nil
 	})
 	svc := elicit.New()
-	// A close that waited for busy would time out at once and stop the
-	// server (closeConn's halt).
-	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(time.Millisecond))
+	// As in TestRevisionSwitchWaitsForCallsInFlight: a close that did not
+	// wait for busy would time out while it is held.
+	e := mustStart(t, testConfig("nr"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
 	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	})))
 	busy := make(chan tools.Result, 1)
-	go func() { busy <- e.call(tools.Caller{}, "mcp__wait__busy", "{}") }()
+	go func() { busy <- e.call(tools.Caller{}, "mcp__nr__busy", "{}") }()
 	<-busyIn
-	asks := make(chan tools.Result, 1)
-	go func() { asks <- e.call(tools.Caller{}, "mcp__wait__asks", "{}") }()
-	// The server refused to ask; the switch waits for busy.
-	eventually(t, "the first, refused, ask", func() bool { return asked.Load() == 1 })
+	if res := e.call(tools.Caller{}, "mcp__nr__asks", "{}"); res.Err == nil || !strings.Contains(res.Err.Error(), "not sent again") {
+		t.Errorf("the refused call: %v %q, want it failed, not sent again", res.Err, resultText(res))
+	}
+	again := make(chan tools.Result, 1)
+	go func() { again <- e.call(tools.Caller{}, "mcp__nr__asks", "{}") }()
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	close(free)
 	if res := <-busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
 	}
-	if res := <-asks; res.Err != nil || resultText(res) != "asked" {
-		t.Errorf("the asking call: %v %q, want it answered after the switch", res.Err, resultText(res))
+	if res := <-again; res.Err != nil || resultText(res) != "asked" {
+		t.Errorf("the next call: %v %q, want it answered after the switch", res.Err, resultText(res))
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("the asking tool ran %d times, want 2 (one per call)", n)
 	}
 	if n := srv.attempts.Load(); n != 2 {
 		t.Errorf("connected %d times, want 2", n)
@@ -267,12 +329,13 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 
 // A server whose calls fail with go-sdk's refusal whatever the revision
 // (a hostile one, or one that refuses for another reason) is switched
-// once: its calls then fail with that refusal, and are neither sent again
-// nor reconnect the server again.
+// once: the first call of its read-only tool is sent again once, later
+// calls then fail with that refusal, and are neither sent again nor
+// reconnect the server again.
 func TestRevisionSwitchIsTriedOnce(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	var ran atomic.Int32
-	srv.addTool("asks", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.addReadOnlyTool("asks", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ran.Add(1)
 		return nil, errors.New(`"elicitation/create" cannot be sent while serving a request on protocol version 2026-07-28`)
 	})

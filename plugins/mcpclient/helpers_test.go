@@ -92,12 +92,22 @@ func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
 
 // addTool adds a tool with an object input schema.
 func (f *fakeServer) addTool(name string, h mcp.ToolHandler) {
+	f.addToolHints(name, nil, h)
+}
+
+// addReadOnlyTool adds a tool annotated readOnlyHint: a call of it that
+// its server refused to ask mid-call is sent again (revision.go).
+func (f *fakeServer) addReadOnlyTool(name string, h mcp.ToolHandler) {
+	f.addToolHints(name, &mcp.ToolAnnotations{ReadOnlyHint: true}, h)
+}
+
+func (f *fakeServer) addToolHints(name string, hints *mcp.ToolAnnotations, h mcp.ToolHandler) {
 	if h == nil {
 		h = func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult(req.Params.Name + ":" + string(req.Params.Arguments)), nil
 		}
 	}
-	f.srv.AddTool(&mcp.Tool{Name: name, Description: "tool " + name, InputSchema: map[string]any{"type": "object"}}, h)
+	f.srv.AddTool(&mcp.Tool{Name: name, Description: "tool " + name, InputSchema: map[string]any{"type": "object"}, Annotations: hints}, h)
 }
 
 func (f *fakeServer) factory() transportFactory {

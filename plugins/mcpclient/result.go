@@ -30,13 +30,17 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 		res, cctx, err := c.callOn(ctx, cn, params)
 		// Sent once more, on the connection that replaces cn, when the
 		// request never left (cn's reader had already stopped), or when
-		// the server refused to ask its question on cn's revision
-		// (revision.go).
+		// the server refused to ask its question on cn's revision and the
+		// tool is safe to repeat (revision.go).
 		var again string
 		switch {
 		case err != nil && c.unsent(ctx, cn, err):
 			again = "was not sent: the connection ended before it, and no new one came"
 		case c.askedOldStyle(cn, res, err):
+			if !repeatable(t.Hints) {
+				done()
+				return tools.Output{}, c.notRepeated(t)
+			}
 			again = "asked its client the 2025-11-25 way, and reconnecting on 2025-11-25 failed"
 		}
 		if again != "" {

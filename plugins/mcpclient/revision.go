@@ -2,9 +2,12 @@ package mcpclient
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 )
 
 // A server written for 2025-11-25 asks its client during a call with a
@@ -14,11 +17,14 @@ import (
 // the host, and the call fails with that refusal. When the entry pins no
 // protocolVersion, the host does what the pin would: it reconnects that
 // server on 2025-11-25, remembers so in the catalog cache (the next start
-// connects on it at once), says so once, and sends the refused call again
-// on the new connection. The server refused the question itself, so the
-// call did not get past its first question; a tool that acts before it
-// asks would act twice, which only happens once per launch, the first
-// time it asks.
+// connects on it at once) and says so once.
+//
+// The refused call had reached the server and run up to its question: a
+// tool that acts before it asks may have acted. It is sent again on the
+// new connection only when the tool's annotations say that is safe
+// (repeatable); any other tool's call is answered with an error that says
+// so, and its caller decides whether to call again. This happens once per
+// launch, the first time the server asks.
 
 // oldRevision is the revision on which servers may ask during a call.
 const oldRevision = "2025-11-25"
@@ -38,8 +44,7 @@ func (c *client) protocolVersion() string {
 }
 
 // askedOldStyle reports whether a call on cn failed because its server
-// asked the 2025-11-25 way on a later revision, and it will be sent again:
-// cn is taken out of use, and the supervisor reconnects on 2025-11-25
+// asked the 2025-11-25 way on a later revision: cn is taken out of use, and the supervisor reconnects on 2025-11-25
 // (switchRevision) once cn's other calls have ended.
 func (c *client) askedOldStyle(cn *conn, res *mcp.CallToolResult, err error) bool {
 	if c.opt.cfg.ProtocolVersion != "" || !refusedOldStyle(res, err) {
@@ -54,6 +59,29 @@ func (c *client) askedOldStyle(cn *conn, res *mcp.CallToolResult, err error) boo
 	c.dropped(cn)
 	c.requestSwitch(cn)
 	return true
+}
+
+// repeatable reports whether a call that reached the server may be sent a
+// second time, by the spec's ToolAnnotations: a tool that only reads, or an
+// idempotent one that says it is not destructive (destructiveHint defaults
+// to true, idempotentHint to false; both mean something only when
+// readOnlyHint is false). Hints from a server are not to be trusted for
+// the host's own decisions, but here they only decide whether the server's
+// own tool runs twice, which a lying server could do anyway.
+func repeatable(h *mcp.ToolAnnotations) bool {
+	if h == nil {
+		return false
+	}
+	return h.ReadOnlyHint || h.IdempotentHint && h.DestructiveHint != nil && !*h.DestructiveHint
+}
+
+// notRepeated is the answer to a refused call of a tool that is not safe
+// to repeat (askedOldStyle, repeatable).
+func (c *client) notRepeated(t *toolset.Tool) error {
+	return fmt.Errorf("%s: tool %q asked its client a question during the call the 2025-11-25 way, which its MCP SDK refuses on the later revision negotiated, "+
+		"so the server is being reconnected on 2025-11-25 (remembered for its next starts); the call was not sent again because it had reached the server "+
+		"and may have acted before it asked (its annotations do not say it is read-only, or idempotent and not destructive): "+
+		"check whether it did, and call it again if needed", c.label, t.Raw)
 }
 
 func (c *client) requestSwitch(cn *conn) {

@@ -3,6 +3,7 @@ package mcpclient_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +16,10 @@ import (
 // TestE2EAskingTheOldWaySwitchesTheRevision: a server that asks its client
 // during a call the 2025-11-25 way (elicitation/create, which go-sdk
 // servers refuse to send on 2026-07-28) needs no protocolVersion pin: the
-// first such call reconnects it on 2025-11-25 and is answered; the log
-// says so once; the catalog cache remembers it, so the next start connects
-// on 2025-11-25 at once (one process start, not two).
+// first such call reconnects it on 2025-11-25 and, the tool being
+// read-only, is sent again and answered; the log says so once; the catalog
+// cache remembers it, so the next start connects on 2025-11-25 at once
+// (one process start, not two).
 func TestE2EAskingTheOldWaySwitchesTheRevision(t *testing.T) {
 	hs := newHarness(t)
 	starts := filepath.Join(t.TempDir(), "starts")
@@ -28,7 +30,7 @@ func TestE2EAskingTheOldWaySwitchesTheRevision(t *testing.T) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada"}}, nil
 	}))
 	defer remove()
-	ask := mcpclient.PublicToolName("fx", "ask-inline")
+	ask := mcpclient.PublicToolName("fx", "ask-inline-readonly")
 	const want = `{"action":"accept","content":{"color":"b","count":3,"name":"Ada"}}`
 	for i := range 2 {
 		res := hs.call(modelCaller, ask, nil)
@@ -43,19 +45,8 @@ func TestE2EAskingTheOldWaySwitchesTheRevision(t *testing.T) {
 	if n := strings.Count(hs.logs.String(), note); n != 1 {
 		t.Errorf("the switch was said %d times, want once:\n%s", n, hs.logs.String())
 	}
-	files := catalogFiles(t)
-	if len(files) != 1 {
-		t.Fatalf("catalog files = %v, want one", files)
-	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cat struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(b, &cat); err != nil || cat.ProtocolVersion != "2025-11-25" {
-		t.Errorf("catalog cache protocolVersion = %q (%v), want 2025-11-25", cat.ProtocolVersion, err)
+	if v := catalogProtocol(t); v != "2025-11-25" {
+		t.Errorf("catalog cache protocolVersion = %q, want 2025-11-25", v)
 	}
 
 	// The next start: straight on 2025-11-25, the first call answered.
@@ -71,4 +62,94 @@ func TestE2EAskingTheOldWaySwitchesTheRevision(t *testing.T) {
 	if n := strings.Count(hs.logs.String(), note); n != 1 {
 		t.Errorf("the switch was said %d times in all, want once", n)
 	}
+}
+
+// TestE2EAskingTheOldWayRepeatsOnlyWhatIsSafe: the call the server refused
+// had reached it and run up to its question, so it is sent again on
+// 2025-11-25 only for a tool whose annotations say a second run changes
+// nothing (readOnlyHint, or idempotentHint with destructiveHint false). Any
+// other tool ran once and is answered with an error saying why it was not
+// sent again; the reconnect and its memory happen all the same, and the
+// caller's next call is answered.
+func TestE2EAskingTheOldWayRepeatsOnlyWhatIsSafe(t *testing.T) {
+	for _, c := range []struct {
+		tool   string
+		repeat bool
+	}{
+		{"ask-inline", false},                        // no annotations: the spec's defaults
+		{"ask-inline-idempotent-destructive", false}, // destructiveHint defaults to true
+		{"ask-inline-idempotent", true},
+		{"ask-inline-readonly", true},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			hs := newHarness(t)
+			dir := t.TempDir()
+			starts, acts := filepath.Join(dir, "starts"), filepath.Join(dir, "acts")
+			hs.apply(stdioFixture(t, "fx", "fx", nil, "-ask-inline", "-starts-file", starts, "-acts-file", acts))
+			hs.requireActive("fx")
+			remove := service(hs, elicit.Key).Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+				return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada"}}, nil
+			}))
+			defer remove()
+			ask := mcpclient.PublicToolName("fx", c.tool)
+			const want = `{"action":"accept","content":{"color":"b","count":3,"name":"Ada"}}`
+
+			res := hs.call(modelCaller, ask, nil)
+			runs := countLines(t, acts)
+			if c.repeat {
+				if res.Err != nil || text(res) != want || runs != 2 {
+					t.Fatalf("first call: %v %q after %d runs, want the answer after 2 (sent again)", res.Err, text(res), runs)
+				}
+			} else {
+				msg := fmt.Sprint(res.Err)
+				for _, part := range []string{
+					`tool "` + c.tool + `"`, "2025-11-25", "reconnected", "not sent again", "may have acted", "call it again",
+				} {
+					if !strings.Contains(msg, part) {
+						t.Errorf("first call's error lacks %q: %v", part, res.Err)
+					}
+				}
+				if runs != 1 {
+					t.Fatalf("the tool ran %d times, want once (not sent again)", runs)
+				}
+			}
+
+			// The caller calls again: answered on 2025-11-25, one more run.
+			if res := hs.call(modelCaller, ask, nil); res.Err != nil || text(res) != want {
+				t.Fatalf("second call: %v %q, want the answer", res.Err, text(res))
+			}
+			if got, wantRuns := countLines(t, acts), runs+1; got != wantRuns {
+				t.Errorf("runs after the second call = %d, want %d", got, wantRuns)
+			}
+			if n := countLines(t, starts); n != 2 {
+				t.Errorf("server starts = %d, want 2 (one switch)", n)
+			}
+			if n := strings.Count(hs.logs.String(), "reconnecting it on 2025-11-25, remembered in the catalog cache"); n != 1 {
+				t.Errorf("the switch was said %d times, want once", n)
+			}
+			if v := catalogProtocol(t); v != "2025-11-25" {
+				t.Errorf("catalog cache protocolVersion = %q, want 2025-11-25", v)
+			}
+		})
+	}
+}
+
+// catalogProtocol is the revision the one catalog cache file remembers.
+func catalogProtocol(t *testing.T) string {
+	t.Helper()
+	files := catalogFiles(t)
+	if len(files) != 1 {
+		t.Fatalf("catalog files = %v, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cat struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(b, &cat); err != nil {
+		t.Fatalf("%s: %v", files[0], err)
+	}
+	return cat.ProtocolVersion
 }

@@ -86,8 +86,9 @@ type Rule struct {
 	// allow rule never applies on an error.
 	OnError string `yaml:"onError"`
 
-	line int         // the rule's line in its file, 0 when built in code
-	prog cel.Program // When, compiled by Validate
+	line  int         // the rule's line in its file, 0 when built in code
+	prog  cel.Program // When, compiled by Validate
+	reads celVars     // the variables When reads
 }
 
 // ruleKeys are the keys a rule may have, for the strict decode.
@@ -203,13 +204,13 @@ func (r *Rule) check(env *celEnv, key string) []error {
 	case r.Action == Allow && r.OnError == OnErrorApply:
 		errs = append(errs, host.KeyErrorf(key+".onError", "an allow rule never applies when its when fails (the policy fails closed); use skip or remove onError"))
 	}
-	r.prog = nil
+	r.prog, r.reads = nil, 0
 	if strings.TrimSpace(r.When) != "" {
-		prog, err := env.compile(r.When)
+		prog, reads, err := env.compile(r.When)
 		if err != nil {
 			errs = append(errs, host.KeyErrorf(key+".when", "%v", err))
 		}
-		r.prog = prog
+		r.prog, r.reads = prog, reads
 	}
 	return errs
 }

@@ -26,6 +26,9 @@ rules:
     action: ask
   - kinds: [resources]
     action: allow
+  - tools: ["mcp__other__*"]
+    when: 'caller.groups[0] == "bots"'
+    action: deny
 default: deny
 `
 
@@ -42,7 +45,7 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		call tools.Call
 		want []string
 	}{
-		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "gateway"}}, []string{"YES rule 1 (composition.yml:3) (deny): every condition holds", "5 later rule(s) not reached"}},
+		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "gateway"}}, []string{"YES rule 1 (composition.yml:3) (deny): every condition holds", "6 later rule(s) not reached"}},
 		{tools.Call{Name: "greet", Caller: tools.Caller{Kind: "chat"}}, []string{"no  rule 1 (composition.yml:3) (deny): callers gateway: the caller is chat",
 			"no  rule 2 (composition.yml:6) (ask): servers fs: greet is no MCP server's tool", "no  rule 3 (composition.yml:9) (deny): tools mcp__github__*: greet is not one of them",
 			"no rule matches: the default decides: deny"}},
@@ -54,6 +57,10 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		{tools.Call{Name: "mcp__github__create_issue", Caller: tools.Caller{Kind: "gateway"}, Args: []byte(`{"repo":{"owner":"dev"}}`)}, []string{"YES rule 5 (composition.yml:15) (ask)"}},
 		{tools.Call{Name: "mcp__github__create_issue", Caller: tools.Caller{Kind: "chat"}, Args: []byte(`{"repo":{"owner":"dev"},"repo":1}`)}, []string{"arguments cannot be read", "YES rule 3"}},
 		{tools.Call{Name: "mcp__nope__x", Caller: tools.Caller{Kind: "chat"}}, []string{"not registered", "rule 6 (composition.yml:17) (allow): kinds resources: it does not cover tools", "default decides: deny"}},
+		// A when over the caller alone that fails (no groups) applies, as
+		// it closes a door (TestGateWhenFailsAsCalls).
+		{tools.Call{Name: "mcp__other__y", Caller: tools.Caller{Kind: "chat"}}, []string{"YES rule 7 (composition.yml:19) (deny): its when cannot be evaluated on this call (index out of bounds: 0)"}},
+		{tools.Call{Name: "mcp__other__y", Caller: tools.Caller{Kind: "gateway", Identity: &tools.Identity{Groups: []string{"devs"}}}}, []string{`no  rule 7 (composition.yml:19) (deny): when caller.groups[0] == "bots": false`, "default decides: deny"}},
 	} {
 		x := p.Explain(c.call)
 		d := p.Decide(c.call)

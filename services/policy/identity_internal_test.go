@@ -18,7 +18,7 @@ func TestHidesByIdentity(t *testing.T) {
 	s := host.NewScope(t.Context(), "test", nil)
 	t.Cleanup(func() { _ = s.Dispose(0) })
 	ok := func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }
-	for _, name := range []string{"deploy", "restart", "read", "drop"} {
+	for _, name := range []string{"deploy", "restart", "read", "drop", "purge"} {
 		if _, err := reg.Register(s, tools.Definition{Name: name, Execute: ok}); err != nil {
 			t.Fatal(err)
 		}
@@ -40,6 +40,9 @@ rules:
     action: deny
   - tools: [drop]
     when: 'caller.subject != "alice"'
+    action: deny
+  - tools: [purge]
+    when: 'caller.groups[0] != "admins"'
     action: deny
 `), &cfg); err != nil {
 		t.Fatal(err)
@@ -68,6 +71,11 @@ rules:
 		{caller("bob", "devs"), "read", false},
 		{caller("alice"), "drop", false},
 		{caller("bob"), "drop", true},
+		// A when over the caller alone that fails (no groups) denies
+		// every call: not offered, as the gate closes doors so.
+		{caller("bob"), "purge", true},
+		{caller("alice", "admins"), "purge", false},
+		{tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Any: true}}, "purge", false},
 		// A surface for every identity lists what some identity may call.
 		{tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Any: true}}, "deploy", false},
 		{tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Any: true}}, "drop", false},
@@ -78,7 +86,9 @@ rules:
 		}
 	}
 	// The guard agrees with the listing.
-	if d := p.Decide(tools.Call{Caller: caller("bob", "devs"), Name: "deploy", Args: []byte(`{}`)}); d.Action != Deny {
-		t.Errorf("bob calls deploy: %+v, want deny", d)
+	for _, tool := range []string{"deploy", "purge"} {
+		if d := p.Decide(tools.Call{Caller: caller("bob"), Name: tool, Args: []byte(`{}`)}); d.Action != Deny {
+			t.Errorf("bob calls %s: %+v, want deny", tool, d)
+		}
 	}
 }

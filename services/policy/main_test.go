@@ -1,9 +1,27 @@
 package policy_test
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests with a DSH_HOME of their own: DefaultConfig's
+// pins and audit live there, and pins another run (another checkout's
+// tools) left in ~/.dsh would hold the test tools.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "policy-test-home-")
+	if err == nil {
+		err = os.Setenv("DSH_HOME", home)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(home)
+		os.Exit(code)
+	}))
+}

@@ -99,11 +99,11 @@ func (p *Policy) SetRules(cfg Config, file string) error {
 	for i, r := range cfg.Rules {
 		if r.When != "" && r.prog == nil {
 			// A config that did not go through ValidateConfig.
-			prog, err := env.compile(r.When)
+			prog, reads, err := env.compile(r.When)
 			if err != nil {
 				return fmt.Errorf("policy rules[%d].when: %w", i, err)
 			}
-			r.prog = prog
+			r.prog, r.reads = prog, reads
 		}
 		set.rules = append(set.rules, &rule{Rule: r, where: ruleName(i, file, r.line)})
 	}
@@ -182,32 +182,11 @@ func whenFailed(err error) string {
 // an identity a gateway's token gave) is evaluated here: one that holds
 // whatever the arguments counts as a rule without `when`, one that fails
 // whatever they are as no rule, so that each caller is offered what its
-// identity may call.
+// identity may call. One that fails without reading the arguments is
+// read as decide reads it (deniedWhatever, which the doors share).
 func (p *Policy) alwaysDenied(caller tools.Caller, name string) bool {
 	set := p.rules.Load()
-	tr := p.candidates(set, name)
-	var ev *evalInput
-	for _, r := range tr.candidates {
-		if len(r.Callers) > 0 && !slices.Contains(r.Callers, caller.Kind) {
-			continue
-		}
-		if r.prog != nil {
-			if ev == nil {
-				ev = &evalInput{call: tools.Call{Name: name, Caller: caller}, server: tr.server, withoutArgs: true}
-			}
-			holds, known := ev.decides(r.prog)
-			switch {
-			case known && !holds:
-				continue
-			case !known && r.Action == Deny:
-				continue
-			case !known:
-				return false
-			}
-		}
-		return r.Action == Deny
-	}
-	return set.def == Deny
+	return deniedWhatever(set, p.candidates(set, name), caller, name)
 }
 
 // candidates returns the rules of set whose static conditions match the
@@ -335,13 +314,6 @@ func (e *evalInput) eval(prog cel.Program) (bool, error) {
 		return false, fmt.Errorf("it yields %v, not a bool", out.Value())
 	}
 	return b, nil
-}
-
-// decides evaluates prog: known is false when the evaluation fails (with
-// withoutArgs, when the arguments would decide).
-func (e *evalInput) decides(prog cel.Program) (holds, known bool) {
-	holds, err := e.eval(prog)
-	return holds, err == nil
 }
 
 // ResolveName binds the CEL variables (an interpreter.Activation), each

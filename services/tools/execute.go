@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+
+	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // Execute runs one call through the pipeline: pre-execute hooks, guards, the
@@ -76,6 +78,16 @@ func (r *Registry) execute(ctx context.Context, caller Caller, name string, args
 	// After the pre-execute hooks: what the guards judge, and the schema
 	// checks, is what the tool receives.
 	if err := r.checkArgs(e, &call); err != nil {
+		if !r.offered(caller, e) {
+			// A tool hidden from the caller (a changed definition the
+			// policy holds) answers with its guards' refusal: the schema's
+			// error would quote the definition it may not see.
+			for _, fn := range hooks.guard {
+				if gerr := r.runGuard(ctx, fn, call); gerr != nil {
+					return errorResult(r.refusal(ctx, StageGuard, name, gerr))
+				}
+			}
+		}
 		return errorResult(err)
 	}
 	for _, fn := range hooks.guard {
@@ -181,6 +193,7 @@ func (p *hookPanic) Error() string {
 
 func (r *Registry) recovered(what, tool string, v any) error {
 	r.log().Error(what+" panicked", "tool", tool, "panic", v, "stack", string(debug.Stack()))
+	r.metrics.Panic(telemetry.PanicTool)
 	return &hookPanic{what: what, tool: tool, value: v}
 }
 
@@ -215,6 +228,7 @@ func (r *Registry) runTool(ctx context.Context, e *entry, call Call) (out Output
 	defer func() {
 		if p := recover(); p != nil {
 			r.log().Error("tool panicked", "tool", call.Name, "panic", p, "stack", string(debug.Stack()))
+			r.metrics.Panic(telemetry.PanicTool)
 			out, err = Output{}, &ToolError{Tool: call.Name, Err: fmt.Errorf("tool %q panicked: %v", call.Name, p)}
 		}
 	}()

@@ -99,9 +99,24 @@ func addElicitTools(server *mcp.Server) {
 // with elicitation/create during the call, as servers written for
 // 2025-11-25 do (go-sdk's conformance server among them). On a 2026-07-28
 // session go-sdk refuses to send it, and the tool fails with that refusal.
-func addAskInlineTool(server *mcp.Server) {
-	mcp.AddTool(server, &mcp.Tool{Name: "ask-inline", Description: "Ask the user for a name during the call."},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+// Its variants differ only in their annotations: ask-inline-readonly
+// (readOnlyHint), ask-inline-idempotent (idempotentHint, destructiveHint
+// false) and ask-inline-idempotent-destructive (idempotentHint alone, so
+// destructive by the spec's default). Each acts before it asks: it appends
+// its name to acts (when set), so a test sees how often it ran.
+func addAskInlineTool(server *mcp.Server, acts *eventLog) {
+	no := false
+	for _, t := range []*mcp.Tool{
+		{Name: "ask-inline", Description: "Ask the user for a name during the call."},
+		{Name: "ask-inline-readonly", Description: "Ask the user for a name during the call; reads only.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "ask-inline-idempotent", Description: "Ask the user for a name during the call; idempotent, not destructive.",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &no}},
+		{Name: "ask-inline-idempotent-destructive", Description: "Ask the user for a name during the call; idempotent, destructive by default.",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+	} {
+		mcp.AddTool(server, t, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			acts.add(t.Name)
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema("")})
 			if err != nil {
 				return nil, nil, err
@@ -112,6 +127,7 @@ func addAskInlineTool(server *mcp.Server) {
 			}
 			return textResult(string(b)), nil, nil
 		})
+	}
 }
 
 // withProtocol limits opts to o.protocol, when set: a client then speaks

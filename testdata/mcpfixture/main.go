@@ -95,6 +95,7 @@ type options struct {
 	progress      bool
 	elicit        bool
 	askInline     bool // flow.go
+	actsFile      string
 	protocol      string
 	startsFile    string
 	cancelFile    string
@@ -135,7 +136,8 @@ func run(args []string) error {
 	fs.BoolVar(&o.hang, "hang", false, "never answer, ignore stdin EOF, and exit only on SIGTERM or SIGINT (an unresponsive server)")
 	fs.BoolVar(&o.progress, "progress", false, "register the progress tool, which reports progress as it goes (flow.go)")
 	fs.BoolVar(&o.elicit, "elicit", false, "register the ask and ask-url tools, which ask the client for input (flow.go)")
-	fs.BoolVar(&o.askInline, "ask-inline", false, "register ask-inline, which asks the client for a name in the middle of the call the 2025-11-25 way, with elicitation/create (flow.go)")
+	fs.BoolVar(&o.askInline, "ask-inline", false, "register ask-inline and its annotated variants, which ask the client for a name in the middle of the call the 2025-11-25 way, with elicitation/create (flow.go)")
+	fs.StringVar(&o.actsFile, "acts-file", "", "with -ask-inline: append the tool's name to this file each time an ask-inline tool runs, before it asks (flow.go)")
 	fs.StringVar(&o.protocol, "protocol", "", "speak only this protocol revision, such as 2025-11-25 (flow.go)")
 	fs.StringVar(&o.startsFile, "starts-file", "", "append one line per start to this file (tests count restarts)")
 	fs.StringVar(&o.cancelFile, "cancel-file", os.Getenv("FIXTURE_CANCEL_FILE"), "file the slow tool appends its events to (default $FIXTURE_CANCEL_FILE)")
@@ -446,7 +448,7 @@ func newServer(o options) *mcp.Server {
 		addElicitTools(server)
 	}
 	if o.askInline {
-		addAskInlineTool(server)
+		addAskInlineTool(server, &eventLog{path: o.actsFile})
 	}
 	if o.oversize {
 		// Off by default, so the default tool list stays the same.

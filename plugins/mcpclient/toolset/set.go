@@ -26,6 +26,9 @@ type Tool struct {
 	// outputSchema or one that does not resolve. Resolved once per tool
 	// generation, not per call.
 	Output *result.OutputSchema
+	// Hints are the tool's annotations as listed, nil for none: whether a
+	// call that reached the server may be sent again depends on them.
+	Hints *mcp.ToolAnnotations
 }
 
 // Options are a Set's collaborators.
@@ -155,7 +158,7 @@ func (s *Set) Clear() {
 }
 
 func (s *Set) definition(t *mcp.Tool, listID uint64) tools.Definition {
-	info := &Tool{Raw: t.Name, Public: PublicName(s.opt.Server, t.Name)}
+	info := &Tool{Raw: t.Name, Public: PublicName(s.opt.Server, t.Name), Hints: t.Annotations}
 	var input json.RawMessage
 	if t.InputSchema != nil {
 		if b, err := json.Marshal(t.InputSchema); err == nil {

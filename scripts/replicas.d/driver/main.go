@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "stateless", "stateless, stateful (sessions, sticky on Mcp-Session-Id) or both")
 	sweep := fs.Bool("sweep", true, "measure calls per second with 1 to N replicas")
 	term := fs.Bool("sigterm", true, "run N replicas and SIGTERM one halfway")
+	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "each replica's --drain-timeout (0: the default, 30s); below -slow-ms the SIGTERMed replica cuts its calls")
 	slowMS := fs.Int("slow-ms", 0, "call the fixture's slow tool for `MS` milliseconds instead of add (calls in flight at the SIGTERM)")
 	if err := fs.Parse(args); err != nil {
 		return 2

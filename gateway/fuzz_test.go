@@ -1,0 +1,186 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// fuzzSeeds are JSON-RPC messages a client may send to /mcp, the shapes
+// that once crashed a traced gateway among them (a tools/call of an
+// unknown tool, or without a name).
+var fuzzSeeds = []string{
+	initialize,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+	`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"no_such_tool"}}`,
+	`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}`,
+	`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"fails","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","progressToken":1}}}`,
+	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":null}`,
+	`{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}`,
+	`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"file:///etc/passwd"}}`,
+	`{"jsonrpc":"2.0","id":10,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`,
+	`{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"debug"}}`,
+	`{"jsonrpc":"2.0","id":12,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+	`{"jsonrpc":"2.0","id":15,"result":{}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+	`{"jsonrpc":"2.0","id":{},"method":"tools/list"}`,
+	`{}`,
+	`null`,
+}
+
+// fuzzTarget is a traced, metered gateway over HTTP, stateful with one
+// session open, and stateless for the 2026-07-28 protocol.
+type fuzzTarget struct {
+	stateful, stateless string
+	session             string
+	hc                  *http.Client
+	metrics             *telemetry.Metrics
+}
+
+func newFuzzTarget(tb testing.TB) *fuzzTarget {
+	s := host.NewScope(context.Background(), "fuzz", slog.New(slog.DiscardHandler))
+	tb.Cleanup(func() { s.Dispose(wait) })
+	reg := tools.New(&tools.Options{Logger: slog.New(slog.DiscardHandler)})
+	e := echo("echo")
+	if _, err := reg.Register(s, e); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := reg.Register(s, tools.Definition{Name: "fails", Execute: func(context.Context, tools.Call) (tools.Output, error) {
+		return tools.Output{}, io.ErrUnexpectedEOF
+	}}); err != nil {
+		tb.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
+	m := telemetry.NewMetrics()
+	g, err := New(s, reg, nil, &Options{Telemetry: telemetry.New(tp, m)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stateful := httptest.NewServer(g.HTTPHandler(nil))
+	tb.Cleanup(stateful.Close)
+	stateless := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
+	tb.Cleanup(stateless.Close)
+	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: m}
+	tb.Cleanup(ft.hc.CloseIdleConnections)
+	resp := ft.post(tb, ft.stateful, "", "", initialize)
+	if resp.status != http.StatusOK || resp.session == "" {
+		tb.Fatalf("initialize: %d", resp.status)
+	}
+	ft.session = resp.session
+	ft.post(tb, ft.stateful, ft.session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return ft
+}
+
+type fuzzAnswer struct {
+	status  int
+	session string
+	body    string
+}
+
+// fuzzWait bounds one answer: a request may legitimately last (a
+// subscriptions/listen), and is then let go.
+const fuzzWait = 500 * time.Millisecond
+
+func (ft *fuzzTarget) post(tb testing.TB, url, session, version, body string) fuzzAnswer {
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := ft.hc.Do(req)
+	if err != nil {
+		return fuzzAnswer{} // cut by fuzzWait, or refused: not a crash
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return fuzzAnswer{resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)}
+}
+
+// FuzzGatewayRequest posts arbitrary bodies to a traced, metered gateway:
+// without a session (as an opening request), in an open session, and to a
+// stateless gateway speaking 2026-07-28. Any panic fails it: one that
+// escapes ends the process; one the panic net catches is counted
+// (dsh_panics_total), which fails it too, as does a 500. The gateway must
+// still answer a ping after each body.
+//
+//	go test -run '^$' -fuzz '^FuzzGatewayRequest$' -fuzztime 20s ./gateway/
+func FuzzGatewayRequest(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	ft := newFuzzTarget(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		if !json.Valid([]byte(body)) && len(body) > 0 && body[0] != '{' && body[0] != '[' {
+			// Not JSON at all: go-sdk refuses it before any handler.
+			// Still posted once, to the opening path.
+			ft.post(t, ft.stateful, "", "", body)
+			return
+		}
+		for _, a := range []fuzzAnswer{
+			ft.post(t, ft.stateful, "", "", body),
+			ft.post(t, ft.stateful, ft.session, "2025-06-18", body),
+			ft.post(t, ft.stateless, "", "2026-07-28", body),
+		} {
+			if a.status == http.StatusInternalServerError && strings.Contains(a.body, "internal error") {
+				t.Fatalf("the panic net answered %q: %s", body, a.body)
+			}
+		}
+		if n := panicsTotal(t, ft.metrics); n != 0 {
+			t.Fatalf("%v panics recovered serving %q", n, body)
+		}
+		ping := ft.post(t, ft.stateful, ft.session, "2025-06-18", `{"jsonrpc":"2.0","id":"alive","method":"ping"}`)
+		if ping.status != http.StatusOK || !strings.Contains(ping.body, `"alive"`) {
+			// The fuzzed body may have ended the session (a DELETE
+			// cannot come from a POST, but an error can close it):
+			// the gateway must still open a new one.
+			if again := ft.post(t, ft.stateful, "", "", initialize); again.status != http.StatusOK {
+				t.Fatalf("after %q the gateway answers neither the session's ping (%d %s) nor an initialize (%d %s)", body, ping.status, ping.body, again.status, again.body)
+			}
+		}
+	})
+}
+
+// panicsTotal sums dsh_panics_total over every where.
+func panicsTotal(t *testing.T, m *telemetry.Metrics) float64 {
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() == "dsh_panics_total" {
+			for _, mt := range f.GetMetric() {
+				total += mt.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
