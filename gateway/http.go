@@ -479,6 +479,8 @@ type serveOptions struct {
 	auth      *authenticator
 	limits    Limits
 	stateless bool
+	// tls, when set, serves https with its certificate (tls.go).
+	tls *certReloader
 	// The timeouts; zero means the defaults (tests shorten them).
 	readHeader, readBody, idle, write time.Duration
 	// writeFailed is capListener.writeFailed (tests).
@@ -493,6 +495,9 @@ func listen(s *host.Scope, g *Gateway, addr string, o serveOptions) (string, err
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("http %s: %w (is another gateway running there? pick another port)", addr, err)
+	}
+	if o.tls != nil {
+		ln = tlsListener(ln, o.tls)
 	}
 	return serve(s, g, ln, o), nil
 }
@@ -557,7 +562,11 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 			}})
 		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
+	scheme := "http://"
+	if o.tls != nil {
+		scheme = "https://"
+	}
+	url := scheme + ln.Addr().String() + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()
 		defer sessionRefusals.Stop()
@@ -586,7 +595,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		}
 		capped.wait()
 	})
-	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "maxConnections", maxConns)
+	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "tls", o.tls != nil, "maxConnections", maxConns)
 	return url
 }
 

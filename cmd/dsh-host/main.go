@@ -102,6 +102,7 @@ func subcommands() []subcommand {
 		{"trust", "approve the tools a server changed or added after they were trusted (the policy holds them until then)", cmdTrust},
 		{"policy", "explain TOOL [ARGS]: which policy rule decides a call, and why", cmdPolicy},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
+		{"version", "print the version, commit, Go version and platform (also --version)", cmdVersion},
 	}
 }
 
@@ -125,6 +126,9 @@ func main() {
 // dispatch runs the subcommand args names; with none (or only flags) it runs
 // `run`.
 func dispatch(ctx context.Context, args []string, io Stdio) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return cmdVersion(ctx, args[1:], io)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
 		return cmdRun(ctx, args, io)
 	}
