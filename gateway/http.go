@@ -623,7 +623,7 @@ func protect(next http.Handler, token string) http.Handler {
 				// has no use for the connection, and must not hold it.
 				w.Header().Set("Connection", "close")
 				w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host"`)
-				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token in the variable the gateway's tokenEnv names", http.StatusUnauthorized)
+				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the gateway's token (from its tokenEnv variable or tokenFile)", http.StatusUnauthorized)
 				return
 			}
 		}
