@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +59,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/internal/version"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -247,7 +247,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		o = *opts
 	}
 	if o.Implementation == nil {
-		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: buildVersion()}
+		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: version.String()}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -1044,13 +1044,4 @@ func demote(l slog.Level) slog.Level {
 		return slog.LevelDebug
 	}
 	return l
-}
-
-// buildVersion is the module version the binary was built at ("dev" for a
-// build from a work tree), which the gateway reports to its clients.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

@@ -22,11 +22,13 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
 	code := m.Run()
 	removeBinaries()
 	if code == 0 {

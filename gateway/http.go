@@ -480,6 +480,8 @@ type serveOptions struct {
 	auth      *authenticator
 	limits    Limits
 	stateless bool
+	// tls, when set, serves https with its certificate (tls.go).
+	tls *certReloader
 	// The timeouts; zero means the defaults (tests shorten them).
 	readHeader, readBody, idle, write time.Duration
 	// writeFailed is capListener.writeFailed (tests).
@@ -494,6 +496,9 @@ func listen(s *host.Scope, g *Gateway, addr string, o serveOptions) (string, err
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("http %s: %w (is another gateway running there? pick another port)", addr, err)
+	}
+	if o.tls != nil {
+		ln = tlsListener(ln, o.tls)
 	}
 	return serve(s, g, ln, o), nil
 }
@@ -558,7 +563,11 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 			}})
 		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
+	scheme := "http://"
+	if o.tls != nil {
+		scheme = "https://"
+	}
+	url := scheme + ln.Addr().String() + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()
 		defer sessionRefusals.Stop()
@@ -587,7 +596,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		}
 		capped.wait()
 	})
-	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "maxConnections", maxConns)
+	s.Logger().Info("gateway listening", "url", url, "token", o.token != "", "oauth", o.auth != nil, "tls", o.tls != nil, "maxConnections", maxConns)
 	return url
 }
 
@@ -615,7 +624,7 @@ func protect(next http.Handler, token string) http.Handler {
 				// has no use for the connection, and must not hold it.
 				w.Header().Set("Connection", "close")
 				w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host"`)
-				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token in the variable the gateway's tokenEnv names", http.StatusUnauthorized)
+				http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the gateway's token (from its tokenEnv variable or tokenFile)", http.StatusUnauthorized)
 				return
 			}
 		}

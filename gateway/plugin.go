@@ -26,6 +26,12 @@ type Config struct {
 	// TokenEnv names the environment variable holding the bearer token
 	// every HTTP request must carry; required for a non-loopback address.
 	TokenEnv string `yaml:"tokenEnv"`
+	// TokenFile names a file holding that token instead (a mounted
+	// container secret), read when the gateway starts (tokenfile.go).
+	TokenFile string `yaml:"tokenFile"`
+	// TLS serves https with a certificate and key from files, reloaded
+	// when they change (tls.go); nil serves plain http.
+	TLS *TLSConfig `yaml:"tls"`
 	// Limits are the HTTP listener's caps and session timeout
 	// (maxConnections, maxSessions, sessionTimeout) and the caps on
 	// requests in flight (maxCallsPerSession, maxCalls); see http.go.
@@ -89,8 +95,20 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if c.TokenEnv != "" && c.TokenFile != "" {
+		return fmt.Errorf("tokenEnv and tokenFile: both name the static token; keep one")
+	}
+	if c.TLS != nil {
+		if err := c.TLS.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.HTTP == "" {
 		switch {
+		case c.TokenFile != "":
+			return fmt.Errorf("tokenFile: applies to http only; set http or remove tokenFile")
+		case c.TLS != nil:
+			return host.KeyErrorf("tls", "applies to http only; set http or remove tls")
 		case c.Auth != nil:
 			return host.KeyErrorf("auth", "applies to http only; set http or remove auth")
 		case c.TokenEnv != "":
@@ -104,13 +122,13 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
 	}
-	if c.TokenEnv == "" && c.Auth == nil && !isLoopbackHost(hostname) {
+	if c.TokenEnv == "" && c.TokenFile == "" && c.Auth == nil && !isLoopbackHost(hostname) {
 		shown := hostname
 		if shown == "" {
 			shown = "every interface"
 		}
 		return fmt.Errorf("http %q: refusing to serve on %s without a token: a non-loopback address exposes every tool to the network; "+
-			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR), configure auth (an OAuth issuer), or bind 127.0.0.1", c.HTTP, shown)
+			"name an environment variable holding a long random token in tokenEnv (dsh-host serve --token-env VAR) or a file holding it in tokenFile (--token-file FILE), configure auth (an OAuth issuer), or bind 127.0.0.1", c.HTTP, shown)
 	}
 	return nil
 }
@@ -121,20 +139,30 @@ func (c *Config) Validate() error {
 const MinTokenLen = 16
 
 // Token returns the bearer token HTTP requests must carry: the value of the
-// variable TokenEnv names, or "" without TokenEnv. An unset or empty
-// variable is an error, and so is a token shorter than MinTokenLen for a
-// non-loopback address.
+// variable TokenEnv names, or the content of TokenFile (readTokenFile), or
+// "" without either. An unset or empty variable is an error, and so is a
+// token shorter than MinTokenLen for a non-loopback address. No error
+// shows the token.
 func (c *Config) Token() (string, error) {
-	if c.TokenEnv == "" {
+	var token, source string
+	switch {
+	case c.TokenFile != "":
+		source = "tokenFile " + c.TokenFile
+		var err error
+		if token, err = readTokenFile(c.TokenFile); err != nil {
+			return "", fmt.Errorf("%s: %w", source, err)
+		}
+	case c.TokenEnv != "":
+		source = "tokenEnv " + c.TokenEnv
+		if token = os.Getenv(c.TokenEnv); token == "" {
+			return "", fmt.Errorf("tokenEnv %s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
+		}
+	default:
 		return "", nil
 	}
-	token := os.Getenv(c.TokenEnv)
-	if token == "" {
-		return "", fmt.Errorf("tokenEnv %s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
-	}
 	if hostname, _, err := net.SplitHostPort(c.HTTP); err == nil && !isLoopbackHost(hostname) && len(token) < MinTokenLen {
-		return "", fmt.Errorf("tokenEnv %s: the token is %d bytes, too short for the non-loopback address %q: use at least %d random bytes, such as `openssl rand -hex 16`",
-			c.TokenEnv, len(token), c.HTTP, MinTokenLen)
+		return "", fmt.Errorf("%s: the token is %d bytes, too short for the non-loopback address %q: use at least %d random bytes, such as `openssl rand -hex 16`",
+			source, len(token), c.HTTP, MinTokenLen)
 	}
 	return token, nil
 }
@@ -177,6 +205,11 @@ func apply(s *host.Scope, cfg Config) error {
 	detail := "no listener: serves a front end's session (dsh-host serve --stdio)"
 	if cfg.HTTP != "" {
 		o := serveOptions{token: token, limits: cfg.Limits, stateless: cfg.Stateless}
+		if cfg.TLS != nil {
+			if o.tls, err = newCertReloader(*cfg.TLS, s.Logger()); err != nil {
+				return err
+			}
+		}
 		if cfg.Auth != nil {
 			o.auth = newAuthenticator(*cfg.Auth, token)
 			s.OnDispose("gateway auth", o.auth.Close)

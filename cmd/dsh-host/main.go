@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
@@ -101,10 +102,14 @@ func subcommands() []subcommand {
 		{"trust", "approve the tools a server changed or added after they were trusted (the policy holds them until then)", cmdTrust},
 		{"policy", "explain TOOL [ARGS]: which policy rule decides a call, and why", cmdPolicy},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
+		{"version", "print the version, commit, Go version and platform (also --version)", cmdVersion},
 	}
 }
 
 func main() {
+	// First: a process the host launched to sandbox a server becomes
+	// that server here (internal/sandbox).
+	sandbox.Main()
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if chatTakesInterrupts(os.Args[1:]) {
 		sigs = sigs[1:] // a Ctrl-C cancels a turn of chat, not the process
@@ -121,6 +126,9 @@ func main() {
 // dispatch runs the subcommand args names; with none (or only flags) it runs
 // `run`.
 func dispatch(ctx context.Context, args []string, io Stdio) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return cmdVersion(ctx, args[1:], io)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
 		return cmdRun(ctx, args, io)
 	}

@@ -20,12 +20,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
 // binary is dsh-host built once for the tests that run it as a process.
 var binary string
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "dsh-host-cli")
 	if err != nil {

@@ -43,10 +43,10 @@ notifications/tools/list_changed to connected clients.
 The server is the gateway plugin. serve adds a gateway entry configured by its
 flags (id gateway, file "(command line)"), unless the composition declares a
 gateway entry of its own: that one wins, as written, and --http,
---token-env, --raw, --stateless, --name-limit, --drop-marker,
---drain-timeout, --list-wait and --metrics are ignored (the entry's keys
-raw, stateless, nameLimit, dropMarker, drainTimeout, listWait and metrics
-say the same).
+--token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless,
+--name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are
+ignored (the entry's keys tokenFile, tls, raw, stateless, nameLimit,
+dropMarker, drainTimeout, listWait and metrics say the same).
 
   --stdio        for clients that start the gateway as a command (Claude Code,
                  Codex, VS Code); logs go to stderr only, stdout is the protocol,
@@ -62,13 +62,25 @@ say the same).
                  injects, changed), the session ends and serve exits 1: the
                  client must reconnect.
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
-                 ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env.
+                 ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env
+                 or --token-file.
                  Requests from a foreign browser Origin are refused (403).
                  /healthz (200 while the process answers) and /readyz (200
                  once the gateway serves every eager server's tools, or
                  its failure, and every lazy server's catalog, else 503
                  with the reason, and 503 while draining) answer beside
                  /mcp, without the token.
+  --token-file FILE
+                 the bearer token is FILE's one line (a mounted container
+                 secret), read when the gateway starts; the trailing line
+                 break is trimmed; an empty or unreadable file is an
+                 error naming it. Restart (or edit the entry) to rotate it.
+  --tls-cert FILE --tls-key FILE
+                 serve https (TLS 1.2 or later) with this certificate chain
+                 and private key (PEM); both files are read again at the
+                 first connection after either changed, so a renewal needs
+                 no restart. Behind a proxy that terminates TLS, leave them
+                 out.
   --list-wait D  while the composition starts, tools/list, resources/list and
                  prompts/list wait up to D (default 5s, counted from the
                  gateway's start) for the eager MCP servers still connecting
@@ -107,6 +119,11 @@ say the same).
                  latency per server, tool and outcome; MCP servers up and
                  reconnects; gateway sessions and connections; reloads;
                  policy decisions.
+
+Most flags can come from the environment, for containers and systemd units;
+a flag on the command line wins, and a bad value names the variable (see
+"Environment" below; DSH_LOG_LEVEL sets --log-level, an unknown value
+keeping the default).
 
 Traces follow the standard OpenTelemetry variables: OTEL_TRACES_EXPORTER=otlp
 or OTEL_EXPORTER_OTLP_ENDPOINT (http/protobuf, such as http://127.0.0.1:4318)
@@ -152,12 +169,16 @@ func tuneGC(getenv func(string) string) {
 // cmdServe runs gateway mode until the client goes away (stdio), or until
 // SIGINT or SIGTERM. As for run, a shutdown that is not clean exits 1.
 func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
-	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR] [flags]", serveAbout)
+	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR | --token-file FILE] [flags]",
+		serveAbout+"\n\nEnvironment (a flag given wins):\n"+envHelp(serveEnv))
 	var common commonFlags
 	common.register(fs, "info")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
 	addr := fs.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (default "+defaultHTTPAddr+")")
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
+	tokenFile := fs.String("token-file", "", "require the bearer token held in `FILE`, such as a mounted secret (instead of --token-env)")
+	tlsCert := fs.String("tls-cert", "", "serve https with the certificate chain in `FILE` (PEM; with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "serve https with the private key in `FILE` (PEM; with --tls-cert)")
 	raw := fs.Bool("raw", false, "serve the one MCP server's tools under their own names, unfolded")
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
 	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
@@ -165,12 +186,18 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	metrics := fs.String("metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
 	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
 	listWait := fs.Duration("list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", gateway.DefaultListWait))
+	bindEnv(fs, serveEnv)
+	fs.Lookup("log-level").Usage += " (env DSH_LOG_LEVEL)"
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
 	}
 	if len(rest) > 0 {
 		return usageError(fs, std, "unexpected argument %q", rest[0])
+	}
+	if _, err := flagsFromEnv(fs, serveEnv, os.Getenv, *stdio); err != nil {
+		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
+		return exitUsage
 	}
 	tuneGC(os.Getenv)
 	httpSet, levelSet := false, false
@@ -183,6 +210,15 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	}
 	if *stdio && *tokenEnv != "" {
 		return usageError(fs, std, "--token-env applies to --http only: a stdio client is the process that started the gateway")
+	}
+	if *stdio && *tokenFile != "" {
+		return usageError(fs, std, "--token-file applies to --http only: a stdio client is the process that started the gateway")
+	}
+	if *stdio && (*tlsCert != "" || *tlsKey != "") {
+		return usageError(fs, std, "--tls-cert and --tls-key apply to --http only")
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usageError(fs, std, "--tls-cert and --tls-key go together: the certificate chain and its private key")
 	}
 	if *stdio && *drainTimeout != 0 {
 		return usageError(fs, std, "--drain-timeout applies to --http only: a stdio session ends with its client")
@@ -203,7 +239,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// before anything starts: what the flags say wrong is a usage error.
 	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
 	var err error
-	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, Raw: *raw, Stateless: *stateless,
+	var tlsConfig *gateway.TLSConfig
+	if *tlsCert != "" {
+		tlsConfig = &gateway.TLSConfig{Cert: *tlsCert, Key: *tlsKey}
+	}
+	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, TokenFile: *tokenFile, TLS: tlsConfig, Raw: *raw, Stateless: *stateless,
 		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, ListWait: *listWait, Metrics: *metrics}, gateway.Config{})
 	if err == nil {
 		var cfg any
@@ -248,8 +288,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	case id == "":
 		id = gatewayID
 		opts.Entries = []host.Entry{flagEntry}
-	case httpSet || *tokenEnv != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *listWait != 0 || *metrics != "":
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are ignored", "file", common.file, "entry", id)
+	case httpSet || *tokenEnv != "" || *tokenFile != "" || *tlsCert != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *listWait != 0 || *metrics != "":
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "file", common.file, "entry", id)
 	}
 
 	hup := hangups()

@@ -191,7 +191,7 @@ func TestServeComposedGatewayWins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := serveInProcess(t, ctx, "--http", "127.0.0.1:1", "-c", file)
-	waitLog(t, s.logs, "the warning", msg("the composition declares a gateway entry, which wins: --http, --token-env, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are ignored", "entry", "gw"))
+	waitLog(t, s.logs, "the warning", msg("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "entry", "gw"))
 	var url string
 	waitLog(t, s.logs, "the listener", func(m map[string]any) bool {
 		url, _ = m["url"].(string)

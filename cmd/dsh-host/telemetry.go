@@ -4,13 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/internal/version"
 )
 
 // telemetryFlushTimeout bounds the flush of the spans still batched at exit:
@@ -25,7 +25,7 @@ const telemetryFlushTimeout = 5 * time.Second
 // An OTEL_* setting this build cannot honour is logged and tracing stays
 // off: the host still serves.
 func startTelemetry(ctx context.Context, opts *host.Options, logger *slog.Logger) (stop func()) {
-	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, moduleVersion())
+	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, version.String())
 	if err != nil {
 		logger.Error("tracing is off", "err", err)
 	}
@@ -71,13 +71,4 @@ func observeHost(h *host.Host, opts *host.Options) {
 			return n
 		},
 	})
-}
-
-// moduleVersion is the version the binary was built at ("dev" from a work
-// tree), for the traces' service.version.
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dsh-host/dsh-host/internal/version"
 )
 
 // Metrics are the process's Prometheus metrics, in a registry of their own
@@ -30,6 +32,7 @@ import (
 //	dsh_instances{state}                                    composition entries by state
 //	dsh_policy_decisions_total{action,outcome}              the policy's decisions on calls
 //	dsh_panics_total{where}                                 panics recovered while serving one request
+//	dsh_build_info{version,commit,goversion}                1: the build the process runs (internal/version)
 //
 // server is "" for a tool of no MCP server (mcp_list, mcp_call, a
 // plugin's own tool).
@@ -104,7 +107,15 @@ func NewMetrics() *Metrics {
 	upstreams := upstreamCollector{m: m, desc: prometheus.NewDesc("dsh_upstream_up",
 		"1 while the MCP server's tools are callable (connected, or lazy and idle), 0 while it connects, reconnects or was given up on.",
 		[]string{"server"}, nil)}
-	m.reg.MustRegister(m.toolCalls, m.toolErrors, m.toolDuration, upstreams, m.upstreamReconnects, m.policyDecisions, m.panics,
+	bi := version.Get()
+	// A constant 1 whose labels say the build, so that a dashboard can
+	// join any series with the version that produced it.
+	buildInfo := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "dsh_build_info",
+		Help:        "1, labelled with the version, commit and Go version of the dsh-host build serving.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion},
+	}, func() float64 { return 1 })
+	m.reg.MustRegister(buildInfo, m.toolCalls, m.toolErrors, m.toolDuration, upstreams, m.upstreamReconnects, m.policyDecisions, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

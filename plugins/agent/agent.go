@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -606,8 +607,10 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 		return toolOutcome{text: "Error: " + err.Error(), err: err}
 	}
 	if a.schemas.profile != profileStandard {
-		// The model saw a loosened schema: the real one decides.
-		if def, ok := a.reg.Lookup(a.caller, tc.Name); ok {
+		// The model saw a loosened schema: the real one decides. Only of
+		// a tool it was offered: a hidden one (a definition the policy
+		// holds) is refused by Execute, whose answer quotes no schema.
+		if def, ok := a.reg.Lookup(a.caller, tc.Name); ok && slices.Contains(a.reg.Names(a.caller), tc.Name) {
 			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
 				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
 				return toolOutcome{text: "Error: " + err.Error(), err: err}

@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/services/tools"
 
 	// The composition of the tests: the built-in services, an MCP client
@@ -29,7 +30,10 @@ import (
 	_ "github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	goleak.VerifyTestMain(m)
+}
 
 // testKeyEnv is the variable the test agents read their key from.
 const testKeyEnv = "AGENT_TEST_KEY"

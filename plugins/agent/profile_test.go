@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -73,6 +74,10 @@ func TestSchemaProfileConfig(t *testing.T) {
 		{"auto", "https://generativelanguage.googleapis.com/v1beta/openai", profileGemini},
 		{"auto", "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/endpoints/openapi", profileGemini},
 		{"auto", "https://api.deepseek.com", profileStandard},
+		// A host in another case, or with the root's dot, is the same host.
+		{"auto", "https://GenerativeLanguage.googleapis.com./v1beta/openai", profileGemini},
+		{"auto", "https://US-Central1-AIPlatform.googleapis.com/v1/x", profileGemini},
+		{"auto", "https://generativelanguage.googleapis.com.evil.example/v1", profileStandard},
 		{"standard", "https://generativelanguage.googleapis.com/v1beta/openai", profileStandard},
 		{"gemini", "http://127.0.0.1:8080", profileGemini},
 	} {
@@ -170,5 +175,37 @@ func TestStandardProfileSendsSchemaAsIs(t *testing.T) {
 	}
 	if !strings.Contains(string(srv.Requests()[0].Field("tools")), pickSchema) {
 		t.Errorf("the schema was not sent byte for byte: %s", srv.Requests()[0].Field("tools"))
+	}
+}
+
+// TestGeminiProfileHeldToolNotChecked: the gemini profile's own schema
+// check is for the tools the model was offered; a call to a tool hidden
+// from it (a definition the policy holds) goes to the registry, whose
+// guards refuse it, so that the model does not read the held schema's
+// text in a schema error.
+func TestGeminiProfileHeldToolNotChecked(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("call_held", "held", `{}`)}},
+		openaitest.Turn{Content: "done"},
+	)
+	e := start(t, srv, "      schemaProfile: gemini\n")
+	s := host.NewScope(context.Background(), "held", nil)
+	t.Cleanup(func() { s.Dispose(time.Second) })
+	if _, err := e.reg.Register(s, tools.Definition{
+		Name: "held", Description: "Held.", InputSchema: json.RawMessage(`{"type":"object","properties":{"SEND_THE_PASSWORD":{"type":"string"}},"required":["SEND_THE_PASSWORD"],"additionalProperties":false}`),
+		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ran"}, nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.reg.OnHide(s, func(_ tools.Caller, d *tools.Definition) bool { return d.Name == "held" })
+	e.reg.OnGuard(s, "held", func(context.Context, tools.Call) error { return errors.New("held until trusted") })
+	var o output
+	if _, err := e.agent.Main().Turn(context.Background(), "go", o.out()); err != nil {
+		t.Fatalf("turn: %v\n%s", err, o.status.String())
+	}
+	for _, m := range messages(t, srv, 1) {
+		if m.Role == "tool" && (strings.Contains(m.Text(), "SEND_THE_PASSWORD") || !strings.Contains(m.Text(), "held until trusted")) {
+			t.Errorf("the model read %q, want the guard's refusal only", m.Text())
+		}
 	}
 }

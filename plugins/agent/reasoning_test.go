@@ -306,3 +306,23 @@ func BenchmarkReasoningMissing(b *testing.B) {
 		}
 	}
 }
+
+// TestReasoningAutoHostForms: auto sends the reasoning to DeepSeek's API
+// however its host is written (DNS names are case-insensitive, and a
+// trailing dot names the same host), or thinking mode's second step is a
+// 400; the retired names are refused there too.
+func TestReasoningAutoHostForms(t *testing.T) {
+	for _, base := range []string{"https://API.DeepSeek.com", "https://api.deepseek.com./v1", "HTTPS://Api.Deepseek.COM:443/"} {
+		if !sendsReasoning(config{BaseURL: base, ReasoningContent: reasoningAuto}) {
+			t.Errorf("auto at %s: reasoning not sent", base)
+		}
+		if retiredModel("deepseek-chat", base) == nil {
+			t.Errorf("deepseek-chat at %s: not refused as retired", base)
+		}
+	}
+	for _, base := range []string{"https://api.deepseek.com.evil.example", "https://notapi.deepseek.com"} {
+		if sendsReasoning(config{BaseURL: base, ReasoningContent: reasoningAuto}) {
+			t.Errorf("auto at %s: reasoning sent to another host", base)
+		}
+	}
+}

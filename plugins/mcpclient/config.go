@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -60,6 +61,10 @@ type Config struct {
 	// environment: "scrub" (default: all but what looks like a secret),
 	// "minimal" (what a program needs to run) or "all".
 	InheritEnv string `yaml:"inheritEnv"`
+	// Sandbox is what a stdio server may do beyond what it needs to run
+	// (package sandbox, docs/sandbox.md): mode, read, write, connect,
+	// bind.
+	Sandbox sandbox.Config `yaml:"sandbox"`
 
 	// URL and Headers reach a Streamable HTTP server; Headers go on every
 	// request.
@@ -180,6 +185,7 @@ func (cfg *Config) Validate() error {
 		"command": cfg.Command != "", "args": len(cfg.Args) > 0, "env": len(cfg.Env) > 0, "cwd": cfg.Cwd != "",
 		// scrub is the default, so only another value was set on purpose.
 		"inheritEnv": cfg.InheritEnv != InheritScrub && cfg.InheritEnv != "",
+		"sandbox":    cfg.Sandbox.Set() || cfg.Sandbox.Mode != "",
 	}
 	httpSet := map[string]bool{"url": cfg.URL != "", "headers": len(cfg.Headers) > 0, "oauth": cfg.OAuth.Set()}
 	foreign := func(set map[string]bool, order []string, transport string) {
@@ -201,7 +207,7 @@ func (cfg *Config) Validate() error {
 		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("url %q must be an absolute http:// or https:// URL", remote.Redact(cfg.URL))
 		}
-		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv"}, cfg.Transport)
+		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv", "sandbox"}, cfg.Transport)
 		if cfg.Transport == TransportSSE && cfg.OAuth.Set() {
 			bad("oauth is not supported with transport sse (go-sdk's legacy SSE client cannot log in); use streamable-http, or send a token in headers")
 		}
@@ -245,6 +251,15 @@ func (cfg *Config) Validate() error {
 	case "", tools.PinHold, tools.PinWarn, tools.PinOff:
 	default:
 		bad("pin %q must be hold, warn or off", cfg.Pin)
+	}
+	if cfg.Transport == TransportStdio {
+		for _, err := range cfg.Sandbox.Validate() {
+			var ke *sandbox.KeyError
+			if errors.As(err, &ke) {
+				err = host.KeyErrorf("sandbox."+ke.Key, "%w", ke.Err)
+			}
+			errs = append(errs, err)
+		}
 	}
 	for i, r := range cfg.Roots {
 		if _, err := rootURI(r); err != nil {
@@ -307,6 +322,19 @@ func rootURI(r string) (string, error) {
 		return "", fmt.Errorf("%q must be an absolute path or a file:// URI (a root names a directory the server may work in)", r)
 	}
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Clean(r))}).String(), nil
+}
+
+// rootPaths are the entry's roots as paths, for the sandbox to grant.
+func (cfg *Config) rootPaths() []string {
+	var out []string
+	for _, r := range cfg.Roots {
+		if uri, err := rootURI(r); err == nil {
+			if u, err := url.Parse(uri); err == nil {
+				out = append(out, filepath.FromSlash(u.Path))
+			}
+		}
+	}
+	return out
 }
 
 // roots are the entry's roots as MCP roots (Validate checked them).

@@ -240,9 +240,11 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 		return textResult("free"), nil
 	})
 	svc := elicit.New()
-	// A close that waited for busy would time out at once and stop the
-	// server (closeConn's halt).
-	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(time.Millisecond))
+	// A close that did not wait for busy would time out while busy is held
+	// (the sleep below is longer than the timeout) and stop the server
+	// (closeConn's halt); a close after busy ends has time to spare even on
+	// a loaded machine.
+	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
 	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	})))
@@ -255,7 +257,7 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 	eventually(t, "the first, refused, ask", func() bool { return asked.Load() == 1 })
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	close(free)
 	if res := <-busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
@@ -293,7 +295,9 @@ func TestRevisionSwitchNotRepeatedWhileCallsInFlight(t *testing.T) {
 		return textResult("free"), nil
 	})
 	svc := elicit.New()
-	e := mustStart(t, testConfig("nr"), srv, withElicit(svc), withCloseTimeout(time.Millisecond))
+	// As in TestRevisionSwitchWaitsForCallsInFlight: a close that did not
+	// wait for busy would time out while it is held.
+	e := mustStart(t, testConfig("nr"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
 	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	})))
@@ -305,6 +309,9 @@ func TestRevisionSwitchNotRepeatedWhileCallsInFlight(t *testing.T) {
 	}
 	again := make(chan tools.Result, 1)
 	go func() { again <- e.call(tools.Caller{}, "mcp__nr__asks", "{}") }()
+	// Not a timed assertion: time for a switch that did not wait to go
+	// wrong.
+	time.Sleep(400 * time.Millisecond)
 	close(free)
 	if res := <-busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -23,6 +24,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
 	goleak.VerifyTestMain(m)
 }
 

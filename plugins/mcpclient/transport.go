@@ -35,7 +35,8 @@ func newTransportFactory(cfg *Config, logger *slog.Logger, environ func() []stri
 	default:
 		return func() mcp.Transport {
 			return &stdio.Transport{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Cwd,
-				Inherit: cfg.InheritEnv, Logger: logger, Environ: environ}
+				Inherit: cfg.InheritEnv, Logger: logger, Environ: environ,
+				Sandbox: cfg.Sandbox, Roots: cfg.rootPaths()}
 		}, func() {}
 	}
 }

@@ -35,9 +35,10 @@ const usageText = "Usage: /mcp " + commandUsage + `
                        log in to a remote server with OAuth in the browser, as
                        "dsh-host login <serverName>" does; it connects by itself after
   /mcp trust <id|serverName>
-                       approve the tools the server changed or added after they
-                       were trusted, which the policy holds until then (as
-                       "dsh-host trust <serverName>" does)`
+                       show the tools the server changed or added after they
+                       were trusted, which the policy holds until then; run
+                       again, approve what it showed (as "dsh-host trust
+                       <serverName>" does)`
 
 var idArg = regexp.MustCompile(`^[1-9][0-9]*$`)
 

@@ -14,11 +14,15 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	goleak.VerifyTestMain(m)
+}
 
 // memGate is an in-memory gateStore that counts writes and can fail them.
 type memGate struct {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -208,6 +209,11 @@ func (a *adapter) expand(caller tools.Caller, name string, g *gateState) (tools.
 			Error:      fmt.Sprintf("unknown MCP tool %q — the server may have re-synced; call mcp_list to refresh", name),
 			DidYouMean: suggest(name, a.dispatchable(caller, g)),
 		}}, nil
+	}
+	// Lookup finds a tool the catalog leaves out (tools.Registry.OnHide):
+	// one the policy holds shows no model its changed definition here.
+	if !slices.ContainsFunc(a.reg.List(caller), func(x tools.Definition) bool { return x.Name == name }) {
+		return fail("%q is withheld: not offered to you now (held by the policy until the user reviews a change to it, or denied by its rules); do not try to approve it yourself", name)
 	}
 	return tools.Output{Value: Expansion{Tool: CatalogTool{Name: d.Name, Description: d.Description, Parameters: parameters(d)}}}, nil
 }

@@ -112,13 +112,31 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 	if len(args) == 2 {
 		tool = args[1]
 	}
-	var released []string
-	var err error
-	if digest != "" {
-		released, err = p.TrustDigest(args[0], tool, digest)
-	} else {
-		released, err = p.Trust(args[0], tool)
+	if digest == "" {
+		// Approve what this command showed, not what the server offers
+		// when it is run again (it may have changed in between).
+		r, err := p.Review(args[0], tool)
+		if err != nil {
+			return commands.Reply{Text: "trust: " + err.Error(), Error: true}
+		}
+		if r.Pending() {
+			again := "/policy trust " + strings.Join(args, " ")
+			if shown := p.pins.takeShown(again); shown != r.Digest {
+				p.pins.setShown(again, r.Digest)
+				text := r.Text()
+				if shown != "" {
+					text = "what was shown before changed since; nothing was approved. Now:\n" + text
+				}
+				return commands.Reply{Text: text + "or run " + again + " again to approve exactly this\n"}
+			}
+			digest = r.Digest
+		} else {
+			// Nothing to approve: recording the definitions now could
+			// approve a change that came after the review.
+			return commands.Reply{Text: fmt.Sprintf("nothing of %s was held; its current definitions are trusted", args[0])}
+		}
 	}
+	released, err := p.TrustDigest(args[0], tool, digest)
 	if err != nil {
 		return commands.Reply{Text: "trust: " + err.Error(), Error: true}
 	}
@@ -140,6 +158,10 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 	r, err := p.Review(args[0], tool)
 	if err != nil {
 		return commands.Reply{Text: "review: " + err.Error(), Error: true}
+	}
+	if r.Pending() {
+		// A /policy trust of the same tools that follows approves this.
+		p.pins.setShown("/policy trust "+strings.Join(args, " "), r.Digest)
 	}
 	return commands.Reply{Text: r.Text()}
 }

@@ -32,8 +32,11 @@ import (
 //     [mcp__fx__*]` → deny closes fx's resources too, a rule with `kinds:
 //     [tools]` does not), each tool's rules read as its calls read them
 //     (a failing `when` that does not read the arguments applies a deny
-//     or ask rule unless onError: skip). A server with no tools follows
-//     the default.
+//     or ask rule unless onError: skip). A server with no tools
+//     registered (connecting, lazy without a catalog, its list failed) is
+//     judged as one tool with any name of its own: closed when rules that
+//     name tools (mcp__fx__*, *) deny it whatever the arguments; else it
+//     follows the default.
 
 // covers reports whether the rule applies to the doors of kind.
 func (r *rule) covers(kind string) bool {
@@ -114,6 +117,11 @@ type doorRules struct {
 	// rules covering the kind whose static conditions match it (step 2).
 	perTool []*toolRules
 	names   []string
+	// unlisted, for a server without tools, are the rules covering the
+	// kind that match any tool of its own (probe's name); nil when none of
+	// them names tools, which leaves the server to the default.
+	unlisted *toolRules
+	probe    string
 }
 
 // door returns the rules for server's doors of kind, cached until the
@@ -145,6 +153,22 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 			}
 		}
 		dr.perTool, dr.names = append(dr.perTool, tr), append(dr.names, d.Name)
+	}
+	if len(dr.perTool) == 0 {
+		// Its tools are not known: a rule that matches every name the
+		// server's tools get (mcp__fx__ and a raw name) would deny them.
+		dr.probe = "mcp__" + server + "__"
+		tr := &toolRules{version: version, server: server}
+		named := false
+		for _, r := range set.rules {
+			if r.covers(kind) && r.matchesTool(dr.probe, server, nil) {
+				tr.candidates = append(tr.candidates, r)
+				named = named || len(r.Tools) > 0
+			}
+		}
+		if named {
+			dr.unlisted = tr
+		}
 	}
 	set.perDoor.Store(key, dr)
 	return dr
@@ -182,6 +206,9 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 		return nil
 	}
 	if len(dr.perTool) == 0 {
+		if dr.unlisted != nil && deniedWhatever(set, dr.unlisted, caller, dr.probe) {
+			return &Closed{Server: server, Kind: kind}
+		}
 		if set.def == Deny {
 			return &Closed{Server: server, Kind: kind, Rule: "default"}
 		}

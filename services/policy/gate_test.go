@@ -165,3 +165,92 @@ func BenchmarkGate(b *testing.B) {
 		})
 	}
 }
+
+// TestGateServerNotListedYet: a server whose tools are not registered
+// (still connecting, lazy without a catalog, its tools/list failed) is
+// not open by default to a caller whom the rules deny every tool of it
+// (tools: [mcp__docs__*]): mcp_read {"server": "docs"} would otherwise
+// read it, during a start or a reload, past the rule. A rule that names
+// only some of its tools, or none of its server, leaves it to the
+// default as before; the rules are read in order, an allow first opens.
+func TestGateServerNotListedYet(t *testing.T) {
+	reg := testTools(t) // docs has no tools registered
+	console := tools.Caller{Kind: tools.CallerConsole}
+	gateway := tools.Caller{Kind: tools.CallerGateway}
+	for _, c := range []struct {
+		name, config string
+		caller       tools.Caller
+		open         bool
+	}{
+		{"every tool denied", "rules:\n  - tools: [mcp__docs__*]\n    action: deny\n", console, false},
+		{"every tool of every server denied", "rules:\n  - tools: ['*']\n    action: deny\n", console, false},
+		{"denied to another caller", "rules:\n  - tools: [mcp__docs__*]\n    callers: [gateway]\n    action: deny\n", console, true},
+		{"denied to this caller", "rules:\n  - tools: [mcp__docs__*]\n    callers: [gateway]\n    action: deny\n", gateway, false},
+		{"one tool denied", "rules:\n  - tools: [mcp__docs__delete]\n    action: deny\n", console, true},
+		{"another server's tools denied", "rules:\n  - tools: [mcp__github__*]\n    action: deny\n", console, true},
+		{"allowed before", "rules:\n  - tools: [mcp__docs__*]\n    action: allow\n  - tools: ['*']\n    action: deny\n", console, true},
+		{"for tools only", "rules:\n  - tools: [mcp__docs__*]\n    kinds: [tools]\n    action: deny\n", console, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := policy.New(reg, parseConfig(t, c.config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Gate(c.caller, "docs", tools.KindResources)
+			var closed *policy.Closed
+			switch {
+			case c.open && err != nil:
+				t.Errorf("resources of docs: %v, want open", err)
+			case !c.open && !errors.As(err, &closed):
+				t.Errorf("resources of docs: %v, want closed", err)
+			}
+		})
+	}
+}
+
+// TestGateDenyWhenErrorsCloses: a deny rule whose `when` fails on a door
+// for a reason other than the arguments a door does not have (an index
+// past a caller's empty groups, a key its identity lacks) applies, as an
+// erroring `when` of a deny rule does on a call: the gate cannot decide,
+// so the door stays closed. A `when` that reads args still passes over
+// doors.
+func TestGateDenyWhenErrorsCloses(t *testing.T) {
+	reg := testTools(t)
+	nobody := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "x"}}
+	admin := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "a", Groups: []string{"admins"}}}
+	for _, c := range []struct {
+		name, when string
+		caller     tools.Caller
+		open       bool
+	}{
+		{"index past empty groups", `caller.groups[0] != "admins"`, nobody, false},
+		{"index, admin", `caller.groups[0] != "admins"`, admin, true},
+		{"missing key", `caller.nothing == "x"`, admin, false},
+		{"reads args", `args.path.startsWith("/etc")`, nobody, true},
+		{"reads args after the caller", `caller.groups[0] == "x" || args.q == 1`, nobody, true},
+		{"onError skip", `caller.groups[0] != "admins"` + "'\n    onError: 'skip", nobody, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			config := "rules:\n  - servers: [github]\n    when: '" + c.when + "'\n    action: deny\n"
+			p, err := policy.New(reg, parseConfig(t, config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{tools.KindResources, tools.KindPrompts} {
+				err := p.Gate(c.caller, "github", kind)
+				if c.open != (err == nil) {
+					t.Errorf("%s of github: %v, want open %v", kind, err, c.open)
+				}
+			}
+			// The same rule naming the server's tools: a door follows them.
+			config = "rules:\n  - tools: [mcp__github__*]\n    when: '" + c.when + "'\n    action: deny\n"
+			p, err = policy.New(reg, parseConfig(t, config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Gate(c.caller, "github", tools.KindResources); c.open != (err == nil) {
+				t.Errorf("by its tools: %v, want open %v", err, c.open)
+			}
+		})
+	}
+}

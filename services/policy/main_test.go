@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
 // TestMain runs the tests with a DSH_HOME of their own: DefaultConfig's
 // pins and audit live there, and pins another run (another checkout's
 // tools) left in ~/.dsh would hold the test tools.
 func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
 	home, err := os.MkdirTemp("", "policy-test-home-")
 	if err == nil {
 		err = os.Setenv("DSH_HOME", home)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -27,6 +26,9 @@ type pinned struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Meta is the tool's _meta, which the gateway serves with it and some
+	// clients give their model (a widget's description).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // pinnedOf reads def's MCP listing (the registry's description may be
@@ -47,7 +49,7 @@ func pinnedOf(def *tools.Definition) pinned {
 	if len(def.InputSchema) > 0 {
 		p.InputSchema = def.InputSchema
 	}
-	p.InputSchema, p.OutputSchema, p.Annotations = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations)
+	p.InputSchema, p.OutputSchema, p.Annotations, p.Meta = canonical(p.InputSchema), canonical(p.OutputSchema), canonical(p.Annotations), canonical(p.Meta)
 	return p
 }
 
@@ -124,8 +126,19 @@ func (h *Held) Error() string {
 		b.WriteString("It stays unavailable until the user reviews the change and approves it; tell them, and do not approve it yourself.")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.Raw, h.Server)
+	fmt.Fprintf(&b, "Read it, then approve it with `dsh-host trust %s %s` (or /mcp trust %s).", h.Server, h.commandName(), h.Server)
 	return b.String()
+}
+
+// commandName is the tool's name in the command that approves it: its
+// name on the server when that is a plain name, else its registered one
+// (trust takes both), so that a server's name cannot drive the terminal
+// (escapes), forge lines, or break the command (spaces).
+func (h *Held) commandName() string {
+	if segment(h.Raw) == h.Raw && h.Raw != "" && !strings.HasPrefix(h.Raw, "-") {
+		return h.Raw
+	}
+	return h.Tool
 }
 
 // pins holds the tools of pinned servers that appear or change after the
@@ -146,6 +159,10 @@ type pins struct {
 	// upgraded is the servers whose format-1 pins were upgraded (logged once).
 	upgraded map[string]bool
 	cache    sync.Map // registered name -> *pinVerdict
+	// shown is, per /policy trust line, the digest of the review it
+	// showed last (setShown).
+	shownMu sync.Mutex
+	shown   map[string]string
 }
 
 type pinVerdict struct {
@@ -220,7 +237,7 @@ func (p *pins) check(def *tools.Definition) *Held {
 	if ok && rec.Format == 0 && rec.Digest == digest {
 		return nil
 	}
-	if ok && rec.Format == 1 && legacyMatch(rec, cur) {
+	if ok && rec.Format != 0 && legacyMatch(rec, cur) {
 		p.upgradeLegacy(server, def)
 		return nil
 	}
@@ -366,15 +383,6 @@ func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
 		return true
 	}
 	return p.alwaysDenied(caller, def.Name)
-}
-
-// Trust approves the current definitions of server's tools (only tool's,
-// when not ""), releasing those held; see `dsh-host trust`.
-func (p *Policy) Trust(server, tool string) (released []string, err error) {
-	if p.pins == nil {
-		return nil, errors.New("this policy keeps no pins (pins.dir is empty)")
-	}
-	return p.pins.Trust(server, tool)
 }
 
 // Held returns the tools the policy holds now.

@@ -172,7 +172,7 @@ func TestPinUpgradeHoldsLaterChanges(t *testing.T) {
 func TestPinFileFailsClosed(t *testing.T) {
 	for name, edit := range map[string]func([]byte) []byte{
 		"edited":  func(b []byte) []byte { return bytes.Replace(b, []byte(`"A."`), []byte(`"A, edited."`), 1) },
-		"newer":   func(b []byte) []byte { return bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 3`), 1) },
+		"newer":   func(b []byte) []byte { return bytes.Replace(b, []byte(`"version": 3`), []byte(`"version": 4`), 1) },
 		"renamed": func(b []byte) []byte { return bytes.Replace(b, []byte(`"name": "a"`), []byte(`"name": "b"`), 1) },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func description(h *hosttest.Host, name string) string {
 // first use; a description it rewrites afterwards, and a tool it adds,
 // are held: not offered (not in lists, nor in mcp_list), and a call,
 // direct or through mcp_call, is refused with the change, invisible text
-// flagged. `/policy trust` and `/mcp trust` release them; the trust survives a restart,
+// flagged. `/policy trust` and `/mcp trust`, run twice (shown, then approved), release them; the trust survives a restart,
 // which then holds the server's original description.
 func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	fixture := mcptest.FixtureBinary(t)
@@ -126,7 +126,11 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 		t.Errorf("/policy does not list the held tools:\n%s", status)
 	}
 
-	// Trusting one tool releases it alone.
+	// Trusting one tool releases it alone: the command shows the change,
+	// then, run again, approves what it showed.
+	if r := h.Command("/policy trust fx ping"); r.Error || !strings.Contains(r.Text, "id_rsa") || offered(h, "mcp__fx__ping") {
+		t.Fatalf("/policy trust fx ping, first: %+v; want the change shown, nothing approved", r)
+	}
 	if r := h.Command("/policy trust fx ping"); r.Error || !strings.Contains(r.Text, "mcp__fx__ping") {
 		t.Fatalf("/policy trust fx ping: %+v", r)
 	}
@@ -138,6 +142,9 @@ func TestPinHoldsChangedAndNewTools(t *testing.T) {
 	}
 	if r := h.Command("/mcp"); r.Error || !strings.Contains(r.Text, "[1] fx") || !strings.Contains(r.Text, "withheld: mcp__fx__sneaky — not offered") {
 		t.Fatalf("/mcp: %+v, want fx as server 1 and sneaky withheld", r)
+	}
+	if r := h.Command("/mcp trust 1"); r.Error || !strings.Contains(r.Text, "sneaky") || offered(h, "mcp__fx__sneaky") {
+		t.Fatalf("/mcp trust 1, first: %+v; want the new tool shown, nothing approved", r)
 	}
 	if r := h.Command("/mcp trust 1"); r.Error || !strings.Contains(r.Text, "mcp__fx__sneaky") {
 		t.Fatalf("/mcp trust 1: %+v", r)

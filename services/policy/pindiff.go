@@ -40,7 +40,7 @@ func describeChange(old *pinned, cur pinned) (text string, parts []string) {
 	for _, part := range []struct {
 		name     string
 		was, now json.RawMessage
-	}{{"inputSchema", old.InputSchema, cur.InputSchema}, {"outputSchema", old.OutputSchema, cur.OutputSchema}, {"annotations", old.Annotations, cur.Annotations}} {
+	}{{"inputSchema", old.InputSchema, cur.InputSchema}, {"outputSchema", old.OutputSchema, cur.OutputSchema}, {"annotations", old.Annotations, cur.Annotations}, {"_meta", old.Meta, cur.Meta}} {
 		was, now := flatten(part.name, part.was), flatten(part.name, part.now)
 		var keys []string
 		for k := range was {

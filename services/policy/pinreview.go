@@ -121,7 +121,7 @@ func (p *pins) review(server, tool string, defs []tools.Definition) (*Review, er
 			rec, ok = f.Tools[cur.Name]
 		}
 		switch {
-		case ok && rec.Format == 0 && rec.Digest == t.Digest, ok && rec.Format == 1 && legacyMatch(rec, cur):
+		case ok && rec.Format == 0 && rec.Digest == t.Digest, ok && rec.Format != 0 && legacyMatch(rec, cur):
 			t.State = "trusted"
 		case ok:
 			t.State = "changed"
@@ -190,4 +190,25 @@ func (p *Policy) TrustDigest(server, tool, digest string) (released []string, er
 			ErrNotReviewed, what, strings.TrimSpace(server+" "+tool))
 	}
 	return p.pins.trust(server, defs)
+}
+
+// setShown records digest as the review the /policy trust line again
+// (or the review of its tools) showed last; takeShown returns it ("" for
+// none) and forgets it: run again on the same definitions, the command
+// approves them once, and a later run shows its review first.
+func (p *pins) setShown(again, digest string) {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	if p.shown == nil {
+		p.shown = map[string]string{}
+	}
+	p.shown[again] = digest
+}
+
+func (p *pins) takeShown(again string) string {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	d := p.shown[again]
+	delete(p.shown, again)
+	return d
 }

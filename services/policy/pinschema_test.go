@@ -227,7 +227,7 @@ func TestPinUpgradeFromFormat1(t *testing.T) {
 		} `json:"tools"`
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "fx.json"))
-	if err := json.Unmarshal(b, &now); err != nil || now.Version != 2 {
+	if err := json.Unmarshal(b, &now); err != nil || now.Version != 3 {
 		t.Fatalf("the upgraded pins: version %d, %v", now.Version, err)
 	}
 	if add := now.Tools["add"]; add.Format != 0 || !bytes.Contains(add.Tool.InputSchema, []byte(`"a"`)) {

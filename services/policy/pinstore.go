@@ -15,8 +15,9 @@ import (
 )
 
 // pinFormat is the version of the pin files this code writes. Format 1
-// (files without a version) pinned no input schema: see upgradeLegacy.
-const pinFormat = 2
+// (files without a version) pinned no input schema, format 2 no _meta:
+// see upgradeLegacy.
+const pinFormat = 3
 
 // pinFile is one server's trusted tool definitions, kept in
 // <pins.dir>/<serverName>.json (serverNames are safe file names).
@@ -32,7 +33,8 @@ type pinRecord struct {
 	Trusted time.Time `json:"trusted"`
 	Tool    pinned    `json:"tool"`
 	// Format is 1 for a record of a format-1 file not yet upgraded (its
-	// digest leaves the input schema out), 0 for a current one.
+	// digest leaves the input schema and _meta out), 2 for one of format 2
+	// (it leaves _meta out), 0 for a current one.
 	Format int `json:"format,omitempty"`
 }
 
@@ -150,9 +152,12 @@ func readPinFile(path string) (*pinFile, error) {
 		// The file is indented: the stored side of a diff, and its
 		// digest, are of the canonical form.
 		t := &rec.Tool
-		t.InputSchema, t.OutputSchema, t.Annotations = canonical(t.InputSchema), canonical(t.OutputSchema), canonical(t.Annotations)
-		if f.Version < 2 {
+		t.InputSchema, t.OutputSchema, t.Annotations, t.Meta = canonical(t.InputSchema), canonical(t.OutputSchema), canonical(t.Annotations), canonical(t.Meta)
+		switch {
+		case f.Version < 2:
 			rec.Format = 1
+		case f.Version < 3 && rec.Format == 0:
+			rec.Format = 2
 		}
 		// A record whose definition is not the one its digest names
 		// (edited by hand) would show a reviewer the wrong side.

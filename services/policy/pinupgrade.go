@@ -7,21 +7,26 @@ import (
 )
 
 // Pin files of format 1 (before the input schema was pinned) hold digests
-// that leave the schema out. Such a record is upgraded once: when the
-// server's definition matches it but for the schema, the schema the server
-// offers then is taken as trusted; every later change is held like any.
+// that leave the schema and _meta out; those of format 2 leave _meta out.
+// Such a record is upgraded once: when the server's definition matches it
+// but for what its format did not cover, what the server offers then is
+// taken as trusted; every later change is held like any.
 
-// legacyMatch reports whether cur is rec's definition but for the input
-// schema, which a format-1 record did not cover.
+// legacyMatch reports whether cur is rec's definition but for what rec's
+// format did not cover.
 func legacyMatch(rec pinRecord, cur pinned) bool {
-	cur.InputSchema = rec.Tool.InputSchema
+	cur.Meta = rec.Tool.Meta
+	if rec.Format == 1 {
+		cur.InputSchema = rec.Tool.InputSchema
+	}
 	return cur.digest() == rec.Digest
 }
 
-// upgradeLegacy records the schemas server offers now for its format-1
-// records that match (def's, and those of its other registered tools), in
-// one write, and logs it once per server. The caller holds p.mu. A write
-// that fails is logged: the tool stays offered, as format 1 had it.
+// upgradeLegacy records the schemas and _meta server offers now for its
+// format-1 and format-2 records that match (def's, and those of its other
+// registered tools), in one write, and logs it once per server. The caller
+// holds p.mu. A write that fails is logged: the tool stays offered, as its
+// format had it.
 func (p *pins) upgradeLegacy(server string, def *tools.Definition) {
 	defs := []tools.Definition{*def}
 	for _, d := range p.reg.ListAll() {
@@ -34,7 +39,7 @@ func (p *pins) upgradeLegacy(server string, def *tools.Definition) {
 		for i := range defs {
 			cur := pinnedOf(&defs[i])
 			rec, ok := f.Tools[cur.Name]
-			if !ok || rec.Format != 1 || !legacyMatch(rec, cur) {
+			if !ok || rec.Format == 0 || !legacyMatch(rec, cur) {
 				continue
 			}
 			f.Tools[cur.Name] = pinRecord{Digest: cur.digest(), Trusted: rec.Trusted, Tool: cur}
@@ -50,7 +55,7 @@ func (p *pins) upgradeLegacy(server string, def *tools.Definition) {
 	}
 	p.upgraded[server] = true
 	slices.Sort(names)
-	p.logger().Info("policy: pins upgraded: the input schemas the server offers now are pinned with its trusted tools; a later change is held until trusted",
+	p.logger().Info("policy: pins upgraded: the input schemas and _meta the server offers now are pinned with its trusted tools; a later change is held until trusted",
 		"server", server, "format", pinFormat, "tools", names)
 }
 
@@ -62,8 +67,11 @@ func changeFrom(rec pinRecord, ok bool, cur pinned) (string, []string) {
 		return describeChange(nil, cur)
 	}
 	text, parts := describeChange(&rec.Tool, cur)
-	if rec.Format == 1 {
+	switch rec.Format {
+	case 1:
 		text += "  (the trusted record predates pinned input schemas: the whole schema is shown)\n"
+	case 2:
+		text += "  (the trusted record predates pinned _meta: the whole _meta is shown)\n"
 	}
 	return text, parts
 }

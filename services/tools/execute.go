@@ -78,6 +78,16 @@ func (r *Registry) execute(ctx context.Context, caller Caller, name string, args
 	// After the pre-execute hooks: what the guards judge, and the schema
 	// checks, is what the tool receives.
 	if err := r.checkArgs(e, &call); err != nil {
+		if !r.offered(caller, e) {
+			// A tool hidden from the caller (a changed definition the
+			// policy holds) answers with its guards' refusal: the schema's
+			// error would quote the definition it may not see.
+			for _, fn := range hooks.guard {
+				if gerr := r.runGuard(ctx, fn, call); gerr != nil {
+					return errorResult(r.refusal(ctx, StageGuard, name, gerr))
+				}
+			}
+		}
 		return errorResult(err)
 	}
 	for _, fn := range hooks.guard {

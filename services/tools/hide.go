@@ -62,12 +62,14 @@ func (r *Registry) offered(caller Caller, e *entry) bool {
 	return true
 }
 
-// hides runs one HideFunc; a panic is logged and hides nothing.
+// hides runs one HideFunc; a panic is logged and hides the tool: the hook
+// that cannot decide is the policy's, and a tool it would hold must not
+// show a model its changed description (its calls are refused anyway).
 func (r *Registry) hides(h *hider, caller Caller, e *entry) (hidden bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.log().Error("tool hide hook panicked", "tool", e.def.Name, "panic", p)
-			hidden = false
+			r.log().Error("tool hide hook panicked; the tool is not offered", "tool", e.def.Name, "panic", p)
+			hidden = true
 		}
 	}()
 	return h.fn(caller, &e.def)

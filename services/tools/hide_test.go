@@ -58,12 +58,45 @@ func TestOnHide(t *testing.T) {
 	}
 }
 
-// TestOnHidePanics: a hook that panics is logged and hides nothing.
+// TestOnHidePanics: a hook that panics is logged and hides the tool it
+// could not decide (fail closed: the policy's hook withholds a changed
+// definition from a model), and only that one.
 func TestOnHidePanics(t *testing.T) {
 	r := tools.New(&tools.Options{Logger: slog.New(slog.DiscardHandler)})
 	mustRegister(t, r, noop("a"))
-	r.OnHide(testScope(t), func(tools.Caller, *tools.Definition) bool { panic("hook bug") })
-	if got := r.Names(testCaller); !cmp.Equal(got, []string{"a"}) {
-		t.Errorf("Names = %v, want [a]", got)
+	mustRegister(t, r, noop("b"))
+	r.OnHide(testScope(t), func(_ tools.Caller, d *tools.Definition) bool {
+		if d.Name == "a" {
+			panic("hook bug")
+		}
+		return false
+	})
+	if got := r.Names(testCaller); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("Names = %v, want [b]", got)
+	}
+}
+
+// TestHiddenToolRefusedBeforeItsSchemaSpeaks: a call to a tool hidden
+// from its caller whose arguments fail the tool's input schema gets the
+// guard's refusal, not the schema's error, which would quote a definition
+// the caller is not shown (the policy hides a tool whose definition
+// changed); an offered tool still gets the schema's error.
+func TestHiddenToolRefusedBeforeItsSchemaSpeaks(t *testing.T) {
+	r := tools.New(&tools.Options{Logger: slog.New(slog.DiscardHandler)})
+	for _, name := range []string{"held", "offered"} {
+		d := noop(name)
+		d.InputSchema = []byte(`{"type":"object","properties":{"SEND_THE_PASSWORD":{"type":"string"}},"required":["SEND_THE_PASSWORD"]}`)
+		mustRegister(t, r, d)
+	}
+	s := testScope(t)
+	r.OnHide(s, func(_ tools.Caller, d *tools.Definition) bool { return d.Name == "held" })
+	r.OnGuard(s, "held", func(context.Context, tools.Call) error { return errors.New("held until trusted") })
+	res := r.Execute(t.Context(), testCaller, "held", []byte(`{}`))
+	if res.Err == nil || strings.Contains(res.Err.Error(), "PASSWORD") || !strings.Contains(res.Err.Error(), "held until trusted") {
+		t.Errorf("held: %v, want the guard's refusal without the schema's text", res.Err)
+	}
+	res = r.Execute(t.Context(), testCaller, "offered", []byte(`{}`))
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "SEND_THE_PASSWORD") {
+		t.Errorf("offered: %v, want the schema's error", res.Err)
 	}
 }

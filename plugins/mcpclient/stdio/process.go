@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
 // Teardown bounds for a stdio server: after stdin is closed the child gets
@@ -48,6 +50,12 @@ type Transport struct {
 	// and Env: the instance scope's Environ, which leaves out the
 	// variables the composition names as secret. Nil means os.Environ.
 	Environ func() []string
+	// Sandbox is what the server may do (package sandbox); the zero
+	// value is sandbox.DefaultMode with nothing beyond the defaults.
+	Sandbox sandbox.Config
+	// Roots are the directories the server may work in: the sandbox
+	// grants them for reading and writing.
+	Roots []string
 
 	// proc is the process Connect started, for Explain.
 	proc *process
@@ -60,6 +68,9 @@ type process struct {
 	exited chan struct{} // closed once cmd.Wait returned
 	err    error         // cmd.Wait's, set before exited closes
 	stdout *jsonLines
+	// sandboxed is set when the server runs in the sandbox, which may
+	// then be why it failed.
+	sandboxed bool
 	// hostStopped is set when the host began stopping the server while
 	// its stdout was still open: an exit after that is the host's doing.
 	hostStopped atomic.Bool
@@ -97,17 +108,24 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
+	launch, err := sandbox.Start(cmd, t.Sandbox, t.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("start %q: %w", t.Command, err)
+	}
+	t.logLaunch(launch)
 	// Pipes of our own rather than cmd's: Wait then reaps the child as
 	// soon as it exits (its status explains a failed start) without
 	// closing the stdout go-sdk may still be reading.
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
@@ -119,11 +137,13 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		launch.Cleanup()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
-	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{}), sandboxed: launch.Sandboxed}
 	go func() {
 		p.err = cmd.Wait()
+		launch.Cleanup()
 		close(p.exited)
 	}()
 	t.proc = p
@@ -139,6 +159,29 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	return &stdioConn{Connection: conn, p: p, stdout: outR, release: release}, nil
+}
+
+// warned keeps the sandbox warnings logged, so that each is logged once
+// per host process rather than at every start of every server.
+var warned sync.Map
+
+// logLaunch logs what the sandbox enforces for the server.
+func (t *Transport) logLaunch(l *sandbox.Launch) {
+	if t.Logger == nil {
+		return
+	}
+	if l.Warning != "" {
+		if _, seen := warned.LoadOrStore(l.Warning, true); !seen {
+			t.Logger.Warn(l.Warning)
+		}
+		return
+	}
+	if l.Sandboxed {
+		t.Logger.Debug(l.Report)
+		for _, n := range l.Notes {
+			t.Logger.Warn("sandbox: " + n)
+		}
+	}
 }
 
 // stdinCloser is the child's stdin; closing it ends the child the way the
@@ -229,7 +272,7 @@ func (t *Transport) Explain(ctx context.Context, err error) error {
 			// have stopped it. An exit code of its own (not the 0
 			// of a closed stdin, nor the host's signal) tells.
 			if p.waitExit(pipeDrainDelay) && ownExit(p.err) {
-				return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p), err)
+				return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p)+sandboxHint(p), err)
 			}
 			return err // stopped for what err says
 		}
@@ -250,7 +293,16 @@ func (t *Transport) Explain(ctx context.Context, err error) error {
 	if !exited {
 		return err
 	}
-	return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p), err)
+	return explained("the server process exited ("+exitStatus(p.err)+") before completing the MCP handshake"+quoteStderr(p)+sandboxHint(p), err)
+}
+
+// sandboxHint says, for a sandboxed server that exited, that the sandbox
+// may be why, and which keys widen it.
+func sandboxHint(p *process) string {
+	if !p.sandboxed {
+		return ""
+	}
+	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: widen sandbox.read, sandbox.write or sandbox.connect, or set sandbox.mode: off (docs/sandbox.md)"
 }
 
 // explained is err with why in front, still matching err.

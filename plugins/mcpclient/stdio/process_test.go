@@ -17,9 +17,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main()
+	if os.Getenv(probeModeEnv) != "" {
+		runProbe()
+		return
+	}
 	if os.Getenv(childModeEnv) != "" {
 		runChild()
 		return

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"runtime"
+)
+
+// maxABI has no meaning here: nothing is enforced.
+const maxABI = 0
+
+func support() (int, string) {
+	return 0, "sandboxing is not supported on " + runtime.GOOS + " (Landlock is Linux's)"
+}
+
+func enforceAndExec(*spec) error {
+	return errors.New("sandboxing is not supported on " + runtime.GOOS)
+}

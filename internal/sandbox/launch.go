@@ -1,0 +1,188 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+)
+
+// marker is the argument that makes Main the launcher: the binary was
+// executed again by Start to sandbox a server.
+const marker = "__dsh-host-sandbox-exec__"
+
+// specEnv carries the launcher's spec from Start to Main; Main removes it
+// before the exec, so the server never sees it.
+const specEnv = "DSH_SANDBOX_SPEC"
+
+// hooked is set by Main in a process that is not a launcher: the binary
+// honours the hook, so re-executing it launches a server rather than,
+// say, running a test binary's tests again.
+var hooked atomic.Bool
+
+// spec is what the launcher applies and then execs.
+type spec struct {
+	Mode    string
+	Path    string
+	Argv    []string
+	Read    []string
+	Write   []string
+	Connect Ports
+	Bind    Ports
+}
+
+// Launch is a server's start as Start arranged it.
+type Launch struct {
+	// Sandboxed reports whether the server runs in the sandbox.
+	Sandboxed bool
+	// Report says what is enforced, or why nothing is: "sandboxed
+	// (landlock v7): read 14 paths, write 5, connect none, bind none".
+	Report string
+	// Warning, when set, is to be logged once: mode auto could not
+	// sandbox the server, and says why.
+	Warning string
+	// Notes are what the defaults left out, for the log.
+	Notes []string
+	tmp   string
+}
+
+// Cleanup removes what Start made for the server (its temporary
+// directory); call it once the server has exited.
+func (l *Launch) Cleanup() {
+	if l != nil && l.tmp != "" {
+		os.RemoveAll(l.tmp)
+	}
+}
+
+// Support reports the Landlock ABI version the kernel offers (0 where
+// there is none) and, when 0, why. Tests replace it to simulate a
+// kernel without Landlock.
+var Support = support
+
+// Start rewrites cmd, made by exec.Command with its Env and Dir set, to
+// start under cfg: the current binary, executed again, applies the
+// sandbox and execs the server (Main). roots are directories the server
+// may read and write. On error cmd must not be started: the error says
+// why (strict mode on a system without Landlock, a path to grant that
+// does not exist, a binary without the hook).
+func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
+	mode := cfg.EffectiveMode()
+	if mode == ModeOff {
+		return &Launch{Report: "not sandboxed (sandbox.mode: off)"}, nil
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err // it would not start anyway
+	}
+	if err := executable(cmd.Path); err != nil {
+		// Fail here as an unsandboxed start would, rather than in
+		// the launcher, after a process start.
+		return nil, err
+	}
+	abi, why := Support()
+	if abi == 0 {
+		if mode == ModeStrict {
+			return nil, fmt.Errorf("sandbox.mode is strict, but the server cannot be sandboxed here: %s; the server was not started (set sandbox.mode: auto to start it unsandboxed)", why)
+		}
+		return &Launch{Report: "not sandboxed: " + why,
+			Warning: "the server runs unsandboxed, with the user's rights: " + why + " (sandbox.mode: strict refuses instead, off silences this)"}, nil
+	}
+	if !hooked.Load() {
+		return nil, errors.New("sandbox: this binary does not call sandbox.Main first in main (or TestMain), so it cannot launch a sandboxed server; set sandbox.mode: off")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: find the host's binary to launch the server: %w", err)
+	}
+	home := childEnv(cmd.Env, "HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("sandbox: the working directory: %w", err)
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+
+	g := defaultGrants(cmd, dir, home, roots)
+	var errs []error
+	user := func(key string, list []string, add func(...string)) {
+		for i, p := range list {
+			p = expand(p, home)
+			if _, err := os.Stat(p); err != nil {
+				errs = append(errs, &KeyError{fmt.Sprintf("%s[%d]", key, i), fmt.Errorf("%s cannot be granted: %w", p, errors.Unwrap(err))})
+				continue
+			}
+			add(p)
+		}
+	}
+	user("read", cfg.Read, g.addRead)
+	user("write", cfg.Write, g.addWrite)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	tmp, err := os.MkdirTemp("", "dsh-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the server's temporary directory: %w", err)
+	}
+	g.addWrite(tmp)
+	s := spec{Mode: mode, Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
+		Connect: cfg.Connect, Bind: cfg.Bind}
+	b, err := json.Marshal(s)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	env := make([]string, 0, len(cmd.Env)+2)
+	for _, kv := range cmd.Env {
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, specEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
+	cmd.Path = self
+	cmd.Args = []string{self, marker}
+	return &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes,
+		Report: fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s", min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind)}, nil
+}
+
+// executable returns the error exec would give starting path, if any.
+func executable(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return &os.PathError{Op: "fork/exec", Path: path, Err: errors.Unwrap(err)}
+	case st.IsDir() || st.Mode()&0o111 == 0:
+		return &os.PathError{Op: "fork/exec", Path: path, Err: os.ErrPermission}
+	}
+	return nil
+}
+
+// Main is the hook every binary of the project calls first in main (and
+// TestMain): in a process Start launched, it applies the sandbox and
+// execs the server, never returning; anywhere else it returns at once.
+func Main() {
+	if len(os.Args) < 2 || os.Args[1] != marker {
+		hooked.Store(true)
+		return
+	}
+	raw := os.Getenv(specEnv)
+	os.Unsetenv(specEnv)
+	var s spec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil || s.Path == "" {
+		fail(fmt.Errorf("no launch spec in %s", specEnv))
+	}
+	fail(enforceAndExec(&s))
+}
+
+// fail reports err on stderr, where the host logs it as the server's, and
+// exits with 126 (the shell's "cannot execute").
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "dsh-host sandbox: %v; the server was not started\n", err)
+	os.Exit(126)
+}
