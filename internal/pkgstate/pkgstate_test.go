@@ -43,6 +43,18 @@ var allowed = []struct{ dir, name, reason string }{
 	{"plugins/mcpclient", "rpcMembers", "a read-only table of JSON-RPC member names"},
 	{"cmd/dsh-host", "consoleCaller", "the console's fixed caller, never modified"},
 	{"cmd/dsh-host", "builtinConsoleCommands", "a read-only table of the console's own commands"},
+	{"cmd/dsh-host", "serveEnv", "a read-only table of the environment variables serve's flags read"},
+	{"internal/sandbox", "systemRead", "a read-only table of the system paths every sandboxed server may read"},
+	{"internal/sandbox", "systemWrite", "a read-only table of the devices every sandboxed server may write"},
+	{"internal/sandbox", "goEnvCache", "a process-wide cache of `go env` answers by toolchain and environment, which do not change while the process runs"},
+	{"internal/sandbox", "base", "the Landlock configuration of the highest ABI used, a read-only value"},
+	{"internal/sandbox", "hooked", "set once by Main, the hook every binary calls first: whether this process honours it is process-wide by nature"},
+	{"internal/sandbox", "Support", "the kernel's Landlock ABI probe; only tests replace it, to simulate a kernel without Landlock (to become an option of Start)"},
+	{"internal/version", "Version", "set at link time by -ldflags -X, which needs a package-level string; never assigned at run time"},
+	{"internal/version", "info", "a process-wide cache of the build's identity, read once"},
+	{"internal/version", "once", "guards info, read once"},
+	{"plugins/mcpclient/stdio", "warned", "the sandbox warnings this process has logged, so that each is logged once per process (what a kernel lacks is process-wide)"},
+	{"internal/version", "Commit", "set at link time by -ldflags -X, which needs a package-level string; never assigned at run time"},
 }
 
 // TestNoMutablePackageState fails on every package-level var that is not
