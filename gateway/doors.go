@@ -59,53 +59,56 @@ func (b *bridge) listDoors(ctx context.Context, method string, req mcp.Request, 
 	}
 	switch r := res.(type) {
 	case *mcp.ListResourcesResult:
-		if r == nil {
-			break
+		if r != nil {
+			serverOf := firstServer(b.res.List(resources.Filter{}),
+				func(x resources.Resource) (string, string) { return x.URI, x.Server })
+			r.Resources = keepOpen(r.Resources, doors(tools.KindResources),
+				func(x *mcp.Resource) string { return serverOf[x.URI] })
 		}
-		serverOf := map[string]string{}
-		for _, x := range b.res.List(resources.Filter{}) {
-			if _, dup := serverOf[x.URI]; !dup {
-				serverOf[x.URI] = x.Server // reads go to the first
-			}
-		}
-		d := doors(tools.KindResources)
-		kept := make([]*mcp.Resource, 0, len(r.Resources))
-		for _, x := range r.Resources {
-			if d.open(serverOf[x.URI]) {
-				kept = append(kept, x)
-			}
-		}
-		r.Resources = kept
 	case *mcp.ListResourceTemplatesResult:
-		if r == nil {
-			break
+		if r != nil {
+			serverOf := firstServer(b.res.Templates(resources.Filter{}),
+				func(t resources.Template) (string, string) { return t.URITemplate, t.Server })
+			r.ResourceTemplates = keepOpen(r.ResourceTemplates, doors(tools.KindResources),
+				func(x *mcp.ResourceTemplate) string { return serverOf[x.URITemplate] })
 		}
-		serverOf := map[string]string{}
-		for _, t := range b.res.Templates(resources.Filter{}) {
-			if _, dup := serverOf[t.URITemplate]; !dup {
-				serverOf[t.URITemplate] = t.Server
-			}
-		}
-		d := doors(tools.KindResources)
-		kept := make([]*mcp.ResourceTemplate, 0, len(r.ResourceTemplates))
-		for _, x := range r.ResourceTemplates {
-			if d.open(serverOf[x.URITemplate]) {
-				kept = append(kept, x)
-			}
-		}
-		r.ResourceTemplates = kept
 	case *mcp.ListPromptsResult:
-		if r == nil {
-			break
-		}
-		d := doors(tools.KindPrompts)
-		kept := make([]*mcp.Prompt, 0, len(r.Prompts))
-		for _, x := range r.Prompts {
-			if pr, found := b.lookupPrompt(x.Name); found && d.open(pr.Server) {
-				kept = append(kept, x)
+		if r != nil {
+			serverOf := func(x *mcp.Prompt) string {
+				pr, _ := b.lookupPrompt(x.Name)
+				return pr.Server // "" when no longer the service's: dropped
 			}
+			if b.g.raw { // lookupPrompt scans every prompt: one map per list instead
+				m := firstServer(b.res.Prompts(),
+					func(p resources.Prompt) (string, string) { return p.Name, p.Server })
+				serverOf = func(x *mcp.Prompt) string { return m[x.Name] }
+			}
+			r.Prompts = keepOpen(r.Prompts, doors(tools.KindPrompts), serverOf)
 		}
-		r.Prompts = kept
 	}
 	return res, nil
+}
+
+// firstServer maps each key of xs to the first server listing it, the one
+// a read goes to.
+func firstServer[T any](xs []T, keyServer func(T) (string, string)) map[string]string {
+	out := make(map[string]string, len(xs))
+	for _, x := range xs {
+		k, server := keyServer(x)
+		if _, dup := out[k]; !dup {
+			out[k] = server
+		}
+	}
+	return out
+}
+
+// keepOpen keeps the xs whose server the gate opens to d's caller.
+func keepOpen[T any](xs []T, d *doorsOpen, serverOf func(T) string) []T {
+	kept := make([]T, 0, len(xs))
+	for _, x := range xs {
+		if d.open(serverOf(x)) {
+			kept = append(kept, x)
+		}
+	}
+	return kept
 }
