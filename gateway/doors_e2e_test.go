@@ -208,17 +208,31 @@ func TestE2EOneGateForEveryDoor(t *testing.T) {
 // URI, completion, subscription and the meta-tools included; alice
 // (admins) reaches them all.
 func TestE2EOneGateWithAuth(t *testing.T) {
+	checkOAuthDoors(t, `        - servers: [sx]
+          when: '"admins" in caller.groups'
+          action: allow
+        - servers: [sx]
+          action: deny
+`, doorsCaller{"bob", []string{"devs"}, doors{}}, doorsCaller{"alice", []string{"admins"}, allOpen})
+}
+
+// doorsCaller is a token's subject and groups and what it should reach of sx.
+type doorsCaller struct {
+	name   string
+	groups []string
+	want   doors
+}
+
+// checkOAuthDoors serves the doors composition with rules behind inbound
+// OAuth, then checks what each caller's token reaches of sx.
+func checkOAuthDoors(t *testing.T, rules string, callers ...doorsCaller) {
+	t.Helper()
 	bin := dshHostBinary(t)
 	e := newE2E(t)
 	addr := freeLoopbackAddr(t)
 	gwURL := "http://" + addr + "/mcp"
 	as := oauthtest.Start(t, oauthtest.Options{JWT: true, Resource: gwURL})
-	writeFile(t, e.composition, doorsComposition(e, `        - servers: [sx]
-          when: '"admins" in caller.groups'
-          action: allow
-        - servers: [sx]
-          action: deny
-`, fmt.Sprintf(`  - id: gateway
+	writeFile(t, e.composition, doorsComposition(e, rules, fmt.Sprintf(`  - id: gateway
     name: gateway
     config:
       http: %q
@@ -227,11 +241,7 @@ func TestE2EOneGateWithAuth(t *testing.T) {
         audience: %q
 `, addr, as.Issuer, gwURL)))
 	e.serveHTTPProc(t, bin, nil)
-	for _, who := range []struct {
-		name   string
-		groups []string
-		want   doors
-	}{{"bob", []string{"devs"}, doors{}}, {"alice", []string{"admins"}, allOpen}} {
+	for _, who := range callers {
 		t.Run(who.name, func(t *testing.T) {
 			cs := doorsClient(t, gwURL, as.Sign(as.Claims(who.name, who.groups)))
 			if got := reach(t, cs); got != who.want {
