@@ -112,6 +112,10 @@ func (w *sentWriter) overBudget(p []byte) (int, error) {
 	}
 	msg := fmt.Sprintf("the answer (%s) is not sent: the gateway already holds %s of answers for clients that have not read them yet, its limit (maxHeldAnswerBytes); retry later",
 		byteSize(int64(len(p))), byteSize(w.budget.max))
+	if int64(len(p)) > w.budget.max { // a retry cannot help: say so
+		msg = fmt.Sprintf("the answer (%s) is not sent: it is larger on its own than the gateway's limit on answers held for clients (maxHeldAnswerBytes, %s); ask for less, or raise the limit",
+			byteSize(int64(len(p))), byteSize(w.budget.max))
+	}
 	data, err := json.Marshal(struct {
 		Version string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -65,6 +65,26 @@ func TestHeldAnswersBudget(t *testing.T) {
 	}
 }
 
+// TestAnswerPastWholeBudget: an answer larger than maxHeldAnswerBytes on
+// its own, on an idle gateway, is refused saying so and naming the key,
+// not with "retry later", which could never succeed.
+func TestAnswerPastWholeBudget(t *testing.T) {
+	const budget = 256 << 10
+	reg := tools.New(nil)
+	bigTool(t, reg, 2*budget)
+	l := serveLimited(t, reg, serveOptions{limits: Limits{MaxHeldAnswerBytes: budget}})
+	status, id, _ := openSession(t, l.url)
+	if status != http.StatusOK {
+		t.Fatalf("initialize: %d", status)
+	}
+	rawPost(t, l.url, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	status, body := rawPost(t, l.url, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	if status != http.StatusOK || !strings.Contains(body, `"id":2`) || !strings.Contains(body, "maxHeldAnswerBytes") ||
+		!strings.Contains(body, "larger on its own") || strings.Contains(body, "retry later") {
+		t.Errorf("an answer past the whole budget: %d %.400q, want an error for id 2 saying it is larger than maxHeldAnswerBytes on its own", status, body)
+	}
+}
+
 // TestAnswerBudgetValidate: maxHeldAnswerBytes is refused negative or
 // below one write's chunk, naming the key.
 func TestAnswerBudgetValidate(t *testing.T) {
