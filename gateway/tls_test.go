@@ -2,80 +2,19 @@ package gateway
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/tlstest"
 )
-
-// testCert is a self-signed certificate for 127.0.0.1, written as PEM.
-type testCert struct {
-	serial   int64
-	certPEM  []byte
-	keyPEM   []byte
-	x509Cert *x509.Certificate
-}
-
-func newTestCert(t *testing.T, serial int64) testCert {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial),
-		Subject:               pkix.Name{CommonName: "dsh-host test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := x509.ParseCertificate(der)
-	return testCert{serial: serial, x509Cert: c,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})}
-}
-
-// write writes the pair to cert and key, the way a renewal replaces them:
-// a new file renamed over the old one.
-func (c testCert) write(t *testing.T, cert, key string) {
-	t.Helper()
-	for file, data := range map[string][]byte{cert: c.certPEM, key: c.keyPEM} {
-		tmp := file + ".new"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // servedSerial dials addr over TLS trusting pool and returns the serial of
 // the certificate the gateway presents.
@@ -97,11 +36,11 @@ func servedSerial(t *testing.T, addr string, pool *x509.CertPool) int64 {
 func TestPluginTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	first, second := newTestCert(t, 1), newTestCert(t, 2)
-	first.write(t, certFile, keyFile)
+	first, second := tlstest.New(t, 1), tlstest.New(t, 2)
+	first.Write(t, certFile, keyFile)
 	pool := x509.NewCertPool()
-	pool.AddCert(first.x509Cert)
-	pool.AddCert(second.x509Cert)
+	pool.AddCert(first.X509)
+	pool.AddCert(second.X509)
 
 	h := testHost(t)
 	update(t, h, "plugins:\n  - {id: echo, name: test-echo}\n  - {id: gateway, name: gateway, config: {http: 127.0.0.1:0, tls: {cert: "+certFile+", key: "+keyFile+"}}}\n")
@@ -144,7 +83,7 @@ func TestPluginTLS(t *testing.T) {
 	// Half a renewal: the new certificate without its key yet. The files
 	// do not match: the previous pair stays served.
 	tmp := certFile + ".new"
-	if err := os.WriteFile(tmp, second.certPEM, 0o600); err != nil {
+	if err := os.WriteFile(tmp, second.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, certFile); err != nil {
@@ -154,7 +93,7 @@ func TestPluginTLS(t *testing.T) {
 		t.Errorf("mid-renewal: served certificate %d, want 1 (the previous pair)", got)
 	}
 	// The whole renewal: served from the next connection.
-	second.write(t, certFile, keyFile)
+	second.Write(t, certFile, keyFile)
 	if got := servedSerial(t, addr, pool); got != 2 {
 		t.Errorf("after the renewal: served certificate %d, want 2", got)
 	}
@@ -169,9 +108,9 @@ func TestPluginTLS(t *testing.T) {
 func TestTLSConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	newTestCert(t, 1).write(t, certFile, keyFile)
+	tlstest.New(t, 1).Write(t, certFile, keyFile)
 	other := filepath.Join(dir, "other.key")
-	if err := os.WriteFile(other, newTestCert(t, 2).keyPEM, 0o600); err != nil {
+	if err := os.WriteFile(other, tlstest.New(t, 2).KeyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
