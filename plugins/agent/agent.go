@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -610,7 +609,7 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 		// The model saw a loosened schema: the real one decides. Only of
 		// a tool it was offered: a hidden one (a definition the policy
 		// holds) is refused by Execute, whose answer quotes no schema.
-		if def, ok := a.reg.Lookup(a.caller, tc.Name); ok && slices.Contains(a.reg.Names(a.caller), tc.Name) {
+		if def, ok := a.reg.Offered(a.caller, tc.Name); ok {
 			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
 				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
 				return toolOutcome{text: "Error: " + err.Error(), err: err}
