@@ -2,8 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -36,12 +34,9 @@ const reasoningField = "reasoning_content"
 const thinkingDisabled = `,"thinking":{"type":"disabled"}`
 
 func checkReasoning(c *config) error {
-	c.ReasoningContent = strings.TrimSpace(c.ReasoningContent)
-	switch c.ReasoningContent {
-	case reasoningAuto, reasoningSend, reasoningOmit:
-		return nil
-	}
-	return fmt.Errorf("reasoningContent: %q is not a choice; use auto (send for DeepSeek's API, else omit), send (the reasoning of tool-calling turns goes back to the model, as DeepSeek's thinking mode requires) or omit (for an API that refuses the field)", c.ReasoningContent)
+	return oneOf("reasoningContent", &c.ReasoningContent, "choice",
+		"auto (send for DeepSeek's API, else omit), send (the reasoning of tool-calling turns goes back to the model, as DeepSeek's thinking mode requires) or omit (for an API that refuses the field)",
+		reasoningAuto, reasoningSend, reasoningOmit)
 }
 
 // sendsReasoning says whether cfg's requests carry the reasoning back.
