@@ -64,6 +64,8 @@ func setReasoning(m *openai.ChatCompletionAssistantMessageParam, r string) {
 
 // restoreReasoning puts back the reasoning of a saved assistant message,
 // which openai-go's decoder drops, so that the message encodes as saved.
+// An empty one is not put back: the agent never saves one, and some of
+// DeepSeek's models refuse it, so the turn counts as without reasoning.
 func restoreReasoning(m *openai.ChatCompletionMessageParamUnion, raw json.RawMessage) {
 	if m.OfAssistant == nil {
 		return
@@ -71,7 +73,7 @@ func restoreReasoning(m *openai.ChatCompletionMessageParamUnion, raw json.RawMes
 	var f struct {
 		Reasoning *string `json:"reasoning_content"`
 	}
-	if json.Unmarshal(raw, &f) == nil && f.Reasoning != nil {
+	if json.Unmarshal(raw, &f) == nil && f.Reasoning != nil && *f.Reasoning != "" {
 		setReasoning(m.OfAssistant, *f.Reasoning)
 	}
 }
