@@ -18,8 +18,8 @@ import (
 // that one is small) are summarised by the model into one message, before
 // the API refuses the request. The summary replaces them as a pair — the
 // summary as the user's message, a short acknowledgement as the
-// assistant's — so that roles still alternate (deepseek-reasoner refuses
-// two user messages in a row). Large tool results are not summarised
+// assistant's — so that roles still alternate (some APIs refuse two user
+// messages in a row). Large tool results are not summarised
 // away: they are kept in the attachments store and the summary names each
 // one by its reference. The session records the compaction, so that a
 // resumed conversation sends the compacted history.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -104,3 +105,13 @@ func validate(c *config) error {
 // minContextWindow is the smallest contextWindow taken: below it no
 // conversation fits, with or without compaction.
 const minContextWindow = 256
+
+// oneOf trims *v and, when it is none of choices, names key and what to
+// use instead (hint).
+func oneOf(key string, v *string, noun, hint string, choices ...string) error {
+	*v = strings.TrimSpace(*v)
+	if slices.Contains(choices, *v) {
+		return nil
+	}
+	return fmt.Errorf("%s: %q is not a %s; use %s", key, *v, noun, hint)
+}

@@ -33,12 +33,9 @@ const (
 )
 
 func checkProfile(c *config) error {
-	c.SchemaProfile = strings.TrimSpace(c.SchemaProfile)
-	switch c.SchemaProfile {
-	case profileAuto, profileStandard, profileGemini:
-		return nil
-	}
-	return fmt.Errorf("schemaProfile: %q is not a profile; use auto (gemini for Google's API, else standard), standard (schemas as registered) or gemini (rewritten for Gemini)", c.SchemaProfile)
+	return oneOf("schemaProfile", &c.SchemaProfile, "profile",
+		"auto (gemini for Google's API, else standard), standard (schemas as registered) or gemini (rewritten for Gemini)",
+		profileAuto, profileStandard, profileGemini)
 }
 
 // isGeminiURL says whether base is one of Google's APIs, which take

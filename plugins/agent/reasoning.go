@@ -2,8 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -36,12 +34,9 @@ const reasoningField = "reasoning_content"
 const thinkingDisabled = `,"thinking":{"type":"disabled"}`
 
 func checkReasoning(c *config) error {
-	c.ReasoningContent = strings.TrimSpace(c.ReasoningContent)
-	switch c.ReasoningContent {
-	case reasoningAuto, reasoningSend, reasoningOmit:
-		return nil
-	}
-	return fmt.Errorf("reasoningContent: %q is not a choice; use auto (send for DeepSeek's API, else omit), send (the reasoning of tool-calling turns goes back to the model, as DeepSeek's thinking mode requires) or omit (for an API that refuses the field)", c.ReasoningContent)
+	return oneOf("reasoningContent", &c.ReasoningContent, "choice",
+		"auto (send for DeepSeek's API, else omit), send (the reasoning of tool-calling turns goes back to the model, as DeepSeek's thinking mode requires) or omit (for an API that refuses the field)",
+		reasoningAuto, reasoningSend, reasoningOmit)
 }
 
 // sendsReasoning says whether cfg's requests carry the reasoning back.
@@ -69,6 +64,8 @@ func setReasoning(m *openai.ChatCompletionAssistantMessageParam, r string) {
 
 // restoreReasoning puts back the reasoning of a saved assistant message,
 // which openai-go's decoder drops, so that the message encodes as saved.
+// An empty one is not put back: the agent never saves one, and some of
+// DeepSeek's models refuse it, so the turn counts as without reasoning.
 func restoreReasoning(m *openai.ChatCompletionMessageParamUnion, raw json.RawMessage) {
 	if m.OfAssistant == nil {
 		return
@@ -76,7 +73,7 @@ func restoreReasoning(m *openai.ChatCompletionMessageParamUnion, raw json.RawMes
 	var f struct {
 		Reasoning *string `json:"reasoning_content"`
 	}
-	if json.Unmarshal(raw, &f) == nil && f.Reasoning != nil {
+	if json.Unmarshal(raw, &f) == nil && f.Reasoning != nil && *f.Reasoning != "" {
 		setReasoning(m.OfAssistant, *f.Reasoning)
 	}
 }

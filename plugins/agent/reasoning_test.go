@@ -326,3 +326,41 @@ func TestReasoningAutoHostForms(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreReasoningHostileSession: a session file's reasoning_content
+// is put back only as a non-empty string on an assistant message; a
+// number, an object, an empty string or one on a user message is dropped
+// (the turn then counts as without reasoning, and thinking goes off)
+// rather than sent back as the file has it.
+func TestRestoreReasoningHostileSession(t *testing.T) {
+	cases := []struct {
+		raw  string
+		want string
+	}{
+		{`{"role":"assistant","content":"x","reasoning_content":"R"}`, "R"},
+		{`{"role":"assistant","content":"x","reasoning_content":42}`, ""},
+		{`{"role":"assistant","content":"x","reasoning_content":{"a":1}}`, ""},
+		{`{"role":"assistant","content":"x","reasoning_content":""}`, ""},
+		{`{"role":"assistant","content":"x","reasoning_content":null}`, ""},
+		{`{"role":"user","content":"x","reasoning_content":"R"}`, ""},
+	}
+	for _, tc := range cases {
+		var m openai.ChatCompletionMessageParamUnion
+		if err := json.Unmarshal([]byte(tc.raw), &m); err != nil {
+			t.Fatalf("%s: %v", tc.raw, err)
+		}
+		restoreReasoning(&m, json.RawMessage(tc.raw))
+		got := ""
+		if m.OfAssistant != nil {
+			got = reasoningOf(m.OfAssistant)
+			if tc.want == "" && m.OfAssistant.ExtraFields() != nil {
+				t.Errorf("%s: extra fields %v kept", tc.raw, m.OfAssistant.ExtraFields())
+			}
+		} else if b, _ := json.Marshal(m); bytes.Contains(b, []byte(reasoningField)) {
+			t.Errorf("%s: encodes as %s", tc.raw, b)
+		}
+		if got != tc.want {
+			t.Errorf("%s: reasoning %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+}

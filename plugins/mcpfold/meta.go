@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 
@@ -203,8 +202,7 @@ func (a *adapter) expand(caller tools.Caller, name string, g *gateState) (tools.
 			return fail("refusing to expand %q: server %q is disabled — it can be restored with %q", name, s, a.enableHint(g, s))
 		}
 	}
-	d, ok := a.reg.Lookup(caller, name)
-	if !ok {
+	if _, ok := a.reg.Lookup(caller, name); !ok {
 		return tools.Output{Value: errorValue{
 			Error:      fmt.Sprintf("unknown MCP tool %q — the server may have re-synced; call mcp_list to refresh", name),
 			DidYouMean: suggest(name, a.dispatchable(caller, g)),
@@ -212,7 +210,8 @@ func (a *adapter) expand(caller tools.Caller, name string, g *gateState) (tools.
 	}
 	// Lookup finds a tool the catalog leaves out (tools.Registry.OnHide):
 	// one the policy holds shows no model its changed definition here.
-	if !slices.ContainsFunc(a.reg.List(caller), func(x tools.Definition) bool { return x.Name == name }) {
+	d, ok := a.reg.Offered(caller, name)
+	if !ok {
 		return fail("%q is withheld: not offered to you now (held by the policy until the user reviews a change to it, or denied by its rules); do not try to approve it yourself", name)
 	}
 	return tools.Output{Value: Expansion{Tool: CatalogTool{Name: d.Name, Description: d.Description, Parameters: parameters(d)}}}, nil

@@ -413,13 +413,11 @@ func record(f tools.Finished, withArgs bool) *Record {
 		rec.Outcome = "error"
 		rec.Error = res.Err.Error()
 	}
-	if len(rec.Error) > maxErrorText {
-		rec.Error = rec.Error[:maxErrorText] + "…"
-	}
+	rec.Error = cut(rec.Error, maxErrorText)
 	return rec
 }
 
-// maxErrorText bounds an error's text in a line: the tool's own errors
+// maxErrorText bounds an error's text in a line, in characters: the tool's own errors
 // may be long, and a line is for finding calls, not reading results.
 const maxErrorText = 500
 

@@ -46,10 +46,13 @@ func (p *Policy) Explain(call tools.Call) Explanation {
 		x.Registered, x.Server = true, def.Origin.Server
 		ann = readAnnotations(def.MCPTool)
 	}
-	if _, err := call.Arguments(); err != nil {
+	// Decoded once here for the rules too: a Call made outside the
+	// registry carries no decoded view.
+	args, err := call.Arguments()
+	if err != nil {
 		x.ArgsErr = err.Error()
 	}
-	ev := &evalInput{call: call, server: x.Server}
+	ev := &evalInput{call: call, server: x.Server, args: args, argsErr: err, argsRead: true}
 	for i, r := range set.rules {
 		step := Step{Rule: r.where, Action: r.Action}
 		why, matches := r.explain(call, x.Server, ann, ev)

@@ -142,15 +142,21 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"  - tools: [x]\n    onError: skip\n    action: deny\n", "config key rules[0].onError: a rule without when"},
 		{"  - when: 'args.x == 1'\n    onError: apply\n    action: allow\n", "config key rules[0].onError: an allow rule never applies"},
 	} {
-		text := "plugins:\n  - id: policy\n    name: policy\n    config:\n      rules:\n" + indent(c.rules, "    ")
-		comp, err := host.ParseComposition("composition.yml", []byte(text), nil)
-		if err == nil {
-			err = host.Check(comp)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := checkRules(c.rules); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("rules\n%s: error %v, want it to contain %q", c.rules, err, c.want)
 		}
 	}
+}
+
+// checkRules parses and checks a composition whose policy entry has the
+// given rules (YAML list items, indented as under "rules:").
+func checkRules(rules string) error {
+	text := "plugins:\n  - id: policy\n    name: policy\n    config:\n      rules:\n" + indent(rules, "    ")
+	comp, err := host.ParseComposition("composition.yml", []byte(text), nil)
+	if err == nil {
+		err = host.Check(comp)
+	}
+	return err
 }
 
 func indent(s, by string) string {

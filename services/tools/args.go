@@ -239,16 +239,58 @@ func (p *argParser) str() (string, error) {
 	if !escaped {
 		return string(p.raw[start+1 : p.i-1]), nil
 	}
-	var s string
-	if err := json.Unmarshal(p.raw[start:p.i], &s); err != nil {
-		return "", err
-	}
-	if strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(bytes.ToLower(p.raw[start:p.i]), []byte(`\ufffd`)) && !bytes.Contains(p.raw[start:p.i], []byte("\uFFFD")) {
+	if loneSurrogate(p.raw[start+1 : p.i-1]) {
 		// A lone surrogate (\ud800): encoding/json reads U+FFFD, another
 		// parser the surrogate itself.
 		return "", &argsError{msg: "has a string with a lone UTF-16 surrogate escape"}
 	}
+	var s string
+	if err := json.Unmarshal(p.raw[start:p.i], &s); err != nil {
+		return "", err
+	}
 	return s, nil
+}
+
+// loneSurrogate reports whether body (a string's text between its quotes,
+// valid JSON) has a \u escape of a UTF-16 surrogate that is not half of a
+// high-low pair. It reads the escapes themselves: a written U+FFFD beside
+// one must not hide it.
+func loneSurrogate(body []byte) bool {
+	high := false // the escape before was a high surrogate
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			if high {
+				return true
+			}
+			continue
+		}
+		i++
+		if body[i] != 'u' {
+			if high {
+				return true
+			}
+			continue
+		}
+		u, _ := strconv.ParseUint(string(body[i+1:i+5]), 16, 16)
+		i += 4
+		switch {
+		case u >= 0xD800 && u < 0xDC00:
+			if high {
+				return true
+			}
+			high = true
+		case u >= 0xDC00 && u < 0xE000:
+			if !high {
+				return true
+			}
+			high = false
+		default:
+			if high {
+				return true
+			}
+		}
+	}
+	return high
 }
 
 // number reads a JSON number: an int64 when it is an integer that fits,

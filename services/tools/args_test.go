@@ -34,6 +34,10 @@ func TestDecodeArgs(t *testing.T) {
 		{"{\"a\":\"\xff\"}", nil, "not valid UTF-8"},
 		{`{"a":{"b":"x\ud800"}}`, nil, "arguments.a.b has a string with a lone UTF-16 surrogate escape"},
 		{`{"a":"\uFFFD\ud83d\ude00�"}`, map[string]any{"a": "\ufffd😀\ufffd"}, ""},
+		// A written U+FFFD beside a lone surrogate does not hide it.
+		{`{"a":"\ufffd\ud800"}`, nil, "arguments.a has a string with a lone UTF-16 surrogate escape"},
+		{`{"a":"�\udc00"}`, nil, "arguments.a has a string with a lone UTF-16 surrogate escape"},
+		{`{"a":"\ud800\u0041"}`, nil, "arguments.a has a string with a lone UTF-16 surrogate escape"},
 		{`{"a":1} {"b":2}`, nil, "invalid character"},
 		{`{"a":1`, nil, "unexpected end of JSON input"},
 		{`["a"]`, nil, "must be a JSON object"},

@@ -46,6 +46,16 @@ func (r *Registry) updateHiders(change func([]*hider) []*hider) {
 	r.hiders.Store(&next)
 }
 
+// Offered returns the definition registered under name when caller is
+// offered it (List would hold it): Lookup, less what a HideFunc hides,
+// without listing every tool.
+func (r *Registry) Offered(caller Caller, name string) (Definition, bool) {
+	if e := r.lookup(name); e != nil && r.offered(caller, e) {
+		return e.def, true
+	}
+	return Definition{}, false
+}
+
 // offered reports whether caller is offered e: its mask allows the name
 // and no HideFunc hides it.
 func (r *Registry) offered(caller Caller, e *entry) bool {
