@@ -216,24 +216,33 @@ func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
 	}
 }
 
-// The switch to 2025-11-25 waits for the calls still running on the
-// connection: a long call in flight when another asks the old way is
-// answered, not cut, and the asking call is answered after it.
-func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
-	srv := newFakeServer(t, nil)
-	var asked atomic.Int32
-	srv.addReadOnlyTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		asked.Add(1)
+// inFlightSwitch is a server whose tool asks asks the 2025-11-25 way and
+// whose tool busy runs until free is closed, started under name with an
+// elicitation that accepts, and busy's call already running: the setup of
+// the tests of a switch of revision while a call is in flight.
+type inFlightSwitch struct {
+	srv   *fakeServer
+	e     *testEnv
+	asked *atomic.Int32
+	free  chan struct{}
+	busy  chan tools.Result
+}
+
+func startInFlightSwitch(t *testing.T, name string, hints *mcp.ToolAnnotations) *inFlightSwitch {
+	t.Helper()
+	sw := &inFlightSwitch{srv: newFakeServer(t, nil), asked: new(atomic.Int32), free: make(chan struct{}), busy: make(chan tools.Result, 1)}
+	sw.srv.addToolHints("asks", hints, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sw.asked.Add(1)
 		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: okSchema}); err != nil {
 			return nil, err
 		}
 		return textResult("asked"), nil
 	})
-	busyIn, free := make(chan struct{}), make(chan struct{})
-	srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	busyIn := make(chan struct{})
+	sw.srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		close(busyIn)
 		select {
-		case <-free:
+		case <-sw.free:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -241,31 +250,38 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 	})
 	svc := elicit.New()
 	// A close that did not wait for busy would time out while busy is held
-	// (the sleep below is longer than the timeout) and stop the server
+	// (the tests' sleep is longer than the timeout) and stop the server
 	// (closeConn's halt); a close after busy ends has time to spare even on
 	// a loaded machine.
-	e := mustStart(t, testConfig("wait"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
+	sw.e = mustStart(t, testConfig(name), sw.srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
 	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	})))
-	busy := make(chan tools.Result, 1)
-	go func() { busy <- e.call(tools.Caller{}, "mcp__wait__busy", "{}") }()
+	go func() { sw.busy <- sw.e.call(tools.Caller{}, "mcp__"+name+"__busy", "{}") }()
 	<-busyIn
+	return sw
+}
+
+// The switch to 2025-11-25 waits for the calls still running on the
+// connection: a long call in flight when another asks the old way is
+// answered, not cut, and the asking call is answered after it.
+func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
+	sw := startInFlightSwitch(t, "wait", &mcp.ToolAnnotations{ReadOnlyHint: true})
 	asks := make(chan tools.Result, 1)
-	go func() { asks <- e.call(tools.Caller{}, "mcp__wait__asks", "{}") }()
+	go func() { asks <- sw.e.call(tools.Caller{}, "mcp__wait__asks", "{}") }()
 	// The server refused to ask; the switch waits for busy.
-	eventually(t, "the first, refused, ask", func() bool { return asked.Load() == 1 })
+	eventually(t, "the first, refused, ask", func() bool { return sw.asked.Load() == 1 })
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
 	time.Sleep(400 * time.Millisecond)
-	close(free)
-	if res := <-busy; res.Err != nil || resultText(res) != "free" {
+	close(sw.free)
+	if res := <-sw.busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
 	}
 	if res := <-asks; res.Err != nil || resultText(res) != "asked" {
 		t.Errorf("the asking call: %v %q, want it answered after the switch", res.Err, resultText(res))
 	}
-	if n := srv.attempts.Load(); n != 2 {
+	if n := sw.srv.attempts.Load(); n != 2 {
 		t.Errorf("connected %d times, want 2", n)
 	}
 }
@@ -275,54 +291,26 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 // cut; the caller's next call (made before or after that one ends) is
 // answered on 2025-11-25.
 func TestRevisionSwitchNotRepeatedWhileCallsInFlight(t *testing.T) {
-	srv := newFakeServer(t, nil)
-	var asked atomic.Int32
-	srv.addTool("asks", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		asked.Add(1)
-		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: okSchema}); err != nil {
-			return nil, err
-		}
-		return textResult("asked"), nil
-	})
-	busyIn, free := make(chan struct{}), make(chan struct{})
-	srv.addTool("busy", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		close(busyIn)
-		select {
-		case <-free:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return textResult("free"), nil
-	})
-	svc := elicit.New()
-	// As in TestRevisionSwitchWaitsForCallsInFlight: a close that did not
-	// wait for busy would time out while it is held.
-	e := mustStart(t, testConfig("nr"), srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
-	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
-		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
-	})))
-	busy := make(chan tools.Result, 1)
-	go func() { busy <- e.call(tools.Caller{}, "mcp__nr__busy", "{}") }()
-	<-busyIn
-	if res := e.call(tools.Caller{}, "mcp__nr__asks", "{}"); res.Err == nil || !strings.Contains(res.Err.Error(), "not sent again") {
+	sw := startInFlightSwitch(t, "nr", nil)
+	if res := sw.e.call(tools.Caller{}, "mcp__nr__asks", "{}"); res.Err == nil || !strings.Contains(res.Err.Error(), "not sent again") {
 		t.Errorf("the refused call: %v %q, want it failed, not sent again", res.Err, resultText(res))
 	}
 	again := make(chan tools.Result, 1)
-	go func() { again <- e.call(tools.Caller{}, "mcp__nr__asks", "{}") }()
+	go func() { again <- sw.e.call(tools.Caller{}, "mcp__nr__asks", "{}") }()
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
 	time.Sleep(400 * time.Millisecond)
-	close(free)
-	if res := <-busy; res.Err != nil || resultText(res) != "free" {
+	close(sw.free)
+	if res := <-sw.busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
 	}
 	if res := <-again; res.Err != nil || resultText(res) != "asked" {
 		t.Errorf("the next call: %v %q, want it answered after the switch", res.Err, resultText(res))
 	}
-	if n := asked.Load(); n != 2 {
+	if n := sw.asked.Load(); n != 2 {
 		t.Errorf("the asking tool ran %d times, want 2 (one per call)", n)
 	}
-	if n := srv.attempts.Load(); n != 2 {
+	if n := sw.srv.attempts.Load(); n != 2 {
 		t.Errorf("connected %d times, want 2", n)
 	}
 }

@@ -153,3 +153,34 @@ func catalogProtocol(t *testing.T) string {
 	}
 	return cat.ProtocolVersion
 }
+
+// TestE2ERememberedRevisionOnlyTheOneTheHostWrites: the catalog cache is a
+// file anyone who can write the host's home may change; a revision there
+// other than the one the host writes (2025-11-25) is not offered to the
+// server: the launch connects on go-sdk's latest, as without a memory,
+// and its tools answer.
+func TestE2ERememberedRevisionOnlyTheOneTheHostWrites(t *testing.T) {
+	hs := newHarness(t)
+	entry := stdioFixture(t, "fx", "fx", nil)
+	file := warmCatalog(t, hs, entry)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cat map[string]any
+	if err := json.Unmarshal(b, &cat); err != nil {
+		t.Fatal(err)
+	}
+	cat["protocolVersion"] = "1999-01-01"
+	if b, err = json.Marshal(cat); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs.apply(entry)
+	hs.requireActive("fx")
+	if res := hs.call(modelCaller, mcpclient.PublicToolName("fx", "ping"), nil); res.Err != nil || text(res) != "pong" {
+		t.Errorf("ping with a tampered remembered revision: %v %q, want pong", res.Err, text(res))
+	}
+}
