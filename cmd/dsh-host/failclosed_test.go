@@ -15,18 +15,10 @@ import (
 // the server).
 func TestCallFailsClosed(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir())
-	file := writeComposition(t, fmt.Sprintf(`plugins:
-  - id: fx
-    name: mcp-client
-    config: {serverName: fx, transport: stdio, command: %q, args: [-op]}
-  - id: policy
-    name: policy
-    config:
-      rules:
-        - tools: [mcp__fx__op]
+	file := fxOpPolicy(t, `        - tools: [mcp__fx__op]
           when: 'args.path.startsWith("/etc")'
           action: deny
-`, mcptest.FixtureBinary(t)))
+`)
 	call := func(args string) (int, string, string) {
 		var out, errb strings.Builder
 		code := dispatch(context.Background(), []string{"call", "-c", file, "--no-attach", "mcp__fx__op", args}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -50,22 +42,14 @@ func TestCallFailsClosed(t *testing.T) {
 // identity given.
 func TestPolicyExplain(t *testing.T) {
 	t.Setenv("DSH_HOME", t.TempDir())
-	file := writeComposition(t, fmt.Sprintf(`plugins:
-  - id: fx
-    name: mcp-client
-    config: {serverName: fx, transport: stdio, command: %q, args: [-op]}
-  - id: policy
-    name: policy
-    config:
-      rules:
-        - tools: [mcp__fx__op]
+	file := fxOpPolicy(t, `        - tools: [mcp__fx__op]
           callers: [gateway]
           when: '!("ops" in caller.groups)'
           action: deny
         - tools: [mcp__fx__op]
           when: 'args.path.startsWith("/etc")'
           action: deny
-`, mcptest.FixtureBinary(t)))
+`)
 	explain := func(args ...string) (int, string, string) {
 		var out, errb strings.Builder
 		code := dispatch(context.Background(), append([]string{"policy", "explain", "-c", file, "--no-attach"}, args...), Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -134,4 +118,18 @@ func TestCheckWarnsAboutRules(t *testing.T) {
 	if code, _, stderr := dshHost(t, "check", "-c", empty); code != exitFail || !strings.Contains(stderr, `composition.yml:6: entry "policy": config key rules[0].tools: an empty tools would match every call`) {
 		t.Errorf("tools: []: exit %d, %q; want an error naming the key", code, stderr)
 	}
+}
+
+// fxOpPolicy writes a composition of the fixture's op tool behind a
+// policy with rules, which start on its line 9.
+func fxOpPolicy(t *testing.T, rules string) string {
+	return writeComposition(t, fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config: {serverName: fx, transport: stdio, command: %q, args: [-op]}
+  - id: policy
+    name: policy
+    config:
+      rules:
+%s`, mcptest.FixtureBinary(t), rules))
 }

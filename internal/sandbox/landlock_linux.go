@@ -65,21 +65,20 @@ func enforceAndExec(s *spec) error {
 		return fmt.Errorf("build the Landlock ruleset: %w", err)
 	}
 	if fd < 0 {
-		// Best effort found nothing to enforce: no Landlock.
-		if s.Mode == ModeStrict {
-			return fmt.Errorf("Landlock is not available and sandbox.mode is strict")
-		}
+		// Best effort found nothing to enforce: no Landlock. Start
+		// only launches when the kernel offers it and the host has
+		// logged the server as sandboxed, so exec'ing it unsandboxed
+		// would break that word (and a spec is the caller's to forge).
+		return fmt.Errorf("Landlock is not available, so the sandbox cannot be applied")
 	}
 	runtime.LockOSThread() // never unlocked: this thread execs
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}
-	if fd >= 0 {
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("enforce the Landlock ruleset: %w", err)
-		}
-		unix.Close(fd)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("enforce the Landlock ruleset: %w", err)
 	}
+	unix.Close(fd)
 	err = syscall.Exec(s.Path, s.Argv, os.Environ())
 	return fmt.Errorf("exec %s: %w", s.Path, err)
 }

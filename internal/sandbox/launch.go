@@ -26,7 +26,6 @@ var hooked atomic.Bool
 
 // spec is what the launcher applies and then execs.
 type spec struct {
-	Mode    string
 	Path    string
 	Argv    []string
 	Read    []string
@@ -131,7 +130,7 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 		return nil, fmt.Errorf("sandbox: the server's temporary directory: %w", err)
 	}
 	g.addWrite(tmp)
-	s := spec{Mode: mode, Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
+	s := spec{Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
 		Connect: cfg.Connect, Bind: cfg.Bind}
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -66,12 +66,18 @@ func TestStartRewritesCommand(t *testing.T) {
 	}
 	home := t.TempDir()
 	cmd := exec.Command("true", "x")
-	cmd.Env = []string{"HOME=" + home, "TMPDIR=/elsewhere", "PATH=" + os.Getenv("PATH")}
+	// A composition's env may name the spec too: its own must not reach
+	// the launcher beside (or instead of) the host's.
+	forged := specEnv + `={"Path":"/bin/sh","Read":["/"],"Write":["/"]}`
+	cmd.Env = []string{"HOME=" + home, forged, "TMPDIR=/elsewhere", "PATH=" + os.Getenv("PATH")}
 	cmd.Dir = t.TempDir()
 	self, _ := os.Executable()
 	l, err := Start(cmd, Config{Mode: ModeAuto, Connect: Ports{List: []uint16{443}}}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := slices.IndexFunc(cmd.Env, func(kv string) bool { return kv == forged }); n >= 0 {
+		t.Errorf("the composition's %s reached the launcher: %q", specEnv, cmd.Env)
 	}
 	if cmd.Path != self || !slices.Equal(cmd.Args, []string{self, marker}) {
 		t.Errorf("cmd = %s %q, want this binary with the marker", cmd.Path, cmd.Args)

@@ -161,7 +161,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return &stdioConn{Connection: conn, p: p, stdout: outR, release: release}, nil
 }
 
-// warned keeps the sandbox warnings logged, so that each is logged once
+// warned keeps the sandbox warnings and notes logged, so that each is logged once
 // per host process rather than at every start of every server.
 var warned sync.Map
 
@@ -170,16 +170,20 @@ func (t *Transport) logLaunch(l *sandbox.Launch) {
 	if t.Logger == nil {
 		return
 	}
-	if l.Warning != "" {
-		if _, seen := warned.LoadOrStore(l.Warning, true); !seen {
-			t.Logger.Warn(l.Warning)
+	warnOnce := func(msg string) {
+		if _, seen := warned.LoadOrStore(msg, true); !seen {
+			t.Logger.Warn(msg)
 		}
+	}
+	if l.Warning != "" {
+		warnOnce(l.Warning)
 		return
 	}
 	if l.Sandboxed {
 		t.Logger.Debug(l.Report)
+		// A server restarted in a crash loop states the same facts again.
 		for _, n := range l.Notes {
-			t.Logger.Warn("sandbox: " + n)
+			warnOnce("sandbox: " + n)
 		}
 	}
 }
