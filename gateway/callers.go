@@ -42,6 +42,11 @@ func parseProxies(list []string) (proxies, error) {
 	for i, s := range list {
 		s = strings.TrimSpace(s)
 		if p, err := netip.ParsePrefix(s); err == nil {
+			if p.Bits() == 0 {
+				// Every client would be a proxy: any caller could name
+				// itself in X-Forwarded-For and take another's share.
+				return nil, fmt.Errorf("trustedProxies[%d] %q: trusts every address, so any client could choose the address it is counted as; list the proxies in front of the gateway", i, s)
+			}
 			out = append(out, p.Masked())
 			continue
 		}

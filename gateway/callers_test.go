@@ -206,13 +206,20 @@ func TestClientAddr(t *testing.T) {
 	}
 }
 
-// TestTrustedProxiesValidate: an entry that is neither an IP nor a CIDR
-// is refused, naming the key, the entry and its place.
+// TestTrustedProxiesValidate: an entry that is neither an IP nor a CIDR,
+// or that trusts every address, is refused, naming the key, the entry and
+// its place.
 func TestTrustedProxiesValidate(t *testing.T) {
 	l := Limits{TrustedProxies: []string{"10.0.0.0/8", "10.0.0.0/33"}}
 	err := l.Validate()
 	if err == nil || !strings.Contains(err.Error(), `trustedProxies[1] "10.0.0.0/33"`) {
 		t.Errorf("Validate: %v, want an error naming trustedProxies[1]", err)
+	}
+	for _, all := range []string{"0.0.0.0/0", "::/0"} {
+		l := Limits{TrustedProxies: []string{"127.0.0.1", all}}
+		if err := l.Validate(); err == nil || !strings.Contains(err.Error(), `trustedProxies[1] "`+all+`": trusts every address`) {
+			t.Errorf("%s: %v, want refused naming trustedProxies[1]", all, err)
+		}
 	}
 	for _, bad := range []Limits{{MaxConnectionsPerCaller: -1}, {MaxSessionsPerCaller: -1}} {
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "PerCaller") {
