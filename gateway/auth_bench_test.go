@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

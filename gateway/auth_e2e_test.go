@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/tools"

@@ -27,7 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/outputs"
 )

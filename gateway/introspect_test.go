@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 )
 
 // TestIntrospectionRequiresIssAndAud: an active introspection answer is

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // retryingComposition starts a gateway and the fixture server fx, whose

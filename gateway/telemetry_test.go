@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // observedHost is a host in this process, with the given telemetry,

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/tlstest"
+	"github.com/dsh-host/dsh-host/internal/testkit/tlstest"
 )
 
 // servedSerial dials addr over TLS trusting pool and returns the serial of

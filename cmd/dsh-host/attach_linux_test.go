@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/control"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestAttachRefusesAnotherUser connects to a host's socket as another user

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/control"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestAttachRefused: with the running host's control socket full (64

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/control"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // attachHome returns a DSH_HOME for the host and the command-line

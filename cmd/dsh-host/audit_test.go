@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy"
 )
 

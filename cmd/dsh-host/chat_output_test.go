@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // chatPiped runs chat with stdin fed from input (a pipe, as from git diff).

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // consoleComposition is the greeter, the fixture server and folding.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestMeasureInitialize measures how long a client of `serve --stdio` waits

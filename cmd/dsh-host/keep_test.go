@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestReloadKeepsAWorkingServer: an mcp-client entry whose command is

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // A one-shot call of a lazy server's tool with no catalog cache yet starts

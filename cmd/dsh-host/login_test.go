@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 )
 
 // TestLoginLogout logs in to a loopback authorization server end to end:

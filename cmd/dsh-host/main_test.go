@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // binary is dsh-host built once for the tests that run it as a process.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // pipeComposition returns a named pipe that gives text to the first

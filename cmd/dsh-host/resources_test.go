@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestCLIResources runs resources, read and prompt commands in-process on

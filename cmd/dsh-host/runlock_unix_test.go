@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestRunLeavesNoRunFiles: `dsh-host run`, stopped by a real SIGINT or

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // stdioSession connects a client to serve --stdio s, speaking MCP

@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/internal/tlstest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/tlstest"
 )
 
 // TestServeFromEnvironment: serve configured by its environment alone, as

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // limitedServer serves an empty host on a fresh socket with lim, for the

@@ -28,7 +28,7 @@ var allowed = []struct{ dir, name, reason string }{
 	{"services/settings", "yamlMarshaler", "a reflect.Type, read-only"},
 	{"services/settings", "textMarshaler", "a reflect.Type, read-only"},
 	{"internal/fsutil", "inProcess", "the locks of this process by path, where the platform has no flock: a lock is process-wide by nature"},
-	{"internal/mcptest", "fixture", "the test kit's fixture server, built once per test process"},
+	{"internal/testkit/mcptest", "fixture", "the test kit's fixture server, built once per test process"},
 	{"internal/schemafast", "noneAllowed", "a sentinel node compared by address, never modified"},
 	{"internal/schemafast", "typeNames", "a read-only table of JSON Schema type names"},
 	{"internal/schemafast", "knownVersions", "a read-only table of $schema values"},

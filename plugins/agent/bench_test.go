@@ -16,7 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

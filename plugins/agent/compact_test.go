@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // TestRealDeepSeekSkipsWithoutDEEPSEEK_API_KEY talks to the real DeepSeek

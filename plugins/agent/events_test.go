@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // TestTurnEvents: with Events set, a turn reports each model message (its

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/policy"
 )

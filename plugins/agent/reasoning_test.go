@@ -10,7 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // sendReasoning is the config of an agent that sends the reasoning back,

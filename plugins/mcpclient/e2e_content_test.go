@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	"github.com/dsh-host/dsh-host/services/outputs"

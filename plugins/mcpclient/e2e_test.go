@@ -27,7 +27,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/attachments"

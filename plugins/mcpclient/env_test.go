@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 

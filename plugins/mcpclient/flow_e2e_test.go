@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"

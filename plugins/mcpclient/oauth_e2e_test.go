@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/services/logins"
 )

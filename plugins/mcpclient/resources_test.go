@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	"github.com/dsh-host/dsh-host/services/commands"

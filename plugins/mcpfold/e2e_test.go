@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/services/attachments"

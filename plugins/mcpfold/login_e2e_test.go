@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/services/logins"
 	_ "github.com/dsh-host/dsh-host/services/logins"
 )

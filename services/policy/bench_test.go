@@ -7,7 +7,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )

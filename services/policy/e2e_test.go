@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/services/policy"

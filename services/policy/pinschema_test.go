@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
-	"github.com/dsh-host/dsh-host/internal/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )

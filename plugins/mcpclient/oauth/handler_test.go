@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
-	"github.com/dsh-host/dsh-host/internal/oauthtest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/internal/tokenstore"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 	"github.com/dsh-host/dsh-host/services/logins"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/mcptest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // BenchmarkStart is the cost of starting the fixture server up to a

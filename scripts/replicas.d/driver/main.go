@@ -1,5 +1,5 @@
 // Command driver is scripts/replicas' Go half: it runs dsh-host replicas
-// behind HAProxy (internal/replicas), measures calls per second with 1 to N
+// behind HAProxy (internal/testkit/replicas), measures calls per second with 1 to N
 // replicas, and SIGTERMs one of N under load, counting the calls lost.
 // scripts/replicas builds it and the binaries it needs, and runs it.
 package main
@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/replicas"
+	"github.com/dsh-host/dsh-host/internal/testkit/replicas"
 )
 
 func main() {

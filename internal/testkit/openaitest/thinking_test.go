@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 // TestThinkingModels: a thinking model's request with a tool-calling

@@ -9,7 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
-	"github.com/dsh-host/dsh-host/internal/openaitest"
+	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -178,7 +178,7 @@ func sourceKey(root, src string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, os.Getenv("GOFLAGS"))
 	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
-	for _, dir := range []string{src, filepath.Join(root, "internal", "mcptest")} {
+	for _, dir := range []string{src, filepath.Join(root, "internal", "testkit", "mcptest")} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -331,7 +331,7 @@ const loopbackMarker = "dsh-loopback-listening "
 
 // loopbackModule makes every net.Server listen on 127.0.0.1 unless given a
 // loopback host, and reports each TCP address it listens on to stderr.
-const loopbackModule = `// Written by internal/mcptest: confine a node server to loopback.
+const loopbackModule = `// Written by internal/testkit/mcptest: confine a node server to loopback.
 import net from 'node:net';
 
 const listen = net.Server.prototype.listen;

@@ -1,0 +1,6 @@
+// Package testkit holds the project's test kits, one package each:
+// mcptest (in-process MCP servers and clients), oauthtest (an authorization
+// server), openaitest (a scripted OpenAI-compatible model), tlstest
+// (loopback certificates) and replicas (the multi-replica load driver).
+// They are real protocol peers, not mocks, so tests drive what users run.
+package testkit
