@@ -16,42 +16,10 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// consoleHooks are what a front end adds to the console. They travel in the
-// console's context, so that the console's functions keep one signature for
-// every front end.
-type consoleHooks struct {
-	// plain, when set, runs a line that is not a slash command.
-	plain func(ctx context.Context, line string)
-	// line, when set, gives the context one line runs under, and a done
-	// called when the line has run (chat: a Ctrl-C cancels that context).
-	line func(ctx context.Context) (context.Context, func())
-	// clear, when set, erases the front end's own live line (chat's
-	// progress) before a server's question is printed.
-	clear func()
-	// command, when set, runs a slash command of the front end's own
-	// (name with its "/") and says whether it was one.
-	command func(ctx context.Context, name, rest string) bool
-	// help lists the front end's own commands for /help.
-	help [][2]string
-	// fedAnswers: the input is not a terminal, and the lines a script fed
-	// ahead of a question (an approval) answer it instead of being dropped.
-	fedAnswers bool
-}
-
-type consoleHooksKey struct{}
-
-func withConsoleHooks(ctx context.Context, h consoleHooks) context.Context {
-	return context.WithValue(ctx, consoleHooksKey{}, h)
-}
-
-func consoleHooksFrom(ctx context.Context) consoleHooks {
-	h, _ := ctx.Value(consoleHooksKey{}).(consoleHooks)
-	return h
-}
 
 // chatTakesInterrupts is true when args run chat: main then leaves SIGINT to
 // it (a Ctrl-C cancels a turn) instead of stopping the process.
@@ -360,8 +328,8 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 			}
 		}
 	})
-	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands(), fedAnswers: !io.terminal(io.In)}
-	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
+	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(), FedAnswers: !io.terminal(io.In)}
+	console.Run(ctx, h, io.In, screen.Out, io.liveTerminal(io.Out), hooks)
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
 	return byCtrlC.Load()
@@ -463,7 +431,7 @@ type liveProgress struct {
 	term io.Writer // nil: not a terminal, nothing is shown
 
 	mu   sync.Mutex
-	line *progressLine
+	line *console.ProgressLine
 }
 
 func newLiveProgress(term io.Writer) *liveProgress { return &liveProgress{term: term} }
@@ -476,8 +444,8 @@ func (l *liveProgress) report() func(string, tools.Progress) {
 	return func(tool string, p tools.Progress) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.line = newProgressLine(l.term, tool)
-		l.line.report(p)
+		l.line = console.NewProgressLine(l.term, tool)
+		l.line.Report(p)
 	}
 }
 
@@ -486,7 +454,7 @@ func (l *liveProgress) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.line != nil {
-		l.line.clear()
+		l.line.Clear()
 		l.line = nil
 	}
 }

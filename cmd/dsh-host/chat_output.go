@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -314,20 +315,9 @@ func (l *liveProgress) say(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.line == nil {
-		l.line = newProgressLine(l.term, "")
+		l.line = console.NewProgressLine(l.term, "")
 	}
-	l.line.say(text)
-}
-
-// say shows text on the line as it is (escaped already), cut to fit.
-func (l *progressLine) say(text string) {
-	if r := []rune(text); len(r) > progressWidth {
-		text = string(r[:progressWidth-1]) + "…"
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
-	l.shown = true
+	l.line.Say(text)
 }
 
 // sessionID is the id of the session conv saves in, "" when none.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -334,10 +335,10 @@ func TestChatClearsItsLineForAQuestion(t *testing.T) {
 	in, typed := io.Pipe()
 	var out mcptest.SyncBuffer
 	done := make(chan struct{})
-	ctx := withConsoleHooks(context.Background(), consoleHooks{clear: func() { out.Write([]byte("<chat's line erased>")) }})
+	hooks := console.Hooks{Clear: func() { out.Write([]byte("<chat's line erased>")) }}
 	go func() {
 		defer close(done)
-		runConsoleOn(ctx, h, in, &out, nil)
+		console.Run(context.Background(), h, in, &out, nil, hooks)
 	}()
 	defer func() { typed.Close(); <-done }()
 	fmt.Fprintln(typed, "/call mcp__demo__ask")

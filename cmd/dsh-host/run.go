@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
 
@@ -81,7 +82,7 @@ and takes it over when the first stops.`)
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsoleOn(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out))
+			console.Run(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)

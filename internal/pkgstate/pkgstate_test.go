@@ -41,8 +41,6 @@ var allowed = []struct{ dir, name, reason string }{
 	{"plugins/mcpclient", "secretWords", "a read-only table of words that mark a secret"},
 	{"plugins/mcpclient", "minimalNames", "a read-only table of environment variable names"},
 	{"plugins/mcpclient", "rpcMembers", "a read-only table of JSON-RPC member names"},
-	{"cmd/dsh-host", "consoleCaller", "the console's fixed caller, never modified"},
-	{"cmd/dsh-host", "builtinConsoleCommands", "a read-only table of the console's own commands"},
 	{"cmd/dsh-host", "serveEnv", "a read-only table of the environment variables serve's flags read"},
 	{"internal/sandbox", "systemRead", "a read-only table of the system paths every sandboxed server may read"},
 	{"internal/sandbox", "systemWrite", "a read-only table of the devices every sandboxed server may write"},

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -52,8 +52,8 @@ func TestIsTerminal(t *testing.T) {
 		{"not a file", os.Stdin.Name(), false},
 	}
 	for _, tt := range tests {
-		if got := isTerminal(tt.v); got != tt.want {
-			t.Errorf("isTerminal(%s) = %v, want %v", tt.name, got, tt.want)
+		if got := IsTerminal(tt.v); got != tt.want {
+			t.Errorf("IsTerminal(%s) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux || aix || solaris || zos || darwin || dragonfly || freebsd || netbsd || openbsd
 
-package main
+package console
 
 import "golang.org/x/sys/unix"
 

@@ -1,12 +1,9 @@
-package main
+package console
 
-// What a person sees of a tool call while it runs: its live progress line,
-// and the questions a server asks through the elicitation service (the
-// console asks them on the terminal; one-shot commands decline them, or
-// accept the defaults with --elicit defaults).
+// The questions a server asks through the elicitation service (forms and
+// URLs) and the policy's approvals, asked at the console.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,215 +11,17 @@ import (
 	neturl "net/url"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/policy"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// installAnswerer installs a on h's elicitation service and returns its
-// removal; without the service (a composition that disabled it) nothing
-// is installed.
-func installAnswerer(h *host.Host, a elicit.Answerer) (remove func()) {
-	svc, ok := host.Lookup(h, elicit.Key)
-	if !ok || svc == nil {
-		return func() {}
-	}
-	return svc.Install(a)
-}
-
-// progressLine is a call's live progress on a terminal: one line, rewritten
-// in place at each report and erased when the call ends. w is the raw
-// terminal (the line's own \r and erase codes must reach it); the server's
-// message is escaped.
-type progressLine struct {
-	mu    sync.Mutex
-	w     io.Writer
-	label string
-	shown bool
-}
-
-// progressWidth caps the line, so that it never wraps on a common terminal
-// (a wrapped line cannot be rewritten with \r).
-const progressWidth = 78
-
-func newProgressLine(w io.Writer, label string) *progressLine {
-	return &progressLine{w: w, label: label}
-}
-
-// report shows p.
-func (l *progressLine) report(p tools.Progress) {
-	text := l.label + ": " + progressText(p)
-	if utf8.RuneCountInString(text) > progressWidth {
-		r := []rune(text)
-		text = string(r[:progressWidth-1]) + "…"
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
-	l.shown = true
-}
-
-// clear erases the line, if one is shown.
-func (l *progressLine) clear() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.shown {
-		fmt.Fprint(l.w, "\r\x1b[K")
-		l.shown = false
-	}
-}
-
-// progressText is "3/5 (60%) message", "3 message" without a total.
-func progressText(p tools.Progress) string {
-	s := trimFloat(p.Progress)
-	if p.Total > 0 {
-		s += fmt.Sprintf("/%s (%d%%)", trimFloat(p.Total), int(100*p.Progress/p.Total))
-	}
-	if msg := strings.Join(strings.Fields(p.Message), " "); msg != "" {
-		s += " " + termsafe.Escape(msg)
-	}
-	return s
-}
-
-func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
-
-// liveTerminal returns w when s takes it for a terminal, where a live
-// progress line may go, else nil.
-func (s Stdio) liveTerminal(w io.Writer) io.Writer {
-	if s.terminal(w) {
-		return w
-	}
-	return nil
-}
-
-// withProgressLine returns ctx whose calls show their progress on w, a
-// terminal, and the function that erases the line when the call is over.
-// With a nil w (not a terminal) progress is not shown.
-func withProgressLine(ctx context.Context, w io.Writer, label string) (context.Context, func()) {
-	if w == nil {
-		return ctx, func() {}
-	}
-	l := newProgressLine(w, label)
-	return tools.WithProgress(ctx, l.report), l.clear
-}
-
-// lineSource hands the console's input lines out: to a question being
-// asked (an elicitation) first, then to the command loop.
-type lineSource struct {
-	mu      sync.Mutex
-	queue   []string
-	ended   bool
-	full    bool          // feed waits for the queue to drain
-	asking  int           // questions waiting for a line
-	changed chan struct{} // closed and replaced at every change
-}
-
-// maxQueuedLines is how many lines are read ahead of the command loop;
-// past it feed stops reading, so that pasted or piped input waits in its
-// pipe rather than in memory.
-const maxQueuedLines = 64
-
-func newLineSource() *lineSource { return &lineSource{changed: make(chan struct{})} }
-
-// feed reads in until its end (or stop), queueing its lines, at most
-// maxQueuedLines at a time.
-func (s *lineSource) feed(in io.Reader, stop <-chan struct{}) {
-	sc := newLineScanner(in)
-	for sc.Scan() {
-		s.mu.Lock()
-		for len(s.queue) >= maxQueuedLines {
-			s.full = true
-			ch := s.changed
-			s.mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-ch:
-			}
-			s.mu.Lock()
-		}
-		s.full = false
-		s.queue = append(s.queue, sc.Text())
-		s.signal()
-		s.mu.Unlock()
-		select {
-		case <-stop:
-			return
-		default:
-		}
-	}
-	s.mu.Lock()
-	s.ended = true
-	s.signal()
-	s.mu.Unlock()
-}
-
-// signal wakes every waiter; s.mu is held.
-func (s *lineSource) signal() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// next returns the next line, for a question (ask) or the command loop;
-// false when the input ended or ctx is done. The loop gets no line while a
-// question waits for one.
-func (s *lineSource) next(ctx context.Context, ask bool) (string, bool) {
-	s.mu.Lock()
-	if ask {
-		s.asking++
-		defer func() {
-			s.mu.Lock()
-			s.asking--
-			s.signal()
-			s.mu.Unlock()
-		}()
-	}
-	for {
-		if len(s.queue) > 0 && (ask || s.asking == 0) {
-			line := s.queue[0]
-			s.queue = s.queue[1:]
-			s.signal() // feed may wait for room
-			s.mu.Unlock()
-			return line, true
-		}
-		if s.ended && len(s.queue) == 0 {
-			s.mu.Unlock()
-			return "", false
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return "", false
-		case <-ch:
-		}
-		s.mu.Lock()
-	}
-}
-
-// dropTypeAhead drops the lines read but not yet taken, and returns how
-// many. A question calls it when it starts: lines typed before it was
-// shown were meant for the command loop (or nothing), not as its answer.
-func (s *lineSource) dropTypeAhead() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.queue)
-	if n > 0 {
-		s.queue = nil
-		s.signal()
-	}
-	return n
-}
 
 // errInputEnded cancels a question whose answer can no longer come.
 var errInputEnded = errors.New("the console's input ended before the answer")
 
-// consoleAsker asks a server's questions at the console, one at a time.
-type consoleAsker struct {
+// asker asks a server's questions at the console, one at a time.
+type asker struct {
 	mu    sync.Mutex
 	out   io.Writer
 	lines *lineSource
@@ -236,7 +35,7 @@ type consoleAsker struct {
 }
 
 // Answer asks req at the console.
-func (a *consoleAsker) Answer(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+func (a *asker) Answer(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.clear != nil {
@@ -301,7 +100,7 @@ func inputEnded(ctx context.Context) error {
 }
 
 // describe prints a field's description and choices.
-func (a *consoleAsker) describe(fd *elicit.Field) {
+func (a *asker) describe(fd *elicit.Field) {
 	if fd.Description != "" {
 		fmt.Fprintf(a.out, "  %s\n", fd.Description)
 	}
@@ -315,7 +114,7 @@ func (a *consoleAsker) describe(fd *elicit.Field) {
 }
 
 // prompt is "Name (text, required) [default]: ".
-func (a *consoleAsker) prompt(fd *elicit.Field) string {
+func (a *asker) prompt(fd *elicit.Field) string {
 	var hints []string
 	switch {
 	case fd.Type == "boolean":
@@ -386,7 +185,7 @@ func defaultText(fd *elicit.Field) string {
 // url shows a URL request with its host, opens the page only once the
 // person agreed (the 2025-11-25 spec: show the target and get consent
 // before navigating), and asks whether they went through with it.
-func (a *consoleAsker) url(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+func (a *asker) url(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 	fmt.Fprintf(a.out, "  %s\n", req.URL)
 	if u, err := neturl.Parse(req.URL); err == nil && u.Host != "" {
 		fmt.Fprintf(a.out, "  on %s\n", u.Host)
@@ -434,30 +233,10 @@ func webURL(u string) bool {
 	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")
 }
 
-// newLineScanner scans lines of up to 1 MiB.
-func newLineScanner(in io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	return sc
-}
-
-// lockedWriter serializes writes: the console's replies and the questions
-// asked from a server's request share one output.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // approve asks whether a tool call may run: `Allow TOOL {args}? [y]es
 // once / [s]ession / [a]lways / [n]o`, with the arguments escaped and cut.
 // Enter says no.
-func (a *consoleAsker) approve(ctx context.Context, ap *elicit.Approval, dropped int) (elicit.Result, error) {
+func (a *asker) approve(ctx context.Context, ap *elicit.Approval, dropped int) (elicit.Result, error) {
 	keys := map[string]string{"y": elicit.ApproveOnce, "yes": elicit.ApproveOnce}
 	hints := []string{"[y]es once"}
 	for _, c := range ap.Choices {

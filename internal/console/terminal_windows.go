@@ -1,4 +1,4 @@
-package main
+package console
 
 import "golang.org/x/sys/windows"
 
