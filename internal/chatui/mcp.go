@@ -1,4 +1,4 @@
-package main
+package chatui
 
 // MCP prompts in chat: /mcp__server__prompt ARGS inserts the prompt's
 // messages in the conversation as turns (the model answers the last

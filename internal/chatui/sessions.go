@@ -1,4 +1,4 @@
-package main
+package chatui
 
 import (
 	"context"
@@ -7,30 +7,32 @@ import (
 	"text/tabwriter"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 )
 
-// chatSessions is where chat saves its conversations, and the composition
+// Sessions is where chat saves its conversations, and the composition
 // file they belong to (--continue picks the last one of it).
-type chatSessions struct {
+type Sessions struct {
 	dir, composition string
 }
 
-func newChatSessions(file string) (chatSessions, error) {
+// NewSessions is where the conversations of the composition in file go.
+func NewSessions(file string) (Sessions, error) {
 	dir, err := agent.SessionDir()
 	if err != nil {
-		return chatSessions{}, err
+		return Sessions{}, err
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return chatSessions{}, fmt.Errorf("resolve %s: %w", file, err)
+		return Sessions{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
-	return chatSessions{dir: dir, composition: abs}, nil
+	return Sessions{dir: dir, composition: abs}, nil
 }
 
-// start saves conv's turns in a new session; the zero chatSessions saves
+// start saves conv's turns in a new session; the zero Sessions saves
 // nothing.
-func (s chatSessions) start(conv *agent.Conversation, model string) error {
+func (s Sessions) start(conv *agent.Conversation, model string) error {
 	if s.dir == "" {
 		return nil
 	}
@@ -93,7 +95,7 @@ func (f *chatFront) listSessions() {
 		if s.Composition != f.sessions.composition {
 			mark += " (" + s.Composition + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns, oneLine(s.FirstLine, 60), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns, console.OneLine(s.FirstLine, 60), mark)
 	}
 	tw.Flush()
 }

@@ -1,4 +1,4 @@
-package main
+package chatui
 
 // What chat shows: for scripts under -p, the turn as JSON in Claude Code's
 // shapes (--output-format json: one object; stream-json: one event per
@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,59 +24,27 @@ import (
 
 // The values of --output-format.
 const (
-	formatText       = "text"
-	formatJSON       = "json"
-	formatStreamJSON = "stream-json"
+	FormatText       = "text"
+	FormatJSON       = "json"
+	FormatStreamJSON = "stream-json"
 )
-
-// bareP rewrites a -p that has no prompt after it (the last argument, or
-// one of fs's flags follows) into -p=, so that the flag package accepts it
-// and the prompt is read from stdin. It reports whether it did.
-func bareP(fs *flag.FlagSet, args []string) ([]string, bool) {
-	for i, a := range args {
-		if a == "--" {
-			break
-		}
-		if a != "-p" && a != "--p" {
-			continue
-		}
-		if i+1 < len(args) && !isFlagOf(fs, args[i+1]) {
-			continue
-		}
-		out := append([]string(nil), args...)
-		out[i] = "-p="
-		return out, true
-	}
-	return args, false
-}
-
-func isFlagOf(fs *flag.FlagSet, arg string) bool {
-	if arg == "--" {
-		return true
-	}
-	if !strings.HasPrefix(arg, "-") {
-		return false
-	}
-	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-	return name != "" && fs.Lookup(name) != nil
-}
 
 // maxStdinPrompt bounds what -p reads from stdin: a diff or a log fits, a
 // runaway pipe fails clearly instead of filling memory.
 const maxStdinPrompt = 8 << 20
 
-// stdinWait is how long -p with a prompt waits for stdin's first byte. A
+// StdinWait is how long -p with a prompt waits for stdin's first byte. A
 // program that starts chat with a pipe it never writes nor closes (a
 // child process's default stdin in Node or Python) would otherwise hang
 // it forever; git diff and the like write well within it.
-const stdinWait = 3 * time.Second
+const StdinWait = 3 * time.Second
 
-// pipedInput returns what stdin holds when it is a pipe or a file (`git
+// PipedInput returns what stdin holds when it is a pipe or a file (`git
 // diff | dsh-host chat -p "review this"`): nothing from a terminal or a
 // device such as /dev/null, which a script's stdin often is. With wait >
 // 0, a stdin that sends nothing within wait is left alone (waited says
 // so); once it sends, it is read to its end.
-func pipedInput(in io.Reader, wait time.Duration) (text string, waited bool, err error) {
+func PipedInput(in io.Reader, wait time.Duration) (text string, waited bool, err error) {
 	if in == nil {
 		return "", false, nil
 	}
@@ -131,9 +98,9 @@ func pipedInput(in io.Reader, wait time.Duration) (text string, waited bool, err
 	return string(r.b), false, nil
 }
 
-// withPiped is the prompt with stdin's content after it, Claude Code's
+// WithPiped is the prompt with stdin's content after it, Claude Code's
 // way; stdin alone when the prompt is empty.
-func withPiped(prompt, piped string) string {
+func WithPiped(prompt, piped string) string {
 	switch {
 	case strings.TrimSpace(piped) == "":
 		return prompt
@@ -195,7 +162,7 @@ type scriptOutput struct {
 }
 
 func newScriptOutput(w, status io.Writer, format, sessionID, model string, resumed bool, tools []string) *scriptOutput {
-	s := &scriptOutput{w: w, stream: format == formatStreamJSON, status: status, sessionID: sessionID, model: model, start: time.Now()}
+	s := &scriptOutput{w: w, stream: format == FormatStreamJSON, status: status, sessionID: sessionID, model: model, start: time.Now()}
 	if s.stream {
 		cwd, _ := os.Getwd()
 		s.line(map[string]any{"type": "system", "subtype": "init", "session_id": sessionID, "model": model, "cwd": cwd, "resumed": resumed, "tools": tools})

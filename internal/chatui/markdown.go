@@ -1,4 +1,4 @@
-package main
+package chatui
 
 // The model's answer as Markdown on a terminal, rendered as it streams.
 //

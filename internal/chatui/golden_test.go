@@ -1,16 +1,20 @@
-package main
+package chatui
 
 import (
 	"context"
+	"flag"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
-	goldenfile "github.com/dsh-host/dsh-host/internal/testkit/golden"
+	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/testkit/golden"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // chatVarying are the parts of chat's output that differ from run to run:
 // the session id, the turn's duration, the working directory.
@@ -31,47 +35,44 @@ func chatStable(s string) string {
 }
 
 // TestChatOnceGolden: a scripted turn (a folded tool call, then the
-// answer) under -p in each output format, stdout and stderr byte for
+// answer) for a script, in each output format, stdout and stderr byte for
 // byte; "terminal" takes stderr for a terminal.
 func TestChatOnceGolden(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
-		args     []string
+		format   string
 		terminal bool
 	}{
-		{"chat_text", nil, false},
-		{"chat_text_terminal", nil, true},
-		{"chat_json", []string{"--output-format", "json"}, false},
-		{"chat_stream_json", []string{"--output-format", "stream-json"}, false},
+		{"chat_text", FormatText, false},
+		{"chat_text_terminal", FormatText, true},
+		{"chat_json", FormatJSON, false},
+		{"chat_stream_json", FormatStreamJSON, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := openaitest.New(t, chatTurns()...)
-			file, _ := chatComposition(t, srv)
-			t.Setenv("DSH_HOME", t.TempDir())
 			var stdout, stderr mcptest.SyncBuffer
-			std := Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr}
+			std := console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr}
 			if tt.terminal {
 				std.Terminal = func(v any) bool { return v == any(&stderr) }
 			}
-			args := append([]string{"-c", file, "-p", "What is 1+2?"}, tt.args...)
-			if code := runChat(context.Background(), args, std, make(chan os.Signal), func(bool) {}); code != exitOK {
-				t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+			ch, h := startChat(t, chatComposition(t, srv), std)
+			if _, err := ch.Once(context.Background(), h, "What is 1+2?", tt.format, false, make(chan os.Signal)); err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, stderr.String())
 			}
-			goldenfile.Check(t, tt.name, []byte(chatStable("--- stdout\n"+stdout.String()+"--- stderr\n"+stderr.String())), *update)
+			golden.Check(t, tt.name, []byte(chatStable("--- stdout\n"+stdout.String()+"--- stderr\n"+stderr.String())), *update)
 		})
 	}
 }
 
 // TestChatConsoleGolden: the chat console for a scripted turn, then a
-// line that is not a message, then /quit.
+// command of chat's own without its argument, then /quit.
 func TestChatConsoleGolden(t *testing.T) {
 	srv := openaitest.New(t, chatTurns()...)
-	file, _ := chatComposition(t, srv)
-	t.Setenv("DSH_HOME", t.TempDir())
 	var out mcptest.SyncBuffer
 	in := strings.NewReader("What is 1+2?\n/resume\n/quit\n")
-	if code := runChat(context.Background(), []string{"-c", file}, Stdio{In: in, Out: &out, Err: &out}, make(chan os.Signal), func(bool) {}); code != exitOK {
-		t.Fatalf("exit %d:\n%s", code, out.String())
+	ch, h := startChat(t, chatComposition(t, srv), console.Stdio{In: in, Out: &out, Err: &out})
+	if _, err := ch.Console(context.Background(), h, false, make(chan os.Signal)); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
 	}
-	goldenfile.Check(t, "chat_console", []byte(out.String()), *update)
+	golden.Check(t, "chat_console", []byte(out.String()), *update)
 }
