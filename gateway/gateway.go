@@ -56,6 +56,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/limits"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
@@ -223,7 +224,7 @@ type Gateway struct {
 	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
 	// inbound OAuth (limits_identity.go).
-	idLimits atomic.Pointer[identityLimits]
+	idLimits atomic.Pointer[limits.PerIdentity]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
