@@ -104,7 +104,10 @@ func TestCallsInFlight(t *testing.T) {
 		return &mcp.CallToolResult{}, nil
 	})
 	done := make(chan string)
-	go func() { res, err := slow(context.Background(), "tools/call", call("alice")); done <- refused(t, res, err) }()
+	go func() {
+		res, err := slow(context.Background(), "tools/call", call("alice"))
+		done <- refused(t, res, err)
+	}()
 	<-started
 	mw := l.Middleware(ok)
 	if why := refusedAs(t)(mw(context.Background(), "tools/call", call("alice"))); !strings.Contains(why, "callsInFlight") {
