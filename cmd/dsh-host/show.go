@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -44,12 +44,12 @@ func commandRegistry(h *host.Host) (*commands.Registry, error) {
 }
 
 // toolRow is one registered tool as listings show it.
-type toolRow = control.Tool
+type toolRow = app.Tool
 
 // listTools returns every tool caller may see, marking as folded those
 // present in the registry but absent from the assembled prompt.
 func listTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]toolRow, error) {
-	return control.ListTools(ctx, reg, caller)
+	return app.ListTools(ctx, reg, caller)
 }
 
 // writeTools prints rows as a table.
@@ -112,7 +112,7 @@ func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 }
 
 // countTools maps each instance id to the number of tools it registered.
-func countTools(reg *tools.Registry) map[string]int { return control.CountTools(reg) }
+func countTools(reg *tools.Registry) map[string]int { return app.CountTools(reg) }
 
 // since renders t relative to now ("3s ago") with its clock time.
 func since(t, now time.Time) string {
@@ -179,11 +179,11 @@ func writePrompt(w io.Writer, asm tools.Assembly) error {
 	if err != nil {
 		return fmt.Errorf("encode the tools array: %w", err)
 	}
-	return writePromptOf(w, control.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
+	return writePromptOf(w, app.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
 }
 
 // writePromptOf is writePrompt of a prompt a host answered with.
-func writePromptOf(w io.Writer, p control.Prompt) error {
+func writePromptOf(w io.Writer, p app.Prompt) error {
 	var pretty strings.Builder
 	if err := indentJSON(&pretty, []byte(p.ToolsJSON)); err != nil {
 		return err

@@ -34,7 +34,6 @@ var allowed = []struct{ dir, name, reason string }{
 	{"internal/schemafast", "knownVersions", "a read-only table of $schema values"},
 	{"internal/schemafast", "handled", "a read-only table of the keywords the checker handles"},
 	{"internal/control", "errKinds", "a read-only table of sentinel errors by wire name"},
-	{"internal/control", "declineAll", "a fixed answerer, never reassigned"},
 	{"services/tools", "noHooks", "the empty hook set, a sentinel never modified"},
 	{"services/resources", "imageTypes", "a read-only table of media types"},
 	{"plugins/mcpclient", "clientInfo", "the host's fixed introduction to servers, never modified"},
