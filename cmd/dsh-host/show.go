@@ -10,9 +10,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -43,7 +43,7 @@ func promptSize(n int, b []byte) string { return console.PromptSize(n, b) }
 
 func writePrompt(w io.Writer, asm tools.Assembly) error { return console.WritePrompt(w, asm) }
 
-func writePromptOf(w io.Writer, p control.Prompt) error { return console.WritePromptOf(w, p) }
+func writePromptOf(w io.Writer, p app.Prompt) error { return console.WritePromptOf(w, p) }
 
 func oneLine(s string, max int) string { return console.OneLine(s, max) }
 

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -45,12 +45,12 @@ func CommandRegistry(h *host.Host) (*commands.Registry, error) {
 }
 
 // Tool is one registered tool as listings show it.
-type Tool = control.Tool
+type Tool = app.Tool
 
 // ListTools returns every tool caller may see, marking as folded those
 // present in the registry but absent from the assembled prompt.
 func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]Tool, error) {
-	return control.ListTools(ctx, reg, caller)
+	return app.ListTools(ctx, reg, caller)
 }
 
 // WriteTools prints rows as a table.
@@ -113,7 +113,7 @@ func WriteInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 }
 
 // CountTools maps each instance id to the number of tools it registered.
-func CountTools(reg *tools.Registry) map[string]int { return control.CountTools(reg) }
+func CountTools(reg *tools.Registry) map[string]int { return app.CountTools(reg) }
 
 // Since renders t relative to now ("3s ago") with its clock time.
 func Since(t, now time.Time) string {
@@ -168,11 +168,11 @@ func WritePrompt(w io.Writer, asm tools.Assembly) error {
 	if err != nil {
 		return fmt.Errorf("encode the tools array: %w", err)
 	}
-	return WritePromptOf(w, control.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
+	return WritePromptOf(w, app.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
 }
 
 // WritePromptOf is WritePrompt of a prompt a host answered with.
-func WritePromptOf(w io.Writer, p control.Prompt) error {
+func WritePromptOf(w io.Writer, p app.Prompt) error {
 	var pretty strings.Builder
 	if err := indentJSON(&pretty, []byte(p.ToolsJSON)); err != nil {
 		return err

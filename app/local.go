@@ -1,12 +1,12 @@
-package control
+package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -18,132 +18,12 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// Answers is what the one-shot subcommands ask a host. Local answers from
-// a host in this process, Client from a running host over its socket.
-type Answers interface {
-	Status(ctx context.Context) (Status, error)
-	Tools(ctx context.Context) (ToolList, error)
-	// Call runs one tool call; its progress goes to ctx's
-	// (tools.WithProgress). The error is the transport's or a missing
-	// tools service; the call's own failure is in the Result.
-	Call(ctx context.Context, req CallRequest) (tools.Result, error)
-	Prompt(ctx context.Context) (Prompt, error)
-	Command(ctx context.Context, req CommandRequest) (commands.Reply, error)
-	// Resources lists the servers' resources and templates; Read reads
-	// one. Their errors are the resources service's, a read's failure
-	// included.
-	Resources(ctx context.Context, req ResourcesRequest) (ResourceList, error)
-	Read(ctx context.Context, req ReadRequest) (ReadAnswer, error)
-}
-
-// Status is a host's instances and how many tools each registered.
-type Status struct {
-	PID        int                   `json:"pid"`
-	File       string                `json:"file"`
-	Instances  []host.InstanceStatus `json:"instances"`
-	ToolCounts map[string]int        `json:"toolCounts"`
-}
-
-// Tool is one registered tool as listings show it.
-type Tool struct {
-	Name        string `json:"name"`
-	Server      string `json:"server,omitempty"`
-	RawName     string `json:"rawName,omitempty"`
-	Instance    string `json:"instance,omitempty"`
-	Folded      bool   `json:"folded"`
-	Description string `json:"description"`
-	// Hidden notes the invisible characters the description carries
-	// (policy.HiddenText): text a model reads and a person does not see.
-	Hidden string `json:"hidden,omitempty"`
-	// Withheld is true for a registered tool the caller is not offered
-	// (the policy holds it until it is trusted, or its rules deny it to
-	// the caller): calls are refused.
-	Withheld bool `json:"withheld,omitempty"`
-}
-
-// ToolList is every tool a command-line caller sees, and the instances.
-type ToolList struct {
-	Tools     []Tool                `json:"tools"`
-	Instances []host.InstanceStatus `json:"instances"`
-}
-
-// CallRequest is one tool call.
-type CallRequest struct {
-	Tool       string          `json:"tool"`
-	Args       json.RawMessage `json:"args"`
-	ImageInput bool            `json:"imageInput,omitempty"`
-	// Elicit answers a server's questions during the call: "defaults"
-	// accepts a form's defaults, "decline" (or empty) declines.
-	Elicit string `json:"elicit,omitempty"`
-	// Progress asks for the call's progress reports.
-	Progress bool `json:"progress,omitempty"`
-	// Yes approves the call where the policy would ask (nobody is there
-	// to answer a one-shot command): `dsh-host call --yes`.
-	Yes bool `json:"yes,omitempty"`
-}
-
-// Prompt is the model-facing tools array: its exact bytes, the system
-// prompt sections and the number of tools.
-type Prompt struct {
-	ToolsJSON string          `json:"toolsJSON"`
-	Sections  []tools.Section `json:"sections"`
-	Count     int             `json:"count"`
-}
-
-// CommandRequest is one slash command line.
-type CommandRequest struct {
-	Line   string `json:"line"`
-	Elicit string `json:"elicit,omitempty"`
-}
-
-// ResourcesRequest filters a resources listing (resources.Filter).
-type ResourcesRequest struct {
-	Server string `json:"server,omitempty"`
-	Query  string `json:"query,omitempty"`
-}
-
-// ResourceList is every resource and template that passed the filter,
-// and the instances.
-type ResourceList struct {
-	Resources []resources.Resource  `json:"resources"`
-	Templates []resources.Template  `json:"templates"`
-	Instances []host.InstanceStatus `json:"instances"`
-}
-
-// ReadRequest reads one resource: URI, or Template expanded with Args.
-// Server names the server to ask; empty routes it (resources.Registry).
-type ReadRequest struct {
-	URI      string            `json:"uri,omitempty"`
-	Template string            `json:"template,omitempty"`
-	Args     map[string]string `json:"args,omitempty"`
-	Server   string            `json:"server,omitempty"`
-}
-
-// ReadAnswer is a read as the server sent it, and its text for a person:
-// an image or other binary content kept in the host's attachment store
-// and shown by reference.
-type ReadAnswer struct {
-	resources.Read
-	Text string `json:"text"`
-}
-
-// ReloadResult is the outcome of a reload: Error is empty when the
-// composition was applied.
-type ReloadResult struct {
-	Error     string                `json:"error,omitempty"`
-	Instances []host.InstanceStatus `json:"instances"`
-	// Outcomes says how each entry the reload touched came out: started,
-	// restarted, kept (its new config failed; the previous one runs),
-	// failed, pending or disposed.
-	Outcomes []host.Outcome `json:"outcomes,omitempty"`
-}
-
-// errNoTools, errNoCommands and errNoResources: a service the composition
+// ErrNoTools, ErrNoCommands and ErrNoResources: a service the composition
 // does not run.
 var (
-	errNoTools     = errors.New("the tools service is not running (check the composition's status)")
-	errNoCommands  = errors.New("the commands service is not running (check the composition's status)")
-	errNoResources = errors.New("the resources service is not running (check the composition's status)")
+	ErrNoTools     = errors.New("the tools service is not running (check the composition's status)")
+	ErrNoCommands  = errors.New("the commands service is not running (check the composition's status)")
+	ErrNoResources = errors.New("the resources service is not running (check the composition's status)")
 )
 
 // Local answers from a host in this process.
@@ -152,14 +32,20 @@ type Local struct {
 	File string // the composition file, as the user named it
 }
 
-var _ Answers = (*Local)(nil)
+var _ App = (*Local)(nil)
+
+// lookup is host.Lookup that also refuses a nil service.
+func lookup[T comparable](h *host.Host, k host.Key[T]) (T, bool) {
+	v, ok := host.Lookup(h, k)
+	var zero T
+	return v, ok && v != zero
+}
 
 func (l *Local) registry() (*tools.Registry, error) {
-	r, ok := host.Lookup(l.Host, tools.Key)
-	if !ok || r == nil {
-		return nil, errNoTools
+	if r, ok := lookup(l.Host, tools.Key); ok {
+		return r, nil
 	}
-	return r, nil
+	return nil, ErrNoTools
 }
 
 // Status returns the host's instances.
@@ -187,8 +73,16 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	ctx = policy.WithOneShot(ctx, req.Yes)
-	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+	if req.Progress != nil {
+		ctx = tools.WithProgress(ctx, req.Progress)
+	}
+	if req.Answer != nil {
+		// Someone answers: the policy asks them, as it asks a console.
+		ctx = elicit.WithAnswerer(ctx, req.Answer)
+	} else {
+		ctx = withElicit(policy.WithOneShot(ctx, req.Yes), req.Elicit)
+	}
+	return reg.Execute(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -210,19 +104,23 @@ func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
 
 // Command runs one slash command.
 func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply, error) {
-	reg, ok := host.Lookup(l.Host, commands.Key)
-	if !ok || reg == nil {
-		return commands.Reply{}, errNoCommands
+	reg, ok := lookup(l.Host, commands.Key)
+	if !ok {
+		return commands.Reply{}, ErrNoCommands
 	}
-	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall}, req.Line), nil
+	if req.Answer != nil {
+		ctx = elicit.WithAnswerer(ctx, req.Answer)
+	} else {
+		ctx = withElicit(ctx, req.Elicit)
+	}
+	return reg.Run(ctx, tools.Caller{Kind: tools.CallerCall}, req.Line), nil
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
-	r, ok := host.Lookup(l.Host, resources.Key)
-	if !ok || r == nil {
-		return nil, errNoResources
+	if r, ok := lookup(l.Host, resources.Key); ok {
+		return r, nil
 	}
-	return r, nil
+	return nil, ErrNoResources
 }
 
 // Resources lists the resources and templates that pass req's filter.
@@ -297,9 +195,11 @@ func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 }
 
 // declineAll declines every question: nobody attached can answer.
-var declineAll elicit.Answerer = elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+type declineAll struct{}
+
+func (declineAll) Answer(context.Context, elicit.Request) (elicit.Result, error) {
 	return elicit.Result{Action: elicit.Decline, Reason: elicit.NoAnswerer}, nil
-})
+}
 
 // withElicit returns ctx whose elicitations mode answers: "defaults" or
 // "decline". Empty leaves ctx as it is (the host's installed answerer).
@@ -308,7 +208,7 @@ func withElicit(ctx context.Context, mode string) context.Context {
 	case "defaults":
 		return elicit.WithAnswerer(ctx, elicit.Defaults())
 	case "decline":
-		return elicit.WithAnswerer(ctx, declineAll)
+		return elicit.WithAnswerer(ctx, declineAll{})
 	}
 	return ctx
 }
@@ -359,4 +259,14 @@ func CountTools(reg *tools.Registry) map[string]int {
 		n[d.Origin.Instance]++
 	}
 	return n
+}
+
+// serialized returns fn called one at a time.
+func serialized[T any](fn func(T)) func(T) {
+	var mu sync.Mutex
+	return func(v T) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(v)
+	}
 }
