@@ -62,7 +62,6 @@ import (
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/version"
 	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -79,65 +78,12 @@ const maxImageBytes = 64 << 20
 // postpone a re-assembly.
 const maxDebounceFactor = 20
 
-// Options configures a Gateway. The zero value (or nil) means defaults.
-type Options struct {
-	// Implementation names the server to its clients (default "dsh-host"
-	// at the binary's module version).
-	Implementation *mcp.Implementation
-	// Logger receives the gateway's logs (default: discarded).
-	Logger *slog.Logger
-	// CallerID distinguishes this gateway among callers of kind "gateway"
-	// in the registry's hooks and logs.
-	CallerID string
-	// Mask, when non-nil, limits the tools the gateway's clients see and may
-	// call.
-	Mask *tools.Mask
-	// Debounce is the delay between a registry change and the re-assembly
-	// (default DefaultDebounce).
-	Debounce time.Duration
-	// Raw serves the MCP servers' tools under their own names (Origin.RawName)
-	// instead of the assembly: no prefix, no folding, and no tool that is not
-	// an MCP server's. With one server, the gateway is a faithful bridge to
-	// it; of two tools with one raw name, the first registered is served.
-	Raw bool
-	// Resources, when non-nil, is the resources service whose resources,
-	// templates, prompts and completion the gateway serves too
-	// (resources.go, prompts.go).
-	Resources *resources.Registry
-	// NameLimit is the longest tool name served (0: DefaultNameLimit); a
-	// longer one is fitted to it, stable and distinct (tools.FitName).
-	// Clients add their own prefix (mcp__<server>__ for Claude Code) to
-	// names that model APIs cap at 64 characters.
-	NameLimit int
-	// DropMarker serves an MCP server's tools without the mcp__ marker
-	// (<serverName>__<tool>): a client adds its own.
-	DropMarker bool
-	// MaxCallsPerSession and MaxCalls cap the requests in flight per
-	// session and over all sessions (defaults DefaultMaxCallsPerSession
-	// and DefaultMaxCalls); a request past a cap fails with an error
-	// naming it.
-	MaxCallsPerSession, MaxCalls int
-	// DrainTimeout is how long a drain may wait for the requests in
-	// flight (default DefaultDrainTimeout); see Gateway.Drain.
-	DrainTimeout time.Duration
-	// Telemetry, when not nil, traces every MCP request (a server span,
-	// continuing the client's trace context from params._meta) and reports
-	// the gateway's sessions, connections and requests in flight in its
-	// metrics.
-	Telemetry *telemetry.Telemetry
-	// PerIdentity serves each request's identity (inbound OAuth) its own
-	// tools: the surface holds what any identity may see, and each
-	// tools/list is narrowed to its caller's (identity.go).
-	PerIdentity bool
-	// ListWait bounds how long after the gateway's start its lists wait
-	// for the servers starting with it (default DefaultListWait; ready.go).
-	ListWait time.Duration
-}
-
 // Gateway is an MCP server that mirrors a tool registry for the life of a
 // scope. Create it with New and serve Server() on any go-sdk transport (or
 // HTTPHandler). It is safe for concurrent use.
 type Gateway struct {
+	// cfg is the entry's config, with New's defaults.
+	cfg    Config
 	server *mcp.Server
 	reg    *tools.Registry
 	store  *attachments.Store
@@ -238,15 +184,19 @@ type toolState struct {
 
 // New returns a gateway serving reg's assembly for the caller
 // {Kind: "gateway", ImageInput: true}, for as long as s lives: it follows
-// reg (OnAssemblyChange) and is closed when s is disposed. store resolves
-// image references in results; it may be nil, and images then reach
-// clients as a text notice. New assembles once before returning, so the
-// first client to connect sees the surface; an assembly error is returned,
-// and the gateway is not created.
-func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Options) (*Gateway, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
+// reg (OnAssemblyChange) and is closed when s is disposed. cfg is the
+// entry's config (its listener's keys are serve's: New serves nothing),
+// deps what it is given; nil means defaults. New assembles once before
+// returning, so the first client to connect sees the surface; an assembly
+// error is returned, and the gateway is not created.
+func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	var o Deps
+	if deps != nil {
+		o = *deps
 	}
 	if o.Implementation == nil {
 		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: version.String()}
@@ -257,28 +207,32 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.Debounce <= 0 {
 		o.Debounce = DefaultDebounce
 	}
-	if o.MaxCallsPerSession <= 0 {
-		o.MaxCallsPerSession = DefaultMaxCallsPerSession
+	if c.MaxCallsPerSession <= 0 {
+		c.MaxCallsPerSession = DefaultMaxCallsPerSession
 	}
-	if o.MaxCalls <= 0 {
-		o.MaxCalls = DefaultMaxCalls
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = DefaultMaxCalls
 	}
-	if o.NameLimit <= 0 {
-		o.NameLimit = DefaultNameLimit
+	if c.NameLimit <= 0 {
+		c.NameLimit = DefaultNameLimit
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = DefaultDrainTimeout
 	}
 	g := &Gateway{
-		names:  naming{limit: o.NameLimit, dropMarker: o.DropMarker},
+		cfg:    c,
+		names:  naming{limit: c.NameLimit, dropMarker: c.DropMarker},
 		reg:    reg,
-		store:  store,
+		store:  o.Store,
 		caller: tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
 		logger: o.Logger,
-		raw:    o.Raw,
+		raw:    c.Raw,
 		done:   make(chan struct{}),
 	}
-	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
+	g.surfaceCaller, g.perIdentity = g.caller, c.Auth != nil
 	g.tools = g.toolSet()
-	g.startup.init(s, o.ListWait)
-	if o.PerIdentity {
+	g.startup.init(s, c.ListWait)
+	if g.perIdentity {
 		g.surfaceCaller.Identity = &tools.Identity{Any: true}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
@@ -291,11 +245,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.uninitialized = newTally(tallyInterval, func(n int) {
 		g.logger.Warn("gateway: refused requests sent out of order, most of them before initialize (a POST without Mcp-Session-Id must be an initialize)", "refused", n)
 	})
-	g.drainTimeout = o.DrainTimeout
-	if g.drainTimeout <= 0 {
-		g.drainTimeout = DefaultDrainTimeout
-	}
-	g.calls = &callLimit{perSession: o.MaxCallsPerSession, total: o.MaxCalls, bySession: map[mcp.Session]int{},
+	g.drainTimeout = c.DrainTimeout
+	g.calls = &callLimit{perSession: c.MaxCallsPerSession, total: c.MaxCalls, bySession: map[mcp.Session]int{},
 		refused: g.refusalTally("requests", "maxCallsPerSession or maxCalls")}
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
