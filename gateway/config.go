@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/metricshttp"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -81,8 +82,10 @@ type Config struct {
 	ListWait time.Duration `yaml:"listWait"`
 	// Metrics is the address (HOST:PORT) to serve the host's metrics on,
 	// in Prometheus text format at /metrics, such as 127.0.0.1:9464;
-	// empty serves none. It needs no token: bind it where only the
-	// scraper reaches.
+	// empty serves none. It starts the listener a metrics entry starts
+	// (plugins/metrics, whose config holds the metrics' options), with
+	// its defaults; a composition has one or the other. It needs no
+	// token: bind it where only the scraper reaches.
 	Metrics string `yaml:"metrics"`
 }
 
@@ -104,8 +107,8 @@ func (c *Config) Validate() error {
 			c.NameLimit, MinNameLimit, tools.MaxNameLen, DefaultNameLimit)
 	}
 	if c.Metrics != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics); err != nil {
-			return fmt.Errorf("metrics %q: want HOST:PORT, such as 127.0.0.1:9464: %w", c.Metrics, err)
+		if err := metricshttp.CheckAddr(c.Metrics); err != nil {
+			return host.KeyErrorf("metrics", "%v", err)
 		}
 	}
 	if c.Auth != nil {

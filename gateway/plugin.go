@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/metricshttp"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -27,7 +28,15 @@ func init() {
 		// The token is the gateway's: no MCP server the host starts
 		// inherits the variable holding it, whatever its name.
 		Secrets: func(c *Config) []string { return []string{c.TokenEnv} },
-		Apply:   apply,
+		// The metrics key starts the host's one metrics listener, which a
+		// metrics entry would start too.
+		Claims: func(c *Config) []host.Claim {
+			if c.Metrics == "" {
+				return nil
+			}
+			return []host.Claim{metricshttp.Claim("metrics")}
+		},
+		Apply: apply,
 	})
 }
 
@@ -64,9 +73,9 @@ func apply(s *host.Scope, cfg Config) error {
 		}
 	}
 	if cfg.Metrics != "" {
-		url, err := listenMetrics(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
+		url, err := metricshttp.Listen(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
 		if err != nil {
-			return err
+			return host.KeyErrorf("metrics", "%v", err)
 		}
 		detail += "; metrics at " + url
 	}
