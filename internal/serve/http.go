@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/dsh-host/dsh-host/gateway"
@@ -54,10 +53,8 @@ func HTTP(ctx context.Context, c *host.Composition, cfg Config, signals chan os.
 	// The gateway listens from its start; serve says it is ready once the
 	// whole composition has started.
 	if st := host.Find(h.Status(), id); st.State == host.StateActive {
-		if strings.HasPrefix(st.Detail, "http") {
-			// The detail goes on with the metrics listener's URL, if any.
-			url, _, _ := strings.Cut(st.Detail, "; ")
-			logger.Info("serving MCP over Streamable HTTP", "url", url, "entry", id)
+		if st.Endpoint != "" {
+			logger.Info("serving MCP over Streamable HTTP", "url", st.Endpoint, "entry", id)
 		} else {
 			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
 		}

@@ -60,11 +60,8 @@ func (f Flags) Entry() (host.Entry, error) {
 		return e, err
 	}
 	e.Config = cfg
-	v, err := host.DecodeConfig(&e)
-	if err != nil {
-		return e, err
-	}
-	if gc, ok := v.(*gateway.Config); ok {
+	gc, err := host.Decode[gateway.Config](&e)
+	if err == nil {
 		_, err = gc.Token()
 	}
 	return e, err
