@@ -72,13 +72,13 @@ func TestProgress(t *testing.T) {
 	c := readFile(t, writeComposition(t, consoleComposition(t)))
 	logger := slog.New(slog.DiscardHandler)
 	var out bytes.Buffer
-	p := newProgress(&out)
-	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.observe)
+	p := console.NewStartup(&out)
+	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.Observe)
 	defer shutdownHost(h, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.finish(h.Status(), " — /help for commands")
+	p.Finish(h.Status(), " — /help for commands")
 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// One line per entry (the built-in services are left out), then the
