@@ -71,6 +71,7 @@ func apply(s *host.Scope, cfg Config) error {
 		if detail, err = listen(s, g, cfg.HTTP, o); err != nil {
 			return err
 		}
+		s.SetEndpoint(detail) // the URL, typed for front ends (serve)
 	}
 	if cfg.Metrics != "" {
 		url, err := metricshttp.Listen(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
