@@ -60,3 +60,32 @@ func BenchmarkTapHTTP(b *testing.B) {
 }
 
 func mendNothing(*jsonrpc.Request) *jsonrpc.Request { return nil }
+
+// BenchmarkDecode is what decoding one small message costs: go-sdk's
+// jsonrpc.DecodeMessage (the tap's for a server's message) against
+// encoding/json (the tap's for go-sdk's own POST).
+func BenchmarkDecode(b *testing.B) {
+	for _, m := range []struct{ name, msg string }{
+		{"request", `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":"dsh-42"},"name":"add","arguments":{"a":2,"b":3}}}`},
+		{"response", `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5}}}`},
+	} {
+		b.Run(m.name+"/go-sdk", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := jsonrpc.DecodeMessage([]byte(m.msg)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if m.name == "request" {
+			b.Run(m.name+"/encoding-json", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, ok := decodeSent([]byte(m.msg)); !ok {
+						b.Fatal("not decoded")
+					}
+				}
+			})
+		}
+	}
+}

@@ -9,9 +9,10 @@
 // each message of the answers (a JSON body, or an SSE stream read as
 // go-sdk reads it: one reader, the same fields, the same event-size bound,
 // events named other than "message" skipped, nothing heard once go-sdk
-// would stop reading). Each message is decoded once, with go-sdk's own
-// jsonrpc.DecodeMessage, so neither key order nor escaping changes what is
-// heard.
+// would stop reading). Each message is decoded once: the server's with
+// go-sdk's own jsonrpc.DecodeMessage, so that what is heard is what go-sdk
+// reads, whatever the order or escaping of members; the client's own POSTs
+// (go-sdk's writing) with encoding/json, which costs a fraction of it.
 //
 // Subscribers name the methods they follow. A subscriber hears the
 // server's requests and notifications of those methods, and the responses

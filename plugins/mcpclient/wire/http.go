@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -93,9 +94,8 @@ func (rt *roundTripper) sent(req *http.Request) (*http.Request, *jsonrpc.Request
 	if err != nil {
 		return req, nil
 	}
-	msg, err := jsonrpc.DecodeMessage(b)
-	r, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok {
+	r, ok := decodeSent(b)
+	if !ok {
 		return req, nil
 	}
 	m := rt.line.sent(r)
@@ -113,6 +113,26 @@ func (rt *roundTripper) sent(req *http.Request) (*http.Request, *jsonrpc.Request
 		return req, nil
 	}
 	return req, m
+}
+
+// decodeSent decodes a request go-sdk wrote, as it wrote it (go-sdk's
+// jsonrpc.DecodeMessage, fit for what a server writes, allocates some 32
+// KiB for each of its two passes over a request; docs/upstream.md). A
+// response the client sends is of no subscriber's.
+func decodeSent(b []byte) (*jsonrpc.Request, bool) {
+	var m struct {
+		ID     any             `json:"id"`
+		Method *string         `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method == nil {
+		return nil, false
+	}
+	id, err := jsonrpc.MakeID(m.ID)
+	if err != nil {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: *m.Method, Params: m.Params}, true
 }
 
 // jsonBody is a call's answer as one JSON message, heard at its end,
