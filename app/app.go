@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -50,6 +51,9 @@ type App interface {
 	Trust(ctx context.Context, req TrustRequest) (commands.Reply, error)
 	// Explain says how the policy's rules decide one call.
 	Explain(ctx context.Context, req ExplainRequest) (commands.Reply, error)
+	// Audit yields the policy's trail of calls that q selects, and with
+	// q.Follow those written later, until ctx ends or the loop stops.
+	Audit(ctx context.Context, q AuditQuery) (iter.Seq2[AuditRecord, error], error)
 
 	// Chat runs one turn of the agent's conversation, its events going
 	// to req.Events as they come.

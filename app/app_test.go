@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -372,6 +373,57 @@ func TestNoAgent(t *testing.T) {
 	both(t, fixtureComposition(t, nil), func(t *testing.T, e *env) {
 		if _, err := e.Chat(t.Context(), app.ChatRequest{Text: "hi"}); err == nil || !strings.Contains(err.Error(), "plugin agent") {
 			t.Errorf("chat without an agent: %v", err)
+		}
+	})
+}
+
+// TestAudit: the trail has the calls made; following it yields a call
+// made after it began, and ends with ctx.
+func TestAudit(t *testing.T) {
+	both(t, fixtureComposition(t, nil), func(t *testing.T, e *env) {
+		ctx := t.Context()
+		if res, err := e.Call(ctx, app.CallRequest{Tool: "mcp__fx__add", Args: []byte(`{"a":1,"b":1}`)}); err != nil || res.Err != nil {
+			t.Fatalf("add: %v, %v", res.Err, err)
+		}
+		e.Call(ctx, app.CallRequest{Tool: "mcp__fx__fail", Args: []byte(`{}`)})
+		seq, err := e.Audit(ctx, app.AuditQuery{Tool: "mcp__fx__a*"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rec, err := range seq {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(rec.Line) {
+				t.Errorf("line %q", rec.Line)
+			}
+			got = append(got, rec.Record.Tool+":"+rec.Record.Decision)
+		}
+		if len(got) != 1 || got[0] != "mcp__fx__add:allow" {
+			t.Errorf("the trail of mcp__fx__a*: %q, want the one add", got)
+		}
+
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		seq, err = e.Audit(fctx, app.AuditQuery{Tool: "mcp__fx__shout", Follow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Call(ctx, app.CallRequest{Tool: "mcp__fx__shout", Args: []byte(`{"text":"hi"}`)})
+		n := 0
+		for rec, err := range seq {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if rec.Record.Tool != "mcp__fx__shout" {
+				t.Errorf("followed %q", rec.Record.Tool)
+			}
+			cancel() // the loop ends with ctx
+		}
+		if n != 1 {
+			t.Errorf("followed %d calls, want 1", n)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"net"
 	"net/http"
 	"os"
@@ -175,6 +176,7 @@ type readLine struct {
 	Status   *app.StatusEvent `json:"status"`
 	Result   *readResult      `json:"result"`
 	Chat     *app.ChatResult  `json:"chat"`
+	Audit    *app.AuditRecord `json:"audit"`
 	Error    string           `json:"error"`
 }
 
@@ -265,6 +267,44 @@ func (c *Client) Watch(ctx context.Context) (<-chan app.StatusEvent, error) {
 		}
 	}()
 	return out, nil
+}
+
+// Audit yields the host's trail of calls that q selects; its last line
+// (a result) says the trail was read whole.
+func (c *Client) Audit(ctx context.Context, q app.AuditQuery) (iter.Seq2[app.AuditRecord, error], error) {
+	resp, err := c.do(ctx, http.MethodPost, pathAudit, q)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(app.AuditRecord, error) bool) {
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var l readLine
+			if err := dec.Decode(&l); err != nil {
+				if ctx.Err() == nil || !q.Follow {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host (pid %d) ended the trail: %w", c.PID, err))
+				}
+				return
+			}
+			switch {
+			case l.Error != "":
+				yield(app.AuditRecord{}, errors.New(l.Error))
+				return
+			case l.Result != nil:
+				return
+			case l.Audit != nil:
+				rec := *l.Audit
+				if err := json.Unmarshal(rec.Line, &rec.Record); err != nil {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host sent a trail line that is not a record: %w", err))
+					return
+				}
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+	}, nil
 }
 
 // stream posts in to path and reads its NDJSON answer: each line goes to

@@ -37,6 +37,8 @@ const (
 	pathTrust   = "/v1/trust"   // POST app.TrustRequest: commands.Reply
 	pathExplain = "/v1/explain" // POST app.ExplainRequest: commands.Reply
 
+	pathAudit = "/v1/audit" // POST app.AuditQuery: NDJSON streamLine{audit}...
+
 	pathChat         = "/v1/chat"          // POST chatWire: NDJSON streamLine...
 	pathChatCompact  = "/v1/chat/compact"  // POST: app.ChatCompactResult
 	pathChatSession  = "/v1/chat/session"  // POST app.ChatSessionRequest: app.ChatInfo
@@ -60,6 +62,7 @@ type streamLine struct {
 	Status   *app.StatusEvent `json:"status,omitempty"`
 	Result   *wireResult      `json:"result,omitempty"`
 	Chat     *app.ChatResult  `json:"chat,omitempty"`
+	Audit    *app.AuditRecord `json:"audit,omitempty"`
 	// Error ends a stream that failed before its result.
 	Error string `json:"error,omitempty"`
 }
@@ -165,6 +168,12 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		var req chatWire
 		if readJSON(w, r, &req) {
 			s.serveChat(w, r, a, req)
+		}
+	})
+	handle("POST "+pathAudit, func(w http.ResponseWriter, r *http.Request) {
+		var q app.AuditQuery
+		if readJSON(w, r, &q) {
+			serveAudit(w, r, a, q)
 		}
 	})
 	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { serveWatch(w, r, a) })
@@ -319,6 +328,29 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, re
 		return
 	}
 	st.end(streamLine{Chat: &res})
+}
+
+// serveAudit writes the trail's records, then (following) those to come
+// until the client goes. A client that does not read holds up only this
+// handler's reading of the files.
+func serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQuery) {
+	seq, err := a.Audit(r.Context(), q)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st := newStream(w)
+	st.rc.Flush()
+	for rec, err := range seq {
+		if err != nil {
+			st.end(streamLine{Error: err.Error()})
+			return
+		}
+		if st.send(streamLine{Audit: &rec}) != nil {
+			return
+		}
+	}
+	st.end(streamLine{Result: &wireResult{}})
 }
 
 // serveWatch writes the host's status changes until the client goes. A
