@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +55,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/limits"
+	"github.com/dsh-host/dsh-host/gateway/reconcile"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
@@ -195,8 +196,9 @@ type Gateway struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
 
-	syncMu  sync.Mutex           // serializes syncs
-	current map[string]toolState // what the server lists; guarded by syncMu
+	syncMu sync.Mutex // serializes syncs
+	// tools is what the server lists; guarded by syncMu.
+	tools *reconcile.Set[toolState, *mcp.Tool]
 
 	// afterSync, when set (by tests), is called after every sync with the
 	// number of tools added or replaced and removed.
@@ -223,7 +225,7 @@ type Gateway struct {
 	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
 	// inbound OAuth (limits_identity.go).
-	idLimits atomic.Pointer[identityLimits]
+	idLimits atomic.Pointer[limits.PerIdentity]
 }
 
 // toolState is what the gateway compares to decide whether a tool changed.
@@ -265,16 +267,16 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 		o.NameLimit = DefaultNameLimit
 	}
 	g := &Gateway{
-		names:   naming{limit: o.NameLimit, dropMarker: o.DropMarker},
-		reg:     reg,
-		store:   store,
-		caller:  tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
-		logger:  o.Logger,
-		raw:     o.Raw,
-		done:    make(chan struct{}),
-		current: map[string]toolState{},
+		names:  naming{limit: o.NameLimit, dropMarker: o.DropMarker},
+		reg:    reg,
+		store:  store,
+		caller: tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
+		logger: o.Logger,
+		raw:    o.Raw,
+		done:   make(chan struct{}),
 	}
 	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
+	g.tools = g.toolSet()
 	g.startup.init(s, o.ListWait)
 	if o.PerIdentity {
 		g.surfaceCaller.Identity = &tools.Identity{Any: true}
@@ -524,14 +526,9 @@ func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
 func (g *Gateway) apply(a tools.Assembly) (added, removed int) {
 	text := instructions(a.Sections)
 	g.instructions.Store(&text)
-	want := g.surface(a)
-	next := make(map[string]toolState, len(want))
-	var add []*mcp.Tool
-	for _, s := range want {
-		if _, dup := next[s.name]; dup {
-			g.logger.Warn("gateway: the surface lists a tool twice; serving the first", "tool", s.name)
-			continue
-		}
+	surface := g.surface(a)
+	want := make([]reconcile.Entry[toolState, *mcp.Tool], 0, len(surface))
+	for _, s := range surface {
 		schema, err := inputSchema(s.Parameters)
 		if err != nil {
 			g.logger.Warn("gateway: tool not served: its input schema is not an MCP object schema", "tool", s.name, "err", err)
@@ -543,46 +540,36 @@ func (g *Gateway) apply(a tools.Assembly) (added, removed int) {
 			g.logger.Warn("gateway: tool not served: its MCP listing does not decode", "tool", s.name, "err", err)
 			continue
 		}
-		next[s.name] = st
-		if cur, ok := g.current[s.name]; ok && cur == st {
-			continue
-		}
-		add = append(add, t)
+		want = append(want, reconcile.Entry[toolState, *mcp.Tool]{Key: s.name, State: st, Value: t})
 	}
-	var remove []string
-	for name := range g.current {
-		if _, ok := next[name]; !ok {
-			remove = append(remove, name)
-		}
+	r := g.tools.Sync(want)
+	served := g.tools.Served()
+	g.storeServed(served)
+	if r.Changed() || g.lists.sig(listTools) == "" {
+		g.lists.setSig(listTools, toolsSignature(served))
 	}
-	sort.Strings(remove)
+	if r.Changed() {
+		g.logger.Info("gateway: tool surface changed", "tools", len(served), "added", r.Added, "removed", r.Removed)
+	}
+	return r.Added, r.Removed
+}
 
-	changed := len(add) > 0 || len(remove) > 0
-	if changed {
-		g.lists.changing(listTools)
-	}
-	if len(remove) > 0 {
-		g.server.RemoveTools(remove...)
-	}
-	for _, t := range add {
-		if err := g.addTool(t, next[t.Name].public); err != nil {
-			g.logger.Warn("gateway: tool not served", "tool", t.Name, "err", err)
-			delete(next, t.Name)
-			if _, had := g.current[t.Name]; had {
-				g.server.RemoveTools(t.Name)
-				remove = append(remove, t.Name)
+// toolSet is the served tools' reconciler.
+func (g *Gateway) toolSet() *reconcile.Set[toolState, *mcp.Tool] {
+	return reconcile.New(reconcile.Ops[toolState, *mcp.Tool]{
+		Changing: func() { g.lists.changing(listTools) },
+		Remove:   func(names ...string) { g.server.RemoveTools(names...) },
+		Add: func(e reconcile.Entry[toolState, *mcp.Tool]) error {
+			err := g.addTool(e.Value, e.State.public)
+			if err != nil {
+				g.logger.Warn("gateway: tool not served", "tool", e.Key, "err", err)
 			}
-		}
-	}
-	g.current = next
-	g.storeServed(next)
-	if changed || g.lists.sig(listTools) == "" {
-		g.lists.setSig(listTools, toolsSignature(next))
-	}
-	if changed {
-		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
-	}
-	return len(add), len(remove)
+			return err
+		},
+		Duplicate: func(e reconcile.Entry[toolState, *mcp.Tool]) {
+			g.logger.Warn("gateway: the surface lists a tool twice; serving the first", "tool", e.Key)
+		},
+	})
 }
 
 // toolsSignature is the identity of the served tools (sessions.go).

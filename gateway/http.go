@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
@@ -177,7 +178,7 @@ type HTTPOptions struct {
 	refusals *tally
 	// auth, when set, checks every request's bearer token (the static
 	// Token among them) and limits each identity (auth.go).
-	auth *authenticator
+	auth *oauth
 }
 
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
@@ -220,8 +221,9 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 	caps := sessionCaps{max: o.MaxSessions, perCaller: perCaller(o.MaxSessionsPerCaller, o.MaxSessions), proxies: trusted}
 	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), caps, o.refusals))
 	if o.auth != nil {
-		g.idLimits.Store(o.auth.limits)
-		inner = o.auth.requireAuth(g, inner)
+		l := g.identityLimits(o.auth.limits)
+		g.idLimits.Store(l)
+		inner = requireAuth(o.auth.verifier, l, inner)
 		o.Token = "" // the authenticator takes it
 	} else if o.Token != "" {
 		inner = staticTokenInfo(inner)
@@ -477,7 +479,7 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 // serveOptions are listen's settings.
 type serveOptions struct {
 	token     string
-	auth      *authenticator
+	auth      *oauth
 	limits    Limits
 	stateless bool
 	// tls, when set, serves https with its certificate (tls.go).
@@ -542,7 +544,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		auth:                 o.auth,
 	}))
 	if o.auth != nil {
-		o.auth.routes(mux)
+		o.auth.verifier.Routes(mux)
 	}
 	g.healthHandlers(mux, g.Readiness)
 	srv := &http.Server{
@@ -618,7 +620,7 @@ func protect(next http.Handler, token string) http.Handler {
 			return
 		}
 		if len(want) > 0 {
-			got, ok := bearer(r.Header.Get("Authorization"))
+			got, ok := bearer.Token(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 				// Closed after the answer: a client without the token
 				// has no use for the connection, and must not hold it.
@@ -655,17 +657,6 @@ func loopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// bearer extracts the token of an "Authorization: Bearer <token>" header.
-// The scheme is case-insensitive (RFC 9110 §11.1).
-func bearer(header string) (string, bool) {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
-
 // originAllowed reports whether a browser at origin may call the gateway:
 // a loopback origin on any port, or the very host the request addresses.
 func originAllowed(origin, host string) bool {
@@ -673,18 +664,8 @@ func originAllowed(origin, host string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false // including the opaque origin "null"
 	}
-	if isLoopbackHost(u.Hostname()) {
+	if bearer.LoopbackHost(u.Hostname()) {
 		return true
 	}
 	return host != "" && strings.EqualFold(u.Host, host)
-}
-
-// isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is the local machine only: "localhost" or a loopback IP.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

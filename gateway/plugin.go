@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -122,7 +123,7 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http %q: want HOST:PORT, such as 127.0.0.1:8931: %w", c.HTTP, err)
 	}
-	if c.TokenEnv == "" && c.TokenFile == "" && c.Auth == nil && !isLoopbackHost(hostname) {
+	if c.TokenEnv == "" && c.TokenFile == "" && c.Auth == nil && !bearer.LoopbackHost(hostname) {
 		shown := hostname
 		if shown == "" {
 			shown = "every interface"
@@ -160,7 +161,7 @@ func (c *Config) Token() (string, error) {
 	default:
 		return "", nil
 	}
-	if hostname, _, err := net.SplitHostPort(c.HTTP); err == nil && !isLoopbackHost(hostname) && len(token) < MinTokenLen {
+	if hostname, _, err := net.SplitHostPort(c.HTTP); err == nil && !bearer.LoopbackHost(hostname) && len(token) < MinTokenLen {
 		return "", fmt.Errorf("%s: the token is %d bytes, too short for the non-loopback address %q: use at least %d random bytes, such as `openssl rand -hex 16`",
 			source, len(token), c.HTTP, MinTokenLen)
 	}
@@ -211,12 +212,13 @@ func apply(s *host.Scope, cfg Config) error {
 			}
 		}
 		if cfg.Auth != nil {
-			o.auth = newAuthenticator(*cfg.Auth, token)
-			s.OnDispose("gateway auth", o.auth.Close)
+			o.auth = newOAuth(*cfg.Auth, bearer.Options{StaticToken: token})
+			s.OnDispose("gateway auth", o.auth.verifier.Close)
 		}
 		if detail, err = listen(s, g, cfg.HTTP, o); err != nil {
 			return err
 		}
+		s.SetEndpoint(detail) // the URL, typed for front ends (serve)
 	}
 	if cfg.Metrics != "" {
 		url, err := listenMetrics(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
