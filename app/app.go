@@ -45,6 +45,12 @@ type App interface {
 	Resources(ctx context.Context, req ResourcesRequest) (ResourceList, error)
 	Read(ctx context.Context, req ReadRequest) (ReadAnswer, error)
 
+	// Login logs in to a remote MCP server of the composition in the
+	// browser; Logout deletes its stored login. Both run where the caller
+	// is (login.go).
+	Login(ctx context.Context, req LoginRequest) (string, error)
+	Logout(ctx context.Context, req LoginRequest) (string, error)
+
 	// Review shows what trusting a server's tools would approve; Trust
 	// approves exactly the definitions a review's digest names.
 	Review(ctx context.Context, req TrustRequest) (Review, error)

@@ -427,3 +427,17 @@ func TestAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestLoginNames: login and logout find the server by serverName or id,
+// and name the servers there are when there is none.
+func TestLoginNames(t *testing.T) {
+	both(t, fixtureComposition(t, nil), func(t *testing.T, e *env) {
+		_, err := e.Logout(t.Context(), app.LoginRequest{Server: "nope"})
+		if err == nil || !strings.Contains(err.Error(), `no enabled mcp-client entry with serverName "nope" (it has: [fx broken])`) {
+			t.Errorf("logout of nope: %v", err)
+		}
+		if _, err := e.Login(t.Context(), app.LoginRequest{Server: "fx"}); err == nil {
+			t.Error("login with no browser step: no error")
+		}
+	})
+}

@@ -128,6 +128,18 @@ func (c *Client) Reload(ctx context.Context) (r app.ReloadResult, err error) {
 	return r, c.post(ctx, pathReload, struct{}{}, &r)
 }
 
+// Login logs in here, not in the host: the browser is the caller's, and
+// the token store ($DSH_HOME/oauth) is shared, where the running host
+// waiting for the login finds it.
+func (c *Client) Login(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Login(ctx, req)
+}
+
+// Logout deletes the login here, as Login makes it.
+func (c *Client) Logout(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Logout(ctx, req)
+}
+
 // Review asks the policy what trusting req's tools would approve.
 func (c *Client) Review(ctx context.Context, req app.TrustRequest) (r app.Review, err error) {
 	return r, c.post(ctx, pathReview, req, &r)
