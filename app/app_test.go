@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -56,6 +60,11 @@ func TestStatusToolsPrompt(t *testing.T) {
 		}
 		if b := host.Find(st.Instances, "broken"); b.State != host.StateFailed || b.Err == "" {
 			t.Errorf("broken: %+v, want failed with its error", b)
+		}
+		// A failed instance's tools are traced to it by its claims, which
+		// travel typed, attached or not.
+		if o, ok := host.Owner(st.Instances, "mcp__broken__x"); !ok || o.ID != "broken" {
+			t.Errorf("the owner of mcp__broken__x: %+v, %v; want broken", o, ok)
 		}
 		if st.PID != os.Getpid() || st.File != e.File {
 			t.Errorf("status names pid %d, file %q", st.PID, st.File)
@@ -438,6 +447,61 @@ func TestLoginNames(t *testing.T) {
 		}
 		if _, err := e.Login(t.Context(), app.LoginRequest{Server: "fx"}); err == nil {
 			t.Error("login with no browser step: no error")
+		}
+	})
+}
+
+// TestCancelReachesTheServer: a caller that gives up mid-call cancels the
+// call at its server, attached too (the socket's request ends, and with
+// it the host's call).
+func TestCancelReachesTheServer(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	composition := fmt.Sprintf(`plugins:
+  - id: fx
+    name: mcp-client
+    config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q]}
+`, mcptest.FixtureBinary(t), events)
+	count := func(what string) int {
+		b, _ := os.ReadFile(events)
+		return strings.Count(string(b), what)
+	}
+	both(t, composition, func(t *testing.T, e *env) {
+		started, cancelled := count("slow started"), count("slow cancelled")
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan tools.Result, 1)
+		go func() {
+			res, _ := e.Call(ctx, app.CallRequest{Tool: "mcp__fx__slow", Args: []byte(`{"ms":600000}`)})
+			done <- res
+		}()
+		mcptest.WaitFor(t, time.Minute, "the call to start", func() bool { return count("slow started") > started })
+		cancel()
+		if res := <-done; !errors.Is(res.Err, context.Canceled) {
+			t.Errorf("the cancelled call: %v", res.Err)
+		}
+		mcptest.WaitFor(t, time.Minute, "the server to see the cancel", func() bool { return count("slow cancelled") > cancelled })
+	})
+}
+
+// TestChatCancel: ending ctx while a turn streams ends the turn, on the
+// host too: the next turn runs (a stuck one would hold the conversation).
+func TestChatCancel(t *testing.T) {
+	held := openaitest.Turn{Content: "Once upon a time", Hold: true}
+	next := openaitest.Turn{Content: "Next."}
+	model := openaitest.New(t, held, next, held, next)
+	both(t, fixtureComposition(t, model), func(t *testing.T, e *env) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		res, err := e.Chat(ctx, app.ChatRequest{Text: "tell a story", Events: func(ev app.ChatEvent) {
+			if ev.Kind == app.ChatText {
+				cancel()
+			}
+		}})
+		if err != nil || !res.Canceled || res.Error == "" {
+			t.Errorf("the cancelled turn: %+v, %v; want canceled", res, err)
+		}
+		res, err = e.Chat(t.Context(), app.ChatRequest{Text: "go on"})
+		if err != nil || res.Answer != "Next." {
+			t.Errorf("the next turn: %+v, %v", res, err)
 		}
 	})
 }
