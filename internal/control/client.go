@@ -107,10 +107,21 @@ func (c *Client) Prompt(ctx context.Context) (p app.Prompt, err error) {
 	return p, c.get(ctx, pathPrompt, &p)
 }
 
-// Command runs a slash command on the host. Its questions go to
-// req.Answer only over a call: a command's are answered by req.Elicit.
+// Command runs a slash command on the host; its questions go to
+// req.Answer when set.
 func (c *Client) Command(ctx context.Context, req app.CommandRequest) (r commands.Reply, err error) {
-	return r, c.post(ctx, pathCommand, req, &r)
+	if req.Answer == nil {
+		return r, c.post(ctx, pathCommand, commandWire{CommandRequest: req}, &r)
+	}
+	var reply *commands.Reply
+	err = c.stream(ctx, pathCommand, commandWire{CommandRequest: req, Ask: true}, req.Answer, func(l readLine) bool {
+		reply = l.Reply
+		return reply != nil
+	})
+	if err != nil {
+		return r, err
+	}
+	return *reply, nil
 }
 
 // Resources asks for the resources and templates that pass req's filter.
@@ -189,6 +200,7 @@ type readLine struct {
 	Result   *readResult      `json:"result"`
 	Chat     *app.ChatResult  `json:"chat"`
 	Audit    *app.AuditRecord `json:"audit"`
+	Reply    *commands.Reply  `json:"reply"`
 	Error    string           `json:"error"`
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -27,7 +28,7 @@ const (
 	pathCall    = "/v1/call"    // POST callWire: NDJSON streamLine...
 	pathAnswer  = "/v1/answer"  // POST answerRequest: {}
 	pathPrompt  = "/v1/prompt"  // GET: app.Prompt
-	pathCommand = "/v1/command" // POST app.CommandRequest: commands.Reply
+	pathCommand = "/v1/command" // POST commandWire: commands.Reply, or NDJSON streamLine... when it asks
 	pathReload  = "/v1/reload"  // POST: app.ReloadResult
 
 	pathResources = "/v1/resources" // POST app.ResourcesRequest: app.ResourceList
@@ -63,6 +64,7 @@ type streamLine struct {
 	Result   *wireResult      `json:"result,omitempty"`
 	Chat     *app.ChatResult  `json:"chat,omitempty"`
 	Audit    *app.AuditRecord `json:"audit,omitempty"`
+	Reply    *commands.Reply  `json:"reply,omitempty"`
 	// Error ends a stream that failed before its result.
 	Error string `json:"error,omitempty"`
 }
@@ -72,6 +74,13 @@ type callWire struct {
 	app.CallRequest
 	WantProgress bool `json:"progress,omitempty"`
 	Ask          bool `json:"ask,omitempty"`
+}
+
+// commandWire is a slash command on the wire: with Ask, its answer is a
+// stream that carries its questions, and its reply last.
+type commandWire struct {
+	app.CommandRequest
+	Ask bool `json:"ask,omitempty"`
 }
 
 // chatWire is a chat turn on the wire.
@@ -148,7 +157,17 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	get(pathTools, func(ctx context.Context) (any, error) { return a.Tools(ctx) })
 	get(pathPrompt, func(ctx context.Context) (any, error) { return a.Prompt(ctx) })
 	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })
-	post(handle, pathCommand, func(ctx context.Context, req app.CommandRequest) (any, error) { return a.Command(ctx, req) })
+	handle("POST "+pathCommand, func(w http.ResponseWriter, r *http.Request) {
+		var req commandWire
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if !req.Ask {
+			answer(w, func() (any, error) { return a.Command(r.Context(), req.CommandRequest) })
+			return
+		}
+		s.serveCommand(w, r, a, req)
+	})
 	post(handle, pathResources, func(ctx context.Context, req app.ResourcesRequest) (any, error) { return a.Resources(ctx, req) })
 	post(handle, pathRead, func(ctx context.Context, req app.ReadRequest) (any, error) { return a.Read(ctx, req) })
 	post(handle, pathReload, func(ctx context.Context, _ struct{}) (any, error) { return a.Reload(ctx) })
@@ -304,6 +323,23 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, re
 		}
 	}
 	st.end(streamLine{Result: out})
+}
+
+// serveCommand runs a slash command whose caller answers its questions.
+func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App, req commandWire) {
+	st := newStream(w)
+	k, done, err := s.asking(st)
+	if err != nil {
+		return
+	}
+	defer done()
+	req.Answer = k
+	reply, err := a.Command(r.Context(), req.CommandRequest)
+	if err != nil {
+		st.end(streamLine{Error: err.Error()})
+		return
+	}
+	st.end(streamLine{Reply: &reply})
 }
 
 // serveChat runs one chat turn, writing its events and questions as they
