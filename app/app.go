@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -44,12 +45,21 @@ type App interface {
 	Resources(ctx context.Context, req ResourcesRequest) (ResourceList, error)
 	Read(ctx context.Context, req ReadRequest) (ReadAnswer, error)
 
+	// Login logs in to a remote MCP server of the composition in the
+	// browser; Logout deletes its stored login. Both run where the caller
+	// is (login.go).
+	Login(ctx context.Context, req LoginRequest) (string, error)
+	Logout(ctx context.Context, req LoginRequest) (string, error)
+
 	// Review shows what trusting a server's tools would approve; Trust
 	// approves exactly the definitions a review's digest names.
 	Review(ctx context.Context, req TrustRequest) (Review, error)
 	Trust(ctx context.Context, req TrustRequest) (commands.Reply, error)
 	// Explain says how the policy's rules decide one call.
 	Explain(ctx context.Context, req ExplainRequest) (commands.Reply, error)
+	// Audit yields the policy's trail of calls that q selects, and with
+	// q.Follow those written later, until ctx ends or the loop stops.
+	Audit(ctx context.Context, q AuditQuery) (iter.Seq2[AuditRecord, error], error)
 
 	// Chat runs one turn of the agent's conversation, its events going
 	// to req.Events as they come.

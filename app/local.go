@@ -30,6 +30,9 @@ var (
 type Local struct {
 	Host *host.Host
 	File string // the composition file, as the user named it
+	// AuditDir is the policy's trail (its audit.dir), for an Audit that
+	// names none; empty: $DSH_HOME/audit.
+	AuditDir string
 }
 
 var _ App = (*Local)(nil)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"net"
 	"net/http"
 	"os"
@@ -106,10 +107,21 @@ func (c *Client) Prompt(ctx context.Context) (p app.Prompt, err error) {
 	return p, c.get(ctx, pathPrompt, &p)
 }
 
-// Command runs a slash command on the host. Its questions go to
-// req.Answer only over a call: a command's are answered by req.Elicit.
+// Command runs a slash command on the host; its questions go to
+// req.Answer when set.
 func (c *Client) Command(ctx context.Context, req app.CommandRequest) (r commands.Reply, err error) {
-	return r, c.post(ctx, pathCommand, req, &r)
+	if req.Answer == nil {
+		return r, c.post(ctx, pathCommand, commandWire{CommandRequest: req}, &r)
+	}
+	var reply *commands.Reply
+	err = c.stream(ctx, pathCommand, commandWire{CommandRequest: req, Ask: true}, req.Answer, func(l readLine) bool {
+		reply = l.Reply
+		return reply != nil
+	})
+	if err != nil {
+		return r, err
+	}
+	return *reply, nil
 }
 
 // Resources asks for the resources and templates that pass req's filter.
@@ -125,6 +137,18 @@ func (c *Client) Read(ctx context.Context, req app.ReadRequest) (r app.ReadAnswe
 // Reload has the host re-read its composition, and waits for the outcome.
 func (c *Client) Reload(ctx context.Context) (r app.ReloadResult, err error) {
 	return r, c.post(ctx, pathReload, struct{}{}, &r)
+}
+
+// Login logs in here, not in the host: the browser is the caller's, and
+// the token store ($DSH_HOME/oauth) is shared, where the running host
+// waiting for the login finds it.
+func (c *Client) Login(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Login(ctx, req)
+}
+
+// Logout deletes the login here, as Login makes it.
+func (c *Client) Logout(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Logout(ctx, req)
 }
 
 // Review asks the policy what trusting req's tools would approve.
@@ -175,6 +199,8 @@ type readLine struct {
 	Status   *app.StatusEvent `json:"status"`
 	Result   *readResult      `json:"result"`
 	Chat     *app.ChatResult  `json:"chat"`
+	Audit    *app.AuditRecord `json:"audit"`
+	Reply    *commands.Reply  `json:"reply"`
 	Error    string           `json:"error"`
 }
 
@@ -265,6 +291,44 @@ func (c *Client) Watch(ctx context.Context) (<-chan app.StatusEvent, error) {
 		}
 	}()
 	return out, nil
+}
+
+// Audit yields the host's trail of calls that q selects; its last line
+// (a result) says the trail was read whole.
+func (c *Client) Audit(ctx context.Context, q app.AuditQuery) (iter.Seq2[app.AuditRecord, error], error) {
+	resp, err := c.do(ctx, http.MethodPost, pathAudit, q)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(app.AuditRecord, error) bool) {
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var l readLine
+			if err := dec.Decode(&l); err != nil {
+				if ctx.Err() == nil || !q.Follow {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host (pid %d) ended the trail: %w", c.PID, err))
+				}
+				return
+			}
+			switch {
+			case l.Error != "":
+				yield(app.AuditRecord{}, errors.New(l.Error))
+				return
+			case l.Result != nil:
+				return
+			case l.Audit != nil:
+				rec := *l.Audit
+				if err := json.Unmarshal(rec.Line, &rec.Record); err != nil {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host sent a trail line that is not a record: %w", err))
+					return
+				}
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+	}, nil
 }
 
 // stream posts in to path and reads its NDJSON answer: each line goes to

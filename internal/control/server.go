@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -27,7 +28,7 @@ const (
 	pathCall    = "/v1/call"    // POST callWire: NDJSON streamLine...
 	pathAnswer  = "/v1/answer"  // POST answerRequest: {}
 	pathPrompt  = "/v1/prompt"  // GET: app.Prompt
-	pathCommand = "/v1/command" // POST app.CommandRequest: commands.Reply
+	pathCommand = "/v1/command" // POST commandWire: commands.Reply, or NDJSON streamLine... when it asks
 	pathReload  = "/v1/reload"  // POST: app.ReloadResult
 
 	pathResources = "/v1/resources" // POST app.ResourcesRequest: app.ResourceList
@@ -36,6 +37,8 @@ const (
 	pathReview  = "/v1/review"  // POST app.TrustRequest: app.Review
 	pathTrust   = "/v1/trust"   // POST app.TrustRequest: commands.Reply
 	pathExplain = "/v1/explain" // POST app.ExplainRequest: commands.Reply
+
+	pathAudit = "/v1/audit" // POST app.AuditQuery: NDJSON streamLine{audit}...
 
 	pathChat         = "/v1/chat"          // POST chatWire: NDJSON streamLine...
 	pathChatCompact  = "/v1/chat/compact"  // POST: app.ChatCompactResult
@@ -60,6 +63,8 @@ type streamLine struct {
 	Status   *app.StatusEvent `json:"status,omitempty"`
 	Result   *wireResult      `json:"result,omitempty"`
 	Chat     *app.ChatResult  `json:"chat,omitempty"`
+	Audit    *app.AuditRecord `json:"audit,omitempty"`
+	Reply    *commands.Reply  `json:"reply,omitempty"`
 	// Error ends a stream that failed before its result.
 	Error string `json:"error,omitempty"`
 }
@@ -69,6 +74,13 @@ type callWire struct {
 	app.CallRequest
 	WantProgress bool `json:"progress,omitempty"`
 	Ask          bool `json:"ask,omitempty"`
+}
+
+// commandWire is a slash command on the wire: with Ask, its answer is a
+// stream that carries its questions, and its reply last.
+type commandWire struct {
+	app.CommandRequest
+	Ask bool `json:"ask,omitempty"`
 }
 
 // chatWire is a chat turn on the wire.
@@ -145,7 +157,17 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	get(pathTools, func(ctx context.Context) (any, error) { return a.Tools(ctx) })
 	get(pathPrompt, func(ctx context.Context) (any, error) { return a.Prompt(ctx) })
 	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })
-	post(handle, pathCommand, func(ctx context.Context, req app.CommandRequest) (any, error) { return a.Command(ctx, req) })
+	handle("POST "+pathCommand, func(w http.ResponseWriter, r *http.Request) {
+		var req commandWire
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if !req.Ask {
+			answer(w, func() (any, error) { return a.Command(r.Context(), req.CommandRequest) })
+			return
+		}
+		s.serveCommand(w, r, a, req)
+	})
 	post(handle, pathResources, func(ctx context.Context, req app.ResourcesRequest) (any, error) { return a.Resources(ctx, req) })
 	post(handle, pathRead, func(ctx context.Context, req app.ReadRequest) (any, error) { return a.Read(ctx, req) })
 	post(handle, pathReload, func(ctx context.Context, _ struct{}) (any, error) { return a.Reload(ctx) })
@@ -165,6 +187,12 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		var req chatWire
 		if readJSON(w, r, &req) {
 			s.serveChat(w, r, a, req)
+		}
+	})
+	handle("POST "+pathAudit, func(w http.ResponseWriter, r *http.Request) {
+		var q app.AuditQuery
+		if readJSON(w, r, &q) {
+			serveAudit(w, r, a, q)
 		}
 	})
 	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { serveWatch(w, r, a) })
@@ -297,6 +325,23 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, re
 	st.end(streamLine{Result: out})
 }
 
+// serveCommand runs a slash command whose caller answers its questions.
+func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App, req commandWire) {
+	st := newStream(w)
+	k, done, err := s.asking(st)
+	if err != nil {
+		return
+	}
+	defer done()
+	req.Answer = k
+	reply, err := a.Command(r.Context(), req.CommandRequest)
+	if err != nil {
+		st.end(streamLine{Error: err.Error()})
+		return
+	}
+	st.end(streamLine{Reply: &reply})
+}
+
 // serveChat runs one chat turn, writing its events and questions as they
 // come and then its result.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, req chatWire) {
@@ -319,6 +364,29 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, re
 		return
 	}
 	st.end(streamLine{Chat: &res})
+}
+
+// serveAudit writes the trail's records, then (following) those to come
+// until the client goes. A client that does not read holds up only this
+// handler's reading of the files.
+func serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQuery) {
+	seq, err := a.Audit(r.Context(), q)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st := newStream(w)
+	st.rc.Flush()
+	for rec, err := range seq {
+		if err != nil {
+			st.end(streamLine{Error: err.Error()})
+			return
+		}
+		if st.send(streamLine{Audit: &rec}) != nil {
+			return
+		}
+	}
+	st.end(streamLine{Result: &wireResult{}})
 }
 
 // serveWatch writes the host's status changes until the client goes. A
