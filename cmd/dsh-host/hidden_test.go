@@ -27,7 +27,7 @@ func TestToolsFlagsHiddenText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := listTools(context.Background(), reg, console.Caller())
+	rows, err := console.ListTools(context.Background(), reg, console.Caller())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package main
 // callers as they were.
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"time"
@@ -13,19 +12,10 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func registry(h *host.Host) (*tools.Registry, error) { return console.Registry(h) }
-
-func commandRegistry(h *host.Host) (*commands.Registry, error) { return console.CommandRegistry(h) }
-
 type toolRow = console.Tool
-
-func listTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]toolRow, error) {
-	return console.ListTools(ctx, reg, caller)
-}
 
 func writeTools(w io.Writer, rows []toolRow) { console.WriteTools(w, rows) }
 
@@ -33,15 +23,11 @@ func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 	console.WriteInstances(w, st, toolCount, now)
 }
 
-func countTools(reg *tools.Registry) map[string]int { return console.CountTools(reg) }
-
 func writeContent(w io.Writer, content []tools.Content) { console.WriteContent(w, content) }
 
 func parseToolArgs(s string) (json.RawMessage, error) { return console.ParseToolArgs(s) }
 
 func promptSize(n int, b []byte) string { return console.PromptSize(n, b) }
-
-func writePrompt(w io.Writer, asm tools.Assembly) error { return console.WritePrompt(w, asm) }
 
 func writePromptOf(w io.Writer, p app.Prompt) error { return console.WritePromptOf(w, p) }
 
