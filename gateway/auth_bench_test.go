@@ -87,7 +87,11 @@ func benchAuthGateway(b *testing.B, auth func(url string) *oauth) string {
 		}}); err != nil {
 		b.Fatal(err)
 	}
-	g, err := New(s, reg, nil, &Options{PerIdentity: auth != nil})
+	var cfg Config
+	if auth != nil {
+		cfg.Auth = &AuthConfig{} // each identity its tools, as with an auth block
+	}
+	g, err := New(s, reg, &cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

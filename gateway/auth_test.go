@@ -75,13 +75,13 @@ func newAuthFixture(t *testing.T, set authSetup) *authFixture {
 		register(t, f.reg, d)
 	}
 	s := scope(t)
-	f.g, err = New(s, f.reg, nil, &Options{Debounce: time.Millisecond, PerIdentity: true})
+	f.g, err = New(s, f.reg, &Config{Auth: &cfg, Limits: set.limits}, &Deps{Debounce: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.a = newOAuth(cfg, bearer.Options{StaticToken: set.static, Now: func() time.Time { return time.Now().Add(time.Duration(f.skew.Load())) }})
 	s.OnDispose("auth", f.a.verifier.Close)
-	serve(s, f.g, ln, serveOptions{auth: f.a, token: set.static, limits: set.limits})
+	serve(s, f.g, ln, serveOptions{auth: f.a, token: set.static})
 	return f
 }
 

@@ -103,10 +103,14 @@ func TestCallsInFlight(t *testing.T) {
 		<-release
 		return &mcp.CallToolResult{}, nil
 	})
-	done := make(chan string)
+	type answer struct {
+		res mcp.Result
+		err error
+	}
+	done := make(chan answer)
 	go func() {
 		res, err := slow(context.Background(), "tools/call", call("alice"))
-		done <- refused(t, res, err)
+		done <- answer{res, err}
 	}()
 	<-started
 	mw := l.Middleware(ok)
@@ -120,8 +124,8 @@ func TestCallsInFlight(t *testing.T) {
 		t.Errorf("bob: %q", why)
 	}
 	close(release)
-	if why := <-done; why != "" {
-		t.Fatal(why)
+	if a := <-done; refused(t, a.res, a.err) != "" {
+		t.Fatal("the first call was refused")
 	}
 	if why := refusedAs(t)(mw(context.Background(), "tools/call", call("alice"))); why != "" {
 		t.Errorf("after the first ended: %q", why)
