@@ -240,3 +240,30 @@ func TestClientBoundsAHostsQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestPanicAnswersThatRequest: an answer that panics (here a Local with
+// no host) is that request's error; the socket goes on answering.
+func TestPanicAnswersThatRequest(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dshp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(l, &app.Local{File: "c.yml"}, "c.yml", quiet, defaultLimits())
+	defer srv.Close()
+	c, err := dialAt(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		if _, err := c.Status(t.Context()); err == nil || !strings.Contains(err.Error(), "failed answering /v1/status") {
+			t.Errorf("status of no host: %v, want the panic as its error", err)
+		}
+	}
+}
