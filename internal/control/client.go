@@ -331,6 +331,13 @@ func (c *Client) Audit(ctx context.Context, q app.AuditQuery) (iter.Seq2[app.Aud
 	}, nil
 }
 
+// tooMany declines a question past maxOpenQuestions.
+type tooMany struct{}
+
+func (tooMany) Answer(context.Context, elicit.Request) (elicit.Result, error) {
+	return elicit.Result{Action: elicit.Decline, Reason: fmt.Sprintf("the call has %d questions open already", maxOpenQuestions)}, nil
+}
+
 // stream posts in to path and reads its NDJSON answer: each line goes to
 // line until it says the last has come. A question goes to answer (in
 // its own goroutine: the stream is still read meanwhile), its reply back
@@ -348,6 +355,7 @@ func (c *Client) stream(ctx context.Context, path string, in any, answer elicit.
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
 	callID := ""
+	open := make(chan struct{}, maxOpenQuestions)
 	for {
 		var l readLine
 		if err := dec.Decode(&l); err != nil {
@@ -366,8 +374,19 @@ func (c *Client) stream(ctx context.Context, path string, in any, answer elicit.
 				continue // asked of nobody: the host's bound declines it
 			}
 			q := *l.Question
+			// As many at once as the host lets a call ask: more is a
+			// broken host, declined without asking anyone.
+			ask := answer
+			select {
+			case open <- struct{}{}:
+			default:
+				ask = tooMany{}
+			}
 			asks.Go(func() {
-				res, err := answer.Answer(ctx, q.Request)
+				if _, ok := ask.(tooMany); !ok {
+					defer func() { <-open }()
+				}
+				res, err := ask.Answer(ctx, q.Request)
 				if err != nil {
 					res = elicit.Result{Action: elicit.Cancel, Reason: err.Error()}
 				}

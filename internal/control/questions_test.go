@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,4 +169,101 @@ func contentText(r *readResult) string {
 		b.WriteString(c.Text)
 	}
 	return b.String() + r.Error
+}
+
+// blockAnswer answers only when ctx ends.
+type blockAnswer struct{}
+
+func (blockAnswer) Answer(ctx context.Context, _ elicit.Request) (elicit.Result, error) {
+	<-ctx.Done()
+	return elicit.Result{}, ctx.Err()
+}
+
+// TestClientBoundsAHostsQuestions: a host that floods a call with
+// questions gets maxOpenQuestions of them asked at once; the rest are
+// declined at once, saying why, and the call's end ends those asked.
+func TestClientBoundsAHostsQuestions(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dshf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const flood = maxOpenQuestions + 5
+	declined := make(chan string, flood)
+	var mu sync.Mutex
+	var reasons []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+pathAnswer, func(w http.ResponseWriter, r *http.Request) {
+		var req answerRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		reasons = append(reasons, req.Result.Reason)
+		mu.Unlock()
+		declined <- req.Result.Reason
+		writeJSON(w, struct{}{})
+	})
+	mux.HandleFunc("POST "+pathCall, func(w http.ResponseWriter, r *http.Request) {
+		st := newStream(w)
+		st.send(streamLine{Call: "c"})
+		for i := range flood {
+			st.send(streamLine{Question: &questionLine{ID: fmt.Sprint(i)}})
+		}
+		for range flood - maxOpenQuestions {
+			<-declined
+		}
+		st.end(streamLine{Result: &wireResult{Content: nil}})
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(l)
+	defer srv.Close()
+	tr := &http.Transport{DialContext: dialer(path)}
+	defer tr.CloseIdleConnections()
+	c := &Client{tr: tr, http: &http.Client{Transport: tr}}
+	res, err := c.Call(t.Context(), app.CallRequest{Tool: "x", Answer: blockAnswer{}})
+	if err != nil || res.Err != nil {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+	// The call's end cancelled the questions still asked: none answered.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reasons) != flood-maxOpenQuestions {
+		t.Errorf("%d answers, want the %d declined", len(reasons), flood-maxOpenQuestions)
+	}
+	for _, why := range reasons {
+		if !strings.Contains(why, "open already") {
+			t.Errorf("declined with %q", why)
+		}
+	}
+}
+
+// TestPanicAnswersThatRequest: an answer that panics (here a Local with
+// no host) is that request's error; the socket goes on answering.
+func TestPanicAnswersThatRequest(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dshp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(l, &app.Local{File: "c.yml"}, "c.yml", quiet, defaultLimits())
+	defer srv.Close()
+	c, err := dialAt(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		if _, err := c.Status(t.Context()); err == nil || !strings.Contains(err.Error(), "failed answering /v1/status") {
+			t.Errorf("status of no host: %v, want the panic as its error", err)
+		}
+	}
 }
