@@ -32,6 +32,11 @@ type spec struct {
 	Write   []string
 	Connect Ports
 	Bind    Ports
+	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
+	// unless UDP and unix sockets unless Unix.
+	Seccomp   bool
+	UDP, Unix bool
+	Limits    Limits
 }
 
 // Launch is a server's start as Start arranged it.
@@ -46,7 +51,11 @@ type Launch struct {
 	Warning string
 	// Notes are what the defaults left out, for the log.
 	Notes []string
-	tmp   string
+	// NotEnforced are the rules this system cannot enforce for the
+	// server, each naming its key: "udp (no seccomp here)", a process
+	// limit under root. Report says them too.
+	NotEnforced []string
+	tmp         string
 }
 
 // Cleanup removes what Start made for the server (its temporary
@@ -82,6 +91,10 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 		return nil, err
 	}
 	abi, why := Support()
+	filter, noFilter := seccompSupport()
+	if abi > 0 && !filter && mode == ModeStrict {
+		abi, why = 0, noFilter
+	}
 	if abi == 0 {
 		if mode == ModeStrict {
 			return nil, fmt.Errorf("sandbox.mode is strict, but the server cannot be sandboxed here: %s; the server was not started (set sandbox.mode: auto to start it unsandboxed)", why)
@@ -131,7 +144,7 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	}
 	g.addWrite(tmp)
 	s := spec{Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
-		Connect: cfg.Connect, Bind: cfg.Bind}
+		Connect: cfg.Connect, Bind: cfg.Bind, Seccomp: filter, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}
 	b, err := json.Marshal(s)
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -146,8 +159,56 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
 	cmd.Path = self
 	cmd.Args = []string{self, marker}
-	return &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes,
-		Report: fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s", min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind)}, nil
+	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes}
+	l.Report = fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s; %s",
+		min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
+	return l, nil
+}
+
+// beyondLandlock words what the seccomp filter and the limits enforce
+// ("udp: blocked (seccomp), unix sockets: blocked (seccomp)"), noting in
+// l what they cannot. noFilter is why there is no seccomp, or "".
+func (l *Launch) beyondLandlock(cfg Config, noFilter string, uid int) string {
+	word := func(key, name string, allowed bool) string {
+		switch {
+		case allowed && key == "udp" && cfg.UDP == nil:
+			return name + ": allowed (as sandbox.connect allows TCP; sandbox.udp: false blocks it)"
+		case allowed:
+			return name + ": allowed (sandbox." + key + ")"
+		case noFilter != "":
+			l.NotEnforced = append(l.NotEnforced, "sandbox."+key+": "+noFilter)
+			return name + ": not blocked (no seccomp)"
+		}
+		return name + ": blocked (seccomp)"
+	}
+	parts := []string{word("udp", "udp", cfg.AllowsUDP()), word("unix", "unix sockets", cfg.Unix)}
+	if cfg.Limits.Set() {
+		lim := cfg.Limits
+		var ls []string
+		if lim.Memory > 0 {
+			ls = append(ls, "memory "+lim.Memory.String()+" (RLIMIT_DATA)")
+		}
+		if lim.Processes > 0 {
+			p := fmt.Sprintf("processes %d (RLIMIT_NPROC)", lim.Processes)
+			if uid == 0 {
+				p = fmt.Sprintf("processes %d (RLIMIT_NPROC: not enforced, as root)", lim.Processes)
+			}
+			ls = append(ls, p)
+		}
+		if lim.Files > 0 {
+			ls = append(ls, fmt.Sprintf("files %d (RLIMIT_NOFILE)", lim.Files))
+		}
+		parts = append(parts, "limits: "+strings.Join(ls, ", "))
+		notes := limitNotes(lim, uid)
+		l.Notes = append(l.Notes, notes...)
+		if uid == 0 && lim.Processes > 0 {
+			l.NotEnforced = append(l.NotEnforced, notes...)
+		}
+	}
+	if noFilter != "" {
+		l.Notes = append(l.Notes, "udp and unix sockets are not blocked: "+noFilter)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // executable returns the error exec would give starting path, if any.

@@ -306,7 +306,7 @@ func sandboxHint(p *process) string {
 	if !p.sandboxed {
 		return ""
 	}
-	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: widen sandbox.read, sandbox.write or sandbox.connect, or set sandbox.mode: off (docs/sandbox.md)"
+	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: widen sandbox.read, sandbox.write, sandbox.connect, sandbox.udp, sandbox.unix or sandbox.limits, or set sandbox.mode: off (docs/sandbox.md)"
 }
 
 // explained is err with why in front, still matching err.
