@@ -26,17 +26,42 @@ var hooked atomic.Bool
 
 // spec is what the launcher applies and then execs.
 type spec struct {
-	Path    string
-	Argv    []string
+	Path string
+	Argv []string
+	Rules
+	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
+	// unless UDP and unix sockets unless Unix.
+	Seccomp bool
+}
+
+// Rules are what a sandboxed server may do: the effective grants, the
+// defaults and the entry's keys together.
+type Rules struct {
 	Read    []string
 	Write   []string
 	Connect Ports
 	Bind    Ports
-	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
-	// unless UDP and unix sockets unless Unix.
-	Seccomp   bool
+	// UDP and Unix let the server use UDP and unix sockets (seccomp);
+	// Limits are its resource limits.
 	UDP, Unix bool
 	Limits    Limits
+}
+
+// Readable reports whether the rules let p be read.
+func (r Rules) Readable(p string) bool { return under(p, r.Read) || under(p, r.Write) }
+
+// Writable reports whether the rules let p be written.
+func (r Rules) Writable(p string) bool { return under(p, r.Write) }
+
+// under reports whether p is one of dirs or below one.
+func under(p string, dirs []string) bool {
+	p = filepath.Clean(p)
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Launch is a server's start as Start arranged it.
@@ -55,7 +80,12 @@ type Launch struct {
 	// server, each naming its key: "udp (no seccomp here)", a process
 	// limit under root. Report says them too.
 	NotEnforced []string
-	tmp         string
+	// Rules are what the sandbox grants, and ABI the Landlock ABI it
+	// enforces, when Sandboxed; Seccomp whether the filter applies.
+	Rules   Rules
+	ABI     int
+	Seccomp bool
+	tmp     string
 }
 
 // Cleanup removes what Start made for the server (its temporary
@@ -78,6 +108,12 @@ var Support = support
 // why (strict mode on a system without Landlock, a path to grant that
 // does not exist, a binary without the hook).
 func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
+	return start(cmd, cfg, roots, nil)
+}
+
+// start is Start; with run set, the launcher execs run (a probe) instead
+// of cmd, under the rules found for cmd.
+func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, error) {
 	mode := cfg.EffectiveMode()
 	if mode == ModeOff {
 		return &Launch{Report: "not sandboxed (sandbox.mode: off)"}, nil
@@ -143,8 +179,14 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 		return nil, fmt.Errorf("sandbox: the server's temporary directory: %w", err)
 	}
 	g.addWrite(tmp)
-	s := spec{Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
-		Connect: cfg.Connect, Bind: cfg.Bind, Seccomp: filter, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}
+	s := spec{Path: cmd.Path, Argv: cmd.Args, Seccomp: filter, Rules: Rules{Read: existing(g.read), Write: existing(g.write),
+		Connect: cfg.Connect, Bind: cfg.Bind, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}}
+	if run != nil {
+		// The probe is the host's binary: it alone is added, as a
+		// file to read and execute.
+		s.Path, s.Argv = run[0], run
+		s.Read = append(s.Read, run[0])
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -159,7 +201,7 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
 	cmd.Path = self
 	cmd.Args = []string{self, marker}
-	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes}
+	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI), Seccomp: filter}
 	l.Report = fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s; %s",
 		min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
 	return l, nil
@@ -227,6 +269,9 @@ func executable(path string) error {
 // TestMain): in a process Start launched, it applies the sandbox and
 // execs the server, never returning; anywhere else it returns at once.
 func Main() {
+	if len(os.Args) >= 2 && os.Args[1] == probeMarker {
+		runProbe(os.Args[2:])
+	}
 	if len(os.Args) < 2 || os.Args[1] != marker {
 		hooked.Store(true)
 		return

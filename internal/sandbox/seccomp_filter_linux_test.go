@@ -93,7 +93,7 @@ func TestSeccompFilterDecides(t *testing.T) {
 		high | afInet, high | afUnix, high | afNetlink}
 	protos := []uint64{0, 1, unix.IPPROTO_TCP, unix.IPPROTO_UDP, unix.IPPROTO_SCTP, unix.IPPROTO_UDPLITE, unix.IPPROTO_MPTCP, 255, high | unix.IPPROTO_TCP, high}
 	flags := []uint64{0, unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, high}
-	for _, s := range []*spec{{}, {UDP: true}, {Unix: true}, {UDP: true, Unix: true}} {
+	for _, s := range []*spec{{}, {Rules: Rules{UDP: true}}, {Rules: Rules{Unix: true}}, {Rules: Rules{UDP: true, Unix: true}}} {
 		progs, err := seccompPrograms(s)
 		if err != nil {
 			t.Fatal(err)

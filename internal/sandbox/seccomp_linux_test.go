@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -226,6 +228,40 @@ func TestSeccompReport(t *testing.T) {
 		l.Cleanup()
 		if !strings.Contains(l.Report, c.want) {
 			t.Errorf("%+v: report = %q, want %q", c.cfg, l.Report, c.want)
+		}
+	}
+}
+
+// TestCheckProbesSeccomp: sandbox check's UDP and unix socket probes are
+// refused under the defaults and let through by the keys that allow them.
+func TestCheckProbesSeccomp(t *testing.T) {
+	needSandbox(t)
+	yes := true
+	results := func(cfg Config) map[string]ProbeResult {
+		cmd := exec.Command("/bin/true")
+		cmd.Env, cmd.Dir = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin"}, "/"
+		rep, err := Check(context.Background(), cmd, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]ProbeResult{}
+		for _, r := range rep.Results {
+			out[r.Name] = r
+		}
+		return out
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Mode: ModeStrict}, "refused"},
+		{Config{Mode: ModeStrict, UDP: &yes, Unix: true}, "allowed"},
+	} {
+		got := results(c.cfg)
+		for _, name := range []string{"send-udp", "connect-unix"} {
+			if r := got[name]; r.Got != c.want || !r.OK() {
+				t.Errorf("udp %v, unix %v: %s = %+v, want %s", c.cfg.UDP != nil, c.cfg.Unix, name, r, c.want)
+			}
 		}
 	}
 }
