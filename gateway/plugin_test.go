@@ -54,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 		{"name limit too small", Config{NameLimit: 10}, "nameLimit 10: want 24 to 64"},
 		{"name limit too large", Config{NameLimit: 65}, "nameLimit 65: want 24 to 64"},
 		{"metrics", Config{Metrics: "127.0.0.1:9464"}, ""},
-		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics "127.0.0.1": want HOST:PORT`},
+		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics: "127.0.0.1": want HOST:PORT`},
 		{"list wait", Config{ListWait: time.Second}, ""},
 		{"negative list wait", Config{ListWait: -time.Second}, "listWait: -1s is negative"},
 	}

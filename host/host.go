@@ -72,6 +72,10 @@ type instance struct {
 	entry  Entry
 	plugin *plugin
 	cfg    any // the config Check decoded, used by the first start
+	// claims and lazy are what the entry's config declares (Status);
+	// a run's own claims, when it has one, are its scope's.
+	claims []Claim
+	lazy   bool
 
 	// Fields below are guarded by host.mu.
 

@@ -26,6 +26,7 @@ func (in *instance) statusLocked() InstanceStatus {
 	if in.last != nil {
 		st.Detail = in.last.Detail()
 	}
+	in.addFacts(&st)
 	return st
 }
 

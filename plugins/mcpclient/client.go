@@ -391,6 +391,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			err = fmt.Errorf("no answer within %s while connecting and listing tools: %w", boundText, err)
 		}
 		c.lz.lastErr = err
+		c.lastError(err)
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
@@ -670,6 +671,7 @@ func (c *client) lost(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
+	c.lastError(err)
 	if c.lostToDormant(err) {
 		return
 	}

@@ -111,10 +111,30 @@ func (cfg *Config) validateStartup() []error {
 // publish sets the instance's detail; detailMu orders it against the
 // startup timer's (pastStartupTimeout).
 func (c *client) publish(detail string) {
+	c.mu.Lock()
+	dormant := c.lz.dormant
+	c.mu.Unlock()
 	c.lz.detailMu.Lock()
 	c.lz.lastDetail = detail
 	c.opt.detail(detail)
+	if c.opt.scope != nil {
+		// Every change of dormant is followed by a new detail.
+		c.opt.scope.SetDormant(dormant)
+	}
 	c.lz.detailMu.Unlock()
+}
+
+// lastError publishes the failure the client retries or waits out
+// (InstanceStatus.LastError), nil once it connected.
+func (c *client) lastError(err error) {
+	if c.opt.scope == nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.opt.scope.SetLastError(msg)
 }
 
 // markReady lets start (the instance's Apply) return.
@@ -370,6 +390,7 @@ func (c *client) connected() {
 	c.lz.lastUse = time.Now()
 	c.mu.Unlock()
 	c.lz.lastErr = nil
+	c.lastError(nil)
 	c.releaseReadyHold()
 	c.stopIdle()
 	if c.opt.cfg.IdleTimeoutMs > 0 {
