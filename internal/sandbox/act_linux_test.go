@@ -56,7 +56,8 @@ func runAct(name string) {
 		// AF_INET with bits above the int the kernel reads: the kernel
 		// makes a UDP socket of it; a filter that compared only
 		// some bits would let it through.
-		fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, 1<<32|unix.AF_INET, unix.SOCK_DGRAM, 0)
+		high := uint64(1) << 32 // a variable: on a 32-bit build it is cut
+		fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(high|unix.AF_INET), unix.SOCK_DGRAM, 0)
 		err = closeFD(int(fd), errnoErr(e))
 	case "streampair", "dgrampair":
 		typ := unix.SOCK_STREAM

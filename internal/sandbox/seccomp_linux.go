@@ -115,7 +115,7 @@ func seccompPolicies(s *spec) []seccomp.Policy {
 		}
 		return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}}
 	}
-	return []seccomp.Policy{
+	policies := []seccomp.Policy{
 		refuse("socket", socket),
 		refuse("socketpair", pair),
 		{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
@@ -123,6 +123,16 @@ func seccompPolicies(s *spec) []seccomp.Policy {
 			Names:  []string{"io_uring_setup", "io_uring_enter", "io_uring_register"},
 		}}},
 	}
+	if info, err := arch.GetInfo(""); err == nil {
+		if _, ok := info.SyscallNames["socketcall"]; ok {
+			// 386 multiplexes socket() through socketcall, whose
+			// arguments are in memory the filter cannot read: refused,
+			// so that a C library falls back to socket().
+			policies = append(policies, seccomp.Policy{DefaultAction: seccomp.ActionAllow,
+				Syscalls: []seccomp.SyscallGroup{{Action: refused, Names: []string{"socketcall"}}}})
+		}
+	}
+	return policies
 }
 
 func eq(arg uint32, v uint64) seccomp.Condition {
