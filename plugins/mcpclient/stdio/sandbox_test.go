@@ -69,6 +69,26 @@ func runProbe() {
 		_, err = c.Write([]byte("exfiltrated"))
 		return err
 	})
+	probe("open", func(count string) error {
+		n, err := strconv.Atoi(count)
+		if err != nil {
+			return err
+		}
+		var files []*os.File
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		for range n {
+			f, err := os.Open("/dev/null")
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+		}
+		return nil
+	})
 	probe("signal", func(pid string) error {
 		n, err := strconv.Atoi(pid)
 		if err != nil {
@@ -372,5 +392,25 @@ func TestSandboxedGoRun(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
 	if err != nil || !strings.Contains(strings.Join(mcptest.Texts(res), ""), "5") {
 		t.Errorf("add = %v, %v", res, err)
+	}
+}
+
+// TestSandboxLimits: an entry's limits reach the server through the
+// transport: past sandbox.limits.files it cannot open a file, and without
+// the key it can (the limits of every kind, for Go and Node servers and
+// as another user, are internal/sandbox's TestLimitsBind).
+func TestSandboxLimits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the limits are set by the Linux launcher")
+	}
+	needLandlock(t)
+	w := newProbeWorld(t)
+	limited := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeStrict, Limits: sandbox.Limits{Files: 64}})
+	if got := callProbe(t, limited, "open", "100"); !strings.Contains(got, "too many open files") {
+		t.Errorf("opening 100 files under files: 64 = %q, want too many open files", got)
+	}
+	free := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeStrict})
+	if got := callProbe(t, free, "open", "100"); got != "ok" {
+		t.Errorf("opening 100 files without the limit = %q, want ok", got)
 	}
 }
