@@ -11,7 +11,7 @@
 // and go-sdk sends notifications/tools/list_changed to the connected
 // clients that need it: past their handshake, and listing something else
 // than they last did (sessions.go). Names are fitted to a budget for
-// clients that prefix them (Options.NameLimit, DropMarker).
+// clients that prefix them (Config.NameLimit, DropMarker).
 //
 // Nothing a client would see from the server itself is lost on the way:
 // every failure is isError with its explanation (a tools.Result's Err, or
@@ -20,16 +20,16 @@
 // _meta (Definition.MCPTool); a relayed MCP result (tools.MCPResult)
 // keeps every content block and its structuredContent; the tool's
 // progress and its server's log messages reach the client
-// (tools.WithProgress, tools.WithLog). With Options.Raw the MCP servers' tools are served under
-// their own names, unfolded; HTTPOptions.Stateless serves stateless
-// Streamable HTTP.
+// (tools.WithProgress, tools.WithLog). With Config.Raw the MCP servers'
+// tools are served under their own names, unfolded; Config.Stateless
+// serves stateless Streamable HTTP.
 //
 // Besides tools it serves what the resources service gathers from every
 // server: resources, templates, subscriptions, prompts (named like tools)
 // and completion (resources.go, prompts.go); and a server's elicitation or
 // sampling request made during a client's call is passed on to that client
 // in the style its protocol revision speaks (forward.go). While the
-// composition starts, lists wait (bounded by Options.ListWait) for the
+// composition starts, lists wait (bounded by Config.ListWait) for the
 // servers starting with it, and Readiness says when the served surface is
 // complete (ready.go).
 //
@@ -37,6 +37,10 @@
 // registry (and the attachment store, if any), serves Streamable HTTP when
 // its config names an address, and provides the running Gateway (Key) to a
 // front end that serves a session of its own (dsh-host serve --stdio).
+//
+// Its parts: bearer checks inbound OAuth tokens, limits holds each
+// identity to its limits, reconcile keeps what the server lists in line
+// with what it should.
 package gateway
 
 import (
@@ -129,7 +133,7 @@ type Gateway struct {
 	// onDrain, set by the HTTP listener, stops its keep-alives when a
 	// drain starts, so that a load balancer's connections move on.
 	onDrain func()
-	// drainTimeout bounds a drain (Options.DrainTimeout).
+	// drainTimeout bounds a drain (Config.DrainTimeout).
 	drainTimeout time.Duration
 
 	closeOnce sync.Once
@@ -163,7 +167,7 @@ type Gateway struct {
 	// gauge; nil without one.
 	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
-	// inbound OAuth (limits_identity.go).
+	// inbound OAuth (package limits).
 	idLimits atomic.Pointer[limits.PerIdentity]
 }
 

@@ -17,14 +17,14 @@ const (
 	staticKey = "dsh-host/static-token"
 )
 
-// StaticUserID is the UserID of the static token's holder: one for every
+// staticUserID is the UserID of the static token's holder: one for every
 // request, so that a session is its opener's.
-const StaticUserID = "static token"
+const staticUserID = "static token"
 
 // StaticInfo is the token information of the static token's holder: no
 // identity.
 func StaticInfo() *auth.TokenInfo {
-	return &auth.TokenInfo{UserID: StaticUserID, Extra: map[string]any{staticKey: true}}
+	return &auth.TokenInfo{UserID: staticUserID, Extra: map[string]any{staticKey: true}}
 }
 
 // IsStatic reports whether info is the static token's (StaticInfo).

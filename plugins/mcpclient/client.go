@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/outputs"
@@ -539,20 +540,12 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 		client.AddSendingMiddleware(traceContextOut)
 	}
 	tr := c.opt.transport()
-	watched := tr
-	// go-sdk reaches a Streamable HTTP connection's session hooks, which
-	// open the standalone GET stream after initialize, through an
-	// unexported interface no wrapper can forward: a wrapped connection
-	// loses every message the server sends outside a request (a 2025-11-25
-	// server's elicitation/create, list_changed). There tool tasks are
-	// read in the HTTP client instead.
+	// What go-sdk does not expose is read on the wire (package wire).
+	subs := []wire.Subscriber{c.calls.Wire(), c.tools.Tasks().Wire(), bridge.PromptArguments()}
 	if c.opt.cfg.Transport != TransportStreamableHTTP {
-		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
-	} else {
-		c.tools.Tasks().PeekHTTP(tr)
-		c.calls.PeekHTTP(tr)
+		subs = append(subs, c.calls.WireLogs())
 	}
-	watched = bridge.PromptArguments(watched)
+	watched := wire.New(subs...).Wrap(tr)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))

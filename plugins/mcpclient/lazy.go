@@ -28,12 +28,13 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
 )
 
 // Startup modes a Config may name.
@@ -97,13 +98,13 @@ func (cfg *Config) validateStartup() []error {
 	case "", StartupEager:
 	case StartupLazy:
 		if cfg.FailOnStartupError {
-			errs = append(errs, errors.New("failOnStartupError applies to startup eager only: a lazy server starts on its first call; remove it or set startup: eager"))
+			errs = append(errs, host.KeyErrorf("failOnStartupError", "applies to startup eager only: a lazy server starts on its first call; remove it or set startup: eager"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("startup %q must be eager or lazy", cfg.Startup))
+		errs = append(errs, host.KeyErrorf("startup", "%q must be eager or lazy", cfg.Startup))
 	}
 	if cfg.IdleTimeoutMs < 0 || cfg.IdleTimeoutMs > maxMs {
-		errs = append(errs, fmt.Errorf("idleTimeoutMs must be 0 (never stop an idle server) or a positive number no greater than %d", maxMs))
+		errs = append(errs, host.KeyErrorf("idleTimeoutMs", "must be 0 (never stop an idle server) or a positive number no greater than %d", maxMs))
 	}
 	return errs
 }

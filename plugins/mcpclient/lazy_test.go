@@ -384,9 +384,9 @@ func TestStartupConfig(t *testing.T) {
 		set  func(*mcpclient.Config)
 		want string
 	}{
-		{"unknown startup", func(c *mcpclient.Config) { c.Startup = "later" }, `startup "later" must be eager or lazy`},
-		{"negative idleTimeoutMs", func(c *mcpclient.Config) { c.IdleTimeoutMs = -1 }, "idleTimeoutMs must be 0"},
-		{"lazy and strict", func(c *mcpclient.Config) { c.Startup, c.FailOnStartupError = "lazy", true }, "failOnStartupError applies to startup eager only"},
+		{"unknown startup", func(c *mcpclient.Config) { c.Startup = "later" }, `startup: "later" must be eager or lazy`},
+		{"negative idleTimeoutMs", func(c *mcpclient.Config) { c.IdleTimeoutMs = -1 }, "idleTimeoutMs: must be 0"},
+		{"lazy and strict", func(c *mcpclient.Config) { c.Startup, c.FailOnStartupError = "lazy", true }, "failOnStartupError: applies to startup eager only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := mcpclient.Defaults()

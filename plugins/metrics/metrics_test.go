@@ -148,7 +148,7 @@ func TestConfigErrors(t *testing.T) {
 	for yml, want := range map[string]string{
 		"plugins:\n  - {id: m, name: metrics}\n":                                  "listen: required",
 		"plugins:\n  - {id: m, name: metrics, config: {listen: \"127.0.0.1\"}}\n": "want HOST:PORT",
-		"plugins:\n  - {id: m, name: metrics, config: {port: 9464}}\n":           "port",
+		"plugins:\n  - {id: m, name: metrics, config: {port: 9464}}\n":            "port",
 	} {
 		err := apply(t, newHost(t, io.Discard), yml)
 		var ke *host.KeyError
