@@ -34,6 +34,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
       command: %q
       args: [-progress]
       env: {FIXTURE_CANCEL_FILE: %q}
+      sandbox: {write: [%q]}
   - id: fold
     name: mcp-fold
   - id: agent
@@ -41,7 +42,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
     config:
       baseUrl: %s
       apiKeyEnv: CHAT_TEST_KEY
-`, mcptest.FixtureBinary(t), events, srv.URL))
+`, mcptest.FixtureBinary(t), events, filepath.Dir(events), srv.URL))
 	return file, events
 }
 

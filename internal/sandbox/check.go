@@ -68,6 +68,14 @@ func Check(ctx context.Context, cmd *exec.Cmd, cfg Config, roots []string) (*Rep
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	// The server's command as its start runs it (npx offline, go run's
+	// binary), for the rules it gets.
+	cmd = clone(cmd)
+	prep, err := Prepare(ctx, cmd, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer prep.Cleanup()
 	rep := &Report{}
 	for _, p := range Probes() {
 		res := ProbeResult{Name: p.Name, What: p.What, Want: "refused"}

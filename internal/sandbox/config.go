@@ -21,10 +21,9 @@ const (
 	ModeOff = "off"
 )
 
-// DefaultMode is the mode of an entry without sandbox.mode. It is off
-// until every test package that starts stdio servers passes under auto
-// (see docs/sandbox.md).
-const DefaultMode = ModeOff
+// DefaultMode is the mode of an entry without sandbox.mode: sandboxed
+// where the system supports it.
+const DefaultMode = ModeAuto
 
 // Config is the sandbox key of a stdio entry: what the server may do
 // beyond what it needs to run (defaults.go).
@@ -100,6 +99,17 @@ func (p Ports) String() string {
 		s[i] = strconv.Itoa(int(v))
 	}
 	return strings.Join(s, ", ")
+}
+
+// MarshalYAML encodes p as UnmarshalYAML reads it: "any" or a list.
+func (p Ports) MarshalYAML() (any, error) {
+	if p.Any {
+		return "any", nil
+	}
+	if p.List == nil {
+		return []uint16{}, nil
+	}
+	return p.List, nil
 }
 
 // UnmarshalYAML decodes a list of ports (1 to 65535) or the string "any".

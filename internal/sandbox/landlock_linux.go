@@ -23,6 +23,9 @@ const maxABI = 8
 // kernel offers at enforcement (best effort).
 var base = landlock.V8
 
+// pdeathSig is the parent-death signal attr asks for.
+func pdeathSig(attr *syscall.SysProcAttr) syscall.Signal { return attr.Pdeathsig }
+
 func support() (int, string) {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v <= 0 {
@@ -89,6 +92,15 @@ func enforceAndExec(s *spec) error {
 		return fmt.Errorf("enforce the Landlock ruleset: %w", err)
 	}
 	unix.Close(fd)
+	if s.PdeathSig != 0 {
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(s.PdeathSig), 0, 0, 0); err != nil {
+			return fmt.Errorf("set the parent-death signal: %w", err)
+		}
+		if os.Getppid() != s.Host {
+			// It died before the signal was set: none will come.
+			return fmt.Errorf("the host exited before the server started")
+		}
+	}
 	if filter != nil {
 		if err := installSeccomp(filter); err != nil {
 			return err

@@ -32,6 +32,12 @@ type spec struct {
 	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
 	// unless UDP and unix sockets unless Unix.
 	Seccomp bool
+	// PdeathSig is the parent-death signal the host asked for: the
+	// kernel keeps it per thread, and the launcher's Go runtime may exec
+	// from a thread other than the one forked, which has none.
+	PdeathSig int `json:",omitempty"`
+	// Host is the host's pid, the launcher's parent while it lives.
+	Host int `json:",omitempty"`
 }
 
 // Rules are what a sandboxed server may do: the effective grants, the
@@ -86,13 +92,23 @@ type Launch struct {
 	ABI     int
 	Seccomp bool
 	tmp     string
+	after   []func()
 }
+
+// After adds f to what Cleanup does.
+func (l *Launch) After(f func()) { l.after = append(l.after, f) }
 
 // Cleanup removes what Start made for the server (its temporary
 // directory); call it once the server has exited.
 func (l *Launch) Cleanup() {
-	if l != nil && l.tmp != "" {
+	if l == nil {
+		return
+	}
+	if l.tmp != "" {
 		os.RemoveAll(l.tmp)
+	}
+	for _, f := range l.after {
+		f()
 	}
 }
 
@@ -181,6 +197,9 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 	g.addWrite(tmp)
 	s := spec{Path: cmd.Path, Argv: cmd.Args, Seccomp: filter, Rules: Rules{Read: existing(g.read), Write: existing(g.write),
 		Connect: cfg.Connect, Bind: cfg.Bind, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}}
+	if cmd.SysProcAttr != nil {
+		s.PdeathSig, s.Host = int(pdeathSig(cmd.SysProcAttr)), os.Getpid()
+	}
 	if run != nil {
 		// The probe is the host's binary: it alone is added, as a
 		// file to read and execute.

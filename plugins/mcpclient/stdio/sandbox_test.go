@@ -353,7 +353,7 @@ func TestSandboxedExitNamesTheKeys(t *testing.T) {
 		cancel()
 		switch mode {
 		case sandbox.ModeStrict:
-			if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), "widen sandbox.read") {
+			if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), "sandbox.read: ["+filepath.Join(w.home, ".ssh")+"]") {
 				t.Errorf("sandboxed: %v\nwant exit 3, the refusal and the keys", err)
 			}
 		default:
@@ -412,5 +412,74 @@ func TestSandboxLimits(t *testing.T) {
 	free := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeStrict})
 	if got := callProbe(t, free, "open", "100"); got != "ok" {
 		t.Errorf("opening 100 files without the limit = %q, want ok", got)
+	}
+}
+
+// TestSandboxedPythonFixture: the stdlib-only Python fixture server
+// (testdata/pyfixture), started as `python3 server.py` with the python3
+// of PATH (a pyenv shim on some machines), serves under the default
+// sandbox, unchanged and with nothing granted.
+func TestSandboxedPythonFixture(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is required under CI")
+		}
+		t.Skip("no python3 on PATH")
+	}
+	root := mcptest.ModuleRoot(t)
+	logs := &mcptest.Logs{}
+	tr := &Transport{Command: py, Args: []string{filepath.Join(root, "testdata", "pyfixture", "server.py")},
+		Dir: t.TempDir(), Logger: slog.New(logs)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(tr.Explain(ctx, err))
+	}
+	defer cs.Close()
+	if !strings.HasPrefix(tr.SandboxReport(), "sandboxed (landlock v") {
+		t.Errorf("report = %q, want sandboxed by default", tr.SandboxReport())
+	}
+	if !logs.Has(slog.LevelInfo, "sandboxed (landlock v") {
+		t.Errorf("no info line says what is enforced:\n%s", logs.Dump())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil || strings.Join(mcptest.Texts(res), "") != "5" {
+		t.Errorf("add = %v, %v", res, err)
+	}
+}
+
+// TestUndetectedRuntimeNamesTheKey: a server whose runtime the sandbox
+// cannot find from its command line (a wrapper script that runs a program
+// elsewhere) fails at start, and the error names the key that grants it,
+// with the directory the kernel refused.
+func TestUndetectedRuntimeNamesTheKey(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	rt := filepath.Join(t.TempDir(), "runtime")
+	if err := os.WriteFile(rt, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "server.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+rt+" serve\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transport{Command: wrapper, Logger: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err == nil {
+		t.Fatal("connect succeeded")
+	}
+	err = tr.Explain(ctx, err)
+	if want := "sandbox.read: [" + filepath.Dir(rt) + "]"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v\nwant it to name %s", err, want)
 	}
 }
