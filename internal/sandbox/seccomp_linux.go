@@ -28,17 +28,19 @@ import (
 //     stream or seqpacket type (Node and Python start children over
 //     them), which are connected at birth and cannot be pointed elsewhere.
 //     A datagram pair can (sendto with an address), so it is refused.
-//   - Netlink route sockets, read-only for an unprivileged process: glibc's
-//     getaddrinfo and Node's os.networkInterfaces list addresses with them.
+//   - Netlink route sockets: glibc's getaddrinfo and Node's
+//     os.networkInterfaces list addresses with them. They change nothing
+//     without CAP_NET_ADMIN (root's, which the sandbox does not take).
 //
 // io_uring is refused (ENOSYS, so that libuv falls back to threads): its
 // operations open and connect sockets without the system calls the filter
 // sees. A foreign-architecture call (a 32-bit call on a 64-bit kernel,
 // where socketcall multiplexes what the filter checks) kills the process.
 //
-// Arguments are compared as the 64 bits the kernel passes, and an int
-// argument with high bits set (which the kernel ignores) matches no
-// allowed form, so it is refused: the filter fails closed.
+// Arguments are compared as the 64 bits the kernel passes: a family or
+// protocol with high bits set (which the kernel ignores) matches no
+// allowed form, so it is refused; the filter fails closed. The type's
+// high bits are ignored, as the kernel ignores them.
 
 // Socket families, types and protocols the filter names.
 const (
