@@ -558,7 +558,7 @@ func TestE2ECrashOnStart(t *testing.T) {
 	// trying; with it, the instance fails.
 	hs.requireActive("soft")
 	if st := hs.status("strict"); st.State != host.StateFailed ||
-		!strings.Contains(st.Err, "mcp-client(strict): initial connection or tool synchronization failed") {
+		!strings.HasPrefix(st.Err, "initial connection or tool synchronization failed") {
 		t.Errorf("strict instance = %q (%q), want failed with its error", st.State, st.Err)
 	}
 	eventually(t, "the retry budget to be spent", func() bool { return countLines(t, starts) >= 1+maxAttempts })
