@@ -31,6 +31,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
       command: %q
       args: [-progress]
       env: {FIXTURE_CANCEL_FILE: %q}
+      sandbox: {write: [%q]}
   - id: fold
     name: mcp-fold
   - id: agent
@@ -38,7 +39,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
     config:
       baseUrl: %s
       apiKeyEnv: CHAT_TEST_KEY
-`, mcptest.FixtureBinary(t), events, srv.URL))
+`, mcptest.FixtureBinary(t), events, filepath.Dir(events), srv.URL))
 	return file, events
 }
 
