@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -119,7 +120,7 @@ func (r *Rule) UnmarshalYAML(n *yamlv3.Node) error {
 // DefaultConfig is the config of the built-in instance: allow everything,
 // as the host did before it had a policy.
 func DefaultConfig() Config {
-	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: DefaultAuditMax, Keep: defaultKeep},
+	return Config{Default: Allow, Audit: AuditConfig{Enabled: true, Dir: dshhome.Default("audit"), MaxSize: audit.DefaultMaxSize, Keep: audit.DefaultKeep},
 		Pins: PinsConfig{Dir: dshhome.Default("pins")}}
 }
 
@@ -142,10 +143,10 @@ func ValidateConfig(c *Config) error {
 		errs = append(errs, err)
 	}
 	if c.Audit.MaxSize < 0 {
-		errs = append(errs, host.KeyErrorf("audit.maxSize", "a size in bytes, 0 for the default (%d)", DefaultAuditMax))
+		errs = append(errs, host.KeyErrorf("audit.maxSize", "a size in bytes, 0 for the default (%d)", audit.DefaultMaxSize))
 	}
 	if c.Audit.Keep < 0 {
-		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", defaultKeep))
+		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", audit.DefaultKeep))
 	}
 	var env celEnv
 	for i := range c.Rules {

@@ -2,10 +2,12 @@ package policy
 
 import (
 	"context"
+	"strconv"
+
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/settings"
-	"strconv"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
@@ -82,7 +84,7 @@ func apply(s *host.Scope, cfg Config) error {
 		reg.OnFinish(s, "*", func(context.Context, tools.Finished) {})
 	}
 	if cfg.Audit.Enabled {
-		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
+		log, err := audit.Open(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
 		if err != nil {
 			return err
 		}
