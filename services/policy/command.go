@@ -121,8 +121,8 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 		}
 		if r.Pending() {
 			again := "/policy trust " + strings.Join(args, " ")
-			if shown := p.pins.takeShown(again); shown != r.Digest {
-				p.pins.setShown(again, r.Digest)
+			if shown := p.pins.TakeShown(again); shown != r.Digest {
+				p.pins.SetShown(again, r.Digest)
 				text := r.Text()
 				if shown != "" {
 					text = "what was shown before changed since; nothing was approved. Now:\n" + text
@@ -161,7 +161,7 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 	}
 	if r.Pending() {
 		// A /policy trust of the same tools that follows approves this.
-		p.pins.setShown("/policy trust "+strings.Join(args, " "), r.Digest)
+		p.pins.SetShown("/policy trust "+strings.Join(args, " "), r.Digest)
 	}
 	return commands.Reply{Text: r.Text()}
 }

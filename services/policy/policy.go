@@ -16,6 +16,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -32,7 +33,7 @@ type Policy struct {
 	toolsVersion atomic.Uint64
 	// pins holds the tools that changed after they were trusted; nil
 	// when the config keeps no pins (a policy built in code).
-	pins *pins
+	pins *pins.Pins
 	// metrics count the decisions; nil when off.
 	metrics *telemetry.Metrics
 }
@@ -84,7 +85,7 @@ func New(reg *tools.Registry, cfg Config, file string) (*Policy, error) {
 		return nil, err
 	}
 	if cfg.Pins.Dir != "" {
-		p.pins = newPins(cfg.Pins.Dir, reg, func() *slog.Logger { return p.logger })
+		p.pins = pins.New(cfg.Pins.Dir, reg, func() *slog.Logger { return p.logger })
 	}
 	return p, nil
 }
