@@ -62,6 +62,17 @@ func (in *instance) addFacts(st *InstanceStatus) {
 	}
 }
 
+// Instances returns the status of every instance of the host that runs s
+// (Host.Status), for a service that answers for the others: the commands
+// service names the failed instance a command would come from. It is nil
+// on a scope made by NewScope.
+func (s *Scope) Instances() []InstanceStatus {
+	if s.inst == nil {
+		return nil
+	}
+	return s.inst.host.Status()
+}
+
 // Owner returns the instance whose claims cover the tool name, whatever
 // its state: a claim of Kind "tool" with that Value, or the longest
 // ToolPrefix that starts it (mcp__<serverName>__ for an MCP server,

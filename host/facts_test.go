@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,6 +18,11 @@ type factsConfig struct {
 	LastError string `yaml:"lastError"`
 	Sandbox   string `yaml:"sandbox"`
 	Fail      bool   `yaml:"fail"`
+	// FailAs fails Apply with this error, after the instance id as many
+	// a plugin writes it.
+	FailAs string `yaml:"failAs"`
+	// FailRaw fails Apply with this error as it is.
+	FailRaw string `yaml:"failRaw"`
 }
 
 func init() {
@@ -33,6 +39,12 @@ func init() {
 			s.SetSandbox(c.Sandbox)
 			if c.Fail {
 				return errors.New("told to fail")
+			}
+			if c.FailRaw != "" {
+				return errors.New(c.FailRaw)
+			}
+			if c.FailAs != "" {
+				return fmt.Errorf("%s: %s", s.ID(), c.FailAs)
 			}
 			return nil
 		},
@@ -115,5 +127,22 @@ func TestOwner(t *testing.T) {
 	}
 	if got, _ := h.Owner("mcp__gh__issues"); got.State != StateFailed || got.Err == "" {
 		t.Errorf("the failed owner's status = %+v; want failed with its error", got)
+	}
+}
+
+// TestFailedErrorNamesTheInstanceOnce: a plugin's error that starts with
+// its instance id (clock: …) is the instance's error without it: the
+// status and every front end name the instance before it, and "clock:
+// clock: …" read twice. An error that only starts like the id keeps it.
+func TestFailedErrorNamesTheInstanceOnce(t *testing.T) {
+	h := newHost(t, nil)
+	apply(t, h, `plugins:
+  - {id: clock, name: test-facts, config: {server: c, failAs: "no zone"}}
+  - {id: clo, name: test-facts, config: {server: d, failRaw: "clock: kept"}}
+`)
+	for id, want := range map[string]string{"clock": "no zone", "clo": "clock: kept"} {
+		if st := Find(h.Status(), id); st.State != StateFailed || st.Err != want {
+			t.Errorf("%s: %s %q, want failed %q", id, st.State, st.Err, want)
+		}
 	}
 }

@@ -122,7 +122,9 @@ func start(s *host.Scope, opt options) (*client, error) {
 		return c, s.Context().Err()
 	}
 	if c.first.err != nil {
-		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.first.err)
+		// The instance's error: the host and every front end name the
+		// instance before it, so it does not name it again.
+		return c, fmt.Errorf("initial connection or tool synchronization failed: %w", c.first.err)
 	}
 	return c, nil
 }
