@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/policy/audit"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -45,7 +46,7 @@ func record(f tools.Finished, withArgs bool) *audit.Record {
 	if withArgs && json.Valid(f.Args) {
 		rec.Args = f.Args
 	}
-	if d, ok := f.Note(noteKey{}).(Decision); ok {
+	if d, ok := f.Note(noteKey{}).(rules.Decision); ok {
 		rec.Decision, rec.Rule, rec.Answer = d.Action, d.Rule, d.Answer
 	}
 	if srv, ok := f.Note(serverNoteKey{}).(string); ok {

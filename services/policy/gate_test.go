@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -85,7 +86,7 @@ func TestGateDecidesEveryDoor(t *testing.T) {
 			}
 			for _, d := range c.doors {
 				err := p.Gate(d.caller, d.server, d.kind)
-				var closed *policy.Closed
+				var closed *rules.Closed
 				switch {
 				case d.closedBy == "-" && err != nil:
 					t.Errorf("%s of %s for %s: %v, want open", d.kind, d.server, who(d.caller), err)
@@ -191,7 +192,7 @@ func TestGateServerNotListedYet(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = p.Gate(c.caller, "docs", tools.KindResources)
-			var closed *policy.Closed
+			var closed *rules.Closed
 			switch {
 			case c.open && err != nil:
 				t.Errorf("resources of docs: %v, want open", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/dsh-host/dsh-host/services/policy/pins"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -22,7 +23,7 @@ func (p *Policy) pinGuard(ctx context.Context, call tools.Call) error {
 		return nil
 	}
 	tools.SetNote(ctx, serverNoteKey{}, def.Origin.Server)
-	tools.SetNote(ctx, noteKey{}, Decision{Action: Deny, Rule: "pin"})
+	tools.SetNote(ctx, noteKey{}, rules.Decision{Action: rules.Deny, Rule: "pin"})
 	switch call.Caller.Kind {
 	case tools.CallerChat, tools.CallerGateway:
 		return h.ForModel()
@@ -36,7 +37,7 @@ func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
 	if p.pins != nil && p.pins.Check(def) != nil {
 		return true
 	}
-	return p.alwaysDenied(caller, def.Name)
+	return p.rules.AlwaysDenied(caller, def.Name)
 }
 
 // Held returns the tools the policy holds now.

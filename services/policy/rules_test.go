@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -180,7 +181,7 @@ func TestSetRulesIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	valid := map[policy.Decision]bool{
+	valid := map[rules.Decision]bool{
 		{Action: "ask", Rule: "rule 2 (a.yml:4)"}:   true,
 		{Action: "allow", Rule: "rule 1 (b.yml:3)"}: true,
 	}
@@ -199,7 +200,7 @@ func TestSetRulesIsAtomic(t *testing.T) {
 			}
 		}
 	})
-	seen := map[policy.Decision]bool{}
+	seen := map[rules.Decision]bool{}
 	for running := true; running; {
 		select {
 		case <-done:
