@@ -1,11 +1,10 @@
-package policy_test
+package rules_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -84,7 +83,7 @@ func TestGateWhenFailsAsCalls(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := policy.New(reg, parseConfig(t, c.config), "")
+			p, err := newEngine(reg, parseConfig(t, c.config), "")
 			if err != nil {
 				t.Fatal(err)
 			}
