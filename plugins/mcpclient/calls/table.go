@@ -41,6 +41,9 @@ type Table struct {
 	// handled. Streamable HTTP settles on a quiet period instead.
 	logsOnWire  atomic.Int64
 	watchesWire atomic.Bool
+	// progressing counts the calls not finished whose progress was read
+	// on the wire (Wire): with none, no answer needs decoding.
+	progressing atomic.Int64
 
 	// stop cancels every pending release (Stop).
 	stop    context.Context
@@ -222,6 +225,9 @@ func (call *Call) Finish() {
 		}
 		t.Stop()
 		call.mu.Lock()
+	}
+	if call.wire > 0 && !call.done {
+		call.t.progressing.Add(-1)
 	}
 	call.done = true
 	endLife := call.endLife

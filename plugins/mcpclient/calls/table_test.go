@@ -171,6 +171,9 @@ func TestWireFollowsCalls(t *testing.T) {
 	// _meta last, after a long argument, and escaped.
 	req := decode(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"pad":"` + strings.Repeat("x", 4096) + `"},"\u005fmeta":{"progress\u0054oken":"` + token + `"}}}`)
 	onWire := tb.Wire().Received
+	if tb.awaits(req) {
+		t.Error("the answer to a call with no progress read is awaited")
+	}
 	for _, p := range []string{
 		`{"progress\u0054oken":"` + token + `","progress":1}`,
 		`{"progress":2,"progressToken":"` + token + `"}`,
@@ -187,5 +190,15 @@ func TestWireFollowsCalls(t *testing.T) {
 	call.mu.Unlock()
 	if wireN != 4 || after != 3 {
 		t.Errorf("progress counted %d, answered after %d; want 4 and 3", wireN, after)
+	}
+	if !tb.awaits(req) {
+		t.Error("the answer to a call with progress read is not awaited")
+	}
+	call.mu.Lock()
+	call.relayed = call.answeredAfter // as the progress handler would have
+	call.mu.Unlock()
+	call.Finish()
+	if n := tb.progressing.Load(); n != 0 {
+		t.Errorf("%d calls with progress counted after the only one finished", n)
 	}
 }

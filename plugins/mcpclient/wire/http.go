@@ -161,8 +161,8 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 	switch {
 	case errors.Is(err, io.EOF):
 		b.done = true
-		if msg, derr := jsonrpc.DecodeMessage(b.buf); derr == nil && !b.over {
-			b.rt.line.received(msg)
+		if !b.over {
+			b.rt.heard(b.buf, b.call)
 		}
 		b.buf = nil
 		b.rt.line.forget(b.call.ID) // when it was not the answer
@@ -223,16 +223,70 @@ func (b *sseBody) event(name, id string, data []byte) bool {
 	if len(data) == 0 || name != "" && name != "message" {
 		return true
 	}
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
+	answers, ok := b.rt.heard(data, b.call)
+	if !ok {
 		return false // go-sdk fails the connection
 	}
-	b.rt.line.received(msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok && b.call != nil && resp.ID == b.call.ID {
+	if answers {
 		b.answered = true
 		return false
 	}
 	return true
+}
+
+// heard hears data, a message of the server's, and reports whether it
+// answers call (go-sdk reads no further on call's stream then), and
+// whether it is a message at all.
+//
+// go-sdk's jsonrpc.DecodeMessage costs some 33 KiB a message
+// (docs/upstream.md), so a message that matters to no subscriber is not
+// decoded whole. One with no escape and none of the followed methods'
+// names written out is no followed request or notification; if it is an
+// answer, its members read exactly (answerID) give its id, which is what
+// it takes to forget the request it answers and to know the answer go-sdk
+// stops at. It is decoded whole when a subscriber awaits it.
+func (rt *roundTripper) heard(data []byte, call *jsonrpc.Request) (answers, ok bool) {
+	if !rt.line.mayFollow(data) {
+		if id, isAnswer, known := answerID(data); known {
+			if !isAnswer {
+				return false, true
+			}
+			if req := rt.line.pendingFor(id); req == nil || !rt.line.awaited(req) {
+				rt.line.forget(id)
+				return call != nil && id == call.ID, true
+			}
+		}
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return false, false
+	}
+	rt.line.received(msg)
+	resp, isAnswer := msg.(*jsonrpc.Response)
+	return isAnswer && call != nil && resp.ID == call.ID, true
+}
+
+// answerID reads data's members as go-sdk matches them (exactly,
+// unescaped, the last of duplicates): whether it is an answer (no
+// "method"), and its id. known is false when that takes go-sdk's decoder
+// (not a JSON-RPC 2.0 object, an id that is no id).
+func answerID(data []byte) (id jsonrpc.ID, isAnswer, known bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil || string(m["jsonrpc"]) != `"2.0"` {
+		return jsonrpc.ID{}, false, false
+	}
+	if _, ok := m["method"]; ok {
+		return jsonrpc.ID{}, false, true
+	}
+	var raw any
+	if json.Unmarshal(m["id"], &raw) != nil {
+		return jsonrpc.ID{}, false, false
+	}
+	id, err := jsonrpc.MakeID(raw)
+	if err != nil || !id.IsValid() {
+		return jsonrpc.ID{}, false, false
+	}
+	return id, true, true
 }
 
 // end notes that the stream ended: a call it did not answer is forgotten

@@ -190,3 +190,30 @@ func TestHTTPMend(t *testing.T) {
 		t.Errorf("the server got %q", got)
 	}
 }
+
+// An answer no subscriber awaits is not decoded whole, yet it is told
+// apart exactly as go-sdk tells it: the stream's reading ends at it,
+// whatever the form of its id, and the request it answers is forgotten.
+func TestHTTPAnswerNobodyAwaits(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"answer, then progress", "data: " + answer + "\n\ndata: " + progress + "\n\n", nil},
+		{"progress, then answer", "data: " + progress + "\n\ndata: " + answer + "\n\ndata: " + progress + "\n\n", []string{"notifications/progress"}},
+		{"an id written 1e0", "data: " + strings.Replace(answer, `"id":1`, `"id":1e0`, 1) + "\n\ndata: " + progress + "\n\n", nil},
+		{"an ID of another case", "data: " + strings.Replace(answer, `"id":1`, `"id":1,"ID":2`, 1) + "\n\ndata: " + progress + "\n\n", nil},
+		{"another id's answer", "data: " + strings.Replace(answer, `"id":1`, `"id":2`, 1) + "\n\ndata: " + progress + "\n\n", []string{"notifications/progress"}},
+		{"no JSON-RPC 2.0", "data: " + strings.Replace(answer, `"2.0"`, `"1.0"`, 1) + "\n\ndata: " + progress + "\n\n", nil},
+	} {
+		s := newRawServer(t)
+		s.answer(sse, tt.body)
+		rec := &recorder{}
+		sub := rec.sub("tools/call", "notifications/progress")
+		sub.Awaits = func(*jsonrpc.Request) bool { return false }
+		exchange(t, tapped(t, s, maxEventSz, sub), s.URL, call, false)
+		if got := rec.got(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: heard %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,24 +33,36 @@ type Subscriber struct {
 	// them. It may be called from several goroutines at once (one per
 	// HTTP stream).
 	Received func(Message)
+	// Awaits, when set, says whether Received is to hear the answer to
+	// req, asked when the answer comes: over Streamable HTTP an answer no
+	// one awaits is not decoded whole (see heard).
+	Awaits func(req *jsonrpc.Request) bool
 }
 
 // Tap hands the messages of the connections it wraps to its subscribers.
 type Tap struct {
 	mend     map[string][]func(*jsonrpc.Request) *jsonrpc.Request
-	received map[string][]func(Message)
+	received map[string][]*Subscriber
+	// names are the methods followed, quoted as JSON writes them
+	// unescaped: a server's message with none of them and no escape is
+	// no followed request or notification.
+	names [][]byte
 }
 
 // New returns a Tap with subs.
 func New(subs ...Subscriber) *Tap {
-	t := &Tap{mend: map[string][]func(*jsonrpc.Request) *jsonrpc.Request{}, received: map[string][]func(Message){}}
-	for _, s := range subs {
+	t := &Tap{mend: map[string][]func(*jsonrpc.Request) *jsonrpc.Request{}, received: map[string][]*Subscriber{}}
+	for i := range subs {
+		s := &subs[i]
 		for _, m := range s.Methods {
 			if s.Mend != nil {
 				t.mend[m] = append(t.mend[m], s.Mend)
 			}
 			if s.Received != nil {
-				t.received[m] = append(t.received[m], s.Received)
+				if len(t.received[m]) == 0 {
+					t.names = append(t.names, []byte(strconv.Quote(m)))
+				}
+				t.received[m] = append(t.received[m], s)
 			}
 		}
 	}
@@ -143,21 +157,64 @@ func (l *line) forget(id jsonrpc.ID) {
 func (l *line) received(msg jsonrpc.Message) {
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
-		for _, f := range l.tap.received[m.Method] {
-			f(Message{Request: m})
+		for _, s := range l.tap.received[m.Method] {
+			s.Received(Message{Request: m})
 		}
 	case *jsonrpc.Response:
-		l.mu.Lock()
-		p, ok := l.pending[m.ID]
-		delete(l.pending, m.ID)
-		l.mu.Unlock()
-		if !ok {
+		req := l.answered(m.ID)
+		if req == nil {
 			return
 		}
-		for _, f := range l.tap.received[p.req.Method] {
-			f(Message{Request: p.req, Response: m})
+		for _, s := range l.tap.received[req.Method] {
+			if s.Awaits == nil || s.Awaits(req) {
+				s.Received(Message{Request: req, Response: m})
+			}
 		}
 	}
+}
+
+// answered forgets and returns the request awaiting the answer id, or nil.
+func (l *line) answered(id jsonrpc.ID) *jsonrpc.Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.pending[id]
+	if !ok {
+		return nil
+	}
+	delete(l.pending, id)
+	return p.req
+}
+
+// pendingFor returns the request awaiting the answer id, or nil.
+func (l *line) pendingFor(id jsonrpc.ID) *jsonrpc.Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pending[id].req
+}
+
+// mayFollow reports whether data, a server's message, may be a request or
+// notification someone follows: it holds an escape, or one of their
+// names as JSON writes it unescaped.
+func (l *line) mayFollow(data []byte) bool {
+	if bytes.IndexByte(data, '\\') >= 0 {
+		return true
+	}
+	for _, name := range l.tap.names {
+		if bytes.Contains(data, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// awaited reports whether a subscriber awaits the answer to req.
+func (l *line) awaited(req *jsonrpc.Request) bool {
+	for _, s := range l.tap.received[req.Method] {
+		if s.Awaits == nil || s.Awaits(req) {
+			return true
+		}
+	}
+	return false
 }
 
 // transport taps the connections of a transport go-sdk lets a wrapper
