@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -52,7 +52,7 @@ type fuzzTarget struct {
 	stateful, stateless string
 	session             string
 	hc                  *http.Client
-	metrics             *telemetry.Metrics
+	metrics             prometheus.Gatherer
 }
 
 func newFuzzTarget(tb testing.TB) *fuzzTarget {
@@ -70,8 +70,12 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
-	m := telemetry.NewMetrics()
-	g, err := New(s, reg, nil, &Options{Telemetry: telemetry.New(tp, m)})
+	pr := prometheus.NewRegistry()
+	m, err := NewMetrics(pr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := New(s, reg, nil, &Options{Tracer: tp.Tracer("fuzz"), Metrics: m})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -79,7 +83,7 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	tb.Cleanup(stateful.Close)
 	stateless := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
 	tb.Cleanup(stateless.Close)
-	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: m}
+	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: pr}
 	tb.Cleanup(ft.hc.CloseIdleConnections)
 	resp := ft.post(tb, ft.stateful, "", "", initialize)
 	if resp.status != http.StatusOK || resp.session == "" {
@@ -169,8 +173,8 @@ func FuzzGatewayRequest(f *testing.F) {
 }
 
 // panicsTotal sums dsh_panics_total over every where.
-func panicsTotal(t *testing.T, m *telemetry.Metrics) float64 {
-	families, err := m.Registry().Gather()
+func panicsTotal(t *testing.T, g prometheus.Gatherer) float64 {
+	families, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,10 +55,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/version"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -119,11 +119,12 @@ type Options struct {
 	// DrainTimeout is how long a drain may wait for the requests in
 	// flight (default DefaultDrainTimeout); see Gateway.Drain.
 	DrainTimeout time.Duration
-	// Telemetry, when not nil, traces every MCP request (a server span,
-	// continuing the client's trace context from params._meta) and reports
-	// the gateway's sessions, connections and requests in flight in its
-	// metrics.
-	Telemetry *telemetry.Telemetry
+	// Tracer, when not nil, traces every MCP request (a server span,
+	// continuing the client's trace context from params._meta).
+	Tracer trace.Tracer
+	// Metrics, when not nil, reports the gateway's sessions, connections
+	// and requests in flight, and counts the panics recovered.
+	Metrics *Metrics
 	// PerIdentity serves each request's identity (inbound OAuth) its own
 	// tools: the surface holds what any identity may see, and each
 	// tools/list is narrowed to its caller's (identity.go).
@@ -212,7 +213,7 @@ type Gateway struct {
 	lists sessionLists
 	send  mcp.MethodHandler
 	// metrics are the host's (nil: off), for the listener's gauges.
-	metrics *telemetry.Metrics
+	metrics *Metrics
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
@@ -282,7 +283,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.stopping, g.stop = context.WithCancel(g.ctx)
 	g.trips.onPanic = g.panicError
-	g.metrics = o.Telemetry.Metrics()
+	g.metrics = o.Metrics
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
 	})
@@ -331,7 +332,7 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	// the surface is brought up to date for it.
 	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.holdLists, g.bridge.startup,
 		g.upToDate, g.track, g.listsPerCaller, g.endWithGateway, g.logLevels.track(g.Server))
-	if tracer := o.Telemetry.Tracer(); tracer != nil {
+	if tracer := o.Tracer; tracer != nil {
 		// Added last, so outermost: a request refused by the cap has its
 		// span too.
 		g.server.AddReceivingMiddleware(traced(tracer))
@@ -343,9 +344,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
-	if m := g.metrics; m != nil {
-		unregister := m.RegisterGateway(o.CallerID, telemetry.GatewayStats{Sessions: g.countSessions, RequestsInFlight: g.calls.inFlight})
-		s.OnDispose("gateway metrics", func() error { unregister(); return nil })
+	if err := errors.Join(g.metrics.gauge(sessionsDef, g.countSessions), g.metrics.gauge(inFlightDef, g.calls.inFlight)); err != nil {
+		return nil, err
 	}
 	return g, nil
 }

@@ -8,24 +8,24 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
-// listenMetrics serves m in Prometheus text format at /metrics on addr
-// (the gateway entry's metrics key) until s is disposed, and returns the
-// URL. The listener is the gateway's own, apart from /mcp: a scraper needs
-// no MCP token, and a slow scrape never holds a client's connection.
-func listenMetrics(s *host.Scope, m *telemetry.Metrics, addr string) (string, error) {
-	if m == nil {
-		return "", fmt.Errorf("metrics %s: this host records no metrics (run it with dsh-host serve or run)", addr)
-	}
+// listenMetrics serves g (the host's metrics) in Prometheus text format at
+// /metrics on addr (the gateway entry's metrics key) until s is disposed,
+// and returns the URL. The listener is the gateway's own, apart from
+// /mcp: a scraper needs no MCP token, and a slow scrape never holds a
+// client's connection.
+func listenMetrics(s *host.Scope, g prometheus.Gatherer, addr string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("metrics %s: %w (is another process serving there? pick another port)", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	mux.Handle("/metrics", telemetry.Handler(g))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,

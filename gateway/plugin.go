@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -195,10 +194,14 @@ func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
 	res, _ := host.Lookup(s, resources.Key)
+	m, err := NewMetrics(s.Registerer())
+	if err != nil {
+		return err
+	}
 	g, err := New(s, reg, store, &Options{Logger: s.Logger(), CallerID: s.ID(), Raw: cfg.Raw, Resources: res,
 		NameLimit: cfg.NameLimit, DropMarker: cfg.DropMarker,
 		MaxCallsPerSession: cfg.MaxCallsPerSession, MaxCalls: cfg.MaxCalls, DrainTimeout: cfg.DrainTimeout, ListWait: cfg.ListWait,
-		Telemetry: telemetry.From(s.Context()), PerIdentity: cfg.Auth != nil})
+		Tracer: s.Tracer(), Metrics: m, PerIdentity: cfg.Auth != nil})
 	if err != nil {
 		return err
 	}
@@ -219,7 +222,7 @@ func apply(s *host.Scope, cfg Config) error {
 		}
 	}
 	if cfg.Metrics != "" {
-		url, err := listenMetrics(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
+		url, err := listenMetrics(s, s.Gatherer(), cfg.Metrics)
 		if err != nil {
 			return err
 		}

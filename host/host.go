@@ -23,7 +23,7 @@ const DefaultDisposeTimeout = 10 * time.Second
 type Host struct {
 	opts Options
 	log  *slog.Logger
-	tel  *telemetry
+	tel  *runTelemetry
 
 	// base is the parent of every instance's scope context; Shutdown
 	// cancels it.

@@ -40,9 +40,9 @@ const InstrumentationName = "github.com/dsh-host/dsh-host"
 // EntryLabel is the label every series of a run carries: its entry's id.
 const EntryLabel = "entry"
 
-// telemetry is the host's process registry and tracer, and the runs'
+// runTelemetry is the host's process registry and tracer, and the runs'
 // registries by entry.
-type telemetry struct {
+type runTelemetry struct {
 	reg    *prometheus.Registry
 	tracer trace.TracerProvider // nil: tracing off
 	live   func(id string) bool // whether id is in the composition
@@ -67,14 +67,14 @@ type runMetrics struct {
 	reg *prometheus.Registry
 }
 
-func newTelemetry(reg *prometheus.Registry, tp trace.TracerProvider, live func(string) bool) *telemetry {
+func newTelemetry(reg *prometheus.Registry, tp trace.TracerProvider, live func(string) bool) *runTelemetry {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
 	if _, isNoop := tp.(noop.TracerProvider); isNoop {
 		tp = nil
 	}
-	return &telemetry{reg: reg, tracer: tp, live: live, entries: map[string]*entryMetrics{}}
+	return &runTelemetry{reg: reg, tracer: tp, live: live, entries: map[string]*entryMetrics{}}
 }
 
 // Gatherer returns what serves the process's metrics (at /metrics): the
@@ -144,7 +144,7 @@ func (s *Scope) retireMetrics() {
 	}
 }
 
-func (t *telemetry) add(id string, run *runMetrics) {
+func (t *runTelemetry) add(id string, run *runMetrics) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[id]
@@ -155,7 +155,7 @@ func (t *telemetry) add(id string, run *runMetrics) {
 	e.runs = append(e.runs, run)
 }
 
-func (t *telemetry) retire(id string, run *runMetrics) {
+func (t *runTelemetry) retire(id string, run *runMetrics) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	// Under t.mu, so that a Gather sees its counts live or carried.
@@ -187,7 +187,7 @@ func (t *telemetry) retire(id string, run *runMetrics) {
 // Gather returns the process registry's families and every entry's,
 // merged; an error of one run's collector is returned beside what the
 // others gathered (promhttp serves what it can).
-func (t *telemetry) Gather() ([]*dto.MetricFamily, error) {
+func (t *runTelemetry) Gather() ([]*dto.MetricFamily, error) {
 	fams, err := t.reg.Gather()
 	errs := []error{err}
 	byName := make(map[string]*dto.MetricFamily, len(fams))
@@ -273,7 +273,7 @@ func (t *telemetry) Gather() ([]*dto.MetricFamily, error) {
 
 // prune forgets the carried totals of entries with no live run that left
 // the composition.
-func (t *telemetry) prune(idle []string) {
+func (t *runTelemetry) prune(idle []string) {
 	var gone []string
 	for _, id := range idle {
 		if !t.live(id) {
@@ -290,7 +290,7 @@ func (t *telemetry) prune(idle []string) {
 
 // forget drops the carried totals of id, which left the composition,
 // unless a run of it still lives (a dispose that timed out).
-func (t *telemetry) forget(id string) {
+func (t *runTelemetry) forget(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.entries[id]; e != nil && len(e.runs) == 0 {

@@ -1,10 +1,25 @@
 package host
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dsh-host/dsh-host/internal/telemetry"
+)
 
 // The host's own metrics, read from its state at each scrape (reloading
 // pays nothing for them). They are the process's, so they carry no entry
 // label.
+var (
+	reloadsDef = telemetry.Def{Name: "dsh_reloads_total", Kind: telemetry.Counter, Process: true,
+		Help:   "Composition loads by outcome: applied, failed (the file did not parse or validate; nothing changed), skipped (unchanged content).",
+		Labels: []string{"outcome"}}
+	instancesDef = telemetry.Def{Name: "dsh_instances", Kind: telemetry.Gauge, Process: true,
+		Help:   "Composition entries by state (active, failed, pending, disabled, starting).",
+		Labels: []string{"state"}}
+)
+
+// MetricDefs are the host's metrics (docs/operations.md).
+var MetricDefs = []telemetry.Def{reloadsDef, instancesDef}
 
 // hostCollector reports dsh_reloads_total and dsh_instances.
 type hostCollector struct {
@@ -13,12 +28,7 @@ type hostCollector struct {
 }
 
 func newHostCollector(h *Host) hostCollector {
-	return hostCollector{h: h,
-		reloads: prometheus.NewDesc("dsh_reloads_total",
-			"Composition loads by outcome: applied, failed (the file did not parse or validate; nothing changed), skipped (unchanged content).",
-			[]string{"outcome"}, nil),
-		instances: prometheus.NewDesc("dsh_instances", "Composition entries by state.", []string{"state"}, nil),
-	}
+	return hostCollector{h: h, reloads: reloadsDef.Desc(), instances: instancesDef.Desc()}
 }
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -465,7 +465,6 @@ func notApplied(file string, err error, running bool) string {
 // says so until an edit of the file loads.
 func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options, id, file, problem string, hup <-chan os.Signal, std Stdio, logger *slog.Logger) (code int) {
 	h := host.New(opts)
-	observeHost(h, opts)
 	starting, stopStarting := context.WithCancel(ctx)
 	var stopFollow, stopControl func()
 	started := make(chan struct{})

@@ -15,7 +15,6 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/interpreter"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -34,7 +33,7 @@ type Policy struct {
 	// when the config keeps no pins (a policy built in code).
 	pins *pins
 	// metrics count the decisions; nil when off.
-	metrics *telemetry.Metrics
+	metrics *decisions
 }
 
 // ruleSet is one generation of rules.
@@ -395,7 +394,7 @@ func (d *Denial) Error() string {
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 	if err := p.pinGuard(ctx, call); err != nil {
-		p.metrics.PolicyDecision("pin", false)
+		p.metrics.count("pin", false)
 		return err
 	}
 	set := p.rules.Load()
@@ -413,7 +412,7 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 		err = &Denial{Tool: call.Name, Rule: d.Rule, Why: d.Why}
 	}
 	tools.SetNote(ctx, noteKey{}, d)
-	p.metrics.PolicyDecision(d.Action, err == nil)
+	p.metrics.count(d.Action, err == nil)
 	return err
 }
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
-
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // Execute runs one call through the pipeline: pre-execute hooks, guards, the
@@ -193,7 +191,7 @@ func (p *hookPanic) Error() string {
 
 func (r *Registry) recovered(what, tool string, v any) error {
 	r.log().Error(what+" panicked", "tool", tool, "panic", v, "stack", string(debug.Stack()))
-	r.metrics.Panic(telemetry.PanicTool)
+	r.metrics.panicked()
 	return &hookPanic{what: what, tool: tool, value: v}
 }
 
@@ -228,7 +226,7 @@ func (r *Registry) runTool(ctx context.Context, e *entry, call Call) (out Output
 	defer func() {
 		if p := recover(); p != nil {
 			r.log().Error("tool panicked", "tool", call.Name, "panic", p, "stack", string(debug.Stack()))
-			r.metrics.Panic(telemetry.PanicTool)
+			r.metrics.panicked()
 			out, err = Output{}, &ToolError{Tool: call.Name, Err: fmt.Errorf("tool %q panicked: %v", call.Name, p)}
 		}
 	}()
