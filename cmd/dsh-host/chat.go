@@ -40,17 +40,9 @@ type consoleHooks struct {
 	// fedAnswers: the input is not a terminal, and the lines a script fed
 	// ahead of a question (an approval) answer it instead of being dropped.
 	fedAnswers bool
-}
-
-type consoleHooksKey struct{}
-
-func withConsoleHooks(ctx context.Context, h consoleHooks) context.Context {
-	return context.WithValue(ctx, consoleHooksKey{}, h)
-}
-
-func consoleHooksFrom(ctx context.Context) consoleHooks {
-	h, _ := ctx.Value(consoleHooksKey{}).(consoleHooks)
-	return h
+	// oneShot, when set (chat --yes), answers every approval of the
+	// console's calls.
+	oneShot *tools.OneShot
 }
 
 // chatTakesInterrupts is true when args run chat: main then leaves SIGINT to
@@ -205,7 +197,7 @@ model reads why) unless --yes approves it.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(approving(ctx, true, *yes), io, h, a, sessions, resumed, *prompt, format, interrupts)
+			code, interrupted := chatOnce(ctx, approving(true, *yes), io, h, a, sessions, resumed, *prompt, format, interrupts)
 			release(interrupted)
 			return code
 		}
@@ -215,7 +207,7 @@ model reads why) unless --yes approves it.`)
 				return fail(io, "chat", err)
 			}
 		}
-		interrupted := chatConsole(approving(ctx, false, *yes), io, h, a, sessions, interrupts)
+		interrupted := chatConsole(ctx, approving(false, *yes), io, h, a, sessions, interrupts)
 		release(interrupted)
 		return exitOK
 	})
@@ -247,7 +239,7 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
 // stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
 // whether one did.
-func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
+func chatOnce(ctx context.Context, oneShot *tools.OneShot, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -267,7 +259,7 @@ func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessi
 	screen := io.display()
 	live := newLiveProgress(io.liveTerminal(io.Err))
 	status := live.before(screen.Err)
-	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: status, Progress: live.report()}
+	out := agent.Output{Reasoning: dimmed(io, io.Err, screen.Err), Status: status, Progress: live.report(), OneShot: oneShot}
 	conv := a.NewConversation()
 	if resumed != nil {
 		if err := conv.Resume(resumed); err != nil {
@@ -334,12 +326,12 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // chatConsole runs the console with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the prompt
 // (quitByCtrlC).
-func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+func chatConsole(ctx context.Context, oneShot *tools.OneShot, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := io.display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(io.liveTerminal(io.Out))
-	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report()}
+	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(io, io.Out, screen.Out), progress: live.report(), oneShot: oneShot}
 	if io.terminal(io.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(io.Out), terminalSize(io.Out))
@@ -360,8 +352,8 @@ func chatConsole(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, se
 			}
 		}
 	})
-	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands(), fedAnswers: !io.terminal(io.In)}
-	runConsoleOn(withConsoleHooks(ctx, hooks), h, io.In, screen.Out, io.liveTerminal(io.Out))
+	hooks := consoleHooks{plain: f.turn, line: f.lineContext, clear: live.clear, command: f.command, help: chatCommands(), fedAnswers: !io.terminal(io.In), oneShot: oneShot}
+	runConsoleOn(ctx, hooks, h, io.In, screen.Out, io.liveTerminal(io.Out))
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
 	return byCtrlC.Load()
@@ -376,6 +368,7 @@ type chatFront struct {
 	progress       func(tool string, p tools.Progress)
 	events         func(agent.Event) // a terminal's call lines; nil elsewhere
 	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
+	oneShot        *tools.OneShot    // chat --yes: every approval's answer
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -432,7 +425,7 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
 		}
 	}
-	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events}
+	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events, OneShot: f.oneShot}
 	if f.md != nil {
 		out = f.md.around(out)
 	}

@@ -334,10 +334,10 @@ func TestChatClearsItsLineForAQuestion(t *testing.T) {
 	in, typed := io.Pipe()
 	var out mcptest.SyncBuffer
 	done := make(chan struct{})
-	ctx := withConsoleHooks(context.Background(), consoleHooks{clear: func() { out.Write([]byte("<chat's line erased>")) }})
+	hooks := consoleHooks{clear: func() { out.Write([]byte("<chat's line erased>")) }}
 	go func() {
 		defer close(done)
-		runConsoleOn(ctx, h, in, &out, nil)
+		runConsoleOn(context.Background(), hooks, h, in, &out, nil)
 	}()
 	defer func() { typed.Close(); <-done }()
 	fmt.Fprintln(typed, "/call mcp__demo__ask")

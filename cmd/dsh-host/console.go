@@ -36,25 +36,25 @@ var builtinConsoleCommands = [][2]string{
 // runConsole reads command lines from in and writes replies to out until
 // /quit, the end of in, or ctx is done.
 func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
-	runConsoleOn(ctx, h, in, out, nil)
+	runConsoleOn(ctx, consoleHooks{}, h, in, out, nil)
 }
 
 // runConsoleOn is runConsole with term, the raw terminal behind out, where
 // a call shows its live progress line (nil: out is not a terminal, and
 // progress is not shown). While it runs, the console answers the servers'
 // elicitation requests: it asks the person, and takes the answers from in.
-func runConsoleOn(ctx context.Context, h *host.Host, in io.Reader, out, term io.Writer) {
+func runConsoleOn(ctx context.Context, hooks consoleHooks, h *host.Host, in io.Reader, out, term io.Writer) {
 	lines := newLineSource()
 	stop := make(chan struct{})
 	defer close(stop)
 	go lines.feed(in, stop)
 	out = &lockedWriter{w: out}
-	c := &console{h: h, out: out, term: term, extra: consoleHooksFrom(ctx).help}
+	c := &console{h: h, out: out, term: term, hooks: hooks}
 	clear := c.clearProgress
-	if more := consoleHooksFrom(ctx).clear; more != nil {
+	if more := hooks.clear; more != nil {
 		clear = func() { c.clearProgress(); more() }
 	}
-	asker := &consoleAsker{out: out, lines: lines, browser: browser.Open, clear: clear, fedAnswers: consoleHooksFrom(ctx).fedAnswers}
+	asker := &consoleAsker{out: out, lines: lines, browser: browser.Open, clear: clear, fedAnswers: hooks.fedAnswers}
 	defer installAnswerer(h, asker)()
 	for {
 		line, ok := lines.next(ctx, false)
@@ -69,8 +69,9 @@ type console struct {
 	out io.Writer
 	// term is the raw terminal for a call's progress line; nil when none.
 	term io.Writer
-	// extra are the front end's own commands, for /help.
-	extra [][2]string
+	// hooks are the front end's (chat's) additions: its own commands
+	// (for /help too), its one-shot answer.
+	hooks consoleHooks
 
 	mu       sync.Mutex
 	progress *progressLine // the running call's, if shown
@@ -92,7 +93,7 @@ func (c *console) exec(ctx context.Context, line string) bool {
 	if line == "" {
 		return true
 	}
-	hooks := consoleHooksFrom(ctx)
+	hooks := c.hooks
 	if hooks.line != nil {
 		var done func()
 		ctx, done = hooks.line(ctx)
@@ -140,7 +141,7 @@ func (c *console) help() {
 	for _, b := range builtinConsoleCommands {
 		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
 	}
-	for _, b := range c.extra {
+	for _, b := range c.hooks.help {
 		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
 	}
 	if reg, err := commandRegistry(c.h); err == nil {
@@ -202,19 +203,21 @@ func (c *console) call(ctx context.Context, rest string) {
 		fmt.Fprintln(c.out, err)
 		return
 	}
+	var report func(tools.Progress)
 	if c.term != nil {
 		l := newProgressLine(c.term, name)
 		c.mu.Lock()
 		c.progress = l
 		c.mu.Unlock()
-		ctx = tools.WithProgress(ctx, l.report)
+		report = l.report
 		defer func() {
 			c.mu.Lock()
 			c.progress = nil
 			c.mu.Unlock()
 		}()
 	}
-	res := reg.Execute(ctx, consoleCaller, name, args)
+	res := reg.Run(ctx, tools.Call{Caller: consoleCaller, Name: name, Args: args,
+		Channels: &tools.Channels{Progress: report, OneShot: c.hooks.oneShot}})
 	c.clearProgress()
 	if res.Err != nil {
 		fmt.Fprintf(c.out, "error: %v\n", res.Err)

@@ -99,15 +99,16 @@ func (s Stdio) liveTerminal(w io.Writer) io.Writer {
 	return nil
 }
 
-// withProgressLine returns ctx whose calls show their progress on w, a
-// terminal, and the function that erases the line when the call is over.
-// With a nil w (not a terminal) progress is not shown.
-func withProgressLine(ctx context.Context, w io.Writer, label string) (context.Context, func()) {
+// progressLine returns what shows a call's progress on w, a terminal (a
+// call's progress channel), and the function that erases the line when the
+// call is over. With a nil w (not a terminal) progress is not shown: the
+// channel is nil.
+func progressLineOn(w io.Writer, label string) (report func(tools.Progress), clear func()) {
 	if w == nil {
-		return ctx, func() {}
+		return nil, func() {}
 	}
 	l := newProgressLine(w, label)
-	return tools.WithProgress(ctx, l.report), l.clear
+	return l.report, l.clear
 }
 
 // lineSource hands the console's input lines out: to a question being

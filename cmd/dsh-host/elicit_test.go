@@ -173,7 +173,7 @@ func TestLineSourceIsBounded(t *testing.T) {
 func TestConsoleProgressLine(t *testing.T) {
 	h := startTestHost(t, flowComposition(t))
 	var out, term bytes.Buffer
-	runConsoleOn(context.Background(), h, strings.NewReader("/call mcp__demo__progress {\"steps\":3,\"ms\":20}\n"), &out, &term)
+	runConsoleOn(context.Background(), consoleHooks{}, h, strings.NewReader("/call mcp__demo__progress {\"steps\":3,\"ms\":20}\n"), &out, &term)
 	if !strings.Contains(out.String(), "done after 3 steps") {
 		t.Errorf("output: %q", out.String())
 	}

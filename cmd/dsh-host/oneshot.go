@@ -284,8 +284,8 @@ without it such a call is denied.`)
 	}
 	return o.withAnswers(ctx, io, "call", *noAttach, func(a control.Answers) int {
 		// A live progress line on a terminal; a script's stderr gets none.
-		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
-		res, err := a.Call(callCtx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes})
+		report, clearProgress := progressLineOn(io.liveTerminal(io.Err), name)
+		res, err := a.Call(ctx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes, Report: report})
 		clearProgress()
 		if err != nil {
 			return fail(io, "call", err)

@@ -81,7 +81,7 @@ and takes it over when the first stops.`)
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsoleOn(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out))
+			runConsoleOn(consoleCtx, consoleHooks{}, h, io.In, screen.Out, io.liveTerminal(io.Out))
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)

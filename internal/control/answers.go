@@ -23,8 +23,8 @@ import (
 type Answers interface {
 	Status(ctx context.Context) (Status, error)
 	Tools(ctx context.Context) (ToolList, error)
-	// Call runs one tool call; its progress goes to ctx's
-	// (tools.WithProgress). The error is the transport's or a missing
+	// Call runs one tool call; its progress goes to req.Report. The
+	// error is the transport's or a missing
 	// tools service; the call's own failure is in the Result.
 	Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	Prompt(ctx context.Context) (Prompt, error)
@@ -80,6 +80,9 @@ type CallRequest struct {
 	// Yes approves the call where the policy would ask (nobody is there
 	// to answer a one-shot command): `dsh-host call --yes`.
 	Yes bool `json:"yes,omitempty"`
+	// Report, when set, receives the call's progress reports (the
+	// call's tools.Channels.Progress); over the socket it sets Progress.
+	Report func(tools.Progress) `json:"-"`
 }
 
 // Prompt is the model-facing tools array: its exact bytes, the system
@@ -187,8 +190,10 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	ctx = policy.WithOneShot(ctx, req.Yes)
-	return reg.Execute(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+	// A one-shot command: nobody is there to answer an approval, so --yes
+	// does; a server's questions get the --elicit answer.
+	ch := &tools.Channels{Progress: req.Report, Answerer: elicitAnswerer(req.Elicit), OneShot: &tools.OneShot{Yes: req.Yes}}
+	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -214,7 +219,10 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok || reg == nil {
 		return commands.Reply{}, errNoCommands
 	}
-	return reg.Run(withElicit(ctx, req.Elicit), tools.Caller{Kind: tools.CallerCall}, req.Line), nil
+	// A command's reads (a resource, a prompt) may be asked questions:
+	// the --elicit answer gives them.
+	ctx = tools.ContextWithChannels(ctx, &tools.Channels{Answerer: elicitAnswerer(req.Elicit)})
+	return reg.Run(ctx, tools.Caller{Kind: tools.CallerCall}, req.Line), nil
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
@@ -301,16 +309,16 @@ var declineAll elicit.Answerer = elicit.AnswerFunc(func(context.Context, elicit.
 	return elicit.Result{Action: elicit.Decline, Reason: elicit.NoAnswerer}, nil
 })
 
-// withElicit returns ctx whose elicitations mode answers: "defaults" or
-// "decline". Empty leaves ctx as it is (the host's installed answerer).
-func withElicit(ctx context.Context, mode string) context.Context {
+// elicitAnswerer returns the answerer of mode: "defaults" or "decline".
+// Empty is nil: the host's installed answerer.
+func elicitAnswerer(mode string) elicit.Answerer {
 	switch mode {
 	case "defaults":
-		return elicit.WithAnswerer(ctx, elicit.Defaults())
+		return elicit.Defaults()
 	case "decline":
-		return elicit.WithAnswerer(ctx, declineAll)
+		return declineAll
 	}
-	return ctx
+	return nil
 }
 
 // ListTools returns every tool caller's mask lets it see, marking as

@@ -132,10 +132,10 @@ type readResult struct {
 	Failed  bool            `json:"failed"`
 }
 
-// Call runs a tool call on the host. Its progress goes to ctx's; ending
-// ctx closes the request, which cancels the call on the host.
+// Call runs a tool call on the host. Its progress goes to req.Report;
+// ending ctx closes the request, which cancels the call on the host.
 func (c *Client) Call(ctx context.Context, req CallRequest) (tools.Result, error) {
-	req.Progress = tools.WantsProgress(ctx)
+	req.Progress = req.Report != nil
 	resp, err := c.do(ctx, http.MethodPost, pathCall, req)
 	if err != nil {
 		return c.canceled(ctx, err)
@@ -153,8 +153,8 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (tools.Result, error
 			}
 			return c.canceled(ctx, fmt.Errorf("the running host (pid %d) ended the call without a result: %w", c.PID, err))
 		}
-		if line.Progress != nil {
-			tools.ReportProgress(ctx, *line.Progress)
+		if line.Progress != nil && req.Report != nil {
+			req.Report(*line.Progress)
 		}
 		if r := line.Result; r != nil {
 			res := tools.Result{Content: r.Content, Failed: r.Failed}

@@ -179,14 +179,14 @@ func serveCall(w http.ResponseWriter, r *http.Request, local *Local, req CallReq
 	ended := false
 	ctx := r.Context()
 	if req.Progress {
-		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+		req.Report = func(p tools.Progress) {
 			mu.Lock()
 			defer mu.Unlock()
 			if !ended {
 				enc.Encode(callLine{Progress: &p})
 				rc.Flush()
 			}
-		})
+		}
 	}
 	res, err := local.Call(ctx, req)
 	mu.Lock()

@@ -17,7 +17,7 @@ import (
 // GenAI conventions) and records its outcome and duration in the metrics.
 // Execute calls it only when tracing or metrics are on: off, a call pays
 // one nil check.
-func (r *Registry) observed(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+func (r *Registry) observed(ctx context.Context, caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	start := time.Now()
 	var server string
 	var series *toolSeries
@@ -44,7 +44,7 @@ func (r *Registry) observed(ctx context.Context, caller Caller, name string, arg
 		}
 		ctx, span = r.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	}
-	res := r.unobserved(ctx, caller, name, args)
+	res := r.unobserved(ctx, caller, name, args, ch)
 	outcome := res.Outcome()
 	series.record(outcome, time.Since(start))
 	if span != nil {
