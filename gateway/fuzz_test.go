@@ -52,7 +52,7 @@ type fuzzTarget struct {
 	stateful, stateless string
 	session             string
 	hc                  *http.Client
-	metrics             prometheus.Gatherer
+	metrics             []prometheus.Gatherer
 }
 
 func newFuzzTarget(tb testing.TB) *fuzzTarget {
@@ -70,20 +70,32 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
-	pr := prometheus.NewRegistry()
+	// Each gateway counts into a registry of its own, as each run does
+	// on a host.
+	pr, prs := prometheus.NewRegistry(), prometheus.NewRegistry()
 	m, err := NewMetrics(pr)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g, err := New(s, reg, nil, &Options{Tracer: tp.Tracer("fuzz"), Metrics: m})
+	ms, err := NewMetrics(prs)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	stateful := httptest.NewServer(g.HTTPHandler(nil))
+	g, err := New(s, reg, nil, &Deps{Tracer: tp.Tracer("fuzz"), Metrics: m})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The stateless endpoint is another gateway of the same registry, as
+	// a second replica would be.
+	gs, err := New(s, reg, &Config{Stateless: true}, &Deps{Tracer: tp.Tracer("fuzz"), Metrics: ms})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stateful := httptest.NewServer(g.HTTPHandler(""))
 	tb.Cleanup(stateful.Close)
-	stateless := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
+	stateless := httptest.NewServer(gs.HTTPHandler(""))
 	tb.Cleanup(stateless.Close)
-	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: pr}
+	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: []prometheus.Gatherer{pr, prs}}
 	tb.Cleanup(ft.hc.CloseIdleConnections)
 	resp := ft.post(tb, ft.stateful, "", "", initialize)
 	if resp.status != http.StatusOK || resp.session == "" {
@@ -157,7 +169,7 @@ func FuzzGatewayRequest(f *testing.F) {
 				t.Fatalf("the panic net answered %q: %s", body, a.body)
 			}
 		}
-		if n := panicsTotal(t, ft.metrics); n != 0 {
+		if n := panicsTotal(t, ft.metrics...); n != 0 {
 			t.Fatalf("%v panics recovered serving %q", n, body)
 		}
 		ping := ft.post(t, ft.stateful, ft.session, "2025-06-18", `{"jsonrpc":"2.0","id":"alive","method":"ping"}`)
@@ -173,16 +185,18 @@ func FuzzGatewayRequest(f *testing.F) {
 }
 
 // panicsTotal sums dsh_panics_total over every where.
-func panicsTotal(t *testing.T, g prometheus.Gatherer) float64 {
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+func panicsTotal(t *testing.T, gs ...prometheus.Gatherer) float64 {
 	total := 0.0
-	for _, f := range families {
-		if f.GetName() == "dsh_panics_total" {
-			for _, mt := range f.GetMetric() {
-				total += mt.GetCounter().GetValue()
+	for _, g := range gs {
+		families, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() == "dsh_panics_total" {
+				for _, mt := range f.GetMetric() {
+					total += mt.GetCounter().GetValue()
+				}
 			}
 		}
 	}

@@ -32,7 +32,7 @@ func tracedGateway(t *testing.T, reg *tools.Registry, log io.Writer) (*Gateway, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(scope(t), reg, nil, &Options{Tracer: tp.Tracer("test"), Metrics: m, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	g, err := New(scope(t), reg, nil, &Deps{Tracer: tp.Tracer("test"), Metrics: m, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestPanicAnsweredNotFatal(t *testing.T) {
 			if transport == "stdio" {
 				cs = connectPipes(t, g)
 			} else {
-				srv := httptest.NewServer(g.HTTPHandler(nil))
+				srv := httptest.NewServer(g.HTTPHandler(""))
 				t.Cleanup(srv.Close)
 				hc := &http.Client{Transport: &http.Transport{}}
 				t.Cleanup(hc.CloseIdleConnections)
@@ -191,7 +191,7 @@ func TestToolPanicCounted(t *testing.T) {
 	register(t, reg, tools.Definition{Name: "boom", Execute: func(context.Context, tools.Call) (tools.Output, error) {
 		panic("a tool's bug")
 	}})
-	g, err := New(scope(t), reg, nil, &Options{Metrics: gm})
+	g, err := New(scope(t), reg, nil, &Deps{Metrics: gm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/outputs"
@@ -390,6 +391,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			err = fmt.Errorf("no answer within %s while connecting and listing tools: %w", boundText, err)
 		}
 		c.lz.lastErr = err
+		c.lastError(err)
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
@@ -537,20 +539,12 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 		client.AddSendingMiddleware(traceContextOut)
 	}
 	tr := c.opt.transport()
-	watched := tr
-	// go-sdk reaches a Streamable HTTP connection's session hooks, which
-	// open the standalone GET stream after initialize, through an
-	// unexported interface no wrapper can forward: a wrapped connection
-	// loses every message the server sends outside a request (a 2025-11-25
-	// server's elicitation/create, list_changed). There tool tasks are
-	// read in the HTTP client instead.
+	// What go-sdk does not expose is read on the wire (package wire).
+	subs := []wire.Subscriber{c.calls.Wire(), c.tools.Tasks().Wire(), bridge.PromptArguments()}
 	if c.opt.cfg.Transport != TransportStreamableHTTP {
-		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
-	} else {
-		c.tools.Tasks().PeekHTTP(tr)
-		c.calls.PeekHTTP(tr)
+		subs = append(subs, c.calls.WireLogs())
 	}
-	watched = bridge.PromptArguments(watched)
+	watched := wire.New(subs...).Wrap(tr)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
@@ -669,6 +663,7 @@ func (c *client) lost(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
+	c.lastError(err)
 	if c.lostToDormant(err) {
 		return
 	}
