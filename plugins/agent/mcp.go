@@ -167,7 +167,7 @@ const samplingRule = "sampling (an MCP server asks the model)"
 // the agent's model as one request without tools, and its answer back.
 func (a *Agent) sampler(tool string, out Output) sampling.Sampler {
 	return func(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-		if err := a.approveSampling(ctx, tool, server, out.OneShot, p); err != nil {
+		if err := a.approveSampling(ctx, tool, server, out, p); err != nil {
 			out.status("✗ %s asked the model (sampling): %v", tool, err)
 			return nil, err
 		}
@@ -193,8 +193,8 @@ func (a *Agent) sampler(tool string, out Output) sampling.Sampler {
 // under a one-shot chat (-p: oneShot set) it is approved with --yes and
 // declined otherwise; else the person is asked through the elicitation
 // service, as the policy asks for a call.
-func (a *Agent) approveSampling(ctx context.Context, tool, server string, oneShot *tools.OneShot, p *mcp.CreateMessageWithToolsParams) error {
-	if oneShot != nil {
+func (a *Agent) approveSampling(ctx context.Context, tool, server string, out Output, p *mcp.CreateMessageWithToolsParams) error {
+	if oneShot := out.OneShot; oneShot != nil {
 		if oneShot.Yes {
 			return nil
 		}
@@ -220,7 +220,7 @@ func (a *Agent) approveSampling(ctx context.Context, tool, server string, oneSho
 	if server == "" {
 		who = "the server of " + tool
 	}
-	res := a.elicit.Ask(ctx, elicit.Request{
+	res := a.elicit.AskFor(ctx, out.Answerer, elicit.Request{
 		Server:   server,
 		Mode:     elicit.ModeForm,
 		Message:  "Let " + who + " (during " + tool + ") ask the model " + policy.ShowArgs(shown, 200) + "? (decline to refuse)",

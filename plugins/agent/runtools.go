@@ -29,7 +29,7 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	for i, tc := range calls {
 		// A server that asks the model during its call (sampling) is
 		// answered by this agent's.
-		ch := &tools.Channels{Sampler: a.sampler(tc.Name, out), OneShot: out.OneShot}
+		ch := &tools.Channels{Sampler: a.sampler(tc.Name, out), OneShot: out.OneShot, Answerer: out.Answerer}
 		if out.Progress != nil {
 			ch.Progress = func(p tools.Progress) { out.Progress(tc.Name, p) }
 		}
