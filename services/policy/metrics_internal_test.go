@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -19,12 +19,15 @@ func TestDecisionsAreCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.metrics = telemetry.NewMetrics()
+	reg := prometheus.NewRegistry()
+	if p.metrics, err = newDecisions(reg); err != nil {
+		t.Fatal(err)
+	}
 	caller := tools.Caller{Kind: tools.CallerConsole}
 	for _, name := range []string{"safe", "safe", "danger_zone"} {
 		_ = p.Guard(context.Background(), tools.Call{Caller: caller, Name: name, Args: []byte(`{}`)})
 	}
-	families, err := p.metrics.Registry().Gather()
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

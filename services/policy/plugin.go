@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-host/dsh-host/services/settings"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -43,7 +42,9 @@ func apply(s *host.Scope, cfg Config) error {
 		return err
 	}
 	p.logger = s.Logger()
-	p.metrics = telemetry.From(s.Context()).Metrics()
+	if p.metrics, err = newDecisions(s.Registerer()); err != nil {
+		return err
+	}
 	p.approvals.elicit, _ = host.Lookup(s, elicit.Key)
 	if st, ok := host.Lookup(s, settings.Key); ok {
 		p.approvals.settings = st

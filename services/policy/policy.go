@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/policy/pins"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -22,7 +21,7 @@ type Policy struct {
 	// when the config keeps no pins (a policy built in code).
 	pins *pins.Pins
 	// metrics count the decisions; nil when off.
-	metrics *telemetry.Metrics
+	metrics *decisions
 }
 
 // New returns a policy over reg's tools with the rules of cfg, which
@@ -84,7 +83,7 @@ func (d *Denial) Error() string {
 // with a *Denial naming the rule.
 func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 	if err := p.pinGuard(ctx, call); err != nil {
-		p.metrics.PolicyDecision("pin", false)
+		p.metrics.count("pin", false)
 		return err
 	}
 	d, server := p.rules.Decide(call)
@@ -100,7 +99,7 @@ func (p *Policy) Guard(ctx context.Context, call tools.Call) error {
 		err = &Denial{Tool: call.Name, Rule: d.Rule, Why: d.Why}
 	}
 	tools.SetNote(ctx, noteKey{}, d)
-	p.metrics.PolicyDecision(d.Action, err == nil)
+	p.metrics.count(d.Action, err == nil)
 	return err
 }
 
