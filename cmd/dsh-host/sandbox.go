@@ -88,4 +88,3 @@ rules say it should not fails the check (exit 1).`)
 	}
 	return exitOK
 }
-

@@ -147,7 +147,9 @@ func TestE2ENpxOfAnUncachedPackage(t *testing.T) {
 	if r.Writable(filepath.Join(cache, "_cacache", "x")) || r.Readable(filepath.Join(cache, "_cacache", "x")) {
 		t.Errorf("npm's cache is granted: read %q, write %q", r.Read, r.Write)
 	}
-	if !slices.ContainsFunc(r.Read, func(p string) bool { return strings.HasPrefix(p, filepath.Join(cache, "_npx")) && strings.HasSuffix(p, "/node_modules") }) {
+	if !slices.ContainsFunc(r.Read, func(p string) bool {
+		return strings.HasPrefix(p, filepath.Join(cache, "_npx")) && strings.HasSuffix(p, "/node_modules")
+	}) {
 		t.Errorf("the package's node_modules is not granted: read %q", r.Read)
 	}
 }
