@@ -31,7 +31,7 @@ func TestHeldAnswersBudget(t *testing.T) {
 	reg := tools.New(nil)
 	bigTool(t, reg, size)
 	register(t, reg, echo("echo"))
-	l := serveLimited(t, reg, serveOptions{write: 6 * wait, limits: Limits{MaxHeldAnswerBytes: size + size/2}})
+	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: size + size/2}}, serveOptions{write: 6 * wait})
 	status, id, _ := openSession(t, l.url)
 	if status != http.StatusOK {
 		t.Fatalf("initialize: %d", status)
@@ -72,7 +72,7 @@ func TestAnswerPastWholeBudget(t *testing.T) {
 	const budget = 256 << 10
 	reg := tools.New(nil)
 	bigTool(t, reg, 2*budget)
-	l := serveLimited(t, reg, serveOptions{limits: Limits{MaxHeldAnswerBytes: budget}})
+	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: budget}}, serveOptions{})
 	status, id, _ := openSession(t, l.url)
 	if status != http.StatusOK {
 		t.Fatalf("initialize: %d", status)

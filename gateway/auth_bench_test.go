@@ -11,54 +11,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// BenchmarkAuth measures inbound OAuth's cost: the check of one
-// request's token (a token verified before, and one not: signature,
-// claims, identity; the issuer's key cached either way),
-// and tool calls per second through the gateway with auth off and on,
+// BenchmarkAuth measures inbound OAuth's cost in tool calls per second
+// through the gateway with auth off and on,
 // side by side (alternating phases of load by N sessions on their own
 // connections, as BenchmarkThroughput does), calling a tool of the
-// registry itself, so that the gateway's own work is all there is.
+// registry itself, so that the gateway's own work is all there is. The
+// check of one token alone is package bearer's BenchmarkAuth.
 //
 //	go test -run '^$' -bench Auth -benchtime 8x ./gateway
 //
 // DSH_BENCH_CLIENTS sets N (default 16), DSH_BENCH_PHASE a phase (1s).
 func BenchmarkAuth(b *testing.B) {
-	b.Run("verify/remembered-token", func(b *testing.B) {
-		as := oauthtest.Start(b, oauthtest.Options{JWT: true, Resource: "http://127.0.0.1:1/mcp"})
-		a := newAuthenticator(AuthConfig{Issuer: as.Issuer, Audience: "http://127.0.0.1:1/mcp"}, "")
-		defer a.Close()
-		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+as.Sign(as.Claims("alice", []string{"admins"}, "mcp")))
-		if _, e := a.authenticate(req); e != nil {
-			b.Fatal(e)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, e := a.authenticate(req); e != nil {
-				b.Fatal(e)
-			}
-		}
-	})
-	b.Run("verify/new-token-cached-key", func(b *testing.B) {
-		// A token not seen before: signature, claims, identity.
-		as := oauthtest.Start(b, oauthtest.Options{JWT: true, Resource: "http://127.0.0.1:1/mcp"})
-		a := newAuthenticator(AuthConfig{Issuer: as.Issuer, Audience: "http://127.0.0.1:1/mcp"}, "")
-		defer a.Close()
-		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+as.Sign(as.Claims("alice", []string{"admins"}, "mcp")))
-		b.ReportAllocs()
-		for b.Loop() {
-			a.verified = verifiedCache{}
-			if _, e := a.authenticate(req); e != nil {
-				b.Fatal(e)
-			}
-		}
-	})
 	b.Run("throughput", func(b *testing.B) {
 		clients := envInt(b, "DSH_BENCH_CLIENTS", 16)
 		phase := time.Second
@@ -71,10 +40,10 @@ func BenchmarkAuth(b *testing.B) {
 		}
 		off := benchAuthGateway(b, nil)
 		var token string
-		on := benchAuthGateway(b, func(url string) *authenticator {
+		on := benchAuthGateway(b, func(url string) *oauth {
 			as := oauthtest.Start(b, oauthtest.Options{JWT: true, Resource: url})
 			token = as.Sign(as.Claims("alice", []string{"admins"}, "mcp"))
-			return newAuthenticator(AuthConfig{Issuer: as.Issuer, Audience: url}, "")
+			return newOAuth(AuthConfig{Config: bearer.Config{Issuer: as.Issuer, Audience: url}}, bearer.Options{})
 		})
 		// Both send the token (the gateway without auth ignores it), so
 		// that the clients, in this process too, do the same work.
@@ -102,7 +71,7 @@ func BenchmarkAuth(b *testing.B) {
 
 // benchAuthGateway serves a gateway with the tool ping on a loopback
 // port, with the authenticator auth returns for its URL (nil: no auth).
-func benchAuthGateway(b *testing.B, auth func(url string) *authenticator) string {
+func benchAuthGateway(b *testing.B, auth func(url string) *oauth) string {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -118,14 +87,18 @@ func benchAuthGateway(b *testing.B, auth func(url string) *authenticator) string
 		}}); err != nil {
 		b.Fatal(err)
 	}
-	g, err := New(s, reg, nil, &Options{PerIdentity: auth != nil})
+	var cfg Config
+	if auth != nil {
+		cfg.Auth = &AuthConfig{} // each identity its tools, as with an auth block
+	}
+	g, err := New(s, reg, &cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	o := serveOptions{}
 	if auth != nil {
 		o.auth = auth(url)
-		s.OnDispose("auth", o.auth.Close)
+		s.OnDispose("auth", o.auth.verifier.Close)
 	}
 	serve(s, g, ln, o)
 	return url

@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
+	"github.com/dsh-host/dsh-host/gateway/limits"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -28,7 +30,7 @@ type authFixture struct {
 	url  string // the gateway's /mcp, its audience
 	base string // http://127.0.0.1:PORT
 	as   *oauthtest.Server
-	a    *authenticator
+	a    *oauth
 	g    *Gateway
 	reg  *tools.Registry
 	// skew moves the authenticator's clock.
@@ -54,7 +56,7 @@ func newAuthFixture(t *testing.T, set authSetup) *authFixture {
 	opt := set.issuer
 	opt.Resource = f.url
 	f.as = oauthtest.Start(t, opt)
-	cfg := AuthConfig{Issuer: f.as.Issuer, Audience: f.url}
+	cfg := AuthConfig{Config: bearer.Config{Issuer: f.as.Issuer, Audience: f.url}}
 	if set.auth != nil {
 		set.auth(&cfg)
 	}
@@ -73,14 +75,13 @@ func newAuthFixture(t *testing.T, set authSetup) *authFixture {
 		register(t, f.reg, d)
 	}
 	s := scope(t)
-	f.g, err = New(s, f.reg, nil, &Options{Debounce: time.Millisecond, PerIdentity: true})
+	f.g, err = New(s, f.reg, &Config{Auth: &cfg, Limits: set.limits}, &Deps{Debounce: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.a = newAuthenticator(cfg, set.static)
-	f.a.now = func() time.Time { return time.Now().Add(time.Duration(f.skew.Load())) }
-	s.OnDispose("auth", f.a.Close)
-	serve(s, f.g, ln, serveOptions{auth: f.a, token: set.static, limits: set.limits})
+	f.a = newOAuth(cfg, bearer.Options{StaticToken: set.static, Now: func() time.Time { return time.Now().Add(time.Duration(f.skew.Load())) }})
+	s.OnDispose("auth", f.a.verifier.Close)
+	serve(s, f.g, ln, serveOptions{auth: f.a, token: set.static})
 	return f
 }
 
@@ -324,7 +325,7 @@ func TestAuthJWKSRotation(t *testing.T) {
 		t.Fatalf("status %d", status)
 	}
 	f.as.Rotate()
-	f.skew.Add(int64(jwksMinRefetch))
+	f.skew.Add(int64(bearer.JWKSMinRefetch))
 	if status, challenge, _ := f.post(t, token(), ""); status != 200 {
 		t.Fatalf("a token of the rotated key: status %d (%s)", status, challenge)
 	}
@@ -387,17 +388,17 @@ func TestAuthConfigErrors(t *testing.T) {
 		auth AuthConfig
 		key  string
 	}{
-		{"no issuer", AuthConfig{Audience: "https://gw.example/mcp"}, "auth.issuer"},
-		{"no audience", AuthConfig{Issuer: "https://id.example"}, "auth.audience"},
-		{"http issuer", AuthConfig{Issuer: "http://id.example", Audience: "https://gw.example/mcp"}, "auth.issuer"},
-		{"relative audience", AuthConfig{Issuer: "https://id.example", Audience: "/mcp"}, "auth.audience"},
-		{"bad jwks", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", JWKSURL: "ftp://x"}, "auth.jwksUrl"},
-		{"bad introspection", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", IntrospectionURL: "x"}, "auth.introspectionUrl"},
-		{"scope with space", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", RequiredScopes: []string{"a b"}}, "auth.requiredScopes[0]"},
-		{"groups claim", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", GroupsClaim: "a..b"}, "auth.groupsClaim"},
-		{"negative rate", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", Limits: IdentityLimits{RequestsPerSecond: -1}}, "auth.limits.requestsPerSecond"},
-		{"burst alone", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", Limits: IdentityLimits{Burst: 3}}, "auth.limits.burst"},
-		{"negative sessions", AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp", Limits: IdentityLimits{Sessions: -1}}, "auth.limits.sessions"},
+		{"no issuer", AuthConfig{Config: bearer.Config{Audience: "https://gw.example/mcp"}}, "auth.issuer"},
+		{"no audience", AuthConfig{Config: bearer.Config{Issuer: "https://id.example"}}, "auth.audience"},
+		{"http issuer", AuthConfig{Config: bearer.Config{Issuer: "http://id.example", Audience: "https://gw.example/mcp"}}, "auth.issuer"},
+		{"relative audience", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "/mcp"}}, "auth.audience"},
+		{"bad jwks", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp", JWKSURL: "ftp://x"}}, "auth.jwksUrl"},
+		{"bad introspection", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp", IntrospectionURL: "x"}}, "auth.introspectionUrl"},
+		{"scope with space", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp", RequiredScopes: []string{"a b"}}}, "auth.requiredScopes[0]"},
+		{"groups claim", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp", GroupsClaim: "a..b"}}, "auth.groupsClaim"},
+		{"negative rate", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp"}, Limits: limits.Config{RequestsPerSecond: -1}}, "auth.limits.requestsPerSecond"},
+		{"burst alone", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp"}, Limits: limits.Config{Burst: 3}}, "auth.limits.burst"},
+		{"negative sessions", AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp"}, Limits: limits.Config{Sessions: -1}}, "auth.limits.sessions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,7 +412,7 @@ func TestAuthConfigErrors(t *testing.T) {
 	}
 	// A non-loopback address with auth and no token is fine: the issuer
 	// guards it.
-	ok := Config{HTTP: "0.0.0.0:8931", Auth: &AuthConfig{Issuer: "https://id.example", Audience: "https://gw.example/mcp"}}
+	ok := Config{HTTP: "0.0.0.0:8931", Auth: &AuthConfig{Config: bearer.Config{Issuer: "https://id.example", Audience: "https://gw.example/mcp"}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
 	}
@@ -433,7 +434,7 @@ func TestAuthRememberedTokenExpires(t *testing.T) {
 			t.Fatalf("status %d", status)
 		}
 	}
-	f.skew.Add(int64(2*time.Minute + clockSkew + time.Second))
+	f.skew.Add(int64(2*time.Minute + bearer.ClockSkew + time.Second))
 	if status, challenge, _ := f.post(t, token, ""); status != http.StatusUnauthorized || !strings.Contains(challenge, "expired") {
 		t.Errorf("past its exp: %d %q, want 401 expired", status, challenge)
 	}

@@ -43,7 +43,7 @@ func TestCallerAuthTokenOnly(t *testing.T) {
 	for _, tc := range []struct{ token, want string }{{token, "auth=static-token"}, {"", "auth="}} {
 		reg := tools.New(nil)
 		register(t, reg, howAuth)
-		l := serveLimited(t, reg, serveOptions{token: tc.token})
+		l := serveLimited(t, reg, Config{}, serveOptions{token: tc.token})
 		tr := &http.Transport{}
 		t.Cleanup(tr.CloseIdleConnections)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: l.url,

@@ -77,7 +77,7 @@ func get(t *testing.T, c net.Conn, addr, path string) (int, string) {
 // not restart a healthy gateway.
 func TestHealthOutsideTheConnectionCap(t *testing.T) {
 	const max = 3
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{})
 	for range max {
 		c := l.dial(t)
 		if status, _ := get(t, c, l.addr, "/healthz"); status != http.StatusOK {
@@ -107,7 +107,7 @@ func TestConnectionsPerCaller(t *testing.T) {
 		if trusted {
 			proxies = []string{"127.0.0.2"}
 		}
-		l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxConnections: 20, MaxConnectionsPerCaller: 2, TrustedProxies: proxies}})
+		l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: 20, MaxConnectionsPerCaller: 2, TrustedProxies: proxies}}, serveOptions{})
 		for range 2 {
 			if status, _ := get(t, dialFrom(t, "127.0.0.2", l.addr), l.addr, "/healthz"); status != http.StatusOK {
 				t.Fatalf("trusted=%v: a connection within the share: %d", trusted, status)
@@ -133,7 +133,7 @@ func TestConnectionsPerCaller(t *testing.T) {
 // Behind a trusted proxy the caller is X-Forwarded-For's address; from
 // anyone else X-Forwarded-For is ignored.
 func TestSessionsPerCaller(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessionsPerCaller: 2, TrustedProxies: []string{"127.0.0.9/32"}}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessionsPerCaller: 2, TrustedProxies: []string{"127.0.0.9/32"}}}, serveOptions{})
 	a, b, proxy := newFrom(t, "127.0.0.2"), newFrom(t, "127.0.0.3"), newFrom(t, "127.0.0.9")
 	var ids []string
 	for i := range 3 {

@@ -36,11 +36,11 @@ func TestCutAnswersEveryRequest(t *testing.T) {
 			return tools.Output{}, ctx.Err()
 		},
 	})
-	g, err := New(scope(t), reg, nil, nil)
+	g, err := New(scope(t), reg, &Config{Stateless: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
+	srv := httptest.NewServer(g.HTTPHandler(""))
 	defer srv.Close()
 
 	type answer struct {

@@ -22,11 +22,11 @@ import (
 func TestDrainAnswersARequestTheListenerAdmitted(t *testing.T) {
 	reg := tools.New(nil)
 	register(t, reg, echo("echo"))
-	g, err := New(scope(t), reg, nil, nil)
+	g, err := New(scope(t), reg, &Config{Stateless: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
+	srv := httptest.NewServer(g.HTTPHandler(""))
 	defer srv.Close()
 
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still answered"}}}`

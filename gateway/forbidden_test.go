@@ -12,7 +12,7 @@ import (
 // its connection, like a 401; an allowed Origin keeps its keep-alive
 // connection (the close is the refusal's, not every answer's).
 func TestForbiddenOriginConnectionClosed(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{})
 
 	c := l.dial(t)
 	br := bufio.NewReader(c)

@@ -175,7 +175,7 @@ func TestForwardDuringPromptAndRead(t *testing.T) {
 	src.Set([]*mcp.Resource{{URI: "srv://a", Name: "a"}}, nil)
 	src.SetPrompts([]resources.Prompt{{Public: "mcp__srv__p", Prompt: mcp.Prompt{Name: "p"}}})
 	src.Listed()
-	g, err := New(scope(t), tools.New(nil), nil, &Options{Resources: res, Debounce: 5 * time.Millisecond})
+	g, err := New(scope(t), tools.New(nil), nil, &Deps{Resources: res, Debounce: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,13 +71,19 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
 	m := telemetry.NewMetrics()
-	g, err := New(s, reg, nil, &Options{Telemetry: telemetry.New(tp, m)})
+	g, err := New(s, reg, nil, &Deps{Telemetry: telemetry.New(tp, m)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	stateful := httptest.NewServer(g.HTTPHandler(nil))
+	// The stateless endpoint is another gateway of the same registry, as
+	// a second replica would be.
+	gs, err := New(s, reg, &Config{Stateless: true}, &Deps{Telemetry: telemetry.New(tp, m)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stateful := httptest.NewServer(g.HTTPHandler(""))
 	tb.Cleanup(stateful.Close)
-	stateless := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Stateless: true}))
+	stateless := httptest.NewServer(gs.HTTPHandler(""))
 	tb.Cleanup(stateless.Close)
 	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: m}
 	tb.Cleanup(ft.hc.CloseIdleConnections)

@@ -11,7 +11,7 @@
 // and go-sdk sends notifications/tools/list_changed to the connected
 // clients that need it: past their handshake, and listing something else
 // than they last did (sessions.go). Names are fitted to a budget for
-// clients that prefix them (Options.NameLimit, DropMarker).
+// clients that prefix them (Config.NameLimit, DropMarker).
 //
 // Nothing a client would see from the server itself is lost on the way:
 // every failure is isError with its explanation (a tools.Result's Err, or
@@ -20,16 +20,16 @@
 // _meta (Definition.MCPTool); a relayed MCP result (tools.MCPResult)
 // keeps every content block and its structuredContent; the tool's
 // progress and its server's log messages reach the client
-// (tools.WithProgress, tools.WithLog). With Options.Raw the MCP servers' tools are served under
-// their own names, unfolded; HTTPOptions.Stateless serves stateless
-// Streamable HTTP.
+// (tools.WithProgress, tools.WithLog). With Config.Raw the MCP servers'
+// tools are served under their own names, unfolded; Config.Stateless
+// serves stateless Streamable HTTP.
 //
 // Besides tools it serves what the resources service gathers from every
 // server: resources, templates, subscriptions, prompts (named like tools)
 // and completion (resources.go, prompts.go); and a server's elicitation or
 // sampling request made during a client's call is passed on to that client
 // in the style its protocol revision speaks (forward.go). While the
-// composition starts, lists wait (bounded by Options.ListWait) for the
+// composition starts, lists wait (bounded by Config.ListWait) for the
 // servers starting with it, and Readiness says when the served surface is
 // complete (ready.go).
 //
@@ -37,17 +37,17 @@
 // registry (and the attachment store, if any), serves Streamable HTTP when
 // its config names an address, and provides the running Gateway (Key) to a
 // front end that serves a session of its own (dsh-host serve --stdio).
+//
+// Its parts: bearer checks inbound OAuth tokens, limits holds each
+// identity to its limits, reconcile keeps what the server lists in line
+// with what it should.
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,12 +56,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/limits"
+	"github.com/dsh-host/dsh-host/gateway/reconcile"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/version"
 	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -70,73 +71,16 @@ import (
 // registers its whole generation, and clients should see one change.
 const DefaultDebounce = 50 * time.Millisecond
 
-// maxImageBytes bounds what one image block may read from the store; the
-// store admits far smaller images, so this only guards against a corrupt one.
-const maxImageBytes = 64 << 20
-
 // maxDebounceFactor bounds how many debounce delays a burst of changes may
 // postpone a re-assembly.
 const maxDebounceFactor = 20
-
-// Options configures a Gateway. The zero value (or nil) means defaults.
-type Options struct {
-	// Implementation names the server to its clients (default "dsh-host"
-	// at the binary's module version).
-	Implementation *mcp.Implementation
-	// Logger receives the gateway's logs (default: discarded).
-	Logger *slog.Logger
-	// CallerID distinguishes this gateway among callers of kind "gateway"
-	// in the registry's hooks and logs.
-	CallerID string
-	// Mask, when non-nil, limits the tools the gateway's clients see and may
-	// call.
-	Mask *tools.Mask
-	// Debounce is the delay between a registry change and the re-assembly
-	// (default DefaultDebounce).
-	Debounce time.Duration
-	// Raw serves the MCP servers' tools under their own names (Origin.RawName)
-	// instead of the assembly: no prefix, no folding, and no tool that is not
-	// an MCP server's. With one server, the gateway is a faithful bridge to
-	// it; of two tools with one raw name, the first registered is served.
-	Raw bool
-	// Resources, when non-nil, is the resources service whose resources,
-	// templates, prompts and completion the gateway serves too
-	// (resources.go, prompts.go).
-	Resources *resources.Registry
-	// NameLimit is the longest tool name served (0: DefaultNameLimit); a
-	// longer one is fitted to it, stable and distinct (tools.FitName).
-	// Clients add their own prefix (mcp__<server>__ for Claude Code) to
-	// names that model APIs cap at 64 characters.
-	NameLimit int
-	// DropMarker serves an MCP server's tools without the mcp__ marker
-	// (<serverName>__<tool>): a client adds its own.
-	DropMarker bool
-	// MaxCallsPerSession and MaxCalls cap the requests in flight per
-	// session and over all sessions (defaults DefaultMaxCallsPerSession
-	// and DefaultMaxCalls); a request past a cap fails with an error
-	// naming it.
-	MaxCallsPerSession, MaxCalls int
-	// DrainTimeout is how long a drain may wait for the requests in
-	// flight (default DefaultDrainTimeout); see Gateway.Drain.
-	DrainTimeout time.Duration
-	// Telemetry, when not nil, traces every MCP request (a server span,
-	// continuing the client's trace context from params._meta) and reports
-	// the gateway's sessions, connections and requests in flight in its
-	// metrics.
-	Telemetry *telemetry.Telemetry
-	// PerIdentity serves each request's identity (inbound OAuth) its own
-	// tools: the surface holds what any identity may see, and each
-	// tools/list is narrowed to its caller's (identity.go).
-	PerIdentity bool
-	// ListWait bounds how long after the gateway's start its lists wait
-	// for the servers starting with it (default DefaultListWait; ready.go).
-	ListWait time.Duration
-}
 
 // Gateway is an MCP server that mirrors a tool registry for the life of a
 // scope. Create it with New and serve Server() on any go-sdk transport (or
 // HTTPHandler). It is safe for concurrent use.
 type Gateway struct {
+	// cfg is the entry's config, with New's defaults.
+	cfg    Config
 	server *mcp.Server
 	reg    *tools.Registry
 	store  *attachments.Store
@@ -189,14 +133,15 @@ type Gateway struct {
 	// onDrain, set by the HTTP listener, stops its keep-alives when a
 	// drain starts, so that a load balancer's connections move on.
 	onDrain func()
-	// drainTimeout bounds a drain (Options.DrainTimeout).
+	// drainTimeout bounds a drain (Config.DrainTimeout).
 	drainTimeout time.Duration
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
 
-	syncMu  sync.Mutex           // serializes syncs
-	current map[string]toolState // what the server lists; guarded by syncMu
+	syncMu sync.Mutex // serializes syncs
+	// tools is what the server lists; guarded by syncMu.
+	tools *reconcile.Set[toolState, *mcp.Tool]
 
 	// afterSync, when set (by tests), is called after every sync with the
 	// number of tools added or replaced and removed.
@@ -222,29 +167,25 @@ type Gateway struct {
 	// gauge; nil without one.
 	answers atomic.Pointer[answerBudget]
 	// idLimits are the HTTP listener's limits per identity, nil without
-	// inbound OAuth (limits_identity.go).
-	idLimits atomic.Pointer[identityLimits]
-}
-
-// toolState is what the gateway compares to decide whether a tool changed.
-type toolState struct {
-	public      string // the registry's name, which a call executes
-	description string
-	schema      string
-	meta        string // the MCP server's listing (Definition.MCPTool)
+	// inbound OAuth (package limits).
+	idLimits atomic.Pointer[limits.PerIdentity]
 }
 
 // New returns a gateway serving reg's assembly for the caller
 // {Kind: "gateway", ImageInput: true}, for as long as s lives: it follows
-// reg (OnAssemblyChange) and is closed when s is disposed. store resolves
-// image references in results; it may be nil, and images then reach
-// clients as a text notice. New assembles once before returning, so the
-// first client to connect sees the surface; an assembly error is returned,
-// and the gateway is not created.
-func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Options) (*Gateway, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
+// reg (OnAssemblyChange) and is closed when s is disposed. cfg is the
+// entry's config (its listener's keys are serve's: New serves nothing),
+// deps what it is given; nil means defaults. New assembles once before
+// returning, so the first client to connect sees the surface; an assembly
+// error is returned, and the gateway is not created.
+func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	var o Deps
+	if deps != nil {
+		o = *deps
 	}
 	if o.Implementation == nil {
 		o.Implementation = &mcp.Implementation{Name: "dsh-host", Title: "dsh-host gateway", Version: version.String()}
@@ -255,28 +196,32 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	if o.Debounce <= 0 {
 		o.Debounce = DefaultDebounce
 	}
-	if o.MaxCallsPerSession <= 0 {
-		o.MaxCallsPerSession = DefaultMaxCallsPerSession
+	if c.MaxCallsPerSession <= 0 {
+		c.MaxCallsPerSession = DefaultMaxCallsPerSession
 	}
-	if o.MaxCalls <= 0 {
-		o.MaxCalls = DefaultMaxCalls
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = DefaultMaxCalls
 	}
-	if o.NameLimit <= 0 {
-		o.NameLimit = DefaultNameLimit
+	if c.NameLimit <= 0 {
+		c.NameLimit = DefaultNameLimit
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = DefaultDrainTimeout
 	}
 	g := &Gateway{
-		names:   naming{limit: o.NameLimit, dropMarker: o.DropMarker},
-		reg:     reg,
-		store:   store,
-		caller:  tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
-		logger:  o.Logger,
-		raw:     o.Raw,
-		done:    make(chan struct{}),
-		current: map[string]toolState{},
+		cfg:    c,
+		names:  naming{limit: c.NameLimit, dropMarker: c.DropMarker},
+		reg:    reg,
+		store:  o.Store,
+		caller: tools.Caller{Kind: tools.CallerGateway, ID: o.CallerID, ImageInput: true, PassThrough: true, Mask: o.Mask},
+		logger: o.Logger,
+		raw:    c.Raw,
+		done:   make(chan struct{}),
 	}
-	g.surfaceCaller, g.perIdentity = g.caller, o.PerIdentity
-	g.startup.init(s, o.ListWait)
-	if o.PerIdentity {
+	g.surfaceCaller, g.perIdentity = g.caller, c.Auth != nil
+	g.tools = g.toolSet()
+	g.startup.init(s, c.ListWait)
+	if g.perIdentity {
 		g.surfaceCaller.Identity = &tools.Identity{Any: true}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
@@ -289,11 +234,8 @@ func New(s *host.Scope, reg *tools.Registry, store *attachments.Store, opts *Opt
 	g.uninitialized = newTally(tallyInterval, func(n int) {
 		g.logger.Warn("gateway: refused requests sent out of order, most of them before initialize (a POST without Mcp-Session-Id must be an initialize)", "refused", n)
 	})
-	g.drainTimeout = o.DrainTimeout
-	if g.drainTimeout <= 0 {
-		g.drainTimeout = DefaultDrainTimeout
-	}
-	g.calls = &callLimit{perSession: o.MaxCallsPerSession, total: o.MaxCalls, bySession: map[mcp.Session]int{},
+	g.drainTimeout = c.DrainTimeout
+	g.calls = &callLimit{perSession: c.MaxCallsPerSession, total: c.MaxCalls, bySession: map[mcp.Session]int{},
 		refused: g.refusalTally("requests", "maxCallsPerSession or maxCalls")}
 	g.refresh = debounce.New(o.Debounce, maxDebounceFactor*o.Debounce, g.fire)
 	// Follow the registry before the first assembly, so that no change falls
@@ -518,378 +460,6 @@ func (g *Gateway) assemble(ctx context.Context) (tools.Assembly, error) {
 	return a, nil
 }
 
-// apply makes a's tools the server's tool set by diff, and its sections the
-// instructions, and returns how many tools it added or replaced and
-// removed. The caller holds syncMu.
-func (g *Gateway) apply(a tools.Assembly) (added, removed int) {
-	text := instructions(a.Sections)
-	g.instructions.Store(&text)
-	want := g.surface(a)
-	next := make(map[string]toolState, len(want))
-	var add []*mcp.Tool
-	for _, s := range want {
-		if _, dup := next[s.name]; dup {
-			g.logger.Warn("gateway: the surface lists a tool twice; serving the first", "tool", s.name)
-			continue
-		}
-		schema, err := inputSchema(s.Parameters)
-		if err != nil {
-			g.logger.Warn("gateway: tool not served: its input schema is not an MCP object schema", "tool", s.name, "err", err)
-			continue
-		}
-		st := toolState{public: s.Name, description: s.Description, schema: string(schema), meta: string(s.meta)}
-		t, err := mcpTool(s.name, st)
-		if err != nil {
-			g.logger.Warn("gateway: tool not served: its MCP listing does not decode", "tool", s.name, "err", err)
-			continue
-		}
-		next[s.name] = st
-		if cur, ok := g.current[s.name]; ok && cur == st {
-			continue
-		}
-		add = append(add, t)
-	}
-	var remove []string
-	for name := range g.current {
-		if _, ok := next[name]; !ok {
-			remove = append(remove, name)
-		}
-	}
-	sort.Strings(remove)
-
-	changed := len(add) > 0 || len(remove) > 0
-	if changed {
-		g.lists.changing(listTools)
-	}
-	if len(remove) > 0 {
-		g.server.RemoveTools(remove...)
-	}
-	for _, t := range add {
-		if err := g.addTool(t, next[t.Name].public); err != nil {
-			g.logger.Warn("gateway: tool not served", "tool", t.Name, "err", err)
-			delete(next, t.Name)
-			if _, had := g.current[t.Name]; had {
-				g.server.RemoveTools(t.Name)
-				remove = append(remove, t.Name)
-			}
-		}
-	}
-	g.current = next
-	g.storeServed(next)
-	if changed || g.lists.sig(listTools) == "" {
-		g.lists.setSig(listTools, toolsSignature(next))
-	}
-	if changed {
-		g.logger.Info("gateway: tool surface changed", "tools", len(next), "added", len(add), "removed", len(remove))
-	}
-	return len(add), len(remove)
-}
-
-// toolsSignature is the identity of the served tools (sessions.go).
-func toolsSignature(served map[string]toolState) string {
-	entries := make(map[string]string, len(served))
-	for name, st := range served {
-		entries[name] = strings.Join([]string{st.public, st.description, st.schema, st.meta}, "\x00")
-	}
-	return signature(entries)
-}
-
-// addTool registers t with go-sdk, turning its panics on schemas it refuses
-// into an error: a schema comes from a third-party server and must not take
-// the gateway down.
-func (g *Gateway) addTool(t *mcp.Tool, public string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("go-sdk refused the tool: %v", r)
-		}
-	}()
-	g.server.AddTool(t, g.forwarding(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.callTool(ctx, public, req)
-	}))
-	return nil
-}
-
-// servedTool is one tool of the gateway's surface: the assembly's schema,
-// the name clients call it by, and the MCP server's listing of it.
-type servedTool struct {
-	tools.Schema
-	name string
-	meta json.RawMessage
-}
-
-// surface is the tools the gateway serves: the assembly's, with the MCP
-// server's listing of each; in raw mode, every MCP server's tool the
-// caller may see, under its raw name, whatever the assembly folds.
-func (g *Gateway) surface(a tools.Assembly) []servedTool {
-	if g.raw {
-		defs := g.reg.List(g.surfaceCaller)
-		out := make([]servedTool, 0, len(defs))
-		for _, d := range defs {
-			if d.Origin.Server == "" || d.Origin.RawName == "" {
-				continue
-			}
-			out = append(out, servedTool{
-				Schema: tools.Schema{Name: d.Name, Description: d.Description, Parameters: d.InputSchema},
-				name:   d.Origin.RawName,
-				meta:   d.MCPTool,
-			})
-		}
-		return out
-	}
-	out := make([]servedTool, len(a.Tools))
-	for i, s := range a.Tools {
-		out[i] = servedTool{Schema: s, name: g.names.fit(s.Name, tools.Origin{})}
-		if d, ok := g.reg.Lookup(g.surfaceCaller, s.Name); ok {
-			out[i].name = g.names.fit(s.Name, d.Origin)
-			out[i].meta = d.MCPTool
-			if d.MCPTool == nil && d.Annotations != nil {
-				out[i].meta, _ = json.Marshal(&mcp.Tool{Annotations: d.Annotations}) // a struct: cannot fail
-			}
-		}
-	}
-	return out
-}
-
-// DefaultNameLimit is the longest tool name a gateway serves unless told
-// otherwise: with Claude Code's prefix mcp__<name>__ for a server name of
-// up to 9 characters (mcp__dsh__ is 10), a name stays within the 64 that
-// model APIs accept.
-const DefaultNameLimit = 48
-
-// MinNameLimit is the smallest name limit: room for a 12-digit hash and a
-// readable start.
-const MinNameLimit = 24
-
-// naming is how the gateway names the tools it serves.
-type naming struct {
-	limit      int
-	dropMarker bool
-}
-
-// fit is the name the registry's tool name, of origin, is served under:
-// an MCP server's tool as mcp__<server>__<tool> (<server>__<tool> with
-// dropMarker), fitted to the limit by shortening the server part before
-// the tool's own name (tools.FitToolName); any other under its own name,
-// fitted. It depends on nothing else, so a name never changes with what
-// else is served.
-func (n naming) fit(name string, origin tools.Origin) string {
-	if origin.Server == "" || origin.RawName == "" {
-		return tools.FitName(name, n.limit, name)
-	}
-	marker := "mcp__"
-	if n.dropMarker {
-		marker = ""
-	}
-	return tools.FitToolName(marker, origin.Server, origin.RawName, n.limit)
-}
-
-// mcpTool is the tool clients list: the MCP server's listing as it came
-// (title, annotations, outputSchema, icons, _meta...) under the served
-// name, with the assembly's description and input schema.
-func mcpTool(name string, st toolState) (*mcp.Tool, error) {
-	t := &mcp.Tool{}
-	if st.meta != "" {
-		if err := json.Unmarshal([]byte(st.meta), t); err != nil {
-			return nil, err
-		}
-	}
-	t.Name, t.Description, t.InputSchema = name, st.description, json.RawMessage(st.schema)
-	return t, nil
-}
-
-// inputSchema returns the raw schema to serve. MCP requires an object schema
-// with "type": "object"; a schema that is absent, or an object schema that
-// only omits the type (tool arguments are always an object), gets the type
-// added; any other schema is refused. Otherwise the bytes pass through.
-func inputSchema(raw json.RawMessage) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return json.RawMessage(`{"type":"object"}`), nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(trimmed, &m); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	switch typ, ok := m["type"]; {
-	case !ok:
-		m["type"] = "object"
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	case typ == "object":
-		return json.RawMessage(trimmed), nil
-	default:
-		return nil, fmt.Errorf(`"type" is %v, not "object"`, typ)
-	}
-}
-
-// callTool runs one tools/call of the registry's tool public through the
-// registry. The request's context carries the client's cancellation to the
-// tool, and the tool's progress to the client's progress token.
-//
-// Every failure is isError with its explanation: the registry's (a
-// refusal, a tool's error such as an MCP server's isError, a failed
-// validation) and a tool's own failed answer (Output.Failed, as mcp_call's
-// refusals).
-func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args, err := arguments(req.Params.Arguments)
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	// The server's log messages during the call reach the client at the
-	// level it set (go-sdk's Log filters; a 2026-07-28 request carries its
-	// own level, which the call's ctx holds).
-	if g.logLevels.wants(req) {
-		ctx = tools.WithLog(ctx, func(m tools.LogMessage) {
-			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
-		})
-	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
-			// A client that is gone gets nothing; the call goes on until
-			// its own cancellation.
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
-			})
-		})
-	}
-	res := g.reg.Execute(ctx, g.callerOf(req), public, args)
-	if res.Err != nil {
-		if ctx.Err() != nil {
-			// The client cancelled or went away: there is no one to tell.
-			return nil, ctx.Err()
-		}
-		return errorResult(res.Err.Error()), nil
-	}
-	if r, ok := res.Value.(tools.MCPResult); ok {
-		if out := r.MCPCallToolResult(); out != nil {
-			out.IsError = res.Failed
-			return out, nil
-		}
-		// Made of JSON: decode it once here.
-		out, err := passThrough(r)
-		if err == nil {
-			out.IsError = res.Failed
-			return out, nil
-		}
-		// The gateway's caller passes MCP results through, so there is
-		// no model-facing content to fall back on.
-		g.logger.Warn("gateway: the MCP result does not decode", "tool", public, "err", err)
-		return errorResult(fmt.Sprintf("the result of %q could not be relayed: %v", public, err)), nil
-	}
-	return &mcp.CallToolResult{Content: g.content(public, res.Content), IsError: res.Failed}, nil
-}
-
-// passThrough decodes r's blocks into a result, with go-sdk's own decoder
-// of each content type. The blocks are JSON already (the server's, as
-// go-sdk encoded them): they are joined as they are, not encoded again.
-func passThrough(r tools.MCPResult) (*mcp.CallToolResult, error) {
-	blocks, structured := r.MCPContent(), r.MCPStructuredContent()
-	n := len(`{"content":[],"structuredContent":}`) + len(structured)
-	for _, b := range blocks {
-		n += len(b) + 1
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, `{"content":[`...)
-	for i, b := range blocks {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, b...)
-	}
-	buf = append(buf, ']')
-	if len(structured) > 0 {
-		buf = append(buf, `,"structuredContent":`...)
-		buf = append(buf, structured...)
-	}
-	buf = append(buf, '}')
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(buf, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// arguments normalizes the call's arguments to a JSON object: MCP makes them
-// optional, and the registry validates what a tool receives.
-func arguments(a any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	switch v := a.(type) {
-	case nil:
-	case json.RawMessage:
-		raw = v
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("arguments are not JSON: %w", err)
-		}
-		raw = b
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return json.RawMessage(`{}`), nil
-	}
-	return raw, nil
-}
-
-func errorResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// content maps model-facing content to MCP content: text stays text, an image
-// reference becomes image content with the stored bytes. An image that cannot
-// be read becomes a text notice in its place, so the rest of the result still
-// reaches the client.
-func (g *Gateway) content(tool string, in []tools.Content) []mcp.Content {
-	out := make([]mcp.Content, 0, len(in))
-	for _, c := range in {
-		switch c.Type {
-		case "text":
-			out = append(out, &mcp.TextContent{Text: c.Text})
-		case "image":
-			img, err := g.image(c.Image)
-			if err != nil {
-				g.logger.Warn("gateway: image not delivered", "tool", tool, "err", err)
-				out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[image unavailable: %v]", err)})
-				continue
-			}
-			out = append(out, img)
-		default:
-			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[unsupported content type: %s]", c.Type)})
-		}
-	}
-	return out
-}
-
-func (g *Gateway) image(ref *attachments.Ref) (*mcp.ImageContent, error) {
-	if ref == nil {
-		return nil, errors.New("the image block has no attachment reference")
-	}
-	store := g.store
-	if store == nil {
-		return nil, fmt.Errorf("no attachment store is running to read %s", ref.ID)
-	}
-	rc, stored, err := store.Open(ref.ID)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", ref.ID, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxImageBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", ref.ID, err)
-	}
-	if len(data) > maxImageBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", ref.ID, maxImageBytes)
-	}
-	mime := stored.MediaType
-	if mime == "" {
-		mime = ref.MediaType
-	}
-	return &mcp.ImageContent{Data: data, MIMEType: mime}, nil
-}
-
 // Close stops following the registry, waits for a re-assembly in flight
 // and ends every session connected to the server: a gateway that is gone
 // must not keep serving a surface nobody updates. Its scope's dispose calls
@@ -913,135 +483,4 @@ func (g *Gateway) Close() error {
 		g.uninitialized.Stop()
 	})
 	return nil
-}
-
-// sdkLogger is the logger handed to go-sdk: the gateway's, with go-sdk's
-// routine records demoted to debug.
-func (g *Gateway) sdkLogger() *slog.Logger {
-	return slog.New(quietInfo{g.logger.Handler(), g.undelivered, g.uninitialized})
-}
-
-// quietInfo demotes go-sdk's info records (every session connecting and
-// disconnecting) to debug, so that the gateway's own log stays readable,
-// and counts its per-session warnings of an undelivered notification into
-// undelivered instead of writing them: go-sdk writes one per session
-// without a GET stream, 40,000 lines for one change with 40,000 sessions.
-// Its errors about a client's requests out of order are counted into
-// outOfOrder: a client without a token could otherwise write one line per
-// request.
-type quietInfo struct {
-	slog.Handler
-	undelivered, outOfOrder *tally
-}
-
-// outOfOrder reports whether msg is one of go-sdk's error records about a
-// client's requests sent out of order: the client's fault, and answered
-// with an error already.
-func outOfOrder(msg string) bool {
-	switch msg {
-	case "method invalid during initialization",
-		"initialized before initialize",
-		"duplicate initialized notification",
-		"duplicate initialize request",
-		"method removed in the new protocol":
-		return true
-	}
-	return false
-}
-
-func (q quietInfo) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.Handler.Enabled(ctx, demote(l))
-}
-
-func (q quietInfo) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
-		q.undelivered.Add()
-		return nil
-	}
-	if r.Level == slog.LevelError && outOfOrder(r.Message) {
-		q.outOfOrder.Add()
-		return nil
-	}
-	r.Level = demote(r.Level)
-	return q.Handler.Handle(ctx, r)
-}
-
-func (q quietInfo) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietInfo{q.Handler.WithAttrs(as), q.undelivered, q.outOfOrder}
-}
-func (q quietInfo) WithGroup(name string) slog.Handler {
-	return quietInfo{q.Handler.WithGroup(name), q.undelivered, q.outOfOrder}
-}
-
-// tallyInterval is the shortest time between two log lines of one tally.
-const tallyInterval = 5 * time.Second
-
-// tally counts repeated events (refused connections, undelivered
-// notifications) and logs them as one line per interval with the number
-// since the last line, so that a flood cannot flood the log.
-type tally struct {
-	emit func(n int)
-
-	mu       sync.Mutex
-	interval time.Duration
-	n        int
-	timer    *time.Timer // pending line; nil when none
-	stopped  bool
-}
-
-func newTally(interval time.Duration, emit func(n int)) *tally {
-	return &tally{interval: interval, emit: emit}
-}
-
-// Add counts one event; its line is written at most interval later.
-func (t *tally) Add() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped {
-		return
-	}
-	t.n++
-	if t.timer == nil {
-		t.timer = time.AfterFunc(t.interval, t.flush)
-	}
-}
-
-func (t *tally) flush() {
-	t.mu.Lock()
-	n := t.n
-	t.n, t.timer = 0, nil
-	t.mu.Unlock()
-	if n > 0 {
-		t.emit(n)
-	}
-}
-
-// Stop writes the pending count now and counts nothing more.
-func (t *tally) Stop() {
-	t.mu.Lock()
-	t.stopped = true
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
-	n := t.n
-	t.n = 0
-	t.mu.Unlock()
-	if n > 0 {
-		t.emit(n)
-	}
-}
-
-// setInterval changes the interval of the lines to come (tests).
-func (t *tally) setInterval(d time.Duration) {
-	t.mu.Lock()
-	t.interval = d
-	t.mu.Unlock()
-}
-
-func demote(l slog.Level) slog.Level {
-	if l == slog.LevelInfo {
-		return slog.LevelDebug
-	}
-	return l
 }

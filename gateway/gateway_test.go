@@ -90,13 +90,12 @@ func echo(name string) tools.Definition {
 
 // harness is a gateway on reg with one go-sdk client connected in memory.
 type harness struct {
-	g        *Gateway
-	scope    *host.Scope // the gateway's
-	ss       *mcp.ServerSession
-	cs       *mcp.ClientSession
-	changed  chan struct{} // one value per tools/list_changed the client saw
-	syncs    chan syncStats
-	settings *Options
+	g       *Gateway
+	scope   *host.Scope // the gateway's
+	ss      *mcp.ServerSession
+	cs      *mcp.ClientSession
+	changed chan struct{} // one value per tools/list_changed the client saw
+	syncs   chan syncStats
 }
 
 type syncStats struct{ added, removed int }
@@ -105,7 +104,7 @@ func newHarness(t *testing.T, reg *tools.Registry, store *attachments.Store) *ha
 	t.Helper()
 	ctx := context.Background()
 	h := &harness{changed: make(chan struct{}, 100), syncs: make(chan syncStats, 100), scope: scope(t)}
-	g, err := New(h.scope, reg, store, &Options{Debounce: 5 * time.Millisecond})
+	g, err := New(h.scope, reg, nil, &Deps{Debounce: 5 * time.Millisecond, Store: store})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -656,7 +655,7 @@ func connectClient(t *testing.T, g *Gateway) *mcp.ClientSession {
 // instructions as they are then.
 func TestAnswersAreCurrent(t *testing.T) {
 	reg := tools.New(nil)
-	g, err := New(scope(t), reg, nil, &Options{Debounce: time.Hour})
+	g, err := New(scope(t), reg, nil, &Deps{Debounce: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +693,7 @@ func TestFlappingChangesStillReachClients(t *testing.T) {
 	reg := tools.New(nil)
 	// The debounce is long next to the changes' period, so that a stalled
 	// test goroutine does not let the timer fire on its own.
-	g, err := New(scope(t), reg, nil, &Options{Debounce: 100 * time.Millisecond})
+	g, err := New(scope(t), reg, nil, &Deps{Debounce: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

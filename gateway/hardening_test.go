@@ -55,7 +55,7 @@ func TestBatchRefused(t *testing.T) {
 					ran.Add(1)
 					return tools.Output{Value: "ok"}, nil
 				}})
-			l := serveLimited(t, reg, serveOptions{stateless: stateless})
+			l := serveLimited(t, reg, Config{Stateless: stateless}, serveOptions{})
 			session := ""
 			if !stateless {
 				status, id, _ := openSession(t, l.url)
@@ -108,7 +108,7 @@ func TestCallsInFlightCapped(t *testing.T) {
 			}
 			return tools.Output{Value: "ok"}, nil
 		}})
-	l := serveLimited(t, reg, serveOptions{})
+	l := serveLimited(t, reg, Config{}, serveOptions{})
 	l.g.calls.perSession, l.g.calls.total = perSession, total
 	sessions := []*mcp.ClientSession{connectClient(t, l.g), connectClient(t, l.g)}
 	call := func(cs *mcp.ClientSession) error {
@@ -159,7 +159,7 @@ func TestCallsInFlightCapped(t *testing.T) {
 // TestReboundHostClosed: a request to the loopback listener under a
 // foreign Host (DNS rebinding) is answered 403 and its connection closed.
 func TestReboundHostClosed(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{})
 	c := l.dial(t)
 	br := bufio.NewReader(c)
 	resp, body := roundTrip(t, c, br, strings.Replace(rawInitialize(l.addr, ""), "Host: "+l.addr, "Host: evil.example:80", 1))
@@ -174,7 +174,7 @@ func TestReboundHostClosed(t *testing.T) {
 // the gateway writes one line with their number instead.
 func TestRequestsBeforeInitializeOneLine(t *testing.T) {
 	const n = 30
-	l := serveLimited(t, tools.New(nil), serveOptions{})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{})
 	for range n {
 		rawPost(t, l.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	}
@@ -200,7 +200,7 @@ func TestNonReadingClientCut(t *testing.T) {
 			return tools.Output{Value: big, Content: []tools.Content{tools.Text(big)}}, nil
 		}})
 	cut := make(chan struct{}, 1)
-	l := serveLimited(t, reg, serveOptions{write: 200 * time.Millisecond, writeFailed: func() {
+	l := serveLimited(t, reg, Config{}, serveOptions{write: 200 * time.Millisecond, writeFailed: func() {
 		select {
 		case cut <- struct{}{}:
 		default:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
@@ -24,25 +25,6 @@ import (
 // httpShutdownTimeout bounds how long a listener waits for requests in
 // flight once its instance is disposed.
 const httpShutdownTimeout = 5 * time.Second
-
-// Defaults of the HTTP listener's limits (Limits, HTTPOptions).
-const (
-	// DefaultMaxConnections caps the connections open at once; it is
-	// lowered further to keep fdReserve descriptors free (maxConnections).
-	DefaultMaxConnections = 512
-	// DefaultMaxSessions caps the sessions alive at once.
-	DefaultMaxSessions = 1000
-	// DefaultSessionTimeout ends a session that has received no request
-	// for this long (an open GET stream alone does not keep it alive:
-	// clients that idle ping). Its client gets 404 and starts a new one.
-	DefaultSessionTimeout = 30 * time.Minute
-	// DefaultMaxCallsPerSession caps the requests one session has in
-	// flight at once (tools/call, resources/read and the like).
-	DefaultMaxCallsPerSession = 32
-	// DefaultMaxCalls caps the requests in flight at once over every
-	// session of the gateway.
-	DefaultMaxCalls = 256
-)
 
 // The listener's timeouts: a client has readHeaderTimeout to send a
 // request's headers and readBodyTimeout more to send its body, and an
@@ -67,119 +49,6 @@ const writeChunk = 64 << 10
 // that the host can always restart its MCP servers (pipes, files, sockets).
 const fdReserve = 256
 
-// Limits are the gateway entry's limits on its HTTP listener. Zero means
-// the default.
-type Limits struct {
-	// MaxConnections caps the connections open at once (default
-	// DefaultMaxConnections, and at most half of what the descriptor limit
-	// leaves after fdReserve). One more is answered 503 and closed.
-	MaxConnections int `yaml:"maxConnections"`
-	// MaxSessions caps the sessions alive at once (default
-	// DefaultMaxSessions). One more initialize is answered 503.
-	MaxSessions int `yaml:"maxSessions"`
-	// SessionTimeout ends a session idle for this long, such as "30m"
-	// (default DefaultSessionTimeout).
-	SessionTimeout time.Duration `yaml:"sessionTimeout"`
-	// MaxCallsPerSession caps the requests one session has in flight
-	// (default DefaultMaxCallsPerSession); one more fails with an error
-	// saying so.
-	MaxCallsPerSession int `yaml:"maxCallsPerSession"`
-	// MaxCalls caps the requests in flight over every session (default
-	// DefaultMaxCalls).
-	MaxCalls int `yaml:"maxCalls"`
-	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
-	// clients that have not read them yet, over the whole listener
-	// (default DefaultAnswerBudget, 64 MiB). An answer that would pass it
-	// is replaced by a JSON-RPC error saying so.
-	MaxHeldAnswerBytes int64 `yaml:"maxHeldAnswerBytes"`
-	// MaxConnectionsPerCaller caps the connections one client address
-	// has open at once (default a quarter of maxConnections); a trusted
-	// proxy's connections are not capped so (callers.go).
-	MaxConnectionsPerCaller int `yaml:"maxConnectionsPerCaller"`
-	// MaxSessionsPerCaller caps the sessions one caller has open at once:
-	// one identity with inbound OAuth, one client address otherwise
-	// (default a quarter of maxSessions).
-	MaxSessionsPerCaller int `yaml:"maxSessionsPerCaller"`
-	// TrustedProxies are the IPs or CIDRs of the proxies in front of the
-	// gateway (HAProxy, a TLS terminator): a request from one of them is
-	// the caller's whose address X-Forwarded-For gives.
-	TrustedProxies []string `yaml:"trustedProxies"`
-}
-
-// Validate checks l, naming the offending key.
-func (l *Limits) Validate() error {
-	switch {
-	case l.MaxConnections < 0:
-		return fmt.Errorf("maxConnections: %d is negative; omit it for the default (%d)", l.MaxConnections, DefaultMaxConnections)
-	case l.MaxSessions < 0:
-		return fmt.Errorf("maxSessions: %d is negative; omit it for the default (%d)", l.MaxSessions, DefaultMaxSessions)
-	case l.SessionTimeout < 0:
-		return fmt.Errorf("sessionTimeout: %v is negative; omit it for the default (%v)", l.SessionTimeout, DefaultSessionTimeout)
-	case l.MaxCallsPerSession < 0:
-		return fmt.Errorf("maxCallsPerSession: %d is negative; omit it for the default (%d)", l.MaxCallsPerSession, DefaultMaxCallsPerSession)
-	case l.MaxCalls < 0:
-		return fmt.Errorf("maxCalls: %d is negative; omit it for the default (%d)", l.MaxCalls, DefaultMaxCalls)
-	case l.MaxHeldAnswerBytes < 0:
-		return fmt.Errorf("maxHeldAnswerBytes: %d is negative; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, DefaultAnswerBudget)
-	case l.MaxConnectionsPerCaller < 0:
-		return fmt.Errorf("maxConnectionsPerCaller: %d is negative; omit it for the default (a quarter of maxConnections)", l.MaxConnectionsPerCaller)
-	case l.MaxSessionsPerCaller < 0:
-		return fmt.Errorf("maxSessionsPerCaller: %d is negative; omit it for the default (a quarter of maxSessions)", l.MaxSessionsPerCaller)
-	case l.MaxHeldAnswerBytes > 0 && l.MaxHeldAnswerBytes < writeChunk:
-		return fmt.Errorf("maxHeldAnswerBytes: %d is below %d, what one write always holds; omit it for the default (%d, 64 MiB)", l.MaxHeldAnswerBytes, writeChunk, DefaultAnswerBudget)
-	}
-	_, err := parseProxies(l.TrustedProxies)
-	return err
-}
-
-// HTTPOptions configures HTTPHandler. The zero value (or nil) means an
-// endpoint without a token, for a loopback address, with the default
-// session limits.
-type HTTPOptions struct {
-	// Token, when not empty, is the bearer token every request must carry
-	// (Authorization: Bearer <token>). Compared in constant time.
-	Token string
-	// MaxSessions caps the sessions alive at once (default
-	// DefaultMaxSessions); an initialize past it is answered 503.
-	MaxSessions int
-	// SessionTimeout ends a session that received no request for that
-	// long (default DefaultSessionTimeout).
-	SessionTimeout time.Duration
-	// Stateless serves go-sdk's stateless Streamable HTTP: every request
-	// stands alone (no Mcp-Session-Id is checked, GET and DELETE are 405),
-	// so that several gateways can serve one client behind any load
-	// balancer. A stateless gateway cannot send a client anything outside
-	// the answer to its request: no list_changed notifications (clients
-	// list again), no server-to-client requests (elicitation, sampling,
-	// roots), no resource subscriptions. MaxSessions then caps the requests
-	// in flight without a session.
-	Stateless bool
-
-	// MaxSessionsPerCaller caps the sessions one caller (an identity, or
-	// a client address) has open at once (default a quarter of
-	// MaxSessions); an initialize past it is answered 429.
-	MaxSessionsPerCaller int
-	// TrustedProxies are the proxies whose X-Forwarded-For gives the
-	// client address (Limits.TrustedProxies); invalid entries are ignored
-	// here (Limits.Validate refuses them).
-	TrustedProxies []string
-	// MaxHeldAnswerBytes bounds the bytes of answers held at once for
-	// clients that have not read them yet, over every request (default
-	// DefaultAnswerBudget; negative: no bound). An answer that would pass
-	// it is replaced by a JSON-RPC error saying so.
-	MaxHeldAnswerBytes int64
-
-	// readBodyTimeout bounds the reading of a request's body (default
-	// readBodyTimeout; tests shorten it).
-	readBodyTimeout time.Duration
-	// refusals, when set, counts the refused sessions instead of a tally
-	// of the handler's own.
-	refusals *tally
-	// auth, when set, checks every request's bearer token (the static
-	// Token among them) and limits each identity (auth.go).
-	auth *authenticator
-}
-
 // HTTPHandler returns the gateway as a Streamable HTTP endpoint. It refuses,
 // before go-sdk sees the request:
 //   - a request reaching a loopback address under a Host that is not
@@ -196,37 +65,44 @@ type HTTPOptions struct {
 //   - a JSON-RPC batch (a body that is a JSON array), with 400.
 //
 // A request's body must arrive within readBodyTimeout of its headers.
-func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
-	var o HTTPOptions
-	if opts != nil {
-		o = *opts
+//
+// The session caps and timeout, the answer budget and statelessness are
+// the gateway's Config's; token, when not empty, is the bearer token
+// every request must carry (compared in constant time).
+func (g *Gateway) HTTPHandler(token string) http.Handler {
+	refusals := g.refusalTally("sessions", "maxSessions")
+	context.AfterFunc(g.ctx, refusals.Stop)
+	return g.handler(serveOptions{token: token}, refusals)
+}
+
+// handler is HTTPHandler with serve's options; refused counts the
+// sessions refused.
+func (g *Gateway) handler(o serveOptions, refused *tally) http.Handler {
+	l := g.cfg.Limits
+	if l.MaxSessions <= 0 {
+		l.MaxSessions = DefaultMaxSessions
 	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = DefaultMaxSessions
+	if l.SessionTimeout <= 0 {
+		l.SessionTimeout = DefaultSessionTimeout
 	}
-	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = DefaultSessionTimeout
-	}
-	if o.readBodyTimeout <= 0 {
-		o.readBodyTimeout = readBodyTimeout
-	}
-	if o.refusals == nil {
-		o.refusals = g.refusalTally("sessions", "maxSessions")
-		context.AfterFunc(g.ctx, o.refusals.Stop)
+	if o.readBody <= 0 {
+		o.readBody = readBodyTimeout
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: o.SessionTimeout, Stateless: o.Stateless})
-	trusted, _ := parseProxies(o.TrustedProxies)
-	caps := sessionCaps{max: o.MaxSessions, perCaller: perCaller(o.MaxSessionsPerCaller, o.MaxSessions), proxies: trusted}
-	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), caps, o.refusals))
+		&mcp.StreamableHTTPOptions{Logger: g.sdkLogger(), SessionTimeout: l.SessionTimeout, Stateless: g.cfg.Stateless})
+	trusted, _ := parseProxies(l.TrustedProxies)
+	caps := sessionCaps{max: l.MaxSessions, perCaller: perCaller(l.MaxSessionsPerCaller, l.MaxSessions), proxies: trusted}
+	inner := g.refuseDraining(g.limitSessions(refuseBatches(h), caps, refused))
+	token := o.token
 	if o.auth != nil {
-		g.idLimits.Store(o.auth.limits)
-		inner = o.auth.requireAuth(g, inner)
-		o.Token = "" // the authenticator takes it
-	} else if o.Token != "" {
+		ids := g.identityLimits(o.auth.limits)
+		g.idLimits.Store(ids)
+		inner = requireAuth(o.auth.verifier, ids, inner)
+		token = "" // the verifier takes it
+	} else if token != "" {
 		inner = staticTokenInfo(inner)
 	}
-	budget := o.MaxHeldAnswerBytes
+	budget := l.MaxHeldAnswerBytes
 	if budget == 0 {
 		budget = DefaultAnswerBudget
 	}
@@ -235,7 +111,7 @@ func (g *Gateway) HTTPHandler(opts *HTTPOptions) http.Handler {
 		b = &answerBudget{max: budget}
 		g.answers.Store(b)
 	}
-	return g.recoverHTTP(bodyDeadline(protect(inner, o.Token), o.readBodyTimeout), b)
+	return g.recoverHTTP(bodyDeadline(protect(inner, token), o.readBody), b)
 }
 
 // refuseDraining answers 503 to every request once the gateway drains
@@ -474,12 +350,11 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 	})
 }
 
-// serveOptions are listen's settings.
+// serveOptions are what listen needs besides the gateway's Config: what
+// apply resolved of it (the static token, the verifier, the certificate).
 type serveOptions struct {
-	token     string
-	auth      *authenticator
-	limits    Limits
-	stateless bool
+	token string
+	auth  *oauth
 	// tls, when set, serves https with its certificate (tls.go).
 	tls *certReloader
 	// The timeouts; zero means the defaults (tests shorten them).
@@ -514,7 +389,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.write <= 0 {
 		o.write = writeTimeout
 	}
-	maxConns, why := maxConnections(o.limits.MaxConnections, openFileLimit())
+	maxConns, why := maxConnections(g.cfg.MaxConnections, openFileLimit())
 	if why != "" {
 		s.Logger().Warn("gateway: "+why, "maxConnections", maxConns)
 	}
@@ -522,27 +397,16 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
 	capped := newCapListener(ln, maxConns, connRefusals)
 	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
-	capped.perCaller = perCaller(o.limits.MaxConnectionsPerCaller, maxConns)
-	capped.proxies, _ = parseProxies(o.limits.TrustedProxies)
+	capped.perCaller = perCaller(g.cfg.MaxConnectionsPerCaller, maxConns)
+	capped.proxies, _ = parseProxies(g.cfg.TrustedProxies)
 	capped.health = func(path string) (int, string, bool) { return g.health(path, g.Readiness) }
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.HTTPHandler(&HTTPOptions{
-		Token:                o.token,
-		MaxSessions:          o.limits.MaxSessions,
-		MaxSessionsPerCaller: o.limits.MaxSessionsPerCaller,
-		TrustedProxies:       o.limits.TrustedProxies,
-		SessionTimeout:       o.limits.SessionTimeout,
-		Stateless:            o.stateless,
-		MaxHeldAnswerBytes:   o.limits.MaxHeldAnswerBytes,
-		readBodyTimeout:      o.readBody,
-		refusals:             sessionRefusals,
-		auth:                 o.auth,
-	}))
+	mux.Handle("/mcp", g.handler(o, sessionRefusals))
 	if o.auth != nil {
-		o.auth.routes(mux)
+		o.auth.verifier.Routes(mux)
 	}
 	g.healthHandlers(mux, g.Readiness)
 	srv := &http.Server{
@@ -618,7 +482,7 @@ func protect(next http.Handler, token string) http.Handler {
 			return
 		}
 		if len(want) > 0 {
-			got, ok := bearer(r.Header.Get("Authorization"))
+			got, ok := bearer.Token(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 				// Closed after the answer: a client without the token
 				// has no use for the connection, and must not hold it.
@@ -655,17 +519,6 @@ func loopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// bearer extracts the token of an "Authorization: Bearer <token>" header.
-// The scheme is case-insensitive (RFC 9110 §11.1).
-func bearer(header string) (string, bool) {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
-
 // originAllowed reports whether a browser at origin may call the gateway:
 // a loopback origin on any port, or the very host the request addresses.
 func originAllowed(origin, host string) bool {
@@ -673,18 +526,8 @@ func originAllowed(origin, host string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false // including the opaque origin "null"
 	}
-	if isLoopbackHost(u.Hostname()) {
+	if bearer.LoopbackHost(u.Hostname()) {
 		return true
 	}
 	return host != "" && strings.EqualFold(u.Host, host)
-}
-
-// isLoopbackHost reports whether host (a name or an IP, without port or
-// brackets) is the local machine only: "localhost" or a loopback IP.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -22,7 +22,7 @@ func serveHTTP(t *testing.T, reg *tools.Registry, token string) (url string, g *
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g.HTTPHandler(&HTTPOptions{Token: token}))
+	srv := httptest.NewServer(g.HTTPHandler(token))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp", g
 }

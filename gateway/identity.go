@@ -65,7 +65,7 @@ func (g *Gateway) listsPerCaller(next mcp.MethodHandler) mcp.MethodHandler {
 func (g *Gateway) limitIdentities(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if l := g.idLimits.Load(); l != nil {
-			return l.middleware(g, next)(ctx, method, req)
+			return l.Middleware(next)(ctx, method, req)
 		}
 		return next(ctx, method, req)
 	}

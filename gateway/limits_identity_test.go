@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/gateway/limits"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/oauthtest"
@@ -20,7 +22,7 @@ import (
 func TestIdentityRateLimit(t *testing.T) {
 	// A bucket that does not refill within the test: no timing involved.
 	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true},
-		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{RequestsPerSecond: 0.001, Burst: 5} }})
+		auth: func(c *AuthConfig) { c.Limits = limits.Config{RequestsPerSecond: 0.001, Burst: 5} }})
 	alice := f.as.Sign(f.as.Claims("alice", nil))
 	cs := f.mustConnect(t, alice) // its discovery, initialize and initialized take three
 	for i := range 2 {
@@ -57,7 +59,7 @@ func TestIdentityCallsInFlight(t *testing.T) {
 			return tools.Output{Value: "done", Content: []tools.Content{tools.Text("done")}}, nil
 		}}
 	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true}, tools: []tools.Definition{block},
-		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{CallsInFlight: 1} }})
+		auth: func(c *AuthConfig) { c.Limits = limits.Config{CallsInFlight: 1} }})
 	alice := f.as.Sign(f.as.Claims("alice", nil))
 	first, second := f.mustConnect(t, alice), f.mustConnect(t, alice)
 	done := make(chan string, 1)
@@ -91,7 +93,7 @@ func TestIdentityCallsInFlight(t *testing.T) {
 // gets 429 for one more, until it ends one; another identity opens its own.
 func TestIdentitySessionCap(t *testing.T) {
 	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true},
-		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{Sessions: 1} }})
+		auth: func(c *AuthConfig) { c.Limits = limits.Config{Sessions: 1} }})
 	alice := f.as.Sign(f.as.Claims("alice", nil))
 	cs := f.mustConnect(t, alice)
 	if status, _, h := f.post(t, alice, ""); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
@@ -128,7 +130,7 @@ func (f *authFixture) deleteSession(t *testing.T, token, id string) {
 func TestIdentityRateCountsPingAndNotifications(t *testing.T) {
 	const burst = 10
 	f := newAuthFixture(t, authSetup{issuer: oauthtest.Options{JWT: true},
-		auth: func(c *AuthConfig) { c.Limits = IdentityLimits{RequestsPerSecond: 0.001, Burst: burst} }})
+		auth: func(c *AuthConfig) { c.Limits = limits.Config{RequestsPerSecond: 0.001, Burst: burst} }})
 
 	alice := f.mustConnect(t, f.as.Sign(f.as.Claims("alice", nil)))
 	var err error

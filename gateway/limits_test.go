@@ -32,7 +32,7 @@ func linesWith(log *mcptest.SyncBuffer, sub string) []string {
 	return out
 }
 
-// limited is a gateway served by serve on 127.0.0.1 with o, on a scope the
+// limited is a gateway of cfg served by serve on 127.0.0.1 with o, on a scope the
 // test disposes itself (dispose) to read the lines written at the end.
 type limited struct {
 	g    *Gateway
@@ -43,13 +43,13 @@ type limited struct {
 	once sync.Once
 }
 
-func serveLimited(t *testing.T, reg *tools.Registry, o serveOptions) *limited {
+func serveLimited(t *testing.T, reg *tools.Registry, cfg Config, o serveOptions) *limited {
 	t.Helper()
 	l := &limited{log: &mcptest.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(l.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	l.s = host.NewScope(context.Background(), "test", logger)
 	t.Cleanup(l.dispose(t))
-	g, err := New(l.s, reg, nil, &Options{Logger: logger})
+	g, err := New(l.s, reg, &cfg, &Deps{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func httpSessions(g *Gateway) int {
 // log line with their number.
 func TestConnectionCap(t *testing.T) {
 	const max, extra = 8, 5
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{})
 	held := make([]net.Conn, max)
 	for i := range held {
 		held[i] = l.dial(t)
@@ -211,7 +211,7 @@ func TestConnectionCap(t *testing.T) {
 // refusals.
 func TestSessionCap(t *testing.T) {
 	const max = 5
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{})
 	var ids []string
 	for range max {
 		status, id, _ := openSession(t, l.url)
@@ -245,7 +245,7 @@ func TestSessionCap(t *testing.T) {
 // TestSessionTimeout: a session idle past sessionTimeout is ended; its ID
 // then gets 404, so its client starts a new one.
 func TestSessionTimeout(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{SessionTimeout: 100 * time.Millisecond}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{SessionTimeout: 100 * time.Millisecond}}, serveOptions{})
 	status, id, _ := openSession(t, l.url)
 	if status != http.StatusOK || id == "" {
 		t.Fatalf("initialize: %d, session %q", status, id)
@@ -262,7 +262,7 @@ func TestSessionTimeout(t *testing.T) {
 // timeout is closed by the server.
 func TestIdleConnectionClosed(t *testing.T) {
 	const idle = 100 * time.Millisecond
-	l := serveLimited(t, tools.New(nil), serveOptions{idle: idle})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{idle: idle})
 	c := l.dial(t)
 	br := bufio.NewReader(c)
 	// Timed from before the request: the server arms the idle timeout
@@ -281,7 +281,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 // TestSlowHeadersAndBodyCut: a request whose headers, or whose POST body,
 // do not arrive in time loses its connection.
 func TestSlowHeadersAndBodyCut(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{readHeader: 100 * time.Millisecond, readBody: 100 * time.Millisecond})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{readHeader: 100 * time.Millisecond, readBody: 100 * time.Millisecond})
 	t.Run("headers", func(t *testing.T) {
 		c := l.dial(t)
 		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+l.addr+"\r\n")
@@ -310,7 +310,7 @@ func TestSlowHeadersAndBodyCut(t *testing.T) {
 
 // TestUnauthorizedConnectionClosed: a 401 closes its connection.
 func TestUnauthorizedConnectionClosed(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{token: "a-long-enough-test-token"})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{token: "a-long-enough-test-token"})
 	c := l.dial(t)
 	br := bufio.NewReader(c)
 	resp, _ := roundTrip(t, c, br, rawInitialize(l.addr, ""))
@@ -340,7 +340,7 @@ func TestLongRequestsOutliveTimeouts(t *testing.T) {
 			}
 		},
 	})
-	l := serveLimited(t, reg, serveOptions{readBody: short, idle: short, readHeader: short})
+	l := serveLimited(t, reg, Config{}, serveOptions{readBody: short, idle: short, readHeader: short})
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "slow-client", Version: "0"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
@@ -370,7 +370,7 @@ func TestLongRequestsOutliveTimeouts(t *testing.T) {
 func TestUndeliveredNotificationsOneLine(t *testing.T) {
 	const sessions = 40
 	reg := tools.New(nil)
-	l := serveLimited(t, reg, serveOptions{})
+	l := serveLimited(t, reg, Config{}, serveOptions{})
 	l.g.undelivered.setInterval(time.Hour) // the line is written at Close
 	synced := make(chan struct{}, 10)
 	l.g.syncMu.Lock()
@@ -502,7 +502,7 @@ func TestPluginLimits(t *testing.T) {
 // left of a small body after the handler, to reuse the connection; without
 // a deadline that read waits forever, and the connection is held.
 func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{readBody: 100 * time.Millisecond, idle: 100 * time.Millisecond})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{readBody: 100 * time.Millisecond, idle: 100 * time.Millisecond})
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		t.Run(method, func(t *testing.T) {
 			c := l.dial(t)
@@ -523,7 +523,7 @@ func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
 // has room for; a slow body must not hold two places.
 func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 	const max = 2
-	l := serveLimited(t, tools.New(nil), serveOptions{limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}})
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{})
 	slow := l.dial(t)
 	req := rawInitialize(l.addr, "")
 	io.WriteString(slow, req[:len(req)-5]) // the body's end is held back
@@ -545,7 +545,7 @@ func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 // it before closing, which the connection cap's wrapper must let through,
 // or the client is reset instead.
 func TestOversizedBodyAnswerThenEOF(t *testing.T) {
-	l := serveLimited(t, tools.New(nil), serveOptions{})
+	l := serveLimited(t, tools.New(nil), Config{}, serveOptions{})
 	c := l.dial(t)
 	const size = 5 << 20 // over go-sdk's 4 MiB default
 	io.WriteString(c, fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", l.addr, size))

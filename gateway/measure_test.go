@@ -42,7 +42,7 @@ func TestMeasureIdle(t *testing.T) {
 	defer s.Dispose(wait)
 	reg := tools.New(nil)
 	register(t, reg, echo("echo"))
-	g, err := New(s, reg, nil, nil)
+	g, err := New(s, reg, &Config{Limits: Limits{MaxConnections: 2 * n, MaxSessions: 2 * n, SessionTimeout: timeout, MaxConnectionsPerCaller: 2 * n, MaxSessionsPerCaller: 2 * n}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestMeasureIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(s, g, ln, serveOptions{idle: timeout, limits: Limits{MaxConnections: 2 * n, MaxSessions: 2 * n, SessionTimeout: timeout, MaxConnectionsPerCaller: 2 * n, MaxSessionsPerCaller: 2 * n}})
+	serve(s, g, ln, serveOptions{idle: timeout})
 	report := func(what string) {
 		runtime.GC()
 		debug.FreeOSMemory()
@@ -191,7 +191,8 @@ func TestMeasureSlowReaders(t *testing.T) {
 	defer s.Dispose(wait)
 	reg := tools.New(nil)
 	bigTool(t, reg, 7<<20)
-	g, err := New(s, reg, nil, &Options{MaxCallsPerSession: 2 * n, MaxCalls: 2 * n})
+	g, err := New(s, reg, &Config{Limits: Limits{MaxCallsPerSession: 2 * n, MaxCalls: 2 * n, MaxConnections: 4 * n, MaxSessions: 4 * n, MaxHeldAnswerBytes: budget,
+		MaxConnectionsPerCaller: 4 * n, MaxSessionsPerCaller: 4 * n}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +200,7 @@ func TestMeasureSlowReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(s, g, ln, serveOptions{limits: Limits{MaxConnections: 4 * n, MaxSessions: 4 * n, MaxHeldAnswerBytes: budget,
-		MaxConnectionsPerCaller: 4 * n, MaxSessionsPerCaller: 4 * n}})
+	serve(s, g, ln, serveOptions{})
 	runtime.GC()
 	rss, _ := usage(t)
 	t.Logf("baseline: VmRSS %d kB", rss)

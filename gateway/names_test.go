@@ -35,15 +35,15 @@ func TestServedNamesFitTheLimit(t *testing.T) {
 
 	for _, tt := range []struct {
 		name  string
-		opts  Options
+		cfg   Config
 		limit int
 		short string // the served name of gh's search
 	}{
-		{"default", Options{}, DefaultNameLimit, "mcp__gh__search"},
-		{"nameLimit 30, dropMarker", Options{NameLimit: 30, DropMarker: true}, 30, "gh__search"},
+		{"default", Config{}, DefaultNameLimit, "mcp__gh__search"},
+		{"nameLimit 30, dropMarker", Config{NameLimit: 30, DropMarker: true}, 30, "gh__search"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := New(scope(t), reg, nil, &tt.opts)
+			g, err := New(scope(t), reg, &tt.cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestServedNamesFitTheLimit(t *testing.T) {
 				if len(name) > tt.limit || !tools.ValidName(name) {
 					t.Errorf("served name %q: %d characters, limit %d", name, len(name), tt.limit)
 				}
-				if tt.opts.DropMarker && strings.HasPrefix(name, "mcp__") {
+				if tt.cfg.DropMarker && strings.HasPrefix(name, "mcp__") {
 					t.Errorf("served name %q keeps the mcp__ marker", name)
 				}
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}})
@@ -107,7 +107,7 @@ func TestServedNamesKeepTheToolsOwnName(t *testing.T) {
 	for _, raw := range raws {
 		mcpOrigin(t, reg, server, raw)
 	}
-	g, err := New(scope(t), reg, nil, &Options{})
+	g, err := New(scope(t), reg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

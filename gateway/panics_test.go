@@ -27,7 +27,7 @@ func tracedGateway(t *testing.T, reg *tools.Registry, log io.Writer) (*Gateway, 
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
 	m := telemetry.NewMetrics()
-	g, err := New(scope(t), reg, nil, &Options{Telemetry: telemetry.New(tp, m), Logger: slog.New(slog.NewTextHandler(log, nil))})
+	g, err := New(scope(t), reg, nil, &Deps{Telemetry: telemetry.New(tp, m), Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPanicAnsweredNotFatal(t *testing.T) {
 			if transport == "stdio" {
 				cs = connectPipes(t, g)
 			} else {
-				srv := httptest.NewServer(g.HTTPHandler(nil))
+				srv := httptest.NewServer(g.HTTPHandler(""))
 				t.Cleanup(srv.Close)
 				hc := &http.Client{Transport: &http.Transport{}}
 				t.Cleanup(hc.CloseIdleConnections)
@@ -176,7 +176,7 @@ func TestToolPanicCounted(t *testing.T) {
 	register(t, reg, tools.Definition{Name: "boom", Execute: func(context.Context, tools.Call) (tools.Output, error) {
 		panic("a tool's bug")
 	}})
-	g, err := New(scope(t), reg, nil, &Options{Telemetry: telemetry.New(nil, m)})
+	g, err := New(scope(t), reg, nil, &Deps{Telemetry: telemetry.New(nil, m)})
 	if err != nil {
 		t.Fatal(err)
 	}

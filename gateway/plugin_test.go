@@ -54,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 		{"name limit too small", Config{NameLimit: 10}, "nameLimit 10: want 24 to 64"},
 		{"name limit too large", Config{NameLimit: 65}, "nameLimit 65: want 24 to 64"},
 		{"metrics", Config{Metrics: "127.0.0.1:9464"}, ""},
-		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics "127.0.0.1": want HOST:PORT`},
+		{"metrics without a port", Config{Metrics: "127.0.0.1"}, `metrics: "127.0.0.1": want HOST:PORT`},
 		{"list wait", Config{ListWait: time.Second}, ""},
 		{"negative list wait", Config{ListWait: -time.Second}, "listWait: -1s is negative"},
 	}
@@ -176,9 +176,12 @@ func TestPluginHotReload(t *testing.T) {
 		}
 	}()
 
-	first := waitGateway(t, h, host.StateActive, nil).Detail
-	if !strings.HasPrefix(first, "http://127.0.0.1:") || !strings.HasSuffix(first, "/mcp") {
-		t.Fatalf("detail %q, want the endpoint's URL", first)
+	// The URL is the status's Endpoint, typed for a front end (serve),
+	// and its Detail for people.
+	st := waitGateway(t, h, host.StateActive, nil)
+	first := st.Endpoint
+	if !strings.HasPrefix(first, "http://127.0.0.1:") || !strings.HasSuffix(first, "/mcp") || st.Detail != first {
+		t.Fatalf("endpoint %q, detail %q, want the endpoint's URL", first, st.Detail)
 	}
 	old := connect(t, first)
 	// echo and the gateway start side by side: the tool may come after
@@ -187,7 +190,7 @@ func TestPluginHotReload(t *testing.T) {
 
 	moved := fmt.Sprintf("http://127.0.0.1:%d/mcp", freePort(t))
 	write(strings.TrimSuffix(strings.TrimPrefix(moved, "http://"), "/mcp"))
-	waitGateway(t, h, host.StateActive, func(s host.InstanceStatus) bool { return s.Detail == moved })
+	waitGateway(t, h, host.StateActive, func(s host.InstanceStatus) bool { return s.Endpoint == moved })
 
 	cs := connect(t, moved)
 	if got := toolNames(t, cs); !cmp.Equal(got, []string{"echo"}) {

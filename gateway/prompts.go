@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/reconcile"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -37,46 +38,33 @@ func (b *bridge) lookupPrompt(name string) (resources.Prompt, bool) {
 // syncPrompts brings the server's prompts in line with the service's. The
 // caller holds syncMu.
 func (b *bridge) syncPrompts() {
-	srv := b.g.server
-	want := map[string]string{}
-	var add []*mcp.Prompt
+	var want []reconcile.Entry[string, *mcp.Prompt]
 	for _, p := range b.res.Prompts() {
-		name := b.promptName(p)
-		if _, dup := want[name]; dup {
-			b.g.logger.Warn("gateway: two prompts have one name; serving the first", "prompt", name, "shadowed", p.Server)
-			continue
-		}
 		x := p.Prompt
-		x.Name = name
-		sig := listing(&x)
-		want[name] = sig
-		if b.prompts[name] != sig {
-			add = append(add, &x)
-		}
+		x.Name = b.promptName(p)
+		want = append(want, reconcile.Entry[string, *mcp.Prompt]{Key: x.Name, State: listing(&x), Value: &x})
 	}
-	var remove []string
-	for name := range b.prompts {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-		}
+	if b.prompts.Sync(want).Changed() || b.g.lists.sig(listPrompts) == "" {
+		b.g.lists.setSig(listPrompts, signature(b.prompts.Served()))
 	}
-	changed := len(remove)+len(add) > 0
-	if changed {
-		b.g.lists.changing(listPrompts)
-	}
-	if len(remove) > 0 {
-		srv.RemovePrompts(remove...)
-	}
-	for _, p := range add {
-		if err := guard(func() { srv.AddPrompt(p, b.getPrompt) }); err != nil {
-			b.g.logger.Warn("gateway: prompt not served", "prompt", p.Name, "err", err)
-			delete(want, p.Name)
-		}
-	}
-	b.prompts = want
-	if changed || b.g.lists.sig(listPrompts) == "" {
-		b.g.lists.setSig(listPrompts, signature(want))
-	}
+}
+
+// promptSet is the served prompts' reconciler.
+func (b *bridge) promptSet() {
+	b.prompts = reconcile.New(reconcile.Ops[string, *mcp.Prompt]{
+		Changing: func() { b.g.lists.changing(listPrompts) },
+		Remove:   func(names ...string) { b.g.server.RemovePrompts(names...) },
+		Add: func(e reconcile.Entry[string, *mcp.Prompt]) error {
+			err := guard(func() { b.g.server.AddPrompt(e.Value, b.getPrompt) })
+			if err != nil {
+				b.g.logger.Warn("gateway: prompt not served", "prompt", e.Key, "err", err)
+			}
+			return err
+		},
+		Duplicate: func(e reconcile.Entry[string, *mcp.Prompt]) {
+			b.g.logger.Warn("gateway: two prompts have one name; serving the first", "prompt", e.Key)
+		},
+	})
 }
 
 // getPrompt gets a prompt from its server with the client's arguments; the

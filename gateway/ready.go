@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 )
 
-// DefaultListWait bounds, unless Options.ListWait says otherwise, how long
+// DefaultListWait bounds, unless Config.ListWait says otherwise, how long
 // after the gateway's start its lists wait for the servers starting with
 // it: agent CLIs list tools once, right after initialize, and some
 // (Codex) never list again.

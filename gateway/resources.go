@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-host/dsh-host/gateway/reconcile"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -40,10 +41,12 @@ type bridge struct {
 	// sync is changing them; a request that lists waits for it.
 	stale, syncing atomic.Bool
 
-	syncMu    sync.Mutex        // serializes syncs
-	resources map[string]string // served URI -> its listing's JSON
-	templates map[string]string // served URI template -> its listing's JSON
-	prompts   map[string]string // served name -> its listing's JSON
+	// What the server serves, each entry's state its listing's JSON, by
+	// URI, URI template and served name; guarded by syncMu.
+	syncMu    sync.Mutex // serializes syncs
+	resources *reconcile.Set[string, *mcp.Resource]
+	templates *reconcile.Set[string, *mcp.ResourceTemplate]
+	prompts   *reconcile.Set[string, *mcp.Prompt]
 
 	subMu sync.Mutex
 	subs  map[string]*followed // URI -> the service's subscription for it
@@ -68,9 +71,9 @@ const maxPendingUpdates = 256
 // newBridge makes the bridge for res (nil serves nothing) and sets its
 // handlers on opts, before the server is made.
 func newBridge(g *Gateway, s *host.Scope, res *resources.Registry, opts *mcp.ServerOptions) *bridge {
-	b := &bridge{g: g, res: res, scope: s, born: time.Now(),
-		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
-		subs: map[string]*followed{}}
+	b := &bridge{g: g, res: res, scope: s, born: time.Now(), subs: map[string]*followed{}}
+	b.resourceSets()
+	b.promptSet()
 	if res == nil {
 		return b
 	}
@@ -144,86 +147,60 @@ func (b *bridge) catchUp() {
 	}
 }
 
+// syncResources brings the server's resources and templates in line with
+// the service's; a URI two servers list is served once, as the service
+// reads it from the first. The caller holds syncMu.
 func (b *bridge) syncResources() {
-	srv := b.g.server
-	want := map[string]string{}
-	var add []*mcp.Resource
+	var want []reconcile.Entry[string, *mcp.Resource]
 	for _, r := range b.res.List(resources.Filter{}) {
-		if _, dup := want[r.URI]; dup {
-			continue // the service reads it from the first; so does the client
-		}
-		sig := listing(r.Resource)
-		want[r.URI] = sig
-		if b.resources[r.URI] != sig {
-			x := r.Resource
-			add = append(add, &x)
-		}
+		x := r.Resource
+		want = append(want, reconcile.Entry[string, *mcp.Resource]{Key: r.URI, State: listing(r.Resource), Value: &x})
 	}
-	var remove []string
-	for uri := range b.resources {
-		if _, ok := want[uri]; !ok {
-			remove = append(remove, uri)
-		}
-	}
-	// Announced to the sessions as one kind, with the templates.
-	changed := len(remove)+len(add) > 0
-	if changed {
-		b.g.lists.changing(listResources)
-	}
-	if len(remove) > 0 {
-		srv.RemoveResources(remove...)
-	}
-	for _, r := range add {
-		if err := guard(func() { srv.AddResource(r, b.read) }); err != nil {
-			b.g.logger.Warn("gateway: resource not served", "uri", r.URI, "err", err)
-			delete(want, r.URI)
-		}
-	}
-	b.resources = want
-
-	wantT := map[string]string{}
-	var addT []*mcp.ResourceTemplate
+	var wantT []reconcile.Entry[string, *mcp.ResourceTemplate]
 	for _, t := range b.res.Templates(resources.Filter{}) {
-		if _, dup := wantT[t.URITemplate]; dup {
-			continue
-		}
-		sig := listing(t.ResourceTemplate)
-		wantT[t.URITemplate] = sig
-		if b.templates[t.URITemplate] != sig {
-			x := t.ResourceTemplate
-			addT = append(addT, &x)
-		}
+		x := t.ResourceTemplate
+		wantT = append(wantT, reconcile.Entry[string, *mcp.ResourceTemplate]{Key: t.URITemplate, State: listing(t.ResourceTemplate), Value: &x})
 	}
-	var removeT []string
-	for u := range b.templates {
-		if _, ok := wantT[u]; !ok {
-			removeT = append(removeT, u)
-		}
-	}
-	changedT := len(removeT)+len(addT) > 0
-	if changedT && !changed {
-		b.g.lists.changing(listResources)
-	}
-	if len(removeT) > 0 {
-		srv.RemoveResourceTemplates(removeT...)
-	}
-	for _, t := range addT {
-		if err := guard(func() { srv.AddResourceTemplate(t, b.read) }); err != nil {
-			b.g.logger.Warn("gateway: resource template not served", "template", t.URITemplate, "err", err)
-			delete(wantT, t.URITemplate)
-		}
-	}
-	b.templates = wantT
-	if changed || changedT || b.g.lists.sig(listResources) == "" {
-		entries := make(map[string]string, len(b.resources)+len(b.templates))
-		for uri, sig := range b.resources {
+	changed := b.resources.Sync(want).Changed()
+	changed = b.templates.Sync(wantT).Changed() || changed
+	if changed || b.g.lists.sig(listResources) == "" {
+		// One kind for the sessions: resources and templates together.
+		entries := make(map[string]string, len(want)+len(wantT))
+		for uri, sig := range b.resources.Served() {
 			entries["r "+uri] = sig
 		}
-		for u, sig := range b.templates {
+		for u, sig := range b.templates.Served() {
 			entries["t "+u] = sig
 		}
 		b.g.lists.setSig(listResources, signature(entries))
 	}
+}
+
+// resourceSets are the served resources' and templates' reconcilers.
+func (b *bridge) resourceSets() {
+	changing := func() { b.g.lists.changing(listResources) }
+	b.resources = reconcile.New(reconcile.Ops[string, *mcp.Resource]{
+		Changing: changing,
+		Remove:   func(uris ...string) { b.g.server.RemoveResources(uris...) },
+		Add: func(e reconcile.Entry[string, *mcp.Resource]) error {
+			err := guard(func() { b.g.server.AddResource(e.Value, b.read) })
+			if err != nil {
+				b.g.logger.Warn("gateway: resource not served", "uri", e.Key, "err", err)
+			}
+			return err
+		},
+	})
+	b.templates = reconcile.New(reconcile.Ops[string, *mcp.ResourceTemplate]{
+		Changing: changing,
+		Remove:   func(uris ...string) { b.g.server.RemoveResourceTemplates(uris...) },
+		Add: func(e reconcile.Entry[string, *mcp.ResourceTemplate]) error {
+			err := guard(func() { b.g.server.AddResourceTemplate(e.Value, b.read) })
+			if err != nil {
+				b.g.logger.Warn("gateway: resource template not served", "template", e.Key, "err", err)
+			}
+			return err
+		},
+	})
 }
 
 // listing is an entry's identity: its JSON.

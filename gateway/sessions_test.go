@@ -104,7 +104,7 @@ func listeningGateway(t *testing.T, reg *tools.Registry) (*Gateway, string) {
 		}
 	})
 	// No re-assembly but the one a request makes: a client's list syncs.
-	g, err := New(s, reg, nil, &Options{Logger: logger, Debounce: time.Hour})
+	g, err := New(s, reg, nil, &Deps{Logger: logger, Debounce: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestNoCacheFieldsBeforeTheNewProtocol(t *testing.T) {
 	src.Listed()
 	reg := tools.New(nil)
 	register(t, reg, echo("first"))
-	g, err := New(scope(t), reg, nil, &Options{Resources: res})
+	g, err := New(scope(t), reg, nil, &Deps{Resources: res})
 	if err != nil {
 		t.Fatal(err)
 	}

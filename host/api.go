@@ -31,6 +31,34 @@ type InstanceStatus struct {
 	// because the entry's new one failed: "kept the previous config: the
 	// new one failed: …". A later edit of the entry tries again.
 	Kept string `json:",omitempty"`
+
+	// The fields below are for a front end to read instead of parsing
+	// Detail, which is for people.
+
+	// Endpoint is the URL the instance serves at, such as the gateway's
+	// "http://127.0.0.1:8931/mcp"; "" when it listens nowhere
+	// (Scope.SetEndpoint).
+	Endpoint string `json:",omitempty"`
+	// Lazy says the instance starts its work on its first use rather than
+	// when it starts (an MCP server with startup: lazy): known from its
+	// config (Definition.Lazy) before it starts, so that a front end
+	// waits for nothing.
+	Lazy bool `json:",omitempty"`
+	// Dormant says an active instance has its work stopped until a call
+	// wakes it: a lazy server before its first call, a server stopped
+	// after idle (Scope.SetDormant).
+	Dormant bool `json:",omitempty"`
+	// LastError is the last failure of a running instance that it retries
+	// or recovers from on its own (a lost connection), "" once it has
+	// (Scope.SetLastError). Err is the instance's own failure.
+	LastError string `json:",omitempty"`
+	// Sandbox says in a few words how the instance's child processes are
+	// confined (Scope.SetSandbox); "" when it starts none or does not say.
+	Sandbox string `json:",omitempty"`
+	// Claims are the names the instance holds (Definition.Claims), from
+	// the config it runs, or failed with: a failed instance's are known
+	// too, so that a tool of it can be traced to it (Owner).
+	Claims []Claim `json:",omitempty"`
 }
 
 // Options configures a Host. The zero value (or nil) means defaults.

@@ -20,6 +20,8 @@ type planned struct {
 	plugin  *plugin
 	cfg     any
 	secrets []string // the variables cfg names as secret (Definition.Secrets)
+	claims  []Claim  // cfg's claims (Definition.Claims)
+	lazy    bool     // cfg starts on its first use (Definition.Lazy)
 }
 
 // Check validates c without starting anything: unique ids, known plugin
@@ -99,13 +101,24 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 		cfg, cerrs := decodeConfig(p, e)
 		errs = append(errs, cerrs...)
 		pl.cfg = cfg
-		if cfg != nil && !e.Disabled {
-			names, err := p.secrets(cfg)
+		if cfg == nil {
+			continue
+		}
+		// A disabled entry's claims and laziness are for its status; its
+		// plugin's panics there are no error of the composition's.
+		claims, cerr := p.claims(cfg)
+		lazy, lerr := p.lazy(cfg)
+		pl.claims, pl.lazy = claims, lazy
+		if e.Disabled {
+			continue
+		}
+		names, err := p.secrets(cfg)
+		for _, err := range []error{cerr, lerr, err} {
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: plugin %s: %w", e.where(e.Line), p.name, err))
 			}
-			pl.secrets = names
 		}
+		pl.secrets = names
 	}
 	// Claims are checked among the entries that decoded, whatever is wrong
 	// elsewhere, so that one pass of check shows every problem.
@@ -174,12 +187,7 @@ func checkClaims(list []*planned) []error {
 		if pl.entry.Disabled {
 			continue
 		}
-		claims, err := pl.plugin.claims(pl.cfg)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: plugin %s: %w", pl.entry.where(pl.entry.Line), pl.plugin.name, err))
-			continue
-		}
-		for _, c := range claims {
+		for _, c := range pl.claims {
 			name := Claim{Kind: c.Kind, Value: c.Value}
 			first, dup := holders[name]
 			if !dup {

@@ -15,18 +15,29 @@ import (
 	"github.com/dsh-host/dsh-host/internal/yamlfield"
 )
 
-// DecodeConfig decodes and validates e's config exactly as the host does
-// before applying it: over its plugin's defaults, strictly, each problem
-// naming the file, entry and key. It returns a pointer to the plugin's
-// config type, for a front end that needs one entry's settings without
-// starting it (dsh-host login).
-func DecodeConfig(e *Entry) (any, error) {
+// Decode decodes and validates e's config exactly as the host does before
+// applying it: over its plugin's defaults, strictly, each problem naming
+// the file, entry and key. C is the plugin's config type, so a front end
+// that needs one entry's settings without starting it (dsh-host login)
+// gets them typed:
+//
+//	cfg, err := host.Decode[mcpclient.Config](e)
+//
+// An entry of another plugin, or of one whose config is not a C, is an
+// error naming both, not a zero config.
+func Decode[C any](e *Entry) (*C, error) {
 	p, ok := lookupPlugin(e.Name)
 	if !ok {
 		return nil, fmt.Errorf("%s: unknown plugin %q (registered: %s)", e.where(e.Line), e.Name, strings.Join(pluginNames(), ", "))
 	}
+	if want := reflect.TypeFor[C](); p.configType != want {
+		return nil, fmt.Errorf("%s: plugin %s's config is %v, not %v", e.where(e.Line), p.name, p.configType, want)
+	}
 	cfg, errs := decodeConfig(p, e)
-	return cfg, errors.Join(errs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return cfg.(*C), nil
 }
 
 // decodeConfig decodes e's config over the plugin's defaults, strictly, and

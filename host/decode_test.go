@@ -471,10 +471,10 @@ func TestDecodeErrorsInCode(t *testing.T) {
 	}
 }
 
-// DecodeConfig gives a front end an entry's config as the host would
-// apply it: defaults under what the entry sets, and problems that name
-// the file, entry and key.
-func TestDecodeConfig(t *testing.T) {
+// Decode gives a front end an entry's config as the host would apply it,
+// typed: defaults under what the entry sets, and problems that name the
+// file, entry and key.
+func TestDecode(t *testing.T) {
 	c, err := ParseComposition("dc.yml", []byte(`plugins:
   - {id: plain, name: test-noop}
   - {id: set, name: test-noop, config: {tags: [a]}}
@@ -487,15 +487,31 @@ func TestDecodeConfig(t *testing.T) {
 	}
 	for i, want := range []string{"", "", `dc.yml:4: entry "typo"`, `entry "bad"`, `unknown plugin "test-nope"`} {
 		e := &c.Entries[i]
-		v, err := DecodeConfig(e)
+		cfg, err := Decode[noopConfig](e)
 		if want == "" {
-			if err != nil || v.(*noopConfig).Greeting != "hello" {
-				t.Errorf("%s: %v, %v; want the default greeting", e.ID, v, err)
+			if err != nil || cfg.Greeting != "hello" {
+				t.Errorf("%s: %v, %v; want the default greeting", e.ID, cfg, err)
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", e.ID, err, want)
+		if err == nil || cfg != nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, error %v, want nil and %q", e.ID, cfg, err, want)
 		}
+	}
+}
+
+// TestDecodeWrongType: asking for another plugin's config type is an
+// error naming the entry and both types, never a zero config (a front end
+// that looked up the wrong entry would act on defaults).
+func TestDecodeWrongType(t *testing.T) {
+	e := &Entry{ID: "n", Name: "test-noop", File: "w.yml", Line: 2}
+	cfg, err := Decode[Common](e)
+	want := `w.yml:2: entry "n": plugin test-noop's config is host.noopConfig, not host.Common`
+	if cfg != nil || err == nil || err.Error() != want {
+		t.Errorf("Decode[Common] = %v, %v; want nil, %s", cfg, err, want)
+	}
+	// A pointer type is not the config type either.
+	if cfg, err := Decode[*noopConfig](e); cfg != nil || err == nil {
+		t.Errorf("Decode[*noopConfig] = %v, %v; want an error", cfg, err)
 	}
 }

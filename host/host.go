@@ -72,6 +72,10 @@ type instance struct {
 	entry  Entry
 	plugin *plugin
 	cfg    any // the config Check decoded, used by the first start
+	// claims and lazy are what the entry's config declares (Status);
+	// a run's own claims, when it has one, are its scope's.
+	claims []Claim
+	lazy   bool
 
 	// Fields below are guarded by host.mu.
 
@@ -170,22 +174,33 @@ func (h *Host) unlock() { <-h.sem }
 // the reconcile finishes in the background (a plugin's Apply cannot be
 // interrupted, only its scope's context cancelled, which Shutdown does).
 func (h *Host) Update(ctx context.Context, c *Composition) error {
+	_, err := h.update(ctx, c, false)
+	return err
+}
+
+// Reconcile is Update, returning how each entry it started, restarted or
+// disposed came out (started, restarted, kept, failed with its error,
+// pending or disposed): the started ones, then the restarted, then the
+// disposed, each in composition order; what a front end's reload or a
+// test checks. Entries left as they were are not listed. Outcomes
+// are nil when the update did not finish (an error).
+func (h *Host) Reconcile(ctx context.Context, c *Composition) ([]Outcome, error) {
 	return h.update(ctx, c, false)
 }
 
-func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) error {
+func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) ([]Outcome, error) {
 	list, err := plan(c, h.opts.Entries)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := h.lock(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		h.unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	// Before any instance of this update starts, so that none of them
 	// passes a secret of an entry starting beside it to a child.
@@ -197,6 +212,7 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		}
 	}
 	done := make(chan struct{})
+	var outcomes []Outcome // written before done closes
 	h.wg.Go(func() {
 		defer h.unlock()
 		defer close(done)
@@ -205,7 +221,7 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 		h.applied = true
 		h.mu.Unlock()
 		h.settle(rep)
-		outcomes := rep.log(h)
+		outcomes = rep.log(h)
 		h.mu.Lock()
 		h.stats.Outcomes = outcomes
 		h.readinessLocked()
@@ -222,14 +238,14 @@ func (h *Host) update(ctx context.Context, c *Composition, retryFailed bool) err
 	h.mu.Unlock()
 	select {
 	case <-done:
-		return nil
+		return outcomes, nil
 	case <-ctx.Done():
 		select {
 		case <-done: // finished as ctx ended: report what happened
-			return nil
+			return outcomes, nil
 		default:
 		}
-		return fmt.Errorf("update: %w; instances still starting finish in the background", ctx.Err())
+		return nil, fmt.Errorf("update: %w; instances still starting finish in the background", ctx.Err())
 	}
 }
 

@@ -82,9 +82,9 @@ func TestValidateKeyError(t *testing.T) {
 // TestValidateKeyErrorInCode: an entry built in code has no lines: the
 // key error is at the entry's, and still names the key.
 func TestValidateKeyErrorInCode(t *testing.T) {
-	_, err := DecodeConfig(&Entry{ID: "k", Name: "test-keyed", File: "(command line)", Line: 3, Config: map[string]any{"retry": map[string]any{"max": -1}}})
+	_, err := Decode[keyedConfig](&Entry{ID: "k", Name: "test-keyed", File: "(command line)", Line: 3, Config: map[string]any{"retry": map[string]any{"max": -1}}})
 	want := `(command line):3: entry "k": config key retry.max: must not be negative`
 	if err == nil || err.Error() != want {
-		t.Errorf("DecodeConfig = %v, want %s", err, want)
+		t.Errorf("Decode = %v, want %s", err, want)
 	}
 }

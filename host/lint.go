@@ -26,10 +26,7 @@ func Lint(c *Composition) ([]string, error) {
 		if pl.entry.Disabled || pl.plugin == nil || pl.cfg == nil {
 			continue
 		}
-		cs, err := pl.plugin.claims(pl.cfg)
-		if err == nil {
-			claims = append(claims, cs...)
-		}
+		claims = append(claims, pl.claims...)
 	}
 	var out []string
 	for _, pl := range list {

@@ -53,6 +53,11 @@ type Definition[C any] struct {
 	// composition claims (Claims); dsh-host check prints the warnings and
 	// does not fail. Nil: none.
 	Lint func(cfg *C, claims []Claim) []LintWarning
+	// Lazy says an instance with cfg starts its work on its first use,
+	// not when Apply runs (an MCP server with startup: lazy): Status
+	// reports it from the start (InstanceStatus.Lazy), so that a front end
+	// showing progress waits for nothing. Nil: never.
+	Lazy func(cfg *C) bool
 	// Apply starts an instance. Everything it registers on s is undone when
 	// the instance is disposed, or at once if Apply returns an error.
 	Apply func(s *Scope, cfg C) error
@@ -85,6 +90,11 @@ type Claim struct {
 	// Key is the config key the name comes from ("serverName"), for the
 	// line in error messages; empty for a name the plugin fixes.
 	Key string
+	// ToolPrefix, when set, says every tool whose name starts with it is
+	// the instance's ("mcp__github__" for the MCP server github), even
+	// while the instance has failed and registers none (Owner). A claim
+	// of Kind "tool" owns the tool of its Value.
+	ToolPrefix string
 }
 
 // plugin is a registered Definition with its config type erased.
@@ -106,6 +116,7 @@ type plugin struct {
 	claims   func(cfg any) ([]Claim, error)
 	secrets  func(cfg any) ([]string, error)
 	lint     func(cfg any, claims []Claim) ([]LintWarning, error) // nil without Definition.Lint
+	lazy     func(cfg any) (bool, error)
 	apply    func(s *Scope, cfg any) error
 }
 
@@ -174,6 +185,13 @@ func Register[C any](d Definition[C]) {
 			}
 			err = guard("Secrets", func() error { names = d.Secrets(cfg.(*C)); return nil })
 			return names, err
+		},
+		lazy: func(cfg any) (lazy bool, err error) {
+			if d.Lazy == nil {
+				return false, nil
+			}
+			err = guard("Lazy", func() error { lazy = d.Lazy(cfg.(*C)); return nil })
+			return lazy, err
 		},
 		apply: func(s *Scope, cfg any) error { return d.Apply(s, *cfg.(*C)) },
 	}

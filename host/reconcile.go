@@ -39,6 +39,7 @@ func (h *Host) carryLocked(old *instance, pl *planned) bool {
 	}
 	prev := *old.readyEntry
 	old.entry, old.cfg = pl.entry, pl.cfg
+	old.claims, old.lazy = pl.claims, pl.lazy
 	old.fallback = &prev
 	old.beside = old.plugin.overlap
 	old.evaluated = false
@@ -110,7 +111,7 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 		default:
 			rep.add(&rep.restarted, id, entryChange(old.entry, pl.entry))
 		}
-		in := &instance{host: h, entry: pl.entry, plugin: pl.plugin, cfg: pl.cfg}
+		in := &instance{host: h, entry: pl.entry, plugin: pl.plugin, cfg: pl.cfg, claims: pl.claims, lazy: pl.lazy}
 		if pl.entry.Disabled {
 			in.evaluated = true
 			h.setStateLocked(in, StateDisabled, "")
@@ -437,6 +438,7 @@ func (h *Host) runApply(in *instance, s *Scope, entry *Entry, cfg any) (err erro
 	if err != nil {
 		return err
 	}
+	s.claims.Store(&claims)
 	if err := h.hold(s, claims); err != nil {
 		return err
 	}

@@ -35,6 +35,12 @@ type Scope struct {
 	disposed  bool
 
 	detail atomic.Pointer[string]
+	// facts are what the instance published of itself besides its
+	// detail (SetEndpoint, SetDormant...), replaced whole under factsMu;
+	// claims are the names this run holds (Definition.Claims).
+	facts   atomic.Pointer[facts]
+	factsMu sync.Mutex
+	claims  atomic.Pointer[[]Claim]
 
 	// injected holds the services the host resolved for the instance before
 	// apply; it is not written after, so reads need no lock.

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,7 @@ func (in *instance) statusLocked() InstanceStatus {
 	if in.last != nil {
 		st.Detail = in.last.Detail()
 	}
+	in.addFacts(&st)
 	return st
 }
 
@@ -103,6 +105,11 @@ func (h *Host) touchLocked() {
 // setStateLocked records a state change and queues its OnStatus delivery,
 // which unlockNotify makes.
 func (h *Host) setStateLocked(in *instance, state State, errText string) {
+	if state == StateFailed {
+		// Status, and every front end, name the instance before its
+		// error: a plugin's "<id>: " in front would read twice.
+		errText = strings.TrimPrefix(errText, in.entry.ID+": ")
+	}
 	if in.state == state && in.err == errText {
 		return
 	}

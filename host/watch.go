@@ -257,7 +257,7 @@ func (r *reloader) load(ctx context.Context, force, retryFailed bool) error {
 	}
 	r.last, r.haveLast = l.sum, true
 	if err == nil {
-		err = h.update(ctx, c, retryFailed)
+		_, err = h.update(ctx, c, retryFailed)
 	}
 	if err != nil {
 		if errors.Is(err, ErrClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -232,11 +232,10 @@ func compositionAuditDir(file string) (string, error) {
 		if e.ID != policy.PluginName {
 			continue
 		}
-		cfg, err := host.DecodeConfig(&e)
+		pc, err := host.Decode[policy.Config](&e)
 		if err != nil {
 			return "", err
 		}
-		pc := cfg.(*policy.Config)
 		if !pc.Audit.Enabled {
 			return "", fmt.Errorf("%s: the policy entry turns the audit trail off (audit.enabled: false)", file)
 		}

@@ -135,7 +135,7 @@ func TestProgress(t *testing.T) {
 	c := readFile(t, writeComposition(t, consoleComposition(t)))
 	logger := slog.New(slog.DiscardHandler)
 	var out bytes.Buffer
-	p := newProgress(&out, c)
+	p := newProgress(&out)
 	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.observe)
 	defer shutdownHost(h, logger)
 	if err != nil {

@@ -557,12 +557,12 @@ func usedIn(used map[string]string, file string, data []byte) error {
 		if e.Name != mcpclient.PluginName {
 			continue
 		}
-		v, err := host.DecodeConfig(e)
+		cfg, err := host.Decode[mcpclient.Config](e)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if name := v.(*mcpclient.Config).ServerName; name != "" {
+		if name := cfg.ServerName; name != "" {
 			used[name] = where
 		}
 	}

@@ -94,11 +94,11 @@ func findServer(file, name string) (mcpclient.Config, error) {
 			continue
 		}
 		// Decoded as the host applies it; its errors name file, entry and key.
-		v, err := host.DecodeConfig(e)
+		v, err := host.Decode[mcpclient.Config](e)
 		if err != nil {
 			return mcpclient.Config{}, err
 		}
-		cfg := *v.(*mcpclient.Config)
+		cfg := *v
 		if cfg.ServerName == name || e.ID == name {
 			return cfg, nil
 		}

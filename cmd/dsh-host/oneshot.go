@@ -404,11 +404,10 @@ func printReply(io Stdio, reply commands.Reply) int {
 	return exitOK
 }
 
-// notRunning names the instances that may own tool but are not running,
-// with why: the one whose id the name is derived from (clock_now from
-// clock, mcp__github__x from github), else every failed or pending one. A
-// tool registers nothing to say whose it would be, so the name is the
-// clue; "" when every instance runs.
+// notRunning names the instance that owns tool (host.Owner: by its
+// claims, such as the serverName mcp__github__x is named after) when it is
+// not running, with why, else every failed or pending one; "" when every
+// instance runs.
 func notRunning(st []host.InstanceStatus, tool string) string {
 	says := func(s host.InstanceStatus) string {
 		text := fmt.Sprintf("instance %q (%s) is %s", s.ID, s.Plugin, s.State)
@@ -420,20 +419,14 @@ func notRunning(st []host.InstanceStatus, tool string) string {
 		}
 		return text
 	}
-	var owner, down []string
+	if owner, ok := host.Owner(st, tool); ok && owner.State != host.StateActive {
+		return says(owner)
+	}
+	var down []string
 	for _, s := range st {
-		if s.State == host.StateActive {
-			continue
-		}
-		id := s.ID
-		if tool == id || strings.HasPrefix(tool, id+"_") || strings.HasPrefix(tool, id+"-") || strings.HasPrefix(tool, "mcp__"+id+"__") {
-			owner = append(owner, says(s))
-		} else if s.State != host.StateDisabled {
+		if s.State != host.StateActive && s.State != host.StateDisabled {
 			down = append(down, says(s))
 		}
-	}
-	if len(owner) > 0 {
-		return strings.Join(owner, "; ")
 	}
 	if len(down) > 0 {
 		return "not running: " + strings.Join(down, "; ")

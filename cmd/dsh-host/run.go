@@ -51,7 +51,7 @@ and takes it over when the first stops.`)
 	if err != nil {
 		return fail(io, "run", err)
 	}
-	prog := newProgress(screen.Out, c)
+	prog := newProgress(screen.Out)
 	gate := allowLogins(io)
 	defer gate.remove()
 	opts := &host.Options{Logger: logger}
@@ -108,49 +108,25 @@ func stopped(h *host.Host, logger *slog.Logger) int {
 
 // progress prints "connecting 2/5: github…" lines while the composition
 // starts, from the host's status changes. The built-in services start in
-// microseconds, and a lazy server starts on its first call: both are left
-// out.
+// microseconds, and a lazy server starts on its first call
+// (InstanceStatus.Lazy): both are left out. The host announces every
+// entry of a composition (pending) before it starts any, so the count is
+// whole by the first line.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
-	total   int
 	builtin map[string]bool
-	lazy    map[string]bool // ids of the mcp-client entries with startup: lazy
+	shown   map[string]bool // ids of the entries progress counts
 	started map[string]bool
 	done    bool
 }
 
-// newProgress counts the entries of c that progress shows.
-func newProgress(w io.Writer, c *host.Composition) *progress {
-	p := &progress{w: w, builtin: map[string]bool{}, lazy: map[string]bool{}, started: map[string]bool{}}
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, builtin: map[string]bool{}, shown: map[string]bool{}, started: map[string]bool{}}
 	for _, pl := range host.Plugins() {
 		p.builtin[pl.Name] = pl.Builtin
 	}
-	for i := range c.Entries {
-		e := &c.Entries[i]
-		switch {
-		case e.Disabled || p.builtin[e.Name]:
-		case startsLazily(e):
-			p.lazy[e.ID] = true
-		default:
-			p.total++
-		}
-	}
 	return p
-}
-
-// startsLazily reports whether e is an mcp-client entry whose server
-// starts on its first call rather than with the composition.
-func startsLazily(e *host.Entry) bool {
-	if e.Name != mcpclient.PluginName {
-		return false
-	}
-	v, err := host.DecodeConfig(e)
-	if err != nil {
-		return false // its instance fails, and progress says so
-	}
-	cfg, ok := v.(*mcpclient.Config)
-	return ok && cfg.Startup == mcpclient.StartupLazy
 }
 
 func (p *progress) observe(s host.InstanceStatus) {
@@ -159,9 +135,14 @@ func (p *progress) observe(s host.InstanceStatus) {
 	if p.done {
 		return
 	}
+	if s.State == host.StateDisabled || p.builtin[s.Plugin] || s.Lazy {
+		delete(p.shown, s.ID)
+	} else {
+		p.shown[s.ID] = true
+	}
 	switch s.State {
 	case host.StateStarting:
-		if p.started[s.ID] || p.builtin[s.Plugin] || p.lazy[s.ID] {
+		if p.started[s.ID] || !p.shown[s.ID] {
 			return
 		}
 		p.started[s.ID] = true
@@ -169,8 +150,8 @@ func (p *progress) observe(s host.InstanceStatus) {
 		if s.Plugin == mcpclient.PluginName {
 			verb = "connecting"
 		}
-		if p.total >= len(p.started) {
-			fmt.Fprintf(p.w, "%s %d/%d: %s…\n", verb, len(p.started), p.total, s.ID)
+		if total := len(p.shown); total >= len(p.started) {
+			fmt.Fprintf(p.w, "%s %d/%d: %s…\n", verb, len(p.started), total, s.ID)
 		} else {
 			fmt.Fprintf(p.w, "%s %d: %s…\n", verb, len(p.started), s.ID)
 		}

@@ -48,12 +48,12 @@ rules say it should not fails the check (exit 1).`)
 		if e.Name != mcpclient.PluginName || e.Disabled {
 			continue
 		}
-		v, err := host.DecodeConfig(e)
+		v, err := host.Decode[mcpclient.Config](e)
 		if err != nil {
 			fmt.Fprintln(io.Err, err)
 			return exitFail
 		}
-		cfg := *v.(*mcpclient.Config)
+		cfg := *v
 		names = append(names, cfg.ServerName)
 		if len(pos) == 1 && cfg.ServerName != pos[0] && e.ID != pos[0] {
 			continue

@@ -246,9 +246,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, TokenFile: *tokenFile, TLS: tlsConfig, Raw: *raw, Stateless: *stateless,
 		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, ListWait: *listWait, Metrics: *metrics}, gateway.Config{})
 	if err == nil {
-		var cfg any
-		if cfg, err = host.DecodeConfig(&flagEntry); err == nil {
-			_, err = cfg.(*gateway.Config).Token()
+		var cfg *gateway.Config
+		if cfg, err = host.Decode[gateway.Config](&flagEntry); err == nil {
+			_, err = cfg.Token()
 		}
 	}
 	if err != nil {
@@ -336,10 +336,8 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// The gateway listens from its start; serve says it is ready once the
 	// whole composition has started.
 	if st := host.Find(h.Status(), id); st.State == host.StateActive {
-		if strings.HasPrefix(st.Detail, "http") {
-			// The detail goes on with the metrics listener's URL, if any.
-			url, _, _ := strings.Cut(st.Detail, "; ")
-			logger.Info("serving MCP over Streamable HTTP", "url", url, "entry", id)
+		if st.Endpoint != "" {
+			logger.Info("serving MCP over Streamable HTTP", "url", st.Endpoint, "entry", id)
 		} else {
 			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
 		}

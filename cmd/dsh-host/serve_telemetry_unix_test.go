@@ -93,7 +93,7 @@ func TestServeExportsTracesAndMetrics(t *testing.T) {
 		switch m["msg"] {
 		case "gateway listening":
 			url, _ = m["url"].(string)
-		case "gateway metrics listening":
+		case "metrics listening":
 			metricsURL, _ = m["url"].(string)
 		}
 		return url != "" && metricsURL != ""

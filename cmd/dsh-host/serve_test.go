@@ -267,7 +267,7 @@ func TestServeEntryConfig(t *testing.T) {
 			if diff := cmp.Diff(tt.wantKeys, slices.Sorted(maps.Keys(m)), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("keys (-want +got):\n%s", diff)
 			}
-			got, err := host.DecodeConfig(&host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)", Config: m})
+			got, err := host.Decode[gateway.Config](&host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)", Config: m})
 			if err != nil {
 				t.Fatal(err)
 			}

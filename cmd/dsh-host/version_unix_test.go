@@ -49,7 +49,7 @@ func TestVersionStamped(t *testing.T) {
 	var metricsURL string
 	waitLog(t, p.logs, "the metrics listener", func(m map[string]any) bool {
 		metricsURL, _ = m["url"].(string)
-		return m["msg"] == "gateway metrics listening"
+		return m["msg"] == "metrics listening"
 	})
 	cs := p.connect(t, ctx)
 	if got := cs.InitializeResult().ServerInfo.Version; got != "v9.8.7-test" {

@@ -23,7 +23,7 @@ type args struct {
 
 func init() {
 	host.Register(host.Definition[config]{
-		Name:   "clock",
+		Name:   "example-clock",
 		Inject: []host.Dep{host.Require(tools.Key), host.Require(settings.Key), host.Optional(commands.Key)},
 		Validate: func(c *config) error {
 			if _, err := time.LoadLocation(c.Zone); err != nil { // a local, read-only look-up

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // zone from the call or the entry and the layout from settings.yaml, the
 // command answers the same, the resource reads and the prompt is a command.
 func TestClock(t *testing.T) {
-	h := hosttest.Start(t, "plugins:\n  - {id: clock, name: clock, config: {zone: Asia/Tokyo}}\n  - {id: utc, name: clock}\n  - {id: zones, name: clock-zones}\n",
+	h := hosttest.Start(t, "plugins:\n  - {id: clock, name: example-clock, config: {zone: Asia/Tokyo}}\n  - {id: utc, name: example-clock}\n  - {id: zones, name: example-clock-zones}\n",
 		hosttest.Settings("clock: {layout: MST}\n"))
 	for call, want := range map[[2]string]string{{"clock_now", `{}`}: "JST", {"clock_now", `{"zone":"UTC"}`}: "UTC", {"utc_now", ``}: "UTC"} {
 		if res := h.Call(call[0], call[1]); res.Err != nil || hosttest.Text(res) != want {

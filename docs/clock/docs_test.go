@@ -13,7 +13,7 @@ import (
 // TestClockZoneIsChecked: a zone the entry names that does not exist is a
 // config error at the key's line, before anything starts.
 func TestClockZoneIsChecked(t *testing.T) {
-	c, err := host.ParseComposition("composition.yml", []byte("plugins:\n  - id: clock\n    name: clock\n    config:\n      zone: Mars/Base\n"), nil)
+	c, err := host.ParseComposition("composition.yml", []byte("plugins:\n  - id: clock\n    name: example-clock\n    config:\n      zone: Mars/Base\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestClockZoneIsChecked(t *testing.T) {
 // TestClockWithoutCommands: the command is optional; without the commands
 // service the tool still works.
 func TestClockWithoutCommands(t *testing.T) {
-	h := hosttest.Start(t, "plugins:\n  - {id: commands, name: commands, disabled: true}\n  - {id: clock, name: clock}\n")
+	h := hosttest.Start(t, "plugins:\n  - {id: commands, name: commands, disabled: true}\n  - {id: clock, name: example-clock}\n")
 	if st := host.Find(h.Status(), "clock"); st.State != host.StateActive {
 		t.Fatalf("clock: %+v", st)
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/dsh-host/dsh-host/services/resources"
 )
 
-// clock-zones offers a resource to read, clock://zones, and a prompt, meet,
+// example-clock-zones offers a resource to read, clock://zones, and a prompt, meet,
 // which is also the slash command /<id>_meet.
 func init() {
 	host.Register(host.Definition[struct{}]{
-		Name:   "clock-zones",
+		Name:   "example-clock-zones",
 		Inject: []host.Dep{host.Require(resources.Key), host.Optional(commands.Key)},
 		Apply: func(s *host.Scope, _ struct{}) error {
 			read := func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -92,16 +93,62 @@ func Start(t testing.TB, composition string, opts ...Option) *Host {
 }
 
 // Apply reconciles the host with composition, as a saved edit of the file
-// would, and returns once the instances it touched have settled. A
-// composition that does not parse or validate fails the test.
-func (h *Host) Apply(composition string) {
+// would, and returns once the instances it touched have settled, with
+// what it did to each (host.Host.Reconcile): started, restarted, kept
+// (the new config failed, the previous one runs), failed with its error,
+// pending or disposed. A composition that does not parse or validate
+// fails the test; see Check for its errors.
+func (h *Host) Apply(composition string) []host.Outcome {
 	h.t.Helper()
 	c, err := host.ParseComposition("composition.yml", []byte(composition), nil)
+	var out []host.Outcome
 	if err == nil {
-		err = h.Update(context.Background(), c)
+		out, err = h.Reconcile(context.Background(), c)
 	}
 	if err != nil {
 		h.t.Fatalf("hosttest: the composition does not apply: %v", err)
+	}
+	return out
+}
+
+// Check returns the problems host.Check finds in composition (named
+// composition.yml), one per line, each naming file:line, the entry and
+// the key; none when it validates. A plugin's test checks its Validate
+// with it, without starting anything.
+func Check(t testing.TB, composition string) []string {
+	t.Helper()
+	c, err := host.ParseComposition("composition.yml", []byte(composition), nil)
+	if err == nil {
+		err = host.Check(c)
+	}
+	if err == nil {
+		return nil
+	}
+	return strings.Split(err.Error(), "\n")
+}
+
+// CheckKey checks that an entry of plugin with config is refused with one
+// error, at the line of the config key key, naming the entry and the key
+// (what host.KeyErrorf in Validate gives). config is the entry's config
+// block, one key per line as in a file; the key's line is marked with a
+// "#<" comment, and no mark means the key is missing, reported at the
+// entry's line.
+func CheckKey(t testing.TB, plugin, key, config string) {
+	t.Helper()
+	const head = 4 // "plugins:", "- id", "name", "config:"
+	line := 2
+	var b strings.Builder
+	b.WriteString("plugins:\n  - id: e\n    name: " + plugin + "\n    config:\n")
+	for i, l := range strings.Split(strings.TrimSuffix(config, "\n"), "\n") {
+		if strings.Contains(l, "#<") {
+			line = head + i + 1
+		}
+		b.WriteString("      " + l + "\n")
+	}
+	got := Check(t, b.String())
+	want := "composition.yml:" + strconv.Itoa(line) + `: entry "e": config key ` + key + ": "
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("hosttest: Check =\n%s\nwant one error starting %q; the composition:\n%s", strings.Join(got, "\n"), want, b.String())
 	}
 }
 

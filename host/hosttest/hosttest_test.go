@@ -2,11 +2,13 @@ package hosttest_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -40,6 +42,29 @@ func init() {
 			_, err := host.Get(s, tools.Key).Register(s, tools.Func(s.ID(), "Echo the text.",
 				func(_ context.Context, in echoArgs) (any, error) { return in.Text, nil }))
 			return err
+		},
+	})
+}
+
+type flakyConfig struct {
+	Fail bool `yaml:"fail"`
+	Max  int  `yaml:"max"`
+}
+
+func init() {
+	host.Register(host.Definition[flakyConfig]{
+		Name: "hosttest-flaky",
+		Validate: func(c *flakyConfig) error {
+			if c.Max < 0 {
+				return host.KeyErrorf("max", "%d is negative", c.Max)
+			}
+			return nil
+		},
+		Apply: func(_ *host.Scope, c flakyConfig) error {
+			if c.Fail {
+				return errors.New("told to fail")
+			}
+			return nil
 		},
 	})
 }
@@ -109,4 +134,47 @@ func TestApply(t *testing.T) {
 	if res := h.Call("echo", `{"text":"hi"}`); res.Err == nil {
 		t.Errorf("the removed entry's tool answered %+v", res)
 	}
+}
+
+// TestApplyReports: Apply returns what the reload did to each entry it
+// touched, with the errors, so that a test checks it rather than the log.
+func TestApplyReports(t *testing.T) {
+	h := hosttest.Start(t, echo+"  - {id: f, name: hosttest-flaky}\n")
+	got := h.Apply(`plugins:
+  - {id: echo2, name: hosttest-echo}
+  - {id: f, name: hosttest-flaky, config: {fail: true}}
+  - {id: bad, name: hosttest-flaky, config: {fail: true}}
+`)
+	want := []host.Outcome{
+		{ID: "echo2", Result: "started", Why: "new entry in composition.yml"},
+		{ID: "bad", Result: "failed", Why: "told to fail"},
+		{ID: "f", Result: "kept", Why: "kept the previous config: the new one failed: told to fail"},
+		{ID: "echo", Result: "disposed", Why: "entry removed"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Apply (-want +got):\n%s", diff)
+	}
+	if got := h.Apply(`plugins:
+  - {id: echo2, name: hosttest-echo}
+  - {id: f, name: hosttest-flaky, config: {fail: true}}
+  - {id: bad, name: hosttest-flaky, config: {fail: true}}
+`); len(got) != 0 {
+		t.Errorf("Apply of the same composition = %+v, want nothing touched", got)
+	}
+}
+
+// TestCheck: Check lists a composition's problems without starting it;
+// CheckKey asserts one at a key's line.
+func TestCheck(t *testing.T) {
+	got := hosttest.Check(t, "plugins:\n  - id: f\n    name: hosttest-flaky\n    config:\n      max: -1\n      failx: true\n")
+	want := []string{
+		`composition.yml:6: entry "f": config key failx: unknown key; did you mean fail? (known keys: fail, max)`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Check (-want +got):\n%s", diff)
+	}
+	if got := hosttest.Check(t, echo); got != nil {
+		t.Errorf("Check of a valid composition = %q", got)
+	}
+	hosttest.CheckKey(t, "hosttest-flaky", "max", "fail: false\nmax: -1 #<\n")
 }

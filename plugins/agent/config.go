@@ -2,12 +2,13 @@ package agent
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/host"
 )
 
 // config is an agent entry's config.
@@ -67,31 +68,31 @@ func validate(c *config) error {
 	var errs []error
 	c.BaseURL = strings.TrimRight(strings.TrimSpace(c.BaseURL), "/")
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("baseUrl: %q is not an http(s) URL (for example https://api.deepseek.com)", c.BaseURL))
+		errs = append(errs, host.KeyErrorf("baseUrl", "%q is not an http(s) URL (for example https://api.deepseek.com)", c.BaseURL))
 	}
 	c.Model = strings.TrimSpace(c.Model)
 	if c.Model == "" {
-		errs = append(errs, fmt.Errorf("model: must not be empty (for example %s)", defaultModel))
+		errs = append(errs, host.KeyErrorf("model", "must not be empty (for example %s)", defaultModel))
 	} else if err := retiredModel(c.Model, c.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("model: %w", err))
+		errs = append(errs, host.KeyErrorf("model", "%w", err))
 	}
 	if c.APIKeyEnv != "" && !envName.MatchString(c.APIKeyEnv) {
-		errs = append(errs, fmt.Errorf("apiKeyEnv: %q is not an environment variable name; it names the variable that holds the key, never the key itself", c.APIKeyEnv))
+		errs = append(errs, host.KeyErrorf("apiKeyEnv", "%q is not an environment variable name; it names the variable that holds the key, never the key itself", c.APIKeyEnv))
 	}
 	if c.MaxSteps < 1 || c.MaxSteps > 1000 {
-		errs = append(errs, fmt.Errorf("maxSteps: %d is out of range 1..1000", c.MaxSteps))
+		errs = append(errs, host.KeyErrorf("maxSteps", "%d is out of range 1..1000", c.MaxSteps))
 	}
 	if t := c.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
-		errs = append(errs, fmt.Errorf("temperature: %v is out of range 0..2", *t))
+		errs = append(errs, host.KeyErrorf("temperature", "%v is out of range 0..2", *t))
 	}
 	if c.TimeoutMs < 0 {
-		errs = append(errs, fmt.Errorf("timeoutMs: %d must be 0 (no bound) or more", c.TimeoutMs))
+		errs = append(errs, host.KeyErrorf("timeoutMs", "%d must be 0 (no bound) or more", c.TimeoutMs))
 	}
 	if c.ContextWindow != 0 && c.ContextWindow < minContextWindow {
-		errs = append(errs, fmt.Errorf("contextWindow: %d is too small; give the model's context in tokens (at least %d), or leave it out for the model's known window", c.ContextWindow, minContextWindow))
+		errs = append(errs, host.KeyErrorf("contextWindow", "%d is too small; give the model's context in tokens (at least %d), or leave it out for the model's known window", c.ContextWindow, minContextWindow))
 	}
 	if math.IsNaN(c.CompactAt) || c.CompactAt <= 0 || c.CompactAt > 1 {
-		errs = append(errs, fmt.Errorf("compactAt: %v is out of range; a share of contextWindow above 0, at most 1 (default 0.8)", c.CompactAt))
+		errs = append(errs, host.KeyErrorf("compactAt", "%v is out of range; a share of contextWindow above 0, at most 1 (default 0.8)", c.CompactAt))
 	}
 	if err := checkProfile(c); err != nil {
 		errs = append(errs, err)
@@ -113,5 +114,5 @@ func oneOf(key string, v *string, noun, hint string, choices ...string) error {
 	if slices.Contains(choices, *v) {
 		return nil
 	}
-	return fmt.Errorf("%s: %q is not a %s; use %s", key, *v, noun, hint)
+	return host.KeyErrorf(key, "%q is not a %s; use %s", *v, noun, hint)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/stdio"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/outputs"
@@ -400,6 +401,7 @@ func (c *client) attempt(ctx context.Context, first bool) {
 			err = fmt.Errorf("no answer within %s while connecting and listing tools: %w", boundText, err)
 		}
 		c.lz.lastErr = err
+		c.lastError(err)
 		if cn != nil && !c.closeConn(cn, "failed generation") {
 			return
 		}
@@ -547,25 +549,21 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 		client.AddSendingMiddleware(traceContextOut)
 	}
 	tr := c.opt.transport()
-	watched := tr
-	// go-sdk reaches a Streamable HTTP connection's session hooks, which
-	// open the standalone GET stream after initialize, through an
-	// unexported interface no wrapper can forward: a wrapped connection
-	// loses every message the server sends outside a request (a 2025-11-25
-	// server's elicitation/create, list_changed). There tool tasks are
-	// read in the HTTP client instead.
+	// What go-sdk does not expose is read on the wire (package wire).
+	subs := []wire.Subscriber{c.calls.Wire(), c.tools.Tasks().Wire(), bridge.PromptArguments()}
 	if c.opt.cfg.Transport != TransportStreamableHTTP {
-		watched = c.calls.Watch(c.tools.Tasks().Watch(tr))
-	} else {
-		c.tools.Tasks().PeekHTTP(tr)
-		c.calls.PeekHTTP(tr)
+		subs = append(subs, c.calls.WireLogs())
 	}
-	watched = bridge.PromptArguments(watched)
+	watched := wire.New(subs...).Wrap(tr)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if st, ok := tr.(*stdio.Transport); ok {
+		report := st.SandboxReport()
 		c.mu.Lock()
-		c.shared.sandbox = st.SandboxReport()
+		c.shared.sandbox = report
 		c.mu.Unlock()
+		if c.opt.scope != nil && report != "" {
+			c.opt.scope.SetSandbox(report) // InstanceStatus.Sandbox
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
@@ -684,6 +682,7 @@ func (c *client) lost(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
+	c.lastError(err)
 	if c.lostToDormant(err) {
 		return
 	}

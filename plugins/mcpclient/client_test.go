@@ -152,7 +152,7 @@ func TestInvalidListRejected(t *testing.T) {
 		cfg.FailOnStartupError = true
 		_, err := startEnv(t, cfg, srv)
 		if err == nil || !strings.Contains(err.Error(), `server listed tool "a" more than once — invalid tool list`) ||
-			!strings.Contains(err.Error(), "mcp-client(dup): initial connection or tool synchronization failed") {
+			!strings.Contains(err.Error(), "initial connection or tool synchronization failed") {
 			t.Fatalf("start = %v", err)
 		}
 	})
@@ -293,7 +293,7 @@ func TestStartupFailure(t *testing.T) {
 		cfg := testConfig("down")
 		cfg.FailOnStartupError = true
 		_, err := startEnv(t, cfg, srv)
-		if err == nil || !strings.Contains(err.Error(), "mcp-client(down): initial connection or tool synchronization failed") ||
+		if err == nil || !strings.Contains(err.Error(), "initial connection or tool synchronization failed") ||
 			!strings.Contains(err.Error(), "connection refused by the test") {
 			t.Fatalf("start = %v", err)
 		}

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -164,22 +165,24 @@ func Defaults() Config {
 	}
 }
 
-// Validate checks cfg and returns every problem found, each naming its key.
+// Validate checks cfg and returns every problem found, each a
+// host.KeyError naming its key, so that the host reports it at that key's
+// line.
 func (cfg *Config) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := func(key, format string, args ...any) { errs = append(errs, host.KeyErrorf(key, format, args...)) }
 
 	switch {
 	case cfg.ServerName == "":
-		bad("serverName is required: a short name that namespaces this server's tools, like github")
+		bad("serverName", "required: a short name that namespaces this server's tools, like github")
 	case !serverNamePattern.MatchString(cfg.ServerName):
-		bad("serverName %q must match ^[A-Za-z0-9_-]{1,32}$", cfg.ServerName)
+		bad("serverName", "%q must match ^[A-Za-z0-9_-]{1,32}$", cfg.ServerName)
 	}
 
 	switch cfg.InheritEnv {
 	case InheritScrub, InheritMinimal, InheritAll:
 	default:
-		bad("inheritEnv %q must be scrub, minimal or all", cfg.InheritEnv)
+		bad("inheritEnv", "%q must be scrub, minimal or all", cfg.InheritEnv)
 	}
 	stdioSet := map[string]bool{
 		"command": cfg.Command != "", "args": len(cfg.Args) > 0, "env": len(cfg.Env) > 0, "cwd": cfg.Cwd != "",
@@ -191,66 +194,64 @@ func (cfg *Config) Validate() error {
 	foreign := func(set map[string]bool, order []string, transport string) {
 		for _, k := range order {
 			if set[k] {
-				bad("%s is not an option of the %s transport; remove it or change transport", k, transport)
+				bad(k, "not an option of the %s transport; remove it or change transport", transport)
 			}
 		}
 	}
 	switch cfg.Transport {
 	case TransportStdio:
 		if strings.TrimSpace(cfg.Command) == "" {
-			bad("command is required with transport stdio")
+			bad("command", "required with transport stdio")
 		}
 		foreign(httpSet, []string{"url", "headers", "oauth"}, TransportStdio)
 	case TransportStreamableHTTP, TransportSSE:
 		if cfg.URL == "" {
-			bad("url is required with transport %s", cfg.Transport)
+			bad("url", "required with transport %s", cfg.Transport)
 		} else if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("url %q must be an absolute http:// or https:// URL", remote.Redact(cfg.URL))
+			bad("url", "%q must be an absolute http:// or https:// URL", remote.Redact(cfg.URL))
 		}
 		foreign(stdioSet, []string{"command", "args", "env", "cwd", "inheritEnv", "sandbox"}, cfg.Transport)
 		if cfg.Transport == TransportSSE && cfg.OAuth.Set() {
-			bad("oauth is not supported with transport sse (go-sdk's legacy SSE client cannot log in); use streamable-http, or send a token in headers")
+			bad("oauth", "not supported with transport sse (go-sdk's legacy SSE client cannot log in); use streamable-http, or send a token in headers")
 		}
-		for k := range cfg.Headers {
+		for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
 			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
-				bad("headers: %q is not a valid header name", k)
+				bad("headers."+k, "%q is not a valid header name", k)
 			}
 		}
 	case "":
-		bad("transport is required: stdio, streamable-http or sse")
+		bad("transport", "required: stdio, streamable-http or sse")
 	default:
-		bad("transport %q must be stdio, streamable-http or sse (legacy HTTP+SSE)", cfg.Transport)
+		bad("transport", "%q must be stdio, streamable-http or sse (legacy HTTP+SSE)", cfg.Transport)
 	}
 
 	positiveMs := func(key string, v int) {
 		if v <= 0 || v > maxMs {
-			bad("%s must be a positive number no greater than %d", key, maxMs)
+			bad(key, "must be a positive number no greater than %d", maxMs)
 		}
 	}
 	positiveMs("toolCallTimeoutMs", cfg.ToolCallTimeoutMs)
 	positiveMs("startupTimeoutMs", cfg.StartupTimeoutMs)
 	if cfg.MaxResultBytes <= 0 {
-		bad("maxResultBytes must be a positive integer")
+		bad("maxResultBytes", "must be a positive integer")
 	}
 	if cfg.OAuth.Set() {
 		errs = append(errs, cfg.OAuth.Validate()...)
 	}
-	if err := cfg.Reconnect.validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, cfg.Reconnect.validate()...)
 	if cfg.ToolCallMaxMs < 0 || cfg.ToolCallMaxMs > maxMs {
-		bad("toolCallMaxMs must be 0 (no cap) or a positive number no greater than %d", maxMs)
+		bad("toolCallMaxMs", "must be 0 (no cap) or a positive number no greater than %d", maxMs)
 	} else if cfg.ToolCallMaxMs > 0 && cfg.ToolCallMaxMs < cfg.ToolCallTimeoutMs {
-		bad("toolCallMaxMs (%d) caps the whole call, so it must be at least toolCallTimeoutMs (%d), the silence allowed between progress notifications", cfg.ToolCallMaxMs, cfg.ToolCallTimeoutMs)
+		bad("toolCallMaxMs", "%d caps the whole call, so it must be at least toolCallTimeoutMs (%d), the silence allowed between progress notifications", cfg.ToolCallMaxMs, cfg.ToolCallTimeoutMs)
 	}
 	if v := cfg.ProtocolVersion; v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
-		bad("protocolVersion %q is not one go-sdk speaks: %s", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
+		bad("protocolVersion", "%q is not one go-sdk speaks: %s", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	errs = append(errs, cfg.validateStartup()...)
 	switch cfg.Pin {
 	case "", tools.PinHold, tools.PinWarn, tools.PinOff:
 	default:
-		bad("pin %q must be hold, warn or off", cfg.Pin)
+		bad("pin", "%q must be hold, warn or off", cfg.Pin)
 	}
 	if cfg.Transport == TransportStdio {
 		for _, err := range cfg.Sandbox.Validate() {
@@ -263,37 +264,37 @@ func (cfg *Config) Validate() error {
 	}
 	for i, r := range cfg.Roots {
 		if _, err := rootURI(r); err != nil {
-			errs = append(errs, host.KeyErrorf(fmt.Sprintf("roots[%d]", i), "%v", err))
+			bad(fmt.Sprintf("roots[%d]", i), "%v", err)
 		}
 	}
 	for i, p := range cfg.Tools.Include {
 		if p == "" {
-			bad("tools.include[%d] is empty; use * to match every tool", i)
+			bad(fmt.Sprintf("tools.include[%d]", i), "empty; use * to match every tool")
 		}
 	}
 	for i, p := range cfg.Tools.Exclude {
 		if p == "" {
-			bad("tools.exclude[%d] is empty", i)
+			bad(fmt.Sprintf("tools.exclude[%d]", i), "empty; remove it")
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (r *Reconnect) validate() error {
+func (r *Reconnect) validate() []error {
 	var errs []error
 	if r.InitialDelayMs <= 0 || r.InitialDelayMs > maxMs {
-		errs = append(errs, fmt.Errorf("reconnect.initialDelayMs must be a positive number no greater than %d", maxMs))
+		errs = append(errs, host.KeyErrorf("reconnect.initialDelayMs", "must be a positive number no greater than %d", maxMs))
 	}
 	if r.MaxDelayMs <= 0 || r.MaxDelayMs > maxMs {
-		errs = append(errs, fmt.Errorf("reconnect.maxDelayMs must be a positive number no greater than %d", maxMs))
+		errs = append(errs, host.KeyErrorf("reconnect.maxDelayMs", "must be a positive number no greater than %d", maxMs))
 	}
 	if len(errs) == 0 && r.InitialDelayMs > r.MaxDelayMs {
-		errs = append(errs, errors.New("reconnect.initialDelayMs must be less than or equal to maxDelayMs"))
+		errs = append(errs, host.KeyErrorf("reconnect.initialDelayMs", "must be less than or equal to maxDelayMs"))
 	}
 	if r.MaxAttempts <= 0 {
-		errs = append(errs, errors.New("reconnect.maxAttempts must be a positive integer"))
+		errs = append(errs, host.KeyErrorf("reconnect.maxAttempts", "must be a positive integer"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // backoff returns the delay before reconnect attempt n (1-based):

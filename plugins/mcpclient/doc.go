@@ -47,6 +47,9 @@
 //     templates, subscriptions, prompts, completion) and answers the
 //     server's questions (elicitation, sampling).
 //   - mcpservers converts other MCP clients' configs, for dsh-host import.
+//   - wire is the one tap beneath go-sdk, for what it does not expose: the
+//     parts above subscribe to it (progress and log counts, tools that
+//     require tasks, prompt arguments; docs/upstream.md).
 //
 // # The supervisor
 //

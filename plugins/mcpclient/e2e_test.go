@@ -316,6 +316,9 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 	if got := hs.status("fx").Detail; !strings.HasPrefix(got, want) || !strings.Contains(got, "connect none") {
 		t.Errorf("status detail = %q, want %q... with connect none", got, want)
 	}
+	if st := hs.status("fx"); st.Sandbox == "" || !strings.HasSuffix(st.Detail, ", "+st.Sandbox) {
+		t.Errorf("status Sandbox = %q, want the end of the detail %q", st.Sandbox, st.Detail)
+	}
 
 	// The dotted name is normalized with a hash, and only the raw name goes
 	// on the wire.
@@ -558,7 +561,7 @@ func TestE2ECrashOnStart(t *testing.T) {
 	// trying; with it, the instance fails.
 	hs.requireActive("soft")
 	if st := hs.status("strict"); st.State != host.StateFailed ||
-		!strings.Contains(st.Err, "mcp-client(strict): initial connection or tool synchronization failed") {
+		!strings.HasPrefix(st.Err, "initial connection or tool synchronization failed") {
 		t.Errorf("strict instance = %q (%q), want failed with its error", st.State, st.Err)
 	}
 	eventually(t, "the retry budget to be spent", func() bool { return countLines(t, starts) >= 1+maxAttempts })
@@ -733,12 +736,12 @@ func TestE2EBadConfig(t *testing.T) {
 		want  string
 	}{
 		{map[string]any{"reconnect": map[string]any{"initialDelayMs": 0}},
-			"reconnect.initialDelayMs must be a positive number no greater than 2147483647"},
+			"reconnect.initialDelayMs: must be a positive number no greater than 2147483647"},
 		{map[string]any{"reconnect": map[string]any{"initialDelayMs": 5000, "maxDelayMs": 100}},
-			"reconnect.initialDelayMs must be less than or equal to maxDelayMs"},
-		{map[string]any{"url": "http://127.0.0.1:1/mcp"}, "url is not an option of the stdio transport"},
-		{map[string]any{"serverName": "bad name!"}, `serverName "bad name!" must match`},
-		{map[string]any{"toolCallTimeoutMs": -1}, "toolCallTimeoutMs must be a positive number"},
+			"reconnect.initialDelayMs: must be less than or equal to maxDelayMs"},
+		{map[string]any{"url": "http://127.0.0.1:1/mcp"}, "url: not an option of the stdio transport"},
+		{map[string]any{"serverName": "bad name!"}, `serverName: "bad name!" must match`},
+		{map[string]any{"toolCallTimeoutMs": -1}, "toolCallTimeoutMs: must be a positive number"},
 	} {
 		c := &host.Composition{File: "e2e.yml", Entries: []host.Entry{
 			{ID: "attachments", Name: "attachments", Config: map[string]any{"dir": hs.attDir}},

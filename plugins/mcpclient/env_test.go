@@ -32,7 +32,7 @@ func TestInheritEnvConfig(t *testing.T) {
 	}
 	h := Defaults()
 	h.Transport, h.ServerName, h.URL, h.InheritEnv = TransportStreamableHTTP, "w", "http://127.0.0.1:1/mcp", InheritMinimal
-	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "inheritEnv is not an option of the streamable-http transport") {
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "inheritEnv: not an option of the streamable-http transport") {
 		t.Errorf("inheritEnv with streamable-http: %v", err)
 	}
 }

@@ -28,12 +28,13 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/host"
 )
 
 // Startup modes a Config may name.
@@ -97,13 +98,13 @@ func (cfg *Config) validateStartup() []error {
 	case "", StartupEager:
 	case StartupLazy:
 		if cfg.FailOnStartupError {
-			errs = append(errs, errors.New("failOnStartupError applies to startup eager only: a lazy server starts on its first call; remove it or set startup: eager"))
+			errs = append(errs, host.KeyErrorf("failOnStartupError", "applies to startup eager only: a lazy server starts on its first call; remove it or set startup: eager"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("startup %q must be eager or lazy", cfg.Startup))
+		errs = append(errs, host.KeyErrorf("startup", "%q must be eager or lazy", cfg.Startup))
 	}
 	if cfg.IdleTimeoutMs < 0 || cfg.IdleTimeoutMs > maxMs {
-		errs = append(errs, fmt.Errorf("idleTimeoutMs must be 0 (never stop an idle server) or a positive number no greater than %d", maxMs))
+		errs = append(errs, host.KeyErrorf("idleTimeoutMs", "must be 0 (never stop an idle server) or a positive number no greater than %d", maxMs))
 	}
 	return errs
 }
@@ -111,10 +112,30 @@ func (cfg *Config) validateStartup() []error {
 // publish sets the instance's detail; detailMu orders it against the
 // startup timer's (pastStartupTimeout).
 func (c *client) publish(detail string) {
+	c.mu.Lock()
+	dormant := c.lz.dormant
+	c.mu.Unlock()
 	c.lz.detailMu.Lock()
 	c.lz.lastDetail = detail
 	c.opt.detail(detail)
+	if c.opt.scope != nil {
+		// Every change of dormant is followed by a new detail.
+		c.opt.scope.SetDormant(dormant)
+	}
 	c.lz.detailMu.Unlock()
+}
+
+// lastError publishes the failure the client retries or waits out
+// (InstanceStatus.LastError), nil once it connected.
+func (c *client) lastError(err error) {
+	if c.opt.scope == nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.opt.scope.SetLastError(msg)
 }
 
 // markReady lets start (the instance's Apply) return.
@@ -370,6 +391,7 @@ func (c *client) connected() {
 	c.lz.lastUse = time.Now()
 	c.mu.Unlock()
 	c.lz.lastErr = nil
+	c.lastError(nil)
 	c.releaseReadyHold()
 	c.stopIdle()
 	if c.opt.cfg.IdleTimeoutMs > 0 {

@@ -99,6 +99,12 @@ func TestLazyStartAndIdle(t *testing.T) {
 	if got, wantDetail := hs.status("lz").Detail, "lazy, idle (12 tools cached)"; got != wantDetail {
 		t.Errorf("detail = %q, want %q", got, wantDetail)
 	}
+	// The same, typed for a front end, and the tools' owner by name.
+	st := hs.status("lz")
+	wantClaims := []host.Claim{{Kind: "serverName", Value: "lz", Key: "serverName", ToolPrefix: "mcp__lz__"}}
+	if !st.Lazy || !st.Dormant || !cmp.Equal(st.Claims, wantClaims) {
+		t.Errorf("status Lazy %v, Dormant %v, Claims %+v; want lazy, dormant, %+v", st.Lazy, st.Dormant, st.Claims, wantClaims)
+	}
 
 	// Concurrent first calls start it once.
 	var wg sync.WaitGroup
@@ -114,6 +120,9 @@ func TestLazyStartAndIdle(t *testing.T) {
 	}
 	if n := countLinesIn(t, starts); n != 2 {
 		t.Fatalf("%d starts after concurrent first calls, want 2 (the warm-up and one)", n)
+	}
+	if st := hs.status("lz"); st.Dormant || !st.Lazy {
+		t.Errorf("after the first call: Dormant %v, Lazy %v; want awake, still lazy", st.Dormant, st.Lazy)
 	}
 
 	// A call in flight keeps it running, past idleTimeoutMs: exactly one
@@ -134,6 +143,9 @@ func TestLazyStartAndIdle(t *testing.T) {
 	eventually(t, "the idle stop", func() bool {
 		return len(mcptest.ChildProcesses(t, fixture)) == 0 && hs.status("lz").Detail == "stopped after idle (12 tools)"
 	})
+	if !hs.status("lz").Dormant {
+		t.Error("stopped after idle, yet not Dormant")
+	}
 	if diff := cmp.Diff(want, hs.serverTools("lz")); diff != "" {
 		t.Fatalf("tools after the idle stop (-want +got):\n%s", diff)
 	}
@@ -372,9 +384,9 @@ func TestStartupConfig(t *testing.T) {
 		set  func(*mcpclient.Config)
 		want string
 	}{
-		{"unknown startup", func(c *mcpclient.Config) { c.Startup = "later" }, `startup "later" must be eager or lazy`},
-		{"negative idleTimeoutMs", func(c *mcpclient.Config) { c.IdleTimeoutMs = -1 }, "idleTimeoutMs must be 0"},
-		{"lazy and strict", func(c *mcpclient.Config) { c.Startup, c.FailOnStartupError = "lazy", true }, "failOnStartupError applies to startup eager only"},
+		{"unknown startup", func(c *mcpclient.Config) { c.Startup = "later" }, `startup: "later" must be eager or lazy`},
+		{"negative idleTimeoutMs", func(c *mcpclient.Config) { c.IdleTimeoutMs = -1 }, "idleTimeoutMs: must be 0"},
+		{"lazy and strict", func(c *mcpclient.Config) { c.Startup, c.FailOnStartupError = "lazy", true }, "failOnStartupError: applies to startup eager only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := mcpclient.Defaults()
@@ -413,6 +425,9 @@ func TestLazyStartFailure(t *testing.T) {
 	if d := hs.status("lf").Detail; !strings.HasPrefix(d, "failed to start: ") || !strings.HasSuffix(d, "; the next call tries again") {
 		t.Errorf("detail = %q", d)
 	}
+	if st := hs.status("lf"); st.State != host.StateActive || !strings.Contains(st.LastError, "exit status 1") || !st.Dormant {
+		t.Errorf("status %s, LastError %q, Dormant %v; want active, the start's failure, dormant", st.State, st.LastError, st.Dormant)
+	}
 	if n := countLinesIn(t, starts); n != 2 {
 		t.Errorf("%d starts, want 2 (the warm-up and the call's)", n)
 	}
@@ -424,6 +439,9 @@ func TestLazyStartFailure(t *testing.T) {
 	}
 	if n := countLinesIn(t, starts); n != 3 {
 		t.Errorf("%d starts, want 3", n)
+	}
+	if st := hs.status("lf"); st.LastError != "" || st.Dormant {
+		t.Errorf("connected again: LastError %q, Dormant %v; want both cleared", st.LastError, st.Dormant)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/logins"
@@ -26,10 +27,12 @@ func init() {
 		Inject:      append([]host.Dep{host.Require(tools.Key), host.Optional(attachments.Key), host.Optional(elicit.Key), host.Optional(outputs.Key), host.Optional(logins.Key)}, bridge.Deps()...),
 		Defaults:    Defaults,
 		Validate:    func(cfg *Config) error { return cfg.Validate() },
-		// Tools are named after the server: one name, one instance.
+		// Tools are named after the server: one name, one instance, and
+		// the tools of that name its (host.Owner), failed or not.
 		Claims: func(cfg *Config) []host.Claim {
-			return []host.Claim{{Kind: "serverName", Value: cfg.ServerName, Key: "serverName"}}
+			return []host.Claim{{Kind: "serverName", Value: cfg.ServerName, Key: "serverName", ToolPrefix: toolset.PublicPrefix(cfg.ServerName)}}
 		},
+		Lazy:  func(cfg *Config) bool { return cfg.Startup == StartupLazy },
 		Apply: apply,
 		// Ready once its tools are registered (ready.go); an edit starts
 		// the new server beside the old one, whose serverName claim and
@@ -119,7 +122,9 @@ func start(s *host.Scope, opt options) (*client, error) {
 		return c, s.Context().Err()
 	}
 	if c.first.err != nil {
-		return c, fmt.Errorf("%s: initial connection or tool synchronization failed: %w", c.label, c.first.err)
+		// The instance's error: the host and every front end name the
+		// instance before it, so it does not name it again.
+		return c, fmt.Errorf("initial connection or tool synchronization failed: %w", c.first.err)
 	}
 	return c, nil
 }

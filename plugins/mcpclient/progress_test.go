@@ -1,10 +1,13 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +138,61 @@ func TestProgressBeforeTheResultIsRelayed(t *testing.T) {
 		}
 	}
 }
+
+// A server may write JSON as JSON allows rather than as go-sdk does (here
+// every method with its slash escaped, "notifications\/progress"): over
+// Streamable HTTP too, the progress it sends before its result is relayed
+// before the call returns.
+func TestProgressBeforeTheResultIsRelayedWhateverTheJSON(t *testing.T) {
+	srv := newFakeServer(t, nil)
+	srv.addTool("burst", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := 1; i <= 5; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 5})
+		}
+		return textResult("done"), nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(escapingWriter{w}, r)
+	}))
+	t.Cleanup(hs.Close)
+	cfg := testConfig("pj")
+	cfg.Transport, cfg.Command, cfg.URL = TransportStreamableHTTP, "", hs.URL
+	e := mustStart(t, cfg, nil, withTransport)
+	for range 3 {
+		var mu sync.Mutex
+		var heard []float64
+		ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+			if p.Progress == 1 {
+				// Long enough for the result to be read meanwhile.
+				time.Sleep(50 * time.Millisecond)
+			}
+			mu.Lock()
+			heard = append(heard, p.Progress)
+			mu.Unlock()
+		})
+		res := e.reg.Execute(ctx, tools.Caller{}, "mcp__pj__burst", []byte("{}"))
+		mu.Lock()
+		got := slices.Clone(heard)
+		mu.Unlock()
+		if res.Err != nil || !slices.Equal(got, []float64{1, 2, 3, 4, 5}) {
+			t.Fatalf("call: err %v, progress heard before it returned %v, want 1 … 5", res.Err, got)
+		}
+	}
+}
+
+// escapingWriter writes the server's SSE events with the slash of every
+// method escaped, as JSON allows (go-sdk writes each event at once).
+type escapingWriter struct{ http.ResponseWriter }
+
+func (w escapingWriter) Write(b []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(b, []byte(`"method":"notifications/`), []byte(`"method":"notifications\/`))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (w escapingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // A caller's progress function that takes its time (a terminal, the
 // network) holds up neither the call's end nor its timers.

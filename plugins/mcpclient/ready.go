@@ -35,6 +35,6 @@ func (c *client) reportReady() {
 // reportFailed tells the host the first connection attempt failed.
 func (c *client) reportFailed(err error) {
 	if c.opt.scope != nil {
-		c.opt.scope.Fail(fmt.Errorf("%s: %w", c.label, err))
+		c.opt.scope.Fail(err) // named by the host, as Apply's error
 	}
 }

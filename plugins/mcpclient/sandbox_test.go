@@ -51,7 +51,7 @@ func TestSandboxConfigErrors(t *testing.T) {
 	for _, want := range []string{
 		`composition.yml:12: entry "files": config key sandbox.connect: [1]: "70000" is not a TCP port`,
 		`composition.yml:15: entry "bind": config key sandbox.bind: "everything" must be a list of TCP ports`,
-		`entry "web": `, `sandbox is not an option of the streamable-http transport`,
+		`entry "web": `, `sandbox: not an option of the streamable-http transport`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check = %v\nwant it to contain %q", err, want)

@@ -1,10 +1,12 @@
 package mcpfold
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -32,27 +34,29 @@ func Defaults() Config {
 
 var prefixRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// Validate checks cfg, naming the offending key.
+// Validate checks cfg and returns every problem, each a host.KeyError
+// naming its key, so that the host reports it at that key's line.
 func (cfg *Config) Validate() error {
+	var errs []error
 	if !prefixRule.MatchString(cfg.Prefix) {
-		return fmt.Errorf("prefix: %q must match %s (the model function-name alphabet)", cfg.Prefix, prefixRule)
+		errs = append(errs, host.KeyErrorf("prefix", "%q must match %s (the model function-name alphabet)", cfg.Prefix, prefixRule))
 	}
 	for i, k := range cfg.Keep {
 		if k == "" {
-			return fmt.Errorf("keep[%d]: empty pattern: remove it or give a tool name (`*` is the only wildcard)", i)
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("keep[%d]", i), "empty pattern: remove it or give a tool name (`*` is the only wildcard)"))
 		}
 	}
 	for i, s := range cfg.Servers {
 		// A name outside the serverName alphabet can match no server, and a
 		// whitelist that matches nothing silently stops all folding.
 		if !prefixRule.MatchString(s) {
-			return fmt.Errorf("servers[%d]: %q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -)", i, s)
+			errs = append(errs, host.KeyErrorf(fmt.Sprintf("servers[%d]", i), "%q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -)", s))
 		}
 	}
 	if cfg.DescriptionLimit < 1 {
-		return fmt.Errorf("descriptionLimit: %d must be at least 1", cfg.DescriptionLimit)
+		errs = append(errs, host.KeyErrorf("descriptionLimit", "%d must be at least 1", cfg.DescriptionLimit))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // rules is a validated config, compiled for matching.

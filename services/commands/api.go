@@ -20,10 +20,12 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,6 +87,9 @@ type Registry struct {
 	// staged holds the commands of instances started beside the one they
 	// replace, until they go live (stage.go).
 	staged map[*host.Scope][]*entry
+	// instances is the host's status (Scope.Instances), nil outside a
+	// host: an unknown command names the instance that is not running.
+	instances func() []host.InstanceStatus
 }
 
 // entry is a registered command; removal compares the pointer so that a
@@ -164,7 +169,7 @@ func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (r
 	e, ok := r.cmds[name]
 	r.mu.RUnlock()
 	if !ok {
-		return Reply{Text: fmt.Sprintf("unknown command /%s — %s", name, r.known()), Error: true}
+		return Reply{Text: r.unknown(name), Error: true}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -173,6 +178,46 @@ func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (r
 		}
 	}()
 	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller})
+}
+
+// unknown says that /name is not registered, and why when the instance it
+// would come from is not running.
+func (r *Registry) unknown(name string) string {
+	msg := "unknown command /" + name
+	if r.instances != nil {
+		if why := notRunning(r.instances(), name); why != "" {
+			msg += ": " + why
+		}
+	}
+	return msg + " — " + r.known()
+}
+
+// notRunning names the instance that would register the command name, when
+// it is not active: the one claiming it (a Claim of Kind "command"), else
+// the one whose entry id is the name, as a plugin names its command after
+// its instance; "" when there is none.
+func notRunning(st []host.InstanceStatus, name string) string {
+	var owner *host.InstanceStatus
+	for i, s := range st {
+		if slices.ContainsFunc(s.Claims, func(c host.Claim) bool { return c.Kind == "command" && c.Value == name }) {
+			owner = &st[i]
+			break
+		}
+		if s.ID == name && owner == nil {
+			owner = &st[i]
+		}
+	}
+	if owner == nil || owner.State == host.StateActive {
+		return ""
+	}
+	text := fmt.Sprintf("instance %q (%s) is %s", owner.ID, owner.Plugin, owner.State)
+	if owner.State == host.StateFailed {
+		text = fmt.Sprintf("instance %q (%s) failed", owner.ID, owner.Plugin)
+	}
+	if owner.Err != "" {
+		text += ": " + owner.Err
+	}
+	return text
 }
 
 // known lists the registered commands for an error reply.
@@ -222,7 +267,7 @@ func (r *Registry) Complete(ctx context.Context, line string) ([]string, error) 
 	e, ok := r.cmds[name]
 	r.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown command /%s — %s", name, r.known())
+		return nil, errors.New(r.unknown(name))
 	}
 	if e.cmd.Complete == nil {
 		return nil, nil

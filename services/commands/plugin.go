@@ -18,6 +18,7 @@ func init() {
 		Provides:    []host.AnyKey{Key},
 		Apply: func(s *host.Scope, _ Config) error {
 			r := New()
+			r.instances = s.Instances
 			if _, err := r.Register(s, completeCommand(r)); err != nil {
 				return err
 			}

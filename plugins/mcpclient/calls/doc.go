@@ -3,10 +3,10 @@
 // messages go to, and its two timeouts, toolCallTimeoutMs (the silence
 // allowed: every progress notification starts it again, and a question to
 // a person stops it) and toolCallMaxMs (the whole). A Table also holds the
-// delayed release of finished Streamable HTTP calls' contexts. It watches
-// the wire (Watch over stdio and legacy SSE, PeekHTTP over Streamable
-// HTTP), so that a call ends only once the progress its server sent before
-// the result has been relayed.
+// delayed release of finished Streamable HTTP calls' contexts. It
+// subscribes to the wire (package wire: Wire, WireLogs), so that a call
+// ends only once the progress its server sent before the result has been
+// relayed.
 //
 // Each call's timeouts and each release are a runtime timer of their own
 // (time.AfterFunc), reset by progress and stopped at Finish. One timer per

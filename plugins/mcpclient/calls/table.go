@@ -35,12 +35,15 @@ type Table struct {
 
 	tokens atomic.Int64 // the last progress token handed out
 	logged atomic.Int64 // the server's log messages handled (RelayLog)
-	// logsOnWire counts the log messages read off a watched connection
-	// (Watch), in wire order with the responses: a call answered after n
-	// of them waits until n are handled. Unwatched connections (Streamable
-	// HTTP) settle on a quiet period instead.
+	// logsOnWire counts the log messages read off a connection whose
+	// messages come in one order (WireLogs), in wire order with the
+	// responses: a call answered after n of them waits until n are
+	// handled. Streamable HTTP settles on a quiet period instead.
 	logsOnWire  atomic.Int64
 	watchesWire atomic.Bool
+	// progressing counts the calls not finished whose progress was read
+	// on the wire (Wire): with none, no answer needs decoding.
+	progressing atomic.Int64
 
 	// stop cancels every pending release (Stop).
 	stop    context.Context
@@ -70,14 +73,11 @@ type Call struct {
 	progress int         // notifications received
 	done     bool
 	// wire counts the call's progress notifications read on the wire
-	// (Watch), answeredAfter how many of them preceded its response (-1:
+	// (Wire), answeredAfter how many of them preceded its response (-1:
 	// not known), relayed how many the handler is through with; caughtUp
 	// is closed once relayed reaches answeredAfter, for Finish to wait on.
 	wire, answeredAfter, relayed int
 	caughtUp                     chan struct{}
-	// countsWire: the call's answer streams over HTTP (PeekHTTP), where
-	// every progress event before the result is counted when it returns.
-	countsWire bool
 	// life ends with the call: at Finish, or when the caller or a timeout
 	// cancels it. A question asked for the call ends with it. It is made
 	// by Ended, when a question needs it, not for every call.
@@ -210,12 +210,9 @@ func (call *Call) expire(cause *Timeout) {
 // Finish ends the call's bookkeeping: no timeout cancels it and no progress
 // report starts after it returns (one already under way may end after it).
 // The progress the server sent before its result is relayed first (see
-// Watch), waiting at most catchUpMax.
+// Wire), waiting at most catchUpMax.
 func (call *Call) Finish() {
 	call.mu.Lock()
-	if call.countsWire && call.answeredAfter < 0 {
-		call.answeredAfter = call.wire
-	}
 	if call.relayed < call.answeredAfter {
 		call.caughtUp = make(chan struct{})
 		wait := call.caughtUp
@@ -228,6 +225,9 @@ func (call *Call) Finish() {
 		}
 		t.Stop()
 		call.mu.Lock()
+	}
+	if call.wire > 0 && !call.done {
+		call.t.progressing.Add(-1)
 	}
 	call.done = true
 	endLife := call.endLife

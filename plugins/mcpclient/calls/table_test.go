@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -149,30 +151,54 @@ func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
 	}
 }
 
-// The wire watch forgets the requests of calls that ended without an
-// answer (a server honouring a cancellation never answers).
-func TestWireForgetsUnansweredCalls(t *testing.T) {
+// The table's wire subscriber reads tokens whatever the order and
+// escaping of members: a call's progress is counted, its answer fixes how
+// many came first, and what comes after the answer is not waited for.
+func TestWireFollowsCalls(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 60_000})
-	c := &wireConn{Connection: nopConn{}, t: tb, tokens: map[jsonrpc.ID]string{}}
-	for i := range 3 * pruneAt {
-		params := &mcp.CallToolParams{Name: "x"}
-		call, _ := tb.Start(context.Background(), params, "")
-		raw, err := json.Marshal(params)
+	params := &mcp.CallToolParams{Name: "x"}
+	call, _ := tb.Start(context.Background(), params, "")
+	defer call.Cancel()
+	token := params.GetProgressToken().(string)
+	decode := func(s string) *jsonrpc.Request {
+		t.Helper()
+		msg, err := jsonrpc.DecodeMessage([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, _ := jsonrpc.MakeID(float64(i))
-		if err := c.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
-			t.Fatal(err)
-		}
-		call.Finish()
-		call.Cancel()
+		return msg.(*jsonrpc.Request)
 	}
-	if n := len(c.tokens); n > pruneAt+1 {
-		t.Errorf("%d unanswered requests of finished calls kept, want at most %d", n, pruneAt+1)
+	// _meta last, after a long argument, and escaped.
+	req := decode(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"pad":"` + strings.Repeat("x", 4096) + `"},"\u005fmeta":{"progress\u0054oken":"` + token + `"}}}`)
+	onWire := tb.Wire().Received
+	if tb.awaits(req) {
+		t.Error("the answer to a call with no progress read is awaited")
+	}
+	for _, p := range []string{
+		`{"progress\u0054oken":"` + token + `","progress":1}`,
+		`{"progress":2,"progressToken":"` + token + `"}`,
+		`{"progressToken":"dsh-0","PROGRESSTOKEN":"` + token + `"}`, // go-sdk reads dsh-0: not this call's
+		`{"progressToken":"` + token[:3] + `\u002d` + token[4:] + `"}`,
+	} {
+		onWire(wire.Message{Request: decode(`{"jsonrpc":"2.0","method":"notifications/progress","params":` + p + `}`)})
+	}
+	id, _ := jsonrpc.MakeID(float64(1))
+	onWire(wire.Message{Request: req, Response: &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}})
+	onWire(wire.Message{Request: decode(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `"}}`)})
+	call.mu.Lock()
+	wireN, after := call.wire, call.answeredAfter
+	call.mu.Unlock()
+	if wireN != 4 || after != 3 {
+		t.Errorf("progress counted %d, answered after %d; want 4 and 3", wireN, after)
+	}
+	if !tb.awaits(req) {
+		t.Error("the answer to a call with progress read is not awaited")
+	}
+	call.mu.Lock()
+	call.relayed = call.answeredAfter // as the progress handler would have
+	call.mu.Unlock()
+	call.Finish()
+	if n := tb.progressing.Load(); n != 0 {
+		t.Errorf("%d calls with progress counted after the only one finished", n)
 	}
 }
-
-type nopConn struct{ mcp.Connection }
-
-func (nopConn) Write(context.Context, jsonrpc.Message) error { return nil }

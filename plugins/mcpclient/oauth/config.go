@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/remote"
 )
 
@@ -45,52 +46,54 @@ func (o *Config) Set() bool {
 // Validate returns every problem of the block, each naming its key.
 func (o *Config) Validate() []error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("oauth."+format, args...)) }
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, host.KeyErrorf("oauth."+key, format, args...))
+	}
 	cc := o.Grant == GrantClientCredentials
 	switch o.Grant {
 	case "", GrantAuthorizationCode, GrantClientCredentials:
 	default:
-		bad("grant %q must be authorization_code or client_credentials", o.Grant)
+		bad("grant", "%q must be authorization_code or client_credentials", o.Grant)
 	}
 	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
-		bad("callbackPort %d must be 0 (any free port) to 65535", o.CallbackPort)
+		bad("callbackPort", "%d must be 0 (any free port) to 65535", o.CallbackPort)
 	}
 	if o.ClientMetadataURL != "" {
 		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			bad("clientMetadataUrl %q must be an https:// URL with a path", remote.Redact(o.ClientMetadataURL))
+			bad("clientMetadataUrl", "%q must be an https:// URL with a path", remote.Redact(o.ClientMetadataURL))
 		}
 	}
 	for i, sc := range o.Scopes {
 		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
-			bad("scopes[%d] %q must be one scope token, without spaces or quotes", i, sc)
+			bad(fmt.Sprintf("scopes[%d]", i), "%q must be one scope token, without spaces or quotes", sc)
 		}
 	}
 	if o.ClientSecret != "" && o.ClientID == "" {
-		bad("clientSecret needs clientId")
+		bad("clientSecret", "needs clientId")
 	}
 	if cc {
 		if o.ClientID == "" {
-			bad("clientId is required with grant client_credentials")
+			bad("clientId", "required with grant client_credentials")
 		}
 		if (o.ClientSecret == "") == (o.PrivateKeyFile == "") {
-			bad("grant client_credentials needs exactly one of clientSecret and privateKeyFile")
+			bad("grant", "client_credentials needs exactly one of clientSecret and privateKeyFile")
 		}
 		if o.ClientMetadataURL != "" {
-			bad("clientMetadataUrl is not used with grant client_credentials; remove it")
+			bad("clientMetadataUrl", "not used with grant client_credentials; remove it")
 		}
 	} else {
 		if o.PrivateKeyFile != "" {
-			bad("privateKeyFile is only used with grant client_credentials")
+			bad("privateKeyFile", "only used with grant client_credentials")
 		}
 	}
 	switch o.SigningAlgorithm {
 	case "":
 	case "RS256", "ES256":
 		if o.PrivateKeyFile == "" {
-			bad("signingAlgorithm needs privateKeyFile")
+			bad("signingAlgorithm", "needs privateKeyFile")
 		}
 	default:
-		bad("signingAlgorithm %q must be RS256 or ES256", o.SigningAlgorithm)
+		bad("signingAlgorithm", "%q must be RS256 or ES256", o.SigningAlgorithm)
 	}
 	return errs
 }

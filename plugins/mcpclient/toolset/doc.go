@@ -7,12 +7,9 @@
 // (_meta.ui.visibility without "model") and tools whose
 // execution.taskSupport is "required" (the host does not support tasks).
 // go-sdk drops that field, so Tasks reads the raw tools/list result below
-// it: on stdio and SSE by a wrapper of the connection; over Streamable
-// HTTP, where a wrapper would hide go-sdk's unexported hook that opens the
-// standalone GET stream, in the HTTP client, which reads a tools/list
-// POST's answer (a JSON body or an SSE stream) as go-sdk reads it, holding
-// at most 8 MiB of it. An unchanged list leaves the registry alone; a
-// registration conflict rolls the whole generation back.
+// it, a subscriber of the wire (package wire). An unchanged list leaves
+// the registry alone; a registration conflict rolls the whole generation
+// back.
 //
 // Each live list is written to the catalog cache (SwapLive), with the tools
 // that require tasks and the server's capped instructions, atomically and

@@ -15,5 +15,11 @@ import "github.com/dsh-host/dsh-host/services/tools"
 // UTF-16 code units, as the original implementation did, so a character
 // outside the Basic Multilingual Plane becomes "__".
 func PublicName(serverName, rawName string) string {
-	return tools.FitName("mcp__"+serverName+"__"+rawName, tools.MaxNameLen, serverName+"\x00"+rawName)
+	return tools.FitName(PublicPrefix(serverName)+rawName, tools.MaxNameLen, serverName+"\x00"+rawName)
 }
+
+// PublicPrefix starts the public name of every tool of the server
+// configured as serverName: "mcp__<serverName>__". A valid serverName is at
+// most 32 characters of the kind a name keeps, so FitName, which cuts a
+// name's end and replaces only invalid characters, never changes it.
+func PublicPrefix(serverName string) string { return "mcp__" + serverName + "__" }

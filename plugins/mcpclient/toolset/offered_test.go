@@ -2,13 +2,14 @@ package toolset
 
 import (
 	"context"
+	"encoding/json"
 	"io"
-	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 )
 
 // scriptConn is a connection whose server says what the test queued.
@@ -69,7 +70,7 @@ func TestTaskToolsFollowTheListing(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a"}],"nextCursor":"p2"}}`,
 		`{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"c","execution":{"taskSupport":"required"}}]}}`,
 	}}
-	conn, err := tt.Watch(scriptTransport{first}).Connect(ctx)
+	conn, err := wire.New(tt.Wire()).Wrap(scriptTransport{first}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,57 +90,36 @@ func TestTaskToolsFollowTheListing(t *testing.T) {
 	second := &scriptConn{in: []string{
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"z","execution":{"taskSupport":"required"}}]}}`,
 	}}
-	conn, err = tt.Watch(scriptTransport{second}).Connect(ctx)
+	conn, err = wire.New(tt.Wire()).Wrap(scriptTransport{second}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
-	}
-	tt.mu.Lock()
-	left := len(tt.listing)
-	tt.mu.Unlock()
-	if left != 0 {
-		t.Errorf("a new connection kept %d listing request(s) of the earlier one", left)
 	}
 	read(conn, 1)
 	check("an answer under an earlier connection's id", map[string]bool{"z": false})
 }
 
-// The answer to a tools/list POST is read as go-sdk reads it: a JSON body,
-// or an SSE stream whose events may come before it, span data lines, end
-// lines with CRLF, or be too large to hold (then not read).
-func TestListingBodies(t *testing.T) {
-	id, _ := jsonrpc.MakeID(float64(7))
-	answer := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}}`
-	huge := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}],"pad":"` + strings.Repeat("x", maxListingPeek) + `"}}`
+// A listing is read as go-sdk reads a Tool: members in any order, escaped
+// or not, matched exactly (a member go-sdk would not read names no tool).
+func TestListedTasks(t *testing.T) {
 	for _, tt := range []struct {
-		name  string
-		whole bool
-		body  string
-		want  bool
+		name, result string
+		want         map[string]bool
 	}{
-		{"json", true, answer, true},
-		{"json, another id", true, strings.Replace(answer, `"id":7`, `"id":8`, 1), false},
-		{"sse", false, "event: message\ndata: " + answer + "\n\n", true},
-		{"sse after a notification, CRLF", false, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\r\n\r\n: comment\r\nid: 1\r\ndata: " + answer + "\r\n\r\n", true},
-		{"sse, data over two lines", false, "data: " + answer[:24] + "\ndata: " + answer[24:] + "\n\n", true},
-		{"sse, past the bound", false, "data: " + huge + "\n\n", false},
-		{"json, past the bound", true, huge, false},
+		{"plain", `{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b"}]}`, map[string]bool{"a": true, "b": false}},
+		{"execution first, escaped", `{"tools":[{"\u0065xecution":{"task\u0053upport":"re\u0071uired"},"n\u0061me":"a"}]}`, map[string]bool{"a": true}},
+		{"other case", `{"tools":[{"name":"a","Execution":{"taskSupport":"required"}},{"name":"b","NAME":"c","execution":{"taskSupport":"required"}}]}`, map[string]bool{"a": false, "b": true}},
+		{"last duplicate wins", `{"tools":[{"name":"x","name":"a","execution":{"taskSupport":"optional"},"execution":{"taskSupport":"required"}}]}`, map[string]bool{"a": true}},
+		{"a duplicate tool that requires", `{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"a"}]}`, map[string]bool{"a": true}},
+		{"no tools", `{"tool":[{"name":"a","execution":{"taskSupport":"required"}}]}`, map[string]bool{}},
 	} {
-		tools := &Tasks{}
-		for _, oneByte := range []bool{false, true} {
-			var r io.Reader = strings.NewReader(tt.body)
-			if oneByte {
-				r = iotest.OneByteReader(r)
-			}
-			l := &listingBody{ReadCloser: io.NopCloser(r), tt: tools, id: id, first: true, whole: tt.whole}
-			got, err := io.ReadAll(l)
-			if err != nil || string(got) != tt.body {
-				t.Fatalf("%s: the body did not pass whole: %v", tt.name, err)
-			}
-			if tools.required("a") != tt.want {
-				t.Errorf("%s (one byte %v): required = %v, want %v", tt.name, oneByte, !tt.want, tt.want)
-			}
-			if strings.Contains(tt.name, "past the bound") {
-				break // a byte at a time through 8 MiB is slow under -race
+		got := listedTasks(json.RawMessage(tt.result))
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for n, w := range tt.want {
+			if v, ok := got[n]; !ok || v != w {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 			}
 		}
 	}

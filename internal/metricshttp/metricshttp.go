@@ -1,0 +1,99 @@
+// Package metricshttp is the host's one /metrics listener: the host's
+// metrics in Prometheus text format, on a listener of its own apart from
+// any MCP endpoint (a scraper needs no MCP token, and a slow scrape never
+// holds a client's connection). The metrics plugin starts it, and so does
+// a gateway entry's metrics key; both claim Claim, so that a composition
+// serves the host's metrics once.
+package metricshttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/telemetry"
+)
+
+// Claim is the name the entry that serves the host's metrics holds; key
+// is its config key (listen, metrics). Two entries that would each serve
+// them are a config error naming both.
+func Claim(key string) host.Claim {
+	return host.Claim{Kind: "the host's metrics listener", Value: "/metrics", Key: key}
+}
+
+// CheckAddr checks a listener's address.
+func CheckAddr(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%q: want HOST:PORT, such as 127.0.0.1:9464: %w", addr, err)
+	}
+	return nil
+}
+
+// The listener's timeouts: a scrape is one small GET.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 60 * time.Second
+	shutdownTimeout   = 5 * time.Second
+)
+
+// Listen serves m at /metrics on addr until s is disposed, and returns
+// the URL. An address beyond loopback is served, with a warning: the
+// metrics need no token, so the port must be where only the scraper
+// reaches.
+func Listen(s *host.Scope, m *telemetry.Metrics, addr string) (string, error) {
+	if m == nil {
+		return "", fmt.Errorf("%s: this host records no metrics (run it with dsh-host serve or run)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w (is another process serving there? pick another port)", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
+	}
+	url := "http://" + ln.Addr().String() + "/metrics"
+	s.Go("metrics "+url, func(ctx context.Context) {
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			s.Logger().Error("the metrics listener stopped; edit its entry, or restart, to serve again", "url", url, "err", err)
+			return
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			srv.Close()
+		}
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger().Warn("the metrics listener", "url", url, "err", err)
+		}
+	})
+	if !loopback(addr) {
+		s.Logger().Warn("the metrics listener is reachable beyond this machine and needs no token: keep its port where only the scraper reaches, or bind 127.0.0.1", "url", url)
+	}
+	s.Logger().Info("metrics listening", "url", url)
+	return url, nil
+}
+
+// loopback reports whether addr's host is this machine only.
+func loopback(addr string) bool {
+	h, _, _ := net.SplitHostPort(addr)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
