@@ -167,6 +167,10 @@ func npxBin(path string, pkgs []string, args []string) (bin string, rest []strin
 			return "", nil, err
 		}
 	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		// A package's bin names a file in .bin, nothing beside it.
+		return "", nil, fmt.Errorf("its program %q is not a name in %s", name, dir)
+	}
 	bin = filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err != nil {
 		return "", nil, fmt.Errorf("its program %s is not there: %w", bin, errors.Unwrap(err))

@@ -100,7 +100,7 @@ func TestPrepareFailureNamesTheCommand(t *testing.T) {
 // TestPackageBin: the program npx runs of a package: its only bin, or
 // the one named as the package; else an error naming --package.
 func TestPackageBin(t *testing.T) {
-	nm := t.TempDir()
+	nm := filepath.Join(t.TempDir(), "node_modules")
 	write := func(name, bin string) {
 		os.MkdirAll(filepath.Join(nm, name), 0o755)
 		os.WriteFile(filepath.Join(nm, name, "package.json"), []byte(`{"name":"`+name+`","bin":`+bin+`}`), 0o644)
@@ -109,6 +109,13 @@ func TestPackageBin(t *testing.T) {
 	write("two", `{"other":"a.js"}`)
 	write("many", `{"x":"a.js","many":"b.js"}`)
 	write("none", `{"x":"a.js","y":"b.js"}`)
+	// A hostile package naming a program outside .bin is refused by npxBin.
+	write("evil", `{"../../../bin/sh":"a.js"}`)
+	bin := filepath.Join(nm, ".bin")
+	os.MkdirAll(bin, 0o755)
+	if _, _, err := npxBin(bin, []string{"evil"}, []string{"-y", "evil"}); err == nil || !strings.Contains(err.Error(), "is not a name in") {
+		t.Errorf("npxBin of a bin outside .bin = %v, want refused", err)
+	}
 	for spec, want := range map[string]string{"@s/one@latest": "one", "two": "other", "many@1.2.3": "many", "none": ""} {
 		got, err := packageBin(nm, spec)
 		if got != want || (want == "") != (err != nil) {
