@@ -78,7 +78,11 @@ rules say it should not fails the check (exit 1).`)
 	}
 	switch {
 	case len(pos) == 1 && checked == 0:
-		fmt.Fprintln(io.Err, notFound(file, pos[0], names))
+		msg := fmt.Sprintf("%s has no enabled mcp-client entry with serverName %q", file, pos[0])
+		if len(names) > 0 {
+			msg += fmt.Sprintf(" (it has: %v)", names)
+		}
+		fmt.Fprintln(io.Err, msg)
 		return exitFail
 	case checked == 0:
 		fmt.Fprintf(io.Out, "%s has no enabled stdio server\n", file)

@@ -168,11 +168,8 @@ func notEnforced(l *Launch, cfg Config) []string {
 	if l.ABI < 6 {
 		out = append(out, fmt.Sprintf("signals and abstract unix sockets (Landlock ABI %d; they need 6)", l.ABI))
 	}
-	out = append(out,
-		"UDP: the server may send datagrams (DNS queries can carry data out)",
-		"connecting to a pathname unix socket (a Docker socket, D-Bus)",
-		"memory, process and open-file limits")
-	return out
+	// What seccomp and the limits cannot enforce here (Start's words).
+	return append(out, l.NotEnforced...)
 }
 
 // Write prints r for a person: the launch, the rules, what is not

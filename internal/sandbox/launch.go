@@ -29,6 +29,9 @@ type spec struct {
 	Path string
 	Argv []string
 	Rules
+	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
+	// unless UDP and unix sockets unless Unix.
+	Seccomp bool
 	// PdeathSig is the parent-death signal the host asked for: the
 	// kernel keeps it per thread, and the launcher's Go runtime may exec
 	// from a thread other than the one forked, which has none.
@@ -44,6 +47,10 @@ type Rules struct {
 	Write   []string
 	Connect Ports
 	Bind    Ports
+	// UDP and Unix let the server use UDP and unix sockets (seccomp);
+	// Limits are its resource limits.
+	UDP, Unix bool
+	Limits    Limits
 }
 
 // Readable reports whether the rules let p be read.
@@ -75,12 +82,17 @@ type Launch struct {
 	Warning string
 	// Notes are what the defaults left out, for the log.
 	Notes []string
+	// NotEnforced are the rules this system cannot enforce for the
+	// server, each naming its key: "udp (no seccomp here)", a process
+	// limit under root. Report says them too.
+	NotEnforced []string
 	// Rules are what the sandbox grants, and ABI the Landlock ABI it
-	// enforces, when Sandboxed.
-	Rules Rules
-	ABI   int
-	tmp   string
-	after []func()
+	// enforces, when Sandboxed; Seccomp whether the filter applies.
+	Rules   Rules
+	ABI     int
+	Seccomp bool
+	tmp     string
+	after   []func()
 }
 
 // After adds f to what Cleanup does.
@@ -131,6 +143,10 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 		return nil, err
 	}
 	abi, why := Support()
+	filter, noFilter := seccompSupport()
+	if abi > 0 && !filter && mode == ModeStrict {
+		abi, why = 0, noFilter
+	}
 	if abi == 0 {
 		if mode == ModeStrict {
 			return nil, fmt.Errorf("sandbox.mode is strict, but the server cannot be sandboxed here: %s; the server was not started (set sandbox.mode: auto to start it unsandboxed)", why)
@@ -179,8 +195,8 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 		return nil, fmt.Errorf("sandbox: the server's temporary directory: %w", err)
 	}
 	g.addWrite(tmp)
-	s := spec{Path: cmd.Path, Argv: cmd.Args, Rules: Rules{Read: existing(g.read), Write: existing(g.write),
-		Connect: cfg.Connect, Bind: cfg.Bind}}
+	s := spec{Path: cmd.Path, Argv: cmd.Args, Seccomp: filter, Rules: Rules{Read: existing(g.read), Write: existing(g.write),
+		Connect: cfg.Connect, Bind: cfg.Bind, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}}
 	if cmd.SysProcAttr != nil {
 		s.PdeathSig, s.Host = int(pdeathSig(cmd.SysProcAttr)), os.Getpid()
 	}
@@ -204,8 +220,56 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
 	cmd.Path = self
 	cmd.Args = []string{self, marker}
-	return &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI),
-		Report: fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s", min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind)}, nil
+	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI), Seccomp: filter}
+	l.Report = fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s; %s",
+		min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
+	return l, nil
+}
+
+// beyondLandlock words what the seccomp filter and the limits enforce
+// ("udp: blocked (seccomp), unix sockets: blocked (seccomp)"), noting in
+// l what they cannot. noFilter is why there is no seccomp, or "".
+func (l *Launch) beyondLandlock(cfg Config, noFilter string, uid int) string {
+	word := func(key, name string, allowed bool) string {
+		switch {
+		case allowed && key == "udp" && cfg.UDP == nil:
+			return name + ": allowed (as sandbox.connect allows TCP; sandbox.udp: false blocks it)"
+		case allowed:
+			return name + ": allowed (sandbox." + key + ")"
+		case noFilter != "":
+			l.NotEnforced = append(l.NotEnforced, "sandbox."+key+": "+noFilter)
+			return name + ": not blocked (no seccomp)"
+		}
+		return name + ": blocked (seccomp)"
+	}
+	parts := []string{word("udp", "udp", cfg.AllowsUDP()), word("unix", "unix sockets", cfg.Unix)}
+	if cfg.Limits.Set() {
+		lim := cfg.Limits
+		var ls []string
+		if lim.Memory > 0 {
+			ls = append(ls, "memory "+lim.Memory.String()+" (RLIMIT_DATA)")
+		}
+		if lim.Processes > 0 {
+			p := fmt.Sprintf("processes %d (RLIMIT_NPROC)", lim.Processes)
+			if uid == 0 {
+				p = fmt.Sprintf("processes %d (RLIMIT_NPROC: not enforced, as root)", lim.Processes)
+			}
+			ls = append(ls, p)
+		}
+		if lim.Files > 0 {
+			ls = append(ls, fmt.Sprintf("files %d (RLIMIT_NOFILE)", lim.Files))
+		}
+		parts = append(parts, "limits: "+strings.Join(ls, ", "))
+		notes := limitNotes(lim, uid)
+		l.Notes = append(l.Notes, notes...)
+		if uid == 0 && lim.Processes > 0 {
+			l.NotEnforced = append(l.NotEnforced, notes...)
+		}
+	}
+	if noFilter != "" {
+		l.Notes = append(l.Notes, "udp and unix sockets are not blocked: "+noFilter)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // executable returns the error exec would give starting path, if any.

@@ -99,6 +99,57 @@ func Probes() []Probe {
 				return err
 			},
 		},
+		{
+			Name: "send-udp",
+			What: "send a UDP datagram (127.0.0.1), as a DNS query would carry data out",
+			Target: func(_ string, r Rules) (string, bool, error) {
+				// A free port: the send succeeds whether or not
+				// anything listens, so only the sandbox refuses.
+				pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+				if err != nil {
+					return "", false, err
+				}
+				addr := pc.LocalAddr().String()
+				pc.Close()
+				return addr, r.UDP, nil
+			},
+			Try: func(addr string) error {
+				c, err := net.Dial("udp", addr)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				_, err = c.Write([]byte("probe"))
+				return err
+			},
+		},
+		{
+			Name: "connect-unix",
+			What: "connect to a pathname unix socket (as to a Docker socket or D-Bus)",
+			Target: func(dir string, r Rules) (string, bool, error) {
+				// A socket file nothing listens on any more: a
+				// refused connect still shows the sandbox let it
+				// through.
+				p := filepath.Join(dir, "probe.sock")
+				ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+				if err != nil {
+					return "", false, err
+				}
+				ln.SetUnlinkOnClose(false)
+				ln.Close()
+				return p, r.Unix, nil
+			},
+			Try: func(p string) error {
+				c, err := net.DialTimeout("unix", p, probeDialTimeout)
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					return nil // reached the socket: allowed
+				}
+				if err == nil {
+					c.Close()
+				}
+				return err
+			},
+		},
 	}
 }
 

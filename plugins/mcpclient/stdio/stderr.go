@@ -56,7 +56,7 @@ func (l *lineLogger) refused() string {
 }
 
 // sandboxWiden says which keys widen the sandbox.
-const sandboxWiden = "widen sandbox.read, sandbox.write or sandbox.connect, or set sandbox.mode: off (dsh-host sandbox check shows what is granted; docs/sandbox.md)"
+const sandboxWiden = "widen sandbox.read, sandbox.write, sandbox.connect, sandbox.udp, sandbox.unix or sandbox.limits, or set sandbox.mode: off (dsh-host sandbox check shows what is granted; docs/sandbox.md)"
 
 // errorLinePattern matches a line that names an error: "Error: ...",
 // "Error [ERR_MODULE_NOT_FOUND]: ...", "ModuleNotFoundError: ...",
