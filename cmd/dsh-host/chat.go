@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -161,25 +162,25 @@ model reads why) unless --yes approves it.`)
 		fmt.Fprint(io.Err, noAgentHelp(o.file))
 		return exitFail
 	}
-	sessions, err := newChatSessions(o.file)
+	saved, err := newChatSessions(o.file)
 	if err != nil {
 		return fail(io, "chat", err)
 	}
 	// The session is read before the composition starts: an unknown id
 	// fails at once.
-	var resumed *agent.LoadedSession
+	var resumed *sessions.Loaded
 	if *cont {
-		last, err := agent.LastSession(sessions.dir, sessions.composition)
+		last, err := sessions.Last(saved.dir, saved.composition)
 		if err != nil {
 			return fail(io, "chat", err)
 		}
 		if last == "" {
-			fmt.Fprintf(io.display().Err, "no saved conversation of %s yet; starting a new one\n", sessions.composition)
+			fmt.Fprintf(io.display().Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
 		}
 		*resumeID = last
 	}
 	if *resumeID != "" {
-		if resumed, err = agent.OpenSession(sessions.dir, *resumeID); err != nil {
+		if resumed, err = sessions.Open(saved.dir, *resumeID); err != nil {
 			return fail(io, "chat", err)
 		}
 		for _, w := range resumed.Warnings {
@@ -205,7 +206,7 @@ model reads why) unless --yes approves it.`)
 			return fail(io, "chat", fmt.Errorf("the agent (entry %q) is not running (%s): %s", id, st.State, st.Err))
 		}
 		if once {
-			code, interrupted := chatOnce(approving(ctx, true, *yes), io, h, a, sessions, resumed, *prompt, format, interrupts)
+			code, interrupted := chatOnce(approving(ctx, true, *yes), io, h, a, saved, resumed, *prompt, format, interrupts)
 			release(interrupted)
 			return code
 		}
@@ -215,7 +216,7 @@ model reads why) unless --yes approves it.`)
 				return fail(io, "chat", err)
 			}
 		}
-		interrupted := chatConsole(approving(ctx, false, *yes), io, h, a, sessions, interrupts)
+		interrupted := chatConsole(approving(ctx, false, *yes), io, h, a, saved, interrupts)
 		release(interrupted)
 		return exitOK
 	})
@@ -247,7 +248,7 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // chatOnce runs one turn for a script: the answer to stdout, the rest to
 // stderr. A Ctrl-C cancels the turn, which then fails; interrupted says
 // whether one did.
-func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
+func chatOnce(ctx context.Context, io Stdio, h *host.Host, a *agent.Agent, sessions chatSessions, resumed *sessions.Loaded, prompt, format string, interrupts <-chan os.Signal) (code int, interrupted bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool

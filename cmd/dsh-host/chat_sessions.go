@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // chatSessions is where chat saves its conversations, and the composition
@@ -17,7 +18,7 @@ type chatSessions struct {
 }
 
 func newChatSessions(file string) (chatSessions, error) {
-	dir, err := agent.SessionDir()
+	dir, err := sessions.Dir()
 	if err != nil {
 		return chatSessions{}, err
 	}
@@ -34,7 +35,7 @@ func (s chatSessions) start(conv *agent.Conversation, model string) error {
 	if s.dir == "" {
 		return nil
 	}
-	sess, err := agent.NewSession(s.dir, s.composition, model)
+	sess, err := sessions.New(s.dir, s.composition, model)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 }
 
 func (f *chatFront) listSessions() {
-	list, warnings, err := agent.ListSessions(f.sessions.dir)
+	list, warnings, err := sessions.List(f.sessions.dir)
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
@@ -108,7 +109,7 @@ func (f *chatFront) resume(id string) {
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return
 	}
-	ls, err := agent.OpenSession(f.sessions.dir, id)
+	ls, err := sessions.Open(f.sessions.dir, id)
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return

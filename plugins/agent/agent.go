@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -115,7 +118,7 @@ type Conversation struct {
 	// messages instead of committing them to the new conversation.
 	gen uint64
 	// session, when set, saves each committed turn; a Reset drops it.
-	session *Session
+	session *sessions.Session
 	// lastPrompt is the prompt tokens the API counted in the last
 	// request, lastBody that request's size in bytes: the base of the
 	// next request's estimate (0: none yet).
@@ -129,14 +132,14 @@ type Conversation struct {
 
 // Session returns the session the conversation saves its turns in, nil
 // when none.
-func (c *Conversation) Session() *Session {
+func (c *Conversation) Session() *sessions.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.session
 }
 
 // Record saves every later turn in s.
-func (c *Conversation) Record(s *Session) {
+func (c *Conversation) Record(s *sessions.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.session = s
@@ -145,13 +148,13 @@ func (c *Conversation) Record(s *Session) {
 // Resume replaces the conversation by a saved one: its history (with the
 // tool results kept in the attachments store read back), and its session
 // for the turns to come. A turn running now is not kept.
-func (c *Conversation) Resume(ls *LoadedSession) error {
-	history, err := ls.history(c.a.store)
+func (c *Conversation) Resume(ls *sessions.Loaded) error {
+	history, err := ls.Restore(c.a.store)
 	if err != nil {
 		return err
 	}
 	if !c.a.reasoning {
-		history = withoutReasoning(history)
+		history = chatapi.WithoutReasoning(history)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -199,7 +202,7 @@ func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompleti
 		return
 	}
 	// Turns run one at a time (c.turn), so the lines are in turn order.
-	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
+	if err := s.AppendTurn(ctx, c.a.store, c.a.Model(), usage, savedMessages(history[from:])); err != nil {
 		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
 }
@@ -398,6 +401,14 @@ func dropAnsweredImages(history []openai.ChatCompletionMessageParamUnion) []open
 	return history
 }
 
+// savedMessages returns msgs as the model will receive them in later
+// requests, which is how a session keeps them: an image part is replaced
+// by imageDropped, as dropAnsweredImages does once the model has answered.
+func savedMessages(msgs []openai.ChatCompletionMessageParamUnion) []openai.ChatCompletionMessageParamUnion {
+	saved := append(slices.Clone(msgs), openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{}})
+	return dropAnsweredImages(saved)[:len(msgs)]
+}
+
 func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 	for _, p := range parts {
 		if p.OfImageURL != nil {
@@ -454,9 +465,9 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
 	var extra []byte
-	off := a.reasoning && reasoningMissing(history)
+	off := a.reasoning && chatapi.ReasoningMissing(history)
 	if off {
-		extra = []byte(thinkingDisabled)
+		extra = []byte(chatapi.ThinkingDisabled)
 	}
 	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc, extra...)
 	if err != nil {
@@ -475,7 +486,7 @@ func (a *Agent) step(ctx context.Context, req request, toolTurn bool, out Output
 	}
 	asst := openai.ChatCompletionAssistantMessageParam{}
 	if a.reasoning && st.reasoning != "" && (toolTurn || len(st.calls) > 0) {
-		setReasoning(&asst, st.reasoning)
+		chatapi.SetReasoning(&asst, st.reasoning)
 	}
 	if st.content != "" || len(st.calls) == 0 {
 		asst.Content.OfString = openai.String(st.content)

@@ -157,7 +157,7 @@ func (c *Conversation) compact(ctx context.Context, history []openai.ChatComplet
 	s := c.session
 	c.mu.Unlock()
 	if s != nil {
-		if err := s.appendCompaction(c.a.Model(), st.usage, cut, pair); err != nil {
+		if err := s.AppendCompaction(c.a.Model(), st.usage, cut, pair); err != nil {
 			out.status("the compaction could not be saved in session %s: %v", s.ID, err)
 		}
 	}

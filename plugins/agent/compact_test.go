@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -29,7 +29,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	)
 	e := start(t, srv, "      contextWindow: 4000\n      compactAt: 0.5\n")
 	dir := t.TempDir()
-	sess, err := NewSession(dir, "composition.yml", "m")
+	sess, err := sessions.New(dir, "composition.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	}
 	// The session holds the compaction: resumed, the conversation sends
 	// what the running one sends.
-	ls, err := OpenSession(dir, sess.ID)
+	ls, err := sessions.Open(dir, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	if !bytes.Equal(reqs[3].Body, reqs[4].Body) {
 		t.Errorf("the resumed conversation sent\n%s\nthe running one\n%s", reqs[4].Body, reqs[3].Body)
 	}
-	raw, _ := os.ReadFile(filepath.Join(dir, sess.ID+sessionExt))
+	raw, _ := os.ReadFile(sess.Path)
 	if !bytes.Contains(raw, []byte(`"kind":"compact"`)) || !bytes.Contains(raw, []byte(`"replaces":2`)) {
 		t.Errorf("no compaction line in the session:\n%s", raw)
 	}

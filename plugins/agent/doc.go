@@ -130,12 +130,9 @@
 //
 // # Sessions
 //
-// A front end saves a conversation by Record(NewSession(...)): each
-// committed turn is then appended to the session's JSON-lines file and
-// fsynced (its messages as the API received them, the model, the usage), so
-// a crash loses at most the turn in progress. OpenSession reads one back
-// (a torn last line is skipped with a warning) and Resume puts its history
-// in a conversation, which then sends it byte for byte as before;
-// ListSessions and LastSession serve /sessions and chat --continue. Reset
-// drops the session: the front end starts a new one at the next turn.
+// A front end saves a conversation by Record(sessions.New(...)): each
+// committed turn is then appended to the session's JSON-lines file (package
+// sessions). sessions.Open reads one back and Resume puts its history in a
+// conversation, which then sends it byte for byte as before. Reset drops
+// the session: the front end starts a new one at the next turn.
 package agent

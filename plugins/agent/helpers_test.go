@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/tools"
+	"github.com/openai/openai-go/v3"
 
 	// The composition of the tests: the built-in services, an MCP client
 	// of the fixture server and folding.
@@ -165,4 +167,31 @@ func waitLine(t *testing.T, path, line string) {
 		}
 		return false
 	})
+}
+
+// sessionTurn is a turn as the loop commits it: a question, a tool call, its
+// result, the answer.
+func sessionTurn(i int, result string) []openai.ChatCompletionMessageParamUnion {
+	asst := openai.ChatCompletionAssistantMessageParam{}
+	asst.ToolCalls = []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+		ID:       "call_" + string(rune('a'+i%26)),
+		Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "mcp_call", Arguments: `{"tool":"mcp__demo__add","arguments":{"a":1,"b":2}}`},
+	}}}
+	answer := openai.ChatCompletionAssistantMessageParam{}
+	answer.Content.OfString = openai.String("The sum is 3.\nAnything else? <é>")
+	return []openai.ChatCompletionMessageParamUnion{
+		openai.UserMessage("What is 1+2?\nPlease use the tool."),
+		{OfAssistant: &asst},
+		openai.ToolMessage(result, "call_"+string(rune('a'+i%26))),
+		{OfAssistant: &answer},
+	}
+}
+
+func marshalAll(t testing.TB, msgs []openai.ChatCompletionMessageParamUnion) string {
+	t.Helper()
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
