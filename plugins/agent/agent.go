@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
 	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -38,7 +39,7 @@ type Agent struct {
 	caller    tools.Caller
 	retry     retryPolicy
 	// schemas holds the tool schemas as the schema profile sends them.
-	schemas *schemaCache
+	schemas *schemaprofile.Cache
 	// reasoning says whether the reasoning of tool-calling turns goes
 	// back to the model (reasoning.go).
 	reasoning bool
@@ -71,7 +72,7 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		caller:    tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
 		retry:     defaultRetry(),
 		model:     cfg.Model,
-		schemas:   &schemaCache{profile: resolveProfile(cfg)},
+		schemas:   schemaprofile.NewCache(schemaprofile.Resolve(cfg.SchemaProfile, cfg.BaseURL)),
 		reasoning: sendsReasoning(cfg),
 	}
 	a.main = a.NewConversation()
@@ -449,7 +450,7 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 	if err != nil {
 		return request{}, err
 	}
-	if asm.Tools, err = a.schemas.rewrite(asm.Tools); err != nil {
+	if asm.Tools, err = a.schemas.Rewrite(asm.Tools); err != nil {
 		return request{}, err
 	}
 	toolsJSON, err := asm.ToolsJSON()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/sampling"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -77,12 +78,12 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 		err = fmt.Errorf("the arguments are not valid JSON (%v); send the arguments as one JSON object", err)
 		return toolOutcome{text: "Error: " + err.Error(), err: err}
 	}
-	if a.schemas.profile != profileStandard {
+	if a.schemas.Profile() != schemaprofile.Standard {
 		// The model saw a loosened schema: the real one decides. Only of
 		// a tool it was offered: a hidden one (a definition the policy
 		// holds) is refused by Execute, whose answer quotes no schema.
 		if def, ok := a.reg.Offered(a.caller, tc.Name); ok {
-			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
+			if err := a.schemas.Check(def.InputSchema, []byte(args)); err != nil {
 				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
 				return toolOutcome{text: "Error: " + err.Error(), err: err}
 			}
