@@ -110,6 +110,7 @@ func TestE2ETeamGateway(t *testing.T) {
       transport: stdio
       command: %q
       args: ["-cancel-file", %q, "-resources", "1", "-prompts"]
+      sandbox: {write: [%q]}
   - id: policy
     name: policy
     config:
@@ -132,7 +133,7 @@ func TestE2ETeamGateway(t *testing.T) {
         issuer: %q
         audience: %q
         requiredScopes: [mcp]
-`, e.fixture, e.cancelFile, addr, as.Issuer, gwURL))
+`, e.fixture, e.cancelFile, e.events, addr, as.Issuer, gwURL))
 	e.serveHTTPProc(t, bin, nil)
 
 	c := newClientHost(t)

@@ -27,6 +27,7 @@ func doorsComposition(e *e2e, rules, extra string) string {
       transport: stdio
       command: %q
       args: ["-cancel-file", %q, "-resources", "2", "-prompts", "-complete"]
+      sandbox: {write: [%q]}
   - id: fold
     name: mcp-fold
     config: {}
@@ -34,7 +35,7 @@ func doorsComposition(e *e2e, rules, extra string) string {
     name: policy
     config:
       rules:
-%s%s`, e.fixture, e.cancelFile, rules, extra)
+%s%s`, e.fixture, e.cancelFile, e.events, rules, extra)
 }
 
 // closedErr reports whether err is the gate's refusal.

@@ -86,6 +86,7 @@ type e2e struct {
 	composition string
 	home        string // DSH_HOME
 	cancelFile  string // where the fixture's slow tool records its events
+	events      string // cancelFile's directory, the one the fixture may write
 	fixture     string
 }
 
@@ -96,8 +97,13 @@ func newE2E(t *testing.T) *e2e {
 		dir:         dir,
 		composition: filepath.Join(dir, "composition.yml"),
 		home:        filepath.Join(dir, "home"),
-		cancelFile:  filepath.Join(dir, "cancel.log"),
+		events:      filepath.Join(dir, "events"),
 		fixture:     mcptest.FixtureBinary(t),
+	}
+	// A directory of its own, granted to the sandboxed fixture.
+	e.cancelFile = filepath.Join(e.events, "cancel.log")
+	if err := os.Mkdir(e.events, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	e.write(t, `  - id: fold
     name: mcp-fold
@@ -122,7 +128,8 @@ func (e *e2e) fixtureEntry(args ...string) string {
       transport: stdio
       command: %q
       args: [%s]
-`, e.fixture, strings.Join(quoted, ", "))
+      %s
+`, e.fixture, strings.Join(quoted, ", "), mcptest.SandboxWrite(e.events))
 }
 
 // write writes the composition: the fixture entry, then extra entries.

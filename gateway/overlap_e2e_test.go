@@ -29,7 +29,7 @@ type envEdit struct {
 
 func newEnvEdit(t *testing.T) *envEdit {
 	e := newE2E(t)
-	ee := &envEdit{e: e, starts: filepath.Join(e.dir, "starts.log")}
+	ee := &envEdit{e: e, starts: filepath.Join(e.events, "starts.log")}
 	ee.write(t, "1")
 	return ee
 }
@@ -46,7 +46,8 @@ func (ee *envEdit) write(t testing.TB, gen string) {
       command: %q
       args: [-cancel-file, %q, -starts-file, %q]
       env: {FIXTURE_GEN: %q}
-`, ee.e.fixture, ee.e.cancelFile, ee.starts, gen)
+      sandbox: {write: [%q]}
+`, ee.e.fixture, ee.e.cancelFile, ee.starts, gen, ee.e.events)
 	tmp := ee.e.composition + ".tmp"
 	if err := os.WriteFile(tmp, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -29,9 +29,10 @@ func retryingComposition(t *testing.T, h *host.Host, crash string, startupMs int
       transport: stdio
       command: %q
       args: [-crash-if-exists, %q]
+      sandbox: {read: [%q]}
       startupTimeoutMs: %d
       reconnect: {initialDelayMs: 20, maxDelayMs: 100, maxAttempts: 100000}
-`, port, mcptest.FixtureBinary(t), crash, startupMs)), nil)
+`, port, mcptest.FixtureBinary(t), crash, filepath.Dir(crash), startupMs)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
 )
@@ -30,7 +31,7 @@ func registerAttach(fs *flag.FlagSet) *bool {
 // refuses the connection is an error saying why: a host runs, and a
 // second copy of its composition (its servers started twice) is what
 // --no-attach asks for, not what a refusal should bring.
-func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAttach bool, fn func(a control.Answers) int) int {
+func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAttach bool, fn func(a app.App) int) int {
 	if !noAttach {
 		c, ok, err := o.attach(ctx, io)
 		if err != nil {
@@ -42,7 +43,7 @@ func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAtta
 		}
 	}
 	return o.withHost(ctx, io, name, func(h *host.Host) int {
-		return fn(&control.Local{Host: h, File: o.file})
+		return fn(&app.Local{Host: h, File: o.file})
 	})
 }
 
@@ -81,7 +82,7 @@ func serveControl(h *host.Host, file string, logger *slog.Logger) (stop func()) 
 	if err != nil {
 		abs = file
 	}
-	local := &control.Local{Host: h, File: abs}
+	local := &app.Local{Host: h, File: abs}
 	l, err := control.Listen(file, logger)
 	switch {
 	case errors.Is(err, control.ErrInUse):
@@ -97,13 +98,13 @@ func serveControl(h *host.Host, file string, logger *slog.Logger) (stop func()) 
 		return func() {}
 	}
 	logger.Debug("control socket listening", "file", file, "socket", l.Addr().String())
-	srv := control.Serve(l, local, logger)
+	srv := control.Serve(l, local, local.File, logger)
 	return func() { srv.Close() }
 }
 
 // takeOver tries every takeoverInterval to take the control socket of file
 // over from the host that holds it, until it has or stop is called.
-func takeOver(file string, local *control.Local, logger *slog.Logger) (stop func()) {
+func takeOver(file string, local *app.Local, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var srv *control.Server // set once taken; read after wg.Wait
@@ -125,7 +126,7 @@ func takeOver(file string, local *control.Local, logger *slog.Logger) (stop func
 				return
 			}
 			logger.Info("the control socket's host stopped: this one answers on it now", "file", file)
-			srv = control.Serve(l, local, logger)
+			srv = control.Serve(l, local, local.File, logger)
 			return
 		}
 	})

@@ -119,8 +119,10 @@ func TestAttach(t *testing.T) {
 	home := attachHome(t)
 	dir := t.TempDir()
 	marker := fmt.Sprintf("dsh-attach-%d-%d", os.Getpid(), time.Now().UnixNano())
-	crashFlag := filepath.Join(dir, "crash")
-	cancelFile := filepath.Join(dir, "cancel")
+	// The fixture's files, in the directory its sandbox grants.
+	events := t.TempDir()
+	crashFlag := filepath.Join(events, "crash")
+	cancelFile := filepath.Join(events, "cancel")
 	if err := os.WriteFile(crashFlag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +136,7 @@ func TestAttach(t *testing.T) {
       transport: stdio
       command: %[1]q
       args: [-counter, -elicit, -progress, -cancel-file, %[3]q, -name, %[2]q]
+      sandbox: {write: [%[5]q]}
   - id: broken
     name: mcp-client
     config:
@@ -141,9 +144,10 @@ func TestAttach(t *testing.T) {
       transport: stdio
       command: %[1]q
       args: [-crash-if-exists, %[4]q, -name, %[2]q]
+      sandbox: {read: [%[5]q]}
       failOnStartupError: true
       reconnect: {enabled: false}
-`, fixture, marker, cancelFile, crashFlag)), 0o644); err != nil {
+`, fixture, marker, cancelFile, crashFlag, events)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Registered first, so that it runs after the host has stopped.

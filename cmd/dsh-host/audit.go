@@ -3,24 +3,17 @@ package main
 // `dsh-host audit`: the policy's trail of calls.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// auditPoll is how often --follow looks for new lines.
-const auditPoll = 200 * time.Millisecond
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION] [--verify]", `
@@ -59,37 +52,20 @@ composition -c names, or --dir.`)
 	if *since > 0 {
 		from = time.Now().Add(-*since)
 	}
-	show := func(line []byte) {
-		var r policy.Record
-		if json.Unmarshal(line, &r) != nil {
-			return // a line still being written by an older version, or foreign
-		}
-		if *tool != "" && !tools.Match(*tool, r.Tool) || r.Time.Before(from) {
-			return
-		}
-		if *asJSON {
-			io.Out.Write(append(bytes.TrimRight(line, "\n"), '\n'))
-			return
-		}
-		writeAuditLine(io.display().Out, r)
-	}
-	files, err := policy.AuditFiles(*dir)
-	if err != nil && !os.IsNotExist(err) {
+	// The trail is files: read here, attached to a host or not.
+	seq, err := (&app.Local{}).Audit(ctx, app.AuditQuery{Dir: *dir, Tool: *tool, Since: from, Follow: *follow})
+	if err != nil {
 		return fail(io, "audit", err)
 	}
-	current := filepath.Join(*dir, policy.AuditFile)
-	for _, name := range files {
-		if *follow && name == current {
-			break // followed below, from its start
-		}
-		if err := eachLine(name, show); err != nil {
+	for rec, err := range seq {
+		if err != nil {
 			return fail(io, "audit", err)
 		}
-	}
-	if *follow {
-		if err := followTrail(ctx, current, show); err != nil {
-			return fail(io, "audit", err)
+		if *asJSON {
+			io.Out.Write(append(rec.Line, '\n'))
+			continue
 		}
+		writeAuditLine(io.display().Out, rec.Record)
 	}
 	return exitOK
 }
@@ -135,90 +111,6 @@ func verifyTrail(io Stdio, dir string) int {
 		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
 	}
 	return exitOK
-}
-
-// eachLine calls fn with each whole line of the file name.
-func eachLine(name string, fn func([]byte)) error {
-	f, err := os.Open(name)
-	if os.IsNotExist(err) {
-		return nil // rotated away meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 4<<20)
-	for sc.Scan() {
-		fn(sc.Bytes())
-	}
-	return sc.Err()
-}
-
-// followTrail prints the current file's lines and then those appended,
-// following it across rotations, until ctx is done.
-func followTrail(ctx context.Context, current string, fn func([]byte)) error {
-	var f *os.File
-	var pending []byte
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
-	buf := make([]byte, 64<<10)
-	drain := func() error {
-		for {
-			n, err := f.Read(buf)
-			pending = append(pending, buf[:n]...)
-			for {
-				i := bytes.IndexByte(pending, '\n')
-				if i < 0 {
-					break
-				}
-				fn(pending[:i])
-				pending = pending[i+1:]
-			}
-			if err == io.EOF || n == 0 {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	tick := time.NewTicker(auditPoll)
-	defer tick.Stop()
-	for {
-		if f == nil {
-			var err error
-			if f, err = os.Open(current); err != nil && !os.IsNotExist(err) {
-				return err
-			}
-			pending = nil
-		}
-		if f != nil {
-			if err := drain(); err != nil {
-				return err
-			}
-			// Rotated: the rest of the old file was drained; go on with
-			// the new one.
-			if now, err := os.Stat(current); err == nil {
-				if mine, err := f.Stat(); err == nil && !os.SameFile(now, mine) {
-					if err := drain(); err != nil {
-						return err
-					}
-					f.Close()
-					f = nil
-					continue
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
 }
 
 // compositionAuditDir is the audit.dir of file's policy entry (the

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -205,37 +203,5 @@ func TestChatPrintJSONError(t *testing.T) {
 	}
 	if code != exitFail || !r.IsError || r.Subtype != "error_during_execution" || !strings.Contains(r.Error, "CHAT_TEST_KEY") || r.SessionID == "" {
 		t.Errorf("exit %d, %+v", code, r)
-	}
-}
-
-// TestPipedInputLeavesASilentPipe: a pipe that stays open and silent (a
-// parent process that never writes nor closes its child's stdin) does not
-// hold a prompt given as an argument; one that writes is read to its end,
-// and, the prompt being stdin, a silent one is waited for.
-func TestPipedInputLeavesASilentPipe(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	text, waited, err := pipedInput(r, 20*time.Millisecond)
-	w.Close() // ends the read left waiting
-	if text != "" || !waited || err != nil {
-		t.Errorf("a silent pipe: %q, waited %v, %v; want it left alone", text, waited, err)
-	}
-
-	r, w, err = os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	go func() {
-		io.WriteString(w, "first ")
-		io.WriteString(w, "second\n")
-		w.Close()
-	}()
-	text, waited, err = pipedInput(r, 0)
-	if text != "first second\n" || waited || err != nil {
-		t.Errorf("a pipe that writes: %q, waited %v, %v", text, waited, err)
 	}
 }

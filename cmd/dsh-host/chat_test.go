@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // chatComposition is the fixture server (folded) and an agent on srv whose
@@ -34,6 +31,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
       command: %q
       args: [-progress]
       env: {FIXTURE_CANCEL_FILE: %q}
+      sandbox: {write: [%q]}
   - id: fold
     name: mcp-fold
   - id: agent
@@ -41,7 +39,7 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
     config:
       baseUrl: %s
       apiKeyEnv: CHAT_TEST_KEY
-`, mcptest.FixtureBinary(t), events, srv.URL))
+`, mcptest.FixtureBinary(t), events, filepath.Dir(events), srv.URL))
 	return file, events
 }
 
@@ -316,68 +314,5 @@ func TestChatPrintGivesCtrlCBack(t *testing.T) {
 	}
 	if code, released := run(make(chan os.Signal)); code != exitOK || len(released) != 1 || released[0] {
 		t.Errorf("answered: exit %d, released %v; want 0, [false]", code, released)
-	}
-}
-
-// TestChatClearsItsLineForAQuestion: a server's question erases chat's
-// live progress line (the console's hook), before it is printed.
-func TestChatClearsItsLineForAQuestion(t *testing.T) {
-	var term bytes.Buffer
-	live := newLiveProgress(&term)
-	live.report()("mcp_call", tools.Progress{Progress: 1, Total: 3})
-	live.clear()
-	if got := term.String(); !strings.HasSuffix(got, "\r\x1b[K") || !strings.Contains(got, "mcp_call: 1/3") {
-		t.Errorf("the line is not erased: %q", got)
-	}
-
-	h := startTestHost(t, flowComposition(t))
-	in, typed := io.Pipe()
-	var out mcptest.SyncBuffer
-	done := make(chan struct{})
-	ctx := withConsoleHooks(context.Background(), consoleHooks{clear: func() { out.Write([]byte("<chat's line erased>")) }})
-	go func() {
-		defer close(done)
-		runConsoleOn(ctx, h, in, &out, nil)
-	}()
-	defer func() { typed.Close(); <-done }()
-	fmt.Fprintln(typed, "/call mcp__demo__ask")
-	mcptest.WaitFor(t, 30*time.Second, "the question", func() bool { return strings.Contains(out.String(), " asks: ") })
-	fmt.Fprintln(typed, "/decline")
-	typed.Close()
-	<-done
-	got := out.String()
-	if i := strings.Index(got, "<chat's line erased>"); i < 0 || i > strings.Index(got, "demo asks:") {
-		t.Errorf("chat's line is not erased before the question:\n%s", got)
-	}
-}
-
-// TestChatSaysTheAgentRestarted: a turn after the agent's instance
-// restarted (its entry changed) says the conversation is new.
-func TestChatSaysTheAgentRestarted(t *testing.T) {
-	srv := openaitest.New(t, openaitest.Turn{Content: "one"}, openaitest.Turn{Content: "two"}, openaitest.Turn{Content: "three"})
-	file, _ := chatComposition(t, srv)
-	t.Setenv("DSH_HOME", t.TempDir())
-	text, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := startTestHost(t, string(text))
-	var out mcptest.SyncBuffer
-	f := &chatFront{h: h, out: &out}
-	f.turn(context.Background(), "first")
-	f.turn(context.Background(), "second")
-	if strings.Contains(out.String(), "restarted") {
-		t.Fatalf("a restart without one:\n%s", out.String())
-	}
-	c, err := host.ParseComposition("composition.yml", append(text, "      system: Be brief.\n"...), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Update(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	f.turn(context.Background(), "third")
-	if got := out.String(); !strings.Contains(got, "two\nagent restarted; new conversation\nthree") {
-		t.Errorf("output:\n%s", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -26,7 +27,7 @@ func TestToolsFlagsHiddenText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := listTools(context.Background(), reg, consoleCaller)
+	rows, err := console.ListTools(context.Background(), reg, console.Caller())
 	if err != nil {
 		t.Fatal(err)
 	}

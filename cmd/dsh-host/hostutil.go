@@ -19,6 +19,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
@@ -155,9 +156,5 @@ func newTermLogger(w io.Writer, format, level string, terminal bool) *slog.Logge
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
 }
 
-// isTerminal reports whether v is an *os.File open on a terminal. A character
-// device is not enough: /dev/null is one too.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && isTerminalFd(f.Fd())
-}
+// isTerminal reports whether v is an *os.File open on a terminal.
+func isTerminal(v any) bool { return console.IsTerminal(v) }

@@ -6,14 +6,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/services/logins"
 )
 
@@ -30,14 +29,10 @@ $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 	if !ok {
 		return code
 	}
-	cfg, err := findServer(cf.file, name)
-	if err != nil {
-		return fail(std, "login", err)
-	}
 	out := std.display()
-	status, err := mcpclient.Login(ctx, cfg, &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout})
+	status, err := (&app.Local{File: cf.file}).Login(ctx, app.LoginRequest{Server: name, Browser: &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout}})
 	if err != nil {
-		return fail(std, "login", err)
+		return fail(std, "login", explainLoadError(cf.file, err))
 	}
 	fmt.Fprintf(out.Out, "%s: %s\n", name, status)
 	return exitOK
@@ -54,15 +49,11 @@ revocation.`)
 	if !ok {
 		return code
 	}
-	cfg, err := findServer(cf.file, name)
-	if err != nil {
-		return fail(std, "logout", err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	msg, err := mcpclient.Logout(ctx, cfg)
+	msg, err := (&app.Local{File: cf.file}).Logout(ctx, app.LoginRequest{Server: name})
 	if err != nil {
-		return fail(std, "logout", err)
+		return fail(std, "logout", explainLoadError(cf.file, err))
 	}
 	fmt.Fprintln(std.display().Out, msg)
 	return exitOK
@@ -78,41 +69,6 @@ func serverArg(fs *flag.FlagSet, args []string, std Stdio) (string, int, bool) {
 		return "", usageError(fs, std, "want one serverName, got %d arguments", len(pos)), false
 	}
 	return pos[0], exitOK, true
-}
-
-// findServer returns the config of the enabled mcp-client entry of file
-// whose serverName (or id) is name, decoded over the defaults.
-func findServer(file, name string) (mcpclient.Config, error) {
-	c, err := loadComposition(file)
-	if err != nil {
-		return mcpclient.Config{}, err
-	}
-	var names []string
-	for i := range c.Entries {
-		e := &c.Entries[i]
-		if e.Name != mcpclient.PluginName || e.Disabled {
-			continue
-		}
-		// Decoded as the host applies it; its errors name file, entry and key.
-		v, err := host.Decode[mcpclient.Config](e)
-		if err != nil {
-			return mcpclient.Config{}, err
-		}
-		cfg := *v
-		if cfg.ServerName == name || e.ID == name {
-			return cfg, nil
-		}
-		names = append(names, cfg.ServerName)
-	}
-	return mcpclient.Config{}, errors.New(notFound(file, name, names))
-}
-
-func notFound(file, name string, names []string) string {
-	msg := fmt.Sprintf("%s has no enabled mcp-client entry with serverName %q", file, name)
-	if len(names) > 0 {
-		msg += fmt.Sprintf(" (it has: %v)", names)
-	}
-	return msg
 }
 
 // loginGate lets servers' logins run in this process, their messages on

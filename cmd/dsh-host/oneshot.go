@@ -15,8 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -230,7 +230,7 @@ it is listed, not hidden.`)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withAnswers(ctx, io, "tools", *noAttach, func(a control.Answers) int {
+	return o.withAnswers(ctx, io, "tools", *noAttach, func(a app.App) int {
 		list, err := a.Tools(ctx)
 		if err != nil {
 			return fail(io, "tools", err)
@@ -282,10 +282,10 @@ without it such a call is denied.`)
 	if err != nil {
 		return usageError(fs, io, "%v", err)
 	}
-	return o.withAnswers(ctx, io, "call", *noAttach, func(a control.Answers) int {
+	return o.withAnswers(ctx, io, "call", *noAttach, func(a app.App) int {
 		// A live progress line on a terminal; a script's stderr gets none.
 		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
-		res, err := a.Call(callCtx, control.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes})
+		res, err := a.Call(callCtx, app.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes})
 		clearProgress()
 		if err != nil {
 			return fail(io, "call", err)
@@ -341,7 +341,7 @@ line goes to stderr.`)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withAnswers(ctx, io, "prompt", *noAttach, func(a control.Answers) int {
+	return o.withAnswers(ctx, io, "prompt", *noAttach, func(a app.App) int {
 		p, err := a.Prompt(ctx)
 		if err != nil {
 			return fail(io, "prompt", err)
@@ -377,8 +377,8 @@ when the reply is an error.`)
 	if !strings.HasPrefix(line, "/") {
 		line = "/" + line
 	}
-	return o.withAnswers(ctx, io, "command", *noAttach, func(a control.Answers) int {
-		reply, err := a.Command(ctx, control.CommandRequest{Line: line, Elicit: o.elicit})
+	return o.withAnswers(ctx, io, "command", *noAttach, func(a app.App) int {
+		reply, err := a.Command(ctx, app.CommandRequest{Line: line, Elicit: o.elicit})
 		if err != nil {
 			return fail(io, "command", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/internal/serve"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
@@ -96,7 +97,7 @@ func TestCompositionFromAPipe(t *testing.T) {
 			logs := startLogging(t, cmd)
 			ready := msg("running; SIGHUP reloads, SIGINT or SIGTERM stops")
 			if args[0] == "serve" {
-				ready = msg("serving MCP over Streamable HTTP", "entry", gatewayID)
+				ready = msg("serving MCP over Streamable HTTP", "entry", serve.GatewayID)
 			}
 			waitLog(t, logs, "the start", ready)
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {

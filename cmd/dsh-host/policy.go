@@ -4,12 +4,10 @@ package main
 // policy says it (/policy explain); this renders its answer.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 
-	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/app"
 )
 
 func cmdPolicy(ctx context.Context, args []string, io Stdio) int {
@@ -38,6 +36,10 @@ that the tools' servers and annotations are known. Nothing is called.`)
 	if len(pos) < 2 || pos[0] != "explain" || len(pos) > 3 {
 		return usageError(fs, io, "want: explain TOOL [ARGS]")
 	}
+	req := app.ExplainRequest{Tool: pos[1], Caller: *caller, Subject: *subject, Groups: groups}
+	if len(pos) == 3 {
+		req.Args = pos[2]
+	}
 	words := append([]string{*caller, pos[1]}, groups...)
 	if *subject != "" {
 		words = append(words, *subject)
@@ -47,26 +49,8 @@ that the tools' servers and annotations are known. Nothing is called.`)
 			return usageError(fs, io, "%q: a name without spaces", w)
 		}
 	}
-	line := "/policy explain --caller " + *caller
-	if *subject != "" {
-		line += " --subject " + *subject
-	}
-	for _, g := range groups {
-		line += " --group " + g
-	}
-	line += " " + pos[1]
-	if len(pos) == 3 {
-		// One line: JSON that parses is compacted; anything else goes as
-		// it is, and the policy says it cannot read it.
-		var b bytes.Buffer
-		if json.Compact(&b, []byte(pos[2])) == nil {
-			line += " " + b.String()
-		} else {
-			line += " " + strings.ReplaceAll(pos[2], "\n", " ")
-		}
-	}
-	return o.withAnswers(ctx, io, "policy explain", *noAttach, func(a control.Answers) int {
-		reply, err := a.Command(ctx, control.CommandRequest{Line: line})
+	return o.withAnswers(ctx, io, "policy explain", *noAttach, func(a app.App) int {
+		reply, err := a.Explain(ctx, req)
 		if err != nil {
 			return fail(io, "policy explain", err)
 		}

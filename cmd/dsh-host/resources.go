@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/services/resources"
 )
 
@@ -31,8 +31,8 @@ description or MIME type contain all of them. Read one with: dsh-host read URI.`
 	if !ok {
 		return code
 	}
-	req := control.ResourcesRequest{Server: *server, Query: strings.Join(pos, " ")}
-	return o.withAnswers(ctx, io, "resources", *noAttach, func(a control.Answers) int {
+	req := app.ResourcesRequest{Server: *server, Query: strings.Join(pos, " ")}
+	return o.withAnswers(ctx, io, "resources", *noAttach, func(a app.App) int {
 		l, err := a.Resources(ctx, req)
 		if err != nil {
 			return fail(io, "resources", err)
@@ -114,11 +114,11 @@ as base64). Exit 1 when the read fails.`)
 	} else if len(rest) > 0 {
 		return usageError(fs, io, "one URI only; key=value arguments go with a template")
 	}
-	req := control.ReadRequest{URI: target, Args: vars, Server: *server}
+	req := app.ReadRequest{URI: target, Args: vars, Server: *server}
 	if vars != nil {
 		req.URI, req.Template = "", target
 	}
-	return o.withAnswers(ctx, io, "read", *noAttach, func(a control.Answers) int {
+	return o.withAnswers(ctx, io, "read", *noAttach, func(a app.App) int {
 		res, err := a.Read(ctx, req)
 		if err != nil {
 			return fail(io, "read", err) // it names the server and the URI

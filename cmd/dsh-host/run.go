@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"os/signal"
-	"sync"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/internal/console"
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
@@ -51,12 +48,12 @@ and takes it over when the first stops.`)
 	if err != nil {
 		return fail(io, "run", err)
 	}
-	prog := newProgress(screen.Out)
+	prog := console.NewStartup(screen.Out)
 	gate := allowLogins(io)
 	defer gate.remove()
 	opts := &host.Options{Logger: logger}
 	defer startTelemetry(ctx, opts, logger)()
-	h, err := startHost(ctx, c, opts, prog.observe, gate.install)
+	h, err := startHost(ctx, c, opts, prog.Observe, gate.install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop
@@ -71,7 +68,7 @@ and takes it over when the first stops.`)
 	if useConsole {
 		hint = " — /help for commands"
 	}
-	prog.finish(h.Status(), hint)
+	prog.Finish(h.Status(), hint)
 
 	stopFollowing := follow(ctx, h, cf.file, hup, logger)
 	stopControl := serveControl(h, cf.file, logger)
@@ -81,7 +78,7 @@ and takes it over when the first stops.`)
 	if useConsole {
 		go func() {
 			defer close(quit)
-			runConsoleOn(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out))
+			console.Run(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)
@@ -106,85 +103,5 @@ func stopped(h *host.Host, logger *slog.Logger) int {
 	return exitOK
 }
 
-// progress prints "connecting 2/5: github…" lines while the composition
-// starts, from the host's status changes. The built-in services start in
-// microseconds, and a lazy server starts on its first call
-// (InstanceStatus.Lazy): both are left out. The host announces every
-// entry of a composition (pending) before it starts any, so the count is
-// whole by the first line.
-type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	builtin map[string]bool
-	shown   map[string]bool // ids of the entries progress counts
-	started map[string]bool
-	done    bool
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, builtin: map[string]bool{}, shown: map[string]bool{}, started: map[string]bool{}}
-	for _, pl := range host.Plugins() {
-		p.builtin[pl.Name] = pl.Builtin
-	}
-	return p
-}
-
-func (p *progress) observe(s host.InstanceStatus) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return
-	}
-	if s.State == host.StateDisabled || p.builtin[s.Plugin] || s.Lazy {
-		delete(p.shown, s.ID)
-	} else {
-		p.shown[s.ID] = true
-	}
-	switch s.State {
-	case host.StateStarting:
-		if p.started[s.ID] || !p.shown[s.ID] {
-			return
-		}
-		p.started[s.ID] = true
-		verb := "starting"
-		if s.Plugin == mcpclient.PluginName {
-			verb = "connecting"
-		}
-		if total := len(p.shown); total >= len(p.started) {
-			fmt.Fprintf(p.w, "%s %d/%d: %s…\n", verb, len(p.started), total, s.ID)
-		} else {
-			fmt.Fprintf(p.w, "%s %d: %s…\n", verb, len(p.started), s.ID)
-		}
-	case host.StateFailed:
-		fmt.Fprintf(p.w, "failed: %s: %s\n", s.ID, s.Err)
-	}
-}
-
-// finish stops the progress lines and prints a summary of st, then hint.
-func (p *progress) finish(st []host.InstanceStatus, hint string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done = true
-	fmt.Fprintln(p.w, summary(st)+hint)
-}
-
 // summary counts st by state: "ready: 4 active, 1 failed".
-func summary(st []host.InstanceStatus) string {
-	order := []host.State{host.StateActive, host.StateStarting, host.StatePending, host.StateFailed, host.StateDisabled}
-	n := map[host.State]int{}
-	for _, s := range st {
-		n[s.State]++
-	}
-	out := "ready:"
-	sep := " "
-	for _, state := range order {
-		if n[state] > 0 {
-			out += fmt.Sprintf("%s%d %s", sep, n[state], state)
-			sep = ", "
-		}
-	}
-	if sep == " " {
-		out += " no instances"
-	}
-	return out
-}
+func summary(st []host.InstanceStatus) string { return console.Summary(st) }

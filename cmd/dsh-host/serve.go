@@ -10,28 +10,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/internal/serve"
 )
-
-// defaultHTTPAddr is where `serve` listens when no transport is named.
-const defaultHTTPAddr = "127.0.0.1:8931"
-
-// gatewayID is the id of the entry serve adds: its plugin's name.
-const gatewayID = gateway.PluginName
 
 const serveAbout = `
 Serve the composition's tools (folded or not, as the composition says) as one
@@ -62,7 +48,7 @@ dropMarker, drainTimeout, listWait and metrics say the same).
                  injects, changed), the session ends and serve exits 1: the
                  client must reconnect.
   --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
-                 ` + defaultHTTPAddr + `). A non-loopback ADDR requires --token-env
+                 ` + serve.DefaultHTTPAddr + `). A non-loopback ADDR requires --token-env
                  or --token-file.
                  Requests from a foreign browser Origin are refused (403).
                  /healthz (200 while the process answers) and /readyz (200
@@ -143,29 +129,6 @@ two clients each start one, runs without it until the first stops.
 Example, for a client's MCP configuration:
   {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`
 
-// serveMemoryLimit is serve's soft memory limit (GOMEMLIMIT) unless the
-// environment sets one.
-const serveMemoryLimit = 256 << 20
-
-// tuneGC sets the garbage collector for a gateway, where the environment
-// (getenv) leaves GOGC or GOMEMLIMIT unset.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		// A gateway's garbage is mostly go-sdk's short-lived JSON buffers
-		// (about seven 32 KiB ones per proxied call) over a small live
-		// heap: collecting at 5x the live heap instead of 2x cuts the GC
-		// work that bounds its throughput, for a few MiB more memory.
-		debug.SetGCPercent(400)
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		// GOGC=400 alone lets the heap grow to five times the live one:
-		// twenty clients holding 7 MB answers they never read took it to
-		// 760 MB over a 180 MB live heap. The soft limit collects as often
-		// as needed past serveMemoryLimit and leaves small heaps to GOGC.
-		debug.SetMemoryLimit(serveMemoryLimit)
-	}
-}
-
 // cmdServe runs gateway mode until the client goes away (stdio), or until
 // SIGINT or SIGTERM. As for run, a shutdown that is not clean exits 1.
 func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
@@ -174,18 +137,18 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	var common commonFlags
 	common.register(fs, "info")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
-	addr := fs.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (default "+defaultHTTPAddr+")")
+	addr := fs.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (default "+serve.DefaultHTTPAddr+")")
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
 	tokenFile := fs.String("token-file", "", "require the bearer token held in `FILE`, such as a mounted secret (instead of --token-env)")
 	tlsCert := fs.String("tls-cert", "", "serve https with the certificate chain in `FILE` (PEM; with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "serve https with the private key in `FILE` (PEM; with --tls-cert)")
 	raw := fs.Bool("raw", false, "serve the one MCP server's tools under their own names, unfolded")
 	stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (several gateways behind a load balancer)")
-	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", gateway.MinNameLimit, gateway.DefaultNameLimit))
+	nameLimit := fs.Int("name-limit", 0, fmt.Sprintf("serve tool names of at most `N` characters, %d to 64 (default %d), for clients that add their own prefix", serve.MinNameLimit, serve.DefaultNameLimit))
 	dropMarker := fs.Bool("drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
 	metrics := fs.String("metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
-	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", gateway.DefaultDrainTimeout))
-	listWait := fs.Duration("list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", gateway.DefaultListWait))
+	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", serve.DefaultDrainTimeout))
+	listWait := fs.Duration("list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", serve.DefaultListWait))
 	bindEnv(fs, serveEnv)
 	fs.Lookup("log-level").Usage += " (env DSH_LOG_LEVEL)"
 	rest, code, ok := parseArgs(fs, args, std)
@@ -199,7 +162,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
 		return exitUsage
 	}
-	tuneGC(os.Getenv)
+	serve.TuneGC(os.Getenv)
 	httpSet, levelSet := false, false
 	fs.Visit(func(f *flag.Flag) {
 		httpSet = httpSet || f.Name == "http"
@@ -233,24 +196,12 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return usageError(fs, std, "--stateless applies to --http only: a stdio session is one client's")
 	}
 	if !*stdio && *addr == "" {
-		*addr = defaultHTTPAddr
+		*addr = serve.DefaultHTTPAddr
 	}
 	// The entry the flags make, decoded and validated as the host will,
 	// before anything starts: what the flags say wrong is a usage error.
-	flagEntry := host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)"}
-	var err error
-	var tlsConfig *gateway.TLSConfig
-	if *tlsCert != "" {
-		tlsConfig = &gateway.TLSConfig{Cert: *tlsCert, Key: *tlsKey}
-	}
-	flagEntry.Config, err = entryConfig(gateway.Config{HTTP: *addr, TokenEnv: *tokenEnv, TokenFile: *tokenFile, TLS: tlsConfig, Raw: *raw, Stateless: *stateless,
-		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, ListWait: *listWait, Metrics: *metrics}, gateway.Config{})
-	if err == nil {
-		var cfg *gateway.Config
-		if cfg, err = host.Decode[gateway.Config](&flagEntry); err == nil {
-			_, err = cfg.Token()
-		}
-	}
+	flagEntry, err := serve.Flags{HTTP: *addr, TokenEnv: *tokenEnv, TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, Raw: *raw, Stateless: *stateless,
+		NameLimit: *nameLimit, DropMarker: *dropMarker, DrainTimeout: *drainTimeout, ListWait: *listWait, Metrics: *metrics}.Entry()
 	if err != nil {
 		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
 		return exitUsage
@@ -270,7 +221,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		c = &host.Composition{File: common.file}
 	}
 	if *raw {
-		if servers := mcpServers(c); len(servers) > 1 {
+		if servers := serve.MCPServers(c); len(servers) > 1 {
 			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
 				common.file, len(servers), strings.Join(servers, ", "))
 		}
@@ -281,12 +232,12 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	logger := newLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
 	defer startTelemetry(ctx, opts, logger)()
-	id, err := composedGateway(c)
+	id, err := serve.ComposedGateway(c)
 	switch {
 	case err != nil:
 		return fail(std, "serve", err)
 	case id == "":
-		id = gatewayID
+		id = serve.GatewayID
 		opts.Entries = []host.Entry{flagEntry}
 	case httpSet || *tokenEnv != "" || *tokenFile != "" || *tlsCert != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *listWait != 0 || *metrics != "":
 		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "file", common.file, "entry", id)
@@ -294,13 +245,20 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 
 	hup := hangups()
 	defer signal.Stop(hup)
+	cfg := serve.Config{File: common.file, GatewayID: id, Host: opts, Logger: logger,
+		Setup:    func(h *host.Host) { observeHost(h, opts) },
+		Shutdown: func(h *host.Host) bool { return shutdownHost(h, logger) },
+		Started: func(ctx context.Context, h *host.Host) func() {
+			stopFollow, stopControl := follow(ctx, h, common.file, hup, logger), serveControl(h, common.file, logger)
+			return func() { stopControl(); stopFollow() }
+		}}
 	if *stdio {
 		var problem string
 		if loadErr != nil {
-			problem = notApplied(common.file, loadErr, false)
+			problem = serve.NotApplied(common.file, loadErr, false)
 			logger.Error("the composition is not applied; serving a session that says so, and watching the file", "file", common.file, "err", loadErr)
 		}
-		return serveStdioHost(ctx, c, opts, id, common.file, problem, hup, std, logger)
+		return serveExit(std, serve.Stdio(ctx, c, cfg, problem, std.In, std.Out))
 	}
 	// The signals that stop serve are caught here too, from now on, so
 	// that the second one, during the drain, ends the drain (main's own
@@ -308,127 +266,19 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	// without disposing of its servers).
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	h, err := startHost(ctx, c, opts, nil)
-	defer func() {
-		if !shutdownHost(h, logger) && code == exitOK {
-			code = exitFail
-		}
-	}()
-	// Before the shutdown: a signal during it kills serve, as in run.
-	defer signal.Stop(signals)
-	if err != nil {
-		if ctx.Err() != nil {
-			return exitOK // stopped while starting, as run
-		}
-		return fail(std, "serve", err)
-	}
-	defer follow(ctx, h, common.file, hup, logger)()
-	defer serveControl(h, common.file, logger)()
-
-	switch st := host.Find(h.Status(), id); st.State {
-	case host.StateFailed:
-		return fail(std, "serve", fmt.Errorf("the gateway (entry %q) failed: %s", id, st.Err))
-	case host.StateDisabled:
-		return fail(std, "serve", fmt.Errorf("the gateway entry %q is disabled in %s: enable it, or remove it to serve as the flags say", id, common.file))
-	case host.StatePending:
-		logger.Warn("the gateway waits for a service; see the host's status above, or run dsh-host check", "entry", id, "waiting", st.Err)
-	}
-	// The gateway listens from its start; serve says it is ready once the
-	// whole composition has started.
-	if st := host.Find(h.Status(), id); st.State == host.StateActive {
-		if st.Endpoint != "" {
-			logger.Info("serving MCP over Streamable HTTP", "url", st.Endpoint, "entry", id)
-		} else {
-			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
-		}
-	}
-	<-ctx.Done()
-	drainGateway(h, signals, logger)
-	logger.Info("shutting down the gateway")
-	return exitOK
+	return serveExit(std, serve.HTTP(ctx, c, cfg, signals))
 }
 
-// drainGateway drains the host's gateway (gateway.Drain): /readyz fails,
-// new sessions and requests are refused, and the requests in flight have
-// the gateway's drain timeout to finish. signals holds the signal that
-// stopped serve; a second one ends the drain at once, and gives the
-// signals back to their default (a third kills the process).
-func drainGateway(h *host.Host, signals chan os.Signal, logger *slog.Logger) {
-	g, ok := host.Lookup(h, gateway.Key)
-	if !ok {
-		return
+// serveExit is serve's exit code for err: a failure the log holds already
+// is not said again.
+func serveExit(std Stdio, err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, serve.ErrLogged):
+		return exitFail
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.DrainTimeout())
-	defer cancel()
-	cut := make(chan struct{})
-	go func() {
-		defer close(cut)
-		for n := 0; n < 2; {
-			select {
-			case <-signals:
-				n++
-			case <-ctx.Done():
-				return
-			}
-		}
-		signal.Stop(signals)
-		logger.Warn("second signal: ending the drain now; the requests in flight are cut")
-		cancel()
-	}()
-	start := time.Now()
-	left := g.Drain(ctx)
-	cancel()
-	<-cut
-	if left > 0 {
-		// Cut answers each: 503 before its answer began, an error saying
-		// the gateway stops on a begun event stream.
-		refused := g.Cut()
-		logger.Warn("the drain ended with requests in flight; they are cut", "inFlight", left, "answered503", refused, "after", time.Since(start).Round(time.Millisecond), "drainTimeout", g.DrainTimeout())
-		return
-	}
-	logger.Info("drained: no request in flight", "after", time.Since(start).Round(time.Microsecond))
-}
-
-// composedGateway returns the id of c's own gateway entry, or "" when it
-// has none.
-func composedGateway(c *host.Composition) (string, error) {
-	for _, e := range c.Entries {
-		if e.Name == gateway.PluginName {
-			return e.ID, nil
-		}
-	}
-	for _, e := range c.Entries {
-		if e.ID == gatewayID {
-			return "", fmt.Errorf("%s:%d: entry %q is a %s, and serve adds its gateway under that id: rename the entry", e.File, e.Line, e.ID, e.Name)
-		}
-	}
-	return "", nil
-}
-
-// mcpServers names c's enabled mcp-client entries (id, file and line).
-func mcpServers(c *host.Composition) []string {
-	var out []string
-	for _, e := range c.Entries {
-		if e.Name == mcpclient.PluginName && !e.Disabled {
-			out = append(out, fmt.Sprintf("%q (%s:%d)", e.ID, e.File, e.Line))
-		}
-	}
-	return out
-}
-
-// entryConfig is cfg as a composition entry holds it, in its type's own
-// YAML keys, without the fields equal to zero's (where the config is
-// decoded from: they say nothing).
-func entryConfig(cfg, zero any) (map[string]any, error) {
-	n, err := minimal(cfg, zero)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := n.Decode(&m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fail(std, "serve", err)
 }
 
 // serveLogLevel is serve's log level when --log-level is not given:
@@ -444,220 +294,3 @@ func serveLogLevel(stdio bool, getenv func(string) string) string {
 	}
 	return level
 }
-
-// notApplied is what a client of serve is told when the composition file
-// does not load: at start (running false: nothing of it runs), or at an
-// edit (the composition before it runs on).
-func notApplied(file string, err error, running bool) string {
-	if running {
-		return fmt.Sprintf("dsh-host: the last edit of %s is not applied, and the composition before it runs on: %v", file, err)
-	}
-	return fmt.Sprintf("dsh-host: the composition %s is not applied, so no tool of it is served: %v. Fix the file: it is watched, and the fix applies without restarting this client.", file, err)
-}
-
-// serveStdioHost runs the host for serve --stdio: the session starts as
-// soon as the gateway is up, while the rest of the composition is still
-// starting (a client gives its server little time to answer initialize,
-// and the gateway announces what comes later). problem, if not empty, is
-// what is wrong with the composition: c is then empty, and the session
-// says so until an edit of the file loads.
-func serveStdioHost(ctx context.Context, c *host.Composition, opts *host.Options, id, file, problem string, hup <-chan os.Signal, std Stdio, logger *slog.Logger) (code int) {
-	h := host.New(opts)
-	observeHost(h, opts)
-	starting, stopStarting := context.WithCancel(ctx)
-	var stopFollow, stopControl func()
-	started := make(chan struct{})
-	go func() {
-		defer close(started)
-		// Update returns when every instance has settled, or at once
-		// when serve ends first.
-		if err := h.Update(starting, c); err != nil {
-			if starting.Err() == nil {
-				logger.Error("the composition did not start", "file", file, "err", err)
-			}
-			return
-		}
-		if st := host.Find(h.Status(), id); st.State == host.StatePending {
-			logger.Warn("the gateway waits for a service; see the host's status above, or run dsh-host check", "entry", id, "waiting", st.Err)
-		}
-		stopFollow = follow(starting, h, file, hup, logger)
-		stopControl = serveControl(h, file, logger)
-	}()
-	defer func() {
-		stopStarting()
-		<-started
-		if stopControl != nil {
-			stopControl()
-		}
-		if stopFollow != nil {
-			stopFollow()
-		}
-		if !shutdownHost(h, logger) && code == exitOK {
-			code = exitFail
-		}
-	}()
-	// The composition has started once every entry of it has settled
-	// (the first update may not have added them all yet, and an entry
-	// waits on its services before it starts: pending, for a moment).
-	unsettled := func(state host.State) bool {
-		return state == "" || state == host.StateStarting || state == host.StatePending
-	}
-	settled := func(st []host.InstanceStatus) bool {
-		select {
-		case <-started:
-			return true
-		default:
-		}
-		for _, e := range c.Entries {
-			if !e.Disabled && unsettled(host.Find(st, e.ID).State) {
-				return false
-			}
-		}
-		return !slices.ContainsFunc(st, func(s host.InstanceStatus) bool { return s.State == host.StateStarting })
-	}
-	return serveStdio(ctx, h, started, settled, id, file, problem, std, logger)
-}
-
-// followProblems tells g's clients what is wrong with the composition as
-// the watcher finds it (after problem, set already), until ctx ends: a file that
-// does not load, and an edit not applied; a load clears it.
-func followProblems(ctx context.Context, h *host.Host, g *gateway.Gateway, file, problem string) {
-	running := problem == ""
-	seen := h.Reloads()
-	for {
-		var now host.ReloadStats
-		err := h.WaitStatus(ctx, func([]host.InstanceStatus) bool {
-			now = h.Reloads()
-			return now.Applied != seen.Applied || now.Failed != seen.Failed
-		})
-		if err != nil {
-			return
-		}
-		seen = now
-		switch {
-		case now.LastError != nil:
-			g.SetProblem(notApplied(file, now.LastError, running))
-		default:
-			running = true
-			g.SetProblem("")
-		}
-	}
-}
-
-// serveStdio serves one client on std.In/std.Out, on the gateway instance
-// id provides, until the client closes its end, ctx is done, or the
-// instance is disposed (a reload restarted it: the client must reconnect).
-// A pending gateway is waited for, unless a reload fails, disables or
-// removes it first.
-func serveStdio(ctx context.Context, h *host.Host, started <-chan struct{}, settled func([]host.InstanceStatus) bool, id, file, problem string, std Stdio, logger *slog.Logger) int {
-	// A pending gateway may come up, or a reload may fail, disable or
-	// remove it meanwhile: then there is nothing left to wait for.
-	var g *gateway.Gateway
-	var last host.InstanceStatus
-	err := h.WaitStatus(ctx, func(st []host.InstanceStatus) bool {
-		var ok bool
-		if g, ok = host.Lookup(h, gateway.Key); ok {
-			return true
-		}
-		last = host.Find(st, id)
-		switch last.State {
-		case host.StateFailed, host.StateDisabled:
-			return true
-		case "":
-			// Not there yet while the first update is planning; gone
-			// after it.
-			select {
-			case <-started:
-				return true
-			default:
-			}
-		}
-		return false
-	})
-	if err != nil || ctx.Err() != nil {
-		// Stopped while waiting (a stop that came first may also have
-		// shut the composition down, which looks like a removal).
-		return exitOK
-	}
-	if g == nil {
-		why := "was removed"
-		switch last.State {
-		case host.StateFailed:
-			why = "failed: " + last.Err
-		case host.StateDisabled:
-			why = "was disabled"
-		}
-		return fail(std, "serve", fmt.Errorf("the gateway (entry %q in %s) %s while serve waited for it; the stdio session never started", id, file, why))
-	}
-	// The servers connecting with the composition have a moment to be
-	// listed, so that the client's first lists have them; one that takes
-	// longer comes with a list_changed (the client's initialize waits in
-	// the pipe meanwhile).
-	wait, stopWaiting := context.WithTimeout(ctx, gateway.StartupWait)
-	_ = h.WaitStatus(wait, settled)
-	stopWaiting()
-	// The session ends when the client goes away, when the gateway is
-	// closed (which ends its sessions), or at SIGINT: then serve closes the
-	// gateway itself, before the host's shutdown would, because go-sdk's
-	// session Close waits for the requests in flight, and a tool that runs
-	// until cancelled would hold serve forever; closing the gateway cancels
-	// them.
-	session, cancel := context.WithCancel(context.Background())
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-ctx.Done():
-			g.Close()
-		case <-g.Done():
-		case <-session.Done():
-		}
-		cancel()
-	}()
-	g.SetProblem(problem) // before the client's initialize
-	problems := make(chan struct{})
-	go func() {
-		defer close(problems)
-		followProblems(session, h, g, file, problem)
-	}()
-	defer func() {
-		cancel()
-		<-watched
-		<-problems
-	}()
-
-	t := &mcp.IOTransport{Reader: readCloser(std.In), Writer: nopWriteCloser{std.Out}}
-	logger.Info("serving MCP over stdio", "entry", id)
-	err = g.Server().Run(session, t)
-	select {
-	case <-g.Done():
-		if ctx.Err() == nil {
-			return fail(std, "serve", fmt.Errorf("a reload stopped the gateway (entry %q in %s, or a service it injects, changed): the stdio session has ended; the client must reconnect", id, file))
-		}
-	default:
-	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) {
-		logger.Error("the stdio session ended with an error", "err", err)
-		return exitFail
-	}
-	if ctx.Err() != nil {
-		logger.Info("shutting down the gateway")
-	} else {
-		logger.Info("stdio client gone; shutting down")
-	}
-	return exitOK
-}
-
-// readCloser returns r as an io.ReadCloser, closing it only if it can be.
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps the transport from closing stdout: the process, not
-// the session, owns it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -41,8 +41,8 @@ func startGateway(t *testing.T, ctx context.Context, fixtureArgs []string, args 
 	for i, a := range fixtureArgs {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
-	file := writeComposition(t, fmt.Sprintf("plugins:\n  - {id: fx, name: mcp-client, config: {serverName: fx, transport: stdio, command: %q, args: [%s]}}\n",
-		mcptest.FixtureBinary(t), strings.Join(quoted, ", ")))
+	file := writeComposition(t, fmt.Sprintf("plugins:\n  - {id: fx, name: mcp-client, config: {serverName: fx, transport: stdio, command: %q, args: [%s], %s}}\n",
+		mcptest.FixtureBinary(t), strings.Join(quoted, ", "), mcptest.SandboxWrite(mcptest.FixtureWrites(fixtureArgs...)...)))
 	cmd := command(t, ctx, append([]string{"serve", "--http", "127.0.0.1:0", "--log-format", "json", "-c", file}, args...)...)
 	logs := startLogging(t, cmd)
 	var url string

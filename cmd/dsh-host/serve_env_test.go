@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"math"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -72,35 +70,6 @@ func TestServeKeepsTheGatewayTokenFromServers(t *testing.T) {
 			cancel() // SIGINT
 			if code := s.exit(t); code != exitOK {
 				t.Errorf("exit %d, want 0\n%s", code, s.stderr)
-			}
-		})
-	}
-}
-
-// TestServeTunesGCUnlessTheEnvironmentDoes: serve collects at GOGC=400
-// under a 256 MiB soft limit, and leaves each to the environment where it
-// sets it.
-func TestServeTunesGCUnlessTheEnvironmentDoes(t *testing.T) {
-	gcPercent, memLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetGCPercent(gcPercent); debug.SetMemoryLimit(memLimit) })
-	for _, tt := range []struct {
-		name             string
-		env              map[string]string
-		percent, limitMB int64
-	}{
-		{"unset", nil, 400, 256},
-		{"GOGC set", map[string]string{"GOGC": "100"}, 100, 256},
-		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "1GiB"}, 400, math.MaxInt64 >> 20},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			debug.SetGCPercent(100)
-			debug.SetMemoryLimit(math.MaxInt64)
-			tuneGC(func(k string) string { return tt.env[k] })
-			if got := int64(debug.SetGCPercent(100)); got != tt.percent {
-				t.Errorf("GOGC = %d, want %d", got, tt.percent)
-			}
-			if got := debug.SetMemoryLimit(-1) >> 20; got != tt.limitMB {
-				t.Errorf("memory limit = %d MiB, want %d", got, tt.limitMB)
 			}
 		})
 	}

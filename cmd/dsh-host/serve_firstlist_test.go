@@ -26,7 +26,8 @@ type coldStart struct {
 
 func newColdStart(t testing.TB, fixture string) coldStart {
 	dir := t.TempDir()
-	c := coldStart{home: filepath.Join(dir, "home"), release: filepath.Join(dir, "release")}
+	// release is in a directory of its own, which s9's sandbox may read.
+	c := coldStart{home: filepath.Join(dir, "home"), release: filepath.Join(t.TempDir(), "release")}
 	var b strings.Builder
 	b.WriteString("plugins:\n")
 	for i := range 10 {
@@ -37,7 +38,7 @@ func newColdStart(t testing.TB, fixture string) coldStart {
 		case 8:
 			args = ", args: [-start-delay, 1s]"
 		case 9:
-			args = fmt.Sprintf(", args: [-wait-file, '%s']", c.release)
+			args = fmt.Sprintf(", args: [-wait-file, '%s'], sandbox: {read: ['%s']}", c.release, filepath.Dir(c.release))
 		}
 		fmt.Fprintf(&b, "  - {id: s%d, name: mcp-client, config: {serverName: s%d, transport: stdio, command: '%s'%s}}\n", i, i, fixture, args)
 	}

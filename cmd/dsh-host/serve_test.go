@@ -5,18 +5,13 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/gateway"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -237,42 +232,6 @@ func TestServeUsage(t *testing.T) {
 			code := dispatch(context.Background(), append([]string{"serve", "-c", file}, tt.args...), Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 			if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
-			}
-		})
-	}
-}
-
-// TestServeEntryConfig: the entry serve makes of its flags holds the
-// gateway's config in the gateway's own keys, only those set, and the
-// host decodes from it exactly the config the flags made.
-func TestServeEntryConfig(t *testing.T) {
-	tests := []struct {
-		name     string
-		cfg      gateway.Config
-		wantKeys []string
-	}{
-		{"stdio", gateway.Config{}, nil},
-		{"http", gateway.Config{HTTP: "127.0.0.1:8931", TokenEnv: "T", Stateless: true}, []string{"http", "stateless", "tokenEnv"}},
-		{"list wait", gateway.Config{ListWait: 2 * time.Second}, []string{"listWait"}},
-		{"every key", gateway.Config{HTTP: "127.0.0.1:1", TokenEnv: "T", Raw: true, Stateless: true,
-			Limits: gateway.Limits{MaxConnections: 7, MaxSessions: 3, SessionTimeout: 90 * time.Second}},
-			[]string{"http", "maxConnections", "maxSessions", "raw", "sessionTimeout", "stateless", "tokenEnv"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := entryConfig(tt.cfg, gateway.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.wantKeys, slices.Sorted(maps.Keys(m)), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("keys (-want +got):\n%s", diff)
-			}
-			got, err := host.Decode[gateway.Config](&host.Entry{ID: gatewayID, Name: gateway.PluginName, File: "(command line)", Config: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(&tt.cfg, got); diff != "" {
-				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,146 +1,39 @@
 package main
 
-// Printing shared by the one-shot subcommands and the console.
+// Printing of the one-shot subcommands. The tables they share with the
+// console are internal/console's; the names below keep this package's
+// callers as they were.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/control"
-	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// errNoTools is returned when the tools service is not running.
-var errNoTools = errors.New("the tools service is not running (check the composition's status)")
+type toolRow = console.Tool
 
-// errNoCommands is returned when the commands service is not running.
-var errNoCommands = errors.New("the commands service is not running (check the composition's status)")
+func writeTools(w io.Writer, rows []toolRow) { console.WriteTools(w, rows) }
 
-// registry returns the running tool registry of h.
-func registry(h *host.Host) (*tools.Registry, error) {
-	r, ok := host.Lookup(h, tools.Key)
-	if !ok || r == nil {
-		return nil, errNoTools
-	}
-	return r, nil
-}
-
-// commandRegistry returns the running commands service of h.
-func commandRegistry(h *host.Host) (*commands.Registry, error) {
-	r, ok := host.Lookup(h, commands.Key)
-	if !ok || r == nil {
-		return nil, errNoCommands
-	}
-	return r, nil
-}
-
-// toolRow is one registered tool as listings show it.
-type toolRow = control.Tool
-
-// listTools returns every tool caller may see, marking as folded those
-// present in the registry but absent from the assembled prompt.
-func listTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]toolRow, error) {
-	return control.ListTools(ctx, reg, caller)
-}
-
-// writeTools prints rows as a table.
-func writeTools(w io.Writer, rows []toolRow) {
-	if len(rows) == 0 {
-		fmt.Fprintln(w, "no tools registered")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSERVER\tRAW NAME\tPROMPT\tDESCRIPTION")
-	folded, withheld := 0, 0
-	for _, r := range rows {
-		prompt := "native"
-		switch {
-		case r.Withheld:
-			prompt = "withheld"
-			withheld++
-		case r.Folded:
-			prompt = "folded"
-			folded++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, dash(r.Server), dash(r.RawName), prompt, oneLine(r.Description, 72))
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "%d tools, %d folded (in the registry, absent from the prompt)\n", len(rows), folded)
-	if withheld > 0 {
-		fmt.Fprintf(w, "%d withheld: not offered to this caller, calls refused (the policy holds a changed tool until 'dsh-host trust', or its rules deny it); '/policy' says why\n", withheld)
-	}
-	for _, r := range rows {
-		if r.Hidden != "" {
-			fmt.Fprintf(w, "warning: the description of %s hides text a model reads: %s\n", r.Name, r.Hidden)
-		}
-	}
-}
-
-// writeInstances prints a status table. toolCount, when non-nil, maps an
-// instance id to the number of tools it registered.
 func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]int, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPLUGIN\tSTATE\tSINCE\tTOOLS\tDETAIL")
-	for _, s := range st {
-		detail := s.Detail
-		if s.Kept != "" {
-			// First: the entry does not run what its file says.
-			detail = strings.TrimSuffix(s.Kept+"; "+detail, "; ")
-		}
-		if s.Err != "" {
-			if detail != "" {
-				detail += "; "
-			}
-			detail += s.Err
-		}
-		tc := "-"
-		if n, ok := toolCount[s.ID]; ok {
-			tc = fmt.Sprint(n)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Plugin, s.State, since(s.Since, now), tc, dash(oneLine(detail, 100)))
-	}
-	tw.Flush()
+	console.WriteInstances(w, st, toolCount, now)
 }
 
-// countTools maps each instance id to the number of tools it registered.
-func countTools(reg *tools.Registry) map[string]int { return control.CountTools(reg) }
+func writeContent(w io.Writer, content []tools.Content) { console.WriteContent(w, content) }
 
-// since renders t relative to now ("3s ago") with its clock time.
-func since(t, now time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t).Round(time.Second)
-	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.TimeOnly), d)
-}
+func parseToolArgs(s string) (json.RawMessage, error) { return console.ParseToolArgs(s) }
 
-// writeContent prints model-facing content: text as it is, images as a
-// one-line reference.
-func writeContent(w io.Writer, content []tools.Content) {
-	for _, c := range content {
-		switch {
-		case c.Type == "image" && c.Image != nil:
-			fmt.Fprintf(w, "[image %s %s %dx%d, %d bytes]\n", c.Image.ID, c.Image.MediaType, c.Image.Width, c.Image.Height, c.Image.Bytes)
-		case c.Type == "text":
-			fmt.Fprint(w, c.Text)
-			if !strings.HasSuffix(c.Text, "\n") {
-				fmt.Fprintln(w)
-			}
-		default:
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "%s\n", b)
-		}
-	}
-}
+func promptSize(n int, b []byte) string { return console.PromptSize(n, b) }
+
+func writePromptOf(w io.Writer, p app.Prompt) error { return console.WritePromptOf(w, p) }
+
+func oneLine(s string, max int) string { return console.OneLine(s, max) }
+
+func dash(s string) string { return console.Dash(s) }
 
 // callResult is what `call --json` prints.
 type callResult struct {
@@ -154,83 +47,12 @@ type callResult struct {
 	Failed bool `json:"failed,omitempty"`
 }
 
-// parseToolArgs checks that s is a JSON object; empty means {}.
-func parseToolArgs(s string) (json.RawMessage, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return json.RawMessage(`{}`), nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("arguments must be a JSON object, like '{\"path\":\"/tmp\"}': %q", oneLine(s, 60))
-	}
-	return json.RawMessage(s), nil
-}
-
-// promptSize is the size line of a tools array of n tools.
-func promptSize(n int, b []byte) string {
-	return fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", n, len(b), (len(b)+3)/4)
-}
-
-// writePrompt prints the tools array indented for reading, its sections and
-// its size.
-func writePrompt(w io.Writer, asm tools.Assembly) error {
-	b, err := asm.ToolsJSON()
-	if err != nil {
-		return fmt.Errorf("encode the tools array: %w", err)
-	}
-	return writePromptOf(w, control.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
-}
-
-// writePromptOf is writePrompt of a prompt a host answered with.
-func writePromptOf(w io.Writer, p control.Prompt) error {
-	var pretty strings.Builder
-	if err := indentJSON(&pretty, []byte(p.ToolsJSON)); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, pretty.String())
-	for _, s := range p.Sections {
-		fmt.Fprintf(w, "section %s: %d bytes\n", s.Name, len(s.Text))
-	}
-	fmt.Fprintln(w, promptSize(p.Count, []byte(p.ToolsJSON)))
-	return nil
-}
-
-// indentJSON indents b keeping its members' order (what the model sees).
-func indentJSON(w io.Writer, b []byte) error {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, b, "", "  "); err != nil {
-		return fmt.Errorf("the tools array is not valid JSON: %w", err)
-	}
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 // writeJSON prints v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// oneLine returns the first line of s, cut to max runes with an ellipsis.
-func oneLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = strings.TrimSpace(s[:i]) + " …"
-	}
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max-1]) + "…"
-	}
-	return s
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // statusRow is one instance in JSON listings.

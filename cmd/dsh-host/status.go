@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/control"
 )
 
 func cmdStatus(ctx context.Context, args []string, io Stdio) int {
@@ -30,7 +30,7 @@ otherwise it starts the composition, waits until every instance has settled
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withAnswers(ctx, io, "status", *noAttach, func(a control.Answers) int {
+	return o.withAnswers(ctx, io, "status", *noAttach, func(a app.App) int {
 		st, err := a.Status(ctx)
 		if err != nil {
 			return fail(io, "status", err)

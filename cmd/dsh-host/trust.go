@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dsh-host/dsh-host/internal/control"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/services/commands"
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
@@ -52,10 +52,14 @@ in the policy's pins.dir ($DSH_HOME/pins).`)
 	if *digest != "" && strings.ContainsAny(*digest, " \t\r\n") {
 		return usageError(fs, io, "%q is not a digest", *digest)
 	}
-	target := strings.Join(pos, " ")
-	return o.withAnswers(ctx, io, "trust", *noAttach, func(a control.Answers) int {
+	req := app.TrustRequest{Server: pos[0]}
+	if len(pos) == 2 {
+		req.Tool = pos[1]
+	}
+	return o.withAnswers(ctx, io, "trust", *noAttach, func(a app.App) int {
 		approve := func(d string) int {
-			reply, err := a.Command(ctx, control.CommandRequest{Line: "/policy trust " + target + " --digest " + d})
+			req.Digest = d
+			reply, err := a.Trust(ctx, req)
 			if err != nil {
 				return fail(io, "trust", err)
 			}
@@ -64,24 +68,23 @@ in the policy's pins.dir ($DSH_HOME/pins).`)
 		if *digest != "" {
 			return approve(*digest)
 		}
-		review, err := a.Command(ctx, control.CommandRequest{Line: "/policy review " + target})
+		review, err := a.Review(ctx, req)
 		if err != nil {
 			return fail(io, "trust", err)
 		}
 		if review.Error {
-			return printReply(io, review)
+			return printReply(io, commands.Reply{Text: review.Text, Error: true})
 		}
 		screen := io.display()
 		fmt.Fprint(screen.Out, review.Text)
-		d, pending := policy.ReviewDigest(review.Text)
-		if !pending {
+		if !review.Pending {
 			return exitOK
 		}
 		if !*yes && !confirm(ctx, io, screen, "Approve these definitions? [y/N]: ") {
 			fmt.Fprintln(screen.Err, "trust: not approved")
 			return exitFail
 		}
-		return approve(d)
+		return approve(review.Digest)
 	})
 }
 

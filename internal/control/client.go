@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -28,7 +32,7 @@ type Client struct {
 	http  *http.Client
 }
 
-var _ Answers = (*Client)(nil)
+var _ app.App = (*Client)(nil)
 
 // Dial connects to the running host of the composition in file. It
 // returns ErrNoHost when there is none: no socket, or a stale one nobody
@@ -89,38 +93,92 @@ var ErrRefused = errors.New("the running host refused the connection")
 func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
 // Status asks for the host's instances.
-func (c *Client) Status(ctx context.Context) (st Status, err error) {
+func (c *Client) Status(ctx context.Context) (st app.Status, err error) {
 	return st, c.get(ctx, pathStatus, &st)
 }
 
 // Tools asks for the tool list.
-func (c *Client) Tools(ctx context.Context) (tl ToolList, err error) {
+func (c *Client) Tools(ctx context.Context) (tl app.ToolList, err error) {
 	return tl, c.get(ctx, pathTools, &tl)
 }
 
 // Prompt asks for the tools array.
-func (c *Client) Prompt(ctx context.Context) (p Prompt, err error) {
+func (c *Client) Prompt(ctx context.Context) (p app.Prompt, err error) {
 	return p, c.get(ctx, pathPrompt, &p)
 }
 
-// Command runs a slash command on the host.
-func (c *Client) Command(ctx context.Context, req CommandRequest) (r commands.Reply, err error) {
-	return r, c.post(ctx, pathCommand, req, &r)
+// Command runs a slash command on the host; its questions go to
+// req.Answer when set.
+func (c *Client) Command(ctx context.Context, req app.CommandRequest) (r commands.Reply, err error) {
+	if req.Answer == nil {
+		return r, c.post(ctx, pathCommand, commandWire{CommandRequest: req}, &r)
+	}
+	var reply *commands.Reply
+	err = c.stream(ctx, pathCommand, commandWire{CommandRequest: req, Ask: true}, req.Answer, func(l readLine) bool {
+		reply = l.Reply
+		return reply != nil
+	})
+	if err != nil {
+		return r, err
+	}
+	return *reply, nil
 }
 
 // Resources asks for the resources and templates that pass req's filter.
-func (c *Client) Resources(ctx context.Context, req ResourcesRequest) (l ResourceList, err error) {
+func (c *Client) Resources(ctx context.Context, req app.ResourcesRequest) (l app.ResourceList, err error) {
 	return l, c.post(ctx, pathResources, req, &l)
 }
 
 // Read has the host read one resource.
-func (c *Client) Read(ctx context.Context, req ReadRequest) (r ReadAnswer, err error) {
+func (c *Client) Read(ctx context.Context, req app.ReadRequest) (r app.ReadAnswer, err error) {
 	return r, c.post(ctx, pathRead, req, &r)
 }
 
 // Reload has the host re-read its composition, and waits for the outcome.
-func (c *Client) Reload(ctx context.Context) (r ReloadResult, err error) {
+func (c *Client) Reload(ctx context.Context) (r app.ReloadResult, err error) {
 	return r, c.post(ctx, pathReload, struct{}{}, &r)
+}
+
+// Login logs in here, not in the host: the browser is the caller's, and
+// the token store ($DSH_HOME/oauth) is shared, where the running host
+// waiting for the login finds it.
+func (c *Client) Login(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Login(ctx, req)
+}
+
+// Logout deletes the login here, as Login makes it.
+func (c *Client) Logout(ctx context.Context, req app.LoginRequest) (string, error) {
+	return (&app.Local{File: c.File}).Logout(ctx, req)
+}
+
+// Review asks the policy what trusting req's tools would approve.
+func (c *Client) Review(ctx context.Context, req app.TrustRequest) (r app.Review, err error) {
+	return r, c.post(ctx, pathReview, req, &r)
+}
+
+// Trust approves the definitions req.Digest names.
+func (c *Client) Trust(ctx context.Context, req app.TrustRequest) (r commands.Reply, err error) {
+	return r, c.post(ctx, pathTrust, req, &r)
+}
+
+// Explain asks the policy how it decides req's call.
+func (c *Client) Explain(ctx context.Context, req app.ExplainRequest) (r commands.Reply, err error) {
+	return r, c.post(ctx, pathExplain, req, &r)
+}
+
+// ChatCompact summarizes the host's conversation.
+func (c *Client) ChatCompact(ctx context.Context) (r app.ChatCompactResult, err error) {
+	return r, c.post(ctx, pathChatCompact, struct{}{}, &r)
+}
+
+// ChatSession starts or resumes the host's conversation.
+func (c *Client) ChatSession(ctx context.Context, req app.ChatSessionRequest) (r app.ChatInfo, err error) {
+	return r, c.post(ctx, pathChatSession, req, &r)
+}
+
+// ChatSessions lists the recorded sessions.
+func (c *Client) ChatSessions(ctx context.Context) (r app.SessionList, err error) {
+	return r, c.get(ctx, pathChatSessions, &r)
 }
 
 // readResult is wireResult as the client reads it.
@@ -132,39 +190,216 @@ type readResult struct {
 	Failed  bool            `json:"failed"`
 }
 
-// Call runs a tool call on the host. Its progress goes to ctx's; ending
-// ctx closes the request, which cancels the call on the host.
-func (c *Client) Call(ctx context.Context, req CallRequest) (tools.Result, error) {
-	req.Progress = tools.WantsProgress(ctx)
-	resp, err := c.do(ctx, http.MethodPost, pathCall, req)
+// readLine is streamLine as the client reads it.
+type readLine struct {
+	Call     string           `json:"call"`
+	Progress *tools.Progress  `json:"progress"`
+	Question *questionLine    `json:"question"`
+	Event    *app.ChatEvent   `json:"event"`
+	Status   *app.StatusEvent `json:"status"`
+	Result   *readResult      `json:"result"`
+	Chat     *app.ChatResult  `json:"chat"`
+	Audit    *app.AuditRecord `json:"audit"`
+	Reply    *commands.Reply  `json:"reply"`
+	Error    string           `json:"error"`
+}
+
+// Call runs a tool call on the host. Its progress goes to req.Progress
+// and ctx's; its questions to req.Answer. Ending ctx closes the request,
+// which cancels the call on the host.
+func (c *Client) Call(ctx context.Context, req app.CallRequest) (tools.Result, error) {
+	progress := req.Progress
+	wire := callWire{CallRequest: req, WantProgress: progress != nil || tools.WantsProgress(ctx), Ask: req.Answer != nil}
+	var res *readResult
+	err := c.stream(ctx, pathCall, wire, req.Answer, func(l readLine) bool {
+		if l.Progress != nil {
+			if progress != nil {
+				progress(*l.Progress)
+			}
+			tools.ReportProgress(ctx, *l.Progress)
+		}
+		res = l.Result
+		return res != nil
+	})
 	if err != nil {
 		return c.canceled(ctx, err)
 	}
+	out := tools.Result{Content: res.Content, Failed: res.Failed}
+	if len(res.Value) > 0 && string(res.Value) != "null" {
+		out.Value = res.Value
+	}
+	if res.Error != "" {
+		out.Err = &remoteError{msg: res.Error, kind: errKinds[res.Kind]}
+	}
+	return out, nil
+}
+
+// Chat runs one turn of the host's conversation.
+func (c *Client) Chat(ctx context.Context, req app.ChatRequest) (app.ChatResult, error) {
+	wire := chatWire{ChatRequest: req, WantEvents: req.Events != nil, Ask: req.Answer != nil}
+	var res *app.ChatResult
+	err := c.stream(ctx, pathChat, wire, req.Answer, func(l readLine) bool {
+		if l.Event != nil && req.Events != nil {
+			req.Events(*l.Event)
+		}
+		res = l.Chat
+		return res != nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return app.ChatResult{Error: ctx.Err().Error(), Canceled: errors.Is(ctx.Err(), context.Canceled)}, nil
+		}
+		return app.ChatResult{}, err
+	}
+	return *res, nil
+}
+
+// Watch follows the host's status changes until ctx ends or the host
+// goes: the channel is then closed.
+func (c *Client) Watch(ctx context.Context) (<-chan app.StatusEvent, error) {
+	resp, err := c.do(ctx, http.MethodGet, pathWatch, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan app.StatusEvent, 64)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		dropped := 0
+		for {
+			var l readLine
+			if dec.Decode(&l) != nil {
+				return
+			}
+			if l.Status == nil {
+				continue
+			}
+			ev := *l.Status
+			ev.Dropped += dropped
+			// The same bound as the host's: a follower that does not
+			// read loses changes here, counted, and the host's stream
+			// is still read.
+			select {
+			case out <- ev:
+				dropped = 0
+			case <-ctx.Done():
+				return
+			default:
+				dropped += 1 + l.Status.Dropped
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Audit yields the host's trail of calls that q selects; its last line
+// (a result) says the trail was read whole.
+func (c *Client) Audit(ctx context.Context, q app.AuditQuery) (iter.Seq2[app.AuditRecord, error], error) {
+	resp, err := c.do(ctx, http.MethodPost, pathAudit, q)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(app.AuditRecord, error) bool) {
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var l readLine
+			if err := dec.Decode(&l); err != nil {
+				if ctx.Err() == nil || !q.Follow {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host (pid %d) ended the trail: %w", c.PID, err))
+				}
+				return
+			}
+			switch {
+			case l.Error != "":
+				yield(app.AuditRecord{}, errors.New(l.Error))
+				return
+			case l.Result != nil:
+				return
+			case l.Audit != nil:
+				rec := *l.Audit
+				if err := json.Unmarshal(rec.Line, &rec.Record); err != nil {
+					yield(app.AuditRecord{}, fmt.Errorf("the running host sent a trail line that is not a record: %w", err))
+					return
+				}
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+	}, nil
+}
+
+// tooMany declines a question past maxOpenQuestions.
+type tooMany struct{}
+
+func (tooMany) Answer(context.Context, elicit.Request) (elicit.Result, error) {
+	return elicit.Result{Action: elicit.Decline, Reason: fmt.Sprintf("the call has %d questions open already", maxOpenQuestions)}, nil
+}
+
+// stream posts in to path and reads its NDJSON answer: each line goes to
+// line until it says the last has come. A question goes to answer (in
+// its own goroutine: the stream is still read meanwhile), its reply back
+// to the host; the call's end cancels the questions still open and waits
+// for them.
+func (c *Client) stream(ctx context.Context, path string, in any, answer elicit.Answerer, line func(readLine) (last bool)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var asks sync.WaitGroup
+	defer asks.Wait()
+	defer cancel()
+	resp, err := c.do(ctx, http.MethodPost, path, in)
+	if err != nil {
+		return err
+	}
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
+	callID := ""
+	open := make(chan struct{}, maxOpenQuestions)
 	for {
-		var line struct {
-			Progress *tools.Progress `json:"progress"`
-			Result   *readResult     `json:"result"`
-		}
-		if err := dec.Decode(&line); err != nil {
+		var l readLine
+		if err := dec.Decode(&l); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return c.canceled(ctx, fmt.Errorf("the running host (pid %d) ended the call without a result: %w", c.PID, err))
+			return fmt.Errorf("the running host (pid %d) ended the request without a result: %w", c.PID, err)
 		}
-		if line.Progress != nil {
-			tools.ReportProgress(ctx, *line.Progress)
-		}
-		if r := line.Result; r != nil {
-			res := tools.Result{Content: r.Content, Failed: r.Failed}
-			if len(r.Value) > 0 && string(r.Value) != "null" {
-				res.Value = r.Value
+		switch {
+		case l.Error != "":
+			return errors.New(l.Error)
+		case l.Call != "":
+			callID = l.Call
+		case l.Question != nil:
+			if answer == nil || callID == "" {
+				continue // asked of nobody: the host's bound declines it
 			}
-			if r.Error != "" {
-				res.Err = &remoteError{msg: r.Error, kind: errKinds[r.Kind]}
+			q := *l.Question
+			// As many at once as the host lets a call ask: more is a
+			// broken host, declined without asking anyone.
+			ask := answer
+			select {
+			case open <- struct{}{}:
+			default:
+				ask = tooMany{}
 			}
-			return res, nil
+			asks.Go(func() {
+				if _, ok := ask.(tooMany); !ok {
+					defer func() { <-open }()
+				}
+				res, err := ask.Answer(ctx, q.Request)
+				if err != nil {
+					res = elicit.Result{Action: elicit.Cancel, Reason: err.Error()}
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				var ok struct{}
+				c.post(ctx, pathAnswer, answerRequest{Call: callID, Question: q.ID, Result: res}, &ok)
+			})
+		default:
+			if line(l) {
+				return nil
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -216,8 +217,8 @@ func TestClientServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := &Local{Host: h, File: file}
-	srv := Serve(l, local, quiet)
+	local := &app.Local{Host: h, File: file}
+	srv := Serve(l, local, file, quiet)
 	defer srv.Close()
 
 	cl, err := Dial(ctx, file)
@@ -241,15 +242,15 @@ func TestClientServer(t *testing.T) {
 	if err != nil || p.ToolsJSON != want.ToolsJSON || p.Count != 1 {
 		t.Errorf("prompt: %+v, %v; want %+v", p, err, want)
 	}
-	res, err := cl.Call(ctx, CallRequest{Tool: "greet", Args: []byte(`{"name":"Ada"}`)})
+	res, err := cl.Call(ctx, app.CallRequest{Tool: "greet", Args: []byte(`{"name":"Ada"}`)})
 	if err != nil || res.Err != nil || len(res.Content) != 1 || res.Content[0].Text != "Hej, Ada!" {
 		t.Errorf("call: %+v, %v", res, err)
 	}
-	res, err = cl.Call(ctx, CallRequest{Tool: "nope", Args: []byte(`{}`)})
+	res, err = cl.Call(ctx, app.CallRequest{Tool: "nope", Args: []byte(`{}`)})
 	if err != nil || !errors.Is(res.Err, tools.ErrUnknownTool) {
 		t.Errorf("unknown tool: %+v, %v; want ErrUnknownTool", res, err)
 	}
-	reply, err := cl.Command(ctx, CommandRequest{Line: "/nope"})
+	reply, err := cl.Command(ctx, app.CommandRequest{Line: "/nope"})
 	if err != nil || !reply.Error {
 		t.Errorf("unknown command: %+v, %v", reply, err)
 	}
@@ -273,7 +274,7 @@ func TestRepointedLinkStillReachesTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := Serve(l, &Local{Host: h, File: link}, quiet)
+	srv := Serve(l, &app.Local{Host: h, File: link}, link, quiet)
 	defer srv.Close()
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)

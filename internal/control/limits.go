@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/dsh-host/dsh-host/app"
 )
 
 // The socket's limits. Only the host's user can connect, but a stuck or
@@ -25,10 +27,13 @@ type limits struct {
 	// readHeader, readBody and idle bound the sending of a request's
 	// headers and body, and an idle connection.
 	readHeader, readBody, idle time.Duration
+	// question bounds how long a question of a call waits for its
+	// caller's answer before it is declined (app.QuestionWait).
+	question time.Duration
 }
 
 func defaultLimits() limits {
-	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second}
+	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second, question: app.QuestionWait()}
 }
 
 // rateLog writes a repeated event as one line per interval with the number

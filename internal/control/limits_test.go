@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
@@ -34,7 +35,7 @@ func limitedServer(t *testing.T, lim limits, logger *slog.Logger) string {
 		t.Fatal(err)
 	}
 	h := host.New(&host.Options{Logger: quiet})
-	srv := serve(l, &Local{Host: h, File: "c.yml"}, logger, lim)
+	srv := serve(l, &app.Local{Host: h, File: "c.yml"}, "c.yml", logger, lim)
 	t.Cleanup(func() { srv.Close(); h.Shutdown(t.Context()) })
 	return path
 }

@@ -11,23 +11,39 @@ import (
 	"os"
 	"sync"
 
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// The endpoints. Each answers JSON; /v1/call answers NDJSON lines (call
-// Line), progress first, the result last. A failure is a 4xx or 5xx
-// status with {"error": "..."}.
+// The endpoints. Each answers JSON; a call, a chat turn and a watch
+// answer NDJSON lines (streamLine), the result last. A failure is a 4xx
+// or 5xx status with {"error": "..."}.
 const (
 	pathHello   = "/v1/hello"   // GET: Hello
-	pathStatus  = "/v1/status"  // GET: Status
-	pathTools   = "/v1/tools"   // GET: ToolList
-	pathCall    = "/v1/call"    // POST CallRequest: NDJSON callLine...
-	pathPrompt  = "/v1/prompt"  // GET: Prompt
-	pathCommand = "/v1/command" // POST CommandRequest: commands.Reply
-	pathReload  = "/v1/reload"  // POST: ReloadResult
+	pathStatus  = "/v1/status"  // GET: app.Status
+	pathWatch   = "/v1/watch"   // GET: NDJSON streamLine{status}...
+	pathTools   = "/v1/tools"   // GET: app.ToolList
+	pathCall    = "/v1/call"    // POST callWire: NDJSON streamLine...
+	pathAnswer  = "/v1/answer"  // POST answerRequest: {}
+	pathPrompt  = "/v1/prompt"  // GET: app.Prompt
+	pathCommand = "/v1/command" // POST commandWire: commands.Reply, or NDJSON streamLine... when it asks
+	pathReload  = "/v1/reload"  // POST: app.ReloadResult
 
-	pathResources = "/v1/resources" // POST ResourcesRequest: ResourceList
-	pathRead      = "/v1/read"      // POST ReadRequest: ReadAnswer
+	pathResources = "/v1/resources" // POST app.ResourcesRequest: app.ResourceList
+	pathRead      = "/v1/read"      // POST app.ReadRequest: app.ReadAnswer
+
+	pathReview  = "/v1/review"  // POST app.TrustRequest: app.Review
+	pathTrust   = "/v1/trust"   // POST app.TrustRequest: commands.Reply
+	pathExplain = "/v1/explain" // POST app.ExplainRequest: commands.Reply
+
+	pathAudit = "/v1/audit" // POST app.AuditQuery: NDJSON streamLine{audit}...
+
+	pathChat         = "/v1/chat"          // POST chatWire: NDJSON streamLine...
+	pathChatCompact  = "/v1/chat/compact"  // POST: app.ChatCompactResult
+	pathChatSession  = "/v1/chat/session"  // POST app.ChatSessionRequest: app.ChatInfo
+	pathChatSessions = "/v1/chat/sessions" // GET: app.SessionList
 )
 
 // Hello identifies the host behind a socket.
@@ -36,10 +52,42 @@ type Hello struct {
 	File string `json:"file"`
 }
 
-// callLine is one line of a call's answer.
-type callLine struct {
-	Progress *tools.Progress `json:"progress,omitempty"`
-	Result   *wireResult     `json:"result,omitempty"`
+// streamLine is one line of a streamed answer: a call's id (first, when
+// its caller answers questions), its progress, a question, a chat event,
+// a status change, and the result last.
+type streamLine struct {
+	Call     string           `json:"call,omitempty"`
+	Progress *tools.Progress  `json:"progress,omitempty"`
+	Question *questionLine    `json:"question,omitempty"`
+	Event    *app.ChatEvent   `json:"event,omitempty"`
+	Status   *app.StatusEvent `json:"status,omitempty"`
+	Result   *wireResult      `json:"result,omitempty"`
+	Chat     *app.ChatResult  `json:"chat,omitempty"`
+	Audit    *app.AuditRecord `json:"audit,omitempty"`
+	Reply    *commands.Reply  `json:"reply,omitempty"`
+	// Error ends a stream that failed before its result.
+	Error string `json:"error,omitempty"`
+}
+
+// callWire is a call on the wire: what it asks for back.
+type callWire struct {
+	app.CallRequest
+	WantProgress bool `json:"progress,omitempty"`
+	Ask          bool `json:"ask,omitempty"`
+}
+
+// commandWire is a slash command on the wire: with Ask, its answer is a
+// stream that carries its questions, and its reply last.
+type commandWire struct {
+	app.CommandRequest
+	Ask bool `json:"ask,omitempty"`
+}
+
+// chatWire is a chat turn on the wire.
+type chatWire struct {
+	app.ChatRequest
+	WantEvents bool `json:"events,omitempty"`
+	Ask        bool `json:"ask,omitempty"`
 }
 
 // wireResult is a tools.Result on the wire. Value is written as the value
@@ -62,74 +110,92 @@ var errKinds = map[string]error{
 	"deadline":     context.DeadlineExceeded,
 }
 
-// Server serves a Local's answers on a control socket.
+// Server serves an app.App on a control socket.
 type Server struct {
 	srv    *http.Server
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	refuse *refuser
+	askers askers
+	lim    limits
 }
 
-// Serve answers on l from local until Close, within the socket's limits
-// (limits.go).
-func Serve(l net.Listener, local *Local, logger *slog.Logger) *Server {
-	return serve(l, local, logger, defaultLimits())
+// Serve answers on l from a until Close, within the socket's limits
+// (limits.go). file is what Hello names.
+func Serve(l net.Listener, a app.App, file string, logger *slog.Logger) *Server {
+	return serve(l, a, file, logger, defaultLimits())
 }
 
-func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Server {
+func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limits) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cancel: cancel, refuse: newRefuser()}
+	s := &Server{cancel: cancel, refuse: newRefuser(), lim: lim}
 	mux := http.NewServeMux()
 	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			s.wg.Add(1)
 			defer s.wg.Done()
+			defer func() {
+				// One request's panic answers it; the host goes on.
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					logger.Error("control socket: a request panicked", "path", r.URL.Path, "panic", v)
+					writeError(w, http.StatusInternalServerError, fmt.Errorf("the host failed answering %s: %v", r.URL.Path, v))
+				}
+			}()
 			fn(w, r)
 		})
 	}
-	handle("GET "+pathHello, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, Hello{PID: os.Getpid(), File: local.File})
-	})
-	handle("GET "+pathStatus, func(w http.ResponseWriter, r *http.Request) {
-		answer(w, func() (any, error) { return local.Status(r.Context()) })
-	})
-	handle("GET "+pathTools, func(w http.ResponseWriter, r *http.Request) {
-		answer(w, func() (any, error) { return local.Tools(r.Context()) })
-	})
-	handle("GET "+pathPrompt, func(w http.ResponseWriter, r *http.Request) {
-		answer(w, func() (any, error) { return local.Prompt(r.Context()) })
-	})
+	get := func(path string, fn func(ctx context.Context) (any, error)) {
+		handle("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			answer(w, func() (any, error) { return fn(r.Context()) })
+		})
+	}
+	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file}, nil })
+	get(pathStatus, func(ctx context.Context) (any, error) { return a.Status(ctx) })
+	get(pathTools, func(ctx context.Context) (any, error) { return a.Tools(ctx) })
+	get(pathPrompt, func(ctx context.Context) (any, error) { return a.Prompt(ctx) })
+	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })
 	handle("POST "+pathCommand, func(w http.ResponseWriter, r *http.Request) {
-		var req CommandRequest
+		var req commandWire
 		if !readJSON(w, r, &req) {
 			return
 		}
-		answer(w, func() (any, error) { return local.Command(r.Context(), req) })
-	})
-	handle("POST "+pathResources, func(w http.ResponseWriter, r *http.Request) {
-		var req ResourcesRequest
-		if !readJSON(w, r, &req) {
+		if !req.Ask {
+			answer(w, func() (any, error) { return a.Command(r.Context(), req.CommandRequest) })
 			return
 		}
-		answer(w, func() (any, error) { return local.Resources(r.Context(), req) })
+		s.serveCommand(w, r, a, req)
 	})
-	handle("POST "+pathRead, func(w http.ResponseWriter, r *http.Request) {
-		var req ReadRequest
-		if !readJSON(w, r, &req) {
-			return
-		}
-		answer(w, func() (any, error) { return local.Read(r.Context(), req) })
-	})
-	handle("POST "+pathReload, func(w http.ResponseWriter, r *http.Request) {
-		answer(w, func() (any, error) { return local.Reload(r.Context()) })
-	})
+	post(handle, pathResources, func(ctx context.Context, req app.ResourcesRequest) (any, error) { return a.Resources(ctx, req) })
+	post(handle, pathRead, func(ctx context.Context, req app.ReadRequest) (any, error) { return a.Read(ctx, req) })
+	post(handle, pathReload, func(ctx context.Context, _ struct{}) (any, error) { return a.Reload(ctx) })
+	post(handle, pathReview, func(ctx context.Context, req app.TrustRequest) (any, error) { return a.Review(ctx, req) })
+	post(handle, pathTrust, func(ctx context.Context, req app.TrustRequest) (any, error) { return a.Trust(ctx, req) })
+	post(handle, pathExplain, func(ctx context.Context, req app.ExplainRequest) (any, error) { return a.Explain(ctx, req) })
+	post(handle, pathChatCompact, func(ctx context.Context, _ struct{}) (any, error) { return a.ChatCompact(ctx) })
+	post(handle, pathChatSession, func(ctx context.Context, req app.ChatSessionRequest) (any, error) { return a.ChatSession(ctx, req) })
+	handle("POST "+pathAnswer, s.askers.serveAnswer)
 	handle("POST "+pathCall, func(w http.ResponseWriter, r *http.Request) {
-		var req CallRequest
-		if !readJSON(w, r, &req) {
-			return
+		var req callWire
+		if readJSON(w, r, &req) {
+			s.serveCall(w, r, a, req)
 		}
-		serveCall(w, r, local, req)
 	})
+	handle("POST "+pathChat, func(w http.ResponseWriter, r *http.Request) {
+		var req chatWire
+		if readJSON(w, r, &req) {
+			s.serveChat(w, r, a, req)
+		}
+	})
+	handle("POST "+pathAudit, func(w http.ResponseWriter, r *http.Request) {
+		var q app.AuditQuery
+		if readJSON(w, r, &q) {
+			serveAudit(w, r, a, q)
+		}
+	})
+	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { serveWatch(w, r, a) })
 	s.srv = &http.Server{
 		Handler:           bounded(mux, lim),
 		ReadHeaderTimeout: lim.readHeader,
@@ -158,6 +224,16 @@ func serve(l net.Listener, local *Local, logger *slog.Logger, lim limits) *Serve
 	return s
 }
 
+// post handles a POST of a JSON request In answered by fn.
+func post[In any](handle func(string, func(http.ResponseWriter, *http.Request)), path string, fn func(context.Context, In) (any, error)) {
+	handle("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+		var req In
+		if readJSON(w, r, &req) {
+			answer(w, func() (any, error) { return fn(r.Context(), req) })
+		}
+	})
+}
+
 // Close stops listening, cancels the requests in flight and waits for
 // their handlers to return.
 func (s *Server) Close() error {
@@ -168,33 +244,72 @@ func (s *Server) Close() error {
 	return err
 }
 
-// serveCall runs req, writing its progress lines as they come and then
-// the result. A client that goes away (Ctrl-C) cancels the call.
-func serveCall(w http.ResponseWriter, r *http.Request, local *Local, req CallRequest) {
+// stream writes NDJSON lines, one at a time, each flushed; none once
+// ended.
+type stream struct {
+	mu    sync.Mutex
+	enc   *json.Encoder
+	rc    *http.ResponseController
+	ended bool
+}
+
+func newStream(w http.ResponseWriter) *stream {
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	rc := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // the value's JSON as the standalone printer writes it
-	var mu sync.Mutex
-	ended := false
-	ctx := r.Context()
-	if req.Progress {
-		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !ended {
-				enc.Encode(callLine{Progress: &p})
-				rc.Flush()
-			}
-		})
+	return &stream{enc: enc, rc: http.NewResponseController(w)}
+}
+
+func (st *stream) send(line streamLine) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return errors.New("the stream has ended")
 	}
-	res, err := local.Call(ctx, req)
-	mu.Lock()
-	defer mu.Unlock()
-	ended = true
+	if err := st.enc.Encode(line); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+// end sends the last line.
+func (st *stream) end(line streamLine) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ended = true
+	st.enc.Encode(line)
+}
+
+// asking returns an answerer that puts a call's questions to its caller
+// through st, having sent the call's id; done ends it.
+func (s *Server) asking(st *stream) (elicit.Answerer, func(), error) {
+	k, done := s.askers.add(s.lim.question, func(q questionLine) error { return st.send(streamLine{Question: &q}) })
+	if err := st.send(streamLine{Call: k.id}); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return k, done, nil
+}
+
+// serveCall runs req, writing its progress and questions as they come
+// and then the result. A client that goes away (Ctrl-C) cancels the call.
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, req callWire) {
+	st := newStream(w)
+	ctx := r.Context()
+	if req.WantProgress {
+		req.Progress = func(p tools.Progress) { st.send(streamLine{Progress: &p}) }
+	}
+	if req.Ask {
+		k, done, err := s.asking(st)
+		if err != nil {
+			return
+		}
+		defer done()
+		req.Answer = k
+	}
+	res, err := a.Call(ctx, req.CallRequest)
 	if err != nil {
-		// Nothing was written yet: the status can still say it failed.
-		writeError(w, http.StatusServiceUnavailable, err)
+		st.end(streamLine{Error: err.Error()})
 		return
 	}
 	out := &wireResult{Content: res.Content, Value: res.Value, Failed: res.Failed}
@@ -207,7 +322,93 @@ func serveCall(w http.ResponseWriter, r *http.Request, local *Local, req CallReq
 			}
 		}
 	}
-	enc.Encode(callLine{Result: out})
+	st.end(streamLine{Result: out})
+}
+
+// serveCommand runs a slash command whose caller answers its questions.
+func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App, req commandWire) {
+	st := newStream(w)
+	k, done, err := s.asking(st)
+	if err != nil {
+		return
+	}
+	defer done()
+	req.Answer = k
+	reply, err := a.Command(r.Context(), req.CommandRequest)
+	if err != nil {
+		st.end(streamLine{Error: err.Error()})
+		return
+	}
+	st.end(streamLine{Reply: &reply})
+}
+
+// serveChat runs one chat turn, writing its events and questions as they
+// come and then its result.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, req chatWire) {
+	st := newStream(w)
+	ctx := r.Context()
+	if req.WantEvents {
+		req.Events = func(e app.ChatEvent) { st.send(streamLine{Event: &e}) }
+	}
+	if req.Ask {
+		k, done, err := s.asking(st)
+		if err != nil {
+			return
+		}
+		defer done()
+		req.Answer = k
+	}
+	res, err := a.Chat(ctx, req.ChatRequest)
+	if err != nil {
+		st.end(streamLine{Error: err.Error()})
+		return
+	}
+	st.end(streamLine{Chat: &res})
+}
+
+// serveAudit writes the trail's records, then (following) those to come
+// until the client goes. A client that does not read holds up only this
+// handler's reading of the files.
+func serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQuery) {
+	seq, err := a.Audit(r.Context(), q)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st := newStream(w)
+	st.rc.Flush()
+	for rec, err := range seq {
+		if err != nil {
+			st.end(streamLine{Error: err.Error()})
+			return
+		}
+		if st.send(streamLine{Audit: &rec}) != nil {
+			return
+		}
+	}
+	st.end(streamLine{Result: &wireResult{}})
+}
+
+// serveWatch writes the host's status changes until the client goes. A
+// client that does not read blocks only this handler: the app's channel
+// drops (and counts) what it cannot hold.
+func serveWatch(w http.ResponseWriter, r *http.Request, a app.App) {
+	ch, err := a.Watch(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st := newStream(w)
+	// The header goes now: the client knows it is following.
+	st.rc.Flush()
+	for ev := range ch {
+		if st.send(streamLine{Status: &ev}) != nil {
+			break
+		}
+	}
+	// Drain: the channel closes once the request's context ends.
+	for range ch {
+	}
 }
 
 // answer writes fn's value, or its error as a 503.

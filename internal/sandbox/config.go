@@ -21,10 +21,9 @@ const (
 	ModeOff = "off"
 )
 
-// DefaultMode is the mode of an entry without sandbox.mode. It is off
-// until every test package that starts stdio servers passes under auto
-// (see docs/sandbox.md).
-const DefaultMode = ModeOff
+// DefaultMode is the mode of an entry without sandbox.mode: sandboxed
+// where the system supports it.
+const DefaultMode = ModeAuto
 
 // Config is the sandbox key of a stdio entry: what the server may do
 // beyond what it needs to run (defaults.go).
@@ -41,6 +40,27 @@ type Config struct {
 	// listen on: none by default, or any.
 	Connect Ports `yaml:"connect"`
 	Bind    Ports `yaml:"bind"`
+	// UDP lets the server use UDP (DNS lookups among others). Unset, it
+	// follows Connect: a server that may connect somewhere over TCP needs
+	// to resolve the names it connects to, and could send anything over
+	// TCP anyway; one that may connect nowhere cannot send DNS queries
+	// out either (seccomp.go).
+	UDP *bool `yaml:"udp"`
+	// Unix lets the server create unix sockets, and so connect to any it
+	// can reach by path (a Docker socket, D-Bus); socketpair between its
+	// own processes is allowed without it.
+	Unix bool `yaml:"unix"`
+	// Limits are its resource limits (limits.go).
+	Limits Limits `yaml:"limits"`
+}
+
+// AllowsUDP reports whether the server may use UDP: the key, or unset,
+// whether it may connect over TCP.
+func (c Config) AllowsUDP() bool {
+	if c.UDP != nil {
+		return *c.UDP
+	}
+	return c.Connect.Any || len(c.Connect.List) > 0
 }
 
 // EffectiveMode is the mode c runs under.
@@ -56,7 +76,8 @@ func (c Config) EffectiveMode() string {
 
 // Set reports whether any key besides mode was given.
 func (c Config) Set() bool {
-	return len(c.Read) > 0 || len(c.Write) > 0 || c.Connect.Any || len(c.Connect.List) > 0 || c.Bind.Any || len(c.Bind.List) > 0
+	return len(c.Read) > 0 || len(c.Write) > 0 || c.Connect.Any || len(c.Connect.List) > 0 || c.Bind.Any || len(c.Bind.List) > 0 ||
+		c.UDP != nil || c.Unix || c.Limits.Set()
 }
 
 // Ports is a list of TCP ports, or any port.
@@ -78,6 +99,17 @@ func (p Ports) String() string {
 		s[i] = strconv.Itoa(int(v))
 	}
 	return strings.Join(s, ", ")
+}
+
+// MarshalYAML encodes p as UnmarshalYAML reads it: "any" or a list.
+func (p Ports) MarshalYAML() (any, error) {
+	if p.Any {
+		return "any", nil
+	}
+	if p.List == nil {
+		return []uint16{}, nil
+	}
+	return p.List, nil
 }
 
 // UnmarshalYAML decodes a list of ports (1 to 65535) or the string "any".
@@ -137,7 +169,7 @@ func (c Config) Validate() []error {
 	}
 	paths("read", c.Read)
 	paths("write", c.Write)
-	return errs
+	return append(errs, c.Limits.validate()...)
 }
 
 // expand returns p with a leading ~ made home, cleaned.

@@ -88,6 +88,12 @@ func (r *runtimeGrants) exe(path string, depth int) {
 		return
 	}
 	r.g.addRead(filepath.Dir(path))
+	if filepath.Base(filepath.Dir(path)) == "shims" {
+		// A version manager's shim (pyenv, rbenv, asdf: ~/.pyenv/shims/
+		// python3) runs the manager from its root, which holds the
+		// versions it picks from.
+		r.g.addRead(filepath.Dir(filepath.Dir(path)))
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return
@@ -124,11 +130,18 @@ func (r *runtimeGrants) npmCache() {
 	if cache == "" && r.home != "" {
 		cache = filepath.Join(r.home, ".npm")
 	}
-	if cache != "" {
-		// npx creates it anyway; it must exist to be granted.
-		_ = os.MkdirAll(cache, 0o700)
-		r.g.addWrite(cache)
+	if cache == "" {
+		return
 	}
+	// npx creates it anyway; it must exist to be granted.
+	_ = os.MkdirAll(cache, 0o700)
+	if childEnv(r.env, "npm_config_offline") == "true" {
+		// Prepare filled it outside: read-only, so that a compromised
+		// server cannot poison what later unsandboxed runs install.
+		r.g.addRead(cache)
+		return
+	}
+	r.g.addWrite(cache)
 }
 
 // scriptArg grants the script or package a runtime was given as an

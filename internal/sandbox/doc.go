@@ -1,7 +1,10 @@
 // Package sandbox starts a stdio MCP server with the rights it was given
 // rather than the user's: on Linux, Landlock rules on the filesystem
 // (read, write, execute), on TCP connect and bind (ABI 4 and later) and on
-// signals and abstract unix sockets (ABI 6 and later), plus no_new_privs.
+// signals and abstract unix sockets (ABI 6 and later), plus no_new_privs;
+// a seccomp filter for what Landlock does not see, UDP and unix sockets,
+// unless the entry allows them (seccomp_linux.go); and resource limits
+// (limits.go).
 //
 // The host never restricts itself. Start rewrites a server's command so
 // that the current binary is executed again with a marker argument;

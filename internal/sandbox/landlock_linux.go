@@ -23,6 +23,9 @@ const maxABI = 8
 // kernel offers at enforcement (best effort).
 var base = landlock.V8
 
+// pdeathSig is the parent-death signal attr asks for.
+func pdeathSig(attr *syscall.SysProcAttr) syscall.Signal { return attr.Pdeathsig }
+
 func support() (int, string) {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v <= 0 {
@@ -31,10 +34,10 @@ func support() (int, string) {
 	return v, ""
 }
 
-// enforceAndExec applies s to this thread (no_new_privs, then the
-// Landlock domain) and execs the server from it: the domain of the
-// thread that calls execve is the new program's, so the launcher needs no
-// all-threads enforcement.
+// enforceAndExec applies s to this thread (its limits, no_new_privs, the
+// Landlock domain, then the seccomp filter) and execs the server from it:
+// the domain of the thread that calls execve is the new program's, so the
+// launcher needs no all-threads enforcement.
 func enforceAndExec(s *spec) error {
 	cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
 	var rules []landlock.Rule
@@ -71,6 +74,16 @@ func enforceAndExec(s *spec) error {
 		// would break that word (and a spec is the caller's to forge).
 		return fmt.Errorf("Landlock is not available, so the sandbox cannot be applied")
 	}
+	var filter []*unix.SockFprog
+	if s.Seccomp {
+		// Built before the limits bind this process's memory.
+		if filter, err = buildSeccomp(s); err != nil {
+			return err
+		}
+	}
+	if err := applyLimits(s.Limits); err != nil {
+		return err
+	}
 	runtime.LockOSThread() // never unlocked: this thread execs
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
@@ -79,6 +92,20 @@ func enforceAndExec(s *spec) error {
 		return fmt.Errorf("enforce the Landlock ruleset: %w", err)
 	}
 	unix.Close(fd)
+	if s.PdeathSig != 0 {
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(s.PdeathSig), 0, 0, 0); err != nil {
+			return fmt.Errorf("set the parent-death signal: %w", err)
+		}
+		if os.Getppid() != s.Host {
+			// It died before the signal was set: none will come.
+			return fmt.Errorf("the host exited before the server started")
+		}
+	}
+	if filter != nil {
+		if err := installSeccomp(filter); err != nil {
+			return err
+		}
+	}
 	err = syscall.Exec(s.Path, s.Argv, os.Environ())
 	return fmt.Errorf("exec %s: %w", s.Path, err)
 }

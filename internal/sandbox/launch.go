@@ -26,12 +26,48 @@ var hooked atomic.Bool
 
 // spec is what the launcher applies and then execs.
 type spec struct {
-	Path    string
-	Argv    []string
+	Path string
+	Argv []string
+	Rules
+	// Seccomp applies the filter of seccomp_linux.go, which refuses UDP
+	// unless UDP and unix sockets unless Unix.
+	Seccomp bool
+	// PdeathSig is the parent-death signal the host asked for: the
+	// kernel keeps it per thread, and the launcher's Go runtime may exec
+	// from a thread other than the one forked, which has none.
+	PdeathSig int `json:",omitempty"`
+	// Host is the host's pid, the launcher's parent while it lives.
+	Host int `json:",omitempty"`
+}
+
+// Rules are what a sandboxed server may do: the effective grants, the
+// defaults and the entry's keys together.
+type Rules struct {
 	Read    []string
 	Write   []string
 	Connect Ports
 	Bind    Ports
+	// UDP and Unix let the server use UDP and unix sockets (seccomp);
+	// Limits are its resource limits.
+	UDP, Unix bool
+	Limits    Limits
+}
+
+// Readable reports whether the rules let p be read.
+func (r Rules) Readable(p string) bool { return under(p, r.Read) || under(p, r.Write) }
+
+// Writable reports whether the rules let p be written.
+func (r Rules) Writable(p string) bool { return under(p, r.Write) }
+
+// under reports whether p is one of dirs or below one.
+func under(p string, dirs []string) bool {
+	p = filepath.Clean(p)
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Launch is a server's start as Start arranged it.
@@ -46,14 +82,33 @@ type Launch struct {
 	Warning string
 	// Notes are what the defaults left out, for the log.
 	Notes []string
-	tmp   string
+	// NotEnforced are the rules this system cannot enforce for the
+	// server, each naming its key: "udp (no seccomp here)", a process
+	// limit under root. Report says them too.
+	NotEnforced []string
+	// Rules are what the sandbox grants, and ABI the Landlock ABI it
+	// enforces, when Sandboxed; Seccomp whether the filter applies.
+	Rules   Rules
+	ABI     int
+	Seccomp bool
+	tmp     string
+	after   []func()
 }
+
+// After adds f to what Cleanup does.
+func (l *Launch) After(f func()) { l.after = append(l.after, f) }
 
 // Cleanup removes what Start made for the server (its temporary
 // directory); call it once the server has exited.
 func (l *Launch) Cleanup() {
-	if l != nil && l.tmp != "" {
+	if l == nil {
+		return
+	}
+	if l.tmp != "" {
 		os.RemoveAll(l.tmp)
+	}
+	for _, f := range l.after {
+		f()
 	}
 }
 
@@ -69,6 +124,12 @@ var Support = support
 // why (strict mode on a system without Landlock, a path to grant that
 // does not exist, a binary without the hook).
 func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
+	return start(cmd, cfg, roots, nil)
+}
+
+// start is Start; with run set, the launcher execs run (a probe) instead
+// of cmd, under the rules found for cmd.
+func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, error) {
 	mode := cfg.EffectiveMode()
 	if mode == ModeOff {
 		return &Launch{Report: "not sandboxed (sandbox.mode: off)"}, nil
@@ -82,6 +143,10 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 		return nil, err
 	}
 	abi, why := Support()
+	filter, noFilter := seccompSupport()
+	if abi > 0 && !filter && mode == ModeStrict {
+		abi, why = 0, noFilter
+	}
 	if abi == 0 {
 		if mode == ModeStrict {
 			return nil, fmt.Errorf("sandbox.mode is strict, but the server cannot be sandboxed here: %s; the server was not started (set sandbox.mode: auto to start it unsandboxed)", why)
@@ -130,8 +195,17 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 		return nil, fmt.Errorf("sandbox: the server's temporary directory: %w", err)
 	}
 	g.addWrite(tmp)
-	s := spec{Path: cmd.Path, Argv: cmd.Args, Read: existing(g.read), Write: existing(g.write),
-		Connect: cfg.Connect, Bind: cfg.Bind}
+	s := spec{Path: cmd.Path, Argv: cmd.Args, Seccomp: filter, Rules: Rules{Read: existing(g.read), Write: existing(g.write),
+		Connect: cfg.Connect, Bind: cfg.Bind, UDP: cfg.AllowsUDP(), Unix: cfg.Unix, Limits: cfg.Limits}}
+	if cmd.SysProcAttr != nil {
+		s.PdeathSig, s.Host = int(pdeathSig(cmd.SysProcAttr)), os.Getpid()
+	}
+	if run != nil {
+		// The probe is the host's binary: it alone is added, as a
+		// file to read and execute.
+		s.Path, s.Argv = run[0], run
+		s.Read = append(s.Read, run[0])
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -146,8 +220,56 @@ func Start(cmd *exec.Cmd, cfg Config, roots []string) (*Launch, error) {
 	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
 	cmd.Path = self
 	cmd.Args = []string{self, marker}
-	return &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes,
-		Report: fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s", min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind)}, nil
+	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI), Seccomp: filter}
+	l.Report = fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s; %s",
+		min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
+	return l, nil
+}
+
+// beyondLandlock words what the seccomp filter and the limits enforce
+// ("udp: blocked (seccomp), unix sockets: blocked (seccomp)"), noting in
+// l what they cannot. noFilter is why there is no seccomp, or "".
+func (l *Launch) beyondLandlock(cfg Config, noFilter string, uid int) string {
+	word := func(key, name string, allowed bool) string {
+		switch {
+		case allowed && key == "udp" && cfg.UDP == nil:
+			return name + ": allowed (as sandbox.connect allows TCP; sandbox.udp: false blocks it)"
+		case allowed:
+			return name + ": allowed (sandbox." + key + ")"
+		case noFilter != "":
+			l.NotEnforced = append(l.NotEnforced, "sandbox."+key+": "+noFilter)
+			return name + ": not blocked (no seccomp)"
+		}
+		return name + ": blocked (seccomp)"
+	}
+	parts := []string{word("udp", "udp", cfg.AllowsUDP()), word("unix", "unix sockets", cfg.Unix)}
+	if cfg.Limits.Set() {
+		lim := cfg.Limits
+		var ls []string
+		if lim.Memory > 0 {
+			ls = append(ls, "memory "+lim.Memory.String()+" (RLIMIT_DATA)")
+		}
+		if lim.Processes > 0 {
+			p := fmt.Sprintf("processes %d (RLIMIT_NPROC)", lim.Processes)
+			if uid == 0 {
+				p = fmt.Sprintf("processes %d (RLIMIT_NPROC: not enforced, as root)", lim.Processes)
+			}
+			ls = append(ls, p)
+		}
+		if lim.Files > 0 {
+			ls = append(ls, fmt.Sprintf("files %d (RLIMIT_NOFILE)", lim.Files))
+		}
+		parts = append(parts, "limits: "+strings.Join(ls, ", "))
+		notes := limitNotes(lim, uid)
+		l.Notes = append(l.Notes, notes...)
+		if uid == 0 && lim.Processes > 0 {
+			l.NotEnforced = append(l.NotEnforced, notes...)
+		}
+	}
+	if noFilter != "" {
+		l.Notes = append(l.Notes, "udp and unix sockets are not blocked: "+noFilter)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // executable returns the error exec would give starting path, if any.
@@ -166,6 +288,9 @@ func executable(path string) error {
 // TestMain): in a process Start launched, it applies the sandbox and
 // execs the server, never returning; anywhere else it returns at once.
 func Main() {
+	if len(os.Args) >= 2 && os.Args[1] == probeMarker {
+		runProbe(os.Args[2:])
+	}
 	if len(os.Args) < 2 || os.Args[1] != marker {
 		hooked.Store(true)
 		return

@@ -13,6 +13,10 @@ import (
 
 func TestMain(m *testing.M) {
 	Main()
+	if name := os.Getenv(actEnv); name != "" {
+		runAct(name) // a server started by a test (act)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,6 +1,7 @@
 // Package testkit holds the project's test kits, one package each:
 // mcptest (in-process MCP servers and clients), oauthtest (an authorization
 // server), openaitest (a scripted OpenAI-compatible model), tlstest
-// (loopback certificates) and replicas (the multi-replica load driver).
+// (loopback certificates), replicas (the multi-replica load driver) and
+// golden (golden-file comparison, -update to refresh).
 // They are real protocol peers, not mocks, so tests drive what users run.
 package testkit

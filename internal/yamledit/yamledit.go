@@ -458,3 +458,56 @@ func detectIndent(top *yaml.Node) int {
 	}
 	return 2
 }
+
+// Minimal encodes v without the fields equal to def's (a config is
+// decoded over its defaults, so they say nothing; def encodes every field,
+// the empty ones included); a list of scalars is written on one line.
+func Minimal(v, def any) (*yaml.Node, error) {
+	var n, d yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := d.Encode(def); err != nil {
+		return nil, err
+	}
+	prune(&n, &d)
+	return &n, nil
+}
+
+func prune(n, def *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var dv *yaml.Node
+		if def != nil && def.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(def.Content); j += 2 {
+				if def.Content[j].Value == k.Value {
+					dv = def.Content[j+1]
+				}
+			}
+		}
+		if dv != nil { // else a key of a map, kept even when empty
+			prune(v, dv)
+			if v.Kind == yaml.MappingNode && len(v.Content) == 0 || SameValue(v, dv) == nil {
+				continue
+			}
+		}
+		if v.Kind == yaml.SequenceNode && allScalars(v.Content) {
+			v.Style = yaml.FlowStyle
+		}
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
+}
+
+func allScalars(nodes []*yaml.Node) bool {
+	for _, n := range nodes {
+		if n.Kind != yaml.ScalarNode {
+			return false
+		}
+	}
+	return true
+}

@@ -76,6 +76,7 @@ func startWith(t *testing.T, srv *openaitest.Server, fixtureArgs, extra string) 
       command: %q
       args: [-instructions, "Prefer the add tool for sums.", -progress%s]
       env: {FIXTURE_CANCEL_FILE: %q}
+      sandbox: {write: [%q]}
       # all: only the agent's Secrets keep its key from the server.
       inheritEnv: all
   - id: fold
@@ -85,7 +86,7 @@ func startWith(t *testing.T, srv *openaitest.Server, fixtureArgs, extra string) 
     config:
       baseUrl: %s
       apiKeyEnv: %s
-%s`, mcptest.FixtureBinary(t), fixtureArgs, events, srv.URL, testKeyEnv, extra)
+%s`, mcptest.FixtureBinary(t), fixtureArgs, events, filepath.Dir(events), srv.URL, testKeyEnv, extra)
 	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/result"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient/stdio"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/wire"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -181,6 +182,9 @@ type sharedState struct {
 	unavailable  string // why live is nil, for call errors
 	instructions string // the server's, as the prompt carries them
 	resyncFor    *conn  // the connection whose list_changed is queued
+	// sandbox is what the sandbox enforces for the stdio server last
+	// started, or why nothing, for the status ("" for HTTP).
+	sandbox string
 }
 
 // conn is one connection generation.
@@ -295,6 +299,11 @@ func (c *client) setConnected() {
 			detail += ", " + login
 		}
 	}
+	c.mu.Lock()
+	if c.shared.sandbox != "" {
+		detail += ", " + c.shared.sandbox
+	}
+	c.mu.Unlock()
 	c.setState(detail, "")
 }
 
@@ -547,6 +556,11 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 	}
 	watched := wire.New(subs...).Wrap(tr)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if st, ok := tr.(*stdio.Transport); ok {
+		c.mu.Lock()
+		c.shared.sandbox = st.SandboxReport()
+		c.mu.Unlock()
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))
 	}

@@ -64,7 +64,7 @@ type Config struct {
 	InheritEnv string `yaml:"inheritEnv"`
 	// Sandbox is what a stdio server may do beyond what it needs to run
 	// (package sandbox, docs/sandbox.md): mode, read, write, connect,
-	// bind.
+	// bind, udp, unix, limits.
 	Sandbox sandbox.Config `yaml:"sandbox"`
 
 	// URL and Headers reach a Streamable HTTP server; Headers go on every

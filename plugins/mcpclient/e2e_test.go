@@ -27,6 +27,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
@@ -196,9 +197,12 @@ func (hs *harness) applyNode(server, pkg string, args ...string) (command string
 	hs.t.Helper()
 	command, argv := mcptest.NodeServer(hs.t, pkg, args...)
 	hs.exes = append(hs.exes, command)
-	hs.apply(host.Entry{ID: server, Name: "mcp-client", Config: map[string]any{
-		"transport": "stdio", "serverName": server, "command": command, "args": toAny(argv),
-	}})
+	cfg := map[string]any{"transport": "stdio", "serverName": server, "command": command, "args": toAny(argv)}
+	if pkg == mcptest.ServerFilesystem {
+		// The directories it serves, granted as import grants them.
+		cfg["sandbox"] = map[string]any{"write": toAny(args)}
+	}
+	hs.apply(host.Entry{ID: server, Name: "mcp-client", Config: cfg})
 	hs.requireActive(server)
 	return command
 }
@@ -223,6 +227,17 @@ func stdioFixture(t testing.TB, id, server string, extra map[string]any, args ..
 		"command":    mcptest.FixtureBinary(t),
 		"args":       toAny(append([]string{"-name", server}, args...)),
 		"reconnect":  map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": 5},
+	}
+	// The sandbox is on by default: grant the files the flags name, and
+	// the one FIXTURE_CANCEL_FILE names.
+	writes := mcptest.FixtureWrites(args...)
+	if env, ok := extra["env"].(map[string]any); ok {
+		if f, ok := env["FIXTURE_CANCEL_FILE"].(string); ok {
+			writes = append(writes, mcptest.FixtureWrites("-cancel-file", f)...)
+		}
+	}
+	if len(writes) > 0 {
+		cfg["sandbox"] = map[string]any{"write": toAny(writes)}
 	}
 	maps.Copy(cfg, extra)
 	return host.Entry{ID: id, Name: "mcp-client", Config: cfg}
@@ -293,8 +308,13 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 	if diff := cmp.Diff(publicNames("fx", fixtureRawTools...), hs.serverTools("fx")); diff != "" {
 		t.Errorf("registered tools (-want +got):\n%s", diff)
 	}
-	if got, want := hs.status("fx").Detail, fmt.Sprintf("connected, %d tools", len(fixtureRawTools)); got != want {
-		t.Errorf("status detail = %q, want %q", got, want)
+	// The sandbox, on by default, says what it enforces (or why not).
+	want := fmt.Sprintf("connected, %d tools, sandboxed (landlock v", len(fixtureRawTools))
+	if abi, _ := sandbox.Support(); abi == 0 {
+		want = fmt.Sprintf("connected, %d tools, not sandboxed: ", len(fixtureRawTools))
+	}
+	if got := hs.status("fx").Detail; !strings.HasPrefix(got, want) || !strings.Contains(got, "connect none") {
+		t.Errorf("status detail = %q, want %q... with connect none", got, want)
 	}
 
 	// The dotted name is normalized with a hash, and only the raw name goes

@@ -87,3 +87,95 @@ func TestSandboxConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxLimitsConfigErrors: the seccomp keys and the limits are
+// checked like the rest of the block, each error naming the file, line,
+// entry and key: a decimal unit, a negative count, a word, a misspelt
+// limit, a zero, a size without its unit, a udp that is not a boolean.
+func TestSandboxLimitsConfigErrors(t *testing.T) {
+	c, err := host.ParseComposition("composition.yml", []byte(`plugins:
+  - id: files
+    name: mcp-client
+    config:
+      serverName: files
+      transport: stdio
+      command: npx
+      sandbox:
+        unix: true
+        limits:
+          memroy: 1GiB
+  - id: zero
+    name: mcp-client
+    config: {serverName: zero, transport: stdio, command: npx, sandbox: {limits: {files: 0}}}
+  - id: small
+    name: mcp-client
+    config:
+      serverName: small
+      transport: stdio
+      command: npx
+      sandbox:
+        limits: {memory: 512}
+  - id: ok
+    name: mcp-client
+    config:
+      serverName: ok
+      transport: stdio
+      command: npx
+      sandbox: {udp: false, unix: true, limits: {memory: 2GiB, processes: 128, files: 4096}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = host.Check(c)
+	if err == nil {
+		t.Fatal("Check = nil, want the errors")
+	}
+	for _, want := range []string{
+		`composition.yml:11: entry "files": config key sandbox.limits.memroy: unknown key; did you mean memory?`,
+		`composition.yml:14: entry "zero": config key sandbox.limits.files: 0 would stop the server from starting at all; leave the key out for no limit`,
+		`entry "small": config key sandbox.limits.memory: 512 bytes is too small for any server to start (at least 1MiB); write a unit, such as 512MiB`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %v\nwant it to contain %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), `entry "ok"`) {
+		t.Errorf("Check = %v\nthe valid entry is reported", err)
+	}
+	// The value errors, once no key is unknown (one per entry: decoding
+	// stops at an entry's first).
+	c, err = host.ParseComposition("composition.yml", []byte(`plugins:
+  - id: files
+    name: mcp-client
+    config:
+      serverName: files
+      transport: stdio
+      command: npx
+      sandbox:
+        limits:
+          memory: 2GB
+  - id: procs
+    name: mcp-client
+    config: {serverName: procs, transport: stdio, command: npx, sandbox: {limits: {processes: -1}}}
+  - id: fds
+    name: mcp-client
+    config: {serverName: fds, transport: stdio, command: npx, sandbox: {limits: {files: lots}}}
+  - id: udp
+    name: mcp-client
+    config: {serverName: udp, transport: stdio, command: npx, sandbox: {udp: sometimes}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = host.Check(c)
+	for _, want := range []string{
+		`composition.yml:10: entry "files": config key sandbox.limits.memory: "2GB": unknown unit "GB"; write KiB, MiB, GiB or TiB`,
+		`composition.yml:13: entry "procs": config key sandbox.limits.processes: -1 is negative`,
+		`composition.yml:16: entry "fds": config key sandbox.limits.files: must be a whole number, not "lots"`,
+		`composition.yml:19: entry "udp": config key sandbox.udp: `,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %v\nwant it to contain %q", err, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -580,4 +581,38 @@ func CountFiles(t testing.TB, dir string) int {
 		return nil
 	})
 	return n
+}
+
+// FixtureWrites returns what the fixture started with args needs granted
+// to write under the sandbox (which is on by default): the directory of
+// each file a flag of args names (-starts-file, -cancel-file, ...), once
+// each. Nothing else of the test's is granted.
+func FixtureWrites(args ...string) []string {
+	// The fixture's flags that name a file it writes or looks for.
+	fileFlags := []string{"starts-file", "cancel-file", "crash-if-exists", "wait-file", "acts-file"}
+	var dirs []string
+	for i, a := range args {
+		name := strings.TrimLeft(a, "-")
+		if name == a || i+1 >= len(args) || !slices.Contains(fileFlags, name) {
+			continue
+		}
+		if d := filepath.Dir(args[i+1]); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// SandboxWrite is the YAML of an entry's sandbox key granting dirs to
+// write, as a flow mapping ("sandbox: {write: [...]}"), or "" without
+// dirs.
+func SandboxWrite(dirs ...string) string {
+	if len(dirs) == 0 {
+		return ""
+	}
+	q := make([]string, len(dirs))
+	for i, d := range dirs {
+		q[i] = fmt.Sprintf("%q", d)
+	}
+	return "sandbox: {write: [" + strings.Join(q, ", ") + "]}"
 }

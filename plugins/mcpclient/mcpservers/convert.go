@@ -197,6 +197,9 @@ func (imp *Imported) finish(name, typ string, taken func(serverName string) bool
 	default:
 		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNameRule)
 	}
+	if cfg.Transport == mcpclient.TransportStdio {
+		imp.grantKnown()
+	}
 	return *imp, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,19 @@ type Transport struct {
 
 	// proc is the process Connect started, for Explain.
 	proc *process
+	// report says what the sandbox enforces for the last start, or why
+	// nothing (sandbox.Launch.Report).
+	report atomic.Pointer[string]
+}
+
+// SandboxReport says what the sandbox enforces for the server Connect
+// started ("sandboxed (landlock v7): read 12 paths, write 3, connect
+// none, bind none"), or why it runs unsandboxed; "" before a start.
+func (t *Transport) SandboxReport() string {
+	if r := t.report.Load(); r != nil {
+		return *r
+	}
+	return ""
 }
 
 // process is one started server: its exit, once it happened.
@@ -108,11 +122,20 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
-	launch, err := sandbox.Start(cmd, t.Sandbox, t.Roots)
+	prep, err := sandbox.Prepare(ctx, cmd, t.Sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
+	launch, err := sandbox.Start(cmd, t.Sandbox, t.Roots)
+	if err != nil {
+		prep.Cleanup()
+		return nil, fmt.Errorf("start %q: %w", t.Command, err)
+	}
+	launch.After(prep.Cleanup)
+	t.logPrepared(prep)
 	t.logLaunch(launch)
+	t.report.Store(&launch.Report)
+	stderr.sandboxed = launch.Sandboxed
 	// Pipes of our own rather than cmd's: Wait then reaps the child as
 	// soon as it exits (its status explains a failed start) without
 	// closing the stdout go-sdk may still be reading.
@@ -165,6 +188,21 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 // per host process rather than at every start of every server.
 var warned sync.Map
 
+// logPrepared logs what was done outside the sandbox before the start.
+func (t *Transport) logPrepared(p *sandbox.Prepared) {
+	if t.Logger == nil {
+		return
+	}
+	if p.Warning != "" {
+		if _, seen := warned.LoadOrStore(p.Warning, true); !seen {
+			t.Logger.Warn("sandbox: " + p.Warning)
+		}
+	}
+	if p.Note != "" {
+		t.Logger.Debug("sandbox: " + p.Note)
+	}
+}
+
 // logLaunch logs what the sandbox enforces for the server.
 func (t *Transport) logLaunch(l *sandbox.Launch) {
 	if t.Logger == nil {
@@ -180,7 +218,9 @@ func (t *Transport) logLaunch(l *sandbox.Launch) {
 		return
 	}
 	if l.Sandboxed {
-		t.Logger.Debug(l.Report)
+		// Once per start: the server's grants, where a permission
+		// error in its log is read.
+		t.Logger.Info(l.Report)
 		// A server restarted in a crash loop states the same facts again.
 		for _, n := range l.Notes {
 			warnOnce("sandbox: " + n)
@@ -306,7 +346,15 @@ func sandboxHint(p *process) string {
 	if !p.sandboxed {
 		return ""
 	}
-	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: widen sandbox.read, sandbox.write or sandbox.connect, or set sandbox.mode: off (docs/sandbox.md)"
+	if path := p.stderr.refused(); path != "" {
+		// Name the grant: the directory of a file, or the directory.
+		dir := path
+		if st, err := os.Stat(path); err != nil || !st.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		return fmt.Sprintf("; it ran in the sandbox, which refused %s: grant it with sandbox.read: [%s] (sandbox.write to write there), or set sandbox.mode: off (docs/sandbox.md)", path, dir)
+	}
+	return "; it ran in the sandbox, which may be the cause if it needs files or ports beyond its grants: " + sandboxWiden
 }
 
 // explained is err with why in front, still matching err.

@@ -60,6 +60,35 @@ func runProbe() {
 		}
 		return err
 	})
+	probe("udp", func(addr string) error {
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("exfiltrated"))
+		return err
+	})
+	probe("open", func(count string) error {
+		n, err := strconv.Atoi(count)
+		if err != nil {
+			return err
+		}
+		var files []*os.File
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		for range n {
+			f, err := os.Open("/dev/null")
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+		}
+		return nil
+	})
 	probe("signal", func(pid string) error {
 		n, err := strconv.Atoi(pid)
 		if err != nil {
@@ -91,8 +120,12 @@ type probeWorld struct {
 	home, secret, outside, addr string
 	port                        int
 	// tool is an executable outside the grants; abstract is an abstract
-	// unix socket the test listens on.
-	tool, abstract string
+	// unix socket the test listens on, socket a pathname one (a Docker
+	// socket's stand-in).
+	tool, abstract, socket string
+	// udp is a loopback UDP address; datagrams counts what it received.
+	udp       string
+	datagrams chan struct{}
 }
 
 func newProbeWorld(t *testing.T) *probeWorld {
@@ -139,6 +172,42 @@ func newProbeWorld(t *testing.T) *probeWorld {
 			c.Close()
 		}
 	}()
+	// A socket path must fit in 108 bytes: t.TempDir's may not.
+	sockDir, err := os.MkdirTemp("", "sbx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	w.socket = filepath.Join(sockDir, "docker.sock")
+	pl, err := net.Listen("unix", w.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pl.Close() })
+	go func() {
+		for {
+			c, err := pl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	w.udp, w.datagrams = pc.LocalAddr().String(), make(chan struct{}, 8)
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			w.datagrams <- struct{}{}
+		}
+	}()
 	return w
 }
 
@@ -165,9 +234,10 @@ func callProbe(t *testing.T, cs *mcp.ClientSession, tool, target string) string 
 // TestSandboxRefusesWhatWasNotGranted: inside the sandbox the server
 // cannot read a key under the user's home, write outside its grants,
 // execute a program outside its grants, connect to a loopback port not
-// granted or to an abstract unix socket outside the sandbox, read the
-// host's environment through /proc, nor signal the host; with
-// mode off the same probes succeed, so the refusals are the sandbox's.
+// granted, send a UDP datagram, connect to a unix socket (pathname or
+// abstract), read the host's environment through /proc, nor signal the
+// host; with mode off the same probes succeed, so the refusals are the
+// sandbox's.
 func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Landlock is Linux's")
@@ -189,9 +259,12 @@ func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 	probes = append(probes, probe{"read", "/proc/" + host + "/environ", "permission denied"})
 	probes = append(probes, probe{"exec", w.tool, "permission denied"})
 	if abi >= 6 {
-		probes = append(probes, probe{"signal", host, "operation not permitted"},
-			probe{"unix", w.abstract, "operation not permitted"})
+		probes = append(probes, probe{"signal", host, "operation not permitted"})
 	}
+	// Seccomp refuses the sockets (Landlock's scoping would refuse the
+	// abstract one too: TestSandboxGrants).
+	probes = append(probes, probe{"udp", w.udp, "permission denied"},
+		probe{"unix", w.socket, "permission denied"}, probe{"unix", w.abstract, "permission denied"})
 	for _, mode := range []string{sandbox.ModeStrict, sandbox.ModeAuto} {
 		cs := connectProbe(t, w, sandbox.Config{Mode: mode})
 		for _, p := range probes {
@@ -201,17 +274,25 @@ func TestSandboxRefusesWhatWasNotGranted(t *testing.T) {
 		}
 		cs.Close()
 	}
+	select {
+	case <-w.datagrams:
+		t.Error("a refused datagram arrived")
+	default:
+	}
 	cs := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeOff})
 	for _, p := range probes {
 		if got := callProbe(t, cs, p.tool, p.target); got != "ok" {
 			t.Errorf("mode off: %s %s = %q, want ok (the probe itself must work)", p.tool, p.target, got)
 		}
 	}
+	<-w.datagrams // sent before the probe answered
 }
 
 // TestSandboxGrants: what an entry grants is allowed, and only that: a
 // read grant does not allow writing, a write grant and a root do, a
-// granted port can be connected to.
+// granted port can be connected to, UDP and a pathname unix socket once
+// allowed; an abstract unix socket outside the sandbox stays refused by
+// Landlock's scoping even with unix sockets allowed.
 func TestSandboxGrants(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Landlock is Linux's")
@@ -224,7 +305,7 @@ func TestSandboxGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := sandbox.Config{Mode: sandbox.ModeStrict, Read: []string{readable}, Write: []string{writable},
-		Connect: sandbox.Ports{List: []uint16{uint16(w.port)}}}
+		Connect: sandbox.Ports{List: []uint16{uint16(w.port)}}, Unix: true}
 	cs := connectProbe(t, w, cfg, root)
 	want := []struct{ tool, target, want string }{
 		{"read", doc, "ok"},
@@ -235,6 +316,12 @@ func TestSandboxGrants(t *testing.T) {
 	}
 	if abi >= 4 {
 		want = append(want, struct{ tool, target, want string }{"connect", w.addr, "ok"})
+	}
+	// udp follows connect; unix: true.
+	want = append(want, struct{ tool, target, want string }{"udp", w.udp, "ok"},
+		struct{ tool, target, want string }{"unix", w.socket, "ok"})
+	if abi >= 6 {
+		want = append(want, struct{ tool, target, want string }{"unix", w.abstract, "operation not permitted"})
 	}
 	for _, c := range want {
 		if got := callProbe(t, cs, c.tool, c.target); !strings.Contains(got, c.want) {
@@ -266,7 +353,7 @@ func TestSandboxedExitNamesTheKeys(t *testing.T) {
 		cancel()
 		switch mode {
 		case sandbox.ModeStrict:
-			if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), "widen sandbox.read") {
+			if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), "sandbox.read: ["+filepath.Join(w.home, ".ssh")+"]") {
 				t.Errorf("sandboxed: %v\nwant exit 3, the refusal and the keys", err)
 			}
 		default:
@@ -305,5 +392,94 @@ func TestSandboxedGoRun(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
 	if err != nil || !strings.Contains(strings.Join(mcptest.Texts(res), ""), "5") {
 		t.Errorf("add = %v, %v", res, err)
+	}
+}
+
+// TestSandboxLimits: an entry's limits reach the server through the
+// transport: past sandbox.limits.files it cannot open a file, and without
+// the key it can (the limits of every kind, for Go and Node servers and
+// as another user, are internal/sandbox's TestLimitsBind).
+func TestSandboxLimits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the limits are set by the Linux launcher")
+	}
+	needLandlock(t)
+	w := newProbeWorld(t)
+	limited := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeStrict, Limits: sandbox.Limits{Files: 64}})
+	if got := callProbe(t, limited, "open", "100"); !strings.Contains(got, "too many open files") {
+		t.Errorf("opening 100 files under files: 64 = %q, want too many open files", got)
+	}
+	free := connectProbe(t, w, sandbox.Config{Mode: sandbox.ModeStrict})
+	if got := callProbe(t, free, "open", "100"); got != "ok" {
+		t.Errorf("opening 100 files without the limit = %q, want ok", got)
+	}
+}
+
+// TestSandboxedPythonFixture: the stdlib-only Python fixture server
+// (testdata/pyfixture), started as `python3 server.py` with the python3
+// of PATH (a pyenv shim on some machines), serves under the default
+// sandbox, unchanged and with nothing granted.
+func TestSandboxedPythonFixture(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is required under CI")
+		}
+		t.Skip("no python3 on PATH")
+	}
+	root := mcptest.ModuleRoot(t)
+	logs := &mcptest.Logs{}
+	tr := &Transport{Command: py, Args: []string{filepath.Join(root, "testdata", "pyfixture", "server.py")},
+		Dir: t.TempDir(), Logger: slog.New(logs)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(tr.Explain(ctx, err))
+	}
+	defer cs.Close()
+	if !strings.HasPrefix(tr.SandboxReport(), "sandboxed (landlock v") {
+		t.Errorf("report = %q, want sandboxed by default", tr.SandboxReport())
+	}
+	if !logs.Has(slog.LevelInfo, "sandboxed (landlock v") {
+		t.Errorf("no info line says what is enforced:\n%s", logs.Dump())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil || strings.Join(mcptest.Texts(res), "") != "5" {
+		t.Errorf("add = %v, %v", res, err)
+	}
+}
+
+// TestUndetectedRuntimeNamesTheKey: a server whose runtime the sandbox
+// cannot find from its command line (a wrapper script that runs a program
+// elsewhere) fails at start, and the error names the key that grants it,
+// with the directory the kernel refused.
+func TestUndetectedRuntimeNamesTheKey(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	needLandlock(t)
+	rt := filepath.Join(t.TempDir(), "runtime")
+	if err := os.WriteFile(rt, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "server.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+rt+" serve\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transport{Command: wrapper, Logger: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err == nil {
+		t.Fatal("connect succeeded")
+	}
+	err = tr.Explain(ctx, err)
+	if want := "sandbox.read: [" + filepath.Dir(rt) + "]"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v\nwant it to name %s", err, want)
 	}
 }

@@ -21,7 +21,42 @@ type lineLogger struct {
 	// cut: a failed start quotes it even when more lines followed it
 	// than the tail keeps (node's stack after "Cannot find module").
 	errorLine string
+	// sandboxed is set for a server in the sandbox: a permission error
+	// on its stderr is then logged once as the sandbox's possible doing.
+	sandboxed, permWarned bool
+	// permLine is the first such line, for a failed start's hint.
+	permLine string
 }
+
+// permissionPattern matches a line that reports the kernel's refusal.
+var permissionPattern = regexp.MustCompile(`(?i)\b(?:EACCES|EPERM|permission denied|operation not permitted)\b`)
+
+// absPath finds an absolute path in a line ("sh: 1: /opt/rt/bin/rt:
+// Permission denied").
+var absPath = regexp.MustCompile(`(?:^|[\s'"(])(/[^\s:'"()]+)`)
+
+// refused returns the path of the first permission error, or "": the
+// last one before the error's words ("sh: /a/server.sh: 2: exec:
+// /opt/rt: Permission denied" names /opt/rt), else the first after them
+// ("EACCES: permission denied, open '/x'").
+func (l *lineLogger) refused() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := permissionPattern.FindStringIndex(l.permLine)
+	if at == nil {
+		return ""
+	}
+	if ms := absPath.FindAllStringSubmatch(l.permLine[:at[0]], -1); len(ms) > 0 {
+		return ms[len(ms)-1][1]
+	}
+	if m := absPath.FindStringSubmatch(l.permLine[at[1]:]); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// sandboxWiden says which keys widen the sandbox.
+const sandboxWiden = "widen sandbox.read, sandbox.write, sandbox.connect, sandbox.udp, sandbox.unix or sandbox.limits, or set sandbox.mode: off (dsh-host sandbox check shows what is granted; docs/sandbox.md)"
 
 // errorLinePattern matches a line that names an error: "Error: ...",
 // "Error [ERR_MODULE_NOT_FOUND]: ...", "ModuleNotFoundError: ...",
@@ -109,5 +144,10 @@ func (l *lineLogger) emit(line []byte) {
 	l.tail = append(l.tail, cutLine(string(line)))
 	if errorLinePattern.Match(line) {
 		l.errorLine = l.tail[len(l.tail)-1]
+	}
+	if l.sandboxed && !l.permWarned && permissionPattern.Match(line) {
+		l.permWarned = true
+		l.permLine = string(line)
+		l.logger.Warn("sandbox: the server reported a permission error, which the sandbox may have caused; if it needs more, "+sandboxWiden, "line", cutLine(string(line)))
 	}
 }

@@ -1,0 +1,320 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// ChatRequest is one turn of the agent's conversation: Text as the
+// user's message, or, when Text is "/PROMPT ARGS" and PROMPT is an MCP
+// prompt the agent offers, that prompt's messages.
+type ChatRequest struct {
+	Text string `json:"text"`
+	// Record saves the conversation in a new session when it has none
+	// (ChatSession's Record does the same up front).
+	Record bool `json:"record,omitempty"`
+	// Events, when set, receives the turn as it happens, from one
+	// goroutine at a time.
+	Events func(ChatEvent) `json:"-"`
+	// Answer answers the questions of the turn's tool calls (a server's
+	// elicitation, the policy's ask), as CallRequest.Answer.
+	Answer elicit.Answerer `json:"-"`
+}
+
+// The kinds of a ChatEvent.
+const (
+	ChatText      = "text"       // Text: answer text as it streams
+	ChatReasoning = "reasoning"  // Text: reasoning text as it streams
+	ChatStep      = "step"       // Text, Calls, Usage: one model message
+	ChatCallStart = "call-start" // Call: a tool call about to run
+	ChatCallDone  = "call-done"  // Call, Result, Error: its outcome
+	ChatProgress  = "progress"   // Call.Name, Progress: a call's report
+)
+
+// ChatEvent is one thing a turn did.
+type ChatEvent struct {
+	Kind     string          `json:"kind"`
+	Text     string          `json:"text,omitempty"`
+	Calls    []ChatCall      `json:"calls,omitempty"`
+	Usage    *ChatUsage      `json:"usage,omitempty"`
+	Call     *ChatCall       `json:"call,omitempty"`
+	Result   string          `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Progress *tools.Progress `json:"progress,omitempty"`
+}
+
+// ChatCall is a tool call the model asked for, its arguments as sent.
+type ChatCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// ChatUsage counts the tokens of a turn (agent.Usage).
+type ChatUsage struct {
+	Prompt       int64 `json:"prompt"`
+	CachedPrompt int64 `json:"cachedPrompt,omitempty"`
+	Completion   int64 `json:"completion"`
+	Cached       bool  `json:"cached,omitempty"`
+}
+
+// ChatResult is what a turn did. Error is the turn's failure (the model
+// API's, a cancel), empty when it answered; MaxSteps says it stopped
+// because the model still asked for tools after the agent's maxSteps.
+type ChatResult struct {
+	Answer string    `json:"answer"`
+	Steps  int       `json:"steps"`
+	Usage  ChatUsage `json:"usage"`
+	// Prompt is the MCP prompt the turn inserted ("" for a message);
+	// Inserted says it ended with the assistant's message, so nothing
+	// was sent to the model.
+	Prompt   string `json:"prompt,omitempty"`
+	Inserted bool   `json:"inserted,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Canceled bool   `json:"canceled,omitempty"`
+	MaxSteps bool   `json:"maxSteps,omitempty"`
+	// Session is the id of the session the turn was saved in.
+	Session string `json:"session,omitempty"`
+}
+
+// ChatCompactResult says how many messages a summary replaced.
+type ChatCompactResult struct {
+	Replaced int       `json:"replaced"`
+	Usage    ChatUsage `json:"usage"`
+}
+
+// ChatSessionRequest starts a new conversation (Resume empty) or resumes
+// the recorded session Resume; Record saves a new one's turns.
+type ChatSessionRequest struct {
+	Resume string `json:"resume,omitempty"`
+	Record bool   `json:"record,omitempty"`
+}
+
+// ChatInfo is the conversation a front end now talks in.
+type ChatInfo struct {
+	Model   string `json:"model"`
+	Session string `json:"session,omitempty"`
+	// Turns is the messages a resumed session brought back; Warnings is
+	// what was wrong with its file but could be skipped.
+	Turns    int      `json:"turns,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Session is one recorded conversation.
+type Session struct {
+	ID          string    `json:"id"`
+	Composition string    `json:"composition"`
+	Started     time.Time `json:"started"`
+	Updated     time.Time `json:"updated"`
+	FirstLine   string    `json:"firstLine"`
+	Turns       int       `json:"turns"`
+	// Current marks the session the conversation saves in now.
+	Current bool `json:"current,omitempty"`
+}
+
+// SessionList is the recorded sessions, newest first, and the files that
+// could not be read.
+type SessionList struct {
+	Dir      string    `json:"dir"`
+	Sessions []Session `json:"sessions"`
+	Warnings []string  `json:"warnings,omitempty"`
+}
+
+// ErrNoAgent: the composition runs no agent, or it is not active.
+var ErrNoAgent = errors.New("the agent is not running: the composition needs an enabled entry of plugin agent (dsh-host status says why it is not active)")
+
+func (l *Local) agent() (*agent.Agent, error) {
+	a, ok := lookup(l.Host, agent.Key)
+	if !ok {
+		return nil, ErrNoAgent
+	}
+	return a, nil
+}
+
+func usageOf(u agent.Usage) ChatUsage {
+	return ChatUsage{Prompt: u.Prompt, CachedPrompt: u.CachedPrompt, Completion: u.Completion, Cached: u.Cached}
+}
+
+// eventWriter turns a stream of text into events of kind.
+type eventWriter struct {
+	kind string
+	emit func(ChatEvent)
+}
+
+func (w eventWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.emit(ChatEvent{Kind: w.kind, Text: string(p)})
+	}
+	return len(p), nil
+}
+
+// Chat runs one turn on the agent's main conversation.
+func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
+	a, err := l.agent()
+	if err != nil {
+		return ChatResult{}, err
+	}
+	conv := a.Main()
+	if req.Record && conv.Session() == nil {
+		if err := l.record(conv, a.Model()); err != nil {
+			return ChatResult{}, err
+		}
+	}
+	if req.Answer != nil {
+		ctx = elicit.WithAnswerer(ctx, req.Answer)
+	}
+	out := l.chatOutput(req.Events)
+	var res agent.Result
+	prompt := ""
+	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
+		name, rest, _ := strings.Cut(line, " ")
+		if a.IsPrompt(name) {
+			prompt = name
+			res, err = conv.Prompt(ctx, name, strings.TrimSpace(rest), out)
+		}
+	}
+	if prompt == "" {
+		res, err = conv.Turn(ctx, req.Text, out)
+	}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt}
+	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
+		r.Inserted = true
+	}
+	if err != nil {
+		r.Error = err.Error()
+		r.Canceled = errors.Is(err, context.Canceled)
+		r.MaxSteps = errors.Is(err, agent.ErrMaxSteps)
+	}
+	if s := conv.Session(); s != nil {
+		r.Session = s.ID
+	}
+	return r, nil
+}
+
+// chatOutput sends a turn's text, reasoning, steps, calls and progress
+// to emit, serialized: the calls of a step report progress at once.
+func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
+	if emit == nil {
+		return agent.Output{}
+	}
+	emit = serialized(emit)
+	return agent.Output{
+		Text:      eventWriter{ChatText, emit},
+		Reasoning: eventWriter{ChatReasoning, emit},
+		Progress: func(tool string, p tools.Progress) {
+			emit(ChatEvent{Kind: ChatProgress, Call: &ChatCall{Name: tool}, Progress: &p})
+		},
+		Events: func(e agent.Event) {
+			switch e.Kind {
+			case agent.EventStep:
+				u := usageOf(e.Usage)
+				ev := ChatEvent{Kind: ChatStep, Text: e.Text, Usage: &u}
+				for _, c := range e.Calls {
+					ev.Calls = append(ev.Calls, ChatCall(c))
+				}
+				emit(ev)
+			case agent.EventCallStart:
+				c := ChatCall(e.Call)
+				emit(ChatEvent{Kind: ChatCallStart, Call: &c})
+			case agent.EventCallDone:
+				c := ChatCall(e.Call)
+				ev := ChatEvent{Kind: ChatCallDone, Call: &c, Result: e.Result}
+				if e.Err != nil {
+					ev.Error = e.Err.Error()
+				}
+				emit(ev)
+			}
+		},
+	}
+}
+
+// ChatCompact summarizes the main conversation's older turns.
+func (l *Local) ChatCompact(ctx context.Context) (ChatCompactResult, error) {
+	a, err := l.agent()
+	if err != nil {
+		return ChatCompactResult{}, err
+	}
+	n, u, err := a.Main().Compact(ctx, agent.Output{})
+	if err != nil {
+		return ChatCompactResult{}, err
+	}
+	return ChatCompactResult{Replaced: n, Usage: usageOf(u)}, nil
+}
+
+// ChatSession starts a new main conversation, or resumes a recorded one.
+func (l *Local) ChatSession(_ context.Context, req ChatSessionRequest) (ChatInfo, error) {
+	a, err := l.agent()
+	if err != nil {
+		return ChatInfo{}, err
+	}
+	conv := a.Main()
+	info := ChatInfo{Model: a.Model()}
+	if req.Resume != "" {
+		dir, err := sessions.Dir()
+		if err != nil {
+			return ChatInfo{}, err
+		}
+		ls, err := sessions.Open(dir, req.Resume)
+		if err != nil {
+			return ChatInfo{}, err
+		}
+		if err := conv.Resume(ls); err != nil {
+			return ChatInfo{}, err
+		}
+		info.Session, info.Turns, info.Warnings = ls.ID, ls.Info.Turns, ls.Warnings
+		return info, nil
+	}
+	conv.Reset()
+	if req.Record {
+		if err := l.record(conv, info.Model); err != nil {
+			return ChatInfo{}, err
+		}
+		info.Session = conv.Session().ID
+	}
+	return info, nil
+}
+
+// record saves conv's later turns in a new session of l's composition.
+func (l *Local) record(conv *agent.Conversation, model string) error {
+	dir, err := sessions.Dir()
+	if err != nil {
+		return err
+	}
+	sess, err := sessions.New(dir, l.File, model)
+	if err != nil {
+		return err
+	}
+	conv.Record(sess)
+	return nil
+}
+
+// ChatSessions lists the recorded sessions.
+func (l *Local) ChatSessions(context.Context) (SessionList, error) {
+	dir, err := sessions.Dir()
+	if err != nil {
+		return SessionList{}, err
+	}
+	list, warnings, err := sessions.List(dir)
+	if err != nil {
+		return SessionList{}, err
+	}
+	current := ""
+	if a, err := l.agent(); err == nil {
+		if s := a.Main().Session(); s != nil {
+			current = s.ID
+		}
+	}
+	out := SessionList{Dir: dir, Sessions: []Session{}, Warnings: warnings}
+	for _, s := range list {
+		out.Sessions = append(out.Sessions, Session{ID: s.ID, Composition: s.Composition, Started: s.Started, Updated: s.Updated,
+			FirstLine: s.FirstLine, Turns: s.Turns, Current: s.ID == current})
+	}
+	return out, nil
+}

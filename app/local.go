@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/attachments"
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// ErrNoTools, ErrNoCommands and ErrNoResources: a service the composition
+// does not run.
+var (
+	ErrNoTools     = errors.New("the tools service is not running (check the composition's status)")
+	ErrNoCommands  = errors.New("the commands service is not running (check the composition's status)")
+	ErrNoResources = errors.New("the resources service is not running (check the composition's status)")
+)
+
+// Local answers from a host in this process.
+type Local struct {
+	Host *host.Host
+	File string // the composition file, as the user named it
+	// AuditDir is the policy's trail (its audit.dir), for an Audit that
+	// names none; empty: $DSH_HOME/audit.
+	AuditDir string
+}
+
+var _ App = (*Local)(nil)
+
+// lookup is host.Lookup that also refuses a nil service.
+func lookup[T comparable](h *host.Host, k host.Key[T]) (T, bool) {
+	v, ok := host.Lookup(h, k)
+	var zero T
+	return v, ok && v != zero
+}
+
+func (l *Local) registry() (*tools.Registry, error) {
+	if r, ok := lookup(l.Host, tools.Key); ok {
+		return r, nil
+	}
+	return nil, ErrNoTools
+}
+
+// Status returns the host's instances.
+func (l *Local) Status(context.Context) (Status, error) {
+	reg, _ := l.registry()
+	return Status{PID: os.Getpid(), File: l.File, Instances: l.Host.Status(), ToolCounts: CountTools(reg)}, nil
+}
+
+// Tools lists the tools a command-line caller sees.
+func (l *Local) Tools(ctx context.Context) (ToolList, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return ToolList{}, err
+	}
+	rows, err := ListTools(ctx, reg, tools.Caller{Kind: tools.CallerCall})
+	if err != nil {
+		return ToolList{}, err
+	}
+	return ToolList{Tools: rows, Instances: l.Host.Status()}, nil
+}
+
+// Call runs req through the registry's pipeline.
+func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if req.Progress != nil {
+		ctx = tools.WithProgress(ctx, req.Progress)
+	}
+	if req.Answer != nil {
+		// Someone answers: the policy asks them, as it asks a console.
+		ctx = elicit.WithAnswerer(ctx, req.Answer)
+	} else {
+		ctx = withElicit(policy.WithOneShot(ctx, req.Yes), req.Elicit)
+	}
+	return reg.Execute(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+}
+
+// Prompt assembles the tools array a command-line caller's model sees.
+func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
+	reg, err := l.registry()
+	if err != nil {
+		return Prompt{}, err
+	}
+	asm, err := reg.Assemble(ctx, tools.Caller{Kind: tools.CallerCall})
+	if err != nil {
+		return Prompt{}, err
+	}
+	b, err := asm.ToolsJSON()
+	if err != nil {
+		return Prompt{}, fmt.Errorf("encode the tools array: %w", err)
+	}
+	return Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)}, nil
+}
+
+// Command runs one slash command.
+func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply, error) {
+	reg, ok := lookup(l.Host, commands.Key)
+	if !ok {
+		return commands.Reply{}, ErrNoCommands
+	}
+	if req.Answer != nil {
+		ctx = elicit.WithAnswerer(ctx, req.Answer)
+	} else {
+		ctx = withElicit(ctx, req.Elicit)
+	}
+	return reg.Run(ctx, tools.Caller{Kind: tools.CallerCall}, req.Line), nil
+}
+
+func (l *Local) resources() (*resources.Registry, error) {
+	if r, ok := lookup(l.Host, resources.Key); ok {
+		return r, nil
+	}
+	return nil, ErrNoResources
+}
+
+// Resources lists the resources and templates that pass req's filter.
+func (l *Local) Resources(_ context.Context, req ResourcesRequest) (ResourceList, error) {
+	reg, err := l.resources()
+	if err != nil {
+		return ResourceList{}, err
+	}
+	if req.Server != "" && !reg.Has(req.Server) {
+		servers := strings.Join(reg.Servers(), ", ")
+		if servers == "" {
+			servers = "-"
+		}
+		return ResourceList{}, fmt.Errorf("%w %q (servers offering resources: %s)", resources.ErrUnknownServer, req.Server, servers)
+	}
+	f := resources.Filter{Server: req.Server, Query: req.Query}
+	// Empty lists, not null: --json prints them as they are.
+	list := ResourceList{Resources: []resources.Resource{}, Templates: []resources.Template{}, Instances: l.Host.Status()}
+	list.Resources = append(list.Resources, reg.List(f)...)
+	list.Templates = append(list.Templates, reg.Templates(f)...)
+	return list, nil
+}
+
+// Read reads one resource, after expanding req's template if it has one.
+func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
+	reg, err := l.resources()
+	if err != nil {
+		return ReadAnswer{}, err
+	}
+	uri, from := req.URI, req.Server
+	if req.Template != "" {
+		if uri, from, err = reg.Expand(from, req.Template, req.Args); err != nil {
+			return ReadAnswer{}, err
+		}
+	}
+	res, err := reg.ReadFrom(ctx, from, uri)
+	if err != nil {
+		return ReadAnswer{}, err // it names the server and the URI
+	}
+	store, _ := host.Lookup(l.Host, attachments.Key)
+	// Image-capable: an image is kept and shown by reference.
+	content := resources.Renderer{Store: store}.Contents(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: true}, res.Contents)
+	return ReadAnswer{Read: resources.Read{Server: res.Server, URI: uri, Contents: res.Contents}, Text: resources.ContentText(content)}, nil
+}
+
+// Reload has the host re-read its composition (as SIGHUP does: failed
+// instances are retried) and returns once that is done, or ctx ends. The
+// host must be watching its file (host.Watch).
+func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
+	before := l.Host.Reloads()
+	l.Host.Reload()
+	// The watcher reports its loads only as counters: poll them.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := l.Host.Reloads()
+		if st.Applied+st.Failed > before.Applied+before.Failed {
+			res := ReloadResult{Instances: l.Host.Status()}
+			if st.Failed > before.Failed && st.LastError != nil {
+				res.Error = st.LastError.Error()
+			} else {
+				res.Outcomes = st.Outcomes
+			}
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ReloadResult{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// declineAll declines every question: nobody attached can answer.
+type declineAll struct{}
+
+func (declineAll) Answer(context.Context, elicit.Request) (elicit.Result, error) {
+	return elicit.Result{Action: elicit.Decline, Reason: elicit.NoAnswerer}, nil
+}
+
+// withElicit returns ctx whose elicitations mode answers: "defaults" or
+// "decline". Empty leaves ctx as it is (the host's installed answerer).
+func withElicit(ctx context.Context, mode string) context.Context {
+	switch mode {
+	case "defaults":
+		return elicit.WithAnswerer(ctx, elicit.Defaults())
+	case "decline":
+		return elicit.WithAnswerer(ctx, declineAll{})
+	}
+	return ctx
+}
+
+// ListTools returns every tool caller's mask lets it see, marking as
+// folded those in the registry but absent from the assembled prompt, and
+// as withheld those it is not offered (tools.Registry.OnHide).
+func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]Tool, error) {
+	asm, err := reg.Assemble(ctx, caller)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the prompt: %w", err)
+	}
+	inPrompt := make(map[string]bool, len(asm.Tools))
+	for _, s := range asm.Tools {
+		inPrompt[s.Name] = true
+	}
+	offered := map[string]bool{}
+	for _, name := range reg.Names(caller) {
+		offered[name] = true
+	}
+	defs := reg.ListAll()
+	rows := make([]Tool, 0, len(defs))
+	for _, d := range defs {
+		if !caller.Mask.Allows(d.Name) {
+			continue
+		}
+		rows = append(rows, Tool{
+			Withheld:    !offered[d.Name],
+			Name:        d.Name,
+			Server:      d.Origin.Server,
+			RawName:     d.Origin.RawName,
+			Instance:    d.Origin.Instance,
+			Folded:      !inPrompt[d.Name],
+			Description: d.Description,
+			Hidden:      policy.HiddenText(d.Description),
+		})
+	}
+	return rows, nil
+}
+
+// CountTools maps each instance id to the number of tools it registered.
+func CountTools(reg *tools.Registry) map[string]int {
+	n := map[string]int{}
+	if reg == nil {
+		return n
+	}
+	for _, d := range reg.ListAll() {
+		n[d.Origin.Instance]++
+	}
+	return n
+}
+
+// serialized returns fn called one at a time.
+func serialized[T any](fn func(T)) func(T) {
+	var mu sync.Mutex
+	return func(v T) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(v)
+	}
+}

@@ -1,0 +1,407 @@
+// Package chatui is the chat front end of dsh-host: one turn for scripts
+// (-p, its answer as text or as Claude Code's json and stream-json shapes),
+// and the console with the agent's model as the handler of plain lines,
+// the answer streamed (Markdown rendered on a terminal), tool calls shown
+// as they run, conversations saved and resumed, and the policy's questions
+// asked. What the command line parses (flags, the composition, starting
+// the host) stays with the command; a Chat takes it from there.
+package chatui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// ErrNoAgent is New's error for a composition without an enabled agent
+// entry; NoAgentHelp says what to add.
+var ErrNoAgent = errors.New("the composition has no agent entry")
+
+// Chat is one chat of a composition, read before its host starts: which
+// entry is the agent, where conversations are saved, and the one resumed.
+type Chat struct {
+	std      console.Stdio
+	agentID  string
+	sessions Sessions
+	resumed  *sessions.Loaded
+}
+
+// Resume says which saved conversation a chat goes on with: the last one
+// of the composition (Last), or the one of ID; neither starts a new one.
+type Resume struct {
+	Last bool
+	ID   string
+}
+
+// New prepares the chat of c, read from file, before its host starts: an
+// unknown session fails here, at once. The warnings of a resumed session
+// go to std's stderr.
+func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*Chat, error) {
+	ch := &Chat{std: std, agentID: agentEntry(c)}
+	if ch.agentID == "" {
+		return nil, ErrNoAgent
+	}
+	saved, err := NewSessions(file)
+	if err != nil {
+		return nil, err
+	}
+	ch.sessions = saved
+	screen := std.Display()
+	id := resume.ID
+	if resume.Last {
+		last, err := sessions.Last(saved.dir, saved.composition)
+		if err != nil {
+			return nil, err
+		}
+		if last == "" {
+			fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
+		}
+		id = last
+	}
+	if id != "" {
+		if ch.resumed, err = sessions.Open(saved.dir, id); err != nil {
+			return nil, err
+		}
+		for _, w := range ch.resumed.Warnings {
+			fmt.Fprintf(screen.Err, "warning: %s\n", w)
+		}
+	}
+	return ch, nil
+}
+
+// agentEntry returns the id of c's enabled agent entry, "" when none.
+func agentEntry(c *host.Composition) string {
+	for _, e := range c.Entries {
+		if e.Name == agent.PluginName && !e.Disabled {
+			return e.ID
+		}
+	}
+	return ""
+}
+
+// NoAgentHelp is what to add to file when it has no agent entry.
+func NoAgentHelp(file string) string {
+	return fmt.Sprintf(`dsh-host chat: %s has no agent entry, so there is no model to talk to. Add one:
+
+  - id: agent
+    name: agent
+    config:
+      model: deepseek-flash           # at https://api.deepseek.com unless baseUrl says otherwise
+      apiKeyEnv: DEEPSEEK_API_KEY     # the variable that holds your key
+
+then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists every key).
+`, file)
+}
+
+// running returns h's agent, or why there is none.
+func (ch *Chat) running(h *host.Host) (*agent.Agent, error) {
+	a, ok := host.Lookup(h, agent.Key)
+	if !ok {
+		st := host.Find(h.Status(), ch.agentID)
+		return nil, fmt.Errorf("the agent (entry %q) is not running (%s): %s", ch.agentID, st.State, st.Err)
+	}
+	return a, nil
+}
+
+// Once runs one turn of prompt on h for a script: the answer (or, with
+// format json or stream-json, the turn as JSON) to stdout, the rest to
+// stderr. yes approves what the policy would ask. A Ctrl-C from
+// interrupts cancels the turn, which then fails; interrupted says whether
+// one did.
+func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
+	a, err := ch.running(h)
+	if err != nil {
+		return false, err
+	}
+	return chatOnce(Approving(ctx, true, yes), ch.std, h, a, ch.sessions, ch.resumed, prompt, format, interrupts)
+}
+
+// Console runs the console on h with the model as the handler of plain
+// lines until /quit, the end of the input, or a second Ctrl-C at the
+// prompt (quitByCtrlC). yes approves what the policy would ask.
+func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts <-chan os.Signal) (quitByCtrlC bool, err error) {
+	a, err := ch.running(h)
+	if err != nil {
+		return false, err
+	}
+	if ch.resumed != nil {
+		if err := a.Main().Resume(ch.resumed); err != nil {
+			return false, err
+		}
+	}
+	return chatConsole(Approving(ctx, false, yes), ch.std, h, a, ch.sessions, interrupts), nil
+}
+
+// chatOnce is Once with the agent found.
+func chatOnce(ctx context.Context, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, resumed *sessions.Loaded, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var byCtrlC atomic.Bool
+	defer func() {
+		cancel()
+		wg.Wait() // no Ctrl-C is read past the turn
+		interrupted = byCtrlC.Load()
+	}()
+	wg.Go(func() {
+		select {
+		case <-interrupts:
+			byCtrlC.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	screen := std.Display()
+	live := newLiveProgress(std.LiveTerminal(std.Err))
+	status := live.before(screen.Err)
+	out := agent.Output{Reasoning: dimmed(std, std.Err, screen.Err), Status: status, Progress: live.report()}
+	conv := a.NewConversation()
+	if resumed != nil {
+		if err := conv.Resume(resumed); err != nil {
+			return false, err
+		}
+	} else if err := saved.start(conv, a.Model()); err != nil {
+		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
+	}
+	var script *scriptOutput
+	switch {
+	case format != FormatText:
+		script = newScriptOutput(std.Out, status, format, sessionID(conv), a.Model(), resumed != nil, modelTools(ctx, h, a))
+		out.Events = script.event
+	case std.IsTerminal(std.Err):
+		out.Events = terminalCalls{out: status, live: live}.event
+	}
+	res, err := chatSend(ctx, a, conv, prompt, out)
+	showUsage(status, res.Usage)
+	if script != nil {
+		script.finish(res, err)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = errors.New("cancelled")
+		}
+		return false, err
+	}
+	if script != nil {
+		return false, nil
+	}
+	if std.IsTerminal(std.Out) {
+		md := newMarkdownStream(std.Out, terminalSize(std.Out))
+		// Ended by a blank line, the last block renders without being
+		// shown plain first.
+		fmt.Fprint(md, strings.TrimRight(res.Answer, "\n")+"\n\n")
+		md.Flush()
+		return false, nil
+	}
+	fmt.Fprint(screen.Out, res.Answer)
+	if !strings.HasSuffix(res.Answer, "\n") {
+		fmt.Fprintln(screen.Out)
+	}
+	return false, nil
+}
+
+// dimmed returns where reasoning goes on raw: escaped text (safe) between
+// dim and normal intensity on a terminal, safe as it is elsewhere.
+func dimmed(std console.Stdio, raw, safe io.Writer) io.Writer {
+	if !std.IsTerminal(raw) {
+		return safe
+	}
+	return dimWriter{raw: raw, safe: safe}
+}
+
+type dimWriter struct{ raw, safe io.Writer }
+
+func (d dimWriter) Write(p []byte) (int, error) {
+	fmt.Fprint(d.raw, "\x1b[2m")
+	n, err := d.safe.Write(p)
+	fmt.Fprint(d.raw, "\x1b[22m")
+	return n, err
+}
+
+// chatConsole runs the console with the model as the handler of plain
+// lines until /quit, the end of the input, or a second Ctrl-C at the prompt
+// (quitByCtrlC).
+func chatConsole(ctx context.Context, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+	screen := std.Display()
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	live := newLiveProgress(std.LiveTerminal(std.Out))
+	f := &chatFront{h: h, agent: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report()}
+	if std.IsTerminal(std.Out) {
+		f.events = terminalCalls{out: f.out, live: live}.event
+		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
+	}
+	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
+	if s := a.Main().Session(); s != nil {
+		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", s.ID, a.Main().Len())
+	}
+	var wg sync.WaitGroup
+	var byCtrlC atomic.Bool
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-interrupts:
+				f.interrupt(func() { byCtrlC.Store(true); quit() })
+			}
+		}
+	})
+	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(), FedAnswers: !std.IsTerminal(std.In)}
+	console.Run(ctx, h, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
+	quit()
+	wg.Wait() // no Ctrl-C is read past the console
+	return byCtrlC.Load()
+}
+
+// chatFront is the chat console's state between the console and Ctrl-C.
+type chatFront struct {
+	h              *host.Host
+	agent          *agent.Agent // the last turn's; only turn uses it
+	sessions       Sessions
+	out, reasoning io.Writer
+	progress       func(tool string, p tools.Progress)
+	events         func(agent.Event) // a terminal's call lines; nil elsewhere
+	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running line's; nil at the prompt
+	armed  bool               // a Ctrl-C came at the prompt: the next quits
+}
+
+// lineContext is the console hook: each line runs under a context the next
+// Ctrl-C cancels.
+func (f *chatFront) lineContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	f.mu.Lock()
+	f.cancel, f.armed = cancel, false
+	f.mu.Unlock()
+	return ctx, func() {
+		f.mu.Lock()
+		f.cancel = nil
+		f.mu.Unlock()
+		cancel()
+	}
+}
+
+func (f *chatFront) interrupt(quit func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.cancel != nil:
+		f.cancel()
+		f.cancel = nil
+	case f.armed:
+		quit()
+	default:
+		f.armed = true
+		fmt.Fprintln(f.out, "(Ctrl-C again to quit, or /quit)")
+	}
+}
+
+// turn sends line to the agent running now (a reload may have restarted
+// it) and shows the answer as it streams.
+func (f *chatFront) turn(ctx context.Context, line string) {
+	a, ok := host.Lookup(f.h, agent.Key)
+	if !ok {
+		fmt.Fprintln(f.out, "the agent is not running; /status says why")
+		return
+	}
+	if f.agent != nil && a != f.agent {
+		// A restarted instance starts with an empty conversation.
+		fmt.Fprintln(f.out, "agent restarted; new conversation")
+	}
+	f.agent = a
+	if a.Main().Session() == nil {
+		// A session starts with the conversation's first turn (a /new,
+		// a restarted agent), so an empty one leaves no file.
+		if err := f.sessions.start(a.Main(), a.Model()); err != nil {
+			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
+		}
+	}
+	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events}
+	if f.md != nil {
+		out = f.md.around(out)
+	}
+	res, err := a.Main().Turn(ctx, line, out)
+	if f.md != nil {
+		f.md.Flush()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case err != nil:
+		fmt.Fprintf(f.out, "error: %v\n", err)
+	}
+	showUsage(f.out, res.Usage)
+}
+
+// showUsage prints a turn's token usage, when a request reported one.
+func showUsage(w io.Writer, u agent.Usage) {
+	if u != (agent.Usage{}) {
+		fmt.Fprintln(w, u)
+	}
+}
+
+// liveProgress shows the progress of a step's tool calls on one terminal
+// line (the console's progressLine), the latest report of any call,
+// rewritten in place; the line is erased before the next status line.
+type liveProgress struct {
+	term io.Writer // nil: not a terminal, nothing is shown
+
+	mu   sync.Mutex
+	line *console.ProgressLine
+}
+
+func newLiveProgress(term io.Writer) *liveProgress { return &liveProgress{term: term} }
+
+// report returns the agent's Progress callback; nil when nothing is shown.
+func (l *liveProgress) report() func(string, tools.Progress) {
+	if l.term == nil {
+		return nil
+	}
+	return func(tool string, p tools.Progress) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.line = console.NewProgressLine(l.term, tool)
+		l.line.Report(p)
+	}
+}
+
+// clear erases the progress line, if one is shown.
+func (l *liveProgress) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.line != nil {
+		l.line.Clear()
+		l.line = nil
+	}
+}
+
+// before returns w erasing the progress line before each write.
+func (l *liveProgress) before(w io.Writer) io.Writer {
+	if l.term == nil {
+		return w
+	}
+	return clearingWriter{l, w}
+}
+
+type clearingWriter struct {
+	l *liveProgress
+	w io.Writer
+}
+
+func (c clearingWriter) Write(p []byte) (int, error) {
+	c.l.clear()
+	return c.w.Write(p)
+}

@@ -1,0 +1,145 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+
+	// What the test compositions run, as the binary builds them in.
+	_ "github.com/dsh-host/dsh-host/plugins/greeter"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
+	_ "github.com/dsh-host/dsh-host/services/attachments"
+	_ "github.com/dsh-host/dsh-host/services/commands"
+	_ "github.com/dsh-host/dsh-host/services/elicit"
+	_ "github.com/dsh-host/dsh-host/services/logins"
+	_ "github.com/dsh-host/dsh-host/services/policy"
+	_ "github.com/dsh-host/dsh-host/services/resources"
+	_ "github.com/dsh-host/dsh-host/services/settings"
+	_ "github.com/dsh-host/dsh-host/services/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	goleak.VerifyTestMain(m)
+}
+
+const greeterComposition = `plugins:
+  - id: hi
+    name: greeter
+    config:
+      greeting: Hej
+`
+
+// consoleComposition is the greeter, the fixture server and folding.
+func consoleComposition(t *testing.T) string {
+	return fmt.Sprintf(`plugins:
+  - id: hi
+    name: greeter
+    config:
+      greeting: Hej
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+  - id: fold
+    name: mcp-fold
+`, mcptest.FixtureBinary(t))
+}
+
+// startTestHost starts text in-process, with DSH_HOME in a temporary
+// directory, and shuts it down when the test ends.
+func startTestHost(t *testing.T, text string) *host.Host {
+	t.Helper()
+	return hosttest.Start(t, text).Host
+}
+
+// runConsole runs the console without a terminal and without hooks.
+func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
+	Run(ctx, h, in, out, nil, Hooks{})
+}
+
+func TestConsole(t *testing.T) {
+	h := startTestHost(t, consoleComposition(t))
+	tests := []struct {
+		name    string
+		input   string
+		want    []string
+		notWant []string
+	}{
+		{"help", "/help\n", []string{"/status", "/call <tool> [json]", "/quit", "/mcp "}, nil},
+		{"status", "/status\n", []string{"ID ", "hi ", "greeter", "demo ", "mcp-client", "active", "connected", "12 "}, []string{"failed"}},
+		{"tools", "/tools\n", []string{"mcp__demo__add ", "folded", "greet ", "native", "mcp_call"}, nil},
+		{"prompt", "/prompt\n", []string{`"name": "mcp_list"`, `"name": "greet"`, `"name": "mcp_read_output"`, "4 tools, ", " bytes, ~"}, []string{`"name": "mcp__demo__add"`}},
+		{"call", "/call greet {\"name\":\"Ada\"}\n", []string{"Hej, Ada!"}, nil},
+		{"call through the server", "/call mcp__demo__add {\"a\":1,\"b\":2}\n", []string{"3"}, []string{"error"}},
+		{"call without arguments object", "/call greet [1]\n", []string{"must be a JSON object"}, []string{"Hej"}},
+		{"call an unknown tool", "/call nope\n", []string{"error: ", "unknown tool"}, nil},
+		{"call without a tool", "/call\n", []string{"usage: /call"}, nil},
+		{"a registered command", "/mcp list demo\n", []string{"mcp__demo__add"}, []string{"error: "}},
+		{"an unknown command", "/nope\n", []string{"error: "}, nil},
+		{"not a command", "hello\n", []string{"/help lists them"}, nil},
+		{"reload", "/reload\n", []string{"reloading"}, nil},
+		{"blank lines are ignored", "\n\n  \n", nil, []string{"/help"}},
+		{"quit stops reading", "/quit\n/status\n", []string{"bye"}, []string{"ID "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			runConsole(context.Background(), h, strings.NewReader(tt.input), &out)
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output has %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestConsoleStopsWithContext ends the console when its context ends, while
+// stdin stays open (as a terminal does on SIGINT).
+func TestConsoleStopsWithContext(t *testing.T) {
+	h := startTestHost(t, greeterComposition)
+	pr, pw := io.Pipe()
+	defer pw.Close() // lets the line reader go
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runConsole(ctx, h, pr, &out)
+	}()
+	// The write returns once the console has read the line.
+	if _, err := io.WriteString(pw, "/call greet {\"name\":\"Bo\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if strings.Contains(out.String(), "bye") {
+		t.Errorf("output %q: the console quit as if told to", out.String())
+	}
+}

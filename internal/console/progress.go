@@ -1,0 +1,94 @@
+package console
+
+// A call's live progress line on a terminal.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/dsh-host/dsh-host/internal/termsafe"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// ProgressLine is a call's live progress on a terminal: one line, rewritten
+// in place at each report and erased when the call ends. w is the raw
+// terminal (the line's own \r and erase codes must reach it); the server's
+// message is escaped.
+type ProgressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	label string
+	shown bool
+}
+
+// progressWidth caps the line, so that it never wraps on a common terminal
+// (a wrapped line cannot be rewritten with \r).
+const progressWidth = 78
+
+// NewProgressLine returns the line for a call labelled label on w.
+func NewProgressLine(w io.Writer, label string) *ProgressLine {
+	return &ProgressLine{w: w, label: label}
+}
+
+// Report shows p.
+func (l *ProgressLine) Report(p tools.Progress) {
+	text := l.label + ": " + progressText(p)
+	if utf8.RuneCountInString(text) > progressWidth {
+		r := []rune(text)
+		text = string(r[:progressWidth-1]) + "…"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
+	l.shown = true
+}
+
+// Say shows text on the line as it is (escaped already), cut to fit.
+func (l *ProgressLine) Say(text string) {
+	if r := []rune(text); len(r) > progressWidth {
+		text = string(r[:progressWidth-1]) + "…"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
+	l.shown = true
+}
+
+// Clear erases the line, if one is shown.
+func (l *ProgressLine) Clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shown {
+		fmt.Fprint(l.w, "\r\x1b[K")
+		l.shown = false
+	}
+}
+
+// progressText is "3/5 (60%) message", "3 message" without a total.
+func progressText(p tools.Progress) string {
+	s := trimFloat(p.Progress)
+	if p.Total > 0 {
+		s += fmt.Sprintf("/%s (%d%%)", trimFloat(p.Total), int(100*p.Progress/p.Total))
+	}
+	if msg := strings.Join(strings.Fields(p.Message), " "); msg != "" {
+		s += " " + termsafe.Escape(msg)
+	}
+	return s
+}
+
+func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
+
+// WithProgressLine returns ctx whose calls show their progress on w, a
+// terminal, and the function that erases the line when the call is over.
+// With a nil w (not a terminal) progress is not shown.
+func WithProgressLine(ctx context.Context, w io.Writer, label string) (context.Context, func()) {
+	if w == nil {
+		return ctx, func() {}
+	}
+	l := NewProgressLine(w, label)
+	return tools.WithProgress(ctx, l.Report), l.Clear
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sandbox
+
+const actEnv = "SANDBOX_TEST_ACT"
+
+func runAct(string) {}

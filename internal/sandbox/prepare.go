@@ -1,0 +1,196 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Prepared is what Prepare did to a server's command before its start.
+type Prepared struct {
+	// Note says what was done, for the log ("" when nothing was).
+	Note string
+	// Warning, when set, says the runtime runs as it is, with a cache
+	// it may write (a form Prepare does not know), to be logged once.
+	Warning string
+	dir     string
+}
+
+// Cleanup removes what Prepare made (a built binary); call it once the
+// server has exited.
+func (p *Prepared) Cleanup() {
+	if p != nil && p.dir != "" {
+		os.RemoveAll(p.dir)
+	}
+}
+
+// Prepare does, outside the sandbox and with the host's rights and
+// network, what a runtime would otherwise do inside it with write access
+// to a cache shared with later unsandboxed runs, and rewrites cmd (made as
+// for Start) to run what it prepared:
+//
+//   - `npx [-y] pkg...` fetches the packages into npm's cache (`npm exec
+//     --yes --package=pkg -- true`), and the server then runs with
+//     npm_config_offline=true, so that it needs no network (connect: []
+//     holds) and npm's cache only to read;
+//   - `go run [flags] pkg [args]` builds pkg with `go build` into a
+//     directory of Prepare's own and runs the binary, so that the server
+//     needs neither Go's build cache nor its module cache.
+//
+// Under mode off, or for another command, it does nothing. A failed fetch
+// or build is an error naming the command that failed; the server is not
+// started. ctx bounds the fetch or build.
+func Prepare(ctx context.Context, cmd *exec.Cmd, cfg Config) (*Prepared, error) {
+	if cfg.EffectiveMode() == ModeOff || cmd.Err != nil {
+		return &Prepared{}, nil
+	}
+	if abi, _ := Support(); abi == 0 {
+		return &Prepared{}, nil // unsandboxed anyway: the runtime does as it does
+	}
+	switch filepath.Base(cmd.Path) {
+	case "npx":
+		return prepareNpx(ctx, cmd)
+	case "go":
+		if len(cmd.Args) > 1 && cmd.Args[1] == "run" {
+			return prepareGoRun(ctx, cmd)
+		}
+	}
+	return &Prepared{}, nil
+}
+
+// npxPackages returns the packages `npx args` runs: its --package values,
+// else its first argument that is not a flag; ok is false for a form it
+// does not know (-c, --call), which then runs as it is.
+func npxPackages(args []string) (pkgs []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			i = len(args)
+		case a == "-y" || a == "--yes" || a == "--no-install" || a == "-q" || a == "--quiet":
+		case a == "-p" || a == "--package":
+			if i+1 >= len(args) {
+				return nil, false
+			}
+			pkgs = append(pkgs, args[i+1])
+			i++
+		case strings.HasPrefix(a, "--package="):
+			pkgs = append(pkgs, strings.TrimPrefix(a, "--package="))
+		case strings.HasPrefix(a, "-"):
+			return nil, false // -c, --call, a flag of npm's: not ours to guess
+		default:
+			if len(pkgs) == 0 {
+				pkgs = []string{a}
+			}
+			return pkgs, true
+		}
+	}
+	return pkgs, len(pkgs) > 0
+}
+
+func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
+	pkgs, ok := npxPackages(cmd.Args[1:])
+	if !ok {
+		return &Prepared{Warning: "npx " + strings.Join(cmd.Args[1:], " ") + " is not of the form npx [-y] [--package P] PKG ...: it runs as it is, fetching inside the sandbox (grant connect: [443]) into a cache it may write"}, nil
+	}
+	npm := filepath.Join(filepath.Dir(cmd.Path), "npm")
+	if _, err := os.Stat(npm); err != nil {
+		if npm, err = exec.LookPath("npm"); err != nil {
+			return nil, fmt.Errorf("sandbox: npx fetches its packages with npm before the sandboxed start, and there is no npm beside %s nor in PATH", cmd.Path)
+		}
+	}
+	args := []string{"exec", "--yes"}
+	for _, p := range pkgs {
+		args = append(args, "--package="+p)
+	}
+	args = append(args, "--", "true")
+	fetch := exec.CommandContext(ctx, npm, args...)
+	fetch.Env, fetch.Dir = cmd.Env, cmd.Dir
+	if out, err := fetch.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sandbox: fetch %s before the sandboxed start (npm %s): %w%s", strings.Join(pkgs, ", "), strings.Join(args, " "), err, quoteOutput(out))
+	}
+	// Offline, npx installs from the cache filled above, or fails
+	// rather than reach the network; no log files or update checks
+	// write to the cache.
+	cmd.Env = append(cmd.Env, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_logs_max=0")
+	return &Prepared{Note: "fetched " + strings.Join(pkgs, ", ") + " into npm's cache outside the sandbox; it runs offline"}, nil
+}
+
+// goRunValueFlags are the build flags of go run that take a separate value.
+func goRunValueFlags() []string {
+	return []string{"-C", "-p", "-asmflags", "-buildmode", "-compiler", "-gccgoflags", "-gcflags",
+		"-installsuffix", "-ldflags", "-mod", "-modfile", "-overlay", "-pgo", "-pkgdir", "-tags", "-toolexec",
+		"-covermode", "-coverpkg"}
+}
+
+func prepareGoRun(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
+	args := cmd.Args[2:]
+	var flags, pkg, rest []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		name = "-" + strings.TrimPrefix(name, "-")
+		if name == "-exec" || name == "-o" {
+			// Not a plain run: leave it to go run.
+			return &Prepared{Warning: "go run " + a + " runs as it is, with a build cache it may write"}, nil
+		}
+		flags = append(flags, a)
+		if !hasValue && slices.Contains(goRunValueFlags(), name) {
+			if i+1 >= len(args) {
+				return &Prepared{}, nil // go run will say what is wrong
+			}
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	// The package: .go files, or one path or pattern.
+	for ; i < len(args) && strings.HasSuffix(args[i], ".go"); i++ {
+		pkg = append(pkg, args[i])
+	}
+	if len(pkg) == 0 && i < len(args) {
+		pkg = []string{args[i]}
+		i++
+	}
+	if len(pkg) == 0 {
+		return &Prepared{}, nil
+	}
+	rest = args[i:]
+	dir, err := os.MkdirTemp("", "dsh-sandbox-build-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: a directory for the server's build: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(strings.Split(pkg[0], "@")[0]), ".go")
+	if name == "." || name == "" || name == "/" {
+		name = "server"
+	}
+	bin := filepath.Join(dir, name)
+	build := exec.CommandContext(ctx, cmd.Path, append(append([]string{"build", "-o", bin}, flags...), pkg...)...)
+	build.Env, build.Dir = cmd.Env, cmd.Dir
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: build %s before the sandboxed start (go build): %w%s", strings.Join(pkg, " "), err, quoteOutput(out))
+	}
+	cmd.Path = bin
+	cmd.Args = append([]string{bin}, rest...)
+	return &Prepared{dir: dir, Note: "built " + strings.Join(pkg, " ") + " outside the sandbox; the binary runs inside, without Go's caches"}, nil
+}
+
+// quoteOutput quotes the end of a failed fetch's or build's output.
+func quoteOutput(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return ""
+	}
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	return ": " + s
+}
