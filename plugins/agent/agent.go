@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
@@ -26,18 +25,20 @@ import (
 // Agent runs turns of a model against the tool registry. It is safe for
 // concurrent use; each Conversation runs one turn at a time.
 type Agent struct {
-	cfg   config
-	life  context.Context // the instance's: a turn ends when it does
-	chat  openai.ChatCompletionService
-	reg   *tools.Registry
-	store *attachments.Store // nil without the attachments service
+	cfg  config
+	life context.Context // the instance's: a turn ends when it does
+	api  *chatapi.Client
+	// apiCfg is what api was built of (tests rebuild it with a faster
+	// retry policy).
+	apiCfg chatapi.Config
+	reg    *tools.Registry
+	store  *attachments.Store // nil without the attachments service
 	// resources reads @server:uri mentions and gets MCP prompts; elicit
 	// asks the person to approve a server's sampling request. Each is
 	// nil without its service.
 	resources *resources.Registry
 	elicit    *elicit.Service
 	caller    tools.Caller
-	retry     retryPolicy
 	// schemas holds the tool schemas as the schema profile sends them.
 	schemas *schemaprofile.Cache
 	// reasoning says whether the reasoning of tool-calling turns goes
@@ -50,27 +51,22 @@ type Agent struct {
 }
 
 func newAgent(life context.Context, cfg config, key string, reg *tools.Registry, store *attachments.Store, hc *http.Client) *Agent {
-	// The service is built from options alone, not openai.NewClient, which
-	// would read OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_ORG_ID from the
-	// environment and send them to whatever baseUrl names. The SDK's own
-	// retries are off: the loop's policy (retryPolicy) is the one that
-	// runs, shows its countdown and is tested.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL + "/"),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	}
-	if key != "" {
-		opts = append(opts, option.WithAPIKey(key))
+	apiCfg := chatapi.Config{
+		BaseURL:    cfg.BaseURL,
+		Key:        key,
+		KeyEnv:     cfg.APIKeyEnv,
+		HTTPClient: hc,
+		Timeout:    time.Duration(cfg.TimeoutMs) * time.Millisecond,
+		Retry:      chatapi.DefaultRetry(),
 	}
 	a := &Agent{
 		cfg:       cfg,
 		life:      life,
-		chat:      openai.NewChatCompletionService(opts...),
+		api:       chatapi.New(apiCfg),
+		apiCfg:    apiCfg,
 		reg:       reg,
 		store:     store,
 		caller:    tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
-		retry:     defaultRetry(),
 		model:     cfg.Model,
 		schemas:   schemaprofile.NewCache(schemaprofile.Resolve(cfg.SchemaProfile, cfg.BaseURL)),
 		reasoning: sendsReasoning(cfg),
@@ -126,7 +122,7 @@ type Conversation struct {
 	lastPrompt int64
 	lastBody   int
 	// enc keeps the JSON of the messages of the last request.
-	enc msgEncoder
+	enc chatapi.Encoder
 	// thinkingOffSaid: the status has said once that thinking is off.
 	thinkingOffSaid bool
 }
@@ -445,7 +441,7 @@ type request struct {
 
 // prepare assembles the tools and builds the request of a step on history.
 // enc, when not nil, keeps the messages' JSON for the next request.
-func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *msgEncoder) (request, error) {
+func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *chatapi.Encoder) (request, error) {
 	asm, err := a.reg.Assemble(ctx, a.caller)
 	if err != nil {
 		return request{}, err
@@ -531,7 +527,7 @@ func sectionTexts(sections []tools.Section) []string {
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
 // prompt cache sees the same prefix every time. The messages enc knows
 // from the last request are not encoded again (encode.go).
-func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder, more ...byte) ([]byte, error) {
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *chatapi.Encoder, more ...byte) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -547,12 +543,20 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 		extra = append(append(extra, `,"tools":`...), toolsJSON...)
 	}
 	extra = append(extra, more...)
-	b, err := encodeParams(p, msgs, enc, extra)
+	b, err := chatapi.EncodeParams(p, msgs, enc, extra)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
 	return b, nil
 }
 
-// timeout returns the per-request bound, 0 for none.
-func (a *Agent) timeout() time.Duration { return time.Duration(a.cfg.TimeoutMs) * time.Millisecond }
+// send sends one request through the API client, its answer streamed to
+// out's writers.
+func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
+	ans, err := a.api.Send(ctx, body, chatapi.Output{Text: out.Text, Reasoning: out.Reasoning, Status: out.Status})
+	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage(ans.Usage)}
+	for _, tc := range ans.Calls {
+		st.calls = append(st.calls, toolCall(tc))
+	}
+	return st, err
+}

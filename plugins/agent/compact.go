@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	"github.com/dsh-host/dsh-host/services/attachments"
 )
 
@@ -213,7 +214,7 @@ func (a *Agent) transcript(ctx context.Context, msgs []openai.ChatCompletionMess
 			for _, tc := range as.ToolCalls {
 				if f := tc.OfFunction; f != nil {
 					names[f.ID] = f.Function.Name
-					fmt.Fprintf(&b, "(called %s %s)\n", f.Function.Name, clip(f.Function.Arguments, 500))
+					fmt.Fprintf(&b, "(called %s %s)\n", f.Function.Name, chatapi.Clip(f.Function.Arguments, 500))
 				}
 			}
 			b.WriteString("\n")

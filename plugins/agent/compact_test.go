@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -193,7 +194,7 @@ func TestCompactKeepsToolResultsByReference(t *testing.T) {
 	}
 	transcript := messages(t, srv, 3)[1].Text()
 	if !strings.Contains(transcript, "BEGIN") || strings.Contains(transcript, "END") || !strings.Contains(transcript, "more bytes left out") {
-		t.Errorf("the transcript should hold the result cut: %q", clip(transcript, 300))
+		t.Errorf("the transcript should hold the result cut: %q", chatapi.Clip(transcript, 300))
 	}
 	history, _ := conv.snapshot()
 	summary := history[0].OfUser.Content.OfString.Value

@@ -23,6 +23,7 @@ import (
 
 	// The composition of the tests: the built-in services, an MCP client
 	// of the fixture server and folding.
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
@@ -109,8 +110,9 @@ func startWith(t *testing.T, srv *openaitest.Server, fixtureArgs, extra string) 
 	reg, _ := host.Lookup(h, tools.Key)
 	sl := &sleeps{}
 	// Retries in tests wait for nothing: the waits asked for are recorded.
-	a.retry.backoff = time.Millisecond
-	a.retry.sleep = sl.sleep
+	a.apiCfg.Retry.Backoff = time.Millisecond
+	a.apiCfg.Retry.Sleep = sl.sleep
+	a.api = chatapi.New(a.apiCfg)
 	return &env{h: h, agent: a, reg: reg, srv: srv, events: events, slept: sl, comp: comp}
 }
 

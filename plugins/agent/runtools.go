@@ -9,7 +9,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 
@@ -134,16 +133,4 @@ func (a *Agent) imageURL(ref attachments.Ref) (string, error) {
 		return "", err
 	}
 	return "data:" + r.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data), nil
-}
-
-// clip returns s on one line, cut to n bytes with "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
