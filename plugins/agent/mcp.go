@@ -224,7 +224,7 @@ func (a *Agent) approveSampling(ctx context.Context, tool string, p *mcp.CreateM
 	res := a.elicit.Ask(ctx, elicit.Request{
 		Server:   server,
 		Mode:     elicit.ModeForm,
-		Message:  "Let " + who + " (during " + tool + ") ask the model " + policy.ShowArgs(shown, 200) + "? (decline to refuse)",
+		Message:  "Let " + who + " (during " + tool + ") ask the model " + elicit.ShowArgs(shown, 200) + "? (decline to refuse)",
 		Form:     form,
 		Schema:   schema,
 		Approval: &elicit.Approval{Tool: who + " to ask the model (sampling, during " + tool + ")", Args: shown, Rule: samplingRule, Choices: []string{elicit.ApproveOnce}},
