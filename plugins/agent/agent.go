@@ -526,7 +526,7 @@ func sectionTexts(sections []tools.Section) []string {
 // (compacting it), and the typed tool params would re-order each schema's
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
 // prompt cache sees the same prefix every time. The messages enc knows
-// from the last request are not encoded again (encode.go).
+// from the last request are not encoded again (chatapi.Encoder).
 func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *chatapi.Encoder, more ...byte) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),

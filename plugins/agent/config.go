@@ -41,7 +41,7 @@ type config struct {
 	CompactAt float64 `yaml:"compactAt"`
 	// SchemaProfile says how tool parameter schemas are sent: "auto"
 	// (gemini for Google's API, else as registered), "standard" or
-	// "gemini" (profile.go).
+	// "gemini" (package schemaprofile).
 	SchemaProfile string `yaml:"schemaProfile"`
 	// ReasoningContent says whether the model's reasoning goes back to
 	// it: "auto" (send for DeepSeek's API), "send" or "omit"
