@@ -251,3 +251,49 @@ func TestSessionLargeResultByReference(t *testing.T) {
 		t.Errorf("Restore without a store: %v", err)
 	}
 }
+
+// TestSessionHostileLines: a session file is read back, so a line that
+// names what is not there (an attachment of no message, a compaction of
+// more messages than the history holds, an attachment on a message that
+// is no tool result) is an error naming the file and line, or, for the
+// attachment on another message, Restore's error naming it: never a panic
+// or a history made up.
+func TestSessionHostileLines(t *testing.T) {
+	start := `{"kind":"start","time":"2026-01-02T03:04:05Z","id":"x","composition":"/c.yml"}` + "\n"
+	turn := `{"kind":"turn","time":"2026-01-02T03:04:06Z","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}` + "\n"
+	for _, c := range []struct {
+		name, lines, want string
+	}{
+		{"attachment of no message", turn + `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":"a"}],"attachments":[{"message":5,"id":"sha256:00"}]}` + "\n" + turn, "line 3: attachment sha256:00: no message 5"},
+		{"negative attachment", `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":"a"}],"attachments":[{"message":-1,"id":"sha256:00"}]}` + "\n" + turn, "line 2: attachment sha256:00: no message -1"},
+		{"compaction of too many", turn + `{"kind":"compact","time":"2026-01-02T03:04:07Z","replaces":9,"messages":[{"role":"user","content":"s"}]}` + "\n" + turn, "line 3: the compaction replaces 9 messages of 2"},
+		{"compaction of fewer than none", `{"kind":"compact","time":"2026-01-02T03:04:07Z","replaces":-1}` + "\n" + turn, "line 2: the compaction replaces -1 messages of 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "20260102-030405-aaaaaa.jsonl")
+			if err := os.WriteFile(path, []byte(start+c.lines), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(dir, "20260102-030405-aaaaaa")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Open = %v, want an error naming %s and %q", err, path, c.want)
+			}
+		})
+	}
+	t.Run("attachment on a user message", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "20260102-030405-bbbbbb.jsonl")
+		line := `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":""}],"attachments":[{"message":0,"id":"sha256:00"}]}` + "\n"
+		if err := os.WriteFile(path, []byte(start+line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ls, err := Open(dir, "20260102-030405-bbbbbb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ls.Restore(nil); err == nil || !strings.Contains(err.Error(), "is not a tool result but names attachment sha256:00") {
+			t.Errorf("Restore = %v", err)
+		}
+	})
+}
