@@ -43,13 +43,15 @@ import (
 
 // sessionLine is one line of a session file.
 type sessionLine struct {
-	Kind        string            `json:"kind"` // "start", "turn" or "compact"
-	Time        time.Time         `json:"time"`
-	ID          string            `json:"id,omitempty"`          // start
-	Composition string            `json:"composition,omitempty"` // start: the composition file, absolute
-	Model       string            `json:"model,omitempty"`
-	Usage       any               `json:"usage,omitempty"`    // turn, compact
-	Messages    []json.RawMessage `json:"messages,omitempty"` // turn
+	Kind        string    `json:"kind"` // "start", "turn" or "compact"
+	Time        time.Time `json:"time"`
+	ID          string    `json:"id,omitempty"`          // start
+	Composition string    `json:"composition,omitempty"` // start: the composition file, absolute
+	Model       string    `json:"model,omitempty"`
+	// Usage is the caller's usage as its JSON: kept raw, so that reading a
+	// session back builds no map of it.
+	Usage    json.RawMessage   `json:"usage,omitempty"`    // turn, compact
+	Messages []json.RawMessage `json:"messages,omitempty"` // turn
 	// Attachments name the turn's messages whose content is in the
 	// attachments store (saved empty in Messages).
 	Attachments []savedAttachment `json:"attachments,omitempty"` // turn
@@ -119,7 +121,11 @@ func writeSync(f *os.File, b []byte) error {
 // later requests, with its model and usage (saved as its JSON); tool
 // results of LargeResult bytes or more go to store, when not nil.
 func (s *Session) AppendTurn(ctx context.Context, store *attachments.Store, model string, usage any, msgs []openai.ChatCompletionMessageParamUnion) error {
-	tl := sessionLine{Kind: "turn", Time: time.Now(), Model: model, Usage: usage}
+	u, err := json.Marshal(usage)
+	if err != nil {
+		return fmt.Errorf("encode the usage: %w", err)
+	}
+	tl := sessionLine{Kind: "turn", Time: time.Now(), Model: model, Usage: u}
 	for i, m := range msgs {
 		if t := m.OfTool; t != nil && store != nil && len(t.Content.OfString.Value) >= LargeResult {
 			ref, err := store.SaveBlob(ctx, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(t.Content.OfString.Value)})
@@ -140,7 +146,11 @@ func (s *Session) AppendTurn(ctx context.Context, store *attachments.Store, mode
 // AppendCompaction saves a compaction: summary replaces the first
 // replaces messages of the history.
 func (s *Session) AppendCompaction(model string, usage any, replaces int, summary []openai.ChatCompletionMessageParamUnion) error {
-	cl := sessionLine{Kind: "compact", Time: time.Now(), Model: model, Usage: usage, Replaces: replaces}
+	u, err := json.Marshal(usage)
+	if err != nil {
+		return fmt.Errorf("encode the usage: %w", err)
+	}
+	cl := sessionLine{Kind: "compact", Time: time.Now(), Model: model, Usage: u, Replaces: replaces}
 	for _, m := range summary {
 		raw, err := json.Marshal(m)
 		if err != nil {
