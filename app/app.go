@@ -98,7 +98,7 @@ type Tool struct {
 	Folded      bool   `json:"folded"`
 	Description string `json:"description"`
 	// Hidden notes the invisible characters the description carries
-	// (policy.HiddenText): text a model reads and a person does not see.
+	// (pins.HiddenText): text a model reads and a person does not see.
 	Hidden string `json:"hidden,omitempty"`
 	// Withheld is true for a registered tool the caller is not offered
 	// (the policy holds it until it is trusted, or its rules deny it to

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -246,7 +247,7 @@ func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([
 			Instance:    d.Origin.Instance,
 			Folded:      !inPrompt[d.Name],
 			Description: d.Description,
-			Hidden:      policy.HiddenText(d.Description),
+			Hidden:      pins.HiddenText(d.Description),
 		})
 	}
 	return rows, nil

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/settings"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -60,7 +61,7 @@ func sessionKey(c tools.Caller, tool string) string {
 
 // ask puts an Ask decision to whoever answers for the caller, and records
 // the answer in d.
-func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Decision) error {
+func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
 	if yes, ok := ctx.Value(oneShotKey{}).(bool); ok {
 		if yes {
@@ -81,7 +82,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Dec
 		d.Answer = elicit.ApproveSession
 		return nil
 	}
-	if globs := a.always.Load(); globs != nil && matchAny(*globs, call.Name) {
+	if globs := a.always.Load(); globs != nil && slices.ContainsFunc(*globs, func(g string) bool { return tools.Match(g, call.Name) }) {
 		d.Answer = elicit.ApproveAlways
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -14,7 +15,7 @@ import (
 // dsh_policy_decisions_total by the deciding rule's action and whether the
 // call went on.
 func TestDecisionsAreCounted(t *testing.T) {
-	p, err := New(tools.New(nil), Config{Default: Allow, Rules: []Rule{{Tools: []string{"danger*"}, Action: Deny}}}, "")
+	p, err := New(tools.New(nil), Config{Default: rules.Allow, Rules: []rules.Rule{{Tools: []string{"danger*"}, Action: rules.Deny}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
