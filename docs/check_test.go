@@ -75,6 +75,11 @@ func (p page) anchors() map[string]bool {
 			fence = !fence
 			continue
 		}
+		for _, m := range htmlAnchorRE.FindAllStringSubmatch(l, -1) {
+			if !fence {
+				out[m[1]] = true
+			}
+		}
 		h, ok := strings.CutPrefix(strings.TrimLeft(l, "#"), " ")
 		if fence || !strings.HasPrefix(l, "#") || !ok {
 			continue
@@ -89,6 +94,9 @@ func (p page) anchors() map[string]bool {
 	}
 	return out
 }
+
+// htmlAnchorRE matches an anchor a page sets by hand: <a id="limits"></a>.
+var htmlAnchorRE = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 
 // slug is GitHub's anchor for a heading's text: backticks and other
 // punctuation are dropped.
