@@ -109,7 +109,7 @@ func TestEveryPageReachableFromREADME(t *testing.T) {
 	}
 	for _, p := range pages(t)[1:] {
 		if !strings.Contains(string(readme), "](docs/"+p+")") {
-			t.Errorf("README.md does not link docs/%s", p)
+			t.Errorf("README.md does not link docs/%s: add it to \"Where to go next\"", p)
 		}
 	}
 }
