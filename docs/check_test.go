@@ -221,14 +221,14 @@ func commands(p page, subs map[string]bool) []command {
 				case s == "|":
 					// A synopsis's alternative (--stdio | --http) goes on;
 					// a pipe into another program ends the command.
-					if j+1 < len(toks) && strings.HasPrefix(strings.TrimLeft(toks[j+1].s, "["), "-") {
+					if j+1 < len(toks) && strings.HasPrefix(strings.TrimLeft(toks[j+1].s, "[("), "-") {
 						continue
 					}
 					break args
 				case s == ";" || s == "&&" || s == "||" || s == "&" || strings.HasPrefix(s, ">") || strings.HasPrefix(s, "<") || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "2>"):
 					break args
 				}
-				s = strings.TrimLeft(s, "[")
+				s = strings.TrimLeft(s, "[(")
 				if !strings.HasPrefix(s, "-") || s == "-" || s == "--" || s == "..." {
 					continue
 				}
