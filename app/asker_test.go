@@ -21,7 +21,11 @@ func init() {
 			questions := host.Get(s, elicit.Key)
 			_, err := host.Get(s, commands.Key).Register(s, commands.Command{Name: "ask", Description: "ask the caller",
 				Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
-					res := questions.Ask(ctx, elicit.Request{Mode: elicit.ModeURL, Message: "open it", URL: "https://example.com/" + inv.Input})
+					var first elicit.Answerer
+					if inv.Channels != nil {
+						first = inv.Channels.Answerer
+					}
+					res := questions.AskFor(ctx, first, elicit.Request{Mode: elicit.ModeURL, Message: "open it", URL: "https://example.com/" + inv.Input})
 					return commands.Reply{Text: res.Action + " " + res.Reason}
 				}})
 			return err

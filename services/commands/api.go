@@ -71,6 +71,9 @@ type Invocation struct {
 	Input string
 	// Caller is who runs it (its mask limits the tools it sees).
 	Caller tools.Caller
+	// Channels are the caller's back-channels (who answers a question the
+	// command asks), as a tool call's are; nil when the caller gave none.
+	Channels *tools.Channels
 }
 
 // Reply is a command's answer: text, and whether it is an error.
@@ -177,7 +180,7 @@ func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (r
 			reply = Reply{Text: fmt.Sprintf("/%s failed: %v — a bug in the plugin that registered it; the log has the stack to report", name, p), Error: true}
 		}
 	}()
-	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller})
+	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller, Channels: tools.ChannelsFromContext(ctx)})
 }
 
 // unknown says that /name is not registered, and why when the instance it
