@@ -459,8 +459,8 @@ func TestCancelReachesTheServer(t *testing.T) {
 	composition := fmt.Sprintf(`plugins:
   - id: fx
     name: mcp-client
-    config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q]}
-`, mcptest.FixtureBinary(t), events)
+    config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q], sandbox: {write: [%q]}}
+`, mcptest.FixtureBinary(t), events, filepath.Dir(events))
 	count := func(what string) int {
 		b, _ := os.ReadFile(events)
 		return strings.Count(string(b), what)
