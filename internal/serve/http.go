@@ -20,6 +20,8 @@ import (
 // for a shutdown that was not clean.
 func HTTP(ctx context.Context, c *host.Composition, cfg Config, signals chan os.Signal) (err error) {
 	logger := cfg.Logger
+	// Before the host starts the servers, which must not inherit it.
+	notify := newNotifier(logger)
 	h := host.New(cfg.Host)
 	if cfg.Setup != nil {
 		cfg.Setup(h)
@@ -52,14 +54,19 @@ func HTTP(ctx context.Context, c *host.Composition, cfg Config, signals chan os.
 	}
 	// The gateway listens from its start; serve says it is ready once the
 	// whole composition has started.
+	status := "STATUS=waiting for a service"
 	if st := host.Find(h.Status(), id); st.State == host.StateActive {
 		if st.Endpoint != "" {
 			logger.Info("serving MCP over Streamable HTTP", "url", st.Endpoint, "entry", id)
+			status = "STATUS=serving " + st.Endpoint
 		} else {
 			logger.Warn("the gateway has no listener: its entry has no http address; give it one, or serve with --stdio", "entry", id)
+			status = "STATUS=no listener"
 		}
 	}
+	notify.send("READY=1\n" + status)
 	<-ctx.Done()
+	notify.send("STOPPING=1\nSTATUS=draining")
 	drain(h, signals, logger)
 	logger.Info("shutting down the gateway")
 	return nil
