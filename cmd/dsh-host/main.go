@@ -100,6 +100,7 @@ func subcommands() []subcommand {
 		{"logout", "delete a remote MCP server's stored login and revoke it", cmdLogout},
 		{"audit", "print the policy's trail of tool calls (--follow to watch it)", cmdAudit},
 		{"trust", "approve the tools a server changed or added after they were trusted (the policy holds them until then)", cmdTrust},
+		{"sandbox", "check [SERVER]: print each stdio server's sandbox rules and prove them with probes run inside it", cmdSandbox},
 		{"policy", "explain TOOL [ARGS]: which policy rule decides a call, and why", cmdPolicy},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
 		{"version", "print the version, commit, Go version and platform (also --version)", cmdVersion},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -169,4 +170,33 @@ func notEnforced(l *Launch, cfg Config) []string {
 	}
 	// What seccomp and the limits cannot enforce here (Start's words).
 	return append(out, l.NotEnforced...)
+}
+
+// Write prints r for a person: the launch, the rules, what is not
+// enforced, and each probe's outcome.
+func (r *Report) Write(w io.Writer) {
+	l := r.Launch
+	fmt.Fprintf(w, "  %s\n", l.Report)
+	if l.Sandboxed {
+		fmt.Fprintf(w, "  read:    %s\n", strings.Join(l.Rules.Read, ", "))
+		fmt.Fprintf(w, "  write:   %s\n", strings.Join(l.Rules.Write, ", "))
+		fmt.Fprintf(w, "  connect: %s; bind: %s\n", l.Rules.Connect, l.Rules.Bind)
+	}
+	for _, n := range l.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	for _, n := range r.NotEnforced {
+		fmt.Fprintf(w, "  not enforced: %s\n", n)
+	}
+	for _, p := range r.Results {
+		verdict := "as the rules say"
+		if !p.OK() {
+			verdict = "NOT as the rules say: want " + p.Want
+		}
+		line := fmt.Sprintf("  probe %s (%s, %s): %s, %s", p.Name, p.What, p.Target, p.Got, verdict)
+		if p.Detail != "" {
+			line += ": " + p.Detail
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -100,6 +100,11 @@ func (r *runtimeGrants) exe(path string, depth int) {
 	}
 	realDir := filepath.Dir(real)
 	r.g.addRead(realDir)
+	if i := strings.Index(real, "/node_modules/"); i >= 0 {
+		// A package's program (node_modules/.bin/x, as npx runs it)
+		// imports its dependencies from the node_modules above it.
+		r.g.addRead(real[:i+len("/node_modules")])
+	}
 	if filepath.Base(realDir) == "bin" && filepath.Dir(realDir) != "/" {
 		r.g.addRead(filepath.Dir(realDir))
 	}
@@ -135,12 +140,6 @@ func (r *runtimeGrants) npmCache() {
 	}
 	// npx creates it anyway; it must exist to be granted.
 	_ = os.MkdirAll(cache, 0o700)
-	if childEnv(r.env, "npm_config_offline") == "true" {
-		// Prepare filled it outside: read-only, so that a compromised
-		// server cannot poison what later unsandboxed runs install.
-		r.g.addRead(cache)
-		return
-	}
 	r.g.addWrite(cache)
 }
 

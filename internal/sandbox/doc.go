@@ -19,6 +19,15 @@
 // system libraries and certificates, the runtime that starts it, its
 // working directory, a temporary directory of its own and its roots.
 //
+// Before the start, Prepare does outside the sandbox what a runtime would
+// otherwise do inside it with write access to a shared cache (prepare.go):
+// npx's packages are installed and the package's program runs; go run's
+// package is built and the binary runs.
+//
+// Check (check.go) runs probes (probe.go) in the sandbox a server would
+// get, through a probe mode of the same binary, for `dsh-host sandbox
+// check`.
+//
 // Where Landlock is missing (other systems, old kernels), mode auto starts
 // the server unsandboxed with a warning and mode strict refuses to start it.
 package sandbox

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,10 +35,11 @@ func (p *Prepared) Cleanup() {
 // to a cache shared with later unsandboxed runs, and rewrites cmd (made as
 // for Start) to run what it prepared:
 //
-//   - `npx [-y] pkg...` fetches the packages into npm's cache (`npm exec
-//     --yes --package=pkg -- true`), and the server then runs with
-//     npm_config_offline=true, so that it needs no network (connect: []
-//     holds) and npm's cache only to read;
+//   - `npx [-y] pkg args` installs the package as npx does (`npm exec
+//     --yes --package=pkg`), and the server is then the package's
+//     program in npx's install directory, with args: it needs no network
+//     (connect: [] holds), no npm and no write access to npm's cache,
+//     only its package's node_modules to read;
 //   - `go run [flags] pkg [args]` builds pkg with `go build` into a
 //     directory of Prepare's own and runs the binary, so that the server
 //     needs neither Go's build cache nor its module cache.
@@ -103,21 +106,114 @@ func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
 			return nil, fmt.Errorf("sandbox: npx fetches its packages with npm before the sandboxed start, and there is no npm beside %s nor in PATH", cmd.Path)
 		}
 	}
+	// npm exec installs the packages as npx would and runs a shell
+	// with their bin directory first in PATH: that directory is what
+	// the server then runs from.
 	args := []string{"exec", "--yes"}
 	for _, p := range pkgs {
 		args = append(args, "--package="+p)
 	}
-	args = append(args, "--", "true")
+	args = append(args, "--", "sh", "-c", `printf '%s' "$PATH"`)
 	fetch := exec.CommandContext(ctx, npm, args...)
 	fetch.Env, fetch.Dir = cmd.Env, cmd.Dir
-	if out, err := fetch.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sandbox: fetch %s before the sandboxed start (npm %s): %w%s", strings.Join(pkgs, ", "), strings.Join(args, " "), err, quoteOutput(out))
+	var stderr strings.Builder
+	fetch.Stderr = &stderr
+	out, err := fetch.Output()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: fetch %s before the sandboxed start (npm %s): %w%s", strings.Join(pkgs, ", "), strings.Join(args[:len(args)-4], " "), err, quoteOutput([]byte(stderr.String())))
 	}
-	// Offline, npx installs from the cache filled above, or fails
-	// rather than reach the network; no log files or update checks
-	// write to the cache.
-	cmd.Env = append(cmd.Env, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_logs_max=0")
-	return &Prepared{Note: "fetched " + strings.Join(pkgs, ", ") + " into npm's cache outside the sandbox; it runs offline"}, nil
+	bin, rest, err := npxBin(string(out), pkgs, cmd.Args[1:])
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s was fetched, but %v", strings.Join(pkgs, ", "), err)
+	}
+	cmd.Path = bin
+	cmd.Args = append([]string{bin}, rest...)
+	return &Prepared{Note: "fetched " + strings.Join(pkgs, ", ") + " outside the sandbox; it runs as " + bin}, nil
+}
+
+// npxBin finds the program `npx args` runs, in the bin directory npm
+// exec put first in path, and the arguments it gets: with --package, the
+// command named; else the package's own bin (its only one, or the one
+// named as the package).
+func npxBin(path string, pkgs []string, args []string) (bin string, rest []string, err error) {
+	var dir string
+	for _, d := range filepath.SplitList(path) {
+		if strings.HasSuffix(d, "/node_modules/.bin") {
+			dir = d
+			break
+		}
+	}
+	if dir == "" {
+		return "", nil, fmt.Errorf("npm exec named no node_modules/.bin directory to run it from")
+	}
+	var name string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "-p" || a == "--package" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+	}
+	if i >= len(args) {
+		return "", nil, fmt.Errorf("npx names no package or command to run")
+	}
+	name, rest = args[i], args[i+1:]
+	if !slices.ContainsFunc(args[:i], func(a string) bool { return a == "-p" || a == "--package" || strings.HasPrefix(a, "--package=") }) {
+		if name, err = packageBin(filepath.Dir(dir), pkgs[0]); err != nil {
+			return "", nil, err
+		}
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		// A package's bin names a file in .bin, nothing beside it.
+		return "", nil, fmt.Errorf("its program %q is not a name in %s", name, dir)
+	}
+	bin = filepath.Join(dir, name)
+	if _, err := os.Stat(bin); err != nil {
+		return "", nil, fmt.Errorf("its program %s is not there: %w", bin, errors.Unwrap(err))
+	}
+	return bin, rest, nil
+}
+
+// packageBin returns the bin npx runs of the package spec installed in
+// nodeModules: the only one, or the one named as the package.
+func packageBin(nodeModules, spec string) (string, error) {
+	name := spec
+	if at := strings.LastIndex(name, "@"); at > 0 {
+		name = name[:at]
+	}
+	b, err := os.ReadFile(filepath.Join(nodeModules, name, "package.json"))
+	if err != nil {
+		return "", fmt.Errorf("its package.json cannot be read (is %q a registry package?): %w", spec, err)
+	}
+	var pj struct {
+		Name string          `json:"name"`
+		Bin  json.RawMessage `json:"bin"`
+	}
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return "", fmt.Errorf("its package.json: %w", err)
+	}
+	base := pj.Name[strings.LastIndex(pj.Name, "/")+1:]
+	var one string
+	if json.Unmarshal(pj.Bin, &one) == nil && one != "" {
+		return base, nil
+	}
+	var bins map[string]string
+	if json.Unmarshal(pj.Bin, &bins) != nil || len(bins) == 0 {
+		return "", fmt.Errorf("%s has no bin to run", pj.Name)
+	}
+	if len(bins) == 1 {
+		for k := range bins {
+			return k, nil
+		}
+	}
+	if _, ok := bins[base]; ok {
+		return base, nil
+	}
+	return "", fmt.Errorf("%s has several bins and none named %s: name one with npx --package %s BIN", pj.Name, base, spec)
 }
 
 // goRunValueFlags are the build flags of go run that take a separate value.

@@ -97,23 +97,32 @@ func TestPrepareFailureNamesTheCommand(t *testing.T) {
 	}
 }
 
-// TestOfflineNpmCacheIsReadOnly: once Prepare filled npm's cache, npx
-// runs offline and the cache is granted to read only.
-func TestOfflineNpmCacheIsReadOnly(t *testing.T) {
-	home := t.TempDir()
-	cache := filepath.Join(home, "npmcache")
-	for _, offline := range []bool{false, true} {
-		cmd := exec.Command("/usr/bin/npx", "-y", "pkg")
-		cmd.Env = []string{"HOME=" + home, "npm_config_cache=" + cache}
-		if offline {
-			cmd.Env = append(cmd.Env, "npm_config_offline=true")
+// TestPackageBin: the program npx runs of a package: its only bin, or
+// the one named as the package; else an error naming --package.
+func TestPackageBin(t *testing.T) {
+	nm := filepath.Join(t.TempDir(), "node_modules")
+	write := func(name, bin string) {
+		os.MkdirAll(filepath.Join(nm, name), 0o755)
+		os.WriteFile(filepath.Join(nm, name, "package.json"), []byte(`{"name":"`+name+`","bin":`+bin+`}`), 0o644)
+	}
+	write("@s/one", `"dist/index.js"`)
+	write("two", `{"other":"a.js"}`)
+	write("many", `{"x":"a.js","many":"b.js"}`)
+	write("none", `{"x":"a.js","y":"b.js"}`)
+	// A hostile package naming a program outside .bin is refused by npxBin.
+	write("evil", `{"../../../bin/sh":"a.js"}`)
+	bin := filepath.Join(nm, ".bin")
+	os.MkdirAll(bin, 0o755)
+	if _, _, err := npxBin(bin, []string{"evil"}, []string{"-y", "evil"}); err == nil || !strings.Contains(err.Error(), "is not a name in") {
+		t.Errorf("npxBin of a bin outside .bin = %v, want refused", err)
+	}
+	for spec, want := range map[string]string{"@s/one@latest": "one", "two": "other", "many@1.2.3": "many", "none": ""} {
+		got, err := packageBin(nm, spec)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("packageBin(%s) = %q, %v; want %q", spec, got, err, want)
 		}
-		g := defaultGrants(cmd, t.TempDir(), home, nil)
-		if w := slices.Contains(g.write, cache); w == offline {
-			t.Errorf("offline %v: cache writable %v (write %q)", offline, w, g.write)
-		}
-		if !slices.Contains(append(g.read, g.write...), cache) {
-			t.Errorf("offline %v: cache not granted at all", offline)
+		if want == "" && (err == nil || !strings.Contains(err.Error(), "npx --package")) {
+			t.Errorf("packageBin(%s) error = %v, want the way out named", spec, err)
 		}
 	}
 }

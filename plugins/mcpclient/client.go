@@ -557,9 +557,13 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 	watched := wire.New(subs...).Wrap(tr)
 	session, err := client.Connect(ctx, watched, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if st, ok := tr.(*stdio.Transport); ok {
+		report := st.SandboxReport()
 		c.mu.Lock()
-		c.shared.sandbox = st.SandboxReport()
+		c.shared.sandbox = report
 		c.mu.Unlock()
+		if c.opt.scope != nil && report != "" {
+			c.opt.scope.SetSandbox(report) // InstanceStatus.Sandbox
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))

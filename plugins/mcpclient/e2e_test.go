@@ -316,6 +316,9 @@ func TestE2EDiscoveryAndRoundTrips(t *testing.T) {
 	if got := hs.status("fx").Detail; !strings.HasPrefix(got, want) || !strings.Contains(got, "connect none") {
 		t.Errorf("status detail = %q, want %q... with connect none", got, want)
 	}
+	if st := hs.status("fx"); st.Sandbox == "" || !strings.HasSuffix(st.Detail, ", "+st.Sandbox) {
+		t.Errorf("status Sandbox = %q, want the end of the detail %q", st.Sandbox, st.Detail)
+	}
 
 	// The dotted name is normalized with a hash, and only the raw name goes
 	// on the wire.

@@ -1,10 +1,14 @@
 package mcpclient_test
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
@@ -83,5 +87,69 @@ func TestE2ESandboxedServerEverything(t *testing.T) {
 	hs.requireActive("ev")
 	if got := text(hs.call(modelCaller, mcpclient.PublicToolName("ev", "echo"), map[string]any{"message": "hi"})); !strings.Contains(got, "hi") {
 		t.Errorf("echo = %q", got)
+	}
+}
+
+// TestE2ENpxOfAnUncachedPackage: `npx -y pkg@latest` of a package not in
+// npm's cache (a cache of the test's own) starts under the default
+// sandbox with connect: [] (none): the package is fetched outside the
+// sandbox first and runs offline inside, its cache read-only. The server
+// is npm's server-memory, whose memory file is granted through
+// MEMORY_FILE_PATH and sandbox.write, as docs/sandbox.md says.
+func TestE2ENpxOfAnUncachedPackage(t *testing.T) {
+	needLandlock(t)
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("npx is required under CI")
+		}
+		t.Skip("no npx on PATH")
+	}
+	cache, data := t.TempDir(), t.TempDir()
+	memory := filepath.Join(data, "memory.jsonl")
+	hs := newHarness(t)
+	c := &host.Composition{File: "e2e.yml", Entries: []host.Entry{{ID: "mem", Name: "mcp-client", Config: map[string]any{
+		"transport": "stdio", "serverName": "mem", "command": npx,
+		"args":             []any{"-y", "@modelcontextprotocol/server-memory@latest"},
+		"env":              map[string]any{"npm_config_cache": cache, "MEMORY_FILE_PATH": memory},
+		"sandbox":          map[string]any{"write": []any{data}, "connect": []any{}},
+		"startupTimeoutMs": 240000,
+	}}}}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	if err := hs.h.Update(ctx, c); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	hs.requireActive("mem")
+	if d := hs.status("mem").Detail; !strings.Contains(d, "sandboxed (landlock v") || !strings.Contains(d, "connect none") {
+		t.Errorf("detail = %q, want sandboxed with connect none", d)
+	}
+	res := hs.call(modelCaller, mcpclient.PublicToolName("mem", "create_entities"), map[string]any{
+		"entities": []any{map[string]any{"name": "Ada", "entityType": "person", "observations": []any{"wrote the first program"}}},
+	})
+	if res.Err != nil {
+		t.Fatalf("create_entities: %v (%s)", res.Err, text(res))
+	}
+	if b, err := os.ReadFile(memory); err != nil || !strings.Contains(string(b), "Ada") {
+		t.Errorf("memory file = %q, %v; want Ada in it", b, err)
+	}
+	// The rules it ran under: npm's cache is not writable, only the
+	// package's node_modules in it readable.
+	cfg := mcpclient.Defaults()
+	cfg.ServerName, cfg.Transport, cfg.Command = "mem", mcpclient.TransportStdio, npx
+	cfg.Args = []string{"-y", "@modelcontextprotocol/server-memory@latest"}
+	cfg.Env = map[string]string{"npm_config_cache": cache}
+	rep, err := mcpclient.CheckSandbox(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Launch.Rules
+	if r.Writable(filepath.Join(cache, "_cacache", "x")) || r.Readable(filepath.Join(cache, "_cacache", "x")) {
+		t.Errorf("npm's cache is granted: read %q, write %q", r.Read, r.Write)
+	}
+	if !slices.ContainsFunc(r.Read, func(p string) bool {
+		return strings.HasPrefix(p, filepath.Join(cache, "_npx")) && strings.HasSuffix(p, "/node_modules")
+	}) {
+		t.Errorf("the package's node_modules is not granted: read %q", r.Read)
 	}
 }

@@ -111,13 +111,7 @@ func (p *process) stopping() {
 // messages: a banner such as "Memory server starting..." would otherwise
 // end the connection.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	cmd := exec.Command(t.Command, t.Args...)
-	environ := os.Environ
-	if t.Environ != nil {
-		environ = t.Environ
-	}
-	cmd.Env = Env(environ(), t.Env, t.Inherit)
-	cmd.Dir = t.Dir
+	cmd := t.command()
 	stderr := &lineLogger{logger: t.Logger}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeDrainDelay
@@ -182,6 +176,24 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	return &stdioConn{Connection: conn, p: p, stdout: outR, release: release}, nil
+}
+
+// command is the server's command, its environment and directory set.
+func (t *Transport) command() *exec.Cmd {
+	cmd := exec.Command(t.Command, t.Args...)
+	environ := os.Environ
+	if t.Environ != nil {
+		environ = t.Environ
+	}
+	cmd.Env = Env(environ(), t.Env, t.Inherit)
+	cmd.Dir = t.Dir
+	return cmd
+}
+
+// CheckSandbox runs the sandbox's probes in the sandbox the server would
+// start in (sandbox.Check), without starting the server.
+func (t *Transport) CheckSandbox(ctx context.Context) (*sandbox.Report, error) {
+	return sandbox.Check(ctx, t.command(), t.Sandbox, t.Roots)
 }
 
 // warned keeps the sandbox warnings and notes logged, so that each is logged once
