@@ -33,19 +33,19 @@ func TestSandboxCheck(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"boxed (entry \"boxed\"):", "sandboxed (landlock v", "connect: 443; bind: none", "not enforced: UDP",
-		"probe read (", "probe write (", "probe connect-tcp (",
+		"boxed (entry \"boxed\"):", "sandboxed (landlock v", "connect: 443; bind: none", "udp: allowed", "unix sockets: blocked",
+		"probe read (", "probe write (", "probe connect-tcp (", "probe send-udp (", "probe connect-unix (",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "refused, as the rules say"); n != 3 {
-		t.Errorf("%d probes refused, want 3:\n%s", n, out)
+	if n := strings.Count(out, "refused, as the rules say"); n != 4 {
+		t.Errorf("%d probes refused, want 4 (all but send-udp, which connect allows):\n%s", n, out)
 	}
 
 	code, out, _ = dshHost(t, "sandbox", "check", "-c", file)
-	if code != exitOK || !strings.Contains(out, "open (entry \"open\"):") || strings.Count(out, "allowed, as the rules say") != 3 || strings.Contains(out, "web (") {
+	if code != exitOK || !strings.Contains(out, "open (entry \"open\"):") || strings.Count(out, "allowed, as the rules say") != 6 || strings.Contains(out, "web (") {
 		t.Errorf("all: exit %d, want the open server's probes allowed and no HTTP server:\n%s", code, out)
 	}
 
