@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 // cmdSandbox is `dsh-host sandbox check`: the logic is app's CheckSandbox
@@ -41,7 +42,7 @@ rules say it should not fails the check (exit 1).`)
 	}
 	failed, err := (&app.Local{File: file}).CheckSandbox(ctx, name, io.Out)
 	if err != nil {
-		fmt.Fprintln(io.Err, explainLoadError(file, err))
+		fmt.Fprintln(io.Err, hostrun.ExplainLoadError(file, err))
 		return exitFail
 	}
 	if failed {
