@@ -346,6 +346,9 @@ func (c *client) startOnDemand(ctx context.Context) {
 	}
 	c.setState("starting", "the server is starting")
 	c.lz.onDemand, c.lz.lastErr = true, nil
+	// attempt resolves the waiters' start itself. Resolving again here
+	// would hand a call that came since, and asked for a start of its
+	// own, this attempt's failure without any attempt.
 	c.attempt(ctx, false)
 	c.lz.onDemand = false
 	if c.conn != nil {
@@ -353,7 +356,6 @@ func (c *client) startOnDemand(ctx context.Context) {
 		c.lz.dormant = false
 		c.mu.Unlock()
 	}
-	c.resolveStart()
 }
 
 // demandFailed handles a failed start a call asked for: no retry, the
