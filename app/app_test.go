@@ -455,12 +455,14 @@ func TestLoginNames(t *testing.T) {
 // call at its server, attached too (the socket's request ends, and with
 // it the host's call).
 func TestCancelReachesTheServer(t *testing.T) {
-	events := filepath.Join(t.TempDir(), "events")
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events")
+	// The fixture writes its events outside its sandbox's default grants.
 	composition := fmt.Sprintf(`plugins:
   - id: fx
     name: mcp-client
-    config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q]}
-`, mcptest.FixtureBinary(t), events)
+    config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q], sandbox: {write: [%q]}}
+`, mcptest.FixtureBinary(t), events, dir)
 	count := func(what string) int {
 		b, _ := os.ReadFile(events)
 		return strings.Count(string(b), what)

@@ -4,6 +4,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers (sandbox auto by default)
+	goleak.VerifyTestMain(m)
+}
