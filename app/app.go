@@ -98,7 +98,7 @@ type Tool struct {
 	Folded      bool   `json:"folded"`
 	Description string `json:"description"`
 	// Hidden notes the invisible characters the description carries
-	// (policy.HiddenText): text a model reads and a person does not see.
+	// (pins.HiddenText): text a model reads and a person does not see.
 	Hidden string `json:"hidden,omitempty"`
 	// Withheld is true for a registered tool the caller is not offered
 	// (the policy holds it until it is trusted, or its rules deny it to
@@ -124,8 +124,8 @@ type CallRequest struct {
 	// Yes approves the call where the policy would ask and Answer is nil
 	// (`dsh-host call --yes`): nobody is there to answer.
 	Yes bool `json:"yes,omitempty"`
-	// Progress, when set, receives the call's progress reports (as does
-	// ctx's, tools.WithProgress).
+	// Progress, when set, receives the call's progress reports (its
+	// tools.Channels.Progress).
 	Progress func(tools.Progress) `json:"-"`
 	// Answer, when set, answers the server's questions (elicitation) and
 	// the policy's asks during the call. Over a socket it is asked

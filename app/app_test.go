@@ -455,14 +455,12 @@ func TestLoginNames(t *testing.T) {
 // call at its server, attached too (the socket's request ends, and with
 // it the host's call).
 func TestCancelReachesTheServer(t *testing.T) {
-	dir := t.TempDir()
-	events := filepath.Join(dir, "events")
-	// The fixture writes its events outside its sandbox's default grants.
+	events := filepath.Join(t.TempDir(), "events")
 	composition := fmt.Sprintf(`plugins:
   - id: fx
     name: mcp-client
     config: {serverName: fx, transport: stdio, command: %q, args: [-cancel-file, %q], sandbox: {write: [%q]}}
-`, mcptest.FixtureBinary(t), events, dir)
+`, mcptest.FixtureBinary(t), events, filepath.Dir(events))
 	count := func(what string) int {
 		b, _ := os.ReadFile(events)
 		return strings.Count(string(b), what)

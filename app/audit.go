@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -33,7 +33,7 @@ type AuditQuery struct {
 // AuditRecord is one call of the trail: its line as written, and read.
 type AuditRecord struct {
 	Line   json.RawMessage `json:"line"`
-	Record policy.Record   `json:"-"`
+	Record audit.Record    `json:"-"`
 }
 
 // auditPoll is how often a followed trail is looked at for new lines.
@@ -55,15 +55,15 @@ func (l *Local) Audit(ctx context.Context, q AuditQuery) (iter.Seq2[AuditRecord,
 	if dir == "" {
 		return nil, errors.New("no audit directory, and $DSH_HOME cannot be resolved")
 	}
-	files, err := policy.AuditFiles(dir)
+	files, err := audit.Files(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	current := filepath.Join(dir, policy.AuditFile)
+	current := filepath.Join(dir, audit.File)
 	return func(yield func(AuditRecord, error) bool) {
 		stopped := false
 		show := func(line []byte) bool {
-			var r policy.Record
+			var r audit.Record
 			if json.Unmarshal(line, &r) != nil {
 				return true
 			}

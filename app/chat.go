@@ -166,10 +166,8 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 			return ChatResult{}, err
 		}
 	}
-	if req.Answer != nil {
-		ctx = elicit.WithAnswerer(ctx, req.Answer)
-	}
 	out := l.chatOutput(req.Events)
+	out.Answerer = req.Answer
 	var res agent.Result
 	prompt := ""
 	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -76,16 +76,16 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	if req.Progress != nil {
-		ctx = tools.WithProgress(ctx, req.Progress)
-	}
+	ch := &tools.Channels{Progress: req.Progress}
 	if req.Answer != nil {
 		// Someone answers: the policy asks them, as it asks a console.
-		ctx = elicit.WithAnswerer(ctx, req.Answer)
+		ch.Answerer = req.Answer
 	} else {
-		ctx = withElicit(policy.WithOneShot(ctx, req.Yes), req.Elicit)
+		// A one-shot command: nobody is there to answer an approval, so
+		// --yes does; a server's questions get the --elicit answer.
+		ch.Answerer, ch.OneShot = elicitAnswerer(req.Elicit), &tools.OneShot{Yes: req.Yes}
 	}
-	return reg.Execute(ctx, tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, req.Tool, req.Args), nil
+	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -111,11 +111,12 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok {
 		return commands.Reply{}, ErrNoCommands
 	}
-	if req.Answer != nil {
-		ctx = elicit.WithAnswerer(ctx, req.Answer)
-	} else {
-		ctx = withElicit(ctx, req.Elicit)
+	// A command's reads (a resource, a prompt) may be asked questions.
+	a := req.Answer
+	if a == nil {
+		a = elicitAnswerer(req.Elicit)
 	}
+	ctx = tools.ContextWithChannels(ctx, &tools.Channels{Answerer: a})
 	return reg.Run(ctx, tools.Caller{Kind: tools.CallerCall}, req.Line), nil
 }
 
@@ -204,16 +205,16 @@ func (declineAll) Answer(context.Context, elicit.Request) (elicit.Result, error)
 	return elicit.Result{Action: elicit.Decline, Reason: elicit.NoAnswerer}, nil
 }
 
-// withElicit returns ctx whose elicitations mode answers: "defaults" or
-// "decline". Empty leaves ctx as it is (the host's installed answerer).
-func withElicit(ctx context.Context, mode string) context.Context {
+// elicitAnswerer returns the answerer of mode: "defaults" or "decline".
+// Empty is nil: the host's installed answerer.
+func elicitAnswerer(mode string) elicit.Answerer {
 	switch mode {
 	case "defaults":
-		return elicit.WithAnswerer(ctx, elicit.Defaults())
+		return elicit.Defaults()
 	case "decline":
-		return elicit.WithAnswerer(ctx, declineAll{})
+		return declineAll{}
 	}
-	return ctx
+	return nil
 }
 
 // ListTools returns every tool caller's mask lets it see, marking as
@@ -246,7 +247,7 @@ func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([
 			Instance:    d.Origin.Instance,
 			Folded:      !inPrompt[d.Name],
 			Description: d.Description,
-			Hidden:      policy.HiddenText(d.Description),
+			Hidden:      pins.HiddenText(d.Description),
 		})
 	}
 	return rows, nil

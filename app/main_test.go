@@ -9,6 +9,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main() // this binary launches the sandboxed stdio servers (sandbox auto by default)
+	sandbox.Main() // this binary launches the sandboxed stdio servers
 	goleak.VerifyTestMain(m)
 }

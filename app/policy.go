@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 
 	"github.com/dsh-host/dsh-host/services/commands"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 )
 
 // The policy answers through its slash commands (services/policy's
@@ -49,7 +49,7 @@ func (l *Local) Review(ctx context.Context, req TrustRequest) (Review, error) {
 	}
 	r := Review{Text: reply.Text, Error: reply.Error}
 	if !reply.Error {
-		r.Digest, r.Pending = policy.ReviewDigest(reply.Text)
+		r.Digest, r.Pending = pins.ReviewDigest(reply.Text)
 	}
 	return r, nil
 }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -294,11 +294,12 @@ type Deps struct {
 	// templates, prompts and completion the gateway serves too
 	// (resources.go, prompts.go).
 	Resources *resources.Registry
-	// Telemetry, when not nil, traces every MCP request (a server span,
-	// continuing the client's trace context from params._meta) and reports
-	// the gateway's sessions, connections and requests in flight in its
-	// metrics.
-	Telemetry *telemetry.Telemetry
+	// Tracer, when not nil, traces every MCP request (a server span,
+	// continuing the client's trace context from params._meta).
+	Tracer trace.Tracer
+	// Metrics, when not nil, reports the gateway's sessions, connections
+	// and requests in flight, and counts the panics recovered.
+	Metrics *Metrics
 	// Debounce is the delay between a registry change and the re-assembly
 	// (default DefaultDebounce); not a key of the entry: tests shorten it.
 	Debounce time.Duration

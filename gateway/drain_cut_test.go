@@ -28,8 +28,8 @@ func TestCutAnswersEveryRequest(t *testing.T) {
 	register(t, reg, tools.Definition{
 		Name: "slow",
 		Execute: func(ctx context.Context, call tools.Call) (tools.Output, error) {
-			if tools.WantsProgress(ctx) {
-				tools.ReportProgress(ctx, tools.Progress{Progress: 1, Message: "begun"})
+			if call.Channels.WantsProgress() {
+				call.Channels.ReportProgress(tools.Progress{Progress: 1, Message: "begun"})
 			}
 			started <- struct{}{}
 			<-ctx.Done()

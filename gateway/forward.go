@@ -13,8 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/roots"
-	"github.com/dsh-host/dsh-host/services/sampling"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Server-to-client requests. An MCP server that asks something while
@@ -62,10 +61,14 @@ func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) co
 	return withQuestions(ctx, ss, ask)
 }
 
-// withQuestions puts on ctx the elicitation answerer and the sampler that
-// pass questions to ss's client with ask, when it declared the capability.
+// withQuestions puts on ctx (tools.ContextWithChannels) the back-channels
+// that pass questions to ss's client with ask, when it declared the
+// capability: the elicitation answerer, its roots and the sampler. A tool
+// call (callTool) hands them on in its Call; a prompts/get or
+// resources/read leaves them on ctx for the server's questions.
 func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.Context, mcp.InputRequest) (mcp.InputResponse, error)) context.Context {
-	ctx = elicit.WithAnswerer(ctx, elicit.AnswerFunc(func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+	ch := &tools.Channels{}
+	ch.Answerer = elicit.AnswerFunc(func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 		if why := elicitRefusal(ss, req.Mode); why != "" {
 			return elicit.Result{Action: elicit.Decline, Reason: why}, nil
 		}
@@ -78,10 +81,10 @@ func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.
 			return elicit.Result{}, fmt.Errorf("the gateway's client answered an elicitation with %T", resp)
 		}
 		return elicit.Result{Action: res.Action, Content: res.Content}, nil
-	}))
+	})
 	if caps := clientCaps(ss); caps != nil && caps.RootsV2 != nil {
 		// The server's roots/list during the call gets this client's roots.
-		ctx = roots.With(ctx, func(ctx context.Context) ([]*mcp.Root, error) {
+		ch.Roots = func(ctx context.Context) ([]*mcp.Root, error) {
 			resp, err := ask(ctx, &mcp.ListRootsParams{})
 			if err != nil {
 				return nil, fmt.Errorf("the gateway's client: %w", err)
@@ -91,9 +94,9 @@ func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.
 				return nil, fmt.Errorf("the gateway's client answered roots/list with %T", resp)
 			}
 			return res.Roots, nil
-		})
+		}
 	}
-	return sampling.With(ctx, func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	ch.Sampler = func(ctx context.Context, _ string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 		if caps := clientCaps(ss); caps == nil || caps.Sampling == nil {
 			return nil, fmt.Errorf("%s did not declare the sampling capability, so the gateway cannot pass the request on", clientName(ss))
 		}
@@ -106,7 +109,8 @@ func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.
 			return nil, fmt.Errorf("the gateway's client answered a sampling request with %T", resp)
 		}
 		return res, nil
-	})
+	}
+	return tools.ContextWithChannels(ctx, ch)
 }
 
 func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {

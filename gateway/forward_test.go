@@ -33,7 +33,14 @@ func askTool(name, mode string) tools.Definition {
 				}
 				req.Form = form
 			}
-			res := elicit.New().Ask(ctx, req)
+			// The call's answerer; during a prompts/get or resources/read
+			// (no tool call), the one the request carries, as mcp-client
+			// asks.
+			first := call.Channels.CallerAnswerer()
+			if first == nil {
+				first = tools.ChannelsFromContext(ctx).CallerAnswerer()
+			}
+			res := elicit.New().AskFor(ctx, first, req)
 			text := res.Action + " " + res.Reason
 			if n, ok := res.Content["name"].(string); ok {
 				text += " name=" + n

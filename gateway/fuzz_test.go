@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -52,7 +52,7 @@ type fuzzTarget struct {
 	stateful, stateless string
 	session             string
 	hc                  *http.Client
-	metrics             *telemetry.Metrics
+	metrics             []prometheus.Gatherer
 }
 
 func newFuzzTarget(tb testing.TB) *fuzzTarget {
@@ -70,14 +70,24 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
-	m := telemetry.NewMetrics()
-	g, err := New(s, reg, nil, &Deps{Telemetry: telemetry.New(tp, m)})
+	// Each gateway counts into a registry of its own, as each run does
+	// on a host.
+	pr, prs := prometheus.NewRegistry(), prometheus.NewRegistry()
+	m, err := NewMetrics(pr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ms, err := NewMetrics(prs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := New(s, reg, nil, &Deps{Tracer: tp.Tracer("fuzz"), Metrics: m})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	// The stateless endpoint is another gateway of the same registry, as
 	// a second replica would be.
-	gs, err := New(s, reg, &Config{Stateless: true}, &Deps{Telemetry: telemetry.New(tp, m)})
+	gs, err := New(s, reg, &Config{Stateless: true}, &Deps{Tracer: tp.Tracer("fuzz"), Metrics: ms})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -85,7 +95,7 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	tb.Cleanup(stateful.Close)
 	stateless := httptest.NewServer(gs.HTTPHandler(""))
 	tb.Cleanup(stateless.Close)
-	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: m}
+	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: []prometheus.Gatherer{pr, prs}}
 	tb.Cleanup(ft.hc.CloseIdleConnections)
 	resp := ft.post(tb, ft.stateful, "", "", initialize)
 	if resp.status != http.StatusOK || resp.session == "" {
@@ -159,7 +169,7 @@ func FuzzGatewayRequest(f *testing.F) {
 				t.Fatalf("the panic net answered %q: %s", body, a.body)
 			}
 		}
-		if n := panicsTotal(t, ft.metrics); n != 0 {
+		if n := panicsTotal(t, ft.metrics...); n != 0 {
 			t.Fatalf("%v panics recovered serving %q", n, body)
 		}
 		ping := ft.post(t, ft.stateful, ft.session, "2025-06-18", `{"jsonrpc":"2.0","id":"alive","method":"ping"}`)
@@ -175,16 +185,18 @@ func FuzzGatewayRequest(f *testing.F) {
 }
 
 // panicsTotal sums dsh_panics_total over every where.
-func panicsTotal(t *testing.T, m *telemetry.Metrics) float64 {
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+func panicsTotal(t *testing.T, gs ...prometheus.Gatherer) float64 {
 	total := 0.0
-	for _, f := range families {
-		if f.GetName() == "dsh_panics_total" {
-			for _, mt := range f.GetMetric() {
-				total += mt.GetCounter().GetValue()
+	for _, g := range gs {
+		families, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() == "dsh_panics_total" {
+				for _, mt := range f.GetMetric() {
+					total += mt.GetCounter().GetValue()
+				}
 			}
 		}
 	}

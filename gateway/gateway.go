@@ -20,7 +20,7 @@
 // _meta (Definition.MCPTool); a relayed MCP result (tools.MCPResult)
 // keeps every content block and its structuredContent; the tool's
 // progress and its server's log messages reach the client
-// (tools.WithProgress, tools.WithLog). With Config.Raw the MCP servers'
+// (tools.Channels' Progress and Log). With Config.Raw the MCP servers'
 // tools are served under their own names, unfolded; Config.Stateless
 // serves stateless Streamable HTTP.
 //
@@ -60,7 +60,6 @@ import (
 	"github.com/dsh-host/dsh-host/gateway/reconcile"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/debounce"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/version"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -157,7 +156,7 @@ type Gateway struct {
 	lists sessionLists
 	send  mcp.MethodHandler
 	// metrics are the host's (nil: off), for the listener's gauges.
-	metrics *telemetry.Metrics
+	metrics *Metrics
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
@@ -227,7 +226,7 @@ func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway,
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.stopping, g.stop = context.WithCancel(g.ctx)
 	g.trips.onPanic = g.panicError
-	g.metrics = o.Telemetry.Metrics()
+	g.metrics = o.Metrics
 	g.undelivered = newTally(tallyInterval, func(n int) {
 		g.logger.Info("gateway: notifications found no open event stream; those clients see the change at their next request", "undelivered", n)
 	})
@@ -273,7 +272,7 @@ func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway,
 	// the surface is brought up to date for it.
 	g.server.AddReceivingMiddleware(g.limitIdentities, g.calls.middleware, noCacheFields, g.withProblem, g.holdLists, g.bridge.startup,
 		g.upToDate, g.track, g.listsPerCaller, g.endWithGateway, g.logLevels.track(g.Server))
-	if tracer := o.Telemetry.Tracer(); tracer != nil {
+	if tracer := o.Tracer; tracer != nil {
 		// Added last, so outermost: a request refused by the cap has its
 		// span too.
 		g.server.AddReceivingMiddleware(traced(tracer))
@@ -285,9 +284,8 @@ func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway,
 	g.syncMu.Unlock()
 	g.bridge.start(o.Debounce)
 	s.OnDispose("gateway", g.Close)
-	if m := g.metrics; m != nil {
-		unregister := m.RegisterGateway(o.CallerID, telemetry.GatewayStats{Sessions: g.countSessions, RequestsInFlight: g.calls.inFlight})
-		s.OnDispose("gateway metrics", func() error { unregister(); return nil })
+	if err := errors.Join(g.metrics.gauge(sessionsDef, g.countSessions), g.metrics.gauge(inFlightDef, g.calls.inFlight)); err != nil {
+		return nil, err
 	}
 	return g, nil
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // httpShutdownTimeout bounds how long a listener waits for requests in
@@ -417,15 +416,16 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
 	}
 	g.onDrain = func() { srv.SetKeepAlivesEnabled(false) }
-	if g.metrics != nil {
-		unregister := g.metrics.RegisterGateway(s.ID(), telemetry.GatewayStats{Connections: func() int { return int(capped.open.Load()) },
-			HeldAnswerBytes: func() int {
-				if b := g.answers.Load(); b != nil {
-					return int(b.held.Load())
-				}
-				return 0
-			}})
-		s.OnDispose("gateway listener metrics", func() error { unregister(); return nil })
+	if err := errors.Join(g.metrics.gauge(connectionsDef, func() int { return int(capped.open.Load()) }),
+		g.metrics.gauge(heldAnswerBytesDef, func() int {
+			if b := g.answers.Load(); b != nil {
+				return int(b.held.Load())
+			}
+			return 0
+		})); err != nil {
+		// Only a second listener of one run collides: the first one's
+		// gauges stay reported.
+		s.Logger().Warn("gateway: the listener's gauges are not reported", "err", err)
 	}
 	scheme := "http://"
 	if o.tls != nil {

@@ -28,7 +28,7 @@ const panicMessage = "internal error: the gateway failed while serving %s (a bug
 // panicked logs a recovered panic once, with its stack, and counts it.
 func (g *Gateway) panicked(where, what string, p any) {
 	g.logger.Error("gateway: panic while serving one request; answered with an error", "where", where, "request", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-	g.metrics.Panic(where)
+	g.metrics.panicked(where)
 }
 
 // panicError logs and counts a panic recovered while serving method, and

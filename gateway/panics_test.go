@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -21,17 +22,21 @@ import (
 
 // tracedGateway is a gateway on reg with tracing (into the returned
 // exporter) and metrics on, logging into log.
-func tracedGateway(t *testing.T, reg *tools.Registry, log io.Writer) (*Gateway, *tracetest.InMemoryExporter, *telemetry.Metrics) {
+func tracedGateway(t *testing.T, reg *tools.Registry, log io.Writer) (*Gateway, *tracetest.InMemoryExporter, prometheus.Gatherer) {
 	t.Helper()
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	m := telemetry.NewMetrics()
-	g, err := New(scope(t), reg, nil, &Deps{Telemetry: telemetry.New(tp, m), Logger: slog.New(slog.NewTextHandler(log, nil))})
+	pr := prometheus.NewRegistry()
+	m, err := NewMetrics(pr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, exporter, m
+	g, err := New(scope(t), reg, nil, &Deps{Tracer: tp.Tracer("test"), Metrics: m, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, exporter, pr
 }
 
 // TestTracedFailedCallsAnswered: with tracing on, a tools/call that ends
@@ -69,9 +74,9 @@ func TestTracedFailedCallsAnswered(t *testing.T) {
 }
 
 // panics reads dsh_panics_total{where} from m.
-func panics(t *testing.T, m *telemetry.Metrics, where string) float64 {
+func panics(t *testing.T, g prometheus.Gatherer, where string) float64 {
 	t.Helper()
-	families, err := m.Registry().Gather()
+	families, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +175,23 @@ func connectPipes(t *testing.T, g *Gateway) *mcp.ClientSession {
 // (an isError answer, logged there with its stack) and is counted as
 // where="tool".
 func TestToolPanicCounted(t *testing.T) {
-	m := telemetry.NewMetrics()
+	// The registry and the gateway count into registries of their own,
+	// as each run does on a host.
+	toolsReg, gwReg := prometheus.NewRegistry(), prometheus.NewRegistry()
+	tm, err := tools.NewMetrics(toolsReg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm, err := NewMetrics(gwReg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := &mcptest.SyncBuffer{}
-	reg := tools.New(&tools.Options{Telemetry: telemetry.New(nil, m), Logger: slog.New(slog.NewTextHandler(log, nil))})
+	reg := tools.New(&tools.Options{Metrics: tm, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	register(t, reg, tools.Definition{Name: "boom", Execute: func(context.Context, tools.Call) (tools.Output, error) {
 		panic("a tool's bug")
 	}})
-	g, err := New(scope(t), reg, nil, &Deps{Telemetry: telemetry.New(nil, m)})
+	g, err := New(scope(t), reg, nil, &Deps{Metrics: gm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +205,7 @@ func TestToolPanicCounted(t *testing.T) {
 	if lines := linesWith(log, "tool panicked"); len(lines) != 1 || !strings.Contains(lines[0], "stack=") {
 		t.Errorf("log lines: %q, want one with the stack", lines)
 	}
-	if n := panics(t, m, telemetry.PanicTool); n != 1 {
+	if n := panics(t, prometheus.Gatherers{toolsReg, gwReg}, telemetry.PanicTool); n != 1 {
 		t.Errorf("dsh_panics_total{where=tool} = %v, want 1", n)
 	}
 }

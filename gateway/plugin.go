@@ -4,7 +4,6 @@ import (
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -51,8 +50,12 @@ func apply(s *host.Scope, cfg Config) error {
 	reg := host.Get(s, tools.Key)
 	store, _ := host.Lookup(s, attachments.Key)
 	res, _ := host.Lookup(s, resources.Key)
+	m, err := NewMetrics(s.Registerer())
+	if err != nil {
+		return err
+	}
 	g, err := New(s, reg, &cfg, &Deps{Logger: s.Logger(), CallerID: s.ID(), Store: store, Resources: res,
-		Telemetry: telemetry.From(s.Context())})
+		Tracer: s.Tracer(), Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -74,7 +77,7 @@ func apply(s *host.Scope, cfg Config) error {
 		s.SetEndpoint(detail) // the URL, typed for front ends (serve)
 	}
 	if cfg.Metrics != "" {
-		url, err := metricshttp.Listen(s, telemetry.From(s.Context()).Metrics(), cfg.Metrics)
+		url, err := metricshttp.Listen(s, s.Gatherer(), cfg.Metrics)
 		if err != nil {
 			return host.KeyErrorf("metrics", "%v", err)
 		}

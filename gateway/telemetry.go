@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // traced is the outermost receiving middleware when tracing is on: a
@@ -52,13 +53,13 @@ func traced(tracer trace.Tracer) mcp.Middleware {
 			// A failed request's result is a typed nil (an unknown tool,
 			// a call cut by a drain): not a result to read.
 			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
-				span.SetAttributes(attribute.String("error.type", telemetry.OutcomeToolError))
+				span.SetAttributes(attribute.String("error.type", tools.OutcomeToolError))
 				span.SetStatus(codes.Error, "the tool call failed (isError)")
 			}
 			if err != nil {
 				errType := "rpc_error"
 				if ctx.Err() != nil {
-					errType = telemetry.OutcomeCancelled
+					errType = tools.OutcomeCancelled
 				}
 				span.SetAttributes(attribute.String("error.type", errType))
 				span.SetStatus(codes.Error, err.Error())

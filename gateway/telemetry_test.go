@@ -26,22 +26,22 @@ import (
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
-// observedHost is a host in this process, with the given telemetry,
+// observedHost is a host in this process, tracing with tp (nil: off),
 // running the fixture server (serverName fx, with the meta tool) under
-// mcp-client and a gateway with an HTTP listener and, when tel has
-// metrics, a metrics listener.
+// mcp-client and a gateway with an HTTP listener and, when metrics is
+// set, a metrics listener.
 type observedHost struct {
 	mcpURL, metricsURL string
 	hc                 *http.Client
 }
 
-func startObservedHost(t testing.TB, tel *telemetry.Telemetry) *observedHost {
+func startObservedHost(t testing.TB, tp trace.TracerProvider, metrics bool) *observedHost {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
-	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler), Context: telemetry.With(context.Background(), tel)})
+	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler), Metrics: telemetry.NewRegistry(), Tracing: tp})
 	t.Cleanup(func() { h.Shutdown(context.Background()) })
 	metricsKey := ""
-	if tel.Metrics() != nil {
+	if metrics {
 		metricsKey = `, metrics: "127.0.0.1:0"`
 	}
 	composition := fmt.Sprintf(`plugins:
@@ -82,7 +82,7 @@ func TestTraceContextCrossesTheGateway(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	o := startObservedHost(t, telemetry.New(tp, telemetry.NewMetrics()))
+	o := startObservedHost(t, tp, true)
 	cs := o.connect(t)
 
 	const traceID, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -174,7 +174,7 @@ func TestTraceContextCrossesTheGateway(t *testing.T) {
 // calls, the gateway's sessions and the server's state are there, and
 // promtool (when installed; under CI it must be) accepts the scrape.
 func TestMetricsCountCallsAndErrors(t *testing.T) {
-	o := startObservedHost(t, telemetry.New(nil, telemetry.NewMetrics()))
+	o := startObservedHost(t, nil, true)
 	cs := o.connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -228,11 +228,11 @@ func TestMetricsCountCallsAndErrors(t *testing.T) {
 		"fail errors":        {"dsh_tool_call_errors_total", map[string]string{"server": "fx", "tool": "mcp__fx__fail", "error_type": "tool_error"}},
 		"ping errors":        {"dsh_tool_call_errors_total", map[string]string{"tool": "mcp__fx__ping"}},
 		"fx up":              {"dsh_upstream_up", map[string]string{"server": "fx"}},
-		"sessions":           {"dsh_gateway_sessions", map[string]string{"gateway": "gateway"}},
-		"connections > 0":    {"dsh_gateway_connections", map[string]string{"gateway": "gateway"}},
-		"requests in flight": {"dsh_gateway_requests_in_flight", map[string]string{"gateway": "gateway"}},
-		"held answer bytes":  {"dsh_gateway_held_answer_bytes", map[string]string{"gateway": "gateway"}},
-		"panics":             {"dsh_panics_total", map[string]string{"where": "gateway"}},
+		"sessions":           {"dsh_gateway_sessions", map[string]string{"entry": "gateway"}},
+		"connections > 0":    {"dsh_gateway_connections", map[string]string{"entry": "gateway"}},
+		"requests in flight": {"dsh_gateway_requests_in_flight", map[string]string{"entry": "gateway"}},
+		"held answer bytes":  {"dsh_gateway_held_answer_bytes", map[string]string{"entry": "gateway"}},
+		"panics":             {"dsh_panics_total", map[string]string{"entry": "gateway", "where": "gateway"}},
 	} {
 		got[key] = value(c.name, c.labels)
 	}
@@ -302,17 +302,18 @@ func BenchmarkGatewayTelemetry(b *testing.B) {
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(endOnly{}))
 	b.Cleanup(func() { sdk.Shutdown(context.Background()) })
 	variants := []struct {
-		name string
-		tel  *telemetry.Telemetry
+		name    string
+		tp      trace.TracerProvider
+		metrics bool
 	}{
-		{"off", nil},
-		{"metrics", telemetry.New(nil, telemetry.NewMetrics())},
-		{"tracing+metrics", telemetry.New(sdk, telemetry.NewMetrics())},
+		{"off", nil, false},
+		{"metrics", nil, true},
+		{"tracing+metrics", sdk, true},
 	}
 	ctx := context.Background()
 	paths := make([]func() time.Duration, len(variants))
 	for i, v := range variants {
-		cs := startObservedHost(b, v.tel).connect(b)
+		cs := startObservedHost(b, v.tp, v.metrics).connect(b)
 		paths[i] = func() time.Duration {
 			start := time.Now()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__ping",

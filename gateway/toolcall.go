@@ -34,21 +34,27 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 	// The server's log messages during the call reach the client at the
 	// level it set (go-sdk's Log filters; a 2026-07-28 request carries its
 	// own level, which the call's ctx holds).
+	// The client's question channels (forwarding's), and its log and
+	// progress.
+	var ch tools.Channels
+	if q := tools.ChannelsFromContext(ctx); q != nil {
+		ch = *q
+	}
 	if g.logLevels.wants(req) {
-		ctx = tools.WithLog(ctx, func(m tools.LogMessage) {
+		ch.Log = func(m tools.LogMessage) {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(m.Level), Logger: m.Logger, Data: m.Data})
-		})
+		}
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
-		ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+		ch.Progress = func(p tools.Progress) {
 			// A client that is gone gets nothing; the call goes on until
 			// its own cancellation.
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
 			})
-		})
+		}
 	}
-	res := g.reg.Execute(ctx, g.callerOf(req), public, args)
+	res := g.reg.Run(ctx, tools.Call{Caller: g.callerOf(req), Name: public, Args: args, Channels: &ch})
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// The client cancelled or went away: there is no one to tell.

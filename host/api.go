@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -65,10 +67,17 @@ type InstanceStatus struct {
 type Options struct {
 	// Logger receives the host's and every instance's logs.
 	Logger *slog.Logger
-	// Context carries values every instance's scope context carries too
-	// (the process's telemetry: internal/telemetry.With). Only its values
-	// count: its cancellation or deadline ends nothing (Shutdown does).
+	// Context carries values every instance's scope context carries too.
+	// Only its values count: its cancellation or deadline ends nothing
+	// (Shutdown does).
 	Context context.Context
+	// Metrics is the process's Prometheus registry (nil: the host makes
+	// one): the host's own metrics go there, and Host.Gatherer serves it
+	// with every run's series (Scope.Registerer).
+	Metrics *prometheus.Registry
+	// Tracing gives the instances' tracers (Scope.Tracer); nil or a no-op
+	// provider means no traces.
+	Tracing trace.TracerProvider
 	// DisposeTimeout bounds the dispose of one instance (default 10s).
 	DisposeTimeout time.Duration
 	// ReadyTimeout bounds how long the host waits, after Apply returned,

@@ -23,6 +23,7 @@ const DefaultDisposeTimeout = 10 * time.Second
 type Host struct {
 	opts Options
 	log  *slog.Logger
+	tel  *runTelemetry
 
 	// base is the parent of every instance's scope context; Shutdown
 	// cancels it.
@@ -140,6 +141,10 @@ func New(opts *Options) *Host {
 		h.opts.LookupEnv = os.LookupEnv
 	}
 	h.log = h.opts.Logger
+	h.tel = newTelemetry(h.opts.Metrics, h.opts.Tracing, h.inComposition)
+	if err := h.tel.reg.Register(newHostCollector(h)); err != nil {
+		h.log.Warn("the host's metrics are not registered: the registry has them already", "err", err)
+	}
 	base := context.Background()
 	if h.opts.Context != nil {
 		base = context.WithoutCancel(h.opts.Context)

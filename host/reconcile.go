@@ -134,6 +134,11 @@ func (h *Host) reconcile(list []*planned, retryFailed bool) *report {
 			h.log.Warn("dispose of replaced instance incomplete", "instance", in.entry.ID, "err", err)
 		}
 	}
+	// A removed entry's totals end with it: one of that id added later
+	// counts from 0.
+	for _, in := range stale {
+		h.tel.forget(in.entry.ID)
+	}
 
 	h.mu.Lock()
 	h.order, h.byID = next, nextByID

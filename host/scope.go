@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Scope is the lifetime of one plugin instance: everything the instance does
@@ -69,6 +71,11 @@ type Scope struct {
 	// moved are the claims this scope shares with the one it replaces,
 	// handed over at the swap; guarded by the host's mu.
 	moved []Claim
+
+	// metrics is this run's registry (Registerer), guarded by mu; tracer
+	// is a NewScope's (SetTracer).
+	metrics *runMetrics
+	tracer  trace.Tracer
 }
 
 // ErrDisposeTimeout is returned (wrapped) by Dispose and Host.Shutdown when
@@ -344,6 +351,7 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 				errs = append(errs, err)
 			}
 		}
+		s.retireMetrics()
 		done <- errors.Join(errs...)
 	}()
 	if timeout <= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -72,7 +73,7 @@ composition -c names, or --dir.`)
 }
 
 // writeAuditLine prints one record for a person.
-func writeAuditLine(w io.Writer, r policy.Record) {
+func writeAuditLine(w io.Writer, r audit.Record) {
 	caller := r.Caller.Kind
 	if r.Caller.ID != "" {
 		caller += "/" + r.Caller.ID
@@ -94,9 +95,9 @@ func writeAuditLine(w io.Writer, r policy.Record) {
 	fmt.Fprintf(w, "%s  %s  %s  %s  %s  %.1fms  %dB\n", r.Time.Local().Format(time.DateTime), caller, r.Tool, decision, outcome, r.DurationMs, r.ResultSize)
 }
 
-// verifyTrail prints what policy.VerifyAudit found of the trail in dir.
+// verifyTrail prints what audit.Verify found of the trail in dir.
 func verifyTrail(io Stdio, dir string) int {
-	check, err := policy.VerifyAudit(dir)
+	check, err := audit.Verify(dir)
 	if err != nil {
 		return fail(io, "audit", fmt.Errorf("the trail in %s does not verify: %w", dir, err))
 	}

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
 )
 
-func writeTrail(t *testing.T, dir string, recs ...policy.Record) {
+func writeTrail(t *testing.T, dir string, recs ...audit.Record) {
 	t.Helper()
-	log, err := policy.OpenAudit(dir, 0, 0)
+	log, err := audit.Open(dir, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +31,9 @@ func TestAuditCommandFilters(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC()
 	writeTrail(t, dir,
-		policy.Record{Time: now.Add(-2 * time.Hour), Caller: policy.RecordCaller{Kind: "console"}, Tool: "mcp__gh__old", Decision: "allow", Rule: "default", Outcome: "ok"},
-		policy.Record{Time: now, Caller: policy.RecordCaller{Kind: "gateway", ID: "gw"}, Tool: "mcp__gh__create_issue", Decision: "deny", Rule: "rule 2 (composition.yml:14)", Outcome: "refused"},
-		policy.Record{Time: now, Caller: policy.RecordCaller{Kind: "chat"}, Tool: "greet", Decision: "allow", Rule: "default", Outcome: "ok", ResultSize: 9},
+		audit.Record{Time: now.Add(-2 * time.Hour), Caller: audit.Caller{Kind: "console"}, Tool: "mcp__gh__old", Decision: "allow", Rule: "default", Outcome: "ok"},
+		audit.Record{Time: now, Caller: audit.Caller{Kind: "gateway", ID: "gw"}, Tool: "mcp__gh__create_issue", Decision: "deny", Rule: "rule 2 (composition.yml:14)", Outcome: "refused"},
+		audit.Record{Time: now, Caller: audit.Caller{Kind: "chat"}, Tool: "greet", Decision: "allow", Rule: "default", Outcome: "ok", ResultSize: 9},
 	)
 	run := func(args ...string) string {
 		t.Helper()
@@ -54,7 +54,7 @@ func TestAuditCommandFilters(t *testing.T) {
 
 func TestAuditCommandFollows(t *testing.T) {
 	dir := t.TempDir()
-	writeTrail(t, dir, policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "first", Outcome: "ok"})
+	writeTrail(t, dir, audit.Record{Time: time.Now(), Caller: audit.Caller{Kind: "chat"}, Tool: "first", Outcome: "ok"})
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &mcptest.SyncBuffer{}
 	done := make(chan int)
@@ -63,12 +63,12 @@ func TestAuditCommandFollows(t *testing.T) {
 	}()
 	mcptest.WaitFor(t, 10*time.Second, "the first line", func() bool { return strings.Contains(out.String(), `"first"`) })
 	// A rotation between the two lines: the follower goes on in the new file.
-	log, err := policy.OpenAudit(dir, 300, 0) // the second line fills the file
+	log, err := audit.Open(dir, 300, 0) // the second line fills the file
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tool := range []string{"second", "third"} {
-		if err := log.Write(&policy.Record{Time: time.Now(), Tool: tool, Outcome: "ok"}); err != nil {
+		if err := log.Write(&audit.Record{Time: time.Now(), Tool: tool, Outcome: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +86,7 @@ func TestAuditCommandFollows(t *testing.T) {
 // composition's policy writes it.
 func TestAuditCommandReadsTheCompositionsDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "trail")
-	writeTrail(t, dir, policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "greet", Outcome: "ok"})
+	writeTrail(t, dir, audit.Record{Time: time.Now(), Caller: audit.Caller{Kind: "chat"}, Tool: "greet", Outcome: "ok"})
 	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: policy\n    name: policy\n    config:\n      audit: {dir: %q}\n", dir))
 	var out, errb strings.Builder
 	if code := dispatch(t.Context(), []string{"audit", "-c", file, "--json"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK || !strings.Contains(out.String(), `"tool":"greet"`) {
@@ -100,9 +100,9 @@ func TestAuditCommandReadsTheCompositionsDir(t *testing.T) {
 func TestAuditCommandVerifies(t *testing.T) {
 	dir := t.TempDir()
 	writeTrail(t, dir,
-		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "gateway", ID: "gw", Auth: "static-token"}, Tool: "a", Outcome: "ok"},
-		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "b", Outcome: "ok"},
-		policy.Record{Time: time.Now(), Caller: policy.RecordCaller{Kind: "chat"}, Tool: "c", Outcome: "ok"},
+		audit.Record{Time: time.Now(), Caller: audit.Caller{Kind: "gateway", ID: "gw", Auth: "static-token"}, Tool: "a", Outcome: "ok"},
+		audit.Record{Time: time.Now(), Caller: audit.Caller{Kind: "chat"}, Tool: "b", Outcome: "ok"},
+		audit.Record{Time: time.Now(), Caller: audit.Caller{Kind: "chat"}, Tool: "c", Outcome: "ok"},
 	)
 	run := func(args ...string) (int, string, string) {
 		var out, errb strings.Builder
@@ -115,7 +115,7 @@ func TestAuditCommandVerifies(t *testing.T) {
 	if _, out, _ := run(); !strings.Contains(out, "gateway/gw[static token]  a") {
 		t.Errorf("audit:\n%s\nwant the static token's call marked", out)
 	}
-	trail := filepath.Join(dir, policy.AuditFile)
+	trail := filepath.Join(dir, audit.File)
 	b, err := os.ReadFile(trail)
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ package main
 // (internal/console): the terminal decision and a call's progress line.
 
 import (
-	"context"
 	"io"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // front is s as the front-end packages take it.
@@ -25,6 +25,6 @@ func installAnswerer(h *host.Host, a elicit.Answerer) (remove func()) {
 	return console.InstallAnswerer(h, a)
 }
 
-func withProgressLine(ctx context.Context, w io.Writer, label string) (context.Context, func()) {
-	return console.WithProgressLine(ctx, w, label)
+func progressLineOn(w io.Writer, label string) (report func(tools.Progress), clear func()) {
+	return console.ProgressLineOn(w, label)
 }

@@ -25,7 +25,6 @@ import (
 // ctx's.
 func startHost(ctx context.Context, c *host.Composition, opts *host.Options, observe func(host.InstanceStatus), setup ...func(*host.Host)) (*host.Host, error) {
 	h := host.New(opts)
-	observeHost(h, opts)
 	if observe != nil {
 		h.OnStatus(observe)
 	}

@@ -262,8 +262,8 @@ without it such a call is denied.`)
 	}
 	return o.withAnswers(ctx, io, "call", *noAttach, func(a app.App) int {
 		// A live progress line on a terminal; a script's stderr gets none.
-		callCtx, clearProgress := withProgressLine(ctx, io.liveTerminal(io.Err), name)
-		res, err := a.Call(callCtx, app.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes})
+		report, clearProgress := progressLineOn(io.liveTerminal(io.Err), name)
+		res, err := a.Call(ctx, app.CallRequest{Tool: name, Args: callArgs, ImageInput: *imageInput, Elicit: o.elicit, Yes: *yes, Progress: report})
 		clearProgress()
 		if err != nil {
 			return fail(io, "call", err)

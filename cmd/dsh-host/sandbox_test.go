@@ -33,19 +33,30 @@ func TestSandboxCheck(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"boxed (entry \"boxed\"):", "sandboxed (landlock v", "connect: 443; bind: none", "udp: allowed", "unix sockets: blocked",
-		"probe read (", "probe write (", "probe connect-tcp (", "probe send-udp (", "probe connect-unix (",
+		"boxed (entry \"boxed\"):", "sandboxed (landlock v", "connect: 443; bind: none",
+		"probe read (", "probe write (", "probe connect-tcp (",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "refused, as the rules say"); n != 4 {
-		t.Errorf("%d probes refused, want 4 (all but send-udp, which connect allows):\n%s", n, out)
+	for _, probe := range []string{"read", "write", "connect-tcp"} {
+		refused := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "  probe "+probe+" (") && strings.Contains(line, "): refused, as the rules say") {
+				refused = true
+			}
+		}
+		if !refused {
+			t.Errorf("probe %s not refused:\n%s", probe, out)
+		}
+	}
+	if strings.Contains(out, "NOT as the rules say") {
+		t.Errorf("a probe got other than the rules say:\n%s", out)
 	}
 
 	code, out, _ = dshHost(t, "sandbox", "check", "-c", file)
-	if code != exitOK || !strings.Contains(out, "open (entry \"open\"):") || strings.Count(out, "allowed, as the rules say") != 6 || strings.Contains(out, "web (") {
+	if code != exitOK || !strings.Contains(out, "open (entry \"open\"):") || strings.Count(out, "allowed, as the rules say") < 3 || strings.Contains(out, "web (") {
 		t.Errorf("all: exit %d, want the open server's probes allowed and no HTTP server:\n%s", code, out)
 	}
 

@@ -247,7 +247,6 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	hup := hangups()
 	defer signal.Stop(hup)
 	cfg := serve.Config{File: common.file, GatewayID: id, Host: opts, Logger: logger,
-		Setup:    func(h *host.Host) { observeHost(h, opts) },
 		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
 		Started: func(ctx context.Context, h *host.Host) func() {
 			stopFollow, stopControl := hostrun.Follow(ctx, h, common.file, hup, logger), serveControl(h, common.file, logger)

@@ -127,9 +127,9 @@ func TestServeExportsTracesAndMetrics(t *testing.T) {
 	scrape, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, line := range []string{
-		`dsh_tool_calls_total{outcome="ok",server="fx",tool="mcp__fx__meta"} 1`,
+		`dsh_tool_calls_total{entry="tools",outcome="ok",server="fx",tool="mcp__fx__meta"} 1`,
 		`dsh_reloads_total{outcome="applied"} 1`,
-		`dsh_upstream_up{server="fx"} 1`,
+		`dsh_upstream_up{entry="fx",server="fx"} 1`,
 		`dsh_instances{state="active"} `,
 	} {
 		if !strings.Contains(string(scrape), "\n"+line) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 )
 
 // cliInput is cliIn with input on the binary's stdin.
@@ -85,7 +85,7 @@ func TestTrustAttached(t *testing.T) {
 	rewriteTo("Changed.")
 	waitReview(`+ "Changed."`)
 	code, out, errs := trust("n\n", "fx", "ping")
-	shown, ok := policy.ReviewDigest(out)
+	shown, ok := pins.ReviewDigest(out)
 	if code != exitFail || !ok || !strings.Contains(errs, "Approve these definitions? [y/N]") || !strings.Contains(errs, "not approved") {
 		t.Fatalf("trust answered n: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
@@ -124,13 +124,13 @@ func TestTrustAttached(t *testing.T) {
 
 	rewriteTo("Third.")
 	out = waitReview(`+ "Third."`)
-	digest, _ := policy.ReviewDigest(out)
+	digest, _ := pins.ReviewDigest(out)
 	if code, out, errs := trust("", "fx", "--yes"); code != exitOK || strings.Contains(errs, "Approve") || !strings.HasSuffix(out, "trusted and offered again: mcp__fx__ping\n") {
 		t.Errorf("trust --yes: exit %d, %q, %q", code, out, errs)
 	}
 	rewriteTo("Fourth.")
 	out = waitReview(`+ "Fourth."`)
-	digest, _ = policy.ReviewDigest(out)
+	digest, _ = pins.ReviewDigest(out)
 	if code, out, errs := trust("", "fx", "ping", "--digest", digest); code != exitOK || out != "trusted and offered again: mcp__fx__ping\n" {
 		t.Errorf("trust --digest: exit %d, %q, %q", code, out, errs)
 	}

@@ -4,19 +4,16 @@ package chatui
 // the console (consoleAsker.approve, with the policy's choices); under -p
 // nobody is there, so --yes decides.
 
-import (
-	"context"
+import "github.com/dsh-host/dsh-host/services/tools"
 
-	"github.com/dsh-host/dsh-host/services/policy"
-)
-
-// Approving returns the context a chat turn's tool calls run under. Under
-// -p (once) an ask is allowed with --yes and denied, naming --yes, without:
-// the model reads the denial. In the console a person answers each ask,
-// unless --yes approved them all beforehand.
-func Approving(ctx context.Context, once, yes bool) context.Context {
+// Approving returns the one-shot answer a chat turn's tool calls carry
+// (tools.Channels.OneShot). Under -p (once) an ask is allowed with --yes
+// and denied, naming --yes, without: the model reads the denial. In the
+// console a person answers each ask (nil), unless --yes approved them all
+// beforehand.
+func Approving(once, yes bool) *tools.OneShot {
 	if once || yes {
-		return policy.WithOneShot(ctx, yes)
+		return &tools.OneShot{Yes: yes}
 	}
-	return ctx
+	return nil
 }

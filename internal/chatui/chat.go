@@ -123,7 +123,7 @@ func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, y
 	if err != nil {
 		return false, err
 	}
-	return chatOnce(Approving(ctx, true, yes), ch.std, h, a, ch.sessions, ch.resumed, prompt, format, interrupts)
+	return chatOnce(ctx, Approving(true, yes), ch.std, h, a, ch.sessions, ch.resumed, prompt, format, interrupts)
 }
 
 // Console runs the console on h with the model as the handler of plain
@@ -139,11 +139,11 @@ func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts 
 			return false, err
 		}
 	}
-	return chatConsole(Approving(ctx, false, yes), ch.std, h, a, ch.sessions, interrupts), nil
+	return chatConsole(ctx, Approving(false, yes), ch.std, h, a, ch.sessions, interrupts), nil
 }
 
 // chatOnce is Once with the agent found.
-func chatOnce(ctx context.Context, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
+func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -163,7 +163,7 @@ func chatOnce(ctx context.Context, std console.Stdio, h *host.Host, a *agent.Age
 	screen := std.Display()
 	live := newLiveProgress(std.LiveTerminal(std.Err))
 	status := live.before(screen.Err)
-	out := agent.Output{Reasoning: dimmed(std, std.Err, screen.Err), Status: status, Progress: live.report()}
+	out := agent.Output{Reasoning: dimmed(std, std.Err, screen.Err), Status: status, Progress: live.report(), OneShot: oneShot}
 	conv := a.NewConversation()
 	if resumed != nil {
 		if err := conv.Resume(resumed); err != nil {
@@ -230,12 +230,12 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // chatConsole runs the console with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the prompt
 // (quitByCtrlC).
-func chatConsole(ctx context.Context, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := std.Display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report()}
+	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
@@ -256,7 +256,7 @@ func chatConsole(ctx context.Context, std console.Stdio, h *host.Host, a *agent.
 			}
 		}
 	})
-	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(), FedAnswers: !std.IsTerminal(std.In)}
+	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(), FedAnswers: !std.IsTerminal(std.In), OneShot: oneShot}
 	console.Run(ctx, h, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
@@ -272,6 +272,7 @@ type chatFront struct {
 	progress       func(tool string, p tools.Progress)
 	events         func(agent.Event) // a terminal's call lines; nil elsewhere
 	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
+	oneShot        *tools.OneShot    // chat --yes: every approval's answer
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -328,7 +329,7 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
 		}
 	}
-	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events}
+	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events, OneShot: f.oneShot}
 	if f.md != nil {
 		out = f.md.around(out)
 	}

@@ -31,7 +31,7 @@ func (f *chatFront) promptTurn(ctx context.Context, name, rest string) bool {
 			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
 		}
 	}
-	res, err := a.Main().Prompt(ctx, public, rest, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress})
+	res, err := a.Main().Prompt(ctx, public, rest, agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, OneShot: f.oneShot})
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")

@@ -57,6 +57,9 @@ type Hooks struct {
 	// FedAnswers: the input is not a terminal, and the lines a script fed
 	// ahead of a question (an approval) answer it instead of being dropped.
 	FedAnswers bool
+	// OneShot, when set (chat --yes), answers every approval of the
+	// console's calls (their tools.Channels.OneShot).
+	OneShot *tools.OneShot
 }
 
 // Run reads command lines from in and writes replies to out until /quit,
@@ -222,19 +225,21 @@ func (c *console) call(ctx context.Context, rest string) {
 		fmt.Fprintln(c.out, err)
 		return
 	}
+	var report func(tools.Progress)
 	if c.term != nil {
 		l := NewProgressLine(c.term, name)
 		c.mu.Lock()
 		c.progress = l
 		c.mu.Unlock()
-		ctx = tools.WithProgress(ctx, l.Report)
+		report = l.Report
 		defer func() {
 			c.mu.Lock()
 			c.progress = nil
 			c.mu.Unlock()
 		}()
 	}
-	res := reg.Execute(ctx, Caller(), name, args)
+	res := reg.Run(ctx, tools.Call{Caller: Caller(), Name: name, Args: args,
+		Channels: &tools.Channels{Progress: report, OneShot: c.hooks.OneShot}})
 	c.clearProgress()
 	if res.Err != nil {
 		fmt.Fprintf(c.out, "error: %v\n", res.Err)

@@ -3,7 +3,6 @@ package console
 // A call's live progress line on a terminal.
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -82,13 +81,14 @@ func progressText(p tools.Progress) string {
 
 func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
 
-// WithProgressLine returns ctx whose calls show their progress on w, a
-// terminal, and the function that erases the line when the call is over.
-// With a nil w (not a terminal) progress is not shown.
-func WithProgressLine(ctx context.Context, w io.Writer, label string) (context.Context, func()) {
+// ProgressLineOn returns what shows a call's progress on w, a terminal
+// (the call's progress channel), and the function that erases the line
+// when the call is over. With a nil w (not a terminal) progress is not
+// shown: the channel is nil.
+func ProgressLineOn(w io.Writer, label string) (report func(tools.Progress), clear func()) {
 	if w == nil {
-		return ctx, func() {}
+		return nil, func() {}
 	}
 	l := NewProgressLine(w, label)
-	return tools.WithProgress(ctx, l.Report), l.Clear
+	return l.Report, l.Clear
 }

@@ -204,19 +204,18 @@ type readLine struct {
 	Error    string           `json:"error"`
 }
 
-// Call runs a tool call on the host. Its progress goes to req.Progress
-// and ctx's; its questions to req.Answer. Ending ctx closes the request,
+// Call runs a tool call on the host. Its progress goes to req.Progress,
+// its questions to req.Answer. Ending ctx closes the request,
 // which cancels the call on the host.
 func (c *Client) Call(ctx context.Context, req app.CallRequest) (tools.Result, error) {
 	progress := req.Progress
-	wire := callWire{CallRequest: req, WantProgress: progress != nil || tools.WantsProgress(ctx), Ask: req.Answer != nil}
+	wire := callWire{CallRequest: req, WantProgress: progress != nil, Ask: req.Answer != nil}
 	var res *readResult
 	err := c.stream(ctx, pathCall, wire, req.Answer, func(l readLine) bool {
 		if l.Progress != nil {
 			if progress != nil {
 				progress(*l.Progress)
 			}
-			tools.ReportProgress(ctx, *l.Progress)
 		}
 		res = l.Result
 		return res != nil

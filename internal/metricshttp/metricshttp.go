@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
@@ -42,20 +44,17 @@ const (
 	shutdownTimeout   = 5 * time.Second
 )
 
-// Listen serves m at /metrics on addr until s is disposed, and returns
-// the URL. An address beyond loopback is served, with a warning: the
+// Listen serves g (the host's metrics: Scope.Gatherer) at /metrics on
+// addr until s is disposed, and returns the URL. An address beyond loopback is served, with a warning: the
 // metrics need no token, so the port must be where only the scraper
 // reaches.
-func Listen(s *host.Scope, m *telemetry.Metrics, addr string) (string, error) {
-	if m == nil {
-		return "", fmt.Errorf("%s: this host records no metrics (run it with dsh-host serve or run)", addr)
-	}
+func Listen(s *host.Scope, g prometheus.Gatherer, addr string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w (is another process serving there? pick another port)", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	mux.Handle("/metrics", telemetry.Handler(g))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,15 +269,52 @@ func prepareGoRun(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
 		name = "server"
 	}
 	bin := filepath.Join(dir, name)
-	build := exec.CommandContext(ctx, cmd.Path, append(append([]string{"build", "-o", bin}, flags...), pkg...)...)
-	build.Env, build.Dir = cmd.Env, cmd.Dir
-	if out, err := build.CombinedOutput(); err != nil {
+	// go run itself, with echo as its -exec, names the executable it
+	// built or found in its cache (Go 1.24 and later keep it there),
+	// which is copied: as fast as a warm go run. Where that fails (an
+	// older Go removes it on exit), go build links it again.
+	locate := exec.CommandContext(ctx, cmd.Path, append(append([]string{"run", "-exec", "echo"}, flags...), pkg...)...)
+	locate.Env, locate.Dir = cmd.Env, cmd.Dir
+	var stderr strings.Builder
+	locate.Stderr = &stderr
+	out, err := locate.Output()
+	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("sandbox: build %s before the sandboxed start (go build): %w%s", strings.Join(pkg, " "), err, quoteOutput(out))
+		return nil, fmt.Errorf("sandbox: build %s before the sandboxed start (go run -exec echo): %w%s", strings.Join(pkg, " "), err, quoteOutput([]byte(stderr.String())))
+	}
+	if copyFile(strings.TrimSpace(string(out)), bin) != nil {
+		build := exec.CommandContext(ctx, cmd.Path, append(append([]string{"build", "-o", bin}, flags...), pkg...)...)
+		build.Env, build.Dir = cmd.Env, cmd.Dir
+		if out, err := build.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("sandbox: build %s before the sandboxed start (go build): %w%s", strings.Join(pkg, " "), err, quoteOutput(out))
+		}
 	}
 	cmd.Path = bin
 	cmd.Args = append([]string{bin}, rest...)
 	return &Prepared{dir: dir, Note: "built " + strings.Join(pkg, " ") + " outside the sandbox; the binary runs inside, without Go's caches"}, nil
+}
+
+// copyFile copies the executable src to dst.
+func copyFile(src, dst string) error {
+	if !filepath.IsAbs(src) || strings.ContainsAny(src, "\n ") {
+		return errors.New("not one absolute path")
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
 }
 
 // quoteOutput quotes the end of a failed fetch's or build's output.

@@ -13,7 +13,7 @@ import (
 // serverInfo and the traces' service.version say.
 func TestBuildInfo(t *testing.T) {
 	rec := httptest.NewRecorder()
-	NewMetrics().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	Handler(NewRegistry()).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	bi := version.Get()
 	want := `dsh_build_info{commit="` + bi.Commit + `",goversion="` + bi.GoVersion + `",version="` + bi.Version + `"} 1`
 	if !strings.Contains(rec.Body.String(), want+"\n") {

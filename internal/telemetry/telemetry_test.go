@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 )
 
@@ -87,67 +85,5 @@ func TestMetaRoundTrip(t *testing.T) {
 	}
 	if Extract(context.Background(), nil) != context.Background() {
 		t.Error("Extract of nil _meta made a new context")
-	}
-}
-
-// TestOffIsNil: no Telemetry, or OTel's no-op provider, means no tracer at
-// all (the call paths skip their spans), and a nil Metrics records nothing.
-func TestOffIsNil(t *testing.T) {
-	var none *Telemetry
-	if none.Tracer() != nil || none.Metrics() != nil || From(context.Background()) != nil {
-		t.Error("nil Telemetry is not off")
-	}
-	if New(noop.NewTracerProvider(), nil).Tracer() != nil {
-		t.Error("the no-op provider gives a tracer")
-	}
-	var m *Metrics
-	m.ToolCall("s", "t", OutcomeOK, time.Second)
-	m.Tool("s", "t").Record(OutcomeError, time.Second)
-	m.Upstream("s").SetUp(true)
-	m.Upstream("s").Reconnect()
-	m.Upstream("s").Release()
-	m.PolicyDecision("allow", true)
-	m.RegisterGateway("g", GatewayStats{})()
-	tel := New(nil, NewMetrics())
-	if From(With(context.Background(), tel)) != tel {
-		t.Error("With/From lose the value")
-	}
-}
-
-// TestUpstreamOverlap: while a changed mcp-client entry starts beside its
-// previous instance, dsh_upstream_up reports the newer one, and the old
-// one's release leaves it reported; the last release removes the series.
-func TestUpstreamOverlap(t *testing.T) {
-	m := NewMetrics()
-	up := func() []string {
-		families, err := m.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, f := range families {
-			if f.GetName() == "dsh_upstream_up" {
-				for _, s := range f.GetMetric() {
-					out = append(out, s.GetLabel()[0].GetValue()+"="+strconv.FormatFloat(s.GetGauge().GetValue(), 'f', -1, 64))
-				}
-			}
-		}
-		return out
-	}
-	old := m.Upstream("fx")
-	old.SetUp(true)
-	next := m.Upstream("fx")
-	if diff := cmp.Diff([]string{"fx=0"}, up()); diff != "" {
-		t.Errorf("the new instance starting (-want +got):\n%s", diff)
-	}
-	next.SetUp(true)
-	old.SetUp(false) // the old one stopping
-	old.Release()
-	if diff := cmp.Diff([]string{"fx=1"}, up()); diff != "" {
-		t.Errorf("after the old one's release (-want +got):\n%s", diff)
-	}
-	next.Release()
-	if got := up(); len(got) != 0 {
-		t.Errorf("after the last release: %v, want no series", got)
 	}
 }

@@ -236,6 +236,15 @@ type Output struct {
 	// calls of a step run at once, so it is called from several
 	// goroutines; the step's next Status line follows the last report.
 	Progress func(tool string, p tools.Progress)
+	// OneShot, when set, says nobody is at the front end to answer (chat
+	// -p): the turn's tool calls carry it (tools.Channels.OneShot), so an
+	// approval is given with Yes (--yes) and refused otherwise, and so is
+	// a server's sampling request.
+	OneShot *tools.OneShot
+	// Answerer, when set, answers the questions asked during the turn's
+	// tool calls (the policy's approvals, a server's elicitation; a
+	// client of the control socket), ahead of the installed answerer.
+	Answerer elicit.Answerer
 	// Events, when set, receives the turn's model messages and tool calls
 	// (events.go), from the turn's goroutine; the Status lines of the
 	// calls are then not written.

@@ -46,7 +46,7 @@
 // in parallel through Registry.Execute; their tool messages follow in the
 // order of the calls, each with its tool_call_id. Arguments that are not
 // valid JSON come back as a tool error. What a call reports while it runs
-// (tools.WithProgress: an MCP server's progress notifications) goes to
+// (tools.Channels.Progress: an MCP server's progress notifications) goes to
 // Output.Progress. An image in a result is sent as an
 // image part (in a user message after the tool messages, since a tool
 // message carries text only) when imageInput is on and the attachments
@@ -116,7 +116,7 @@
 // sends a sampling request during one of the agent's tool calls is
 // answered by the agent's model, in a request without tools, once the
 // person approves it through the elicitation service (a question like the
-// policy's approvals); under a one-shot chat (policy.WithOneShot) it is
+// policy's approvals); under a one-shot chat (Output.OneShot) it is
 // approved with --yes and declined, with that reason, without.
 //
 // # Front ends

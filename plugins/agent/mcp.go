@@ -166,8 +166,8 @@ const samplingRule = "sampling (an MCP server asks the model)"
 // one of its calls: once approved (approveSampling), the request goes to
 // the agent's model as one request without tools, and its answer back.
 func (a *Agent) sampler(tool string, out Output) sampling.Sampler {
-	return func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-		if err := a.approveSampling(ctx, tool, p); err != nil {
+	return func(ctx context.Context, server string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+		if err := a.approveSampling(ctx, tool, server, out, p); err != nil {
 			out.status("✗ %s asked the model (sampling): %v", tool, err)
 			return nil, err
 		}
@@ -189,13 +189,13 @@ func (a *Agent) sampler(tool string, out Output) sampling.Sampler {
 	}
 }
 
-// approveSampling asks whether the server behind tool may use the model:
-// under a one-shot chat (-p) it is approved with --yes and declined
-// otherwise; else the person is asked through the elicitation service, as
-// the policy asks for a call.
-func (a *Agent) approveSampling(ctx context.Context, tool string, p *mcp.CreateMessageWithToolsParams) error {
-	if yes, oneShot := policy.OneShot(ctx); oneShot {
-		if yes {
+// approveSampling asks whether server, behind tool, may use the model:
+// under a one-shot chat (-p: oneShot set) it is approved with --yes and
+// declined otherwise; else the person is asked through the elicitation
+// service, as the policy asks for a call.
+func (a *Agent) approveSampling(ctx context.Context, tool, server string, out Output, p *mcp.CreateMessageWithToolsParams) error {
+	if oneShot := out.OneShot; oneShot != nil {
+		if oneShot.Yes {
 			return nil
 		}
 		return errors.New("declined: nobody is here to approve a sampling request; pass --yes to let servers use the model")
@@ -216,12 +216,11 @@ func (a *Agent) approveSampling(ctx context.Context, tool string, p *mcp.CreateM
 	if err != nil {
 		return err
 	}
-	server := sampling.Server(ctx)
 	who := "the MCP server " + server
 	if server == "" {
 		who = "the server of " + tool
 	}
-	res := a.elicit.Ask(ctx, elicit.Request{
+	res := a.elicit.AskFor(ctx, out.Answerer, elicit.Request{
 		Server:   server,
 		Mode:     elicit.ModeForm,
 		Message:  "Let " + who + " (during " + tool + ") ask the model " + policy.ShowArgs(shown, 200) + "? (decline to refuse)",

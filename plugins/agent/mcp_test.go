@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 const mcpFixtureArgs = `, -resources, "2", -prompts, -sample`
@@ -139,8 +139,9 @@ func TestSamplingOneShot(t *testing.T) {
 			srv := openaitest.New(t, turns...)
 			e := startWith(t, srv, mcpFixtureArgs, "")
 			var o output
-			ctx := policy.WithOneShot(context.Background(), yes)
-			if _, err := e.agent.NewConversation().Turn(ctx, "sample", o.out()); err != nil {
+			out := o.out()
+			out.OneShot = &tools.OneShot{Yes: yes}
+			if _, err := e.agent.NewConversation().Turn(context.Background(), "sample", out); err != nil {
 				t.Fatalf("turn: %v\n%s", err, o.status.String())
 			}
 			reqs := srv.Requests()

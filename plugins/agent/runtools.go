@@ -14,7 +14,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/dsh-host/dsh-host/services/attachments"
-	"github.com/dsh-host/dsh-host/services/sampling"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -30,11 +29,11 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	for i, tc := range calls {
 		// A server that asks the model during its call (sampling) is
 		// answered by this agent's.
-		callCtx := sampling.With(ctx, a.sampler(tc.Name, out))
+		ch := &tools.Channels{Sampler: a.sampler(tc.Name, out), OneShot: out.OneShot, Answerer: out.Answerer}
 		if out.Progress != nil {
-			callCtx = tools.WithProgress(callCtx, func(p tools.Progress) { out.Progress(tc.Name, p) })
+			ch.Progress = func(p tools.Progress) { out.Progress(tc.Name, p) }
 		}
-		wg.Go(func() { results[i] = a.runTool(callCtx, tc) })
+		wg.Go(func() { results[i] = a.runTool(ctx, tc, ch) })
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -67,7 +66,7 @@ type toolOutcome struct {
 
 // runTool executes one call through the registry's pipeline as the agent's
 // caller. Arguments that are not JSON are a tool error the model reads.
-func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
+func (a *Agent) runTool(ctx context.Context, tc toolCall, ch *tools.Channels) toolOutcome {
 	args := strings.TrimSpace(tc.Arguments)
 	if args == "" {
 		args = "{}"
@@ -88,7 +87,7 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall) toolOutcome {
 			}
 		}
 	}
-	res := a.reg.Execute(ctx, a.caller, tc.Name, json.RawMessage(args))
+	res := a.reg.Run(ctx, tools.Call{Caller: a.caller, Name: tc.Name, Args: json.RawMessage(args), Channels: ch})
 	var o toolOutcome
 	o.err = res.Err
 	var parts []string

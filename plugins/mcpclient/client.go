@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
@@ -121,7 +120,7 @@ type client struct {
 
 	// tracer and upstream are the host's telemetry (nil: off).
 	tracer   trace.Tracer
-	upstream *telemetry.Upstream
+	upstream *upstreamMetrics
 
 	// pinHint logs once that the server needs protocolVersion pinned
 	// (notePinNeeded).
@@ -281,7 +280,7 @@ func newClient(opt options) *client {
 // connection (empty when connected).
 func (c *client) setState(detail, unavailable string) {
 	c.publish(detail)
-	c.upstream.SetUp(unavailable == "")
+	c.upstream.setUp(unavailable == "")
 	c.mu.Lock()
 	c.shared.unavailable = unavailable
 	c.mu.Unlock()
@@ -771,7 +770,7 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		c.giveUp(err)
 		return
 	}
-	c.upstream.Reconnect()
+	c.upstream.reconnect()
 	delay := p.backoff(c.retry.failed)
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {

@@ -160,6 +160,12 @@ func (hs *harness) call(caller tools.Caller, name string, args any) tools.Result
 
 func (hs *harness) callCtx(ctx context.Context, caller tools.Caller, name string, args any) tools.Result {
 	hs.t.Helper()
+	return hs.callWith(ctx, caller, name, args, nil)
+}
+
+// callWith is callCtx with the caller's back-channels ch.
+func (hs *harness) callWith(ctx context.Context, caller tools.Caller, name string, args any, ch *tools.Channels) tools.Result {
+	hs.t.Helper()
 	raw := json.RawMessage("{}")
 	if args != nil {
 		b, err := json.Marshal(args)
@@ -168,7 +174,7 @@ func (hs *harness) callCtx(ctx context.Context, caller tools.Caller, name string
 		}
 		raw = b
 	}
-	return hs.registry().Execute(ctx, caller, name, raw)
+	return hs.registry().Run(ctx, tools.Call{Caller: caller, Name: name, Args: raw, Channels: ch})
 }
 
 // serverTools returns the registered public names of one server's tools.

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -85,10 +84,12 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 		}
 		return elicit.Result{Action: elicit.Cancel}, nil
 	})
-	ctx, cancel := context.WithCancel(elicit.WithAnswerer(context.Background(), answer))
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan tools.Result, 1)
-	go func() { done <- e.reg.Execute(ctx, tools.Caller{}, "mcp__end__ask", []byte("{}")) }()
+	go func() {
+		done <- e.reg.Run(ctx, tools.Call{Name: "mcp__end__ask", Args: []byte("{}"), Channels: &tools.Channels{Answerer: answer}})
+	}()
 	<-asked
 	cancel()
 	select {
@@ -208,10 +209,10 @@ func TestRootsFromTheEntryOrTheCaller(t *testing.T) {
 	if res := e.call(tools.Caller{}, "mcp__rt__roots", "{}"); res.Err != nil || resultText(res) != "file:///home/me/notes file:///srv/project" {
 		t.Errorf("roots of the entry: %v %q", res.Err, resultText(res))
 	}
-	ctx := roots.With(context.Background(), func(context.Context) ([]*mcp.Root, error) {
+	ch := &tools.Channels{Roots: func(context.Context) ([]*mcp.Root, error) {
 		return []*mcp.Root{{URI: "file:///client/dir"}}, nil
-	})
-	if res := e.reg.Execute(ctx, tools.Caller{}, "mcp__rt__roots", []byte("{}")); res.Err != nil || resultText(res) != "file:///client/dir" {
+	}}
+	if res := e.reg.Run(context.Background(), tools.Call{Name: "mcp__rt__roots", Args: []byte("{}"), Channels: ch}); res.Err != nil || resultText(res) != "file:///client/dir" {
 		t.Errorf("roots of the caller: %v %q", res.Err, resultText(res))
 	}
 }

@@ -37,12 +37,12 @@ func (hs *harness) progressCall(tool string, args any) (tools.Result, []tools.Pr
 	var heard []tools.Progress
 	ctx, cancel := context.WithTimeout(hs.t.Context(), e2eWait)
 	defer cancel()
-	ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+	ch := &tools.Channels{Progress: func(p tools.Progress) {
 		mu.Lock()
 		heard = append(heard, p)
 		mu.Unlock()
-	})
-	res := hs.callCtx(ctx, modelCaller, tool, args)
+	}}
+	res := hs.callWith(ctx, modelCaller, tool, args, ch)
 	mu.Lock()
 	defer mu.Unlock()
 	return res, heard

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -186,8 +185,6 @@ type testEnv struct {
 	detail atomic.Value
 	clock  *fakeClock
 	client atomic.Pointer[client]
-	// base is the scope's parent context (withTelemetry); nil: Background.
-	base context.Context
 }
 
 type fakeClock struct {
@@ -263,12 +260,6 @@ func withTransport(e *testEnv, o *options) {
 	e.t.Cleanup(cleanup)
 }
 
-// withTelemetry runs the client with tel in its scope's context, as a
-// host with Options.Context does.
-func withTelemetry(tel *telemetry.Telemetry) envOption {
-	return func(e *testEnv, _ *options) { e.base = telemetry.With(context.Background(), tel) }
-}
-
 func withCloseTimeout(d time.Duration) envOption {
 	return func(_ *testEnv, o *options) { o.closeTimeout = d }
 }
@@ -291,11 +282,7 @@ func startEnv(t *testing.T, cfg Config, srv *fakeServer, opts ...envOption) (*te
 		o.registry = e.reg
 	}
 	o.detail = func(s string) { e.detail.Store(s) }
-	base := context.Background()
-	if e.base != nil {
-		base = e.base
-	}
-	e.scope = host.NewScope(base, "inst-"+cfg.ServerName, slog.New(e.logs))
+	e.scope = host.NewScope(context.Background(), "inst-"+cfg.ServerName, slog.New(e.logs))
 	t.Cleanup(func() {
 		if err := e.scope.Dispose(waitTimeout); err != nil {
 			t.Errorf("dispose: %v", err)

@@ -6,7 +6,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/oauth"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
@@ -95,10 +94,10 @@ func start(s *host.Scope, opt options) (*client, error) {
 		opt.detail = s.SetDetail
 	}
 	c := newClient(opt)
-	tel := telemetry.From(s.Context())
-	c.tracer, c.upstream = tel.Tracer(), tel.Metrics().Upstream(c.opt.cfg.ServerName)
-	if c.upstream != nil {
-		s.OnDispose("mcp-client metrics", func() error { c.upstream.Release(); return nil })
+	c.tracer = s.Tracer()
+	var err error
+	if c.upstream, err = newUpstreamMetrics(s.Registerer(), c.opt.cfg.ServerName); err != nil {
+		return c, err
 	}
 	opt.registry.OnAssemble(s, c.assemble)
 	if opt.output != nil {

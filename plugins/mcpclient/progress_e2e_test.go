@@ -21,7 +21,7 @@ func TestProgressBeforeTheResultIsRelayedOverHTTP(t *testing.T) {
 	for range 3 {
 		var mu sync.Mutex
 		var heard []float64
-		ctx := tools.WithProgress(t.Context(), func(p tools.Progress) {
+		ch := &tools.Channels{Progress: func(p tools.Progress) {
 			if p.Progress == 1 {
 				// Long enough for the result to be read meanwhile.
 				time.Sleep(50 * time.Millisecond)
@@ -29,8 +29,8 @@ func TestProgressBeforeTheResultIsRelayedOverHTTP(t *testing.T) {
 			mu.Lock()
 			heard = append(heard, p.Progress)
 			mu.Unlock()
-		})
-		res := hs.callCtx(ctx, tools.Caller{}, "mcp__hp__progress", map[string]any{"steps": 5, "ms": 0})
+		}}
+		res := hs.callWith(t.Context(), tools.Caller{}, "mcp__hp__progress", map[string]any{"steps": 5, "ms": 0}, ch)
 		mu.Lock()
 		got := slices.Clone(heard)
 		mu.Unlock()

@@ -51,12 +51,12 @@ func progressTool(steps int, gap time.Duration, thenHang bool) mcp.ToolHandler {
 func progressCall(e *testEnv, tool string) (tools.Result, []tools.Progress) {
 	var mu sync.Mutex
 	var got []tools.Progress
-	ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+	ch := &tools.Channels{Progress: func(p tools.Progress) {
 		mu.Lock()
 		got = append(got, p)
 		mu.Unlock()
-	})
-	res := e.reg.Execute(ctx, tools.Caller{}, tool, []byte("{}"))
+	}}
+	res := e.reg.Run(context.Background(), tools.Call{Name: tool, Args: []byte("{}"), Channels: ch})
 	mu.Lock()
 	defer mu.Unlock()
 	return res, got
@@ -120,7 +120,7 @@ func TestProgressBeforeTheResultIsRelayed(t *testing.T) {
 	for range 3 {
 		var mu sync.Mutex
 		var heard []float64
-		ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+		ch := &tools.Channels{Progress: func(p tools.Progress) {
 			if p.Progress == 1 {
 				// Long enough for the result to be read meanwhile.
 				time.Sleep(50 * time.Millisecond)
@@ -128,8 +128,8 @@ func TestProgressBeforeTheResultIsRelayed(t *testing.T) {
 			mu.Lock()
 			heard = append(heard, p.Progress)
 			mu.Unlock()
-		})
-		res := e.reg.Execute(ctx, tools.Caller{}, "mcp__pb__burst", []byte("{}"))
+		}}
+		res := e.reg.Run(context.Background(), tools.Call{Name: "mcp__pb__burst", Args: []byte("{}"), Channels: ch})
 		mu.Lock()
 		got := slices.Clone(heard)
 		mu.Unlock()
@@ -162,7 +162,7 @@ func TestProgressBeforeTheResultIsRelayedWhateverTheJSON(t *testing.T) {
 	for range 3 {
 		var mu sync.Mutex
 		var heard []float64
-		ctx := tools.WithProgress(context.Background(), func(p tools.Progress) {
+		ch := &tools.Channels{Progress: func(p tools.Progress) {
 			if p.Progress == 1 {
 				// Long enough for the result to be read meanwhile.
 				time.Sleep(50 * time.Millisecond)
@@ -170,8 +170,8 @@ func TestProgressBeforeTheResultIsRelayedWhateverTheJSON(t *testing.T) {
 			mu.Lock()
 			heard = append(heard, p.Progress)
 			mu.Unlock()
-		})
-		res := e.reg.Execute(ctx, tools.Caller{}, "mcp__pj__burst", []byte("{}"))
+		}}
+		res := e.reg.Run(context.Background(), tools.Call{Name: "mcp__pj__burst", Args: []byte("{}"), Channels: ch})
 		mu.Lock()
 		got := slices.Clone(heard)
 		mu.Unlock()
@@ -212,12 +212,14 @@ func TestSlowProgressFunctionHoldsNothing(t *testing.T) {
 	})
 	e := mustStart(t, testConfig("sp"), srv)
 	defer close(release)
-	ctx := tools.WithProgress(context.Background(), func(tools.Progress) {
+	ch := &tools.Channels{Progress: func(tools.Progress) {
 		once.Do(func() { close(entered) })
 		<-release
-	})
+	}}
 	done := make(chan tools.Result, 1)
-	go func() { done <- e.reg.Execute(ctx, tools.Caller{}, "mcp__sp__one", []byte("{}")) }()
+	go func() {
+		done <- e.reg.Run(context.Background(), tools.Call{Name: "mcp__sp__one", Args: []byte("{}"), Channels: ch})
+	}()
 	select {
 	case res := <-done:
 		if res.Err != nil || resultText(res) != "done" {
@@ -323,10 +325,10 @@ func testElicitation(t *testing.T, opts *mcp.ServerOptions) {
 	}
 
 	// The call's own answerer wins over the installed one.
-	ctx := elicit.WithAnswerer(context.Background(), elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
+	ch := &tools.Channels{Answerer: elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Cancel}, nil
-	}))
-	res = e.reg.Execute(ctx, tools.Caller{}, "mcp__el__ask", []byte("{}"))
+	})}
+	res = e.reg.Run(context.Background(), tools.Call{Name: "mcp__el__ask", Args: []byte("{}"), Channels: ch})
 	if got := resultText(res); got != `{"action":"cancel"}` {
 		t.Errorf("with the call's answerer the server saw %s, want its cancel", got)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -339,27 +338,27 @@ func TestReconnectDisabled(t *testing.T) {
 }
 
 // TestReconnectsAreMetered: dsh_upstream_up is 1 while connected and 0
-// during an outage, and dsh_upstream_reconnects_total counts the attempts.
+// during an outage, and dsh_upstream_reconnects_total counts the attempts
+// (0 from the start, so that an alert on increase() sees the first).
 func TestReconnectsAreMetered(t *testing.T) {
-	m := telemetry.NewMetrics()
 	srv := echoServer(t, "a")
-	e := mustStart(t, testConfig("rc"), srv, withTelemetry(telemetry.New(nil, m)))
+	e := mustStart(t, testConfig("rc"), srv)
 	value := func(name string) float64 {
-		families, err := m.Registry().Gather()
+		families, err := e.scope.Gatherer().Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range families {
 			for _, s := range f.GetMetric() {
-				if f.GetName() == name && len(s.GetLabel()) == 1 && s.GetLabel()[0].GetValue() == "rc" {
+				if f.GetName() == name && len(s.GetLabel()) == 2 && s.GetLabel()[0].GetValue() == "inst-rc" && s.GetLabel()[1].GetValue() == "rc" {
 					return s.GetGauge().GetValue() + s.GetCounter().GetValue()
 				}
 			}
 		}
 		return -1
 	}
-	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects != -1 {
-		t.Errorf("connected: up %v, reconnects %v; want 1 and no series", up, reconnects)
+	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects != 0 {
+		t.Errorf("connected: up %v, reconnects %v; want 1 and 0", up, reconnects)
 	}
 	srv.refuse.Store(true)
 	srv.crash()

@@ -27,7 +27,7 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 			return tools.Output{}, err
 		}
 		params := &mcp.CallToolParams{Name: t.Raw, Arguments: objectArgs(call.Args)}
-		res, cctx, err := c.callOn(ctx, cn, params)
+		res, cctx, err := c.callOn(ctx, cn, params, call.Channels)
 		// Sent once more, on the connection that replaces cn, when the
 		// request never left (cn's reader had already stopped), or when
 		// the server refused to ask its question on cn's revision and the
@@ -48,7 +48,7 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 			if cn, done, err = c.acquire(ctx, t.Raw); err != nil {
 				return tools.Output{}, fmt.Errorf("%s: tool %q %s: %w", c.label, t.Raw, again, err)
 			}
-			res, cctx, err = c.callOn(ctx, cn, params)
+			res, cctx, err = c.callOn(ctx, cn, params, call.Channels)
 		}
 		defer done()
 		if err != nil {
@@ -77,7 +77,7 @@ func (c *client) executor(t *toolset.Tool) func(context.Context, tools.Call) (to
 // callOn sends one tools/call on cn, as a call of the calls table (its
 // timeouts, progress, questions); cctx is the call's context, for
 // callError.
-func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
+func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParams, ch *tools.Channels) (*mcp.CallToolResult, context.Context, error) {
 	cn.calls.Add(1)
 	defer func() {
 		if cn.calls.Add(-1) == 0 && cn.retiring.Load() {
@@ -85,7 +85,7 @@ func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParam
 			c.requestSwitch(cn)
 		}
 	}()
-	inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel)
+	inFlight, cctx := c.calls.Start(ctx, params, cn.requestLogLevel, ch)
 	var res *mcp.CallToolResult
 	var err error
 	if c.tracer == nil {
@@ -96,7 +96,7 @@ func (c *client) callOn(ctx context.Context, cn *conn, params *mcp.CallToolParam
 		c.endCallSpan(span, ctx, cctx, res, err)
 	}
 	c.notePinNeeded(res, err)
-	c.calls.SettleLogs(ctx, cn.logs, err)
+	c.calls.SettleLogs(ch, cn.logs, err)
 	inFlight.Finish()
 	c.release(inFlight.Cancel, err)
 	return res, cctx, err

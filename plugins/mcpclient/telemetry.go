@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/bridge"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // startCallSpan starts the client span of one upstream tools/call (after
@@ -47,10 +48,10 @@ func (c *client) endCallSpan(span trace.Span, ctx, cctx context.Context, res *mc
 	var timeout *calls.Timeout
 	switch {
 	case err == nil && res != nil && res.IsError:
-		errType, msg = telemetry.OutcomeToolError, "the server answered isError"
+		errType, msg = tools.OutcomeToolError, "the server answered isError"
 	case err == nil:
 	case ctx.Err() != nil:
-		errType, msg = telemetry.OutcomeCancelled, err.Error()
+		errType, msg = tools.OutcomeCancelled, err.Error()
 	case errors.As(context.Cause(cctx), &timeout):
 		errType, msg = "timeout", err.Error()
 	case bridge.Answered(err):

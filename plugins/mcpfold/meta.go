@@ -315,7 +315,9 @@ func (a *adapter) call(ctx context.Context, call tools.Call) (tools.Output, erro
 	// The registry checks the arguments against the tool's input schema,
 	// as on every other path; a mismatch answers with the schema to fix
 	// them by.
-	res := a.reg.Execute(ctx, call.Caller, name, args)
+	// The child's back-channels are the caller's: its progress, questions
+	// and one-shot answer reach whoever called mcp_call.
+	res := a.reg.Run(ctx, tools.Call{Caller: call.Caller, Name: name, Args: args, Channels: call.Channels})
 	if res.Err != nil {
 		if ctx.Err() != nil {
 			// Cancellation stays a Go error so the registry reports the

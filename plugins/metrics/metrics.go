@@ -14,7 +14,6 @@ package metrics
 import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // PluginName is the name composition entries use.
@@ -54,7 +53,7 @@ func init() {
 }
 
 func apply(s *host.Scope, cfg Config) error {
-	url, err := metricshttp.Listen(s, telemetry.From(s.Context()).Metrics(), cfg.Listen)
+	url, err := metricshttp.Listen(s, s.Gatherer(), cfg.Listen)
 	if err != nil {
 		return host.KeyErrorf("listen", "%v", err)
 	}

@@ -8,8 +8,9 @@
 // answer there: the console asks on the terminal, a one-shot command given
 // --elicit defaults accepts with the form's defaults. A caller that makes
 // its own calls and can answer for them (the gateway forwarding to its
-// client, the agent) puts one on the call's context with [WithAnswerer];
-// it wins over the installed one. Where nobody can answer, the request is
+// client, a one-shot command) sets one as the call's
+// tools.Channels.Answerer, which whoever asks for the call passes to
+// [Service.AskFor]; it wins over the installed one. Where nobody can answer, the request is
 // declined with a reason ([NoAnswerer]), which the server sees in the
 // result's _meta and the host logs.
 //
@@ -154,13 +155,13 @@ func (s *Service) Install(a Answerer) (remove func()) {
 	}
 }
 
-// Answerable reports whether a request made with ctx would reach an
-// answerer.
-func (s *Service) Answerable(ctx context.Context) bool { return s.answerer(ctx) != nil }
+// Answerable reports whether a request asked with first (AskFor) would
+// reach an answerer.
+func (s *Service) Answerable(first Answerer) bool { return s.answerer(first) != nil }
 
-func (s *Service) answerer(ctx context.Context) Answerer {
-	if a, ok := ctx.Value(answererKey{}).(Answerer); ok {
-		return a
+func (s *Service) answerer(first Answerer) Answerer {
+	if first != nil {
+		return first
 	}
 	if s == nil {
 		return nil
@@ -173,13 +174,17 @@ func (s *Service) answerer(ctx context.Context) Answerer {
 	return nil
 }
 
-// Ask gets req answered: by ctx's answerer (WithAnswerer), else the
-// installed one, else it is declined with NoAnswerer. An accepted form gets
-// the defaults of the fields its content leaves out (SEP-1034). An
-// answerer's error becomes a cancel with the error as its reason. A nil
-// Service declines everything.
-func (s *Service) Ask(ctx context.Context, req Request) Result {
-	a := s.answerer(ctx)
+// Ask gets req answered by the installed answerer, else it is declined
+// with NoAnswerer. An accepted form gets the defaults of the fields its
+// content leaves out (SEP-1034). An answerer's error becomes a cancel with
+// the error as its reason. A nil Service declines everything.
+func (s *Service) Ask(ctx context.Context, req Request) Result { return s.AskFor(ctx, nil, req) }
+
+// AskFor is Ask with first, when not nil, ahead of the installed answerer:
+// the answerer of the call the question is asked for (its caller's,
+// tools.Channels.Answerer).
+func (s *Service) AskFor(ctx context.Context, first Answerer, req Request) Result {
+	a := s.answerer(first)
 	if a == nil {
 		return Result{Action: Decline, Reason: NoAnswerer}
 	}
@@ -198,14 +203,6 @@ func (s *Service) Ask(ctx context.Context, req Request) Result {
 		return Result{Action: Cancel, Reason: fmt.Sprintf("the answerer gave the unknown action %q", res.Action)}
 	}
 	return res
-}
-
-type answererKey struct{}
-
-// WithAnswerer returns ctx whose calls' elicitations a answers, ahead of
-// the installed answerer.
-func WithAnswerer(ctx context.Context, a Answerer) context.Context {
-	return context.WithValue(ctx, answererKey{}, a)
 }
 
 // Defaults returns the answerer of `--elicit defaults`: it accepts a form

@@ -175,15 +175,15 @@ func TestServiceRouting(t *testing.T) {
 	if diff := cmp.Diff(elicit.Result{Action: elicit.Accept, Content: map[string]any{"n": float64(1), "color": "blue"}}, res); diff != "" {
 		t.Errorf("after removing the newest, the first answers with defaults applied (-want +got):\n%s", diff)
 	}
-	callCtx := elicit.WithAnswerer(ctx, answer(elicit.Result{}, errors.New("the person left")))
-	if res := s.Ask(callCtx, req); res.Action != elicit.Cancel || res.Reason != "the person left" {
+	callAnswerer := answer(elicit.Result{}, errors.New("the person left"))
+	if res := s.AskFor(ctx, callAnswerer, req); res.Action != elicit.Cancel || res.Reason != "the person left" {
 		t.Errorf("the call's own answerer: %+v, want its error as a cancel", res)
 	}
 	if res := s.Ask(ctx, req); res.Action != elicit.Accept {
 		t.Errorf("without the call's answerer the installed one answers: %+v", res)
 	}
 	removeFirst()
-	if s.Answerable(ctx) || !s.Answerable(callCtx) {
+	if s.Answerable(nil) || !s.Answerable(callAnswerer) {
 		t.Error("Answerable wrong after removing every installed answerer")
 	}
 	if res := s.Ask(ctx, elicit.Request{Mode: elicit.ModeForm, Form: form}); res.Action != elicit.Decline {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/settings"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -38,16 +39,6 @@ type approvals struct {
 // the calls it makes are not asked again.
 type askedKey struct{}
 
-// oneShotKey marks a one-shot command's context.
-type oneShotKey struct{}
-
-// WithOneShot marks ctx as a one-shot command's (dsh-host call): nobody is
-// there to answer, so an ask is allowed when yes (--yes was given) and
-// denied, naming the flag, otherwise.
-func WithOneShot(ctx context.Context, yes bool) context.Context {
-	return context.WithValue(ctx, oneShotKey{}, yes)
-}
-
 // SetAlways replaces the `always` approvals (the settings section's).
 func (p *Policy) SetAlways(globs []string) {
 	globs = slices.Clone(globs)
@@ -60,9 +51,9 @@ func sessionKey(c tools.Caller, tool string) string {
 
 // ask puts an Ask decision to whoever answers for the caller, and records
 // the answer in d.
-func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Decision) error {
+func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
-	if yes, ok := ctx.Value(oneShotKey{}).(bool); ok {
+	if yes, ok := call.Channels.OneShotAnswer(); ok {
 		if yes {
 			d.Answer = "--yes"
 			return nil
@@ -81,11 +72,11 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Dec
 		d.Answer = elicit.ApproveSession
 		return nil
 	}
-	if globs := a.always.Load(); globs != nil && matchAny(*globs, call.Name) {
+	if globs := a.always.Load(); globs != nil && slices.ContainsFunc(*globs, func(g string) bool { return tools.Match(g, call.Name) }) {
 		d.Answer = elicit.ApproveAlways
 		return nil
 	}
-	if a.elicit == nil || !a.elicit.Answerable(ctx) {
+	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
 		return deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)")
 	}
 	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
@@ -98,7 +89,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *Dec
 		choices = append(choices, elicit.ApproveAlways)
 	}
 	req := approvalRequest(call, server, d.Rule, choices)
-	res := a.elicit.Ask(ctx, req)
+	res := a.elicit.AskFor(ctx, call.Channels.CallerAnswerer(), req)
 	if res.Action != elicit.Accept {
 		why := "not approved"
 		if res.Reason != "" {

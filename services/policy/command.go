@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/settings"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -38,32 +39,8 @@ func (p *Policy) command(cfg Config) commands.Command {
 }
 
 func (p *Policy) describe() string {
-	set := p.rules.Load()
 	var b strings.Builder
-	for _, r := range set.rules {
-		fmt.Fprintf(&b, "%s: %s", r.where, r.Action)
-		for _, c := range []struct {
-			key  string
-			vals []string
-		}{{"tools", r.Tools}, {"servers", r.Servers}, {"callers", r.Callers}, {"kinds", r.Kinds}} {
-			if len(c.vals) > 0 {
-				fmt.Fprintf(&b, " %s=%s", c.key, strings.Join(c.vals, ","))
-			}
-		}
-		for _, hint := range annotationKeys() {
-			if v, ok := r.Annotations[hint]; ok {
-				fmt.Fprintf(&b, " %s=%v", hint, v)
-			}
-		}
-		if r.When != "" {
-			fmt.Fprintf(&b, " when %s", r.When)
-		}
-		if r.OnError != "" {
-			fmt.Fprintf(&b, " onError=%s", r.OnError)
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "default: %s\n", set.def)
+	b.WriteString(p.rules.Describe())
 	if globs := p.approvals.always.Load(); globs != nil && len(*globs) > 0 {
 		fmt.Fprintf(&b, "always approved (settings section %s.allow): %s\n", SettingsSection, strings.Join(*globs, ", "))
 	}
@@ -121,8 +98,8 @@ func (p *Policy) trustCommand(args []string) commands.Reply {
 		}
 		if r.Pending() {
 			again := "/policy trust " + strings.Join(args, " ")
-			if shown := p.pins.takeShown(again); shown != r.Digest {
-				p.pins.setShown(again, r.Digest)
+			if shown := p.pins.TakeShown(again); shown != r.Digest {
+				p.pins.SetShown(again, r.Digest)
 				text := r.Text()
 				if shown != "" {
 					text = "what was shown before changed since; nothing was approved. Now:\n" + text
@@ -161,7 +138,7 @@ func (p *Policy) reviewCommand(args []string) commands.Reply {
 	}
 	if r.Pending() {
 		// A /policy trust of the same tools that follows approves this.
-		p.pins.setShown("/policy trust "+strings.Join(args, " "), r.Digest)
+		p.pins.SetShown("/policy trust "+strings.Join(args, " "), r.Digest)
 	}
 	return commands.Reply{Text: r.Text()}
 }
@@ -184,8 +161,8 @@ func (p *Policy) explainCommand(line string) commands.Reply {
 		}
 		switch flag {
 		case "--caller":
-			if !slices.Contains(callerKinds(), value) {
-				return commands.Reply{Text: fmt.Sprintf("--caller %q: callers are %s", value, strings.Join(callerKinds(), ", ")), Error: true}
+			if !slices.Contains(rules.CallerKinds(), value) {
+				return commands.Reply{Text: fmt.Sprintf("--caller %q: callers are %s", value, strings.Join(rules.CallerKinds(), ", ")), Error: true}
 			}
 			call.Caller.Kind = value
 		case "--subject":

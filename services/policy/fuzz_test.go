@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -89,7 +90,7 @@ func FuzzDenyNeverReachesTheTool(f *testing.F) {
 			}}); err != nil {
 			t.Fatal(err)
 		}
-		cfg := policy.Config{Rules: []policy.Rule{{Tools: []string{"mcp__fx__op"}, When: when, Action: policy.Deny}}}
+		cfg := policy.Config{Rules: []rules.Rule{{Tools: []string{"mcp__fx__op"}, When: when, Action: rules.Deny}}}
 		if err := policy.ValidateConfig(&cfg); err != nil {
 			t.Skip(err) // a condition this input makes invalid
 		}

@@ -7,6 +7,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -87,7 +88,7 @@ rules:
 	}
 	// The guard agrees with the listing.
 	for _, tool := range []string{"deploy", "purge"} {
-		if d := p.Decide(tools.Call{Caller: caller("bob"), Name: tool, Args: []byte(`{}`)}); d.Action != Deny {
+		if d := p.Decide(tools.Call{Caller: caller("bob"), Name: tool, Args: []byte(`{}`)}); d.Action != rules.Deny {
 			t.Errorf("bob calls %s: %+v, want deny", tool, d)
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -14,16 +15,19 @@ import (
 // dsh_policy_decisions_total by the deciding rule's action and whether the
 // call went on.
 func TestDecisionsAreCounted(t *testing.T) {
-	p, err := New(tools.New(nil), Config{Default: Allow, Rules: []Rule{{Tools: []string{"danger*"}, Action: Deny}}}, "")
+	p, err := New(tools.New(nil), Config{Default: rules.Allow, Rules: []rules.Rule{{Tools: []string{"danger*"}, Action: rules.Deny}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.metrics = telemetry.NewMetrics()
+	reg := prometheus.NewRegistry()
+	if p.metrics, err = newDecisions(reg); err != nil {
+		t.Fatal(err)
+	}
 	caller := tools.Caller{Kind: tools.CallerConsole}
 	for _, name := range []string{"safe", "safe", "danger_zone"} {
 		_ = p.Guard(context.Background(), tools.Call{Caller: caller, Name: name, Args: []byte(`{}`)})
 	}
-	families, err := p.metrics.Registry().Gather()
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

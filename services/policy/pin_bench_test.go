@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkPinCheck(b *testing.B) {
 	for _, pinned := range []bool{false, true} {
 		b.Run(fmt.Sprintf("guard/pins=%v", pinned), func(b *testing.B) {
 			reg := pinnedServer(b, 100)
-			cfg := Config{Default: Allow}
+			cfg := Config{Default: rules.Allow}
 			if pinned {
 				cfg.Pins.Dir = b.TempDir()
 			}
@@ -62,7 +63,7 @@ func BenchmarkPinCheck(b *testing.B) {
 	}
 	b.Run("hide/one tool", func(b *testing.B) {
 		reg := pinnedServer(b, 100)
-		p, err := New(reg, Config{Default: Allow, Pins: PinsConfig{Dir: b.TempDir()}}, "")
+		p, err := New(reg, Config{Default: rules.Allow, Pins: PinsConfig{Dir: b.TempDir()}}, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func BenchmarkPinCheck(b *testing.B) {
 		b.Run(fmt.Sprintf("list100/pins=%v", pinned), func(b *testing.B) {
 			reg := pinnedServer(b, 100)
 			if pinned {
-				p, err := New(reg, Config{Default: Allow, Pins: PinsConfig{Dir: b.TempDir()}}, "")
+				p, err := New(reg, Config{Default: rules.Allow, Pins: PinsConfig{Dir: b.TempDir()}}, "")
 				if err != nil {
 					b.Fatal(err)
 				}

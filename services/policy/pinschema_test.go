@@ -12,7 +12,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/pins"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -40,7 +40,7 @@ func waitHeld(t *testing.T, h *hosttest.Host, name string) {
 func approve(t *testing.T, h *hosttest.Host, target string) {
 	t.Helper()
 	r := h.Command("/policy review " + target)
-	d, ok := policy.ReviewDigest(r.Text)
+	d, ok := pins.ReviewDigest(r.Text)
 	if r.Error || !ok {
 		t.Fatalf("/policy review %s: %+v, want a change to approve", target, r)
 	}
@@ -136,11 +136,11 @@ func TestTrustApprovesWhatWasShown(t *testing.T) {
 	rewrite(t, h, map[string]any{"name": "ping", "title": "Title B", "description": "Answer pong."})
 	waitHeld(t, h, "mcp__fx__ping")
 	shown := h.Command("/policy review fx ping")
-	toolDigest, ok := policy.ReviewDigest(shown.Text)
+	toolDigest, ok := pins.ReviewDigest(shown.Text)
 	if !ok || !strings.Contains(shown.Text, `+ "Title B"`) {
 		t.Fatalf("review of ping:\n%s\nwant Title B and a digest", shown.Text)
 	}
-	serverDigest, ok := policy.ReviewDigest(h.Command("/policy review fx").Text)
+	serverDigest, ok := pins.ReviewDigest(h.Command("/policy review fx").Text)
 	if !ok || serverDigest == toolDigest {
 		t.Fatalf("the server's review digest %q (ok %v), want one of its own", serverDigest, ok)
 	}

@@ -2,13 +2,15 @@ package policy
 
 import (
 	"context"
-	"github.com/dsh-host/dsh-host/services/commands"
-	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/settings"
 	"strconv"
 
+	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/policy/audit"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
+	"github.com/dsh-host/dsh-host/services/settings"
+
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -28,7 +30,7 @@ func init() {
 		Overlap:  true,
 		Defaults: DefaultConfig,
 		Validate: ValidateConfig,
-		Lint:     lint,
+		Lint:     func(cfg *Config, claims []host.Claim) []host.LintWarning { return rules.Lint(cfg.Rules, claims) },
 		Apply:    apply,
 	})
 }
@@ -40,7 +42,9 @@ func apply(s *host.Scope, cfg Config) error {
 		return err
 	}
 	p.logger = s.Logger()
-	p.metrics = telemetry.From(s.Context()).Metrics()
+	if p.metrics, err = newDecisions(s.Registerer()); err != nil {
+		return err
+	}
 	p.approvals.elicit, _ = host.Lookup(s, elicit.Key)
 	if st, ok := host.Lookup(s, settings.Key); ok {
 		p.approvals.settings = st
@@ -60,7 +64,7 @@ func apply(s *host.Scope, cfg Config) error {
 			return err
 		}
 	}
-	reg.OnChange(s, func(tools.Change) { p.toolsChanged() })
+	reg.OnChange(s, func(tools.Change) { p.rules.ToolsChanged() })
 	// Beside the instance it replaces, the registry holds this guard back
 	// until the swap, and then drops the old one in the same step.
 	reg.OnGuard(s, "*", p.Guard)
@@ -82,7 +86,7 @@ func apply(s *host.Scope, cfg Config) error {
 		reg.OnFinish(s, "*", func(context.Context, tools.Finished) {})
 	}
 	if cfg.Audit.Enabled {
-		log, err := OpenAudit(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
+		log, err := audit.Open(cfg.Audit.Dir, cfg.Audit.MaxSize, cfg.Audit.Keep)
 		if err != nil {
 			return err
 		}
@@ -111,11 +115,11 @@ func detail(cfg Config) string {
 
 // mayAsk reports whether cfg can decide an ask.
 func mayAsk(cfg Config) bool {
-	if cfg.Default == Ask {
+	if cfg.Default == rules.Ask {
 		return true
 	}
 	for _, r := range cfg.Rules {
-		if r.Action == Ask {
+		if r.Action == rules.Ask {
 			return true
 		}
 	}

@@ -171,7 +171,9 @@ func readTool(r *Registry, rd Renderer, gate Gate) tools.Definition {
 			if gate != nil {
 				check = func(server string) error { return gate(call.Caller, server, tools.KindResources) }
 			}
-			v, err := r.read(ctx, in.Server, in.URI, in.Template, args, check)
+			// The server's questions during the read reach the call's
+			// caller, as during a tool call of its own.
+			v, err := r.read(tools.ContextWithChannels(ctx, call.Channels), in.Server, in.URI, in.Template, args, check)
 			if err != nil {
 				return tools.Output{}, err
 			}

@@ -70,6 +70,10 @@ type Call struct {
 	// Args is the JSON arguments object as the caller sent it (pre-execute
 	// hooks may have rewritten it).
 	Args json.RawMessage
+	// Channels are the call's back-channels to its caller (progress, log,
+	// answerer, roots, sampler, one-shot): set by whoever starts the call
+	// (Registry.Run), read by whoever serves it. Nil: none.
+	Channels *Channels
 	// decoded is Args decoded by the registry (Arguments).
 	decoded *decodedArgs
 }

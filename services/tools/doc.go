@@ -101,7 +101,8 @@
 // A tool that calls other tools by name (a meta-tool such as mcp_call)
 // has two ways, with different policy:
 //
-//   - r.Execute(ctx, call.Caller, name, args) runs the child through the
+//   - r.Run(ctx, Call{Caller: call.Caller, Name: name, Args: args,
+//     Channels: call.Channels}) runs the child through the
 //     whole pipeline: its own hooks and guards fire, its output is
 //     validated, and its Result (Value, Content, Err) can be returned as the
 //     meta-tool's Output, keeping the child's projection.
@@ -110,15 +111,17 @@
 //     adapter does: only the meta-tool's hooks fire, so policy must guard
 //     the meta-tool itself.
 //
-// Either way, pass the call's ctx and Caller on, so cancellation and the
-// caller's mask and image capability reach the child.
+// Either way, pass the call's ctx, Caller and Channels on, so
+// cancellation, the caller's mask and image capability, and its
+// back-channels (progress, questions, one-shot) reach the child.
 //
 // # Progress
 //
-// A caller that shows progress puts a function on the call's context with
-// WithProgress; a tool reports with ReportProgress on the context its
-// Execute got (mcp-client turns the server's notifications/progress into
-// reports). Without a listener, reporting does nothing.
+// A caller that shows progress sets Channels.Progress on the call it
+// starts (Run); a tool reports with call.Channels.ReportProgress
+// (mcp-client turns the server's notifications/progress into reports).
+// Without a listener, reporting does nothing. The other back-channels of
+// Channels (log, answerer, roots, sampler, one-shot) go the same way.
 //
 // # Changes
 //

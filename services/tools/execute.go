@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
-
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // Execute runs one call through the pipeline: pre-execute hooks, guards, the
@@ -29,22 +27,33 @@ import (
 //
 // Finish hooks (OnFinish) see every call's end, refusals included.
 func (r *Registry) Execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+	return r.run(ctx, caller, name, args, nil)
+}
+
+// Run is Execute of call (its Caller, Name and Args) with its back-channels
+// (call.Channels): what the tool sends while it runs and who answers what
+// it asks reach the caller through them.
+func (r *Registry) Run(ctx context.Context, call Call) Result {
+	return r.run(ctx, call.Caller, call.Name, call.Args, call.Channels)
+}
+
+func (r *Registry) run(ctx context.Context, caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	if r.tracer != nil || r.metrics != nil {
-		return r.observed(ctx, caller, name, args)
+		return r.observed(ctx, caller, name, args, ch)
 	}
-	return r.unobserved(ctx, caller, name, args)
+	return r.unobserved(ctx, caller, name, args, ch)
 }
 
-// unobserved is Execute without telemetry.
-func (r *Registry) unobserved(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+// unobserved is Run without telemetry.
+func (r *Registry) unobserved(ctx context.Context, caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	if fin := r.hookSet().finish; len(fin) > 0 {
-		return r.finishing(ctx, fin, caller, name, args)
+		return r.finishing(ctx, fin, caller, name, args, ch)
 	}
-	return r.execute(ctx, caller, name, args)
+	return r.execute(ctx, caller, name, args, ch)
 }
 
-// execute is Execute without the finish hooks.
-func (r *Registry) execute(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+// execute is Run without the finish hooks.
+func (r *Registry) execute(ctx context.Context, caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	e, entered := r.enter(name)
 	if e == nil {
 		return errorResult(fmt.Errorf("%w %q", ErrUnknownTool, name))
@@ -58,7 +67,7 @@ func (r *Registry) execute(ctx context.Context, caller Caller, name string, args
 	if err := ctx.Err(); err != nil {
 		return errorResult(canceledBeforeDispatch(ctx, name))
 	}
-	call := Call{Caller: caller, Name: name, Args: normalizeArgs(args)}
+	call := Call{Caller: caller, Name: name, Args: normalizeArgs(args), Channels: ch}
 	hooks := e.hooksFor(r.hookSet())
 
 	if len(hooks.pre) > 0 {
@@ -193,7 +202,7 @@ func (p *hookPanic) Error() string {
 
 func (r *Registry) recovered(what, tool string, v any) error {
 	r.log().Error(what+" panicked", "tool", tool, "panic", v, "stack", string(debug.Stack()))
-	r.metrics.Panic(telemetry.PanicTool)
+	r.metrics.panicked()
 	return &hookPanic{what: what, tool: tool, value: v}
 }
 
@@ -228,7 +237,7 @@ func (r *Registry) runTool(ctx context.Context, e *entry, call Call) (out Output
 	defer func() {
 		if p := recover(); p != nil {
 			r.log().Error("tool panicked", "tool", call.Name, "panic", p, "stack", string(debug.Stack()))
-			r.metrics.Panic(telemetry.PanicTool)
+			r.metrics.panicked()
 			out, err = Output{}, &ToolError{Tool: call.Name, Err: fmt.Errorf("tool %q panicked: %v", call.Name, p)}
 		}
 	}()

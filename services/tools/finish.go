@@ -99,12 +99,12 @@ func (n *notes) get(key any) any {
 
 // finishing runs the call through execute and then the finish hooks that
 // match name.
-func (r *Registry) finishing(ctx context.Context, hooks []*hook[FinishHook], caller Caller, name string, args json.RawMessage) Result {
+func (r *Registry) finishing(ctx context.Context, hooks []*hook[FinishHook], caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	parent, _ := ctx.Value(notesKey{}).(*notes)
 	n := &notes{parent: parent}
 	ctx = context.WithValue(ctx, notesKey{}, n)
 	start := time.Now()
-	res := r.execute(ctx, caller, name, args)
+	res := r.execute(ctx, caller, name, args, ch)
 	f := Finished{Caller: caller, Name: name, Args: normalizeArgs(args), Result: res, Started: start, Duration: time.Since(start), notes: n}
 	for _, h := range hooks {
 		if Match(h.pattern, name) {

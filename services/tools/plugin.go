@@ -1,9 +1,6 @@
 package tools
 
-import (
-	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
-)
+import "github.com/dsh-host/dsh-host/host"
 
 // Config is the configuration of the built-in `tools` plugin. It has no
 // keys yet; a composition entry with id `tools` may only say `config: {}`.
@@ -16,7 +13,11 @@ func init() {
 		Provides:    []host.AnyKey{Key},
 		Builtin:     true,
 		Apply: func(s *host.Scope, _ Config) error {
-			return host.Provide(s, Key, New(&Options{Logger: s.Logger(), Telemetry: telemetry.From(s.Context())}))
+			m, err := NewMetrics(s.Registerer())
+			if err != nil {
+				return err
+			}
+			return host.Provide(s, Key, New(&Options{Logger: s.Logger(), Tracer: s.Tracer(), Metrics: m}))
 		},
 	})
 }

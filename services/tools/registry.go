@@ -14,7 +14,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/schemafast"
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // Options configures a Registry; nil means defaults.
@@ -22,10 +21,11 @@ type Options struct {
 	// Logger receives panics recovered from tools and hooks, and other
 	// events worth an operator's attention. Nil means slog.Default().
 	Logger *slog.Logger
-	// Telemetry, when not nil, traces every Execute (a span per call) and
-	// counts it in the metrics (calls, errors and latency per server, tool
-	// and outcome).
-	Telemetry *telemetry.Telemetry
+	// Tracer, when not nil, traces every Execute (a span per call).
+	Tracer trace.Tracer
+	// Metrics, when not nil, counts every Execute (calls, errors and
+	// latency per server, tool and outcome) and the panics recovered.
+	Metrics *Metrics
 }
 
 // Registry is the tool registry. The zero value is an empty registry that
@@ -33,9 +33,9 @@ type Options struct {
 // concurrent use.
 type Registry struct {
 	logger *slog.Logger
-	// tracer and metrics are Options.Telemetry's; nil when off.
+	// tracer and metrics are Options'; nil when off.
 	tracer  trace.Tracer
-	metrics *telemetry.Metrics
+	metrics *Metrics
 
 	mu    sync.RWMutex
 	tools map[string]*entry
@@ -89,7 +89,7 @@ type entry struct {
 	// set it was computed from.
 	matched atomic.Pointer[matchedHooks]
 	// series are the tool's metrics, resolved at its first observed call.
-	series atomic.Pointer[telemetry.ToolSeries]
+	series atomic.Pointer[toolSeries]
 }
 
 // emptyParameters is the parameters schema of a tool registered without an
@@ -101,7 +101,7 @@ func New(opts *Options) *Registry {
 	r := &Registry{}
 	if opts != nil {
 		r.logger = opts.Logger
-		r.tracer, r.metrics = opts.Telemetry.Tracer(), opts.Telemetry.Metrics()
+		r.tracer, r.metrics = opts.Tracer, opts.Metrics
 	}
 	return r
 }

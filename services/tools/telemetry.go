@@ -17,20 +17,20 @@ import (
 // GenAI conventions) and records its outcome and duration in the metrics.
 // Execute calls it only when tracing or metrics are on: off, a call pays
 // one nil check.
-func (r *Registry) observed(ctx context.Context, caller Caller, name string, args json.RawMessage) Result {
+func (r *Registry) observed(ctx context.Context, caller Caller, name string, args json.RawMessage, ch *Channels) Result {
 	start := time.Now()
 	var server string
-	var series *telemetry.ToolSeries
+	var series *toolSeries
 	if e := r.lookup(name); e != nil {
 		server = e.def.Origin.Server
 		if series = e.series.Load(); series == nil && r.metrics != nil {
-			series = r.metrics.Tool(server, name)
+			series = r.metrics.tool(server, name)
 			e.series.Store(series)
 		}
 	} else {
 		// Names nobody registered share one series: a caller must not
 		// be able to grow the metrics without bound.
-		series = r.metrics.Tool("", telemetry.UnknownTool)
+		series = r.metrics.tool("", UnknownTool)
 	}
 	var span trace.Span
 	if r.tracer != nil {
@@ -44,11 +44,11 @@ func (r *Registry) observed(ctx context.Context, caller Caller, name string, arg
 		}
 		ctx, span = r.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	}
-	res := r.unobserved(ctx, caller, name, args)
+	res := r.unobserved(ctx, caller, name, args, ch)
 	outcome := res.Outcome()
-	series.Record(outcome, time.Since(start))
+	series.record(outcome, time.Since(start))
 	if span != nil {
-		if outcome != telemetry.OutcomeOK {
+		if outcome != OutcomeOK {
 			span.SetAttributes(attribute.String("error.type", outcome))
 			msg := "the tool answered with a failure"
 			if res.Err != nil {
@@ -68,21 +68,21 @@ func (res Result) Outcome() string {
 	err := res.Err
 	switch {
 	case err == nil && !res.Failed:
-		return telemetry.OutcomeOK
+		return OutcomeOK
 	case err == nil:
-		return telemetry.OutcomeToolError
+		return OutcomeToolError
 	case errors.Is(err, ErrUnknownTool):
-		return telemetry.OutcomeUnknownTool
+		return OutcomeUnknownTool
 	case errors.Is(err, ErrRefused):
-		return telemetry.OutcomeRefused
+		return OutcomeRefused
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return telemetry.OutcomeCancelled
+		return OutcomeCancelled
 	case errors.Is(err, ErrInvalidOutput):
-		return telemetry.OutcomeInvalidOutput
+		return OutcomeInvalidOutput
 	case isToolError(err):
-		return telemetry.OutcomeToolError
+		return OutcomeToolError
 	}
-	return telemetry.OutcomeError
+	return OutcomeError
 }
 
 // isToolError is errors.As for a *ToolError, apart so that a successful

@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -23,8 +22,12 @@ func TestExecuteIsObserved(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	defer tp.Shutdown(context.Background())
-	m := telemetry.NewMetrics()
-	r := tools.New(&tools.Options{Telemetry: telemetry.New(tp, m)})
+	reg := prometheus.NewRegistry()
+	m, err := tools.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tools.New(&tools.Options{Tracer: tp.Tracer("test"), Metrics: m})
 	s := testScope(t)
 	mustRegister(t, r, tools.Definition{Name: "mcp__fx__ok", Origin: tools.Origin{Server: "fx", RawName: "ok"},
 		Execute: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "fine"}, nil }})
@@ -64,10 +67,10 @@ func TestExecuteIsObserved(t *testing.T) {
 	}
 
 	counts := map[string]float64{
-		"ok":      counter(t, m, "dsh_tool_calls_total", "fx", "mcp__fx__ok", "ok"),
-		"broken":  counter(t, m, "dsh_tool_calls_total", "fx", "mcp__fx__broken", "tool_error"),
-		"errors":  counter(t, m, "dsh_tool_call_errors_total", "fx", "mcp__fx__broken", "tool_error"),
-		"refused": counter(t, m, "dsh_tool_calls_total", "", "guarded", "refused"),
+		"ok":      counter(t, reg, "dsh_tool_calls_total", "fx", "mcp__fx__ok", "ok"),
+		"broken":  counter(t, reg, "dsh_tool_calls_total", "fx", "mcp__fx__broken", "tool_error"),
+		"errors":  counter(t, reg, "dsh_tool_call_errors_total", "fx", "mcp__fx__broken", "tool_error"),
+		"refused": counter(t, reg, "dsh_tool_calls_total", "", "guarded", "refused"),
 	}
 	if diff := cmp.Diff(map[string]float64{"ok": 2, "broken": 1, "errors": 1, "refused": 1}, counts); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
@@ -76,9 +79,9 @@ func TestExecuteIsObserved(t *testing.T) {
 
 // counter returns the value of the counter name{server, tool, outcome or
 // error_type}, -1 when there is no such series.
-func counter(t *testing.T, m *telemetry.Metrics, name, server, tool, outcome string) float64 {
+func counter(t *testing.T, g prometheus.Gatherer, name, server, tool, outcome string) float64 {
 	t.Helper()
-	families, err := m.Registry().Gather()
+	families, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,27 +103,34 @@ func counter(t *testing.T, m *telemetry.Metrics, name, server, tool, outcome str
 }
 
 // BenchmarkExecuteTelemetry measures what telemetry adds to a call of a
-// no-op tool (among 1,000): off (no Telemetry: one nil check), a no-op
-// tracer provider, metrics alone, tracing with the SDK (sampled, spans
-// batched to no exporter), and both.
+// no-op tool (among 1,000): off (no tracer nor metrics: one nil check),
+// metrics alone, tracing with the SDK (sampled, spans batched to no
+// exporter), and both. OTel's no-op provider is off: a scope gives no
+// tracer for it (host.Scope.Tracer).
 func BenchmarkExecuteTelemetry(b *testing.B) {
 	ctx := context.Background()
 	args := json.RawMessage(`{"q":"x"}`)
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(discardSpans{}))
 	defer sdk.Shutdown(ctx)
+	metrics := func() *tools.Metrics {
+		m, err := tools.NewMetrics(prometheus.NewRegistry())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
 	cases := []struct {
 		name string
-		tel  *telemetry.Telemetry
+		opts tools.Options
 	}{
-		{"off", nil},
-		{"tracing=noop", telemetry.New(nooptrace.NewTracerProvider(), nil)},
-		{"metrics", telemetry.New(nil, telemetry.NewMetrics())},
-		{"tracing=sdk", telemetry.New(sdk, nil)},
-		{"tracing=sdk+metrics", telemetry.New(sdk, telemetry.NewMetrics())},
+		{"off", tools.Options{}},
+		{"metrics", tools.Options{Metrics: metrics()}},
+		{"tracing=sdk", tools.Options{Tracer: sdk.Tracer("bench")}},
+		{"tracing=sdk+metrics", tools.Options{Tracer: sdk.Tracer("bench"), Metrics: metrics()}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			r := benchRegistry(b, &tools.Options{Telemetry: c.tel})
+			r := benchRegistry(b, &c.opts)
 			b.ReportAllocs()
 			for b.Loop() {
 				if res := r.Execute(ctx, testCaller, "mcp__bench__noop", args); res.Err != nil {

@@ -122,11 +122,11 @@ func TestQuestionsFindTheirCall(t *testing.T) {
 		t.Errorf("no call, no sampler: %v", err)
 	}
 	asked := 0
-	caller := sampling.With(context.Background(), func(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	ch := &tools.Channels{Sampler: func(context.Context, string, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 		asked++
 		return &mcp.CreateMessageWithToolsResult{Model: "m"}, nil
-	})
-	call, _ := table.Start(caller, &mcp.CallToolParams{}, "")
+	}}
+	call, _ := table.Start(context.Background(), &mcp.CallToolParams{}, "", ch)
 	defer call.Finish()
 	if res, err := q.OnSample(context.Background(), req); err != nil || res.Model != "m" || asked != 1 {
 		t.Errorf("the only call's sampler: %+v, %v (asked %d)", res, err, asked)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/calls"
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/sampling"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // ReasonKey is where a declined or cancelled elicitation's reason
@@ -59,11 +59,14 @@ func (q *Questions) OnElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.
 		inFlight = q.Calls.Asking()
 	}
 	askCtx := ctx
+	var call *calls.Call
 	if len(inFlight) == 1 {
-		// The caller's values (its answerer), with the request's own
+		// The caller's values and answerer, with the request's own
 		// cancellation.
-		askCtx = mergeValues(ctx, inFlight[0].Caller())
+		call = inFlight[0]
+		askCtx = mergeValues(ctx, call.Caller())
 	}
+	answerer := channelsOf(ctx, call).CallerAnswerer()
 	if len(inFlight) > 0 {
 		var cancel context.CancelFunc
 		askCtx, cancel = context.WithCancel(askCtx)
@@ -96,7 +99,7 @@ func (q *Questions) OnElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.
 		}
 		r.Form = form
 	}
-	res := q.Elicit.Ask(askCtx, r)
+	res := q.Elicit.AskFor(askCtx, answerer, r)
 	if askCtx.Err() != nil {
 		return nil, askCtx.Err()
 	}
@@ -162,15 +165,17 @@ func (q *Questions) URLRequired(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		askCtx := ctx
-		if call := calls.FromContext(ctx); call != nil {
+		call := calls.FromContext(ctx)
+		if call != nil {
 			release := call.Hold()
 			defer release()
 		}
+		answerer := channelsOf(ctx, call).CallerAnswerer()
 		for _, p := range data.Elicitations {
 			if p == nil || p.URL == "" {
 				return res, err
 			}
-			r := q.Elicit.Ask(askCtx, elicit.Request{Server: q.Server, Mode: elicit.ModeURL, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
+			r := q.Elicit.AskFor(askCtx, answerer, elicit.Request{Server: q.Server, Mode: elicit.ModeURL, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -188,8 +193,8 @@ func (q *Questions) URLRequired(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // OnSample answers a server's sampling/createMessage through the sampler of
-// the call it belongs to (sampling.With: the gateway forwarding to its
-// client). Like OnElicit, a 2026-07-28 round trip comes with the call's
+// the call it belongs to (its tools.Channels.Sampler: the gateway
+// forwarding to its client, the agent). Like OnElicit, a 2026-07-28 round trip comes with the call's
 // own context and a 2025-11-25 request is the call's when exactly one in
 // flight waits for no answer already (calls.Table.Asking); while the answer is awaited, the call's silence timer waits.
 // Without a sampler the request fails with sampling.ErrNoSampler.
@@ -206,16 +211,16 @@ func (q *Questions) OnSample(ctx context.Context, req *mcp.CreateMessageWithTool
 		defer release()
 		askCtx = mergeValues(ctx, call.Caller())
 	}
-	s := sampling.From(askCtx)
+	s := channelsOf(ctx, call).CallerSampler()
 	if s == nil {
 		q.Log.Warn(q.Label+": a sampling request was refused: nobody can answer it here", "err", sampling.ErrNoSampler)
 		return nil, sampling.ErrNoSampler
 	}
-	return s(sampling.WithServer(askCtx, q.Server), req.Params)
+	return s(askCtx, q.Server, req.Params)
 }
 
 // CallerRoots answers a server's roots/list (2025-11-25) made during a
-// call with the roots of the call's caller, when it has some (roots.With:
+// call with the roots of the call's caller, when it has some (its Roots channel:
 // the gateway forwarding to a client that declared roots); other requests,
 // and roots/list with no such caller, go on to go-sdk's answer, the
 // entry's own roots. It is a receiving middleware.
@@ -230,16 +235,17 @@ func (q *Questions) CallerRoots(next mcp.MethodHandler) mcp.MethodHandler {
 				call = asking[0]
 			}
 		}
-		if call == nil {
-			return next(ctx, method, req)
-		}
-		list := roots.From(call.Caller())
+		list := channelsOf(ctx, call).CallerRoots()
 		if list == nil {
 			return next(ctx, method, req)
 		}
-		release := call.Hold()
-		defer release()
-		rs, err := list(mergeValues(ctx, call.Caller()))
+		askCtx := ctx
+		if call != nil {
+			release := call.Hold()
+			defer release()
+			askCtx = mergeValues(ctx, call.Caller())
+		}
+		rs, err := list(askCtx)
 		if err != nil {
 			return nil, fmt.Errorf("the caller's roots: %w", err)
 		}
@@ -248,4 +254,15 @@ func (q *Questions) CallerRoots(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return &mcp.ListRootsResult{Roots: rs}, nil
 	}
+}
+
+// channelsOf returns the back-channels of the caller a server's request
+// during call (nil: none known) is for: the tool call's own, else those
+// a request that is not a tool call (a forwarded prompts/get or
+// resources/read) carries on ctx (tools.ContextWithChannels).
+func channelsOf(ctx context.Context, call *calls.Call) *tools.Channels {
+	if call != nil && call.Channels() != nil {
+		return call.Channels()
+	}
+	return tools.ChannelsFromContext(ctx)
 }

@@ -19,7 +19,7 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			call, _ := t.Start(context.Background(), &mcp.CallToolParams{}, "")
+			call, _ := t.Start(context.Background(), &mcp.CallToolParams{}, "", nil)
 			call.Finish()
 			t.Release(call.Cancel)
 		}

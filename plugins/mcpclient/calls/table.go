@@ -61,7 +61,8 @@ func New(opt Options) *Table {
 type Call struct {
 	t      *Table
 	token  string
-	ctx    context.Context // the caller's: its progress function, its elicitation answerer
+	ctx    context.Context // the caller's
+	ch     *tools.Channels // the caller's back-channels
 	cancel context.CancelCauseFunc
 	// call is the context the call runs with, part of this allocation.
 	call callContext
@@ -141,15 +142,16 @@ func (e *Timeout) Explain() string {
 
 func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
-// Start registers a call made with ctx: params gets a progress token (and
+// Start registers a call made with ctx and the caller's back-channels ch
+// (nil: none): params gets a progress token (and
 // logLevel, when not "", the level a 2026-07-28 request carries), and the
 // returned context is cancelled by the call's timeouts. Finish must
 // follow the call; Cancel is the caller's to run once done with the
 // context.
-func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel mcp.LoggingLevel) (*Call, context.Context) {
+func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel mcp.LoggingLevel, ch *tools.Channels) (*Call, context.Context) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	var token [24]byte
-	call := &Call{t: t, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), t.tokens.Add(1), 10)), ctx: ctx, cancel: cancel, answeredAfter: -1}
+	call := &Call{t: t, token: string(strconv.AppendInt(append(token[:0], "dsh-"...), t.tokens.Add(1), 10)), ctx: ctx, ch: ch, cancel: cancel, answeredAfter: -1}
 	call.call = callContext{Context: cctx, call: call}
 	params.SetProgressToken(call.token)
 	if logLevel != "" {
@@ -177,9 +179,13 @@ func (t *Table) Start(ctx context.Context, params *mcp.CallToolParams, logLevel 
 	return call, &call.call
 }
 
-// Caller returns the context the call was made with: its caller's values
-// (progress function, elicitation answerer, sampler).
+// Caller returns the context the call was made with, for its values
+// (a trace's span).
 func (call *Call) Caller() context.Context { return call.ctx }
+
+// Channels returns the caller's back-channels (answerer, roots, sampler),
+// nil when it has none.
+func (call *Call) Channels() *tools.Channels { return call.ch }
 
 // Cancel cancels the call's context.
 func (call *Call) Cancel() { call.cancel(nil) }
@@ -301,7 +307,7 @@ func (t *Table) Progress(_ context.Context, req *mcp.ProgressNotificationClientR
 	if call.isDone() {
 		return
 	}
-	tools.ReportProgress(call.ctx, tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	call.ch.ReportProgress(tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
 // relayedOne counts a progress notification handled, and wakes a Finish
@@ -385,7 +391,7 @@ const (
 )
 
 // RelayLog passes a server's log message to the callers of its calls in
-// flight that relay logs (tools.WithLog: a gateway, to its client).
+// flight that relay logs (tools.Channels.Log: a gateway, to its client).
 // notifications/message names no call, so every call running on the
 // server when it arrives hears it.
 func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
@@ -396,19 +402,19 @@ func (t *Table) RelayLog(p *mcp.LoggingMessageParams) {
 	}
 	m := tools.LogMessage{Level: string(p.Level), Logger: p.Logger, Data: p.Data}
 	for _, call := range calls {
-		tools.ReportLog(call.ctx, m)
+		call.ch.ReportLog(m)
 	}
 }
 
 // SettleLogs holds a call that just got its answer, for a caller that
-// relays log messages (tools.WithLog) from a server that logs, until the
+// relays log messages (ch.Log) from a server that logs, until the
 // messages the server sent before its answer are relayed: go-sdk takes an
 // answer at once but handles notifications on a queue, so a message sent
 // right before the answer may be handled after it, when the caller's
 // request (a gateway client's tools/call) has ended. It waits until none
 // has arrived for settleQuiet, at most settleMax.
-func (t *Table) SettleLogs(ctx context.Context, serverLogs bool, err error) {
-	if err != nil || !serverLogs || !tools.WantsLog(ctx) {
+func (t *Table) SettleLogs(ch *tools.Channels, serverLogs bool, err error) {
+	if err != nil || !serverLogs || !ch.WantsLog() {
 		return
 	}
 	if t.watchesWire.Load() {

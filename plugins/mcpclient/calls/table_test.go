@@ -38,7 +38,7 @@ func progress(token string, n float64) *mcp.ProgressNotificationClientRequest {
 func TestStartAndFinish(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 60_000})
 	params := &mcp.CallToolParams{Name: "x"}
-	call, ctx := tb.Start(context.Background(), params, "debug")
+	call, ctx := tb.Start(context.Background(), params, "debug", nil)
 	defer call.Cancel()
 	if params.GetProgressToken() != call.token || params.GetMeta()[mcp.MetaKeyLogLevel] != mcp.LoggingLevel("debug") {
 		t.Errorf("params _meta = %v", params.GetMeta())
@@ -66,12 +66,12 @@ func TestStartAndFinish(t *testing.T) {
 func TestSilenceTimeout(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 100})
 	var reported atomic.Int32
-	ctx := tools.WithProgress(context.Background(), func(tools.Progress) { reported.Add(1) })
-	call, cctx := tb.Start(ctx, &mcp.CallToolParams{}, "")
+	ch := &tools.Channels{Progress: func(tools.Progress) { reported.Add(1) }}
+	call, cctx := tb.Start(context.Background(), &mcp.CallToolParams{}, "", ch)
 	defer call.Finish()
 	for i := range 5 {
 		time.Sleep(50 * time.Millisecond)
-		tb.Progress(ctx, progress(call.token, float64(i)))
+		tb.Progress(context.Background(), progress(call.token, float64(i)))
 	}
 	if cctx.Err() != nil {
 		t.Fatal("cancelled although progress came within every toolCallTimeoutMs")
@@ -98,7 +98,7 @@ func TestSilenceTimeout(t *testing.T) {
 // toolCallMaxMs ends a call whatever its progress.
 func TestMaxTimeout(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 60_000, MaxMs: 100})
-	call, cctx := tb.Start(context.Background(), &mcp.CallToolParams{}, "")
+	call, cctx := tb.Start(context.Background(), &mcp.CallToolParams{}, "", nil)
 	defer call.Finish()
 	mcptest.WaitFor(t, waitTimeout, "toolCallMaxMs", func() bool {
 		tb.Progress(context.Background(), progress(call.token, 1))
@@ -131,11 +131,11 @@ func TestReleaseAndStop(t *testing.T) {
 // not the one asking: a request that names no call goes to the other.
 func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 60_000})
-	waiting, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "a"}, "")
+	waiting, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "a"}, "", nil)
 	defer waiting.Cancel()
 	defer waiting.Finish()
 	release := waiting.Hold()
-	next, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "b"}, "")
+	next, _ := tb.Start(context.Background(), &mcp.CallToolParams{Name: "b"}, "", nil)
 	defer next.Cancel()
 	defer next.Finish()
 	if got := tb.Asking(); len(got) != 1 || got[0] != next {
@@ -157,7 +157,7 @@ func TestAskingSkipsCallsWaitingForAnAnswer(t *testing.T) {
 func TestWireFollowsCalls(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 60_000})
 	params := &mcp.CallToolParams{Name: "x"}
-	call, _ := tb.Start(context.Background(), params, "")
+	call, _ := tb.Start(context.Background(), params, "", nil)
 	defer call.Cancel()
 	token := params.GetProgressToken().(string)
 	decode := func(s string) *jsonrpc.Request {

@@ -3,7 +3,6 @@ package policy_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -46,80 +45,6 @@ func parseConfig(t testing.TB, text string) policy.Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-func TestRuleTable(t *testing.T) {
-	reg := testTools(t)
-	cfg := parseConfig(t, `
-default: allow
-rules:
-  - tools: ["greet"]
-    callers: [gateway]
-    action: deny
-  - annotations: {readOnlyHint: true}
-    action: allow
-  - tools: ["mcp__github__*"]
-    when: 'args.repo.owner == "prod" && args.labels.exists(l, l == "urgent")'
-    action: deny
-  - tools: ["mcp__github__*"]
-    action: ask
-  - servers: [fs]
-    annotations: {destructiveHint: false, openWorldHint: false}
-    action: deny
-  - tools: ["mcp__*"]
-    action: allow
-`)
-	p, err := policy.New(reg, cfg, "/x/composition.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		kind, tool, args string
-		action, rule     string
-	}{
-		{"gateway", "greet", `{}`, "deny", "rule 1 (composition.yml:4)"},
-		{"console", "greet", `{}`, "allow", "default"},
-		// readOnlyHint wins over the github rules below it: first match.
-		{"chat", "mcp__github__search_code", `{"repo":{"owner":"prod"},"labels":["urgent"]}`, "allow", "rule 2 (composition.yml:7)"},
-		// CEL over nested arguments.
-		{"chat", "mcp__github__create_issue", `{"repo":{"owner":"prod"},"labels":["bug","urgent"]}`, "deny", "rule 3 (composition.yml:9)"},
-		{"chat", "mcp__github__create_issue", `{"repo":{"owner":"dev"},"labels":["urgent"]}`, "ask", "rule 4 (composition.yml:12)"},
-		// An expression that fails (no repo) on a deny rule applies it:
-		// the policy fails closed.
-		{"chat", "mcp__github__create_issue", `{}`, "deny", "rule 3 (composition.yml:9)"},
-		{"call", "mcp__fs__write", `{}`, "deny", "rule 5 (composition.yml:14)"},
-		{"call", "mcp__fs__other", `{}`, "allow", "rule 6 (composition.yml:17)"},
-	} {
-		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: c.kind}, Name: c.tool, Args: []byte(c.args)})
-		if d.Action != c.action || d.Rule != c.rule {
-			t.Errorf("%s calls %s %s: %+v, want %s by %s", c.kind, c.tool, c.args, d, c.action, c.rule)
-		}
-	}
-}
-
-// TestUnsetHintsTakeTheSpecDefaults: a tool that declares no annotations
-// is destructive and open-world, as MCP says; a tool of no MCP server
-// matches no annotation rule.
-func TestUnsetHintsTakeTheSpecDefaults(t *testing.T) {
-	reg := testTools(t)
-	p, err := policy.New(reg, parseConfig(t, `
-rules:
-  - annotations: {destructiveHint: true, openWorldHint: true}
-    action: deny
-`), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for tool, want := range map[string]string{
-		"mcp__github__create_issue": "deny",  // no annotations: the defaults
-		"mcp__github__search_code":  "allow", // read-only is never destructive
-		"mcp__fs__write":            "allow",
-		"greet":                     "allow",
-	} {
-		if d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: tool, Args: []byte(`{}`)}); d.Action != want {
-			t.Errorf("%s: %+v, want %s", tool, d, want)
-		}
-	}
 }
 
 // TestConfigErrorsNameTheKey: a CEL expression that does not compile, an
@@ -167,53 +92,4 @@ func indent(s, by string) string {
 		}
 	}
 	return strings.Join(lines, "")
-}
-
-// TestSetRulesIsAtomic: calls racing swaps of two rule sets get a
-// decision of one set or the other, never a rule or a cached match of the
-// set they did not read.
-func TestSetRulesIsAtomic(t *testing.T) {
-	reg := testTools(t)
-	a := parseConfig(t, "rules:\n  - tools: [x]\n    action: deny\n  - tools: [greet]\n    action: ask\n")
-	b := parseConfig(t, "default: deny\nrules:\n  - tools: [greet]\n    action: allow\n")
-	p, err := policy.New(reg, a, "a.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	valid := map[policy.Decision]bool{
-		{Action: "ask", Rule: "rule 2 (a.yml:4)"}:   true,
-		{Action: "allow", Rule: "rule 1 (b.yml:3)"}: true,
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(done)
-		for i := range 2000 {
-			cfg, file := a, "a.yml"
-			if i%2 == 0 {
-				cfg, file = b, "b.yml"
-			}
-			if err := p.SetRules(cfg, file); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	})
-	seen := map[policy.Decision]bool{}
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		default:
-		}
-		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: "greet", Args: []byte(`{}`)})
-		if !valid[d] {
-			t.Fatalf("decision %+v is of neither rule set", d)
-		}
-		seen[d] = true
-	}
-	wg.Wait()
-	if len(seen) < 2 {
-		t.Logf("the calls saw one rule set only: %v", seen)
-	}
 }

@@ -1,11 +1,11 @@
-package policy_test
+package rules_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -83,14 +83,14 @@ func TestGateWhenFailsAsCalls(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := policy.New(reg, parseConfig(t, c.config), "")
+			p, err := newEngine(reg, parseConfig(t, c.config), "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range c.doors {
 				for _, kind := range []string{tools.KindResources, tools.KindPrompts} {
 					err := p.Gate(d.caller, d.server, kind)
-					var closed *policy.Closed
+					var closed *rules.Closed
 					switch {
 					case d.closedBy == "-" && err != nil:
 						t.Errorf("%s of %s for %s: %v, want open", kind, d.server, whoever(d.caller), err)
@@ -106,7 +106,7 @@ func TestGateWhenFailsAsCalls(t *testing.T) {
 					// by the same rule, as explain says.
 					call := tools.Call{Name: "mcp__github__create_issue", Args: []byte(`{}`), Caller: d.caller}
 					got, x := p.Decide(call), p.Explain(call)
-					if got.Action != policy.Deny || !sameRule(got.Rule, d.closedBy) || x.Decision != got {
+					if got.Action != rules.Deny || !sameRule(got.Rule, d.closedBy) || x.Decision != got {
 						t.Errorf("%s for %s: decide %+v, explain %+v; want denied by %s", call.Name, whoever(d.caller), got, x.Decision, d.closedBy)
 					}
 				}

@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -37,10 +37,10 @@ type Step struct {
 // Explain returns how the rules decide call, rule by rule: the same
 // decision as Decide, with the reason for each rule considered. It asks
 // no one and does not look at pins or saved approvals.
-func (p *Policy) Explain(call tools.Call) Explanation {
-	set := p.rules.Load()
+func (eng *Engine) Explain(call tools.Call) Explanation {
+	set := eng.set.Load()
 	x := Explanation{Tool: call.Name}
-	def, ok := p.reg.Get(call.Name)
+	def, ok := eng.reg.Get(call.Name)
 	var ann *annotations
 	if ok {
 		x.Registered, x.Server = true, def.Origin.Server

@@ -1,8 +1,21 @@
-package policy
+// Package pins is the policy's trust on first use of MCP tools: the
+// first list a server offers is trusted and its definitions recorded
+// (one JSON file per server, shared by every process on the directory);
+// a tool that later appears, or whose definition (description, schemas,
+// annotations, _meta) changes, is held until a person approves it.
+//
+//	p := pins.New(dir, reg, logger)
+//	if h := p.Check(&def); h != nil { ... } // *Held: the change, as an error
+//	r, _ := p.Review(server, tool)          // what approving would record
+//	p.TrustDigest(server, tool, r.Digest)   // approves only what was shown
+//
+// HiddenText flags text a model reads and a person does not see; a held
+// tool's change shown to a model (Held.ForModel) names what changed
+// without its text.
+package pins
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,14 +105,14 @@ type Held struct {
 	// tool, its definition), invisible text flagged.
 	Change string
 	parts  []string // the names of what changed, without their values
-	model  bool     // told to a model (forModel)
+	model  bool     // told to a model (ForModel)
 }
 
-// forModel is h as a model reads it (a chat's, a gateway client's): what
+// ForModel is h as a model reads it (a chat's, a gateway client's): what
 // changed is named, not shown, since the new text may be written to steer
 // the model that reads it. The person sees the whole change in /policy,
 // the host's log, and the refusals of console and one-shot calls.
-func (h *Held) forModel() *Held {
+func (h *Held) ForModel() *Held {
 	m := *h
 	m.model = true
 	// Only the part's field: a schema's keys are the server's text too.
@@ -141,11 +154,11 @@ func (h *Held) commandName() string {
 	return h.Tool
 }
 
-// pins holds the tools of pinned servers that appear or change after the
+// Pins holds the tools of pinned servers that appear or change after the
 // servers' first trust. Verdicts are cached per registration (the
 // listing's bytes) and store generation, so a call or a listing pays a
 // map lookup once the tool was checked.
-type pins struct {
+type Pins struct {
 	store  *pinStore
 	reg    *tools.Registry
 	logger func() *slog.Logger
@@ -160,7 +173,7 @@ type pins struct {
 	upgraded map[string]bool
 	cache    sync.Map // registered name -> *pinVerdict
 	// shown is, per /policy trust line, the digest of the review it
-	// showed last (setShown).
+	// showed last (SetShown).
 	shownMu sync.Mutex
 	shown   map[string]string
 }
@@ -172,8 +185,11 @@ type pinVerdict struct {
 	held    *Held
 }
 
-func newPins(dir string, reg *tools.Registry, logger func() *slog.Logger) *pins {
-	return &pins{store: newPinStore(dir), reg: reg, logger: logger, first: map[string]uint64{}, logged: map[string]string{}, upgraded: map[string]bool{}}
+// New keeps the trusted definitions of reg's tools in dir, one file per
+// server; logger is read when a change is logged (the instance's, as it
+// is now).
+func New(dir string, reg *tools.Registry, logger func() *slog.Logger) *Pins {
+	return &Pins{store: newPinStore(dir), reg: reg, logger: logger, first: map[string]uint64{}, logged: map[string]string{}, upgraded: map[string]bool{}}
 }
 
 func pinMode(def *tools.Definition) string {
@@ -183,8 +199,8 @@ func pinMode(def *tools.Definition) string {
 	return def.Origin.Pin
 }
 
-// held returns why def is held, nil when it is offered.
-func (p *pins) held(def *tools.Definition) *Held {
+// Check returns why def is held, nil when it is offered.
+func (p *Pins) Check(def *tools.Definition) *Held {
 	if def.Origin.Server == "" || pinMode(def) == tools.PinOff {
 		return nil
 	}
@@ -207,16 +223,16 @@ func (p *pins) held(def *tools.Definition) *Held {
 			}
 		}
 	}
-	h := p.check(def)
+	h := p.compare(def)
 	if first != nil {
 		p.cache.Store(def.Name, &pinVerdict{listing: first, n: len(def.MCPTool), gen: gen, held: h})
 	}
 	return h
 }
 
-// check compares def with its trusted definition; a server with none
+// compare compares def with its trusted definition; a server with none
 // trusts its first list on first use.
-func (p *pins) check(def *tools.Definition) *Held {
+func (p *Pins) compare(def *tools.Definition) *Held {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	server := def.Origin.Server
@@ -265,7 +281,7 @@ func (p *pins) check(def *tools.Definition) *Held {
 // trustFirst records the tools of server's list listing (with def, which
 // may not be in the registry's listing yet) as trusted. The caller holds
 // p.mu. A write that fails is logged: the tools stay offered, unpinned.
-func (p *pins) trustFirst(server string, listing uint64, def *tools.Definition) {
+func (p *Pins) trustFirst(server string, listing uint64, def *tools.Definition) {
 	defs := []tools.Definition{*def}
 	if listing != 0 {
 		for _, d := range p.reg.ListAll() {
@@ -295,7 +311,7 @@ func trustDefs(f *pinFile, defs []tools.Definition, replace bool) {
 // selected returns the registered definitions of server's tools (only
 // tool's, when it is not "": its name on the server or its registered
 // name).
-func (p *pins) selected(server, tool string) ([]tools.Definition, error) {
+func (p *Pins) selected(server, tool string) ([]tools.Definition, error) {
 	var defs []tools.Definition
 	for _, d := range p.reg.ListAll() {
 		if d.Origin.Server != server {
@@ -318,7 +334,7 @@ func (p *pins) selected(server, tool string) ([]tools.Definition, error) {
 // Trust records the current definitions of server's tools (only tool's,
 // when it is not "") as trusted, and returns the names it released from
 // hold.
-func (p *pins) Trust(server, tool string) (released []string, err error) {
+func (p *Pins) Trust(server, tool string) (released []string, err error) {
 	defs, err := p.selected(server, tool)
 	if err != nil {
 		return nil, err
@@ -327,9 +343,9 @@ func (p *pins) Trust(server, tool string) (released []string, err error) {
 }
 
 // trust records defs as server's trusted definitions.
-func (p *pins) trust(server string, defs []tools.Definition) (released []string, err error) {
+func (p *Pins) trust(server string, defs []tools.Definition) (released []string, err error) {
 	for i := range defs {
-		if p.held(&defs[i]) != nil {
+		if p.Check(&defs[i]) != nil {
 			released = append(released, defs[i].Name)
 		}
 	}
@@ -344,51 +360,12 @@ func (p *pins) trust(server string, defs []tools.Definition) (released []string,
 }
 
 // Held returns the tools held now, by name.
-func (p *pins) Held() []*Held {
+func (p *Pins) Held() []*Held {
 	var out []*Held
 	for _, d := range p.reg.ListAll() {
-		if h := p.held(&d); h != nil {
+		if h := p.Check(&d); h != nil {
 			out = append(out, h)
 		}
 	}
 	return out
-}
-
-// pinGuard refuses a call to a held tool with a *Held naming the change.
-func (p *Policy) pinGuard(ctx context.Context, call tools.Call) error {
-	if p.pins == nil {
-		return nil
-	}
-	def, ok := p.reg.Get(call.Name)
-	if !ok || def.Origin.Server == "" {
-		return nil
-	}
-	h := p.pins.held(&def)
-	if h == nil {
-		return nil
-	}
-	tools.SetNote(ctx, serverNoteKey{}, def.Origin.Server)
-	tools.SetNote(ctx, noteKey{}, Decision{Action: Deny, Rule: "pin"})
-	switch call.Caller.Kind {
-	case tools.CallerChat, tools.CallerGateway:
-		return h.forModel()
-	}
-	return h
-}
-
-// hides is the registry's HideFunc: a held tool is offered to no one, and
-// a tool the rules deny to every call of a caller is not offered to it.
-func (p *Policy) hides(caller tools.Caller, def *tools.Definition) bool {
-	if p.pins != nil && p.pins.held(def) != nil {
-		return true
-	}
-	return p.alwaysDenied(caller, def.Name)
-}
-
-// Held returns the tools the policy holds now.
-func (p *Policy) Held() []*Held {
-	if p.pins == nil {
-		return nil
-	}
-	return p.pins.Held()
 }

@@ -1,4 +1,4 @@
-package policy
+package pins
 
 import (
 	"slices"
@@ -27,7 +27,7 @@ func legacyMatch(rec pinRecord, cur pinned) bool {
 // registered tools), in one write, and logs it once per server. The caller
 // holds p.mu. A write that fails is logged: the tool stays offered, as its
 // format had it.
-func (p *pins) upgradeLegacy(server string, def *tools.Definition) {
+func (p *Pins) upgradeLegacy(server string, def *tools.Definition) {
 	defs := []tools.Definition{*def}
 	for _, d := range p.reg.ListAll() {
 		if d.Origin.Server == server && d.Name != def.Name {

@@ -1,4 +1,4 @@
-package policy
+package audit
 
 import (
 	"bufio"
@@ -20,8 +20,8 @@ import (
 // chain starts. A line says what came before it; the state says what
 // came last, which no line can.
 
-// AuditState is the state file's name, in the trail's directory.
-const AuditState = "audit.state"
+// StateFile is the state file's name, in the trail's directory.
+const StateFile = "audit.state"
 
 // auditStateVersion is the state file's format.
 const auditStateVersion = 1
@@ -35,7 +35,7 @@ type auditState struct {
 	// Hash is the SHA-256 of the trail's latest line, "" before the first.
 	Hash string `json:"hash"`
 	// Oldest is the trail's oldest file (a rotated file's name, or
-	// AuditFile): older ones were removed by keep. OldestPrev is the prev
+	// File): older ones were removed by keep. OldestPrev is the prev
 	// its first line carries.
 	Oldest     string `json:"oldest"`
 	OldestPrev string `json:"oldestPrev"`
@@ -80,7 +80,7 @@ func decodeSlot(slot []byte) (st auditState, ok bool) {
 // readAuditState reads dir's state file: found is false when there is
 // none; an error for one that holds no valid slot.
 func readAuditState(dir string) (st auditState, found bool, err error) {
-	data, err := os.ReadFile(filepath.Join(dir, AuditState))
+	data, err := os.ReadFile(filepath.Join(dir, StateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, false, nil
 	}
@@ -138,8 +138,8 @@ func loadAuditState(dir string) (auditState, error) {
 
 // stateFromTrail is the state of the trail in dir as its files are.
 func stateFromTrail(dir string) (auditState, error) {
-	st := auditState{Version: auditStateVersion, Oldest: AuditFile}
-	files, err := AuditFiles(dir)
+	st := auditState{Version: auditStateVersion, Oldest: File}
+	files, err := Files(dir)
 	if err != nil {
 		return st, fmt.Errorf("read the audit trail: %w", err)
 	}
@@ -163,7 +163,7 @@ func stateFromTrail(dir string) (auditState, error) {
 
 // saveAuditState writes st, with the next Seq, to dir's state file.
 func saveAuditState(dir string, st *auditState) error {
-	f, err := os.OpenFile(filepath.Join(dir, AuditState), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, StateFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("write the audit trail's state: %w", err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package audit
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 )
 
-// AuditCheck is what VerifyAudit read of a trail that holds.
-type AuditCheck struct {
+// Check is what Verify read of a trail that holds.
+type Check struct {
 	// Files and Lines count what the chain covers, from its oldest file.
 	Files, Lines int
 	// Unchained counts the lines at the trail's start written before it
@@ -26,25 +26,25 @@ type AuditCheck struct {
 	Latest string
 }
 
-// AuditBreak is where a trail stops holding: a line (File and Line), or a
+// Break is where a trail stops holding: a line (File and Line), or a
 // file as a whole (Line 0).
-type AuditBreak struct {
+type Break struct {
 	File string // a file's name in the trail's directory
 	Line int    // from 1; 0 for the file as a whole
 	Why  string
 }
 
-func (b *AuditBreak) Error() string {
+func (b *Break) Error() string {
 	if b.Line > 0 {
 		return b.File + ":" + strconv.Itoa(b.Line) + ": " + b.Why
 	}
 	return b.File + ": " + b.Why
 }
 
-// VerifyAudit checks the trail in dir against its chain and its state
+// Verify checks the trail in dir against its chain and its state
 // file: every line carries the hash of the one before it, across its
 // files, from the start the state records to the latest hash it records.
-// A trail that does not hold returns an *AuditBreak naming the first line,
+// A trail that does not hold returns an *Break naming the first line,
 // or the file, that does not follow.
 //
 // It takes the trail's lock only to read the state and open the files as
@@ -54,13 +54,13 @@ func (b *AuditBreak) Error() string {
 //
 // What it cannot catch: someone who can write both the trail and its
 // state file can rewrite both consistently.
-func VerifyAudit(dir string) (AuditCheck, error) {
+func Verify(dir string) (Check, error) {
 	snap, err := snapshotTrail(dir)
 	defer snap.close()
 	if err != nil {
-		return AuditCheck{}, err
+		return Check{}, err
 	}
-	var check AuditCheck
+	var check Check
 	st := snap.state
 	w := chainWalk{prev: st.OldestPrev}
 	for i, f := range snap.files {
@@ -76,9 +76,9 @@ func VerifyAudit(dir string) (AuditCheck, error) {
 	check.Lines, check.Unchained, check.Latest = w.lines, w.unchained, w.last
 	if w.last != st.Hash {
 		if w.lastFile == "" {
-			return check, &AuditBreak{File: snap.files[len(snap.files)-1].name, Why: "the trail has no line, but its state file records one: its lines were removed"}
+			return check, &Break{File: snap.files[len(snap.files)-1].name, Why: "the trail has no line, but its state file records one: its lines were removed"}
 		}
-		return check, &AuditBreak{File: w.lastFile, Line: w.lastLine,
+		return check, &Break{File: w.lastFile, Line: w.lastLine,
 			Why: "the trail ends here, but its state file records another latest line: the lines after it were cut, or this line was changed"}
 	}
 	return check, nil
@@ -112,7 +112,7 @@ func snapshotTrail(dir string) (*trailSnapshot, error) {
 	if unlock, err := fsutil.Lock(filepath.Join(dir, auditLock)); err == nil {
 		defer unlock()
 	}
-	paths, err := AuditFiles(dir)
+	paths, err := Files(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return snap, err
 	}
@@ -121,9 +121,9 @@ func snapshotTrail(dir string) (*trailSnapshot, error) {
 	case !found && err == nil && len(paths) == 0:
 		return snap, nil // no trail yet
 	case !found && err == nil:
-		return snap, &AuditBreak{File: AuditState, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
+		return snap, &Break{File: StateFile, Why: "missing: without it the trail's latest lines cannot be checked (removed, or the trail was copied without it)"}
 	case found && err != nil:
-		return snap, &AuditBreak{File: AuditState, Why: "holds no valid state: it was changed"}
+		return snap, &Break{File: StateFile, Why: "holds no valid state: it was changed"}
 	case err != nil:
 		return snap, err
 	}
@@ -134,10 +134,10 @@ func snapshotTrail(dir string) (*trailSnapshot, error) {
 	}
 	start := slices.Index(names, st.Oldest)
 	if start < 0 {
-		if st.Oldest == AuditFile && len(names) == 0 && st.Hash == "" {
+		if st.Oldest == File && len(names) == 0 && st.Hash == "" {
 			return snap, nil
 		}
-		return snap, &AuditBreak{File: st.Oldest, Why: "missing: the state file records it as the trail's oldest file"}
+		return snap, &Break{File: st.Oldest, Why: "missing: the state file records it as the trail's oldest file"}
 	}
 	for _, name := range names[start:] {
 		f, err := os.Open(filepath.Join(dir, name))
@@ -180,15 +180,15 @@ func (w *chainWalk) file(tf trailFile, prevFile string) error {
 			return err
 		}
 		if err == io.EOF {
-			return &AuditBreak{File: name, Line: n, Why: "the last line is not whole (no newline): cut, or its write did not finish"}
+			return &Break{File: name, Line: n, Why: "the last line is not whole (no newline): cut, or its write did not finish"}
 		}
 		line = line[:len(line)-1]
 		prev, perr := linePrev(line)
 		switch {
 		case perr != nil:
-			return &AuditBreak{File: name, Line: n, Why: "not a JSON record: the line was changed"}
+			return &Break{File: name, Line: n, Why: "not a JSON record: the line was changed"}
 		case prev == nil && w.chained:
-			return &AuditBreak{File: name, Line: n, Why: "has no prev hash, after lines that do: the line was changed or put in"}
+			return &Break{File: name, Line: n, Why: "has no prev hash, after lines that do: the line was changed or put in"}
 		case prev == nil:
 			w.unchained++
 		case *prev != w.prev:
@@ -207,9 +207,9 @@ func (w *chainWalk) file(tf trailFile, prevFile string) error {
 func (w *chainWalk) breakAt(name string, n int, prevFile string) error {
 	switch {
 	case !w.started:
-		return &AuditBreak{File: name, Line: n, Why: "does not carry the hash the state file records for the trail's start: the trail's first lines were changed or removed"}
+		return &Break{File: name, Line: n, Why: "does not carry the hash the state file records for the trail's start: the trail's first lines were changed or removed"}
 	case n == 1:
-		return &AuditBreak{File: name, Line: n, Why: fmt.Sprintf("does not follow the last line of %s: a file between them is missing, or %s's last lines were cut or changed", prevFile, prevFile)}
+		return &Break{File: name, Line: n, Why: fmt.Sprintf("does not follow the last line of %s: a file between them is missing, or %s's last lines were cut or changed", prevFile, prevFile)}
 	}
-	return &AuditBreak{File: name, Line: n, Why: fmt.Sprintf("does not follow line %d: line %d or this one was changed, or lines between them removed", n-1, n-1)}
+	return &Break{File: name, Line: n, Why: fmt.Sprintf("does not follow line %d: line %d or this one was changed, or lines between them removed", n-1, n-1)}
 }

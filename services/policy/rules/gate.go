@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -126,9 +126,9 @@ type doorRules struct {
 
 // door returns the rules for server's doors of kind, cached until the
 // tools change.
-func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
+func (eng *Engine) door(set *ruleSet, server, kind string) *doorRules {
 	key := kind + "\x00" + server
-	version := p.toolsVersion.Load()
+	version := eng.toolsVersion.Load()
 	if v, ok := set.perDoor.Load(key); ok {
 		if dr := v.(*doorRules); dr.version == version {
 			return dr
@@ -141,7 +141,7 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 			dr.server = append(dr.server, r)
 		}
 	}
-	for _, d := range p.reg.ListAll() {
+	for _, d := range eng.reg.ListAll() {
 		if d.Origin.Server != server {
 			continue
 		}
@@ -176,9 +176,9 @@ func (p *Policy) door(set *ruleSet, server, kind string) *doorRules {
 
 // Gate is the registry's GateFunc: nil when caller may reach server's
 // doors of kind (resources, prompts), else a *Closed naming why.
-func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
-	set := p.rules.Load()
-	dr := p.door(set, server, kind)
+func (eng *Engine) Gate(caller tools.Caller, server, kind string) error {
+	set := eng.set.Load()
+	dr := eng.door(set, server, kind)
 	ev := &evalInput{call: tools.Call{Caller: caller}, server: server, withoutArgs: true}
 	unbound := unboundOnDoor(caller, false)
 	for _, r := range dr.server {
@@ -223,7 +223,7 @@ func (p *Policy) Gate(caller tools.Caller, server, kind string) error {
 }
 
 // deniedWhatever reports whether tr's rules deny every call of caller to
-// the tool name, whatever the arguments: alwaysDenied, over the
+// the tool name, whatever the arguments: AlwaysDenied, over the
 // candidates of one kind.
 //
 // A `when` that fails without reading what a door lacks fails so on every

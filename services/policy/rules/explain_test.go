@@ -1,10 +1,9 @@
-package policy_test
+package rules_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -36,7 +35,7 @@ default: deny
 // every call of a table, and each rule considered says why it matched or
 // not.
 func TestExplainAgreesWithDecide(t *testing.T) {
-	p, err := policy.New(testTools(t), parseConfig(t, explainRules), "/x/composition.yml")
+	p, err := newEngine(testTools(t), parseConfig(t, explainRules), "/x/composition.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

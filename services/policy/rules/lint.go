@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 // serverClaim is the claim kind of an MCP client's serverName.
 const serverClaim = "serverName"
 
-// lint warns about rules that validate but can match nothing (a server
+// Lint warns about rules that validate but can match nothing (a server
 // no entry provides, a name in the wrong case: names are case-sensitive)
 // or every call while rules follow them, which then never decide.
-func lint(cfg *Config, claims []host.Claim) []host.LintWarning {
+func Lint(rs []Rule, claims []host.Claim) []host.LintWarning {
 	var servers []string
 	for _, c := range claims {
 		if c.Kind == serverClaim && c.Value != "" {
@@ -24,7 +24,7 @@ func lint(cfg *Config, claims []host.Claim) []host.LintWarning {
 	}
 	slices.Sort(servers)
 	var ws []host.LintWarning
-	for i, r := range cfg.Rules {
+	for i, r := range rs {
 		key := fmt.Sprintf("rules[%d]", i)
 		for j, glob := range r.Servers {
 			if w, ok := serverGlobWarning(glob, servers); !ok {
@@ -36,9 +36,9 @@ func lint(cfg *Config, claims []host.Claim) []host.LintWarning {
 				ws = append(ws, host.LintWarning{Key: fmt.Sprintf("%s.tools[%d]", key, j), Message: w})
 			}
 		}
-		if i < len(cfg.Rules)-1 && r.matchesEverything() {
+		if i < len(rs)-1 && r.matchesEverything() {
 			ws = append(ws, host.LintWarning{Key: key, Message: fmt.Sprintf(
-				"this rule matches every call, so the %d rule(s) after it never decide; give it a condition or make it the last", len(cfg.Rules)-1-i)})
+				"this rule matches every call, so the %d rule(s) after it never decide; give it a condition or make it the last", len(rs)-1-i)})
 		}
 	}
 	return ws

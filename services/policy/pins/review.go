@@ -1,4 +1,4 @@
-package policy
+package pins
 
 import (
 	"crypto/sha256"
@@ -106,7 +106,7 @@ func validDigest(d string) bool {
 
 // review compares defs, server's selected tools, with their trusted
 // definitions.
-func (p *pins) review(server, tool string, defs []tools.Definition) (*Review, error) {
+func (p *Pins) review(server, tool string, defs []tools.Definition) (*Review, error) {
 	f, err := p.store.load(server)
 	if err != nil {
 		return nil, err
@@ -148,34 +148,49 @@ func setDigest(ts []ToolReview) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// SetShown records digest as the review the /policy trust line again
+// (or the review of its tools) showed last; TakeShown returns it ("" for
+// none) and forgets it: run again on the same definitions, the command
+// approves them once, and a later run shows its review first.
+func (p *Pins) SetShown(again, digest string) {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	if p.shown == nil {
+		p.shown = map[string]string{}
+	}
+	p.shown[again] = digest
+}
+
+func (p *Pins) TakeShown(again string) string {
+	p.shownMu.Lock()
+	defer p.shownMu.Unlock()
+	d := p.shown[again]
+	delete(p.shown, again)
+	return d
+}
+
 // Review shows what trusting server's tools (only tool's, when not "")
 // would approve; see `dsh-host trust`.
-func (p *Policy) Review(server, tool string) (*Review, error) {
-	if p.pins == nil {
-		return nil, errors.New("this policy keeps no pins (pins.dir is empty)")
-	}
-	defs, err := p.pins.selected(server, tool)
+func (p *Pins) Review(server, tool string) (*Review, error) {
+	defs, err := p.selected(server, tool)
 	if err != nil {
 		return nil, err
 	}
-	return p.pins.review(server, tool, defs)
+	return p.review(server, tool, defs)
 }
 
 // TrustDigest approves server's tools (only tool's, when not "") if their
 // definitions are the ones digest names (Review.Digest), and nothing
 // otherwise: the error wraps ErrNotReviewed.
-func (p *Policy) TrustDigest(server, tool, digest string) (released []string, err error) {
-	if p.pins == nil {
-		return nil, errors.New("this policy keeps no pins (pins.dir is empty)")
-	}
+func (p *Pins) TrustDigest(server, tool, digest string) (released []string, err error) {
 	if !validDigest(digest) {
 		return nil, fmt.Errorf("%q is not a digest (sha256: and 64 hexadecimal digits)", digest)
 	}
-	defs, err := p.pins.selected(server, tool)
+	defs, err := p.selected(server, tool)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.pins.review(server, tool, defs)
+	r, err := p.review(server, tool, defs)
 	if err != nil {
 		return nil, err
 	}
@@ -189,26 +204,5 @@ func (p *Policy) TrustDigest(server, tool, digest string) (released []string, er
 		return nil, fmt.Errorf("%w: %s changed after they were shown, or the digest is not theirs; nothing was approved (review them again: dsh-host trust %s)",
 			ErrNotReviewed, what, strings.TrimSpace(server+" "+tool))
 	}
-	return p.pins.trust(server, defs)
-}
-
-// setShown records digest as the review the /policy trust line again
-// (or the review of its tools) showed last; takeShown returns it ("" for
-// none) and forgets it: run again on the same definitions, the command
-// approves them once, and a later run shows its review first.
-func (p *pins) setShown(again, digest string) {
-	p.shownMu.Lock()
-	defer p.shownMu.Unlock()
-	if p.shown == nil {
-		p.shown = map[string]string{}
-	}
-	p.shown[again] = digest
-}
-
-func (p *pins) takeShown(again string) string {
-	p.shownMu.Lock()
-	defer p.shownMu.Unlock()
-	d := p.shown[again]
-	delete(p.shown, again)
-	return d
+	return p.trust(server, defs)
 }

@@ -1,4 +1,4 @@
-package policy
+package pins
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func HiddenText(s string) string {
 	}
 	note := fmt.Sprintf("%d invisible character(s) (%s)", count, strings.Join(parts, ", "))
 	if tags.Len() > 0 {
-		note += fmt.Sprintf("; tag characters spell %q", cut(tags.String(), 120))
+		note += fmt.Sprintf("; tag characters spell %q", cutRunes(tags.String(), 120))
 	}
 	return note
 }
@@ -73,4 +73,13 @@ func invisible(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// cutRunes cuts s to max characters, the last one an ellipsis.
+func cutRunes(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
 }
