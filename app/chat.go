@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -254,11 +255,11 @@ func (l *Local) ChatSession(_ context.Context, req ChatSessionRequest) (ChatInfo
 	conv := a.Main()
 	info := ChatInfo{Model: a.Model()}
 	if req.Resume != "" {
-		dir, err := agent.SessionDir()
+		dir, err := sessions.Dir()
 		if err != nil {
 			return ChatInfo{}, err
 		}
-		ls, err := agent.OpenSession(dir, req.Resume)
+		ls, err := sessions.Open(dir, req.Resume)
 		if err != nil {
 			return ChatInfo{}, err
 		}
@@ -280,11 +281,11 @@ func (l *Local) ChatSession(_ context.Context, req ChatSessionRequest) (ChatInfo
 
 // record saves conv's later turns in a new session of l's composition.
 func (l *Local) record(conv *agent.Conversation, model string) error {
-	dir, err := agent.SessionDir()
+	dir, err := sessions.Dir()
 	if err != nil {
 		return err
 	}
-	sess, err := agent.NewSession(dir, l.File, model)
+	sess, err := sessions.New(dir, l.File, model)
 	if err != nil {
 		return err
 	}
@@ -294,11 +295,11 @@ func (l *Local) record(conv *agent.Conversation, model string) error {
 
 // ChatSessions lists the recorded sessions.
 func (l *Local) ChatSessions(context.Context) (SessionList, error) {
-	dir, err := agent.SessionDir()
+	dir, err := sessions.Dir()
 	if err != nil {
 		return SessionList{}, err
 	}
-	list, warnings, err := agent.ListSessions(dir)
+	list, warnings, err := sessions.List(dir)
 	if err != nil {
 		return SessionList{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -33,7 +34,7 @@ type Chat struct {
 	std      console.Stdio
 	agentID  string
 	sessions Sessions
-	resumed  *agent.LoadedSession
+	resumed  *sessions.Loaded
 }
 
 // Resume says which saved conversation a chat goes on with: the last one
@@ -51,25 +52,25 @@ func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*C
 	if ch.agentID == "" {
 		return nil, ErrNoAgent
 	}
-	sessions, err := NewSessions(file)
+	saved, err := NewSessions(file)
 	if err != nil {
 		return nil, err
 	}
-	ch.sessions = sessions
+	ch.sessions = saved
 	screen := std.Display()
 	id := resume.ID
 	if resume.Last {
-		last, err := agent.LastSession(sessions.dir, sessions.composition)
+		last, err := sessions.Last(saved.dir, saved.composition)
 		if err != nil {
 			return nil, err
 		}
 		if last == "" {
-			fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", sessions.composition)
+			fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
 		}
 		id = last
 	}
 	if id != "" {
-		if ch.resumed, err = agent.OpenSession(sessions.dir, id); err != nil {
+		if ch.resumed, err = sessions.Open(saved.dir, id); err != nil {
 			return nil, err
 		}
 		for _, w := range ch.resumed.Warnings {
@@ -143,7 +144,7 @@ func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts 
 }
 
 // chatOnce is Once with the agent found.
-func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, resumed *agent.LoadedSession, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
+func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, resumed *sessions.Loaded, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -169,7 +170,7 @@ func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h 
 		if err := conv.Resume(resumed); err != nil {
 			return false, err
 		}
-	} else if err := sessions.start(conv, a.Model()); err != nil {
+	} else if err := saved.start(conv, a.Model()); err != nil {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
 	}
 	var script *scriptOutput
@@ -230,12 +231,12 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // chatConsole runs the console with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the prompt
 // (quitByCtrlC).
-func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, sessions Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := std.Display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{h: h, agent: a, sessions: sessions, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f := &chatFront{h: h, agent: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // Sessions is where chat saves its conversations, and the composition
@@ -19,7 +20,7 @@ type Sessions struct {
 
 // NewSessions is where the conversations of the composition in file go.
 func NewSessions(file string) (Sessions, error) {
-	dir, err := agent.SessionDir()
+	dir, err := sessions.Dir()
 	if err != nil {
 		return Sessions{}, err
 	}
@@ -36,7 +37,7 @@ func (s Sessions) start(conv *agent.Conversation, model string) error {
 	if s.dir == "" {
 		return nil
 	}
-	sess, err := agent.NewSession(s.dir, s.composition, model)
+	sess, err := sessions.New(s.dir, s.composition, model)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 }
 
 func (f *chatFront) listSessions() {
-	list, warnings, err := agent.ListSessions(f.sessions.dir)
+	list, warnings, err := sessions.List(f.sessions.dir)
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
@@ -110,7 +111,7 @@ func (f *chatFront) resume(id string) {
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return
 	}
-	ls, err := agent.OpenSession(f.sessions.dir, id)
+	ls, err := sessions.Open(f.sessions.dir, id)
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return

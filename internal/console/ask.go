@@ -14,7 +14,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/policy"
 )
 
 // errInputEnded cancels a question whose answer can no longer come.
@@ -254,7 +253,7 @@ func (a *asker) approve(ctx context.Context, ap *elicit.Approval, dropped int) (
 	if dropped > 0 {
 		fmt.Fprintf(a.out, "(%d line(s) typed before this question were dropped)\n", dropped)
 	}
-	question := fmt.Sprintf("Allow %s %s? %s: ", termsafe.Escape(ap.Tool), termsafe.Escape(policy.ShowArgs(ap.Args, 200)), strings.Join(hints, " / "))
+	question := fmt.Sprintf("Allow %s %s? %s: ", termsafe.Escape(ap.Tool), termsafe.Escape(elicit.ShowArgs(ap.Args, 200)), strings.Join(hints, " / "))
 	for {
 		fmt.Fprint(a.out, question)
 		line, ok := a.lines.next(ctx, true)

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/resources"
@@ -22,20 +25,22 @@ import (
 // Agent runs turns of a model against the tool registry. It is safe for
 // concurrent use; each Conversation runs one turn at a time.
 type Agent struct {
-	cfg   config
-	life  context.Context // the instance's: a turn ends when it does
-	chat  openai.ChatCompletionService
-	reg   *tools.Registry
-	store *attachments.Store // nil without the attachments service
+	cfg  config
+	life context.Context // the instance's: a turn ends when it does
+	api  *chatapi.Client
+	// apiCfg is what api was built of (tests rebuild it with a faster
+	// retry policy).
+	apiCfg chatapi.Config
+	reg    *tools.Registry
+	store  *attachments.Store // nil without the attachments service
 	// resources reads @server:uri mentions and gets MCP prompts; elicit
 	// asks the person to approve a server's sampling request. Each is
 	// nil without its service.
 	resources *resources.Registry
 	elicit    *elicit.Service
 	caller    tools.Caller
-	retry     retryPolicy
 	// schemas holds the tool schemas as the schema profile sends them.
-	schemas *schemaCache
+	schemas *schemaprofile.Cache
 	// reasoning says whether the reasoning of tool-calling turns goes
 	// back to the model (reasoning.go).
 	reasoning bool
@@ -46,29 +51,24 @@ type Agent struct {
 }
 
 func newAgent(life context.Context, cfg config, key string, reg *tools.Registry, store *attachments.Store, hc *http.Client) *Agent {
-	// The service is built from options alone, not openai.NewClient, which
-	// would read OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_ORG_ID from the
-	// environment and send them to whatever baseUrl names. The SDK's own
-	// retries are off: the loop's policy (retryPolicy) is the one that
-	// runs, shows its countdown and is tested.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL + "/"),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	}
-	if key != "" {
-		opts = append(opts, option.WithAPIKey(key))
+	apiCfg := chatapi.Config{
+		BaseURL:    cfg.BaseURL,
+		Key:        key,
+		KeyEnv:     cfg.APIKeyEnv,
+		HTTPClient: hc,
+		Timeout:    time.Duration(cfg.TimeoutMs) * time.Millisecond,
+		Retry:      chatapi.DefaultRetry(),
 	}
 	a := &Agent{
 		cfg:       cfg,
 		life:      life,
-		chat:      openai.NewChatCompletionService(opts...),
+		api:       chatapi.New(apiCfg),
+		apiCfg:    apiCfg,
 		reg:       reg,
 		store:     store,
 		caller:    tools.Caller{Kind: tools.CallerChat, ImageInput: cfg.ImageInput},
-		retry:     defaultRetry(),
 		model:     cfg.Model,
-		schemas:   &schemaCache{profile: resolveProfile(cfg)},
+		schemas:   schemaprofile.NewCache(schemaprofile.Resolve(cfg.SchemaProfile, cfg.BaseURL)),
 		reasoning: sendsReasoning(cfg),
 	}
 	a.main = a.NewConversation()
@@ -115,28 +115,28 @@ type Conversation struct {
 	// messages instead of committing them to the new conversation.
 	gen uint64
 	// session, when set, saves each committed turn; a Reset drops it.
-	session *Session
+	session *sessions.Session
 	// lastPrompt is the prompt tokens the API counted in the last
 	// request, lastBody that request's size in bytes: the base of the
 	// next request's estimate (0: none yet).
 	lastPrompt int64
 	lastBody   int
 	// enc keeps the JSON of the messages of the last request.
-	enc msgEncoder
+	enc chatapi.Encoder
 	// thinkingOffSaid: the status has said once that thinking is off.
 	thinkingOffSaid bool
 }
 
 // Session returns the session the conversation saves its turns in, nil
 // when none.
-func (c *Conversation) Session() *Session {
+func (c *Conversation) Session() *sessions.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.session
 }
 
 // Record saves every later turn in s.
-func (c *Conversation) Record(s *Session) {
+func (c *Conversation) Record(s *sessions.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.session = s
@@ -145,13 +145,13 @@ func (c *Conversation) Record(s *Session) {
 // Resume replaces the conversation by a saved one: its history (with the
 // tool results kept in the attachments store read back), and its session
 // for the turns to come. A turn running now is not kept.
-func (c *Conversation) Resume(ls *LoadedSession) error {
-	history, err := ls.history(c.a.store)
+func (c *Conversation) Resume(ls *sessions.Loaded) error {
+	history, err := ls.Restore(c.a.store)
 	if err != nil {
 		return err
 	}
 	if !c.a.reasoning {
-		history = withoutReasoning(history)
+		history = chatapi.WithoutReasoning(history)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -199,7 +199,7 @@ func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompleti
 		return
 	}
 	// Turns run one at a time (c.turn), so the lines are in turn order.
-	if err := s.appendTurn(ctx, c.a.store, c.a.Model(), usage, history[from:]); err != nil {
+	if err := s.AppendTurn(ctx, c.a.store, c.a.Model(), usage, savedMessages(history[from:])); err != nil {
 		out.status("the turn could not be saved in session %s: %v", s.ID, err)
 	}
 }
@@ -407,6 +407,14 @@ func dropAnsweredImages(history []openai.ChatCompletionMessageParamUnion) []open
 	return history
 }
 
+// savedMessages returns msgs as the model will receive them in later
+// requests, which is how a session keeps them: an image part is replaced
+// by imageDropped, as dropAnsweredImages does once the model has answered.
+func savedMessages(msgs []openai.ChatCompletionMessageParamUnion) []openai.ChatCompletionMessageParamUnion {
+	saved := append(slices.Clone(msgs), openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{}})
+	return dropAnsweredImages(saved)[:len(msgs)]
+}
+
 func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 	for _, p := range parts {
 		if p.OfImageURL != nil {
@@ -442,12 +450,12 @@ type request struct {
 
 // prepare assembles the tools and builds the request of a step on history.
 // enc, when not nil, keeps the messages' JSON for the next request.
-func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *msgEncoder) (request, error) {
+func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMessageParamUnion, enc *chatapi.Encoder) (request, error) {
 	asm, err := a.reg.Assemble(ctx, a.caller)
 	if err != nil {
 		return request{}, err
 	}
-	if asm.Tools, err = a.schemas.rewrite(asm.Tools); err != nil {
+	if asm.Tools, err = a.schemas.Rewrite(asm.Tools); err != nil {
 		return request{}, err
 	}
 	toolsJSON, err := asm.ToolsJSON()
@@ -463,9 +471,9 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}
 	var extra []byte
-	off := a.reasoning && reasoningMissing(history)
+	off := a.reasoning && chatapi.ReasoningMissing(history)
 	if off {
-		extra = []byte(thinkingDisabled)
+		extra = []byte(chatapi.ThinkingDisabled)
 	}
 	body, err := a.requestBody(msgs, toolsJSON, toolsJSON != nil, enc, extra...)
 	if err != nil {
@@ -484,7 +492,7 @@ func (a *Agent) step(ctx context.Context, req request, toolTurn bool, out Output
 	}
 	asst := openai.ChatCompletionAssistantMessageParam{}
 	if a.reasoning && st.reasoning != "" && (toolTurn || len(st.calls) > 0) {
-		setReasoning(&asst, st.reasoning)
+		chatapi.SetReasoning(&asst, st.reasoning)
 	}
 	if st.content != "" || len(st.calls) == 0 {
 		asst.Content.OfString = openai.String(st.content)
@@ -527,8 +535,8 @@ func sectionTexts(sections []tools.Section) []string {
 // (compacting it), and the typed tool params would re-order each schema's
 // keys; splicing keeps what `dsh-host prompt` shows byte for byte, so a
 // prompt cache sees the same prefix every time. The messages enc knows
-// from the last request are not encoded again (encode.go).
-func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *msgEncoder, more ...byte) ([]byte, error) {
+// from the last request are not encoded again (chatapi.Encoder).
+func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, toolsJSON []byte, withTools bool, enc *chatapi.Encoder, more ...byte) ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
 		Model:         a.Model(),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -544,12 +552,20 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 		extra = append(append(extra, `,"tools":`...), toolsJSON...)
 	}
 	extra = append(extra, more...)
-	b, err := encodeParams(p, msgs, enc, extra)
+	b, err := chatapi.EncodeParams(p, msgs, enc, extra)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
 	return b, nil
 }
 
-// timeout returns the per-request bound, 0 for none.
-func (a *Agent) timeout() time.Duration { return time.Duration(a.cfg.TimeoutMs) * time.Millisecond }
+// send sends one request through the API client, its answer streamed to
+// out's writers.
+func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
+	ans, err := a.api.Send(ctx, body, chatapi.Output{Text: out.Text, Reasoning: out.Reasoning, Status: out.Status})
+	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage(ans.Usage)}
+	for _, tc := range ans.Calls {
+		st.calls = append(st.calls, toolCall(tc))
+	}
+	return st, err
+}

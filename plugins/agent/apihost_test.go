@@ -1,6 +1,10 @@
 package agent
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
+)
 
 // TestAPIHostAsDNSComparesIt: the auto choices that depend on the API's
 // host (schemaProfile, DeepSeek's rules) see a host the way DNS does:
@@ -26,13 +30,11 @@ func TestAPIHostAsDNSComparesIt(t *testing.T) {
 		{"http://127.0.0.1:8080", false, false},
 		{"::not a url", false, false},
 	} {
-		cfg := defaults()
-		cfg.SchemaProfile, cfg.BaseURL = profileAuto, c.url
-		want := profileStandard
+		want := schemaprofile.Standard
 		if c.gemini {
-			want = profileGemini
+			want = schemaprofile.Gemini
 		}
-		if got := resolveProfile(cfg); got != want {
+		if got := schemaprofile.Resolve(schemaprofile.Auto, c.url); got != want {
 			t.Errorf("schemaProfile auto at %s: %s, want %s", c.url, got, want)
 		}
 		if got := isDeepSeekURL(c.url); got != c.deepseek {

@@ -246,7 +246,7 @@ func BenchmarkLongSession(b *testing.B) {
 		// the JSON its last request kept (replaced, never changed, by
 		// the next request, so the map can be shared).
 		c.history = base
-		c.enc.m = conv.enc.m
+		c.enc.Share(&conv.enc)
 		if _, err := c.Turn(context.Background(), "One more: run the tool.", Output{}); err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	"github.com/dsh-host/dsh-host/services/attachments"
 )
 
@@ -157,7 +158,7 @@ func (c *Conversation) compact(ctx context.Context, history []openai.ChatComplet
 	s := c.session
 	c.mu.Unlock()
 	if s != nil {
-		if err := s.appendCompaction(c.a.Model(), st.usage, cut, pair); err != nil {
+		if err := s.AppendCompaction(c.a.Model(), st.usage, cut, pair); err != nil {
 			out.status("the compaction could not be saved in session %s: %v", s.ID, err)
 		}
 	}
@@ -213,7 +214,7 @@ func (a *Agent) transcript(ctx context.Context, msgs []openai.ChatCompletionMess
 			for _, tc := range as.ToolCalls {
 				if f := tc.OfFunction; f != nil {
 					names[f.ID] = f.Function.Name
-					fmt.Fprintf(&b, "(called %s %s)\n", f.Function.Name, clip(f.Function.Arguments, 500))
+					fmt.Fprintf(&b, "(called %s %s)\n", f.Function.Name, chatapi.Clip(f.Function.Arguments, 500))
 				}
 			}
 			b.WriteString("\n")

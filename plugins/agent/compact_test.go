@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -29,7 +30,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	)
 	e := start(t, srv, "      contextWindow: 4000\n      compactAt: 0.5\n")
 	dir := t.TempDir()
-	sess, err := NewSession(dir, "composition.yml", "m")
+	sess, err := sessions.New(dir, "composition.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	}
 	// The session holds the compaction: resumed, the conversation sends
 	// what the running one sends.
-	ls, err := OpenSession(dir, sess.ID)
+	ls, err := sessions.Open(dir, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	if !bytes.Equal(reqs[3].Body, reqs[4].Body) {
 		t.Errorf("the resumed conversation sent\n%s\nthe running one\n%s", reqs[4].Body, reqs[3].Body)
 	}
-	raw, _ := os.ReadFile(filepath.Join(dir, sess.ID+sessionExt))
+	raw, _ := os.ReadFile(sess.Path)
 	if !bytes.Contains(raw, []byte(`"kind":"compact"`)) || !bytes.Contains(raw, []byte(`"replaces":2`)) {
 		t.Errorf("no compaction line in the session:\n%s", raw)
 	}
@@ -193,7 +194,7 @@ func TestCompactKeepsToolResultsByReference(t *testing.T) {
 	}
 	transcript := messages(t, srv, 3)[1].Text()
 	if !strings.Contains(transcript, "BEGIN") || strings.Contains(transcript, "END") || !strings.Contains(transcript, "more bytes left out") {
-		t.Errorf("the transcript should hold the result cut: %q", clip(transcript, 300))
+		t.Errorf("the transcript should hold the result cut: %q", chatapi.Clip(transcript, 300))
 	}
 	history, _ := conv.snapshot()
 	summary := history[0].OfUser.Content.OfString.Value

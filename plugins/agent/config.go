@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
 )
 
 // config is an agent entry's config.
@@ -40,7 +41,7 @@ type config struct {
 	CompactAt float64 `yaml:"compactAt"`
 	// SchemaProfile says how tool parameter schemas are sent: "auto"
 	// (gemini for Google's API, else as registered), "standard" or
-	// "gemini" (profile.go).
+	// "gemini" (package schemaprofile).
 	SchemaProfile string `yaml:"schemaProfile"`
 	// ReasoningContent says whether the model's reasoning goes back to
 	// it: "auto" (send for DeepSeek's API), "send" or "omit"
@@ -56,7 +57,7 @@ func defaults() config {
 		MaxSteps:         25,
 		TimeoutMs:        600_000,
 		CompactAt:        0.8,
-		SchemaProfile:    profileAuto,
+		SchemaProfile:    schemaprofile.Auto,
 		ReasoningContent: reasoningAuto,
 	}
 }
@@ -115,4 +116,10 @@ func oneOf(key string, v *string, noun, hint string, choices ...string) error {
 		return nil
 	}
 	return host.KeyErrorf(key, "%q is not a %s; use %s", *v, noun, hint)
+}
+
+func checkProfile(c *config) error {
+	return oneOf("schemaProfile", &c.SchemaProfile, "profile",
+		"auto (gemini for Google's API, else standard), standard (schemas as registered) or gemini (rewritten for Gemini)",
+		schemaprofile.Auto, schemaprofile.Standard, schemaprofile.Gemini)
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 )
 
 // EventKind says what an Event reports.
@@ -80,7 +82,7 @@ func (o Output) callStarted(tc toolCall) {
 		o.emit(Event{Kind: EventCallStart, Call: exported(tc)})
 		return
 	}
-	o.status("→ %s %s", tc.Name, clip(tc.Arguments, 120))
+	o.status("→ %s %s", tc.Name, chatapi.Clip(tc.Arguments, 120))
 }
 
 // callDone reports a call's outcome: as an event when Events is set, else
@@ -91,7 +93,7 @@ func (o Output) callDone(tc toolCall, r toolOutcome) {
 		return
 	}
 	if r.err != nil {
-		o.status("← %s: error: %s", tc.Name, clip(r.err.Error(), 200))
+		o.status("← %s: error: %s", tc.Name, chatapi.Clip(r.err.Error(), 200))
 	} else {
 		o.status("← %s: %d characters", tc.Name, len(r.text))
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,9 +19,11 @@ import (
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/tools"
+	"github.com/openai/openai-go/v3"
 
 	// The composition of the tests: the built-in services, an MCP client
 	// of the fixture server and folding.
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
@@ -107,8 +110,9 @@ func startWith(t *testing.T, srv *openaitest.Server, fixtureArgs, extra string) 
 	reg, _ := host.Lookup(h, tools.Key)
 	sl := &sleeps{}
 	// Retries in tests wait for nothing: the waits asked for are recorded.
-	a.retry.backoff = time.Millisecond
-	a.retry.sleep = sl.sleep
+	a.apiCfg.Retry.Backoff = time.Millisecond
+	a.apiCfg.Retry.Sleep = sl.sleep
+	a.api = chatapi.New(a.apiCfg)
 	return &env{h: h, agent: a, reg: reg, srv: srv, events: events, slept: sl, comp: comp}
 }
 
@@ -166,4 +170,31 @@ func waitLine(t *testing.T, path, line string) {
 		}
 		return false
 	})
+}
+
+// sessionTurn is a turn as the loop commits it: a question, a tool call, its
+// result, the answer.
+func sessionTurn(i int, result string) []openai.ChatCompletionMessageParamUnion {
+	asst := openai.ChatCompletionAssistantMessageParam{}
+	asst.ToolCalls = []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+		ID:       "call_" + string(rune('a'+i%26)),
+		Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "mcp_call", Arguments: `{"tool":"mcp__demo__add","arguments":{"a":1,"b":2}}`},
+	}}}
+	answer := openai.ChatCompletionAssistantMessageParam{}
+	answer.Content.OfString = openai.String("The sum is 3.\nAnything else? <é>")
+	return []openai.ChatCompletionMessageParamUnion{
+		openai.UserMessage("What is 1+2?\nPlease use the tool."),
+		{OfAssistant: &asst},
+		openai.ToolMessage(result, "call_"+string(rune('a'+i%26))),
+		{OfAssistant: &answer},
+	}
+}
+
+func marshalAll(t testing.TB, msgs []openai.ChatCompletionMessageParamUnion) string {
+	t.Helper()
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

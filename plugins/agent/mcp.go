@@ -14,7 +14,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/dsh-host/dsh-host/services/elicit"
-	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/sampling"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -223,7 +222,7 @@ func (a *Agent) approveSampling(ctx context.Context, tool, server string, out Ou
 	res := a.elicit.AskFor(ctx, out.Answerer, elicit.Request{
 		Server:   server,
 		Mode:     elicit.ModeForm,
-		Message:  "Let " + who + " (during " + tool + ") ask the model " + policy.ShowArgs(shown, 200) + "? (decline to refuse)",
+		Message:  "Let " + who + " (during " + tool + ") ask the model " + elicit.ShowArgs(shown, 200) + "? (decline to refuse)",
 		Form:     form,
 		Schema:   schema,
 		Approval: &elicit.Approval{Tool: who + " to ask the model (sampling, during " + tool + ")", Args: shown, Rule: samplingRule, Choices: []string{elicit.ApproveOnce}},

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 )
 
 // DeepSeek's models, as its Models & Pricing page lists them
@@ -51,7 +53,7 @@ func knownWindow(model string) int {
 
 // isDeepSeekURL says whether base is DeepSeek's API.
 func isDeepSeekURL(base string) bool {
-	return apiHost(base) == "api.deepseek.com"
+	return chatapi.Host(base) == "api.deepseek.com"
 }
 
 // retiredModel says why model cannot be used on base: DeepSeek's API no

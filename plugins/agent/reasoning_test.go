@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // sendReasoning is the config of an agent that sends the reasoning back,
@@ -96,7 +95,7 @@ func TestReasoningSessionRoundTrip(t *testing.T) {
 	srv.ThinkingModels("deepseek-flash")
 	e := start(t, srv, sendReasoning)
 	dir := t.TempDir()
-	s, err := NewSession(dir, "/c.yml", e.agent.Model())
+	s, err := sessions.New(dir, "/c.yml", e.agent.Model())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +107,7 @@ func TestReasoningSessionRoundTrip(t *testing.T) {
 	if !bytes.Contains(b, []byte(`"reasoning_content":"R-call-1"`)) || !bytes.Contains(b, []byte(`"reasoning_content":"R-answer-1 \u003cé\u0026\u003e\u2028\n\"quoted\""`)) {
 		t.Fatalf("the session does not hold the reasoning:\n%s", b)
 	}
-	ls, err := OpenSession(dir, s.ID)
+	ls, err := sessions.Open(dir, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,15 +143,15 @@ func TestReasoningMissingTurnsThinkingOff(t *testing.T) {
 		srv.ThinkingModels("deepseek-flash")
 		e := start(t, srv, sendReasoning)
 		dir := t.TempDir()
-		s, err := NewSession(dir, "/c.yml", "deepseek-chat")
+		s, err := sessions.New(dir, "/c.yml", "deepseek-chat")
 		if err != nil {
 			t.Fatal(err)
 		}
 		// As sessions were saved before: no reasoning on the call.
-		if err := s.appendTurn(context.Background(), nil, "deepseek-chat", Usage{}, sessionTurn(0, "3")); err != nil {
+		if err := s.AppendTurn(context.Background(), nil, "deepseek-chat", Usage{}, sessionTurn(0, "3")); err != nil {
 			t.Fatal(err)
 		}
-		ls, err := OpenSession(dir, s.ID)
+		ls, err := sessions.Open(dir, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,14 +239,14 @@ func TestReasoningOmit(t *testing.T) {
 	srv := openaitest.New(t, toolTurn("1")...)
 	e := start(t, srv, sendReasoning)
 	dir := t.TempDir()
-	s, _ := NewSession(dir, "/c.yml", "m")
+	s, _ := sessions.New(dir, "/c.yml", "m")
 	e.agent.Main().Record(s)
 	var o output
 	turnOK(t, e.agent.Main(), "What is 1+2?", &o)
 
 	srv2 := openaitest.New(t, openaitest.Turn{Reasoning: "R", Content: "ok", ToolCalls: []openaitest.ToolCall{call("c2", "mcp_call", addArgs)}}, openaitest.Turn{Reasoning: "R2", Content: "3"})
 	e2 := start(t, srv2, "      reasoningContent: omit\n")
-	ls, err := OpenSession(dir, s.ID)
+	ls, err := sessions.Open(dir, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,26 +286,6 @@ func TestModelConfig(t *testing.T) {
 	}
 }
 
-// BenchmarkReasoningMissing is what a step spends, under send, to look
-// for a tool-calling turn without reasoning in a 200-turn history.
-func BenchmarkReasoningMissing(b *testing.B) {
-	var history []openai.ChatCompletionMessageParamUnion
-	for i := range 200 {
-		turn := sessionTurn(i, "3")
-		for _, m := range turn {
-			if m.OfAssistant != nil {
-				setReasoning(m.OfAssistant, "why")
-			}
-		}
-		history = append(history, turn...)
-	}
-	for b.Loop() {
-		if reasoningMissing(history) {
-			b.Fatal("missing")
-		}
-	}
-}
-
 // TestReasoningAutoHostForms: auto sends the reasoning to DeepSeek's API
 // however its host is written (DNS names are case-insensitive, and a
 // trailing dot names the same host), or thinking mode's second step is a
@@ -323,44 +302,6 @@ func TestReasoningAutoHostForms(t *testing.T) {
 	for _, base := range []string{"https://api.deepseek.com.evil.example", "https://notapi.deepseek.com"} {
 		if sendsReasoning(config{BaseURL: base, ReasoningContent: reasoningAuto}) {
 			t.Errorf("auto at %s: reasoning sent to another host", base)
-		}
-	}
-}
-
-// TestRestoreReasoningHostileSession: a session file's reasoning_content
-// is put back only as a non-empty string on an assistant message; a
-// number, an object, an empty string or one on a user message is dropped
-// (the turn then counts as without reasoning, and thinking goes off)
-// rather than sent back as the file has it.
-func TestRestoreReasoningHostileSession(t *testing.T) {
-	cases := []struct {
-		raw  string
-		want string
-	}{
-		{`{"role":"assistant","content":"x","reasoning_content":"R"}`, "R"},
-		{`{"role":"assistant","content":"x","reasoning_content":42}`, ""},
-		{`{"role":"assistant","content":"x","reasoning_content":{"a":1}}`, ""},
-		{`{"role":"assistant","content":"x","reasoning_content":""}`, ""},
-		{`{"role":"assistant","content":"x","reasoning_content":null}`, ""},
-		{`{"role":"user","content":"x","reasoning_content":"R"}`, ""},
-	}
-	for _, tc := range cases {
-		var m openai.ChatCompletionMessageParamUnion
-		if err := json.Unmarshal([]byte(tc.raw), &m); err != nil {
-			t.Fatalf("%s: %v", tc.raw, err)
-		}
-		restoreReasoning(&m, json.RawMessage(tc.raw))
-		got := ""
-		if m.OfAssistant != nil {
-			got = reasoningOf(m.OfAssistant)
-			if tc.want == "" && m.OfAssistant.ExtraFields() != nil {
-				t.Errorf("%s: extra fields %v kept", tc.raw, m.OfAssistant.ExtraFields())
-			}
-		} else if b, _ := json.Marshal(m); bytes.Contains(b, []byte(reasoningField)) {
-			t.Errorf("%s: encodes as %s", tc.raw, b)
-		}
-		if got != tc.want {
-			t.Errorf("%s: reasoning %q, want %q", tc.raw, got, tc.want)
 		}
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/dsh-host/dsh-host/plugins/agent/schemaprofile"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -76,12 +76,12 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall, ch *tools.Channels) to
 		err = fmt.Errorf("the arguments are not valid JSON (%v); send the arguments as one JSON object", err)
 		return toolOutcome{text: "Error: " + err.Error(), err: err}
 	}
-	if a.schemas.profile != profileStandard {
+	if a.schemas.Profile() != schemaprofile.Standard {
 		// The model saw a loosened schema: the real one decides. Only of
 		// a tool it was offered: a hidden one (a definition the policy
 		// holds) is refused by Execute, whose answer quotes no schema.
 		if def, ok := a.reg.Offered(a.caller, tc.Name); ok {
-			if err := a.schemas.check(def.InputSchema, []byte(args)); err != nil {
+			if err := a.schemas.Check(def.InputSchema, []byte(args)); err != nil {
 				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
 				return toolOutcome{text: "Error: " + err.Error(), err: err}
 			}
@@ -132,16 +132,4 @@ func (a *Agent) imageURL(ref attachments.Ref) (string, error) {
 		return "", err
 	}
 	return "data:" + r.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data), nil
-}
-
-// clip returns s on one line, cut to n bytes with "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

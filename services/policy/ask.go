@@ -161,43 +161,11 @@ func approvalRequest(call tools.Call, server, rule string, choices []string) eli
 	return elicit.Request{
 		Server:   server,
 		Mode:     elicit.ModeForm,
-		Message:  "Allow " + call.Name + " " + ShowArgs(call.Args, 200) + "? (asked by policy " + rule + "; decline to refuse)",
+		Message:  "Allow " + call.Name + " " + elicit.ShowArgs(call.Args, 200) + "? (asked by policy " + rule + "; decline to refuse)",
 		Form:     form,
 		Schema:   schema,
 		Approval: &elicit.Approval{Tool: call.Name, Args: call.Args, Rule: rule, Choices: choices},
 	}
-}
-
-// ShowArgs renders arguments for a person on one line: compact JSON with
-// every string value longer than 60 characters cut, the whole cut to max
-// characters. It does not escape terminal codes: the front end does
-// (JSON has escaped the control characters already).
-func ShowArgs(args json.RawMessage, max int) string {
-	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return cut(string(args), max)
-	}
-	b, err := json.Marshal(cutStrings(v, 60))
-	if err != nil {
-		return cut(string(args), max)
-	}
-	return cut(string(b), max)
-}
-
-func cutStrings(v any, max int) any {
-	switch x := v.(type) {
-	case string:
-		return cut(x, max)
-	case []any:
-		for i := range x {
-			x[i] = cutStrings(x[i], max)
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = cutStrings(x[k], max)
-		}
-	}
-	return v
 }
 
 func cut(s string, max int) string {

@@ -1,4 +1,4 @@
-package agent
+package schemaprofile
 
 import (
 	"bytes"
@@ -8,125 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// Schema profiles: how tool parameter schemas are sent to the model.
-// Google's Gemini API (and its OpenAI-compatible endpoint) takes an OpenAPI
-// subset of JSON Schema and refuses a request whose tools use $ref, $defs,
-// anyOf, oneOf, allOf, const, additionalProperties and the like; MCP
-// servers' schemas use them freely (go-sdk's jsonschema-for-Go writes
-// $defs for recursive types, Pydantic anyOf for optional fields). Under
-// the gemini profile each schema is rewritten into that subset before it
-// is sent, and since the rewrite loosens it (a union becomes one of its
-// members, a recursive type is cut), the arguments the model sends are
-// checked against the tool's real schema before the call: a mismatch is a
-// tool error the model reads, and the call is not made.
-const (
-	profileAuto     = "auto"
-	profileStandard = "standard"
-	profileGemini   = "gemini"
-)
-
-func checkProfile(c *config) error {
-	return oneOf("schemaProfile", &c.SchemaProfile, "profile",
-		"auto (gemini for Google's API, else standard), standard (schemas as registered) or gemini (rewritten for Gemini)",
-		profileAuto, profileStandard, profileGemini)
-}
-
-// isGeminiURL says whether base is one of Google's APIs, which take
-// Gemini's schemas.
-func isGeminiURL(base string) bool {
-	h := apiHost(base)
-	return h == "generativelanguage.googleapis.com" || strings.HasSuffix(h, "aiplatform.googleapis.com")
-}
-
-// resolveProfile returns the profile cfg asks for, auto resolved.
-func resolveProfile(cfg config) string {
-	if cfg.SchemaProfile != profileAuto {
-		return cfg.SchemaProfile
-	}
-	if isGeminiURL(cfg.BaseURL) {
-		return profileGemini
-	}
-	return profileStandard
-}
-
-// profiled is one schema as a profile sends it.
-type profiled struct {
-	params  json.RawMessage
-	changed bool // params differ from the real schema
-
-	once     sync.Once
-	resolved *jsonschema.Resolved // the real schema; nil when it does not resolve
-}
-
-// schemaCache maps a real schema's bytes to its profiled form. A schema is
-// rewritten once however many requests carry it.
-type schemaCache struct {
-	profile string
-	m       sync.Map // string → *profiled
-}
-
-// rewrite returns ts with each parameter schema in the profile's form.
-func (sc *schemaCache) rewrite(ts []tools.Schema) ([]tools.Schema, error) {
-	if sc.profile != profileGemini {
-		return ts, nil
-	}
-	out := make([]tools.Schema, len(ts))
-	for i, t := range ts {
-		p, err := sc.get(t.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: rewrite its parameters for the gemini profile: %w", t.Name, err)
-		}
-		t.Parameters = p.params
-		out[i] = t
-	}
-	return out, nil
-}
-
-func (sc *schemaCache) get(raw json.RawMessage) (*profiled, error) {
-	if v, ok := sc.m.Load(string(raw)); ok {
-		return v.(*profiled), nil
-	}
-	params, err := geminiSchema(raw)
-	if err != nil {
-		return nil, err
-	}
-	p := &profiled{params: params, changed: !bytes.Equal(params, raw)}
-	v, _ := sc.m.LoadOrStore(string(raw), p)
-	return v.(*profiled), nil
-}
-
-// check validates args against the real schema raw when the profile sent
-// the model another one; nil when they match or nothing was rewritten.
-func (sc *schemaCache) check(raw json.RawMessage, args []byte) error {
-	if sc.profile != profileGemini || len(bytes.TrimSpace(raw)) == 0 {
-		return nil
-	}
-	p, err := sc.get(raw)
-	if err != nil || !p.changed {
-		return nil
-	}
-	p.once.Do(func() {
-		var s jsonschema.Schema
-		if json.Unmarshal(raw, &s) == nil {
-			p.resolved, _ = s.Resolve(nil)
-		}
-	})
-	if p.resolved == nil {
-		return nil
-	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return err
-	}
-	return p.resolved.Validate(v)
-}
 
 // geminiKey reports whether k is a schema keyword Gemini takes; every
 // other one is dropped.
@@ -154,7 +36,7 @@ func geminiFormat(t, f string) bool {
 	return false
 }
 
-// geminiSchema rewrites a JSON Schema into Gemini's subset: references
+// GeminiSchema rewrites a JSON Schema into Gemini's subset: references
 // inlined (a reference back to a schema being inlined is cut to an object
 // that says so), allOf merged, anyOf and oneOf collapsed to their one
 // non-null member (objects: their properties merged; others: the first,
@@ -162,7 +44,7 @@ func geminiFormat(t, f string) bool {
 // nullable, const made an enum, enums of other than strings named in the
 // description, required kept to the listed properties, and every other
 // keyword dropped.
-func geminiSchema(raw json.RawMessage) (json.RawMessage, error) {
+func GeminiSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return raw, nil
 	}

@@ -1,4 +1,4 @@
-package agent
+package chatapi
 
 import "testing"
 
@@ -14,8 +14,8 @@ func TestClip(t *testing.T) {
 		{"ééé", 3, "é…"}, // byte 3 is inside the second é
 		{"a😀b", 2, "a…"},
 	} {
-		if got := clip(tc.in, tc.n); got != tc.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		if got := Clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,10 @@
-package agent
+// Package chatapi is the client of an OpenAI-compatible chat completions
+// API: the request body encoded once per message (Encoder, EncodeParams),
+// one streamed request sent with the retry policy (Client.Send), DeepSeek's
+// reasoning_content read from the stream and kept on assistant messages
+// (reasoning.go), and the API's failures turned into what a person can
+// act on. The agent's loop builds on it; the numbers are in docs/chat.md.
+package chatapi
 
 import (
 	"context"
@@ -18,18 +24,95 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// retryPolicy is how a request that failed in a way worth retrying is
-// retried. Tests shrink the delays and replace sleep.
-type retryPolicy struct {
-	attempts int           // requests in all for one step: 1 + retries
-	backoff  time.Duration // the wait after the first 5xx or cut stream; doubles each time
-	maxWait  time.Duration // the longest Retry-After honoured; a longer one fails at once
-	tick     time.Duration // the countdown's step
-	sleep    func(ctx context.Context, d time.Duration) error
+// Retry is how a request that failed in a way worth retrying is retried:
+// a 429 after its Retry-After (or retry-after-ms), a 5xx, a stream cut
+// midway or an error sent in it, and a connection that timed out or was
+// reset, after Backoff doubling each time. Tests shrink the delays and
+// replace Sleep.
+type Retry struct {
+	Attempts int           // requests in all for one step: 1 + retries
+	Backoff  time.Duration // the wait after the first 5xx or cut stream; doubles each time
+	MaxWait  time.Duration // the longest Retry-After honoured; a longer one fails at once
+	Tick     time.Duration // the countdown's step
+	Sleep    func(ctx context.Context, d time.Duration) error
 }
 
-func defaultRetry() retryPolicy {
-	return retryPolicy{attempts: 4, backoff: time.Second, maxWait: time.Minute, tick: time.Second, sleep: sleepCtx}
+// DefaultRetry is the agent's policy: three retries (4 attempts), backoff
+// from 1 s (1 s, 2 s, 4 s), a Retry-After of up to a minute honoured, a
+// countdown by the second.
+func DefaultRetry() Retry {
+	return Retry{Attempts: 4, Backoff: time.Second, MaxWait: time.Minute, Tick: time.Second, Sleep: sleepCtx}
+}
+
+// Config is a Client's API and policy.
+type Config struct {
+	// BaseURL is the API root (without the trailing /), named when it
+	// cannot be reached.
+	BaseURL string
+	// Key is sent as the bearer token to BaseURL only; "" sends none.
+	// KeyEnv is the variable it was read from, named when the API refuses
+	// it.
+	Key, KeyEnv string
+	HTTPClient  *http.Client
+	// Timeout bounds each request to the end of its stream; 0: none.
+	Timeout time.Duration
+	Retry   Retry
+}
+
+// Client sends chat completion requests. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	chat openai.ChatCompletionService
+}
+
+// New returns the client of cfg. The service is built from options alone,
+// not openai.NewClient, which would read OPENAI_API_KEY, OPENAI_BASE_URL
+// and OPENAI_ORG_ID from the environment and send them to whatever BaseURL
+// names. The SDK's own retries are off: cfg.Retry is the policy that runs,
+// shows its countdown and is tested.
+func New(cfg Config) *Client {
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL + "/"),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(0),
+	}
+	if cfg.Key != "" {
+		opts = append(opts, option.WithAPIKey(cfg.Key))
+	}
+	return &Client{cfg: cfg, chat: openai.NewChatCompletionService(opts...)}
+}
+
+// Output is where an answer streams. A nil writer drops its part.
+type Output struct {
+	// Text receives the answer text; a "\n" ends it.
+	Text io.Writer
+	// Reasoning receives the reasoning (reasoning_content) as it streams;
+	// a "\n" ends it.
+	Reasoning io.Writer
+	// Status receives the retries with their countdown.
+	Status io.Writer
+}
+
+// Answer is one request's outcome: the assistant's text, its reasoning,
+// the tools it calls and the tokens counted.
+type Answer struct {
+	Content   string
+	Reasoning string
+	Calls     []ToolCall
+	Usage     Usage
+}
+
+// ToolCall is one tool call of an answer; Arguments as the model wrote
+// them.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Usage counts the tokens of a request.
+type Usage struct {
+	Prompt, CachedPrompt, Completion int64
+	// Cached says whether the API reported cached prompt tokens at all.
+	Cached bool
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -47,35 +130,37 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // connection dropped between two chunks.
 var errCutStream = errors.New("the answer stream ended before the answer did")
 
-// send sends body, retrying 429s (after Retry-After), 5xx answers and cut
-// streams a bounded number of times, and returns the step's answer.
-func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
+// Send sends body (EncodeParams' JSON), retrying 429s (after Retry-After),
+// 5xx answers and cut streams a bounded number of times, and returns the
+// answer. Its error says what to do: a 401 names KeyEnv, a context-length
+// refusal suggests /new or folding, a network failure names BaseURL.
+func (c *Client) Send(ctx context.Context, body []byte, out Output) (Answer, error) {
 	for attempt := 1; ; attempt++ {
-		st, err := a.attempt(ctx, body, out)
+		st, err := c.attempt(ctx, body, out)
 		if err == nil {
 			return st, nil
 		}
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		wait, why, retry := a.retryable(err, attempt)
-		if !retry || attempt >= a.retry.attempts {
-			return st, a.explain(err, attempt)
+		wait, why, retry := c.retryable(err, attempt)
+		if !retry || attempt >= c.cfg.Retry.Attempts {
+			return st, c.explain(err, attempt)
 		}
-		if err := a.countdown(ctx, wait, fmt.Sprintf("%s; retry %d/%d in", why, attempt, a.retry.attempts-1), out); err != nil {
+		if err := c.countdown(ctx, wait, fmt.Sprintf("%s; retry %d/%d in", why, attempt, c.cfg.Retry.Attempts-1), out); err != nil {
 			return st, err
 		}
 	}
 }
 
 // attempt sends body once and streams the answer to out.
-func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResult, error) {
-	if d := a.timeout(); d > 0 {
+func (c *Client) attempt(ctx context.Context, body []byte, out Output) (Answer, error) {
+	if d := c.cfg.Timeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
 		defer cancel()
 	}
-	stream := a.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
+	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
 	var usage Usage
@@ -93,7 +178,7 @@ func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResul
 			}
 			// DeepSeek streams its reasoning in delta.reasoning_content,
 			// a field the SDK does not type: read it from the raw JSON.
-			if f, ok := ch.Delta.JSON.ExtraFields["reasoning_content"]; ok {
+			if f, ok := ch.Delta.JSON.ExtraFields[ReasoningField]; ok {
 				var r string
 				if json.Unmarshal([]byte(f.Raw()), &r) == nil && r != "" {
 					reasoning = true
@@ -122,17 +207,17 @@ func (a *Agent) attempt(ctx context.Context, body []byte, out Output) (stepResul
 	}
 	if err := stream.Err(); err != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, errTimeout) {
-			return stepResult{}, cause
+			return Answer{}, cause
 		}
-		return stepResult{}, err
+		return Answer{}, err
 	}
 	if !finished || len(acc.Choices) == 0 {
-		return stepResult{}, errCutStream
+		return Answer{}, errCutStream
 	}
 	msg := acc.Choices[0].Message
-	st := stepResult{content: msg.Content, reasoning: thought.String(), usage: usage}
+	st := Answer{Content: msg.Content, Reasoning: thought.String(), Usage: usage}
 	for _, tc := range msg.ToolCalls {
-		st.calls = append(st.calls, toolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		st.Calls = append(st.Calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return st, nil
 }
@@ -162,8 +247,8 @@ var errTimeout = errors.New("timeoutMs")
 
 // retryable says whether err is worth another attempt, after how long, and
 // why, for the countdown line.
-func (a *Agent) retryable(err error, attempt int) (wait time.Duration, why string, ok bool) {
-	backoff := a.retry.backoff << (attempt - 1)
+func (c *Client) retryable(err error, attempt int) (wait time.Duration, why string, ok bool) {
+	backoff := c.cfg.Retry.Backoff << (attempt - 1)
 	var apiErr *openai.Error
 	var streamErr *ssestream.StreamError
 	switch {
@@ -176,7 +261,7 @@ func (a *Agent) retryable(err error, attempt int) (wait time.Duration, why strin
 			if !ok {
 				wait = backoff
 			}
-			if wait > a.retry.maxWait {
+			if wait > c.cfg.Retry.MaxWait {
 				return 0, "", false
 			}
 			return wait, "rate limited (429)", true
@@ -189,7 +274,7 @@ func (a *Agent) retryable(err error, attempt int) (wait time.Duration, why strin
 	case errors.Is(err, errCutStream):
 		return backoff, "the answer stream was cut", true
 	case transient(err):
-		return backoff, "the connection failed (" + clip(err.Error(), 80) + ")", true
+		return backoff, "the connection failed (" + Clip(err.Error(), 80) + ")", true
 	}
 	// A DNS failure, a TLS error, a refused connection, a bad baseUrl: the
 	// same request fails the same way, so it fails at once.
@@ -230,14 +315,14 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 
 // countdown waits d, showing the seconds left on one status line:
 // "rate limited (429); retry 1/3 in 3s 2s 1s".
-func (a *Agent) countdown(ctx context.Context, d time.Duration, what string, out Output) error {
+func (c *Client) countdown(ctx context.Context, d time.Duration, what string, out Output) error {
 	if out.Status != nil {
 		fmt.Fprintf(out.Status, "%s %s", what, seconds(d))
 		defer fmt.Fprintln(out.Status)
 	}
 	for rem := d; rem > 0; {
-		step := min(a.retry.tick, rem)
-		if err := a.retry.sleep(ctx, step); err != nil {
+		step := min(c.cfg.Retry.Tick, rem)
+		if err := c.cfg.Retry.Sleep(ctx, step); err != nil {
 			return err
 		}
 		rem -= step
@@ -256,7 +341,7 @@ func seconds(d time.Duration) string {
 }
 
 // explain turns the last error of a step into what the user can act on.
-func (a *Agent) explain(err error, attempts int) error {
+func (c *Client) explain(err error, attempts int) error {
 	tries := ""
 	if attempts > 1 {
 		tries = fmt.Sprintf(" (%d attempts)", attempts)
@@ -264,7 +349,7 @@ func (a *Agent) explain(err error, attempts int) error {
 	var apiErr *openai.Error
 	switch {
 	case errors.Is(err, errTimeout):
-		return fmt.Errorf("no complete answer within timeoutMs (%d ms)", a.cfg.TimeoutMs)
+		return fmt.Errorf("no complete answer within timeoutMs (%d ms)", c.cfg.Timeout.Milliseconds())
 	case errors.As(err, &apiErr):
 		sc := apiErr.StatusCode
 		detail := fmt.Sprintf("%d %s", sc, http.StatusText(sc))
@@ -273,13 +358,13 @@ func (a *Agent) explain(err error, attempts int) error {
 		}
 		switch {
 		case sc == http.StatusUnauthorized || sc == http.StatusForbidden:
-			if a.cfg.APIKeyEnv == "" {
+			if c.cfg.KeyEnv == "" {
 				return fmt.Errorf("the API wants a key (%s); set apiKeyEnv to the variable that holds it", detail)
 			}
-			return fmt.Errorf("the API refused the key read from %s (%s); check the key in that variable (the entry's apiKeyEnv)", a.cfg.APIKeyEnv, detail)
+			return fmt.Errorf("the API refused the key read from %s (%s); check the key in that variable (the entry's apiKeyEnv)", c.cfg.KeyEnv, detail)
 		case sc == http.StatusTooManyRequests:
-			if wait, ok := retryAfter(apiErr.Response); ok && wait > a.retry.maxWait {
-				return fmt.Errorf("rate limited (%s); the API asks to wait %s, longer than the agent waits (%s): try again later", detail, seconds(wait), a.retry.maxWait)
+			if wait, ok := retryAfter(apiErr.Response); ok && wait > c.cfg.Retry.MaxWait {
+				return fmt.Errorf("rate limited (%s); the API asks to wait %s, longer than the agent waits (%s): try again later", detail, seconds(wait), c.cfg.Retry.MaxWait)
 			}
 			return fmt.Errorf("rate limited%s (%s); try again later", tries, detail)
 		case contextTooLong(apiErr):
@@ -291,7 +376,7 @@ func (a *Agent) explain(err error, attempts int) error {
 	case errors.Is(err, errCutStream):
 		return fmt.Errorf("%w%s", err, tries)
 	}
-	return fmt.Errorf("the request to %s failed%s (check baseUrl and the network): %w", a.cfg.BaseURL, tries, err)
+	return fmt.Errorf("the request to %s failed%s (check baseUrl and the network): %w", c.cfg.BaseURL, tries, err)
 }
 
 // contextTooLong recognizes the context-length refusal of OpenAI

@@ -1,4 +1,4 @@
-package agent
+package chatapi
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 )
 
-// msgEncoder keeps the JSON of a conversation's messages from one request
+// Encoder keeps the JSON of a conversation's messages from one request
 // to the next. openai-go's encoder re-compacts every nested value it
 // marshals, so encoding a 200-turn history (0.5 MB) took most of a
 // step's time, again at every step, although only the last messages are
@@ -17,7 +17,7 @@ import (
 // messages are never changed in place, only replaced (dropAnsweredImages,
 // compaction, Resume), and a replaced one has a new pointer. Only the
 // messages of the last request are kept.
-type msgEncoder struct {
+type Encoder struct {
 	mu sync.Mutex
 	m  map[any][]byte
 }
@@ -44,7 +44,7 @@ func messageKey(m openai.ChatCompletionMessageParamUnion) any {
 // encodeMessages returns the JSON of each of msgs, as encoding/json
 // writes it (what a whole request's Marshal writes for it), and their total
 // length. A nil e keeps nothing.
-func (e *msgEncoder) encodeMessages(msgs []openai.ChatCompletionMessageParamUnion) ([][]byte, int, error) {
+func (e *Encoder) encodeMessages(msgs []openai.ChatCompletionMessageParamUnion) ([][]byte, int, error) {
 	var next map[any][]byte
 	if e != nil {
 		e.mu.Lock()
@@ -80,11 +80,11 @@ func (e *msgEncoder) encodeMessages(msgs []openai.ChatCompletionMessageParamUnio
 // emptyMessages is how a request without messages starts when encoded.
 const emptyMessages = `{"messages":[]`
 
-// encodeParams encodes p with msgs as its messages, those known to e from
+// EncodeParams encodes p with msgs as its messages, those known to e from
 // the last request not encoded again, and extra (more fields, starting
 // with a comma) before its closing brace: the bytes of json.Marshal(p)
 // with p.Messages = msgs, extra spliced in, in one allocation.
-func encodeParams(p openai.ChatCompletionNewParams, msgs []openai.ChatCompletionMessageParamUnion, e *msgEncoder, extra []byte) ([]byte, error) {
+func EncodeParams(p openai.ChatCompletionNewParams, msgs []openai.ChatCompletionMessageParamUnion, e *Encoder, extra []byte) ([]byte, error) {
 	splice := func(b []byte) ([]byte, error) {
 		if len(extra) == 0 {
 			return b, nil
@@ -132,4 +132,16 @@ func encodeParams(p openai.ChatCompletionNewParams, msgs []openai.ChatCompletion
 	out = append(out, rest...)
 	out = append(out, extra...)
 	return append(out, '}'), nil
+}
+
+// Share makes e start from what from kept, the map shared: a request
+// replaces it and never changes an entry, so both may go on (a benchmark
+// starts many conversations from one long one).
+func (e *Encoder) Share(from *Encoder) {
+	from.mu.Lock()
+	m := from.m
+	from.mu.Unlock()
+	e.mu.Lock()
+	e.m = m
+	e.mu.Unlock()
 }

@@ -1,4 +1,8 @@
-package agent
+// Package sessions is the store of chat sessions: one conversation saved
+// as it goes, a JSON-lines file under $DSH_HOME/sessions. It is no
+// plugin: the agent appends to a session as its turns commit, and the
+// front ends (cmd's chat, the app API) create, list and open them.
+package sessions
 
 import (
 	"bufio"
@@ -19,6 +23,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	"github.com/dsh-host/dsh-host/services/attachments"
 )
 
@@ -30,22 +35,23 @@ import (
 // loses at most the turn in progress. Each turn line holds the messages the
 // turn added, as the API receives them, so that a resumed conversation
 // sends the model the same history byte for byte. A tool result over
-// largeResult bytes is kept in the attachments store (when the host has
-// one) and named in the line by its ref; Resume reads it back. Images are
-// not kept:
-// they are saved as the text that replaces them once the model has
-// answered (imageDropped); the tool result's text still names the
+// LargeResult bytes is kept in the attachments store (when the host has
+// one) and named in the line by its ref; Loaded.Restore reads it back.
+// Images are not kept: the agent saves the text that replaces them once
+// the model has answered; the tool result's text still names the
 // attachment that holds each one.
 
 // sessionLine is one line of a session file.
 type sessionLine struct {
-	Kind        string            `json:"kind"` // "start", "turn" or "compact"
-	Time        time.Time         `json:"time"`
-	ID          string            `json:"id,omitempty"`          // start
-	Composition string            `json:"composition,omitempty"` // start: the composition file, absolute
-	Model       string            `json:"model,omitempty"`
-	Usage       *Usage            `json:"usage,omitempty"`    // turn
-	Messages    []json.RawMessage `json:"messages,omitempty"` // turn
+	Kind        string    `json:"kind"` // "start", "turn" or "compact"
+	Time        time.Time `json:"time"`
+	ID          string    `json:"id,omitempty"`          // start
+	Composition string    `json:"composition,omitempty"` // start: the composition file, absolute
+	Model       string    `json:"model,omitempty"`
+	// Usage is the caller's usage as its JSON: kept raw, so that reading a
+	// session back builds no map of it.
+	Usage    json.RawMessage   `json:"usage,omitempty"`    // turn, compact
+	Messages []json.RawMessage `json:"messages,omitempty"` // turn
 	// Attachments name the turn's messages whose content is in the
 	// attachments store (saved empty in Messages).
 	Attachments []savedAttachment `json:"attachments,omitempty"` // turn
@@ -61,9 +67,9 @@ type savedAttachment struct {
 	ID      string `json:"id"`
 }
 
-// largeResult is the size from which a tool result is saved by attachment
+// LargeResult is the size from which a tool result is saved by attachment
 // reference rather than inline.
-const largeResult = 16 << 10
+const LargeResult = 16 << 10
 
 // Session is a saved conversation's file.
 type Session struct {
@@ -71,15 +77,15 @@ type Session struct {
 	Path string
 }
 
-// SessionDir is where sessions are saved: $DSH_HOME/sessions.
-func SessionDir() (string, error) { return dshhome.Path("sessions") }
+// Dir is where sessions are saved: $DSH_HOME/sessions.
+func Dir() (string, error) { return dshhome.Path("sessions") }
 
 const sessionExt = ".jsonl"
 
-// NewSession creates the file of a new session of the composition file
+// New creates the file of a new session of the composition file
 // composition in dir (created 0700; the file is 0600: it holds the whole
 // conversation).
-func NewSession(dir, composition, model string) (*Session, error) {
+func New(dir, composition, model string) (*Session, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create the sessions directory: %w", err)
 	}
@@ -111,13 +117,17 @@ func writeSync(f *os.File, b []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// appendTurn saves one turn's messages with its model and usage; large
-// tool results go to store, when not nil.
-func (s *Session) appendTurn(ctx context.Context, store *attachments.Store, model string, u Usage, msgs []openai.ChatCompletionMessageParamUnion) error {
-	tl := sessionLine{Kind: "turn", Time: time.Now(), Model: model, Usage: &u}
+// AppendTurn saves one turn's messages, as the model will receive them in
+// later requests, with its model and usage (saved as its JSON); tool
+// results of LargeResult bytes or more go to store, when not nil.
+func (s *Session) AppendTurn(ctx context.Context, store *attachments.Store, model string, usage any, msgs []openai.ChatCompletionMessageParamUnion) error {
+	u, err := json.Marshal(usage)
+	if err != nil {
+		return fmt.Errorf("encode the usage: %w", err)
+	}
+	tl := sessionLine{Kind: "turn", Time: time.Now(), Model: model, Usage: u}
 	for i, m := range msgs {
-		m = savedMessage(m)
-		if t := m.OfTool; t != nil && store != nil && len(t.Content.OfString.Value) >= largeResult {
+		if t := m.OfTool; t != nil && store != nil && len(t.Content.OfString.Value) >= LargeResult {
 			ref, err := store.SaveBlob(ctx, attachments.Blob{MediaType: "text/plain; charset=utf-8", Data: []byte(t.Content.OfString.Value)})
 			if err == nil { // else it is kept inline
 				tl.Attachments = append(tl.Attachments, savedAttachment{Message: i, ID: ref.ID})
@@ -133,10 +143,14 @@ func (s *Session) appendTurn(ctx context.Context, store *attachments.Store, mode
 	return s.appendLine(tl)
 }
 
-// appendCompaction saves a compaction: summary replaces the first
+// AppendCompaction saves a compaction: summary replaces the first
 // replaces messages of the history.
-func (s *Session) appendCompaction(model string, u Usage, replaces int, summary []openai.ChatCompletionMessageParamUnion) error {
-	cl := sessionLine{Kind: "compact", Time: time.Now(), Model: model, Usage: &u, Replaces: replaces}
+func (s *Session) AppendCompaction(model string, usage any, replaces int, summary []openai.ChatCompletionMessageParamUnion) error {
+	u, err := json.Marshal(usage)
+	if err != nil {
+		return fmt.Errorf("encode the usage: %w", err)
+	}
+	cl := sessionLine{Kind: "compact", Time: time.Now(), Model: model, Usage: u, Replaces: replaces}
 	for _, m := range summary {
 		raw, err := json.Marshal(m)
 		if err != nil {
@@ -159,16 +173,8 @@ func (s *Session) appendLine(sl sessionLine) error {
 	return writeSync(f, append(line, '\n'))
 }
 
-// savedMessage is m as the model will receive it in later requests: an
-// image part is replaced by imageDropped, as dropAnsweredImages does once
-// the model has answered.
-func savedMessage(m openai.ChatCompletionMessageParamUnion) openai.ChatCompletionMessageParamUnion {
-	one := []openai.ChatCompletionMessageParamUnion{m, {OfAssistant: &openai.ChatCompletionAssistantMessageParam{}}}
-	return dropAnsweredImages(one)[0]
-}
-
-// SessionInfo is what /sessions lists of a session.
-type SessionInfo struct {
+// Info is what /sessions lists of a session.
+type Info struct {
 	ID, Path, Composition string
 	Started, Updated      time.Time
 	// FirstLine is the first line of the first user message.
@@ -176,22 +182,22 @@ type SessionInfo struct {
 	Turns     int
 }
 
-// LoadedSession is a session read back: its history and what was wrong
-// with the file but could be skipped.
-type LoadedSession struct {
+// Loaded is a session read back: its history and what was wrong with the
+// file but could be skipped.
+type Loaded struct {
 	*Session
-	Info     SessionInfo
+	Info     Info
 	History  []openai.ChatCompletionMessageParamUnion
 	Warnings []string
-	// inStore are the History messages whose content Resume reads from
+	// inStore are the History messages whose content Restore reads from
 	// the attachments store.
 	inStore []savedAttachment
 }
 
-// OpenSession reads the session id in dir. A last line cut short by a
+// Open reads the session id in dir. A last line cut short by a
 // crash mid-write is skipped with a warning, and cut off the file so that
 // later turns append after the last whole one.
-func OpenSession(dir, id string) (*LoadedSession, error) {
+func Open(dir, id string) (*Loaded, error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("no session %q: not a session id (/sessions lists them)", id)
 	}
@@ -213,13 +219,13 @@ func OpenSession(dir, id string) (*LoadedSession, error) {
 
 // readSession reads path; good is the size of its whole lines. With
 // history false, messages are only counted (listing).
-func readSession(path string, history bool) (ls *LoadedSession, good int64, err error) {
+func readSession(path string, history bool) (ls *Loaded, good int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	ls = &LoadedSession{Session: &Session{Path: path, ID: strings.TrimSuffix(filepath.Base(path), sessionExt)}}
+	ls = &Loaded{Session: &Session{Path: path, ID: strings.TrimSuffix(filepath.Base(path), sessionExt)}}
 	ls.Info.ID, ls.Info.Path = ls.ID, path
 	r := bufio.NewReaderSize(f, 64<<10)
 	for n := 1; ; n++ {
@@ -264,7 +270,7 @@ func readSession(path string, history bool) (ls *LoadedSession, good int64, err 
 	return ls, good, nil
 }
 
-func (ls *LoadedSession) addTurn(sl sessionLine) error {
+func (ls *Loaded) addTurn(sl sessionLine) error {
 	for _, a := range sl.Attachments {
 		if a.Message < 0 || a.Message >= len(sl.Messages) {
 			return fmt.Errorf("attachment %s: no message %d in the turn", a.ID, a.Message)
@@ -276,7 +282,7 @@ func (ls *LoadedSession) addTurn(sl sessionLine) error {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		restoreReasoning(&m, raw)
+		chatapi.RestoreReasoning(&m, raw)
 		ls.History = append(ls.History, m)
 	}
 	return nil
@@ -284,7 +290,7 @@ func (ls *LoadedSession) addTurn(sl sessionLine) error {
 
 // compact applies a compaction line: its messages replace the first
 // sl.Replaces of the history.
-func (ls *LoadedSession) compact(sl sessionLine) error {
+func (ls *Loaded) compact(sl sessionLine) error {
 	if sl.Replaces < 0 || sl.Replaces > len(ls.History) {
 		return fmt.Errorf("the compaction replaces %d messages of %d", sl.Replaces, len(ls.History))
 	}
@@ -293,7 +299,7 @@ func (ls *LoadedSession) compact(sl sessionLine) error {
 		if err := json.Unmarshal(raw, &summary[i]); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		restoreReasoning(&summary[i], raw)
+		chatapi.RestoreReasoning(&summary[i], raw)
 	}
 	shift := len(summary) - sl.Replaces
 	kept := ls.inStore[:0]
@@ -323,9 +329,9 @@ func firstUserLine(msgs []json.RawMessage) string {
 	return ""
 }
 
-// ListSessions returns the sessions in dir, the last updated first; a file
+// List returns the sessions in dir, the last updated first; a file
 // that cannot be read is left out, and said so in warnings.
-func ListSessions(dir string) (list []SessionInfo, warnings []string, err error) {
+func List(dir string) (list []Info, warnings []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -353,10 +359,10 @@ func ListSessions(dir string) (list []SessionInfo, warnings []string, err error)
 	return list, warnings, nil
 }
 
-// LastSession returns the id of the last updated session of the
+// Last returns the id of the last updated session of the
 // composition file composition, "" when it has none.
-func LastSession(dir, composition string) (string, error) {
-	list, _, err := ListSessions(dir)
+func Last(dir, composition string) (string, error) {
+	list, _, err := List(dir)
 	if err != nil {
 		return "", err
 	}
@@ -368,9 +374,9 @@ func LastSession(dir, composition string) (string, error) {
 	return "", nil
 }
 
-// history returns ls's history with the tool results kept in store read
-// back.
-func (ls *LoadedSession) history(store *attachments.Store) ([]openai.ChatCompletionMessageParamUnion, error) {
+// Restore returns ls's history with the tool results kept in store read
+// back; it fails, naming the attachment, when one cannot be read.
+func (ls *Loaded) Restore(store *attachments.Store) ([]openai.ChatCompletionMessageParamUnion, error) {
 	h := append([]openai.ChatCompletionMessageParamUnion(nil), ls.History...)
 	for _, a := range ls.inStore {
 		t := h[a.Message].OfTool

@@ -1,4 +1,4 @@
-package agent
+package sessions
 
 import (
 	"context"
@@ -31,6 +31,9 @@ func sessionTurn(i int, result string) []openai.ChatCompletionMessageParamUnion 
 	}
 }
 
+// usage stands for the agent's Usage: a session saves it as its JSON.
+type usage struct{ Prompt, Completion int64 }
+
 func marshalAll(t testing.TB, msgs []openai.ChatCompletionMessageParamUnion) string {
 	t.Helper()
 	b, err := json.Marshal(msgs)
@@ -44,11 +47,11 @@ func marshalAll(t testing.TB, msgs []openai.ChatCompletionMessageParamUnion) str
 // files, whatever the umask lets through otherwise.
 func TestSessionFileModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sessions")
-	s, err := NewSession(dir, "/c.yml", "m")
+	s, err := New(dir, "/c.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
+	if err := s.AppendTurn(context.Background(), nil, "m", usage{}, sessionTurn(0, "3")); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]os.FileMode{dir: 0o700, s.Path: 0o600} {
@@ -67,16 +70,16 @@ func TestSessionFileModes(t *testing.T) {
 // turn appends after them.
 func TestSessionTornLastLine(t *testing.T) {
 	dir := t.TempDir()
-	s, err := NewSession(dir, "/c.yml", "m")
+	s, err := New(dir, "/c.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := sessionTurn(0, "3")
-	if err := s.appendTurn(context.Background(), nil, "m", Usage{Prompt: 5}, first); err != nil {
+	if err := s.AppendTurn(context.Background(), nil, "m", usage{Prompt: 5}, first); err != nil {
 		t.Fatal(err)
 	}
 	// Half of a second turn's line.
-	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(1, "4")); err != nil {
+	if err := s.AppendTurn(context.Background(), nil, "m", usage{}, sessionTurn(1, "4")); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(s.Path)
@@ -86,7 +89,7 @@ func TestSessionTornLastLine(t *testing.T) {
 	if err := os.WriteFile(s.Path, b[:len(b)-40], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ls, err := OpenSession(dir, s.ID)
+	ls, err := Open(dir, s.ID)
 	if err != nil {
 		t.Fatalf("a torn last line is fatal: %v", err)
 	}
@@ -97,10 +100,10 @@ func TestSessionTornLastLine(t *testing.T) {
 		t.Errorf("history =\n%s\nwant\n%s", got, want)
 	}
 	third := sessionTurn(2, "5")
-	if err := ls.appendTurn(context.Background(), nil, "m", Usage{}, third); err != nil {
+	if err := ls.AppendTurn(context.Background(), nil, "m", usage{}, third); err != nil {
 		t.Fatal(err)
 	}
-	again, err := OpenSession(dir, s.ID)
+	again, err := Open(dir, s.ID)
 	if err != nil || len(again.Warnings) != 0 || again.Info.Turns != 2 {
 		t.Fatalf("after a turn more: %v, warnings %q, %d turns", err, again.Warnings, again.Info.Turns)
 	}
@@ -113,17 +116,17 @@ func TestSessionTornLastLine(t *testing.T) {
 // crash's doing; it is an error naming the file and the line.
 func TestSessionCorruptMiddleLine(t *testing.T) {
 	dir := t.TempDir()
-	s, err := NewSession(dir, "/c.yml", "m")
+	s, err := New(dir, "/c.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString("{not json\n")
 	f.Close()
-	if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
+	if err := s.AppendTurn(context.Background(), nil, "m", usage{}, sessionTurn(0, "3")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = OpenSession(dir, s.ID)
+	_, err = Open(dir, s.ID)
 	if err == nil || !strings.Contains(err.Error(), s.Path) || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("err = %v, want one naming %s line 2", err, s.Path)
 	}
@@ -132,9 +135,9 @@ func TestSessionCorruptMiddleLine(t *testing.T) {
 func TestOpenSessionUnknownID(t *testing.T) {
 	dir := t.TempDir()
 	for _, id := range []string{"20990101-000000-abcdef", "../x", ""} {
-		_, err := OpenSession(dir, id)
+		_, err := Open(dir, id)
 		if err == nil || !strings.Contains(err.Error(), `"`+id+`"`) {
-			t.Errorf("OpenSession(%q) = %v, want an error naming the id", id, err)
+			t.Errorf("Open(%q) = %v, want an error naming the id", id, err)
 		}
 	}
 }
@@ -143,26 +146,26 @@ func TestOpenSessionUnknownID(t *testing.T) {
 // first line and the turns; LastSession keeps to its composition.
 func TestSessionsListAndLast(t *testing.T) {
 	dir := t.TempDir()
-	a1, _ := NewSession(dir, "/a.yml", "m")
-	b1, _ := NewSession(dir, "/b.yml", "m")
-	a2, _ := NewSession(dir, "/a.yml", "m")
+	a1, _ := New(dir, "/a.yml", "m")
+	b1, _ := New(dir, "/b.yml", "m")
+	a2, _ := New(dir, "/a.yml", "m")
 	for _, s := range []*Session{a2, a1, b1} { // a1 is updated after a2
-		if err := s.appendTurn(context.Background(), nil, "m", Usage{}, sessionTurn(0, "3")); err != nil {
+		if err := s.AppendTurn(context.Background(), nil, "m", usage{}, sessionTurn(0, "3")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	list, warnings, err := ListSessions(dir)
+	list, warnings, err := List(dir)
 	if err != nil || len(warnings) > 0 || len(list) != 3 {
 		t.Fatalf("%v, warnings %q, %d sessions", err, warnings, len(list))
 	}
 	if list[0].ID != b1.ID || list[1].ID != a1.ID || list[0].Turns != 1 || list[0].FirstLine != "What is 1+2?" {
 		t.Errorf("list = %+v", list)
 	}
-	if last, err := LastSession(dir, "/a.yml"); err != nil || last != a1.ID {
-		t.Errorf("LastSession = %q, %v; want %q", last, err, a1.ID)
+	if last, err := Last(dir, "/a.yml"); err != nil || last != a1.ID {
+		t.Errorf("Last = %q, %v; want %q", last, err, a1.ID)
 	}
-	if last, _ := LastSession(dir, "/c.yml"); last != "" {
-		t.Errorf("LastSession of a composition without sessions = %q", last)
+	if last, _ := Last(dir, "/c.yml"); last != "" {
+		t.Errorf("Last of a composition without sessions = %q", last)
 	}
 }
 
@@ -171,18 +174,18 @@ func TestSessionsListAndLast(t *testing.T) {
 // turn on disk.
 func BenchmarkSessionResume(b *testing.B) {
 	dir := b.TempDir()
-	s, err := NewSession(dir, "/c.yml", "deepseek-chat")
+	s, err := New(dir, "/c.yml", "deepseek-chat")
 	if err != nil {
 		b.Fatal(err)
 	}
 	result := strings.Repeat("a line of a tool's result\n", 80)
 	for i := range 200 {
-		if err := s.appendTurn(context.Background(), nil, "deepseek-chat", Usage{Prompt: 1000, Completion: 50}, sessionTurn(i, result)); err != nil {
+		if err := s.AppendTurn(context.Background(), nil, "deepseek-chat", usage{Prompt: 1000, Completion: 50}, sessionTurn(i, result)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for b.Loop() {
-		ls, err := OpenSession(dir, s.ID)
+		ls, err := Open(dir, s.ID)
 		if err != nil || len(ls.History) != 800 {
 			b.Fatalf("%v, %d messages", err, len(ls.History))
 		}
@@ -195,20 +198,20 @@ func BenchmarkSessionResume(b *testing.B) {
 
 // BenchmarkSessionAppendTurn is the cost a turn pays to be saved (an fsync).
 func BenchmarkSessionAppendTurn(b *testing.B) {
-	s, err := NewSession(b.TempDir(), "/c.yml", "deepseek-chat")
+	s, err := New(b.TempDir(), "/c.yml", "deepseek-chat")
 	if err != nil {
 		b.Fatal(err)
 	}
 	turn := sessionTurn(0, strings.Repeat("a line of a tool's result\n", 80))
 	for b.Loop() {
-		if err := s.appendTurn(context.Background(), nil, "deepseek-chat", Usage{}, turn); err != nil {
+		if err := s.AppendTurn(context.Background(), nil, "deepseek-chat", usage{}, turn); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// TestSessionLargeResultByReference: a tool result over largeResult is kept
-// in the attachments store, not in the session file, and Resume reads it
+// TestSessionLargeResultByReference: a tool result over LargeResult is kept
+// in the attachments store, not in the session file, and Restore reads it
 // back: the history is the same byte for byte.
 func TestSessionLargeResultByReference(t *testing.T) {
 	store, err := attachments.New(t.TempDir(), nil)
@@ -216,13 +219,13 @@ func TestSessionLargeResultByReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s, err := NewSession(dir, "/c.yml", "m")
+	s, err := New(dir, "/c.yml", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("a line of a large tool result\n", 2000) // 60 KB
 	turn := sessionTurn(0, big)
-	if err := s.appendTurn(context.Background(), store, "m", Usage{}, turn); err != nil {
+	if err := s.AppendTurn(context.Background(), store, "m", usage{}, turn); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(s.Path)
@@ -232,20 +235,65 @@ func TestSessionLargeResultByReference(t *testing.T) {
 	if len(b) > 4096 || !strings.Contains(string(b), `"attachments":[{"message":2,"id":"sha256:`) {
 		t.Errorf("the session file (%d bytes) does not name the result by reference:\n%.600s", len(b), b)
 	}
-	ls, err := OpenSession(dir, s.ID)
+	ls, err := Open(dir, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := (&Agent{store: store}).NewConversation()
-	if err := c.Resume(ls); err != nil {
+	got, err := ls.Restore(store)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := c.snapshot()
 	if marshalAll(t, got) != marshalAll(t, turn) {
-		t.Errorf("the resumed history differs from the saved one")
+		t.Errorf("the restored history differs from the saved one")
 	}
-	// Without the store, resuming says where the result is.
-	if err := (&Agent{}).NewConversation().Resume(ls); err == nil || !strings.Contains(err.Error(), "attachment sha256:") {
-		t.Errorf("Resume without a store: %v", err)
+	// Without the store, restoring says where the result is.
+	if _, err := ls.Restore(nil); err == nil || !strings.Contains(err.Error(), "attachment sha256:") {
+		t.Errorf("Restore without a store: %v", err)
 	}
+}
+
+// TestSessionHostileLines: a session file is read back, so a line that
+// names what is not there (an attachment of no message, a compaction of
+// more messages than the history holds, an attachment on a message that
+// is no tool result) is an error naming the file and line, or, for the
+// attachment on another message, Restore's error naming it: never a panic
+// or a history made up.
+func TestSessionHostileLines(t *testing.T) {
+	start := `{"kind":"start","time":"2026-01-02T03:04:05Z","id":"x","composition":"/c.yml"}` + "\n"
+	turn := `{"kind":"turn","time":"2026-01-02T03:04:06Z","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}` + "\n"
+	for _, c := range []struct {
+		name, lines, want string
+	}{
+		{"attachment of no message", turn + `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":"a"}],"attachments":[{"message":5,"id":"sha256:00"}]}` + "\n" + turn, "line 3: attachment sha256:00: no message 5"},
+		{"negative attachment", `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":"a"}],"attachments":[{"message":-1,"id":"sha256:00"}]}` + "\n" + turn, "line 2: attachment sha256:00: no message -1"},
+		{"compaction of too many", turn + `{"kind":"compact","time":"2026-01-02T03:04:07Z","replaces":9,"messages":[{"role":"user","content":"s"}]}` + "\n" + turn, "line 3: the compaction replaces 9 messages of 2"},
+		{"compaction of fewer than none", `{"kind":"compact","time":"2026-01-02T03:04:07Z","replaces":-1}` + "\n" + turn, "line 2: the compaction replaces -1 messages of 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "20260102-030405-aaaaaa.jsonl")
+			if err := os.WriteFile(path, []byte(start+c.lines), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(dir, "20260102-030405-aaaaaa")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Open = %v, want an error naming %s and %q", err, path, c.want)
+			}
+		})
+	}
+	t.Run("attachment on a user message", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "20260102-030405-bbbbbb.jsonl")
+		line := `{"kind":"turn","time":"2026-01-02T03:04:07Z","messages":[{"role":"user","content":""}],"attachments":[{"message":0,"id":"sha256:00"}]}` + "\n"
+		if err := os.WriteFile(path, []byte(start+line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ls, err := Open(dir, "20260102-030405-bbbbbb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ls.Restore(nil); err == nil || !strings.Contains(err.Error(), "is not a tool result but names attachment sha256:00") {
+			t.Errorf("Restore = %v", err)
+		}
+	})
 }

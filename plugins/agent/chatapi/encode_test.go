@@ -1,4 +1,4 @@
-package agent
+package chatapi
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func TestEncodeParamsAsMarshal(t *testing.T) {
 		openai.AssistantMessage("I see it."),
 	}
 	p := openai.ChatCompletionNewParams{Model: "m", Temperature: openai.Float(0.2), StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}}
-	var enc msgEncoder
+	var enc Encoder
 	check := func(msgs []openai.ChatCompletionMessageParamUnion) {
 		t.Helper()
 		want := p
@@ -39,7 +39,7 @@ func TestEncodeParamsAsMarshal(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 { // encoded, then from what enc kept
-			got, err := encodeParams(p, msgs, &enc, nil)
+			got, err := EncodeParams(p, msgs, &enc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,6 +50,8 @@ func TestEncodeParamsAsMarshal(t *testing.T) {
 	}
 	check(history)
 	history = append(history, openai.UserMessage("next"))
-	check(dropAnsweredImages(history))
+	// The answered image replaced, as the agent does: a new message.
+	history[4] = openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("An image:"), openai.TextContentPart("[image left out]")})
+	check(history)
 	check(nil)
 }
