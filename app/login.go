@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -69,9 +70,5 @@ func (l *Local) server(name string) (mcpclient.Config, error) {
 		}
 		names = append(names, cfg.ServerName)
 	}
-	msg := fmt.Sprintf("%s has no enabled mcp-client entry with serverName %q", l.File, name)
-	if len(names) > 0 {
-		msg += fmt.Sprintf(" (it has: %v)", names)
-	}
-	return mcpclient.Config{}, fmt.Errorf("%s", msg)
+	return mcpclient.Config{}, errors.New(l.notFound(name, names))
 }

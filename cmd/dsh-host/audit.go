@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -117,7 +118,7 @@ func verifyTrail(io Stdio, dir string) int {
 // compositionAuditDir is the audit.dir of file's policy entry (the
 // built-in default when it has none).
 func compositionAuditDir(file string) (string, error) {
-	c, err := loadComposition(file)
+	c, err := hostrun.Load(file)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/chatui"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 // chatTakesInterrupts is true when args run chat: main then leaves SIGINT to
@@ -115,7 +116,7 @@ model reads why) unless --yes approves it.`)
 	if !once && format != chatui.FormatText {
 		return usageError(fs, io, "--output-format is for -p")
 	}
-	c, err := loadComposition(o.file)
+	c, err := hostrun.Load(o.file)
 	if err != nil {
 		return fail(io, "chat", err)
 	}

@@ -11,13 +11,14 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // readFile is the composition in file, as a command reads it.
 func readFile(t *testing.T, file string) *host.Composition {
 	t.Helper()
-	c, err := loadComposition(file)
+	c, err := hostrun.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func startTestHost(t *testing.T, text string) *host.Host {
 	logger := slog.New(slog.DiscardHandler)
 	h, err := startHost(context.Background(), readFile(t, writeComposition(t, text)), &host.Options{Logger: logger}, nil)
 	t.Cleanup(func() {
-		if !shutdownHost(h, logger) {
+		if !hostrun.Shutdown(h, logger) {
 			t.Error("shutdown was not clean")
 		}
 	})
@@ -74,7 +75,7 @@ func TestProgress(t *testing.T) {
 	var out bytes.Buffer
 	p := console.NewStartup(&out)
 	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.Observe)
-	defer shutdownHost(h, logger)
+	defer hostrun.Shutdown(h, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

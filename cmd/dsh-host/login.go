@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/logins"
 )
 
@@ -32,7 +33,7 @@ $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 	out := std.display()
 	status, err := (&app.Local{File: cf.file}).Login(ctx, app.LoginRequest{Server: name, Browser: &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout}})
 	if err != nil {
-		return fail(std, "login", explainLoadError(cf.file, err))
+		return fail(std, "login", hostrun.ExplainLoadError(cf.file, err))
 	}
 	fmt.Fprintf(out.Out, "%s: %s\n", name, status)
 	return exitOK
@@ -53,7 +54,7 @@ revocation.`)
 	defer cancel()
 	msg, err := (&app.Local{File: cf.file}).Logout(ctx, app.LoginRequest{Server: name})
 	if err != nil {
-		return fail(std, "logout", explainLoadError(cf.file, err))
+		return fail(std, "logout", hostrun.ExplainLoadError(cf.file, err))
 	}
 	fmt.Fprintln(std.display().Out, msg)
 	return exitOK

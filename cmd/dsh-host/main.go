@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
@@ -62,7 +63,7 @@ func (s Stdio) display() Stdio {
 
 // logger is newLogger on s.Err, with s's terminal decision.
 func (s Stdio) logger(format, level string) *slog.Logger {
-	return newTermLogger(s.Err, format, level, s.terminal(s.Err))
+	return hostrun.NewTermLogger(s.Err, format, level, s.terminal(s.Err))
 }
 
 // Exit codes shared by every subcommand.

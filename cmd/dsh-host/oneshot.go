@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -43,7 +44,7 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // settle, runs fn and shuts the host down. An instance still starting when
 // the wait ends shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
-	c, err := loadComposition(o.file)
+	c, err := hostrun.Load(o.file)
 	if err != nil {
 		return fail(io, name, err)
 	}
@@ -81,7 +82,7 @@ func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c 
 		code = fn(h)
 		remove()
 	}
-	if !shutdownHost(h, logger) && code == exitOK {
+	if !hostrun.Shutdown(h, logger) && code == exitOK {
 		code = exitFail
 	}
 	return code
@@ -106,15 +107,15 @@ or every call before other rules, are printed without failing.`)
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	// loadComposition returns what parsed along with its problems, so that
+	// hostrun.Load returns what parsed along with its problems, so that
 	// Check can report those of the entries too.
-	c, err := loadComposition(cf.file)
+	c, err := hostrun.Load(cf.file)
 	if c != nil {
 		err = errors.Join(err, host.Check(c))
 	}
 	screen := io.display()
 	if err != nil {
-		problems := problemLines(err)
+		problems := hostrun.ProblemLines(err)
 		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.file, len(problems))
 		for _, line := range problems {
 			fmt.Fprintf(screen.Err, "  %s\n", line)
@@ -128,29 +129,6 @@ or every call before other rules, are printed without failing.`)
 	}
 	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
 	return exitOK
-}
-
-// problemLines flattens err into one line per problem: the errors joined
-// in it (errors.Join, recursively), each on its own line, with any further
-// lines of one problem indented under it.
-func problemLines(err error) []string {
-	if multi, ok := err.(interface{ Unwrap() []error }); ok {
-		parts := multi.Unwrap()
-		msgs := make([]string, len(parts))
-		for i, e := range parts {
-			msgs[i] = e.Error()
-		}
-		// Only a plain join: an error that wraps several with text of
-		// its own stays one problem.
-		if strings.Join(msgs, "\n") == err.Error() {
-			var out []string
-			for _, e := range parts {
-				out = append(out, problemLines(e)...)
-			}
-			return out
-		}
-	}
-	return []string{strings.ReplaceAll(err.Error(), "\n", "\n    ")}
 }
 
 func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
@@ -308,7 +286,7 @@ without it such a call is denied.`)
 			// A tool is unknown most often because its instance is not
 			// running: say which, and why, rather than only that.
 			if st, err := a.Status(ctx); err == nil {
-				if why := notRunning(st.Instances, name); why != "" {
+				if why := hostrun.NotRunning(st.Instances, name); why != "" {
 					fmt.Fprintf(screen.Err, "dsh-host call: %v; %s (see dsh-host status -c %s)\n", res.Err, why, o.file)
 					return exitFail
 				}
@@ -402,36 +380,6 @@ func printReply(io Stdio, reply commands.Reply) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// notRunning names the instance that owns tool (host.Owner: by its
-// claims, such as the serverName mcp__github__x is named after) when it is
-// not running, with why, else every failed or pending one; "" when every
-// instance runs.
-func notRunning(st []host.InstanceStatus, tool string) string {
-	says := func(s host.InstanceStatus) string {
-		text := fmt.Sprintf("instance %q (%s) is %s", s.ID, s.Plugin, s.State)
-		if s.State == host.StateFailed {
-			text = fmt.Sprintf("instance %q (%s) failed", s.ID, s.Plugin)
-		}
-		if s.Err != "" {
-			text += ": " + s.Err
-		}
-		return text
-	}
-	if owner, ok := host.Owner(st, tool); ok && owner.State != host.StateActive {
-		return says(owner)
-	}
-	var down []string
-	for _, s := range st {
-		if s.State != host.StateActive && s.State != host.StateDisabled {
-			down = append(down, says(s))
-		}
-	}
-	if len(down) > 0 {
-		return "not running: " + strings.Join(down, "; ")
-	}
-	return ""
 }
 
 // writeInstanceLines prints one line per instance of the composition (and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
@@ -44,7 +45,7 @@ and takes it over when the first stops.`)
 	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
-	c, err := loadComposition(cf.file)
+	c, err := hostrun.Load(cf.file)
 	if err != nil {
 		return fail(io, "run", err)
 	}
@@ -61,7 +62,7 @@ and takes it over when the first stops.`)
 			logger.Info("stopped while starting; shutting down")
 			return stopped(h, logger)
 		}
-		shutdownHost(h, logger)
+		hostrun.Shutdown(h, logger)
 		return fail(io, "run", err)
 	}
 	hint := ""
@@ -70,7 +71,7 @@ and takes it over when the first stops.`)
 	}
 	prog.Finish(h.Status(), hint)
 
-	stopFollowing := follow(ctx, h, cf.file, hup, logger)
+	stopFollowing := hostrun.Follow(ctx, h, cf.file, hup, logger)
 	stopControl := serveControl(h, cf.file, logger)
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
@@ -96,7 +97,7 @@ and takes it over when the first stops.`)
 // stopped shuts h down and returns run's exit code: 0 when the shutdown
 // was clean.
 func stopped(h *host.Host, logger *slog.Logger) int {
-	if !shutdownHost(h, logger) {
+	if !hostrun.Shutdown(h, logger) {
 		return exitFail
 	}
 	logger.Info("shut down cleanly")

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
-// cmdSandbox is `dsh-host sandbox check`: the logic is internal/sandbox's
-// (Check, Report.Write), reached through mcp-client's config.
+// cmdSandbox is `dsh-host sandbox check`: the logic is app's CheckSandbox
+// (internal/sandbox's Check, through mcp-client's config).
 func cmdSandbox(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("sandbox", "check [-c FILE] [SERVER]", `
 Sandbox check prints, for each stdio server of the composition (or the one
@@ -36,56 +36,14 @@ rules say it should not fails the check (exit 1).`)
 	if len(pos) > 1 {
 		return usageError(fs, io, "unexpected arguments %q", pos[1:])
 	}
-	c, err := loadComposition(file)
+	name := ""
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	failed, err := (&app.Local{File: file}).CheckSandbox(ctx, name, io.Out)
 	if err != nil {
-		fmt.Fprintln(io.Err, err)
+		fmt.Fprintln(io.Err, hostrun.ExplainLoadError(file, err))
 		return exitFail
-	}
-	var names []string
-	checked, failed := 0, false
-	for i := range c.Entries {
-		e := &c.Entries[i]
-		if e.Name != mcpclient.PluginName || e.Disabled {
-			continue
-		}
-		v, err := host.Decode[mcpclient.Config](e)
-		if err != nil {
-			fmt.Fprintln(io.Err, err)
-			return exitFail
-		}
-		cfg := *v
-		names = append(names, cfg.ServerName)
-		if len(pos) == 1 && cfg.ServerName != pos[0] && e.ID != pos[0] {
-			continue
-		}
-		if cfg.Transport != mcpclient.TransportStdio {
-			if len(pos) == 1 {
-				fmt.Fprintf(io.Err, "%s: %s is not a stdio server: nothing runs on this machine to sandbox\n", file, pos[0])
-				return exitFail
-			}
-			continue
-		}
-		checked++
-		fmt.Fprintf(io.Out, "%s (entry %q):\n", cfg.ServerName, e.ID)
-		rep, err := mcpclient.CheckSandbox(ctx, cfg)
-		if err != nil {
-			fmt.Fprintf(io.Out, "  cannot check: %v\n", err)
-			failed = true
-			continue
-		}
-		rep.Write(io.Out)
-		failed = failed || rep.Failed()
-	}
-	switch {
-	case len(pos) == 1 && checked == 0:
-		msg := fmt.Sprintf("%s has no enabled mcp-client entry with serverName %q", file, pos[0])
-		if len(names) > 0 {
-			msg += fmt.Sprintf(" (it has: %v)", names)
-		}
-		fmt.Fprintln(io.Err, msg)
-		return exitFail
-	case checked == 0:
-		fmt.Fprintf(io.Out, "%s has no enabled stdio server\n", file)
 	}
 	if failed {
 		return exitFail

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/serve"
 )
 
@@ -207,7 +208,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return exitUsage
 	}
 
-	c, loadErr := loadComposition(common.file)
+	c, loadErr := hostrun.Load(common.file)
 	if loadErr == nil && *stdio {
 		loadErr = host.Check(c) // what the host would refuse to apply
 	}
@@ -229,7 +230,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if !levelSet {
 		common.logLevel = serveLogLevel(*stdio, os.Getenv)
 	}
-	logger := newLogger(std.Err, common.logFormat, common.logLevel)
+	logger := hostrun.NewLogger(std.Err, common.logFormat, common.logLevel)
 	opts := &host.Options{Logger: logger}
 	defer startTelemetry(ctx, opts, logger)()
 	id, err := serve.ComposedGateway(c)
@@ -246,9 +247,9 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	hup := hangups()
 	defer signal.Stop(hup)
 	cfg := serve.Config{File: common.file, GatewayID: id, Host: opts, Logger: logger,
-		Shutdown: func(h *host.Host) bool { return shutdownHost(h, logger) },
+		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
 		Started: func(ctx context.Context, h *host.Host) func() {
-			stopFollow, stopControl := follow(ctx, h, common.file, hup, logger), serveControl(h, common.file, logger)
+			stopFollow, stopControl := hostrun.Follow(ctx, h, common.file, hup, logger), serveControl(h, common.file, logger)
 			return func() { stopControl(); stopFollow() }
 		}}
 	if *stdio {
