@@ -25,7 +25,7 @@ func registerAttach(fs *flag.FlagSet) *bool {
 	return fs.Bool("no-attach", false, "start a host of its own even when 'dsh-host run' or 'serve' runs this composition (by default the command asks that host)")
 }
 
-// withAnswers runs fn on the running host of o.file when there is one
+// withAnswers runs fn on the running host of o.File when there is one
 // (saying so on stderr), else on a host of its own (withHost). A running
 // host that does not answer is warned about, and not used; one that
 // refuses the connection is an error saying why: a host runs, and a
@@ -43,25 +43,25 @@ func (o *oneShot) withAnswers(ctx context.Context, io Stdio, name string, noAtta
 		}
 	}
 	return o.withHost(ctx, io, name, func(h *host.Host) int {
-		return fn(&app.Local{Host: h, File: o.file})
+		return fn(&app.Local{Host: h, File: o.File})
 	})
 }
 
-// attach connects to the running host of o.file, if there is one. A
+// attach connects to the running host of o.File, if there is one. A
 // host that refused the connection (control.ErrRefused) is the error,
 // naming the file.
 func (o *oneShot) attach(ctx context.Context, io Stdio) (*control.Client, bool, error) {
-	c, err := control.Dial(ctx, o.file)
+	c, err := control.Dial(ctx, o.File)
 	if err != nil {
 		if errors.Is(err, control.ErrRefused) {
-			return nil, false, fmt.Errorf("%s: %w", o.file, err)
+			return nil, false, fmt.Errorf("%s: %w", o.File, err)
 		}
 		if !errors.Is(err, control.ErrNoHost) {
-			io.logger(o.logFormat, o.logLevel).Warn("cannot reach the running host of the composition; starting one of its own", "file", o.file, "err", err)
+			io.logger(o.LogFormat, o.LogLevel).Warn("cannot reach the running host of the composition; starting one of its own", "file", o.File, "err", err)
 		}
 		return nil, false, nil
 	}
-	fmt.Fprintf(io.display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.file)
+	fmt.Fprintf(io.display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.File)
 	return c, true, nil
 }
 

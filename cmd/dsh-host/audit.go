@@ -5,16 +5,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
@@ -67,32 +66,9 @@ composition -c names, or --dir.`)
 			io.Out.Write(append(rec.Line, '\n'))
 			continue
 		}
-		writeAuditLine(io.display().Out, rec.Record)
+		console.WriteAuditLine(io.display().Out, rec.Record)
 	}
 	return exitOK
-}
-
-// writeAuditLine prints one record for a person.
-func writeAuditLine(w io.Writer, r audit.Record) {
-	caller := r.Caller.Kind
-	if r.Caller.ID != "" {
-		caller += "/" + r.Caller.ID
-	}
-	if r.Caller.Subject != "" {
-		caller += "(" + r.Caller.Subject + ")"
-	}
-	if r.Caller.Auth == tools.AuthStaticToken {
-		caller += "[static token]"
-	}
-	decision := dash(r.Decision)
-	if r.Rule != "" {
-		decision += " by " + r.Rule
-	}
-	outcome := r.Outcome
-	if r.Error != "" {
-		outcome += ": " + oneLine(r.Error, 100)
-	}
-	fmt.Fprintf(w, "%s  %s  %s  %s  %s  %.1fms  %dB\n", r.Time.Local().Format(time.DateTime), caller, r.Tool, decision, outcome, r.DurationMs, r.ResultSize)
 }
 
 // verifyTrail prints what audit.Verify found of the trail in dir.

@@ -85,7 +85,7 @@ model reads why) unless --yes approves it.`)
 	resumeID := fs.String("resume", "", "resume the saved conversation `ID` (/sessions lists them)")
 	yes := fs.Bool("yes", false, "approve what would be asked: every call the policy would ask about, and a server's sampling request (under -p nobody is there to ask: without --yes these are denied)")
 	format := chatui.FormatText
-	fs.Var(choice{&format, []string{chatui.FormatText, chatui.FormatJSON, chatui.FormatStreamJSON}}, "output-format",
+	fs.Var(choice{Value: &format, Allowed: []string{chatui.FormatText, chatui.FormatJSON, chatui.FormatStreamJSON}}, "output-format",
 		"under -p, what stdout gets: `text` (the answer), json (one object: result, session_id, usage, tool_calls), or stream-json (one JSON event per line)")
 	args, _ = bareP(fs, args)
 	if code, ok := parseFlags(fs, args, io); !ok {
@@ -116,13 +116,13 @@ model reads why) unless --yes approves it.`)
 	if !once && format != chatui.FormatText {
 		return usageError(fs, io, "--output-format is for -p")
 	}
-	c, err := hostrun.Load(o.file)
+	c, err := hostrun.Load(o.File)
 	if err != nil {
 		return fail(io, "chat", err)
 	}
-	chat, err := chatui.New(c, o.file, chatui.Resume{Last: *cont, ID: *resumeID}, io.front())
+	chat, err := chatui.New(c, o.File, chatui.Resume{Last: *cont, ID: *resumeID}, io.front())
 	if errors.Is(err, chatui.ErrNoAgent) {
-		fmt.Fprint(io.Err, chatui.NoAgentHelp(o.file))
+		fmt.Fprint(io.Err, chatui.NoAgentHelp(o.File))
 		return exitFail
 	}
 	if err != nil {

@@ -6,9 +6,7 @@ package main
 import (
 	"io"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -20,10 +18,6 @@ func (s Stdio) front() console.Stdio {
 // liveTerminal returns w when s takes it for a terminal, where a live
 // progress line may go, else nil.
 func (s Stdio) liveTerminal(w io.Writer) io.Writer { return s.front().LiveTerminal(w) }
-
-func installAnswerer(h *host.Host, a elicit.Answerer) (remove func()) {
-	return console.InstallAnswerer(h, a)
-}
 
 func progressLineOn(w io.Writer, label string) (report func(tools.Progress), clear func()) {
 	return console.ProgressLineOn(w, label)

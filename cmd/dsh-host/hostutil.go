@@ -11,27 +11,12 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
-// startHost is how every subcommand starts a host: it creates one with
-// opts, applies c (hostrun.Load's) and returns once every instance has
-// settled (active, failed or pending) or ctx ends. observe, if not nil,
-// sees every status change from the first; each setup runs on the
-// new host before anything starts.
-//
-// The host is returned whatever the error, and the caller shuts it down:
-// instances still starting when ctx ends go on in the background until
-// then. An instance that failed is in Status, not in the error; the error is
-// ctx's.
+// startHost is hostrun.Start.
 func startHost(ctx context.Context, c *host.Composition, opts *host.Options, observe func(host.InstanceStatus), setup ...func(*host.Host)) (*host.Host, error) {
-	h := host.New(opts)
-	if observe != nil {
-		h.OnStatus(observe)
-	}
-	for _, fn := range setup {
-		fn(h)
-	}
-	return h, h.Update(ctx, c)
+	return hostrun.Start(ctx, c, opts, observe, setup...)
 }
 
 // hangups catches SIGHUP until signal.Stop(hup). run and serve call it

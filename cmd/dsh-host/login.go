@@ -8,11 +8,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/logins"
 )
@@ -24,16 +22,16 @@ browser: the authorization URL is opened with $BROWSER (the URL as its last
 argument) or the platform's opener, and printed. The token is stored under
 $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 	var cf commonFlags
-	cf.register(fs, "warn")
+	cf.Register(fs, "warn")
 	timeout := fs.Duration("timeout", logins.DefaultLoginTimeout, "how long to wait for the login in the browser")
 	name, code, ok := serverArg(fs, args, std)
 	if !ok {
 		return code
 	}
 	out := std.display()
-	status, err := (&app.Local{File: cf.file}).Login(ctx, app.LoginRequest{Server: name, Browser: &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout}})
+	status, err := (&app.Local{File: cf.File}).Login(ctx, app.LoginRequest{Server: name, Browser: &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout}})
 	if err != nil {
-		return fail(std, "login", hostrun.ExplainLoadError(cf.file, err))
+		return fail(std, "login", hostrun.ExplainLoadError(cf.File, err))
 	}
 	fmt.Fprintf(out.Out, "%s: %s\n", name, status)
 	return exitOK
@@ -45,16 +43,16 @@ Deletes the stored login of the remote MCP server the composition names
 serverName, and revokes its tokens where the authorization server offers
 revocation.`)
 	var cf commonFlags
-	cf.register(fs, "warn")
+	cf.Register(fs, "warn")
 	name, code, ok := serverArg(fs, args, std)
 	if !ok {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	msg, err := (&app.Local{File: cf.file}).Logout(ctx, app.LoginRequest{Server: name})
+	msg, err := (&app.Local{File: cf.File}).Logout(ctx, app.LoginRequest{Server: name})
 	if err != nil {
-		return fail(std, "logout", hostrun.ExplainLoadError(cf.file, err))
+		return fail(std, "logout", hostrun.ExplainLoadError(cf.File, err))
 	}
 	fmt.Fprintln(std.display().Out, msg)
 	return exitOK
@@ -70,55 +68,4 @@ func serverArg(fs *flag.FlagSet, args []string, std Stdio) (string, int, bool) {
 		return "", usageError(fs, std, "want one serverName, got %d arguments", len(pos)), false
 	}
 	return pos[0], exitOK, true
-}
-
-// loginGate lets servers' logins run in this process, their messages on
-// std's stderr: the subcommands where a person or a script drives the
-// command (run and its console, tools, call, prompt, command), not serve,
-// whose servers wait for `dsh-host login`. install, given to startHost,
-// puts the browser step on the host's logins service as soon as that
-// service runs, before the servers that use it start; remove takes it off.
-type loginGate struct {
-	step   logins.BrowserStep
-	mu     sync.Mutex
-	undo   []func()
-	closed bool
-}
-
-func allowLogins(std Stdio) *loginGate {
-	return &loginGate{step: logins.BrowserStep{Out: std.display().Err, Open: std.OpenURL}}
-}
-
-func (g *loginGate) install(h *host.Host) {
-	try := func() {
-		reg, ok := host.Lookup(h, logins.Key)
-		if !ok || reg == nil {
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if !g.closed {
-			g.undo = append(g.undo, reg.AllowBrowser(&g.step))
-		}
-	}
-	// The logins service is a built-in: it runs before the composition's
-	// entries, and again after a restart of its instance.
-	remove := h.OnStatus(func(st host.InstanceStatus) {
-		if st.ID == logins.PluginName && st.State == host.StateActive {
-			try()
-		}
-	})
-	g.mu.Lock()
-	g.undo = append(g.undo, remove)
-	g.mu.Unlock()
-}
-
-func (g *loginGate) remove() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	for i := len(g.undo) - 1; i >= 0; i-- {
-		g.undo[i]()
-	}
-	g.undo = nil
 }

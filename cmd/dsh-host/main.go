@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
@@ -68,9 +68,9 @@ func (s Stdio) logger(format, level string) *slog.Logger {
 
 // Exit codes shared by every subcommand.
 const (
-	exitOK    = 0 // success
-	exitFail  = 1 // failure, tool error, invalid composition
-	exitUsage = 2 // bad flags or arguments
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 )
 
 // subcommand is one entry of the dispatch table. Every subcommand has the
@@ -165,120 +165,24 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'dsh-host <subcommand> -h' for its flags. Exit codes: 0 ok, 1 failure, 2 usage error.")
 }
 
-// commonFlags are the flags every subcommand that reads a composition takes.
-type commonFlags struct {
-	file      string
-	logFormat string
-	logLevel  string
-}
+// The flag handling is internal/cli's; these read the streams from Stdio.
+type (
+	commonFlags = cli.CommonFlags
+	choice      = cli.Choice
+)
 
-// register adds -c, --log-format and --log-level to fs. Long-running
-// subcommands log at info by default; one-shot ones at warn, so that their
-// output is not drowned. A value outside the choices is a usage error at
-// parse time, like any bad flag.
-func (c *commonFlags) register(fs *flag.FlagSet, defaultLevel string) {
-	fs.StringVar(&c.file, "c", "composition.yml", "composition `file`")
-	c.logFormat, c.logLevel = "text", defaultLevel
-	fs.Var(choice{&c.logFormat, []string{"text", "json"}}, "log-format", "log `format`: text or json (logs go to stderr)")
-	fs.Var(choice{&c.logLevel, []string{"debug", "info", "warn", "error"}}, "log-level", "log `level`: debug, info, warn or error")
-}
+func flagSet(name, synopsis, about string) *flag.FlagSet { return cli.FlagSet(name, synopsis, about) }
 
-// choice is a string flag that takes one of a fixed set of values.
-type choice struct {
-	value   *string
-	allowed []string
-}
-
-func (c choice) String() string {
-	if c.value == nil { // the zero value flag.PrintDefaults makes
-		return ""
-	}
-	return *c.value
-}
-
-func (c choice) Set(s string) error {
-	for _, a := range c.allowed {
-		if strings.EqualFold(s, a) {
-			*c.value = a
-			return nil
-		}
-	}
-	return fmt.Errorf("want %s", strings.Join(c.allowed, ", "))
-}
-
-// flagSet returns a flag set for subcommand name whose help shows synopsis,
-// about, the flags and the exit codes every subcommand shares.
-func flagSet(name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet("dsh-host "+name, flag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "usage: dsh-host %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(about))
-		n := 0
-		fs.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			fmt.Fprintln(w, "\nFlags:")
-			fs.PrintDefaults()
-		}
-		fmt.Fprintln(w, "\nExit codes: 0 success, 1 failure, 2 usage error.")
-	}
-	return fs
-}
-
-// parseFlags is parseArgs for a subcommand that takes no positional
-// arguments: any is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string, io Stdio) (code int, ok bool) {
-	pos, code, ok := parseArgs(fs, args, io)
-	if ok && len(pos) > 0 {
-		return usageError(fs, io, "unexpected arguments %q", pos), false
-	}
-	return code, ok
+	return cli.ParseFlags(fs, args, io.Out, io.Err)
 }
 
-// parseArgs parses args with fs, allowing flags after positional arguments
-// (`call echo '{}' --json`); everything after a literal "--" is positional.
-// When it returns ok false, the caller exits with code: help was printed to
-// io.Out (0), or a usage error to io.Err (2).
 func parseArgs(fs *flag.FlagSet, args []string, io Stdio) (positional []string, code int, ok bool) {
-	var tail []string
-	for i, a := range args {
-		if a == "--" {
-			args, tail = args[:i], args[i+1:]
-			break
-		}
-	}
-	usage := fs.Usage
-	fs.Usage = func() {}
-	defer func() { fs.Usage = usage }()
-	fs.SetOutput(io.Err)
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(io.Out)
-			usage()
-			return nil, exitOK, false
-		}
-		if err != nil {
-			fmt.Fprintln(io.Err)
-			usage()
-			return nil, exitUsage, false
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-	return append(positional, tail...), exitOK, true
+	return cli.ParseArgs(fs, args, io.Out, io.Err)
 }
 
-// usageError prints msg and the subcommand's help to io.Err and returns
-// exitUsage.
 func usageError(fs *flag.FlagSet, io Stdio, format string, args ...any) int {
-	fmt.Fprintf(io.Err, "%s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.SetOutput(io.Err)
-	fs.Usage()
-	return exitUsage
+	return cli.UsageError(fs, io.Err, format, args...)
 }
 
 // fail prints err prefixed with the subcommand and returns exitFail. The

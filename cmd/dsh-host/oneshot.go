@@ -5,18 +5,16 @@ package main
 // (attach.go), else start the composition, do one thing and shut it down.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -33,10 +31,10 @@ type oneShot struct {
 }
 
 func (o *oneShot) register(fs *flag.FlagSet) {
-	o.commonFlags.register(fs, "warn")
+	o.commonFlags.Register(fs, "warn")
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "how long to wait for every instance to settle (active, failed or pending)")
 	o.elicit = "decline"
-	fs.Var(choice{&o.elicit, []string{"decline", "defaults"}}, "elicit",
+	fs.Var(choice{Value: &o.elicit, Allowed: []string{"decline", "defaults"}}, "elicit",
 		"`answer` to a server that asks for input (elicitation) meanwhile: decline, or defaults to accept its form with the defaults (for scripts)")
 }
 
@@ -44,7 +42,7 @@ func (o *oneShot) register(fs *flag.FlagSet) {
 // settle, runs fn and shuts the host down. An instance still starting when
 // the wait ends shows as "starting" in Status.
 func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h *host.Host) int) int {
-	c, err := hostrun.Load(o.file)
+	c, err := hostrun.Load(o.File)
 	if err != nil {
 		return fail(io, name, err)
 	}
@@ -54,38 +52,11 @@ func (o *oneShot) withHost(ctx context.Context, io Stdio, name string, fn func(h
 // withComposition is withHost for a command that has read the composition
 // already (chat looks for its agent entry first).
 func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c *host.Composition, fn func(h *host.Host) int) int {
-	logger := io.logger(o.logFormat, o.logLevel)
-	gate := allowLogins(io)
-	defer gate.remove()
-	startCtx, cancel := context.WithTimeout(ctx, o.wait)
-	defer cancel()
-	h, err := startHost(startCtx, c, &host.Options{Logger: logger}, nil, gate.install)
-	if err == nil {
-		// A lazy server with no catalog cache is active before its tools
-		// came: the command needs them (and its run writes the cache).
-		if reg, ok := host.Lookup(h, tools.Key); ok && reg != nil {
-			err = reg.WaitStarted(startCtx)
-		}
+	opts := hostrun.OnceOptions{Logger: io.logger(o.LogFormat, o.LogLevel), Wait: o.wait, LoginOut: io.display().Err, OpenURL: io.OpenURL}
+	if o.elicit == "defaults" {
+		opts.Answerer = elicit.Defaults()
 	}
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		logger.Warn("instances still starting when --wait ended", "wait", o.wait)
-		err = nil
-	}
-	code := exitFail
-	if err != nil {
-		fail(io, name, err)
-	} else if ctx.Err() == nil {
-		remove := func() {}
-		if o.elicit == "defaults" {
-			remove = installAnswerer(h, elicit.Defaults())
-		}
-		code = fn(h)
-		remove()
-	}
-	if !hostrun.Shutdown(h, logger) && code == exitOK {
-		code = exitFail
-	}
-	return code
+	return hostrun.Once(ctx, c, opts, func(err error) { fail(io, name, err) }, fn)
 }
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
@@ -97,26 +68,26 @@ entry id; the exit code is 1 if there is any. Warnings, such as a policy rule
 that can match nothing (a server no entry provides, a name in the wrong case)
 or every call before other rules, are printed without failing.`)
 	var cf commonFlags
-	cf.register(fs, "warn")
+	cf.Register(fs, "warn")
 	pos, code, ok := parseArgs(fs, args, io)
 	if !ok {
 		return code
 	}
-	if len(pos) == 1 && cf.file == "composition.yml" {
-		cf.file = pos[0] // `dsh-host check FILE` reads as well as `-c FILE`
+	if len(pos) == 1 && cf.File == "composition.yml" {
+		cf.File = pos[0] // `dsh-host check FILE` reads as well as `-c FILE`
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
 	// hostrun.Load returns what parsed along with its problems, so that
 	// Check can report those of the entries too.
-	c, err := hostrun.Load(cf.file)
+	c, err := hostrun.Load(cf.File)
 	if c != nil {
 		err = errors.Join(err, host.Check(c))
 	}
 	screen := io.display()
 	if err != nil {
 		problems := hostrun.ProblemLines(err)
-		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.file, len(problems))
+		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.File, len(problems))
 		for _, line := range problems {
 			fmt.Fprintf(screen.Err, "  %s\n", line)
 		}
@@ -127,7 +98,7 @@ or every call before other rules, are printed without failing.`)
 	for _, w := range warnings {
 		fmt.Fprintf(screen.Err, "warning: %s\n", w)
 	}
-	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.file, len(c.Entries))
+	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.File, len(c.Entries))
 	return exitOK
 }
 
@@ -147,49 +118,7 @@ default. Built-in plugins start even when the composition does not list them.`)
 		}
 		return exitOK
 	}
-	for i, p := range ps {
-		if i > 0 {
-			fmt.Fprintln(io.Out)
-		}
-		fmt.Fprintf(io.Out, "%s", p.Name)
-		if p.Builtin {
-			fmt.Fprint(io.Out, " (built in)")
-		}
-		fmt.Fprintf(io.Out, "\n  %s\n", p.Description)
-		if len(p.Inject) > 0 {
-			var deps []string
-			for _, d := range p.Inject {
-				s := d.Service
-				if d.Optional {
-					s += " (optional)"
-				}
-				deps = append(deps, s)
-			}
-			fmt.Fprintf(io.Out, "  injects:  %s\n", strings.Join(deps, ", "))
-		}
-		if len(p.Provides) > 0 {
-			fmt.Fprintf(io.Out, "  provides: %s\n", strings.Join(p.Provides, ", "))
-		}
-		if len(p.Fields) == 0 {
-			fmt.Fprintln(io.Out, "  config:   none")
-			continue
-		}
-		fmt.Fprintln(io.Out, "  config:")
-		var table bytes.Buffer
-		tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-		for _, f := range p.Fields {
-			def := ""
-			if f.Default != "" {
-				def = "default " + f.Default
-			}
-			fmt.Fprintf(tw, "    %s\t%s\t%s\n", f.Key, f.Type, def)
-		}
-		tw.Flush()
-		// A key without a default would end in the padding of its type.
-		for line := range strings.Lines(table.String()) {
-			fmt.Fprintln(io.Out, strings.TrimRight(line, " \n"))
-		}
-	}
+	console.WritePlugins(io.Out, ps)
 	return exitOK
 }
 
@@ -225,7 +154,7 @@ it is listed, not hidden.`)
 		}
 		screen := io.display()
 		writeTools(screen.Out, rows)
-		writeInstanceLines(screen.Out, st)
+		console.WriteInstanceLines(screen.Out, st)
 		return exitOK
 	})
 }
@@ -287,11 +216,11 @@ without it such a call is denied.`)
 			// running: say which, and why, rather than only that.
 			if st, err := a.Status(ctx); err == nil {
 				if why := hostrun.NotRunning(st.Instances, name); why != "" {
-					fmt.Fprintf(screen.Err, "dsh-host call: %v; %s (see dsh-host status -c %s)\n", res.Err, why, o.file)
+					fmt.Fprintf(screen.Err, "dsh-host call: %v; %s (see dsh-host status -c %s)\n", res.Err, why, o.File)
 					return exitFail
 				}
 			}
-			fmt.Fprintf(screen.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.file)
+			fmt.Fprintf(screen.Err, "dsh-host call: %v (list them with: dsh-host tools -c %s)\n", res.Err, o.File)
 			return exitFail
 		case res.Err != nil:
 			fmt.Fprintf(screen.Err, "dsh-host call: %s: %v\n", name, res.Err)
@@ -380,33 +309,4 @@ func printReply(io Stdio, reply commands.Reply) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// writeInstanceLines prints one line per instance of the composition (and
-// per built-in service that is not active): its state and detail or error,
-// so that a server that failed is listed, not hidden.
-func writeInstanceLines(w io.Writer, st []host.InstanceStatus) {
-	builtin := map[string]bool{}
-	for _, p := range host.Plugins() {
-		builtin[p.Name] = p.Builtin
-	}
-	header := false
-	for _, s := range st {
-		if builtin[s.Plugin] && s.ID == s.Plugin && s.State == host.StateActive {
-			continue
-		}
-		if !header {
-			fmt.Fprintln(w, "\ninstances:")
-			header = true
-		}
-		msg := s.Err
-		if msg == "" {
-			msg = s.Detail
-		}
-		state := string(s.State)
-		if s.Kept != "" {
-			state += " (" + s.Kept + ")"
-		}
-		fmt.Fprintf(w, "  %s (%s) %s: %s\n", s.ID, s.Plugin, state, dash(msg))
-	}
 }

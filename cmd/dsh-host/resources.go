@@ -6,11 +6,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/resources"
 )
 
@@ -48,34 +47,10 @@ description or MIME type contain all of them. Read one with: dsh-host read URI.`
 			return exitOK
 		}
 		screen := io.display()
-		writeResources(screen.Out, l.Resources, l.Templates)
-		writeInstanceLines(screen.Out, l.Instances)
+		console.WriteResources(screen.Out, l.Resources, l.Templates)
+		console.WriteInstanceLines(screen.Out, l.Instances)
 		return exitOK
 	})
-}
-
-func writeResources(w io.Writer, list []resources.Resource, tmpls []resources.Template) {
-	if len(list) == 0 && len(tmpls) == 0 {
-		fmt.Fprintln(w, "no resources or templates")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if len(list) > 0 {
-		fmt.Fprintln(tw, "URI\tSERVER\tMIME TYPE\tNAME\tDESCRIPTION")
-		for _, r := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Server, dash(r.MIMEType), dash(r.Name), dash(oneLine(r.Description, 60)))
-		}
-	}
-	if len(tmpls) > 0 {
-		if len(list) > 0 {
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintln(tw, "TEMPLATE\tSERVER\tMIME TYPE\tNAME\tDESCRIPTION")
-		for _, t := range tmpls {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.URITemplate, t.Server, dash(t.MIMEType), dash(t.Name), dash(oneLine(t.Description, 60)))
-		}
-	}
-	tw.Flush()
 }
 
 func cmdRead(ctx context.Context, args []string, io Stdio) int {

@@ -29,15 +29,15 @@ reload with the same -c FILE ask this host rather than start their own (--no-att
 their own). A second run or serve of the same file runs without the socket,
 and takes it over when the first stops.`)
 	var cf commonFlags
-	cf.register(fs, "info")
+	cf.Register(fs, "info")
 	consoleMode := "auto"
-	fs.Var(choice{&consoleMode, []string{"auto", "on", "off"}}, "console", "console `mode` on stdin: auto (when stdin and stdout are terminals), on, or off")
+	fs.Var(choice{Value: &consoleMode, Allowed: []string{"auto", "on", "off"}}, "console", "console `mode` on stdin: auto (when stdin and stdout are terminals), on, or off")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
 	useConsole := consoleMode == "on" || consoleMode == "auto" && io.terminal(io.In) && io.terminal(io.Out)
 
-	logger := io.logger(cf.logFormat, cf.logLevel)
+	logger := io.logger(cf.LogFormat, cf.LogLevel)
 	// Progress lines and the console quote servers (errors, tools,
 	// replies): on a terminal they are escaped.
 	screen := io.display()
@@ -45,16 +45,16 @@ and takes it over when the first stops.`)
 	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
-	c, err := hostrun.Load(cf.file)
+	c, err := hostrun.Load(cf.File)
 	if err != nil {
 		return fail(io, "run", err)
 	}
 	prog := console.NewStartup(screen.Out)
-	gate := allowLogins(io)
-	defer gate.remove()
+	gate := hostrun.AllowLogins(io.display().Err, io.OpenURL)
+	defer gate.Remove()
 	opts := &host.Options{Logger: logger}
 	defer startTelemetry(ctx, opts, logger)()
-	h, err := startHost(ctx, c, opts, prog.Observe, gate.install)
+	h, err := startHost(ctx, c, opts, prog.Observe, gate.Install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop
@@ -71,8 +71,8 @@ and takes it over when the first stops.`)
 	}
 	prog.Finish(h.Status(), hint)
 
-	stopFollowing := hostrun.Follow(ctx, h, cf.file, hup, logger)
-	stopControl := serveControl(h, cf.file, logger)
+	stopFollowing := hostrun.Follow(ctx, h, cf.File, hup, logger)
+	stopControl := serveControl(h, cf.File, logger)
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()
@@ -82,7 +82,7 @@ and takes it over when the first stops.`)
 			console.Run(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
 		}()
 	}
-	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.file)
+	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.File)
 	select {
 	case <-ctx.Done():
 	case <-quit:

@@ -16,127 +16,27 @@ import (
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/serve"
 )
 
-const serveAbout = `
-Serve the composition's tools (folded or not, as the composition says) as one
-MCP server. tools/call runs the registry's whole pipeline, so guards apply;
-images reach the client as MCP image content. The composition file is watched:
-an edit (or SIGHUP) that changes the tool surface sends
-notifications/tools/list_changed to connected clients.
+// serveEnv are serve's flags that the environment can give.
+var serveEnv = serve.Env
 
-The server is the gateway plugin. serve adds a gateway entry configured by its
-flags (id gateway, file "(command line)"), unless the composition declares a
-gateway entry of its own: that one wins, as written, and --http,
---token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless,
---name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics are
-ignored (the entry's keys tokenFile, tls, raw, stateless, nameLimit,
-dropMarker, drainTimeout, listWait and metrics say the same).
-
-  --stdio        for clients that start the gateway as a command (Claude Code,
-                 Codex, VS Code); logs go to stderr only, stdout is the protocol,
-                 at warn unless --log-level or DSH_LOG_LEVEL says otherwise
-                 (clients show every stderr line as an error). The session
-                 starts once the gateway is up: initialize waits at most
-                 300 ms for the servers connecting, the first lists as
-                 --list-wait says. A composition that does not load still
-                 gets its client a session, which says what is wrong
-                 (instructions, an error log message, every failed call)
-                 until an edit of the file loads. The entry serve adds listens on no port. If a
-                 reload restarts the gateway (its entry, or a service it
-                 injects, changed), the session ends and serve exits 1: the
-                 client must reconnect.
-  --http ADDR    Streamable HTTP at http://ADDR/mcp (the default transport, on
-                 ` + serve.DefaultHTTPAddr + `). A non-loopback ADDR requires --token-env
-                 or --token-file.
-                 Requests from a foreign browser Origin are refused (403).
-                 /healthz (200 while the process answers) and /readyz (200
-                 once the gateway serves every eager server's tools, or
-                 its failure, and every lazy server's catalog, else 503
-                 with the reason, and 503 while draining) answer beside
-                 /mcp, without the token.
-  --token-file FILE
-                 the bearer token is FILE's one line (a mounted container
-                 secret), read when the gateway starts; the trailing line
-                 break is trimmed; an empty or unreadable file is an
-                 error naming it. Restart (or edit the entry) to rotate it.
-  --tls-cert FILE --tls-key FILE
-                 serve https (TLS 1.2 or later) with this certificate chain
-                 and private key (PEM); both files are read again at the
-                 first connection after either changed, so a renewal needs
-                 no restart. Behind a proxy that terminates TLS, leave them
-                 out.
-  --list-wait D  while the composition starts, tools/list, resources/list and
-                 prompts/list wait up to D (default 5s, counted from the
-                 gateway's start) for the eager MCP servers still connecting
-                 (each at most its startupTimeoutMs) and for the lazy ones
-                 without a catalog cache to list their tools, then answer
-                 what is there; a server that comes later comes with
-                 list_changed. For agent CLIs that list tools once, right
-                 after initialize (Codex never lists again). initialize
-                 does not wait for it.
-  --drain-timeout D
-                 at SIGTERM or SIGINT, --http drains first: /readyz fails,
-                 new sessions and requests are refused (503), and the calls
-                 in flight get D (default 30s; the entry's drainTimeout) to
-                 finish before the gateway stops. A second signal ends the
-                 drain at once. --stdio does not drain: a signal ends its
-                 session and cancels its calls.
-  --raw          serve the MCP server's tools under their own names, unfolded
-                 and without the host's built-in tools: over a composition with
-                 one mcp-client entry, a faithful stdio<->Streamable HTTP bridge
-                 to that server, with hot reload. Two or more mcp-client
-                 entries are a usage error (their names could collide).
-  --name-limit N the longest tool name served (default 48): a longer one is
-                 cut and ends with a hash of the tool's identity, so it stays
-                 stable and distinct. Clients add their own prefix
-                 (mcp__dsh__ in Claude Code) to names model APIs cap at 64.
-  --drop-marker  serve an MCP server's tools as <server>__<tool>, without
-                 the mcp__ marker, for clients that add a marker of their own.
-  --stateless    stateless Streamable HTTP, so that several gateways can serve
-                 behind any load balancer. A stateless gateway answers requests
-                 and nothing else: no list_changed notifications, no
-                 elicitation or sampling requests to the client, no resource
-                 subscriptions.
-  --metrics ADDR the host's metrics in Prometheus text format at
-                 http://ADDR/metrics (such as 127.0.0.1:9464), on a listener
-                 of their own, without the token: tool calls, errors and
-                 latency per server, tool and outcome; MCP servers up and
-                 reconnects; gateway sessions and connections; reloads;
-                 policy decisions.
-
-Most flags can come from the environment, for containers and systemd units;
-a flag on the command line wins, and a bad value names the variable (see
-"Environment" below; DSH_LOG_LEVEL sets --log-level, an unknown value
-keeping the default).
-
-Traces follow the standard OpenTelemetry variables: OTEL_TRACES_EXPORTER=otlp
-or OTEL_EXPORTER_OTLP_ENDPOINT (http/protobuf, such as http://127.0.0.1:4318)
-turns them on, OTEL_SERVICE_NAME names the service (default dsh-host); a
-client's traceparent in a request's _meta continues into the MCP servers'.
-
-The same gateway, declared in the composition (an edit of it moves the
-listener):
-  - id: gateway
-    name: gateway
-    config: {http: "127.0.0.1:8931", tokenEnv: GATEWAY_TOKEN}
-
-Like run, serve answers on the composition's control socket (dsh-host
-status, tools, call... attach to it); a second serve of the same file, as
-two clients each start one, runs without it until the first stops.
-
-Example, for a client's MCP configuration:
-  {"command": "dsh-host", "args": ["serve", "--stdio", "-c", "/path/to/composition.yml"]}`
+// flagsFromEnv sets the flags the command line left unset from the
+// environment (cli.FlagsFromEnv).
+func flagsFromEnv(fs *flag.FlagSet, binds []cli.EnvFlag, getenv func(string) string, stdio bool) ([]string, error) {
+	return cli.FlagsFromEnv(fs, binds, getenv, stdio)
+}
 
 // cmdServe runs gateway mode until the client goes away (stdio), or until
 // SIGINT or SIGTERM. As for run, a shutdown that is not clean exits 1.
 func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR | --token-file FILE] [flags]",
-		serveAbout+"\n\nEnvironment (a flag given wins):\n"+envHelp(serveEnv))
+		serve.About+"\n\nEnvironment (a flag given wins):\n"+cli.EnvHelp(serveEnv))
 	var common commonFlags
-	common.register(fs, "info")
+	common.Register(fs, "info")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
 	addr := fs.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (default "+serve.DefaultHTTPAddr+")")
 	tokenEnv := fs.String("token-env", "", "require the bearer token in the environment variable `VAR` (needed for a non-loopback --http address)")
@@ -150,7 +50,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	metrics := fs.String("metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
 	drainTimeout := fs.Duration("drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", serve.DefaultDrainTimeout))
 	listWait := fs.Duration("list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", serve.DefaultListWait))
-	bindEnv(fs, serveEnv)
+	cli.BindEnv(fs, serveEnv)
 	fs.Lookup("log-level").Usage += " (env DSH_LOG_LEVEL)"
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
@@ -208,7 +108,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		return exitUsage
 	}
 
-	c, loadErr := hostrun.Load(common.file)
+	c, loadErr := hostrun.Load(common.File)
 	if loadErr == nil && *stdio {
 		loadErr = host.Check(c) // what the host would refuse to apply
 	}
@@ -219,18 +119,18 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		// A client that started serve shows "connection closed" and
 		// nothing else: it gets a session that says what is wrong, and
 		// the file is watched until it loads.
-		c = &host.Composition{File: common.file}
+		c = &host.Composition{File: common.File}
 	}
 	if *raw {
 		if servers := serve.MCPServers(c); len(servers) > 1 {
 			return usageError(fs, std, "--raw serves one MCP server under its own names, and %s has %d: %s; serve them without --raw (prefixed), or compose one",
-				common.file, len(servers), strings.Join(servers, ", "))
+				common.File, len(servers), strings.Join(servers, ", "))
 		}
 	}
 	if !levelSet {
-		common.logLevel = serveLogLevel(*stdio, os.Getenv)
+		common.LogLevel = serveLogLevel(*stdio, os.Getenv)
 	}
-	logger := hostrun.NewLogger(std.Err, common.logFormat, common.logLevel)
+	logger := hostrun.NewLogger(std.Err, common.LogFormat, common.LogLevel)
 	opts := &host.Options{Logger: logger}
 	defer startTelemetry(ctx, opts, logger)()
 	id, err := serve.ComposedGateway(c)
@@ -241,22 +141,22 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		id = serve.GatewayID
 		opts.Entries = []host.Entry{flagEntry}
 	case httpSet || *tokenEnv != "" || *tokenFile != "" || *tlsCert != "" || *raw || *stateless || *nameLimit != 0 || *dropMarker || *drainTimeout != 0 || *listWait != 0 || *metrics != "":
-		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "file", common.file, "entry", id)
+		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "file", common.File, "entry", id)
 	}
 
 	hup := hangups()
 	defer signal.Stop(hup)
-	cfg := serve.Config{File: common.file, GatewayID: id, Host: opts, Logger: logger,
+	cfg := serve.Config{File: common.File, GatewayID: id, Host: opts, Logger: logger,
 		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
 		Started: func(ctx context.Context, h *host.Host) func() {
-			stopFollow, stopControl := hostrun.Follow(ctx, h, common.file, hup, logger), serveControl(h, common.file, logger)
+			stopFollow, stopControl := hostrun.Follow(ctx, h, common.File, hup, logger), serveControl(h, common.File, logger)
 			return func() { stopControl(); stopFollow() }
 		}}
 	if *stdio {
 		var problem string
 		if loadErr != nil {
-			problem = serve.NotApplied(common.file, loadErr, false)
-			logger.Error("the composition is not applied; serving a session that says so, and watching the file", "file", common.file, "err", loadErr)
+			problem = serve.NotApplied(common.File, loadErr, false)
+			logger.Error("the composition is not applied; serving a session that says so, and watching the file", "file", common.File, "err", loadErr)
 		}
 		return serveExit(std, serve.Stdio(ctx, c, cfg, problem, std.In, std.Out))
 	}
@@ -290,7 +190,7 @@ func serveLogLevel(stdio bool, getenv func(string) string) string {
 		level = "warn"
 	}
 	if v := getenv("DSH_LOG_LEVEL"); v != "" {
-		_ = choice{&level, []string{"debug", "info", "warn", "error"}}.Set(v) // a bad value keeps the default
+		_ = choice{Value: &level, Allowed: []string{"debug", "info", "warn", "error"}}.Set(v) // a bad value keeps the default
 	}
 	return level
 }

@@ -6,12 +6,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 )
 
 func cmdStatus(ctx context.Context, args []string, io Stdio) int {
@@ -63,7 +62,7 @@ entry was kept or failed. A file that does not parse or validate changes
 nothing and exits 1 with its problems. With no running host there is nothing to reload: it exits
 1 (dsh-host check validates a file without starting anything).`)
 	var cf commonFlags
-	cf.register(fs, "warn")
+	cf.Register(fs, "warn")
 	timeout := fs.Duration("timeout", reloadTimeout, "how long to wait for the changed entries to be ready or fail")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
@@ -74,7 +73,7 @@ nothing and exits 1 with its problems. With no running host there is nothing to 
 		return fail(io, "reload", err)
 	}
 	if !ok {
-		return fail(io, "reload", fmt.Errorf("no dsh-host run or serve is running for %s: nothing to reload (dsh-host check validates the file)", cf.file))
+		return fail(io, "reload", fmt.Errorf("no dsh-host run or serve is running for %s: nothing to reload (dsh-host check validates the file)", cf.File))
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -88,15 +87,15 @@ nothing and exits 1 with its problems. With no running host there is nothing to 
 	}
 	screen := io.display()
 	if res.Error != "" {
-		fmt.Fprintf(screen.Err, "dsh-host reload: %s: not applied; the running instances are unchanged:\n", cf.file)
+		fmt.Fprintf(screen.Err, "dsh-host reload: %s: not applied; the running instances are unchanged:\n", cf.File)
 		for line := range strings.Lines(res.Error) {
 			fmt.Fprintf(screen.Err, "  %s\n", strings.TrimRight(line, "\n"))
 		}
 		return exitFail
 	}
-	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.file, strings.TrimPrefix(summary(res.Instances), "ready: "))
-	bad := writeOutcomes(screen.Out, res.Outcomes)
-	writeInstanceLines(screen.Out, res.Instances)
+	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.File, strings.TrimPrefix(summary(res.Instances), "ready: "))
+	bad := console.WriteOutcomes(screen.Out, res.Outcomes)
+	console.WriteInstanceLines(screen.Out, res.Instances)
 	if bad {
 		return exitFail
 	}
@@ -106,19 +105,3 @@ nothing and exits 1 with its problems. With no running host there is nothing to 
 // reloadTimeout bounds how long reload waits for its outcome: an MCP
 // server's startupTimeoutMs is 30s by default.
 const reloadTimeout = 2 * time.Minute
-
-// writeOutcomes prints what the reload did to each entry it touched, and
-// reports whether any was kept on its previous config or failed.
-func writeOutcomes(w io.Writer, outcomes []host.Outcome) (bad bool) {
-	if len(outcomes) == 0 {
-		return false
-	}
-	fmt.Fprintln(w, "\nchanged:")
-	for _, o := range outcomes {
-		fmt.Fprintf(w, "  %s: %s (%s)\n", o.ID, o.Result, dash(o.Why))
-		if o.Result == "kept" || o.Result == "failed" {
-			bad = true
-		}
-	}
-	return bad
-}
