@@ -8,24 +8,14 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 )
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("audit", "[-c FILE | --dir DIR] [--json] [--follow] [--tool GLOB] [--since DURATION] [--verify]", `
-Audit prints the policy's trail of tool calls: one line per call with its time,
-caller, tool, the policy's decision and rule, outcome, duration and result size.
-Arguments appear as their SHA-256 unless the policy's audit.arguments is on.
---json prints the trail's own JSON lines; --follow keeps printing calls as they
-come, until interrupted. --verify checks the trail's hash chain and its state
-file instead, and names the first line, or the file, that does not follow.
-The trail is $DSH_HOME/audit, or the audit.dir of the policy entry of the
-composition -c names, or --dir.`)
+	fs := subcommandFlags("audit")
 	file := fs.String("c", "", "read the trail of this composition's policy entry (its audit.dir)")
 	asJSON := fs.Bool("json", false, "print the JSON lines as written")
 	follow := fs.Bool("follow", false, "keep printing new calls")
@@ -37,7 +27,7 @@ composition -c names, or --dir.`)
 		return code
 	}
 	if *file != "" {
-		d, err := compositionAuditDir(*file)
+		d, err := hostrun.AuditDir(*file)
 		if err != nil {
 			return fail(io, "audit", err)
 		}
@@ -89,27 +79,4 @@ func verifyTrail(io Stdio, dir string) int {
 		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
 	}
 	return exitOK
-}
-
-// compositionAuditDir is the audit.dir of file's policy entry (the
-// built-in default when it has none).
-func compositionAuditDir(file string) (string, error) {
-	c, err := hostrun.Load(file)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range c.Entries {
-		if e.ID != policy.PluginName {
-			continue
-		}
-		pc, err := host.Decode[policy.Config](&e)
-		if err != nil {
-			return "", err
-		}
-		if !pc.Audit.Enabled {
-			return "", fmt.Errorf("%s: the policy entry turns the audit trail off (audit.enabled: false)", file)
-		}
-		return pc.Audit.Dir, nil
-	}
-	return policy.DefaultConfig().Audit.Dir, nil
 }

@@ -15,28 +15,7 @@ import (
 )
 
 func cmdImport(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("import", "<file|-> [--write [-c FILE | --dir DIR]]", `
-Import reads an MCP client's server list and prints the equivalent composition
-entries (YAML) on stdout. It understands the mcpServers object of Claude
-Code's .mcp.json, claude_desktop_config.json, Cursor's mcp.json and Gemini
-CLI's settings.json (command, args, env, cwd; or url, httpUrl, headers, type),
-the servers object of VS Code's .vscode/mcp.json (and of the "mcp" key of its
-settings.json), the mcp object of opencode.json, and the [mcp_servers.NAME]
-tables of Codex's config.toml. ${env:VAR}, ${input:NAME} and {env:VAR} become
-${VAR} and ${NAME}, and so does Gemini CLI's $VAR as a word of an env value or
-header ("Bearer $TOKEN"), a whole argument, or a part of the url. Legacy SSE servers ("type": "sse", or a url ending
-in /sse) get transport: sse. Inline secrets (env values and headers whose
-names say KEY, TOKEN, SECRET, PASS, AUTH..., values that are URLs with
-credentials or connection strings with a password, and the password, user
-or secret query parameters of a server's url) are written as ${VAR}
-references, and the variables to export are printed on stderr.
-
-With --write the entries are appended to the composition named by -c, keeping
-its comments. With --write --dir DIR each server goes to a file of its own,
-DIR/<id>.yml, holding a plugins list of one entry: list DIR/*.yml under the
-composition's include key. Either way an id or serverName the composition
-(or DIR) already uses, or a file that exists, is refused and nothing is
-written.`)
+	fs := subcommandFlags("import")
 	file := fs.String("c", "composition.yml", "composition `file` that --write appends to, or whose ids --dir avoids")
 	write := fs.Bool("write", false, "write the entries instead of printing them")
 	dir := fs.String("dir", "", "with --write, write one file per server into `DIR` instead of appending to -c")

@@ -16,11 +16,7 @@ import (
 )
 
 func cmdLogin(ctx context.Context, args []string, std Stdio) int {
-	fs := flagSet("login", "<serverName> [-c FILE] [flags]", `
-Logs in to the remote MCP server the composition names serverName, in the
-browser: the authorization URL is opened with $BROWSER (the URL as its last
-argument) or the platform's opener, and printed. The token is stored under
-$DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
+	fs := subcommandFlags("login")
 	var cf commonFlags
 	cf.Register(fs, "warn")
 	timeout := fs.Duration("timeout", logins.DefaultLoginTimeout, "how long to wait for the login in the browser")
@@ -38,10 +34,7 @@ $DSH_HOME/oauth; a run or serve that waits for this login connects by itself.`)
 }
 
 func cmdLogout(ctx context.Context, args []string, std Stdio) int {
-	fs := flagSet("logout", "<serverName> [-c FILE] [flags]", `
-Deletes the stored login of the remote MCP server the composition names
-serverName, and revokes its tokens where the authorization server offers
-revocation.`)
+	fs := subcommandFlags("logout")
 	var cf commonFlags
 	cf.Register(fs, "warn")
 	name, code, ok := serverArg(fs, args, std)

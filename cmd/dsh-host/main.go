@@ -191,3 +191,9 @@ func fail(io Stdio, name string, err error) int {
 	fmt.Fprintf(io.display().Err, "dsh-host %s: %v\n", name, err)
 	return exitFail
 }
+
+// subcommandFlags is flagSet with name's help (cli.Helps).
+func subcommandFlags(name string) *flag.FlagSet {
+	h := cli.Helps[name]
+	return cli.FlagSet(name, h.Synopsis, h.About)
+}

@@ -60,13 +60,7 @@ func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c 
 }
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("check", "[-c FILE | FILE] [flags]", `
-Check validates a composition without starting anything: YAML syntax, ${VAR}
-expansion, plugin names, unique ids, each entry's config (strictly decoded and
-validated) and service cycles. Every problem is listed with file:line and the
-entry id; the exit code is 1 if there is any. Warnings, such as a policy rule
-that can match nothing (a server no entry provides, a name in the wrong case)
-or every call before other rules, are printed without failing.`)
+	fs := subcommandFlags("check")
 	var cf commonFlags
 	cf.Register(fs, "warn")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -103,10 +97,7 @@ or every call before other rules, are printed without failing.`)
 }
 
 func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("plugins", "[--json]", `
-Plugins lists the plugins built into this binary: name, description, the
-services each injects and provides, and every config key with its type and
-default. Built-in plugins start even when the composition does not list them.`)
+	fs := subcommandFlags("plugins")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
@@ -123,13 +114,7 @@ default. Built-in plugins start even when the composition does not list them.`)
 }
 
 func cmdTools(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("tools", "[-c FILE] [--json] [--wait 30s] [flags]", `
-Tools starts the composition, waits until every instance has settled (active,
-failed, or pending with its reason; bounded by --wait), prints every registered
-tool (public name, server, raw name on its server, whether the prompt carries
-it natively or folded, description) and every instance that is not active with
-its error, then shuts down. A server that failed does not change the exit code:
-it is listed, not hidden.`)
+	fs := subcommandFlags("tools")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -160,14 +145,7 @@ it is listed, not hidden.`)
 }
 
 func cmdCall(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("call", "[-c FILE] <tool> [json-args] [--yes] [--image-input] [--json] [flags]", `
-Call starts the composition, runs one tool call through the registry's whole
-pipeline (hooks, guards, validation, render) and prints the model-facing
-content. With --json it prints the content, the canonical value and the error
-as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
-tool fails or the call is refused (mcp_call's refusals and its tool's failures
-too), 2 on a usage error. Where the policy asks for approval, --yes gives it;
-without it such a call is denied.`)
+	fs := subcommandFlags("call")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -235,12 +213,7 @@ without it such a call is denied.`)
 }
 
 func cmdPrompt(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("prompt", "[-c FILE] [--json] [flags]", `
-Prompt starts the composition and prints the model-facing tools array exactly
-as an OpenAI-compatible chat request carries it (after folding, if the
-composition folds), with its size in bytes and estimated tokens (bytes/4).
-With --json stdout gets the array's exact bytes and nothing else; the size
-line goes to stderr.`)
+	fs := subcommandFlags("prompt")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -266,10 +239,7 @@ line goes to stderr.`)
 }
 
 func cmdCommand(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("command", "[-c FILE] '/name [input]' [flags]", `
-Command starts the composition, runs one slash command registered on the
-commands service (for example '/mcp list github') and prints its reply. Exit 1
-when the reply is an error.`)
+	fs := subcommandFlags("command")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)

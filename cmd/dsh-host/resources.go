@@ -14,13 +14,7 @@ import (
 )
 
 func cmdResources(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("resources", "[-c FILE] [--server S] [--json] [query...] [flags]", `
-Resources lists the resources and resource templates of the composition's MCP
-servers (URI, server, MIME type, name, description), then every instance that
-is not active. It asks the running host of the composition, if any (see
---no-attach), else starts the composition and waits until every instance has
-settled. Words after the flags keep the entries whose URI, name, title,
-description or MIME type contain all of them. Read one with: dsh-host read URI.`)
+	fs := subcommandFlags("resources")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -54,15 +48,7 @@ description or MIME type contain all of them. Read one with: dsh-host read URI.`
 }
 
 func cmdRead(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("read", "[-c FILE] <uri> | <template> key=value... [--server S] [--json] [flags]", `
-Read reads one resource from the MCP server that lists it (or whose template
-matches it; --server names the server for a URI nobody lists), or expands a
-resource template with key=value arguments and reads the result. It asks the
-running host of the composition, if any (see --no-attach), else starts the
-composition. Text is printed as it is; an image or other binary content is
-kept in the attachment store and printed as its reference, MIME type and size.
-With --json it prints {server, uri, contents} as the server sent them (binary
-as base64). Exit 1 when the read fails.`)
+	fs := subcommandFlags("read")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)

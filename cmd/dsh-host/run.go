@@ -11,23 +11,7 @@ import (
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("run", "[-c FILE] [--console auto|on|off] [flags]", `
-Run starts every instance of the composition and keeps them running. It
-watches the file: an edit disposes and recreates exactly the entries that
-changed, and a file that does not parse or validate changes nothing (the
-error is logged with file and line). SIGHUP reloads too. SIGINT or SIGTERM
-disposes every instance and exits 0. While the instances start, stdout shows
-progress (connecting 2/5: github…), then a summary (ready: 7 active).
-
-On a terminal, run also opens a console on stdin: /help lists its commands
-(/status, /tools, /prompt, /call, /reload, /quit and every registered slash
-command such as /mcp).
-
-Once ready, run answers on a control socket under $DSH_HOME/run, private to
-its user: dsh-host status, tools, call, prompt, command, resources, read and
-reload with the same -c FILE ask this host rather than start their own (--no-attach starts
-their own). A second run or serve of the same file runs without the socket,
-and takes it over when the first stops.`)
+	fs := subcommandFlags("run")
 	var cf commonFlags
 	cf.Register(fs, "info")
 	consoleMode := "auto"
@@ -72,7 +56,7 @@ and takes it over when the first stops.`)
 	prog.Finish(h.Status(), hint)
 
 	stopFollowing := hostrun.Follow(ctx, h, cf.File, hup, logger)
-	stopControl := serveControl(h, cf.File, logger)
+	stopControl := hostrun.ServeControl(h, cf.File, logger)
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()

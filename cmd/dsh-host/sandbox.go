@@ -11,14 +11,7 @@ import (
 // cmdSandbox is `dsh-host sandbox check`: the logic is app's CheckSandbox
 // (internal/sandbox's Check, through mcp-client's config).
 func cmdSandbox(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("sandbox", "check [-c FILE] [SERVER]", `
-Sandbox check prints, for each stdio server of the composition (or the one
-named by serverName or id), the sandbox it would start in: the effective
-rules (what is granted by default and by its sandbox key), what is not
-enforced, and the outcome of probes run inside that same sandbox, without
-starting the server: reading a file outside the grants, creating one, and
-connecting to a TCP port not granted. A probe that gets through where the
-rules say it should not fails the check (exit 1).`)
+	fs := subcommandFlags("sandbox")
 	var file string
 	fs.StringVar(&file, "c", "composition.yml", "composition `file`")
 	if len(args) == 0 || args[0] != "check" {

@@ -105,7 +105,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	cfg := serve.Config{File: common.File, GatewayID: id, Host: opts, Logger: logger,
 		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
 		Started: func(ctx context.Context, h *host.Host) func() {
-			stopFollow, stopControl := hostrun.Follow(ctx, h, common.File, hup, logger), serveControl(h, common.File, logger)
+			stopFollow, stopControl := hostrun.Follow(ctx, h, common.File, hup, logger), hostrun.ServeControl(h, common.File, logger)
 			return func() { stopControl(); stopFollow() }
 		}}
 	if sc.Stdio {

@@ -14,14 +14,7 @@ import (
 )
 
 func cmdStatus(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("status", "[-c FILE] [--json] [--no-attach] [flags]", `
-Status prints every instance of the composition: its state (active,
-starting, pending, failed, disabled), since when, how many tools it
-registered, and its detail or error: what an MCP server said of itself
-(connected, lazy and idle, needs login) or why it failed. It asks the
-running host of the composition (dsh-host run or serve) when there is one;
-otherwise it starts the composition, waits until every instance has settled
-(bounded by --wait), prints, and shuts down.`)
+	fs := subcommandFlags("status")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
@@ -51,16 +44,7 @@ otherwise it starts the composition, waits until every instance has settled
 }
 
 func cmdReload(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("reload", "[-c FILE] [flags]", `
-Reload has the running host of the composition (dsh-host run or serve)
-re-read its file now, as SIGHUP does: changed entries are restarted and
-failed instances are started again. It waits for the outcome (at most
---timeout) and prints, for each entry the reload touched, whether it
-started, restarted, kept its previous config (the new one failed: the old
-server keeps serving) or failed, then the instances; it exits 1 when an
-entry was kept or failed. A file that does not parse or validate changes
-nothing and exits 1 with its problems. With no running host there is nothing to reload: it exits
-1 (dsh-host check validates a file without starting anything).`)
+	fs := subcommandFlags("reload")
 	var cf commonFlags
 	cf.Register(fs, "warn")
 	timeout := fs.Duration("timeout", reloadTimeout, "how long to wait for the changed entries to be ready or fail")

@@ -16,19 +16,7 @@ import (
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
-	fs := flagSet("trust", "[-c FILE] [--yes | --digest D] SERVER [TOOL]", `
-Trust shows how the current definitions of an MCP server's tools (only TOOL's,
-its name on the server or its mcp__ name, when given) differ from the trusted
-ones, invisible characters flagged, and asks before approving them: a tool the
-policy holds because the server changed or added it after its tools were first
-trusted is then offered and callable again. What is approved is what was
-shown: a definition that changes after the diff is printed is not approved.
---yes approves what is shown without asking; --digest D approves, without
-showing anything, the definitions D names (the digest a review printed).
-It asks the running host of the composition, like call does; without one, it
-starts the composition, so that the server lists its tools, and records them
-for the next start. '/policy' shows what is held and why; the pins are kept
-in the policy's pins.dir ($DSH_HOME/pins).`)
+	fs := subcommandFlags("trust")
 	var o oneShot
 	o.register(fs)
 	noAttach := registerAttach(fs)
