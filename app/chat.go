@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,6 +28,11 @@ type ChatRequest struct {
 	// Answer answers the questions of the turn's tool calls (a server's
 	// elicitation, the policy's ask), as CallRequest.Answer.
 	Answer elicit.Answerer `json:"-"`
+	// Unattended says nobody is there to answer (chat -p): where the
+	// policy would ask, Yes approves and its absence denies, naming
+	// --yes, so the model reads why.
+	Unattended bool `json:"unattended,omitempty"`
+	Yes        bool `json:"yes,omitempty"`
 }
 
 // The kinds of a ChatEvent.
@@ -36,6 +43,7 @@ const (
 	ChatCallStart = "call-start" // Call: a tool call about to run
 	ChatCallDone  = "call-done"  // Call, Result, Error: its outcome
 	ChatProgress  = "progress"   // Call.Name, Progress: a call's report
+	ChatStatus    = "status"     // Text: the agent's status line (a retry's wait)
 )
 
 // ChatEvent is one thing a turn did.
@@ -82,6 +90,9 @@ type ChatResult struct {
 	MaxSteps bool   `json:"maxSteps,omitempty"`
 	// Session is the id of the session the turn was saved in.
 	Session string `json:"session,omitempty"`
+	// Restarted says the agent is not the one of this front end's last
+	// turn (a reload restarted it), so the turn began a new conversation.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // ChatCompactResult says how many messages a summary replaced.
@@ -105,6 +116,9 @@ type ChatInfo struct {
 	// what was wrong with its file but could be skipped.
 	Turns    int      `json:"turns,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Tools names the tools the model is offered now, as its next
+	// request carries them (folded: mcp_list and mcp_call).
+	Tools []string `json:"tools"`
 }
 
 // Session is one recorded conversation.
@@ -167,8 +181,12 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 			return ChatResult{}, err
 		}
 	}
+	restarted := l.lastAgent(a)
 	out := l.chatOutput(req.Events)
 	out.Answerer = req.Answer
+	if req.Unattended {
+		out.OneShot = &tools.OneShot{Yes: req.Yes}
+	}
 	var res agent.Result
 	prompt := ""
 	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
@@ -181,7 +199,7 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	if prompt == "" {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
-	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}
 	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
 		r.Inserted = true
 	}
@@ -206,6 +224,7 @@ func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
 	return agent.Output{
 		Text:      eventWriter{ChatText, emit},
 		Reasoning: eventWriter{ChatReasoning, emit},
+		Status:    eventWriter{ChatStatus, emit},
 		Progress: func(tool string, p tools.Progress) {
 			emit(ChatEvent{Kind: ChatProgress, Call: &ChatCall{Name: tool}, Progress: &p})
 		},
@@ -247,13 +266,14 @@ func (l *Local) ChatCompact(ctx context.Context) (ChatCompactResult, error) {
 }
 
 // ChatSession starts a new main conversation, or resumes a recorded one.
-func (l *Local) ChatSession(_ context.Context, req ChatSessionRequest) (ChatInfo, error) {
+func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error) {
 	a, err := l.agent()
 	if err != nil {
 		return ChatInfo{}, err
 	}
 	conv := a.Main()
-	info := ChatInfo{Model: a.Model()}
+	l.lastAgent(a)
+	info := ChatInfo{Model: a.Model(), Tools: l.agentTools(ctx, a)}
 	if req.Resume != "" {
 		dir, err := sessions.Dir()
 		if err != nil {
@@ -285,7 +305,12 @@ func (l *Local) record(conv *agent.Conversation, model string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := sessions.New(dir, l.File, model)
+	// --continue finds a composition's sessions by its absolute path.
+	abs, err := filepath.Abs(l.File)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", l.File, err)
+	}
+	sess, err := sessions.New(dir, abs, model)
 	if err != nil {
 		return err
 	}
@@ -315,4 +340,33 @@ func (l *Local) ChatSessions(context.Context) (SessionList, error) {
 			FirstLine: s.FirstLine, Turns: s.Turns, Current: s.ID == current})
 	}
 	return out, nil
+}
+
+// lastAgent notes a as the agent of this front end's turns and says
+// whether it replaced another (a reload restarted it: a new, empty
+// conversation).
+func (l *Local) lastAgent(a *agent.Agent) bool {
+	l.chatMu.Lock()
+	defer l.chatMu.Unlock()
+	restarted := l.chatAgent != nil && l.chatAgent != a
+	l.chatAgent = a
+	return restarted
+}
+
+// agentTools names the tools offered to a's caller now; empty when the
+// registry cannot say.
+func (l *Local) agentTools(ctx context.Context, a *agent.Agent) []string {
+	names := []string{}
+	reg, err := l.registry()
+	if err != nil {
+		return names
+	}
+	asm, err := reg.Assemble(ctx, a.Caller())
+	if err != nil {
+		return names
+	}
+	for _, t := range asm.Tools {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -33,6 +34,9 @@ type Local struct {
 	// AuditDir is the policy's trail (its audit.dir), for an Audit that
 	// names none; empty: $DSH_HOME/audit.
 	AuditDir string
+
+	chatMu    sync.Mutex
+	chatAgent *agent.Agent // the agent of the last turn or session
 }
 
 var _ App = (*Local)(nil)
