@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -65,6 +66,10 @@ type ChatCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
+// Input is the call's arguments as JSON: an object as sent, {} for none,
+// a JSON string for what does not parse (agent.ToolCall.Input).
+func (c ChatCall) Input() json.RawMessage { return agent.ToolCall(c).Input() }
+
 // ChatUsage counts the tokens of a turn (agent.Usage).
 type ChatUsage struct {
 	Prompt       int64 `json:"prompt"`
@@ -72,6 +77,9 @@ type ChatUsage struct {
 	Completion   int64 `json:"completion"`
 	Cached       bool  `json:"cached,omitempty"`
 }
+
+// String is the line a front end shows after a turn.
+func (u ChatUsage) String() string { return agent.Usage(u).String() }
 
 // ChatResult is what a turn did. Error is the turn's failure (the model
 // API's, a cancel), empty when it answered; MaxSteps says it stopped

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -120,11 +121,20 @@ func (ch *Chat) running(h *host.Host) (*agent.Agent, error) {
 // interrupts cancels the turn, which then fails; interrupted says whether
 // one did.
 func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
-	a, err := ch.running(h)
-	if err != nil {
+	if _, err := ch.running(h); err != nil {
 		return false, err
 	}
-	return chatOnce(ctx, Approving(true, yes), ch.std, h, a, ch.sessions, ch.resumed, prompt, format, interrupts)
+	return ch.OnceOn(ctx, &app.Local{Host: h, File: ch.sessions.composition}, prompt, format, yes, interrupts)
+}
+
+// OnceOn is Once on a: a host in this process (app.Local) or a running
+// one (the control socket's client).
+func (ch *Chat) OnceOn(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
+	resume := ""
+	if ch.resumed != nil {
+		resume = ch.resumed.ID
+	}
+	return chatOnce(ctx, a, ch.std, resume, prompt, format, yes, interrupts)
 }
 
 // Console runs the console on h with the model as the handler of plain
@@ -143,8 +153,8 @@ func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts 
 	return chatConsole(ctx, Approving(false, yes), ch.std, h, a, ch.sessions, interrupts), nil
 }
 
-// chatOnce is Once with the agent found.
-func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, resumed *sessions.Loaded, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
+// chatOnce is OnceOn with the session to resume ("" for a new one).
+func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -164,35 +174,40 @@ func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h 
 	screen := std.Display()
 	live := newLiveProgress(std.LiveTerminal(std.Err))
 	status := live.before(screen.Err)
-	out := agent.Output{Reasoning: dimmed(std, std.Err, screen.Err), Status: status, Progress: live.report(), OneShot: oneShot}
-	conv := a.NewConversation()
-	if resumed != nil {
-		if err := conv.Resume(resumed); err != nil {
-			return false, err
-		}
-	} else if err := saved.start(conv, a.Model()); err != nil {
+	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: resume, Record: resume == ""})
+	if err != nil && resume == "" {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
+		info, err = a.ChatSession(ctx, app.ChatSessionRequest{})
 	}
+	if err != nil {
+		return false, err
+	}
+	var calls func(app.ChatEvent)
 	var script *scriptOutput
 	switch {
 	case format != FormatText:
-		script = newScriptOutput(std.Out, status, format, sessionID(conv), a.Model(), resumed != nil, modelTools(ctx, h, a))
-		out.Events = script.event
+		script = newScriptOutput(std.Out, status, format, info.Session, info.Model, resume != "", info.Tools)
+		calls = script.event
 	case std.IsTerminal(std.Err):
-		out.Events = terminalCalls{out: status, live: live}.event
+		calls = terminalCalls{out: status, live: live}.event
+	default:
+		calls = plainCalls{status}.event
 	}
-	res, err := chatSend(ctx, a, conv, prompt, out)
-	showUsage(status, res.Usage)
-	if script != nil {
-		script.finish(res, err)
-	}
+	events := turnEvents{reasoning: dimmed(std, std.Err, screen.Err), status: status, progress: live.report(), calls: calls}
+	res, err := a.Chat(ctx, app.ChatRequest{Text: prompt, Unattended: true, Yes: yes, Events: events.event})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			err = errors.New("cancelled")
-		}
 		return false, err
 	}
+	showUsage(status, res.Usage)
 	if script != nil {
+		script.finish(res)
+	}
+	switch {
+	case res.Canceled:
+		return false, errors.New("cancelled")
+	case res.Error != "":
+		return false, errors.New(res.Error)
+	case script != nil:
 		return false, nil
 	}
 	if std.IsTerminal(std.Out) {
@@ -208,6 +223,32 @@ func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h 
 		fmt.Fprintln(screen.Out)
 	}
 	return false, nil
+}
+
+// turnEvents routes a -p turn's events: reasoning and the agent's status
+// lines to their writers, progress to the live line, steps and calls to
+// calls. The answer's text is shown once the turn ends.
+type turnEvents struct {
+	reasoning, status io.Writer
+	progress          func(string, tools.Progress) // nil: not shown
+	calls             func(app.ChatEvent)          // nil: not shown
+}
+
+func (t turnEvents) event(e app.ChatEvent) {
+	switch e.Kind {
+	case app.ChatReasoning:
+		io.WriteString(t.reasoning, e.Text)
+	case app.ChatStatus:
+		io.WriteString(t.status, e.Text)
+	case app.ChatProgress:
+		if t.progress != nil && e.Call != nil && e.Progress != nil {
+			t.progress(e.Call.Name, *e.Progress)
+		}
+	case app.ChatStep, app.ChatCallStart, app.ChatCallDone:
+		if t.calls != nil {
+			t.calls(e)
+		}
+	}
 }
 
 // dimmed returns where reasoning goes on raw: escaped text (safe) between
@@ -238,7 +279,8 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 	live := newLiveProgress(std.LiveTerminal(std.Out))
 	f := &chatFront{h: h, agent: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
 	if std.IsTerminal(std.Out) {
-		f.events = terminalCalls{out: f.out, live: live}.event
+		calls := terminalCalls{out: f.out, live: live}.event
+		f.events = func(e agent.Event) { calls(chatEvent(e)) }
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
 	}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
@@ -344,12 +386,24 @@ func (f *chatFront) turn(ctx context.Context, line string) {
 	case err != nil:
 		fmt.Fprintf(f.out, "error: %v\n", err)
 	}
-	showUsage(f.out, res.Usage)
+	showUsage(f.out, app.ChatUsage(res.Usage))
+}
+
+// chatEvent is the agent's event of a step or call as app reports it, for
+// the console until it runs on app too.
+func chatEvent(e agent.Event) app.ChatEvent {
+	kind := map[agent.EventKind]string{agent.EventStep: app.ChatStep, agent.EventCallStart: app.ChatCallStart, agent.EventCallDone: app.ChatCallDone}[e.Kind]
+	c := app.ChatCall(e.Call)
+	ev := app.ChatEvent{Kind: kind, Text: e.Text, Call: &c, Result: e.Result}
+	if e.Err != nil {
+		ev.Error = e.Err.Error()
+	}
+	return ev
 }
 
 // showUsage prints a turn's token usage, when a request reported one.
-func showUsage(w io.Writer, u agent.Usage) {
-	if u != (agent.Usage{}) {
+func showUsage(w io.Writer, u app.ChatUsage) {
+	if u != (app.ChatUsage{}) {
 		fmt.Fprintln(w, u)
 	}
 }

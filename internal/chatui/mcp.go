@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 )
@@ -41,7 +42,7 @@ func (f *chatFront) promptTurn(ctx context.Context, name, rest string) bool {
 		// The prompt ended with the assistant's message: nothing was sent.
 		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", public)
 	}
-	showUsage(f.out, res.Usage)
+	showUsage(f.out, app.ChatUsage(res.Usage))
 	return true
 }
 
