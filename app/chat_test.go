@@ -99,3 +99,33 @@ func TestChatSessionAbsolutePath(t *testing.T) {
 		})
 	}
 }
+
+// TestCallerKind: a request names its front end's caller kind, which the
+// policy's rules match; a claim to be the gateway or the agent is refused,
+// over the socket too.
+func TestCallerKind(t *testing.T) {
+	composition := strings.Replace(fixtureComposition(t, nil), `        - tools: ["mcp__fx__fail"]`, `        - tools: ["mcp__fx__add"]
+          callers: [console]
+          action: deny
+        - tools: ["mcp__fx__fail"]`, 1)
+	both(t, composition, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		add := app.CallRequest{Tool: "mcp__fx__add", Args: []byte(`{"a":1,"b":2}`)}
+		if res, err := e.Call(ctx, add); err != nil || res.Err != nil {
+			t.Errorf("add as call: %v, %v", res.Err, err)
+		}
+		add.Caller = "console"
+		if res, err := e.Call(ctx, add); err != nil || res.Err == nil {
+			t.Errorf("add as console: %v, %v; want the policy's denial", res.Err, err)
+		}
+		for _, claim := range []string{"gateway", "chat", "Console", "nope"} {
+			add.Caller = claim
+			if _, err := e.Call(ctx, add); err == nil || !strings.Contains(err.Error(), "front end calls as") {
+				t.Errorf("add as %q: %v; want the claim refused", claim, err)
+			}
+			if _, err := e.Command(ctx, app.CommandRequest{Line: "/tools", Caller: claim}); err == nil {
+				t.Errorf("/tools as %q: no error", claim)
+			}
+		}
+	})
+}
