@@ -45,6 +45,7 @@ const (
 	ChatCallDone  = "call-done"  // Call, Result, Error: its outcome
 	ChatProgress  = "progress"   // Call.Name, Progress: a call's report
 	ChatStatus    = "status"     // Text: the agent's status line (a retry's wait)
+	ChatRestarted = "restarted"  // first: a reload restarted the agent (ChatResult.Restarted)
 )
 
 // ChatEvent is one thing a turn did.
@@ -191,6 +192,10 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	}
 	restarted := l.lastAgent(a)
 	out := l.chatOutput(req.Events)
+	if restarted && req.Events != nil {
+		// Before the turn's output: a front end says so first.
+		req.Events(ChatEvent{Kind: ChatRestarted})
+	}
 	out.Answerer = req.Answer
 	if req.Unattended {
 		out.OneShot = &tools.OneShot{Yes: req.Yes}

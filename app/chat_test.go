@@ -69,9 +69,10 @@ func TestChatFrontEnd(t *testing.T) {
 		if _, err := e.Reload(ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err = e.Chat(ctx, app.ChatRequest{Text: "again"})
-		if err != nil || res.Answer != "Fresh." || !res.Restarted {
-			t.Errorf("turn after the agent restarted: %+v, %v; want Restarted", res, err)
+		var first []string
+		res, err = e.Chat(ctx, app.ChatRequest{Text: "again", Events: func(ev app.ChatEvent) { first = append(first, ev.Kind) }})
+		if err != nil || res.Answer != "Fresh." || !res.Restarted || len(first) == 0 || first[0] != app.ChatRestarted {
+			t.Errorf("turn after the agent restarted: %+v, %v, events %q; want Restarted, its event first", res, err, first)
 		}
 	})
 }
