@@ -128,7 +128,9 @@ func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, y
 }
 
 // OnceOn is Once on a: a host in this process (app.Local) or a running
-// one (the control socket's client).
+// one (the control socket's client). The turn runs in the agent's one
+// conversation, which it starts anew (or resumes): on a running host,
+// that is the conversation its other front ends see.
 func (ch *Chat) OnceOn(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	resume := ""
 	if ch.resumed != nil {
