@@ -23,6 +23,10 @@ type ChatRequest struct {
 	// Record saves the conversation in a new session when it has none
 	// (ChatSession's Record does the same up front).
 	Record bool `json:"record,omitempty"`
+	// PromptOnly runs the turn only when Text is "/PROMPT ARGS" of an MCP
+	// prompt the agent offers; else the result says NotPrompt and nothing
+	// was sent (a console's slash line that may be a prompt).
+	PromptOnly bool `json:"promptOnly,omitempty"`
 	// Events, when set, receives the turn as it happens, from one
 	// goroutine at a time.
 	Events func(ChatEvent) `json:"-"`
@@ -102,6 +106,8 @@ type ChatResult struct {
 	// Restarted says the agent is not the one of this front end's last
 	// turn (a reload restarted it), so the turn began a new conversation.
 	Restarted bool `json:"restarted,omitempty"`
+	// NotPrompt: a PromptOnly turn's Text names no prompt; nothing ran.
+	NotPrompt bool `json:"notPrompt,omitempty"`
 }
 
 // ChatCompactResult says how many messages a summary replaced.
@@ -184,32 +190,42 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	if err != nil {
 		return ChatResult{}, err
 	}
-	conv := a.Main()
-	if req.Record && conv.Session() == nil {
-		if err := l.record(conv, a.Model()); err != nil {
-			return ChatResult{}, err
+	prompt, args := "", ""
+	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
+		name, rest, _ := strings.Cut(line, " ")
+		if a.IsPrompt(name) {
+			prompt, args = name, strings.TrimSpace(rest)
 		}
 	}
+	if req.PromptOnly && prompt == "" {
+		return ChatResult{NotPrompt: true}, nil
+	}
 	restarted := l.lastAgent(a)
-	out := l.chatOutput(req.Events)
 	if restarted && req.Events != nil {
 		// Before the turn's output: a front end says so first.
 		req.Events(ChatEvent{Kind: ChatRestarted})
 	}
+	conv := a.Main()
+	if req.Record && conv.Session() == nil {
+		// A session starts with the conversation's first turn (a new
+		// one, a restarted agent), so an empty one leaves no file; one
+		// that cannot be saved still talks.
+		if err := l.record(conv, a.Model()); err != nil {
+			if req.Events == nil {
+				return ChatResult{}, err
+			}
+			req.Events(ChatEvent{Kind: ChatStatus, Text: err.Error() + "; this conversation is not saved\n"})
+		}
+	}
+	out := l.chatOutput(req.Events)
 	out.Answerer = req.Answer
 	if req.Unattended {
 		out.OneShot = &tools.OneShot{Yes: req.Yes}
 	}
 	var res agent.Result
-	prompt := ""
-	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
-		name, rest, _ := strings.Cut(line, " ")
-		if a.IsPrompt(name) {
-			prompt = name
-			res, err = conv.Prompt(ctx, name, strings.TrimSpace(rest), out)
-		}
-	}
-	if prompt == "" {
+	if prompt != "" {
+		res, err = conv.Prompt(ctx, prompt, args, out)
+	} else {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
 	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}

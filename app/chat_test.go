@@ -33,6 +33,10 @@ func TestChatFrontEnd(t *testing.T) {
 		if err != nil || !slices.Contains(info.Tools, "mcp__fx__add") || slices.Contains(info.Tools, "mcp__fx__fail") {
 			t.Fatalf("session's tools: %q, %v; want the agent's (add, not the denied fail)", info.Tools, err)
 		}
+		// A console's slash line that names no prompt runs nothing.
+		if res, err := e.Chat(ctx, app.ChatRequest{Text: "/nope x", PromptOnly: true}); err != nil || !res.NotPrompt || res.Steps != 0 {
+			t.Errorf("a prompt-only line naming no prompt: %+v, %v", res, err)
+		}
 		var status strings.Builder
 		res, err := e.Chat(ctx, app.ChatRequest{Text: "hi", Events: func(ev app.ChatEvent) {
 			if ev.Kind == app.ChatStatus {

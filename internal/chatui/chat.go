@@ -227,10 +227,11 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	return false, nil
 }
 
-// turnEvents routes a -p turn's events: reasoning and the agent's status
-// lines to their writers, progress to the live line, steps and calls to
-// calls. The answer's text is shown once the turn ends.
+// turnEvents routes a turn's events: text, reasoning and the agent's
+// status lines to their writers, progress to the live line, steps and
+// calls to calls.
 type turnEvents struct {
+	text              io.Writer // nil: shown once the turn ends
 	reasoning, status io.Writer
 	progress          func(string, tools.Progress) // nil: not shown
 	calls             func(app.ChatEvent)          // nil: not shown
@@ -238,6 +239,10 @@ type turnEvents struct {
 
 func (t turnEvents) event(e app.ChatEvent) {
 	switch e.Kind {
+	case app.ChatText:
+		if t.text != nil {
+			io.WriteString(t.text, e.Text)
+		}
 	case app.ChatReasoning:
 		io.WriteString(t.reasoning, e.Text)
 	case app.ChatStatus:
@@ -279,10 +284,10 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{h: h, agent: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f := &chatFront{h: h, app: &app.Local{Host: h, File: saved.composition}, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
-		calls := terminalCalls{out: f.out, live: live}.event
-		f.events = func(e agent.Event) { calls(chatEvent(e)) }
+		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
 	}
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
@@ -311,13 +316,13 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 // chatFront is the chat console's state between the console and Ctrl-C.
 type chatFront struct {
 	h              *host.Host
-	agent          *agent.Agent // the last turn's; only turn uses it
+	app            app.App // the turns', sessions' and prompts' answers
 	sessions       Sessions
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
-	events         func(agent.Event) // a terminal's call lines; nil elsewhere
-	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
-	oneShot        *tools.OneShot    // chat --yes: every approval's answer
+	events         func(app.ChatEvent) // the call lines: a terminal's, or plain
+	md             *markdownStream     // renders the answer on a terminal; nil elsewhere
+	oneShot        *tools.OneShot      // chat --yes: every approval's answer
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -357,50 +362,49 @@ func (f *chatFront) interrupt(quit func()) {
 // turn sends line to the agent running now (a reload may have restarted
 // it) and shows the answer as it streams.
 func (f *chatFront) turn(ctx context.Context, line string) {
-	a, ok := host.Lookup(f.h, agent.Key)
-	if !ok {
-		fmt.Fprintln(f.out, "the agent is not running; /status says why")
-		return
-	}
-	if f.agent != nil && a != f.agent {
-		// A restarted instance starts with an empty conversation.
-		fmt.Fprintln(f.out, "agent restarted; new conversation")
-	}
-	f.agent = a
-	if a.Main().Session() == nil {
-		// A session starts with the conversation's first turn (a /new,
-		// a restarted agent), so an empty one leaves no file.
-		if err := f.sessions.start(a.Main(), a.Model()); err != nil {
-			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
-		}
-	}
-	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events, OneShot: f.oneShot}
+	f.send(ctx, line, false)
+}
+
+// send runs line as a turn, or, with promptOnly, only when it is an MCP
+// prompt's line; it says whether it ran.
+func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool {
+	events := turnEvents{text: f.out, reasoning: f.reasoning, status: f.out, progress: f.progress, calls: f.events}
 	if f.md != nil {
-		out = f.md.around(out)
+		events = f.md.around(events)
 	}
-	res, err := a.Main().Turn(ctx, line, out)
+	res, err := f.app.Chat(ctx, app.ChatRequest{Text: line, Record: f.sessions.dir != "", PromptOnly: promptOnly,
+		Unattended: f.oneShot != nil, Yes: f.oneShot != nil && f.oneShot.Yes, Events: func(e app.ChatEvent) {
+			if e.Kind == app.ChatRestarted {
+				// A restarted instance starts with an empty conversation.
+				fmt.Fprintln(f.out, "agent restarted; new conversation")
+				return
+			}
+			events.event(e)
+		}})
 	if f.md != nil {
 		f.md.Flush()
 	}
 	switch {
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case err != nil && promptOnly:
+		return false
+	case errors.Is(err, app.ErrNoAgent):
+		fmt.Fprintln(f.out, "the agent is not running; /status says why")
+		return true
 	case err != nil:
 		fmt.Fprintf(f.out, "error: %v\n", err)
+		return true
+	case res.NotPrompt:
+		return false
+	case res.Canceled:
+		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case res.Error != "":
+		fmt.Fprintf(f.out, "error: %s\n", res.Error)
+	case res.Inserted:
+		// The prompt ended with the assistant's message: nothing was sent.
+		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", res.Prompt)
 	}
-	showUsage(f.out, app.ChatUsage(res.Usage))
-}
-
-// chatEvent is the agent's event of a step or call as app reports it, for
-// the console until it runs on app too.
-func chatEvent(e agent.Event) app.ChatEvent {
-	kind := map[agent.EventKind]string{agent.EventStep: app.ChatStep, agent.EventCallStart: app.ChatCallStart, agent.EventCallDone: app.ChatCallDone}[e.Kind]
-	c := app.ChatCall(e.Call)
-	ev := app.ChatEvent{Kind: kind, Text: e.Text, Call: &c, Result: e.Result}
-	if e.Err != nil {
-		ev.Error = e.Err.Error()
-	}
-	return ev
+	showUsage(f.out, res.Usage)
+	return true
 }
 
 // showUsage prints a turn's token usage, when a request reported one.
