@@ -11,8 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// example-clock-zones offers a resource to read, clock://zones, and a prompt, meet,
-// which is also the slash command /<id>_meet.
+// example-clock-zones offers a resource, clock://zones, and a prompt, meet (/<id>_meet).
 func init() {
 	host.Register(host.Definition[struct{}]{
 		Name:   "example-clock-zones",
