@@ -128,8 +128,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if a == nil {
 		a = elicitAnswerer(req.Elicit)
 	}
-	ctx = tools.ContextWithChannels(ctx, &tools.Channels{Answerer: a})
-	return reg.Run(ctx, tools.Caller{Kind: kind}, req.Line), nil
+	return reg.RunWith(ctx, tools.Caller{Kind: kind}, req.Line, &tools.Channels{Answerer: a}), nil
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
@@ -172,7 +171,8 @@ func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
 			return ReadAnswer{}, err
 		}
 	}
-	res, err := reg.ReadFrom(ctx, from, uri)
+	// ReadRequest names no answerer: a question goes to the installed one.
+	res, err := reg.ReadFrom(ctx, from, uri, nil)
 	if err != nil {
 		return ReadAnswer{}, err // it names the server and the URI
 	}
