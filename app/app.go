@@ -124,6 +124,11 @@ type CallRequest struct {
 	// Yes approves the call where the policy would ask and Answer is nil
 	// (`dsh-host call --yes`): nobody is there to answer.
 	Yes bool `json:"yes,omitempty"`
+	// Caller is the kind of front end the call is made as, which the
+	// policy's rules match: tools.CallerCall (when empty) or
+	// tools.CallerConsole. No other is accepted: a front end may not
+	// claim to be the gateway (remote callers) or the agent.
+	Caller string `json:"caller,omitempty"`
 	// Progress, when set, receives the call's progress reports (its
 	// tools.Channels.Progress).
 	Progress func(tools.Progress) `json:"-"`
@@ -146,6 +151,8 @@ type Prompt struct {
 type CommandRequest struct {
 	Line   string `json:"line"`
 	Elicit string `json:"elicit,omitempty"`
+	// Caller is who runs the command, as CallRequest.Caller.
+	Caller string `json:"caller,omitempty"`
 	// Answer is CallRequest.Answer for the command's questions.
 	Answer elicit.Answerer `json:"-"`
 }

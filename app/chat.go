@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,12 +23,21 @@ type ChatRequest struct {
 	// Record saves the conversation in a new session when it has none
 	// (ChatSession's Record does the same up front).
 	Record bool `json:"record,omitempty"`
+	// PromptOnly runs the turn only when Text is "/PROMPT ARGS" of an MCP
+	// prompt the agent offers; else the result says NotPrompt and nothing
+	// was sent (a console's slash line that may be a prompt).
+	PromptOnly bool `json:"promptOnly,omitempty"`
 	// Events, when set, receives the turn as it happens, from one
 	// goroutine at a time.
 	Events func(ChatEvent) `json:"-"`
 	// Answer answers the questions of the turn's tool calls (a server's
 	// elicitation, the policy's ask), as CallRequest.Answer.
 	Answer elicit.Answerer `json:"-"`
+	// Unattended says nobody is there to answer (chat -p): where the
+	// policy would ask, Yes approves and its absence denies, naming
+	// --yes, so the model reads why.
+	Unattended bool `json:"unattended,omitempty"`
+	Yes        bool `json:"yes,omitempty"`
 }
 
 // The kinds of a ChatEvent.
@@ -36,6 +48,8 @@ const (
 	ChatCallStart = "call-start" // Call: a tool call about to run
 	ChatCallDone  = "call-done"  // Call, Result, Error: its outcome
 	ChatProgress  = "progress"   // Call.Name, Progress: a call's report
+	ChatStatus    = "status"     // Text: the agent's status line (a retry's wait)
+	ChatRestarted = "restarted"  // first: a reload restarted the agent (ChatResult.Restarted)
 )
 
 // ChatEvent is one thing a turn did.
@@ -57,6 +71,10 @@ type ChatCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
+// Input is the call's arguments as JSON: an object as sent, {} for none,
+// a JSON string for what does not parse (agent.ToolCall.Input).
+func (c ChatCall) Input() json.RawMessage { return agent.ToolCall(c).Input() }
+
 // ChatUsage counts the tokens of a turn (agent.Usage).
 type ChatUsage struct {
 	Prompt       int64 `json:"prompt"`
@@ -64,6 +82,9 @@ type ChatUsage struct {
 	Completion   int64 `json:"completion"`
 	Cached       bool  `json:"cached,omitempty"`
 }
+
+// String is the line a front end shows after a turn.
+func (u ChatUsage) String() string { return agent.Usage(u).String() }
 
 // ChatResult is what a turn did. Error is the turn's failure (the model
 // API's, a cancel), empty when it answered; MaxSteps says it stopped
@@ -82,6 +103,11 @@ type ChatResult struct {
 	MaxSteps bool   `json:"maxSteps,omitempty"`
 	// Session is the id of the session the turn was saved in.
 	Session string `json:"session,omitempty"`
+	// Restarted says the agent is not the one of this front end's last
+	// turn (a reload restarted it), so the turn began a new conversation.
+	Restarted bool `json:"restarted,omitempty"`
+	// NotPrompt: a PromptOnly turn's Text names no prompt; nothing ran.
+	NotPrompt bool `json:"notPrompt,omitempty"`
 }
 
 // ChatCompactResult says how many messages a summary replaced.
@@ -105,6 +131,9 @@ type ChatInfo struct {
 	// what was wrong with its file but could be skipped.
 	Turns    int      `json:"turns,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Tools names the tools the model is offered now, as its next
+	// request carries them (folded: mcp_list and mcp_call).
+	Tools []string `json:"tools"`
 }
 
 // Session is one recorded conversation.
@@ -161,27 +190,45 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	if err != nil {
 		return ChatResult{}, err
 	}
+	prompt, args := "", ""
+	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
+		name, rest, _ := strings.Cut(line, " ")
+		if a.IsPrompt(name) {
+			prompt, args = name, strings.TrimSpace(rest)
+		}
+	}
+	if req.PromptOnly && prompt == "" {
+		return ChatResult{NotPrompt: true}, nil
+	}
+	restarted := l.lastAgent(a)
+	if restarted && req.Events != nil {
+		// Before the turn's output: a front end says so first.
+		req.Events(ChatEvent{Kind: ChatRestarted})
+	}
 	conv := a.Main()
 	if req.Record && conv.Session() == nil {
+		// A session starts with the conversation's first turn (a new
+		// one, a restarted agent), so an empty one leaves no file; one
+		// that cannot be saved still talks.
 		if err := l.record(conv, a.Model()); err != nil {
-			return ChatResult{}, err
+			if req.Events == nil {
+				return ChatResult{}, err
+			}
+			req.Events(ChatEvent{Kind: ChatStatus, Text: err.Error() + "; this conversation is not saved\n"})
 		}
 	}
 	out := l.chatOutput(req.Events)
 	out.Answerer = req.Answer
-	var res agent.Result
-	prompt := ""
-	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
-		name, rest, _ := strings.Cut(line, " ")
-		if a.IsPrompt(name) {
-			prompt = name
-			res, err = conv.Prompt(ctx, name, strings.TrimSpace(rest), out)
-		}
+	if req.Unattended {
+		out.OneShot = &tools.OneShot{Yes: req.Yes}
 	}
-	if prompt == "" {
+	var res agent.Result
+	if prompt != "" {
+		res, err = conv.Prompt(ctx, prompt, args, out)
+	} else {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
-	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}
 	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
 		r.Inserted = true
 	}
@@ -206,6 +253,7 @@ func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
 	return agent.Output{
 		Text:      eventWriter{ChatText, emit},
 		Reasoning: eventWriter{ChatReasoning, emit},
+		Status:    eventWriter{ChatStatus, emit},
 		Progress: func(tool string, p tools.Progress) {
 			emit(ChatEvent{Kind: ChatProgress, Call: &ChatCall{Name: tool}, Progress: &p})
 		},
@@ -247,13 +295,14 @@ func (l *Local) ChatCompact(ctx context.Context) (ChatCompactResult, error) {
 }
 
 // ChatSession starts a new main conversation, or resumes a recorded one.
-func (l *Local) ChatSession(_ context.Context, req ChatSessionRequest) (ChatInfo, error) {
+func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error) {
 	a, err := l.agent()
 	if err != nil {
 		return ChatInfo{}, err
 	}
 	conv := a.Main()
-	info := ChatInfo{Model: a.Model()}
+	l.lastAgent(a)
+	info := ChatInfo{Model: a.Model(), Tools: l.agentTools(ctx, a)}
 	if req.Resume != "" {
 		dir, err := sessions.Dir()
 		if err != nil {
@@ -285,7 +334,12 @@ func (l *Local) record(conv *agent.Conversation, model string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := sessions.New(dir, l.File, model)
+	// --continue finds a composition's sessions by its absolute path.
+	abs, err := filepath.Abs(l.File)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", l.File, err)
+	}
+	sess, err := sessions.New(dir, abs, model)
 	if err != nil {
 		return err
 	}
@@ -315,4 +369,33 @@ func (l *Local) ChatSessions(context.Context) (SessionList, error) {
 			FirstLine: s.FirstLine, Turns: s.Turns, Current: s.ID == current})
 	}
 	return out, nil
+}
+
+// lastAgent notes a as the agent of this front end's turns and says
+// whether it replaced another (a reload restarted it: a new, empty
+// conversation).
+func (l *Local) lastAgent(a *agent.Agent) bool {
+	l.chatMu.Lock()
+	defer l.chatMu.Unlock()
+	restarted := l.chatAgent != nil && l.chatAgent != a
+	l.chatAgent = a
+	return restarted
+}
+
+// agentTools names the tools offered to a's caller now; empty when the
+// registry cannot say.
+func (l *Local) agentTools(ctx context.Context, a *agent.Agent) []string {
+	names := []string{}
+	reg, err := l.registry()
+	if err != nil {
+		return names
+	}
+	asm, err := reg.Assemble(ctx, a.Caller())
+	if err != nil {
+		return names
+	}
+	for _, t := range asm.Tools {
+		names = append(names, t.Name)
+	}
+	return names
 }

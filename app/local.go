@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -33,6 +34,9 @@ type Local struct {
 	// AuditDir is the policy's trail (its audit.dir), for an Audit that
 	// names none; empty: $DSH_HOME/audit.
 	AuditDir string
+
+	chatMu    sync.Mutex
+	chatAgent *agent.Agent // the agent of the last turn or session
 }
 
 var _ App = (*Local)(nil)
@@ -76,6 +80,10 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	kind, err := frontEnd(req.Caller)
+	if err != nil {
+		return tools.Result{}, err
+	}
 	ch := &tools.Channels{Progress: req.Progress}
 	if req.Answer != nil {
 		// Someone answers: the policy asks them, as it asks a console.
@@ -85,7 +93,7 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 		// --yes does; a server's questions get the --elicit answer.
 		ch.Answerer, ch.OneShot = elicitAnswerer(req.Elicit), &tools.OneShot{Yes: req.Yes}
 	}
-	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: tools.CallerCall, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
+	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: kind, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
 }
 
 // Prompt assembles the tools array a command-line caller's model sees.
@@ -111,13 +119,16 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok {
 		return commands.Reply{}, ErrNoCommands
 	}
+	kind, err := frontEnd(req.Caller)
+	if err != nil {
+		return commands.Reply{}, err
+	}
 	// A command's reads (a resource, a prompt) may be asked questions.
 	a := req.Answer
 	if a == nil {
 		a = elicitAnswerer(req.Elicit)
 	}
-	ctx = tools.ContextWithChannels(ctx, &tools.Channels{Answerer: a})
-	return reg.Run(ctx, tools.Caller{Kind: tools.CallerCall}, req.Line), nil
+	return reg.RunWith(ctx, tools.Caller{Kind: kind}, req.Line, &tools.Channels{Answerer: a}), nil
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
@@ -160,7 +171,8 @@ func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
 			return ReadAnswer{}, err
 		}
 	}
-	res, err := reg.ReadFrom(ctx, from, uri)
+	// ReadRequest names no answerer: a question goes to the installed one.
+	res, err := reg.ReadFrom(ctx, from, uri, nil)
 	if err != nil {
 		return ReadAnswer{}, err // it names the server and the URI
 	}
@@ -273,4 +285,17 @@ func serialized[T any](fn func(T)) func(T) {
 		defer mu.Unlock()
 		fn(v)
 	}
+}
+
+// frontEnd is the caller kind a request claims: call when it names none,
+// console, nothing else. The socket's peer is a local front end; letting
+// it claim gateway or chat would put it under rules written for others.
+func frontEnd(kind string) (string, error) {
+	switch kind {
+	case "":
+		return tools.CallerCall, nil
+	case tools.CallerCall, tools.CallerConsole:
+		return kind, nil
+	}
+	return "", fmt.Errorf("caller %q: a front end calls as %q or %q", kind, tools.CallerCall, tools.CallerConsole)
 }

@@ -37,11 +37,12 @@ import (
 // retry with its answer; then the call is cancelled.
 const parkTimeout = 10 * time.Minute
 
-// forwardRequests returns ctx whose elicitation and sampling requests go
-// to ss's client directly (the 2025-11-25 style).
-func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) context.Context {
+// forwardRequests returns the back-channels that send a request's
+// elicitation and sampling requests to ss's client directly (the
+// 2025-11-25 style); nil without a session.
+func forwardRequests(ss *mcp.ServerSession) *tools.Channels {
 	if ss == nil {
-		return ctx
+		return nil
 	}
 	ask := func(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
 		if newProtocol(ss) {
@@ -58,15 +59,15 @@ func (g *Gateway) forwardRequests(ctx context.Context, ss *mcp.ServerSession) co
 		}
 		return nil, fmt.Errorf("unsupported request %T", ir)
 	}
-	return withQuestions(ctx, ss, ask)
+	return questions(ss, ask)
 }
 
-// withQuestions puts on ctx (tools.ContextWithChannels) the back-channels
-// that pass questions to ss's client with ask, when it declared the
-// capability: the elicitation answerer, its roots and the sampler. A tool
-// call (callTool) hands them on in its Call; a prompts/get or
-// resources/read leaves them on ctx for the server's questions.
-func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.Context, mcp.InputRequest) (mcp.InputResponse, error)) context.Context {
+// questions returns the back-channels that pass questions to ss's client
+// with ask, when it declared the capability: the elicitation answerer, its
+// roots and the sampler. A tool call (callTool) hands them on in its Call;
+// a prompts/get or resources/read to the resources service's GetPrompt or
+// ReadFrom.
+func questions(ss *mcp.ServerSession, ask func(context.Context, mcp.InputRequest) (mcp.InputResponse, error)) *tools.Channels {
 	ch := &tools.Channels{}
 	ch.Answerer = elicit.AnswerFunc(func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
 		if why := elicitRefusal(ss, req.Mode); why != "" {
@@ -110,7 +111,7 @@ func withQuestions(ctx context.Context, ss *mcp.ServerSession, ask func(context.
 		}
 		return res, nil
 	}
-	return tools.ContextWithChannels(ctx, ch)
+	return ch
 }
 
 func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
@@ -165,15 +166,15 @@ func newProtocol(ss *mcp.ServerSession) bool {
 	return p != nil && p.ProtocolVersion >= "2026-07-28"
 }
 
-// forwarding wraps a tool's handler so that its server's questions reach
-// the calling client in the client's style.
-func (g *Gateway) forwarding(h mcp.ToolHandler) mcp.ToolHandler {
+// forwarding makes a tool's handler of h, handing h the back-channels that
+// pass its server's questions to the calling client in the client's style.
+func (g *Gateway) forwarding(h func(context.Context, *mcp.CallToolRequest, *tools.Channels) (*mcp.CallToolResult, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !needsRoundTrip(req.Session) {
-			return h(g.forwardRequests(ctx, req.Session), req)
+			return h(ctx, req, forwardRequests(req.Session))
 		}
 		res, ask, state, err := g.trips.roundTrip(g.ctx, ctx, "tools/call", req.Session, req.Params.RequestState, req.Params.InputResponses,
-			func(ctx context.Context) (any, error) { return h(ctx, req) })
+			func(ctx context.Context, ch *tools.Channels) (any, error) { return h(ctx, req, ch) })
 		if ask != nil {
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
 		}
@@ -227,10 +228,10 @@ const inputKey = "dsh-host"
 // starts run, whose context outlives the request since it may span
 // several; with one it resumes the parked run with the client's answer
 // (responses). Either way it returns run's result, or its next question
-// (ask) with the state the client's retry must carry. closing ends run
-// with the gateway.
+// (ask) with the state the client's retry must carry. run gets the
+// back-channels that ask the client. closing ends run with the gateway.
 func (rt *roundTrips) roundTrip(closing, ctx context.Context, method string, ss *mcp.ServerSession, state string, responses mcp.InputResponseMap,
-	run func(context.Context) (any, error)) (res any, ask mcp.InputRequest, next string, err error) {
+	run func(context.Context, *tools.Channels) (any, error)) (res any, ask mcp.InputRequest, next string, err error) {
 	if state != "" {
 		t := rt.take(state)
 		if t == nil || t.method != method {
@@ -251,7 +252,7 @@ func (rt *roundTrips) roundTrip(closing, ctx context.Context, method string, ss 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel = cancel
 	stop := context.AfterFunc(closing, cancel)
-	runCtx = withQuestions(runCtx, ss, t.ask)
+	ch := questions(ss, t.ask)
 	go func() {
 		defer stop()
 		defer cancel()
@@ -265,7 +266,7 @@ func (rt *roundTrips) roundTrip(closing, ctx context.Context, method string, ss 
 				t.done <- tripOutcome{nil, rt.onPanic(method, p)}
 			}
 		}()
-		res, err := run(runCtx)
+		res, err := run(runCtx, ch)
 		t.done <- tripOutcome{res, err}
 	}()
 	return rt.wait(ctx, t)

@@ -33,14 +33,8 @@ func askTool(name, mode string) tools.Definition {
 				}
 				req.Form = form
 			}
-			// The call's answerer; during a prompts/get or resources/read
-			// (no tool call), the one the request carries, as mcp-client
-			// asks.
-			first := call.Channels.CallerAnswerer()
-			if first == nil {
-				first = tools.ChannelsFromContext(ctx).CallerAnswerer()
-			}
-			res := elicit.New().AskFor(ctx, first, req)
+			// The call's answerer, as mcp-client asks.
+			res := elicit.New().AskFor(ctx, call.Channels.CallerAnswerer(), req)
 			text := res.Action + " " + res.Reason
 			if n, ok := res.Content["name"].(string); ok {
 				text += " name=" + n
@@ -162,18 +156,20 @@ func TestForwardUnknownRequestState(t *testing.T) {
 // TestForwardDuringPromptAndRead: a server that asks during prompts/get or
 // resources/read reaches the client too, in both protocol styles.
 func TestForwardDuringPromptAndRead(t *testing.T) {
-	ask := func(ctx context.Context) string {
-		out, _ := askTool("", elicit.ModeForm).Execute(ctx, tools.Call{})
+	// The provider asks as mcp-client does: the request's answerer, from
+	// the channels the gateway handed the resources service.
+	ask := func(ctx context.Context, ch *tools.Channels) string {
+		out, _ := askTool("", elicit.ModeForm).Execute(ctx, tools.Call{Channels: ch})
 		return out.Value.(string)
 	}
 	res := resources.New(nil)
 	src, err := res.Register(scope(t), resources.Provider{
 		Server: "srv",
-		Read: func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: ask(ctx)}}}, nil
+		Read: func(ctx context.Context, uri string, ch *tools.Channels) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: ask(ctx, ch)}}}, nil
 		},
-		GetPrompt: func(ctx context.Context, name string, _ map[string]string) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: ask(ctx)}}}}, nil
+		GetPrompt: func(ctx context.Context, name string, _ map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: ask(ctx, ch)}}}}, nil
 		},
 	})
 	if err != nil {

@@ -77,8 +77,8 @@ func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	if err := b.gateDoor(req, p.Server, tools.KindPrompts, "prompt "+req.Params.Name); err != nil {
 		return nil, err
 	}
-	get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
-		return b.res.GetPrompt(ctx, p.Public, req.Params.Arguments)
+	get := func(ctx context.Context, ch *tools.Channels) (*mcp.GetPromptResult, error) {
+		return b.res.GetPrompt(ctx, p.Public, req.Params.Arguments, ch)
 	}
 	var res *mcp.GetPromptResult
 	var err error
@@ -88,13 +88,13 @@ func (b *bridge) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 		var ask mcp.InputRequest
 		var state string
 		out, ask, state, err = b.g.trips.roundTrip(b.g.ctx, ctx, "prompts/get", req.Session, req.Params.RequestState, req.Params.InputResponses,
-			func(ctx context.Context) (any, error) { return get(ctx) })
+			func(ctx context.Context, ch *tools.Channels) (any, error) { return get(ctx, ch) })
 		if ask != nil {
 			return &mcp.GetPromptResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
 		}
 		res, _ = out.(*mcp.GetPromptResult)
 	} else {
-		res, err = get(b.g.forwardRequests(ctx, req.Session))
+		res, err = get(ctx, forwardRequests(req.Session))
 	}
 	if err != nil {
 		if errors.Is(err, resources.ErrUnknownPrompt) {

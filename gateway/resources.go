@@ -235,13 +235,13 @@ func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.R
 	if err := b.gateDoor(req, owner, tools.KindResources, "resource "+req.Params.URI); err != nil {
 		return nil, err
 	}
-	read := func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+	read := func(ctx context.Context, ch *tools.Channels) (*mcp.ReadResourceResult, error) {
 		// From the server the gate opened, whatever routing says by now.
-		res, err := b.res.ReadFrom(ctx, owner, req.Params.URI)
+		res, err := b.res.ReadFrom(ctx, owner, req.Params.URI, ch)
 		return res.ReadResourceResult, err
 	}
 	if !needsRoundTrip(req.Session) {
-		res, err := read(b.g.forwardRequests(ctx, req.Session))
+		res, err := read(ctx, forwardRequests(req.Session))
 		if err != nil {
 			return nil, wireError(err)
 		}
@@ -249,7 +249,7 @@ func (b *bridge) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.R
 	}
 	// The server may ask the client during the read: a round trip.
 	out, ask, state, err := b.g.trips.roundTrip(b.g.ctx, ctx, "resources/read", req.Session, req.Params.RequestState, req.Params.InputResponses,
-		func(ctx context.Context) (any, error) { return read(ctx) })
+		func(ctx context.Context, ch *tools.Channels) (any, error) { return read(ctx, ch) })
 	if ask != nil {
 		return &mcp.ReadResourceResult{InputRequests: mcp.InputRequestMap{inputKey: ask}, RequestState: state}, nil
 	}

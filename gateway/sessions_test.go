@@ -214,7 +214,7 @@ func TestNoCacheFieldsBeforeTheNewProtocol(t *testing.T) {
 	res := resources.New(nil)
 	src, err := res.Register(scope(t), resources.Provider{
 		Server: "srv",
-		Read: func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+		Read: func(ctx context.Context, uri string, _ *tools.Channels) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hello"}}}, nil
 		},
 	})

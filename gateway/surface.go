@@ -95,8 +95,8 @@ func (g *Gateway) addTool(t *mcp.Tool, public string) (err error) {
 			err = fmt.Errorf("go-sdk refused the tool: %v", r)
 		}
 	}()
-	g.server.AddTool(t, g.forwarding(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.callTool(ctx, public, req)
+	g.server.AddTool(t, g.forwarding(func(ctx context.Context, req *mcp.CallToolRequest, ch *tools.Channels) (*mcp.CallToolResult, error) {
+		return g.callTool(ctx, public, req, ch)
 	}))
 	return nil
 }

@@ -26,7 +26,7 @@ const maxImageBytes = 64 << 20
 // refusal, a tool's error such as an MCP server's isError, a failed
 // validation) and a tool's own failed answer (Output.Failed, as mcp_call's
 // refusals).
-func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallToolRequest, questions *tools.Channels) (*mcp.CallToolResult, error) {
 	args, err := arguments(req.Params.Arguments)
 	if err != nil {
 		return errorResult(err.Error()), nil
@@ -37,8 +37,8 @@ func (g *Gateway) callTool(ctx context.Context, public string, req *mcp.CallTool
 	// The client's question channels (forwarding's), and its log and
 	// progress.
 	var ch tools.Channels
-	if q := tools.ChannelsFromContext(ctx); q != nil {
-		ch = *q
+	if questions != nil {
+		ch = *questions
 	}
 	if g.logLevels.wants(req) {
 		ch.Log = func(m tools.LogMessage) {

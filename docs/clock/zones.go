@@ -8,19 +8,19 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// example-clock-zones offers a resource to read, clock://zones, and a prompt, meet,
-// which is also the slash command /<id>_meet.
+// example-clock-zones offers a resource, clock://zones, and a prompt, meet (/<id>_meet).
 func init() {
 	host.Register(host.Definition[struct{}]{
 		Name:   "example-clock-zones",
 		Inject: []host.Dep{host.Require(resources.Key), host.Optional(commands.Key)},
 		Apply: func(s *host.Scope, _ struct{}) error {
-			read := func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+			read := func(_ context.Context, uri string, _ *tools.Channels) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "UTC\nAsia/Tokyo\n"}}}, nil
 			}
-			get := func(_ context.Context, _ string, args map[string]string) (*mcp.GetPromptResult, error) {
+			get := func(_ context.Context, _ string, args map[string]string, _ *tools.Channels) (*mcp.GetPromptResult, error) {
 				text := "Find a meeting time that suits " + args["zones"] + "."
 				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
 			}

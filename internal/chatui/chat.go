@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -120,11 +121,22 @@ func (ch *Chat) running(h *host.Host) (*agent.Agent, error) {
 // interrupts cancels the turn, which then fails; interrupted says whether
 // one did.
 func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
-	a, err := ch.running(h)
-	if err != nil {
+	if _, err := ch.running(h); err != nil {
 		return false, err
 	}
-	return chatOnce(ctx, Approving(true, yes), ch.std, h, a, ch.sessions, ch.resumed, prompt, format, interrupts)
+	return ch.OnceOn(ctx, &app.Local{Host: h, File: ch.sessions.composition}, prompt, format, yes, interrupts)
+}
+
+// OnceOn is Once on a: a host in this process (app.Local) or a running
+// one (the control socket's client). The turn runs in the agent's one
+// conversation, which it starts anew (or resumes): on a running host,
+// that is the conversation its other front ends see.
+func (ch *Chat) OnceOn(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
+	resume := ""
+	if ch.resumed != nil {
+		resume = ch.resumed.ID
+	}
+	return chatOnce(ctx, a, ch.std, resume, prompt, format, yes, interrupts)
 }
 
 // Console runs the console on h with the model as the handler of plain
@@ -143,8 +155,8 @@ func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts 
 	return chatConsole(ctx, Approving(false, yes), ch.std, h, a, ch.sessions, interrupts), nil
 }
 
-// chatOnce is Once with the agent found.
-func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, resumed *sessions.Loaded, prompt, format string, interrupts <-chan os.Signal) (interrupted bool, err error) {
+// chatOnce is OnceOn with the session to resume ("" for a new one).
+func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -164,35 +176,40 @@ func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h 
 	screen := std.Display()
 	live := newLiveProgress(std.LiveTerminal(std.Err))
 	status := live.before(screen.Err)
-	out := agent.Output{Reasoning: dimmed(std, std.Err, screen.Err), Status: status, Progress: live.report(), OneShot: oneShot}
-	conv := a.NewConversation()
-	if resumed != nil {
-		if err := conv.Resume(resumed); err != nil {
-			return false, err
-		}
-	} else if err := saved.start(conv, a.Model()); err != nil {
+	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: resume, Record: resume == ""})
+	if err != nil && resume == "" {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
+		info, err = a.ChatSession(ctx, app.ChatSessionRequest{})
 	}
+	if err != nil {
+		return false, err
+	}
+	var calls func(app.ChatEvent)
 	var script *scriptOutput
 	switch {
 	case format != FormatText:
-		script = newScriptOutput(std.Out, status, format, sessionID(conv), a.Model(), resumed != nil, modelTools(ctx, h, a))
-		out.Events = script.event
+		script = newScriptOutput(std.Out, status, format, info.Session, info.Model, resume != "", info.Tools)
+		calls = script.event
 	case std.IsTerminal(std.Err):
-		out.Events = terminalCalls{out: status, live: live}.event
+		calls = terminalCalls{out: status, live: live}.event
+	default:
+		calls = plainCalls{status}.event
 	}
-	res, err := chatSend(ctx, a, conv, prompt, out)
-	showUsage(status, res.Usage)
-	if script != nil {
-		script.finish(res, err)
-	}
+	events := turnEvents{reasoning: dimmed(std, std.Err, screen.Err), status: status, progress: live.report(), calls: calls}
+	res, err := a.Chat(ctx, app.ChatRequest{Text: prompt, Unattended: true, Yes: yes, Events: events.event})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			err = errors.New("cancelled")
-		}
 		return false, err
 	}
+	showUsage(status, res.Usage)
 	if script != nil {
+		script.finish(res)
+	}
+	switch {
+	case res.Canceled:
+		return false, errors.New("cancelled")
+	case res.Error != "":
+		return false, errors.New(res.Error)
+	case script != nil:
 		return false, nil
 	}
 	if std.IsTerminal(std.Out) {
@@ -208,6 +225,37 @@ func chatOnce(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h 
 		fmt.Fprintln(screen.Out)
 	}
 	return false, nil
+}
+
+// turnEvents routes a turn's events: text, reasoning and the agent's
+// status lines to their writers, progress to the live line, steps and
+// calls to calls.
+type turnEvents struct {
+	text              io.Writer // nil: shown once the turn ends
+	reasoning, status io.Writer
+	progress          func(string, tools.Progress) // nil: not shown
+	calls             func(app.ChatEvent)          // nil: not shown
+}
+
+func (t turnEvents) event(e app.ChatEvent) {
+	switch e.Kind {
+	case app.ChatText:
+		if t.text != nil {
+			io.WriteString(t.text, e.Text)
+		}
+	case app.ChatReasoning:
+		io.WriteString(t.reasoning, e.Text)
+	case app.ChatStatus:
+		io.WriteString(t.status, e.Text)
+	case app.ChatProgress:
+		if t.progress != nil && e.Call != nil && e.Progress != nil {
+			t.progress(e.Call.Name, *e.Progress)
+		}
+	case app.ChatStep, app.ChatCallStart, app.ChatCallDone:
+		if t.calls != nil {
+			t.calls(e)
+		}
+	}
 }
 
 // dimmed returns where reasoning goes on raw: escaped text (safe) between
@@ -236,7 +284,8 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{h: h, agent: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f := &chatFront{h: h, app: &app.Local{Host: h, File: saved.composition}, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
@@ -267,13 +316,13 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 // chatFront is the chat console's state between the console and Ctrl-C.
 type chatFront struct {
 	h              *host.Host
-	agent          *agent.Agent // the last turn's; only turn uses it
+	app            app.App // the turns', sessions' and prompts' answers
 	sessions       Sessions
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
-	events         func(agent.Event) // a terminal's call lines; nil elsewhere
-	md             *markdownStream   // renders the answer on a terminal; nil elsewhere
-	oneShot        *tools.OneShot    // chat --yes: every approval's answer
+	events         func(app.ChatEvent) // the call lines: a terminal's, or plain
+	md             *markdownStream     // renders the answer on a terminal; nil elsewhere
+	oneShot        *tools.OneShot      // chat --yes: every approval's answer
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -313,43 +362,54 @@ func (f *chatFront) interrupt(quit func()) {
 // turn sends line to the agent running now (a reload may have restarted
 // it) and shows the answer as it streams.
 func (f *chatFront) turn(ctx context.Context, line string) {
-	a, ok := host.Lookup(f.h, agent.Key)
-	if !ok {
-		fmt.Fprintln(f.out, "the agent is not running; /status says why")
-		return
-	}
-	if f.agent != nil && a != f.agent {
-		// A restarted instance starts with an empty conversation.
-		fmt.Fprintln(f.out, "agent restarted; new conversation")
-	}
-	f.agent = a
-	if a.Main().Session() == nil {
-		// A session starts with the conversation's first turn (a /new,
-		// a restarted agent), so an empty one leaves no file.
-		if err := f.sessions.start(a.Main(), a.Model()); err != nil {
-			fmt.Fprintf(f.out, "%v; this conversation is not saved\n", err)
-		}
-	}
-	out := agent.Output{Text: f.out, Reasoning: f.reasoning, Status: f.out, Progress: f.progress, Events: f.events, OneShot: f.oneShot}
+	f.send(ctx, line, false)
+}
+
+// send runs line as a turn, or, with promptOnly, only when it is an MCP
+// prompt's line; it says whether it ran.
+func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool {
+	events := turnEvents{text: f.out, reasoning: f.reasoning, status: f.out, progress: f.progress, calls: f.events}
 	if f.md != nil {
-		out = f.md.around(out)
+		events = f.md.around(events)
 	}
-	res, err := a.Main().Turn(ctx, line, out)
+	res, err := f.app.Chat(ctx, app.ChatRequest{Text: line, Record: f.sessions.dir != "", PromptOnly: promptOnly,
+		Unattended: f.oneShot != nil, Yes: f.oneShot != nil && f.oneShot.Yes, Events: func(e app.ChatEvent) {
+			if e.Kind == app.ChatRestarted {
+				// A restarted instance starts with an empty conversation.
+				fmt.Fprintln(f.out, "agent restarted; new conversation")
+				return
+			}
+			events.event(e)
+		}})
 	if f.md != nil {
 		f.md.Flush()
 	}
 	switch {
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case err != nil && promptOnly:
+		return false
+	case errors.Is(err, app.ErrNoAgent):
+		fmt.Fprintln(f.out, "the agent is not running; /status says why")
+		return true
 	case err != nil:
 		fmt.Fprintf(f.out, "error: %v\n", err)
+		return true
+	case res.NotPrompt:
+		return false
+	case res.Canceled:
+		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+	case res.Error != "":
+		fmt.Fprintf(f.out, "error: %s\n", res.Error)
+	case res.Inserted:
+		// The prompt ended with the assistant's message: nothing was sent.
+		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", res.Prompt)
 	}
 	showUsage(f.out, res.Usage)
+	return true
 }
 
 // showUsage prints a turn's token usage, when a request reported one.
-func showUsage(w io.Writer, u agent.Usage) {
-	if u != (agent.Usage{}) {
+func showUsage(w io.Writer, u app.ChatUsage) {
+	if u != (app.ChatUsage{}) {
 		fmt.Fprintln(w, u)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/console"
@@ -177,7 +178,7 @@ func TestChatSaysTheAgentRestarted(t *testing.T) {
 	text := chatComposition(t, srv)
 	h := hosttest.Start(t, text)
 	var out mcptest.SyncBuffer
-	f := &chatFront{h: h.Host, out: &out}
+	f := &chatFront{h: h.Host, app: &app.Local{Host: h.Host}, out: &out}
 	f.turn(context.Background(), "first")
 	f.turn(context.Background(), "second")
 	if strings.Contains(out.String(), "restarted") {

@@ -3,12 +3,16 @@ package chatui
 import (
 	"context"
 	"flag"
+	"io"
+	"log/slog"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/internal/testkit/golden"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
@@ -75,4 +79,40 @@ func TestChatConsoleGolden(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}
 	golden.Check(t, "chat_console", []byte(out.String()), *update)
+}
+
+// TestChatOnceAttached: chat -p on a running host through its control
+// socket prints what it prints on a host of its own, byte for byte.
+func TestChatOnceAttached(t *testing.T) {
+	home, err := os.MkdirTemp("", "dshc") // short: a socket's path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("DSH_HOME", home)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, format := range []string{FormatText, FormatStreamJSON} {
+		t.Run(format, func(t *testing.T) {
+			srv := openaitest.New(t, chatTurns()...)
+			var stdout, stderr mcptest.SyncBuffer
+			ch, h := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+			file := ch.sessions.composition
+			l, err := control.Listen(file, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := control.Serve(l, &app.Local{Host: h, File: file}, file, quiet)
+			defer s.Close()
+			c, err := control.Dial(t.Context(), file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := ch.OnceOn(t.Context(), c, "What is 1+2?", format, false, make(chan os.Signal)); err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+			}
+			name := map[string]string{FormatText: "chat_text", FormatStreamJSON: "chat_stream_json"}[format]
+			golden.Check(t, name, []byte(chatStable("--- stdout\n"+stdout.String()+"--- stderr\n"+stderr.String())), false)
+		})
+	}
 }

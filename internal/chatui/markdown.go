@@ -17,12 +17,13 @@ import (
 	"sync"
 
 	"github.com/charmbracelet/glamour"
+
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/mattn/go-runewidth"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
 	"github.com/dsh-host/dsh-host/internal/termsafe"
-	"github.com/dsh-host/dsh-host/plugins/agent"
 )
 
 // markdownStream is an io.Writer for an answer's text; Flush ends the
@@ -251,23 +252,23 @@ func tidyRendering(out string) string {
 	return strings.Join(lines, "\n") + "\n\n"
 }
 
-// around returns o with its text rendered by m: every other line of the
+// around returns t with its text rendered by m: every other line of the
 // turn (reasoning, status, a call's line) first renders the open block,
 // and so does the end of each step.
-func (m *markdownStream) around(o agent.Output) agent.Output {
-	o.Text = m
-	o.Reasoning = flushFirst{m, o.Reasoning}
-	o.Status = flushFirst{m, o.Status}
-	events := o.Events
-	o.Events = func(e agent.Event) {
-		if e.Kind == agent.EventStep {
+func (m *markdownStream) around(t turnEvents) turnEvents {
+	t.text = m
+	t.reasoning = flushFirst{m, t.reasoning}
+	t.status = flushFirst{m, t.status}
+	calls := t.calls
+	t.calls = func(e app.ChatEvent) {
+		if e.Kind == app.ChatStep {
 			m.Flush()
 		}
-		if events != nil {
-			events(e)
+		if calls != nil {
+			calls(e)
 		}
 	}
-	return o
+	return t
 }
 
 // flushFirst renders the open block before writing to w.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/app"
 )
 
 // fakeMarkdown is a markdownStream on a buffer 40x10 whose renderer marks
@@ -99,19 +99,19 @@ func TestMarkdownStreamEscapes(t *testing.T) {
 // block's plain rows and their erasure.
 func TestMarkdownStreamAround(t *testing.T) {
 	m, screen, blocks := fakeMarkdown()
-	var events []agent.EventKind
-	o := m.around(agent.Output{Status: screen, Events: func(e agent.Event) { events = append(events, e.Kind) }})
-	o.Text.Write([]byte("Let me look"))
-	o.Events(agent.Event{Kind: agent.EventStep})
+	var events []string
+	o := m.around(turnEvents{status: screen, calls: func(e app.ChatEvent) { events = append(events, e.Kind) }})
+	o.event(app.ChatEvent{Kind: app.ChatText, Text: "Let me look"})
+	o.event(app.ChatEvent{Kind: app.ChatStep})
 	if len(*blocks) != 1 {
 		t.Fatalf("the step's end did not render its text: %q", *blocks)
 	}
-	o.Text.Write([]byte("Almost"))
-	o.Status.Write([]byte("retrying\n"))
+	o.event(app.ChatEvent{Kind: app.ChatText, Text: "Almost"})
+	o.event(app.ChatEvent{Kind: app.ChatStatus, Text: "retrying\n"})
 	if len(*blocks) != 2 || !strings.HasSuffix(screen.String(), "<Almost>\n\nretrying\n") {
 		t.Errorf("a status line came before the open block was rendered: %q", screen.String())
 	}
-	if len(events) != 1 || events[0] != agent.EventStep {
+	if len(events) != 1 || events[0] != app.ChatStep {
 		t.Errorf("the front end's events = %v, want the step passed on", events)
 	}
 }

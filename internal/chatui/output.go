@@ -6,7 +6,6 @@ package chatui
 // -p's prompt comes from: the argument, stdin, or both.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,11 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
-	"github.com/dsh-host/dsh-host/plugins/agent"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // The values of --output-format.
@@ -118,7 +115,7 @@ type jsonUsage struct {
 	OutputTokens         int64 `json:"output_tokens"`
 }
 
-func usageJSON(u agent.Usage) jsonUsage {
+func usageJSON(u app.ChatUsage) jsonUsage {
 	return jsonUsage{InputTokens: u.Prompt - u.CachedPrompt, CacheReadInputTokens: u.CachedPrompt, OutputTokens: u.Completion}
 }
 
@@ -179,12 +176,12 @@ func (s *scriptOutput) line(v any) {
 	}
 }
 
-// event is the agent's Events callback.
-func (s *scriptOutput) event(e agent.Event) {
+// event is the turn's Events callback for its steps and calls.
+func (s *scriptOutput) event(e app.ChatEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch e.Kind {
-	case agent.EventStep:
+	case app.ChatStep:
 		s.steps++
 		if !s.stream {
 			return
@@ -196,13 +193,17 @@ func (s *scriptOutput) event(e agent.Event) {
 		for _, c := range e.Calls {
 			content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Input()})
 		}
+		var u app.ChatUsage
+		if e.Usage != nil {
+			u = *e.Usage
+		}
 		s.line(map[string]any{"type": "assistant", "session_id": s.sessionID,
-			"message": map[string]any{"role": "assistant", "model": s.model, "content": content, "usage": usageJSON(e.Usage)}})
-	case agent.EventCallStart:
-		fmt.Fprintf(s.status, "→ %s %s\n", e.Call.Name, flatLine(e.Call.Arguments, 120))
-	case agent.EventCallDone:
-		fmt.Fprintln(s.status, "← "+callOutcome(e))
-		c := jsonToolCall{ID: e.Call.ID, Name: e.Call.Name, Input: e.Call.Input(), Result: e.Result, IsError: e.Err != nil}
+			"message": map[string]any{"role": "assistant", "model": s.model, "content": content, "usage": usageJSON(u)}})
+	case app.ChatCallStart:
+		plainCalls{s.status}.event(e)
+	case app.ChatCallDone:
+		plainCalls{s.status}.event(e)
+		c := jsonToolCall{ID: e.Call.ID, Name: e.Call.Name, Input: e.Call.Input(), Result: e.Result, IsError: e.Error != ""}
 		s.calls = append(s.calls, c)
 		if s.stream {
 			s.line(map[string]any{"type": "user", "session_id": s.sessionID,
@@ -214,7 +215,7 @@ func (s *scriptOutput) event(e agent.Event) {
 }
 
 // finish writes the result: the one object (json) or the last event.
-func (s *scriptOutput) finish(res agent.Result, err error) {
+func (s *scriptOutput) finish(res app.ChatResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := jsonResult{Type: "result", Subtype: "success", DurationMs: time.Since(s.start).Milliseconds(), NumTurns: s.steps,
@@ -222,19 +223,32 @@ func (s *scriptOutput) finish(res agent.Result, err error) {
 	if r.ToolCalls == nil {
 		r.ToolCalls = []jsonToolCall{}
 	}
-	if err != nil {
-		r.IsError, r.Subtype, r.Error = true, "error_during_execution", err.Error()
-		if err == agent.ErrMaxSteps {
+	if res.Error != "" {
+		r.IsError, r.Subtype, r.Error = true, "error_during_execution", res.Error
+		if res.MaxSteps {
 			r.Subtype = "error_max_turns"
 		}
 	}
 	s.line(r)
 }
 
+// plainCalls shows a turn's tool calls where no terminal is: a line as a
+// call starts (→) and one with its outcome (←).
+type plainCalls struct{ out io.Writer }
+
+func (p plainCalls) event(e app.ChatEvent) {
+	switch e.Kind {
+	case app.ChatCallStart:
+		fmt.Fprintf(p.out, "→ %s %s\n", e.Call.Name, flatLine(e.Call.Arguments, 120))
+	case app.ChatCallDone:
+		fmt.Fprintln(p.out, "← "+callOutcome(e))
+	}
+}
+
 // callOutcome is "NAME: N characters" or "NAME: error: …".
-func callOutcome(e agent.Event) string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: error: %s", e.Call.Name, flatLine(e.Err.Error(), 200))
+func callOutcome(e app.ChatEvent) string {
+	if e.Error != "" {
+		return fmt.Sprintf("%s: error: %s", e.Call.Name, flatLine(e.Error, 200))
 	}
 	return fmt.Sprintf("%s: %d characters", e.Call.Name, len(e.Result))
 }
@@ -255,18 +269,18 @@ type terminalCalls struct {
 	live *liveProgress
 }
 
-func (t terminalCalls) event(e agent.Event) {
+func (t terminalCalls) event(e app.ChatEvent) {
 	switch e.Kind {
-	case agent.EventCallStart:
+	case app.ChatCallStart:
 		t.live.say("… " + termsafe.Escape(e.Call.Name+" "+flatLine(e.Call.Arguments, 60)))
-	case agent.EventCallDone:
+	case app.ChatCallDone:
 		mark := "✓"
-		if e.Err != nil {
+		if e.Error != "" {
 			mark = "✗"
 		}
 		line := fmt.Sprintf("%s %s %s → ", mark, e.Call.Name, flatLine(e.Call.Arguments, 80))
-		if e.Err != nil {
-			line += "error: " + flatLine(e.Err.Error(), 160)
+		if e.Error != "" {
+			line += "error: " + flatLine(e.Error, 160)
 		} else {
 			line += fmt.Sprintf("%d characters", len(e.Result))
 		}
@@ -285,30 +299,4 @@ func (l *liveProgress) say(text string) {
 		l.line = console.NewProgressLine(l.term, "")
 	}
 	l.line.Say(text)
-}
-
-// sessionID is the id of the session conv saves in, "" when none.
-func sessionID(conv *agent.Conversation) string {
-	if s := conv.Session(); s != nil {
-		return s.ID
-	}
-	return ""
-}
-
-// modelTools names the tools the model is offered now, as its next request
-// will carry them (folded: mcp_list and mcp_call); empty when unknown.
-func modelTools(ctx context.Context, h *host.Host, a *agent.Agent) []string {
-	names := []string{}
-	reg, ok := host.Lookup(h, tools.Key)
-	if !ok || reg == nil {
-		return names
-	}
-	asm, err := reg.Assemble(ctx, a.Caller())
-	if err != nil {
-		return names
-	}
-	for _, t := range asm.Tools {
-		names = append(names, t.Name)
-	}
-	return names
 }

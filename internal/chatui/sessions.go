@@ -2,13 +2,13 @@ package chatui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
@@ -31,20 +31,6 @@ func NewSessions(file string) (Sessions, error) {
 	return Sessions{dir: dir, composition: abs}, nil
 }
 
-// start saves conv's turns in a new session; the zero Sessions saves
-// nothing.
-func (s Sessions) start(conv *agent.Conversation, model string) error {
-	if s.dir == "" {
-		return nil
-	}
-	sess, err := sessions.New(s.dir, s.composition, model)
-	if err != nil {
-		return err
-	}
-	conv.Record(sess)
-	return nil
-}
-
 // chatCommands are chat's own slash commands, for /help.
 func chatCommands() [][2]string {
 	return [][2]string{
@@ -58,39 +44,33 @@ func chatCommands() [][2]string {
 func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 	switch name {
 	case "/sessions":
-		f.listSessions()
+		f.listSessions(ctx)
 	case "/resume":
-		f.resume(rest)
+		f.resume(ctx, rest)
 	default:
 		return f.promptTurn(ctx, name, rest)
 	}
 	return true
 }
 
-func (f *chatFront) listSessions() {
-	list, warnings, err := sessions.List(f.sessions.dir)
+func (f *chatFront) listSessions(ctx context.Context) {
+	list, err := f.app.ChatSessions(ctx)
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
 	}
-	for _, w := range warnings {
+	for _, w := range list.Warnings {
 		fmt.Fprintf(f.out, "warning: %s\n", w)
 	}
-	if len(list) == 0 {
-		fmt.Fprintf(f.out, "no saved conversations in %s\n", f.sessions.dir)
+	if len(list.Sessions) == 0 {
+		fmt.Fprintf(f.out, "no saved conversations in %s\n", list.Dir)
 		return
-	}
-	current := ""
-	if a, ok := host.Lookup(f.h, agent.Key); ok {
-		if s := a.Main().Session(); s != nil {
-			current = s.ID
-		}
 	}
 	tw := tabwriter.NewWriter(f.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLAST TURN\tTURNS\tFIRST LINE")
-	for _, s := range list {
+	for _, s := range list.Sessions {
 		mark := ""
-		if s.ID == current {
+		if s.Current {
 			mark = " (this one)"
 		}
 		if s.Composition != f.sessions.composition {
@@ -101,28 +81,22 @@ func (f *chatFront) listSessions() {
 	tw.Flush()
 }
 
-func (f *chatFront) resume(id string) {
+func (f *chatFront) resume(ctx context.Context, id string) {
 	if id == "" {
 		fmt.Fprintln(f.out, "usage: /resume ID (/sessions lists them)")
 		return
 	}
-	a, ok := host.Lookup(f.h, agent.Key)
-	if !ok {
+	info, err := f.app.ChatSession(ctx, app.ChatSessionRequest{Resume: id})
+	switch {
+	case errors.Is(err, app.ErrNoAgent):
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return
-	}
-	ls, err := sessions.Open(f.sessions.dir, id)
-	if err != nil {
+	case err != nil:
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
 	}
-	for _, w := range ls.Warnings {
+	for _, w := range info.Warnings {
 		fmt.Fprintf(f.out, "warning: %s\n", w)
 	}
-	if err := a.Main().Resume(ls); err != nil {
-		fmt.Fprintf(f.out, "error: %v\n", err)
-		return
-	}
-	f.agent = a
-	fmt.Fprintf(f.out, "resumed session %s (%d turns)\n", ls.ID, ls.Info.Turns)
+	fmt.Fprintf(f.out, "resumed session %s (%d turns)\n", info.Session, info.Turns)
 }

@@ -302,7 +302,7 @@ var ErrMaxSteps = errors.New("stopped: the model still asked for tools after max
 // An @server:uri mention in text attaches that resource's contents to the
 // message (mcp.go).
 func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
-	msg, err := c.a.withMentions(ctx, text)
+	msg, err := c.a.withMentions(ctx, text, out)
 	if err != nil {
 		return Result{}, err
 	}

@@ -33,8 +33,9 @@ const mentionTrail = ".,;:!?)]}'\""
 // withMentions returns the user's message for text: text as typed, then
 // the contents of each resource it mentions as @server:uri (a server the
 // resources service knows), each under a line naming it. A mention that
-// cannot be read fails the turn before anything is sent.
-func (a *Agent) withMentions(ctx context.Context, text string) (openai.ChatCompletionMessageParamUnion, error) {
+// cannot be read fails the turn before anything is sent. A server's
+// question during a read reaches out's answerer, as during a tool call.
+func (a *Agent) withMentions(ctx context.Context, text string, out Output) (openai.ChatCompletionMessageParamUnion, error) {
 	if a.resources == nil || !strings.Contains(text, "@") {
 		return openai.UserMessage(text), nil
 	}
@@ -48,7 +49,7 @@ func (a *Agent) withMentions(ctx context.Context, text string) (openai.ChatCompl
 			continue
 		}
 		seen[server+":"+uri] = true
-		res, err := a.resources.ReadFrom(ctx, server, uri)
+		res, err := a.resources.ReadFrom(ctx, server, uri, out.channels())
 		if err != nil {
 			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("@%s:%s: %w", server, uri, err)
 		}
@@ -100,10 +101,10 @@ func (c *Conversation) Prompt(ctx context.Context, public, input string, out Out
 	if !ok {
 		return Result{}, fmt.Errorf("no MCP prompt %q", public)
 	}
-	pc := resources.PromptCommand{Prompt: p, Get: func(ctx context.Context, _ string, args map[string]string) (*mcp.GetPromptResult, error) {
-		return a.resources.GetPrompt(ctx, public, args)
+	pc := resources.PromptCommand{Prompt: p, Get: func(ctx context.Context, _ string, args map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error) {
+		return a.resources.GetPrompt(ctx, public, args, ch)
 	}}
-	res, err := pc.Fetch(ctx, input)
+	res, err := pc.Fetch(ctx, input, out.channels())
 	if err != nil {
 		return Result{}, err
 	}
@@ -317,4 +318,11 @@ func (a *Agent) samplingBody(p *mcp.CreateMessageWithToolsParams) ([]byte, error
 		return nil, fmt.Errorf("encode the sampling request: %w", err)
 	}
 	return b, nil
+}
+
+// channels are the back-channels of a request the conversation makes that
+// is not a tool call (an @mention's read, a prompt's get): its server's
+// questions reach out's answerer, or the one-shot answer.
+func (out Output) channels() *tools.Channels {
+	return &tools.Channels{Answerer: out.Answerer, OneShot: out.OneShot}
 }

@@ -52,7 +52,7 @@ func TestE2EOverlapSwapsResourcesAndPrompts(t *testing.T) {
 	if got := resourceURIs(reg.List(resources.Filter{Server: "fx"})); !slices.Contains(got, "fixture://doc/001") {
 		t.Errorf("resources after the swap: %q", got)
 	}
-	if _, err := reg.Read(t.Context(), "fixture://doc/001"); err != nil {
+	if _, err := reg.Read(t.Context(), "fixture://doc/001", nil); err != nil {
 		t.Errorf("read after the swap: %v", err)
 	}
 	var cmds []string

@@ -51,7 +51,7 @@ func BenchmarkResources(b *testing.B) {
 		name string
 		run  func() time.Duration
 	}{
-		{"host-read", timed(func() error { _, err := reg.Read(ctx, uri); return err })},
+		{"host-read", timed(func() error { _, err := reg.Read(ctx, uri, nil); return err })},
 		{"direct-read", timed(func() error {
 			_, err := direct.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 			return err

@@ -65,7 +65,7 @@ func TestE2EEverythingResources(t *testing.T) {
 	if got := templateURIs(reg.Templates(resources.Filter{})); !slices.Contains(got, textTmpl) || !slices.Contains(got, blobTmpl) {
 		t.Fatalf("templates = %q, want the text and blob ones", got)
 	}
-	read, err := reg.Read(ctx, doc)
+	read, err := reg.Read(ctx, doc, nil)
 	if err != nil || read.Server != "everything" || len(read.Contents) != 1 || read.Contents[0].MIMEType != "text/markdown" || !strings.Contains(read.Contents[0].Text, "#") {
 		t.Fatalf("Read(%s) = %+v, %v", doc, read, err)
 	}
@@ -409,7 +409,7 @@ func TestE2EEverythingResourcesHTTP(t *testing.T) {
 	defer cancel()
 
 	const doc = "demo://resource/static/document/architecture.md"
-	if res, err := reg.Read(ctx, doc); err != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
+	if res, err := reg.Read(ctx, doc, nil); err != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
 		t.Fatalf("Read over HTTP = %+v, %v", res, err)
 	}
 	_, updates := subscribeUpdates(t, ctx, reg, doc)

@@ -65,7 +65,7 @@ func (a *adapter) runCommand(ctx context.Context, inv commands.Invocation) comma
 	case len(f) == 2 && f[0] == "login":
 		reply = a.login(ctx, inv.Caller, f[1])
 	case len(f) == 2 && f[0] == "trust":
-		reply = a.trust(ctx, inv.Caller, f[1])
+		reply = a.trust(ctx, inv, f[1])
 	default:
 		reply = commands.Reply{Text: usageText, Error: true}
 	}

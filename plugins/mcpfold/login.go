@@ -51,7 +51,8 @@ func (a *adapter) serverArg(arg string) (string, *commands.Reply) {
 // changed or added since its tools were trusted. The pins are the policy
 // service's: its /policy trust does it, reached through the commands
 // service so that the fold does not restart with every policy edit.
-func (a *adapter) trust(ctx context.Context, caller tools.Caller, arg string) commands.Reply {
+// The policy command runs with /mcp's caller and back-channels.
+func (a *adapter) trust(ctx context.Context, inv commands.Invocation, arg string) commands.Reply {
 	name, bad := a.serverArg(arg)
 	if bad != nil {
 		return *bad
@@ -59,7 +60,7 @@ func (a *adapter) trust(ctx context.Context, caller tools.Caller, arg string) co
 	if a.cmds == nil || !slices.ContainsFunc(a.cmds.List(), func(c commands.Command) bool { return c.Name == "policy" }) {
 		return commands.Reply{Text: "/mcp trust needs the policy service, and this host has none", Error: true}
 	}
-	return a.cmds.Run(ctx, caller, "/policy trust "+name)
+	return a.cmds.RunWith(ctx, inv.Caller, "/policy trust "+name, inv.Channels)
 }
 
 // login runs the OAuth login of the server named by arg, an id or a

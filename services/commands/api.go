@@ -157,8 +157,16 @@ func (r *Registry) Register(s *host.Scope, c Command) (remove func(), err error)
 // Run parses line ("/name input") and runs the command. An unknown command
 // is an error reply listing the known ones. The leading slash is optional.
 // A handler that panics yields an error reply instead of taking the front
-// end down.
-func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (reply Reply) {
+// end down. The command runs with no back-channels: a question it asks goes
+// to the elicitation service's installed answerer (see RunWith).
+func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) Reply {
+	return r.RunWith(ctx, caller, line, nil)
+}
+
+// RunWith runs line as Run does, with the caller's back-channels ch
+// (Invocation.Channels): who answers a question the command, or a server
+// it reaches, asks while it runs (nil: none, as Run).
+func (r *Registry) RunWith(ctx context.Context, caller tools.Caller, line string, ch *tools.Channels) (reply Reply) {
 	line = strings.TrimSpace(line)
 	line = strings.TrimPrefix(line, "/")
 	name, input := line, ""
@@ -180,7 +188,7 @@ func (r *Registry) Run(ctx context.Context, caller tools.Caller, line string) (r
 			reply = Reply{Text: fmt.Sprintf("/%s failed: %v — a bug in the plugin that registered it; the log has the stack to report", name, p), Error: true}
 		}
 	}()
-	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller, Channels: tools.ChannelsFromContext(ctx)})
+	return e.cmd.Handler(ctx, Invocation{Input: input, Caller: caller, Channels: ch})
 }
 
 // unknown says that /name is not registered, and why when the instance it

@@ -45,7 +45,7 @@ func registerFailing(name string, overlap bool) {
 				return err
 			}
 			src, err := host.Get(s, resources.Key).Register(s, resources.Provider{Server: s.ID(),
-				Read: func(context.Context, string) (*mcp.ReadResourceResult, error) {
+				Read: func(context.Context, string, *tools.Channels) (*mcp.ReadResourceResult, error) {
 					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "tag://" + s.ID(), Text: tag}}}, nil
 				}})
 			if err != nil {
@@ -128,7 +128,7 @@ func TestFailedReloadKeepsTheOldInstance(t *testing.T) {
 					t.Errorf("clock_tag = %q (%v), want %q", hosttest.Text(got), got.Err, want)
 				}
 				reg, _ := host.Lookup(h.Host, resources.Key)
-				res, err := reg.Read(context.Background(), "tag://clock")
+				res, err := reg.Read(context.Background(), "tag://clock", nil)
 				if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != want {
 					t.Errorf("tag://clock = %+v (%v), want %q", res, err, want)
 				}

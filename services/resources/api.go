@@ -72,6 +72,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Key is the resources service.
@@ -93,8 +94,9 @@ type Template struct {
 type Provider struct {
 	// Server is the server's name (unique in a host).
 	Server string
-	// Read reads uri from the server.
-	Read func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	// Read reads uri from the server; ch are the reader's back-channels
+	// (who answers the server's questions during the read; nil: none).
+	Read func(ctx context.Context, uri string, ch *tools.Channels) (*mcp.ReadResourceResult, error)
 	// Subscribe and Unsubscribe follow a resource's updates; nil when the
 	// server does not support subscriptions. The provider reports updates
 	// with Source.Updated.
@@ -104,8 +106,9 @@ type Provider struct {
 	// prompt; nil when the server does not offer completion.
 	Complete func(ctx context.Context, req CompleteRequest) ([]string, error)
 	// GetPrompt gets one of the server's prompts (by the server's own
-	// name) with its arguments; nil when the provider publishes no prompts.
-	GetPrompt func(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// name) with its arguments, ch the caller's back-channels as Read's;
+	// nil when the provider publishes no prompts.
+	GetPrompt func(ctx context.Context, name string, args map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error)
 }
 
 // CompleteRequest asks for the values of one argument.
@@ -644,13 +647,16 @@ func (r *Registry) serverNamesLocked() []string {
 	return out
 }
 
-// Read reads uri from the server that owns it (see Owner).
-func (r *Registry) Read(ctx context.Context, uri string) (ReadResult, error) {
-	return r.ReadFrom(ctx, "", uri)
+// Read reads uri from the server that owns it (see Owner). ch are the
+// reader's back-channels: the server's questions during the read (an
+// elicitation, a sampling request, roots/list) reach them; nil: nobody's.
+func (r *Registry) Read(ctx context.Context, uri string, ch *tools.Channels) (ReadResult, error) {
+	return r.ReadFrom(ctx, "", uri, ch)
 }
 
-// ReadFrom reads uri from server; an empty server routes like Read.
-func (r *Registry) ReadFrom(ctx context.Context, server, uri string) (ReadResult, error) {
+// ReadFrom reads uri from server, as Read does; an empty server routes
+// like Read.
+func (r *Registry) ReadFrom(ctx context.Context, server, uri string, ch *tools.Channels) (ReadResult, error) {
 	if strings.TrimSpace(uri) == "" {
 		return ReadResult{}, errors.New("no URI given")
 	}
@@ -658,7 +664,7 @@ func (r *Registry) ReadFrom(ctx context.Context, server, uri string) (ReadResult
 	if err != nil {
 		return ReadResult{}, err
 	}
-	res, err := src.p.Read(ctx, uri)
+	res, err := src.p.Read(ctx, uri, ch)
 	if err != nil {
 		return ReadResult{Server: src.p.Server}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // BenchmarkSetAmongManySources re-lists one server among twenty that list
@@ -30,7 +31,7 @@ func BenchmarkSetAmongManySources(b *testing.B) {
 		server := fmt.Sprintf("s%d", n)
 		s := host.NewScope(context.Background(), server, nil)
 		b.Cleanup(func() { _ = s.Dispose(time.Second) })
-		src, err := r.Register(s, Provider{Server: server, Read: func(context.Context, string) (*mcp.ReadResourceResult, error) { return nil, nil }})
+		src, err := r.Register(s, Provider{Server: server, Read: func(context.Context, string, *tools.Channels) (*mcp.ReadResourceResult, error) { return nil, nil }})
 		if err != nil {
 			b.Fatal(err)
 		}

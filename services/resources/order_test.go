@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // uriOfferConfig is the test plugin's: a server that lists one URI.
@@ -26,7 +27,7 @@ func init() {
 		Inject: []host.Dep{host.Require(resources.Key)},
 		Apply: func(s *host.Scope, cfg uriOfferConfig) error {
 			src, err := host.Get(s, resources.Key).Register(s, resources.Provider{Server: cfg.Server,
-				Read: func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+				Read: func(_ context.Context, uri string, _ *tools.Channels) (*mcp.ReadResourceResult, error) {
 					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: cfg.Server}}}, nil
 				}})
 			if err != nil {
@@ -55,7 +56,7 @@ func TestSharedURIFollowsCompositionOrder(t *testing.T) {
 	if !ok {
 		t.Fatal("no resources service")
 	}
-	res, err := reg.Read(context.Background(), "shared://x")
+	res, err := reg.Read(context.Background(), "shared://x", nil)
 	if err != nil || res.Server != "first" {
 		t.Fatalf("Read(shared://x) = %+v, %v; want it from first, the first entry of the composition", res, err)
 	}

@@ -30,8 +30,9 @@ type PromptCommand struct {
 	// set, says in its description whose it is.
 	Prompt Prompt
 	// Get gets the prompt (by its own name, Prompt.Name) with the
-	// arguments: a Provider's GetPrompt serves here as it is.
-	Get func(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// arguments and the caller's back-channels: a Provider's GetPrompt
+	// serves here as it is.
+	Get func(ctx context.Context, name string, args map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error)
 	// Complete, when set, suggests an argument's values (a Provider's
 	// Complete); names of arguments not given yet are suggested anyway.
 	Complete func(ctx context.Context, req CompleteRequest) ([]string, error)
@@ -54,9 +55,15 @@ func (pc PromptCommand) Command() commands.Command {
 		Name:        p.Public,
 		Description: desc,
 		Usage:       pc.usage(),
-		Handler: commands.Func(func(ctx context.Context, input string) (string, error) {
-			return pc.run(ctx, input)
-		}),
+		Handler: func(ctx context.Context, inv commands.Invocation) commands.Reply {
+			// The server's questions while it gets the prompt reach the
+			// command's caller.
+			text, err := pc.run(ctx, inv.Input, inv.Channels)
+			if err != nil {
+				return commands.Reply{Text: err.Error(), Error: true}
+			}
+			return commands.Reply{Text: text}
+		},
 		Complete: pc.complete,
 	}
 }
@@ -147,8 +154,8 @@ func looksLikeName(k string) bool {
 	return true
 }
 
-func (pc PromptCommand) run(ctx context.Context, input string) (string, error) {
-	res, err := pc.Fetch(ctx, input)
+func (pc PromptCommand) run(ctx context.Context, input string, ch *tools.Channels) (string, error) {
+	res, err := pc.Fetch(ctx, input, ch)
 	if err != nil {
 		return "", err
 	}
@@ -157,8 +164,8 @@ func (pc PromptCommand) run(ctx context.Context, input string) (string, error) {
 
 // Fetch gets the prompt with the arguments the command's input gives, as
 // the command does, and returns its messages unrendered (a chat inserts
-// them as turns).
-func (pc PromptCommand) Fetch(ctx context.Context, input string) (*mcp.GetPromptResult, error) {
+// them as turns); ch are the caller's back-channels, as Get's.
+func (pc PromptCommand) Fetch(ctx context.Context, input string, ch *tools.Channels) (*mcp.GetPromptResult, error) {
 	words, err := commands.SplitArgs(input)
 	if err != nil {
 		return nil, err
@@ -180,7 +187,7 @@ func (pc PromptCommand) Fetch(ctx context.Context, input string) (*mcp.GetPrompt
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("missing required argument(s): %s — usage: /%s %s", strings.Join(missing, "; "), pc.Prompt.Public, pc.usage())
 	}
-	return pc.Get(ctx, pc.Prompt.Name, args)
+	return pc.Get(ctx, pc.Prompt.Name, args, ch)
 }
 
 // complete completes the last word of the input: a name=value word's

@@ -23,7 +23,7 @@ import (
 // names of the arguments and, through Complete, their values.
 func TestPromptCommand(t *testing.T) {
 	var got []map[string]string
-	get := func(_ context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	get := func(_ context.Context, name string, args map[string]string, _ *tools.Channels) (*mcp.GetPromptResult, error) {
 		got = append(got, args)
 		return &mcp.GetPromptResult{Description: "a meeting", Messages: []*mcp.PromptMessage{
 			{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf("%s at %s in %s", name, args["hour"], args["zone"])}},

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Prompt is one prompt a server lists, with the name it goes by in the host
@@ -84,8 +86,8 @@ func (r *Registry) LookupPrompt(public string) (Prompt, bool) {
 }
 
 // GetPrompt gets the prompt whose public name is public, with args, from
-// its server.
-func (r *Registry) GetPrompt(ctx context.Context, public string, args map[string]string) (*mcp.GetPromptResult, error) {
+// its server; ch are the caller's back-channels, as Read's.
+func (r *Registry) GetPrompt(ctx context.Context, public string, args map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error) {
 	p, ok := r.LookupPrompt(public)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPrompt, public)
@@ -98,7 +100,7 @@ func (r *Registry) GetPrompt(ctx context.Context, public string, args map[string
 	}
 	// The server checks the arguments: its answer is what its own clients
 	// would see.
-	return src.p.GetPrompt(ctx, p.Name, args)
+	return src.p.GetPrompt(ctx, p.Name, args, ch)
 }
 
 // Listed says the source's server has been listed once (or will not be

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func promptProvider(server string) Provider {
 	p := (&fake{server: server}).provider()
-	p.GetPrompt = func(_ context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	p.GetPrompt = func(_ context.Context, name string, args map[string]string, _ *tools.Channels) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: server + " " + name + " " + args["x"]}}}}, nil
 	}
 	return p
@@ -44,11 +46,11 @@ func TestPromptsListGetAndChange(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("Prompts() = %v, want %v (routing order, server names kept)", got, want)
 	}
-	res, err := r.GetPrompt(context.Background(), "mcp__b__hi", map[string]string{"x": "1"})
+	res, err := r.GetPrompt(context.Background(), "mcp__b__hi", map[string]string{"x": "1"}, nil)
 	if err != nil || res.Messages[0].Content.(*mcp.TextContent).Text != "b hi 1" {
 		t.Errorf("GetPrompt(mcp__b__hi) = %+v, %v; want b's prompt hi by its own name", res, err)
 	}
-	if _, err := r.GetPrompt(context.Background(), "mcp__c__hi", nil); !errors.Is(err, ErrUnknownPrompt) {
+	if _, err := r.GetPrompt(context.Background(), "mcp__c__hi", nil, nil); !errors.Is(err, ErrUnknownPrompt) {
 		t.Errorf("GetPrompt of an unknown name: err = %v, want ErrUnknownPrompt", err)
 	}
 	if len(kinds) != 2 || kinds[0] != PromptsChanged || kinds[1] != PromptsChanged {

@@ -43,7 +43,7 @@ type fake struct {
 func (f *fake) provider() Provider {
 	return Provider{
 		Server: f.server,
-		Read: func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+		Read: func(_ context.Context, uri string, _ *tools.Channels) (*mcp.ReadResourceResult, error) {
 			f.record("read " + uri)
 			if strings.HasSuffix(uri, "/missing") {
 				return nil, errors.New("resource not found")
@@ -125,19 +125,19 @@ func TestListFilterAndRouting(t *testing.T) {
 		"mem://b":     "b",
 		"db://rows/7": "a", // a's template matches
 	} {
-		res, err := r.Read(ctx, uri)
+		res, err := r.Read(ctx, uri, nil)
 		if err != nil || res.Server != want || res.Contents[0].Text != want+" says "+uri {
 			t.Errorf("Read(%s) = %+v, %v; want it from %s", uri, res, err, want)
 		}
 	}
-	if _, err := r.Read(ctx, "other://y"); !errors.Is(err, ErrNoOwner) || !strings.Contains(err.Error(), "servers: a, b") {
+	if _, err := r.Read(ctx, "other://y", nil); !errors.Is(err, ErrNoOwner) || !strings.Contains(err.Error(), "servers: a, b") {
 		t.Errorf("Read of a URI nobody offers = %v", err)
 	}
 	// An explicit server reads what it does not list (a resource link).
-	if res, err := r.ReadFrom(ctx, "b", "other://y"); err != nil || res.Server != "b" {
+	if res, err := r.ReadFrom(ctx, "b", "other://y", nil); err != nil || res.Server != "b" {
 		t.Errorf("ReadFrom(b) = %+v, %v", res, err)
 	}
-	if _, err := r.ReadFrom(ctx, "c", "other://y"); !errors.Is(err, ErrUnknownServer) {
+	if _, err := r.ReadFrom(ctx, "c", "other://y", nil); !errors.Is(err, ErrUnknownServer) {
 		t.Errorf("ReadFrom(c) = %v, want ErrUnknownServer", err)
 	}
 	if n := strings.Count(logs.String(), "several servers list the same URI"); n != 1 {
@@ -157,10 +157,10 @@ func TestOnlyServerTakesUnlistedURIs(t *testing.T) {
 	r := New(nil)
 	a := &fake{server: "a"}
 	register(t, r, a, nil, nil)
-	if res, err := r.Read(context.Background(), "anything://at/all"); err != nil || res.Server != "a" {
+	if res, err := r.Read(context.Background(), "anything://at/all", nil); err != nil || res.Server != "a" {
 		t.Errorf("Read with one server = %+v, %v", res, err)
 	}
-	if _, err := New(nil).Read(context.Background(), "x://y"); !errors.Is(err, ErrNoOwner) || !strings.Contains(err.Error(), "no MCP server offering resources is connected") {
+	if _, err := New(nil).Read(context.Background(), "x://y", nil); !errors.Is(err, ErrNoOwner) || !strings.Contains(err.Error(), "no MCP server offering resources is connected") {
 		t.Errorf("Read with no server = %v", err)
 	}
 }

@@ -173,7 +173,7 @@ func readTool(r *Registry, rd Renderer, gate Gate) tools.Definition {
 			}
 			// The server's questions during the read reach the call's
 			// caller, as during a tool call of its own.
-			v, err := r.read(tools.ContextWithChannels(ctx, call.Channels), in.Server, in.URI, in.Template, args, check)
+			v, err := r.read(ctx, in.Server, in.URI, in.Template, args, check, call.Channels)
 			if err != nil {
 				return tools.Output{}, err
 			}
@@ -213,7 +213,7 @@ func stringArgs(in map[string]any) (map[string]string, error) {
 
 // read reads uri, or template expanded with args, from the server that
 // owns it once check (when not nil) lets that server through.
-func (r *Registry) read(ctx context.Context, server, uri, template string, args map[string]string, check func(server string) error) (Read, error) {
+func (r *Registry) read(ctx context.Context, server, uri, template string, args map[string]string, check func(server string) error, ch *tools.Channels) (Read, error) {
 	switch {
 	case uri != "" && template != "":
 		return Read{}, errors.New("give uri or template, not both")
@@ -242,7 +242,7 @@ func (r *Registry) read(ctx context.Context, server, uri, template string, args 
 		}
 	}
 	// A provider's error names its server and the URI (mcp-client's do).
-	res, err := r.ReadFrom(ctx, server, uri)
+	res, err := r.ReadFrom(ctx, server, uri, ch)
 	if err != nil {
 		return Read{}, err
 	}
@@ -375,11 +375,11 @@ func readCommand(r *Registry, rd Renderer) commands.Command {
 				if perr != nil {
 					return commands.Reply{Text: perr.Error(), Error: true}
 				}
-				v, err = r.read(ctx, "", "", words[0], args, nil)
+				v, err = r.read(ctx, "", "", words[0], args, nil, inv.Channels)
 			} else if len(words) > 1 {
 				err = fmt.Errorf("/read takes one URI; got %d words (quote a URI with spaces)", len(words))
 			} else {
-				v, err = r.read(ctx, "", words[0], "", nil, nil)
+				v, err = r.read(ctx, "", words[0], "", nil, nil, inv.Channels)
 			}
 			if err != nil {
 				return commands.Reply{Text: err.Error(), Error: true}

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"context"
-
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/roots"
 	"github.com/dsh-host/dsh-host/services/sampling"
@@ -96,25 +94,4 @@ func (c *Channels) OneShotAnswer() (yes, oneShot bool) {
 		return false, false
 	}
 	return c.OneShot.Yes, true
-}
-
-type channelsKey struct{}
-
-// ContextWithChannels returns ctx carrying ch, for a request that is not
-// a tool call yet may be asked questions (a prompts/get, a resources/read
-// the gateway forwards for its client): its server's elicitation or
-// sampling finds the caller's channels there (ChannelsFromContext). A tool
-// call carries its channels on its Call (Registry.Run), never on ctx.
-func ContextWithChannels(ctx context.Context, ch *Channels) context.Context {
-	if ch == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, channelsKey{}, ch)
-}
-
-// ChannelsFromContext returns the channels ContextWithChannels put on ctx,
-// or nil.
-func ChannelsFromContext(ctx context.Context) *Channels {
-	ch, _ := ctx.Value(channelsKey{}).(*Channels)
-	return ch
 }

@@ -94,7 +94,7 @@ func TestSyncPublishesAndClearWithdraws(t *testing.T) {
 	if got := res.Templates(resources.Filter{}); len(got) != 1 {
 		t.Errorf("templates = %+v", got)
 	}
-	read, err := res.Read(context.Background(), "x://doc")
+	read, err := res.Read(context.Background(), "x://doc", nil)
 	if err != nil || l.released != 1 {
 		t.Fatalf("read: %+v, %v (released %d)", read, err, l.released)
 	}

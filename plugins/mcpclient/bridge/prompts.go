@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/toolset"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // listPrompts drains prompts/list, up to maxListed prompts (cut is told
@@ -102,13 +103,13 @@ func (b *Bridge) promptCommand(p *mcp.Prompt) commands.Command {
 }
 
 // GetPrompt gets the server's prompt name with args (prompts/get).
-func (b *Bridge) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+func (b *Bridge) GetPrompt(ctx context.Context, name string, args map[string]string, ch *tools.Channels) (*mcp.GetPromptResult, error) {
 	cn, done, err := b.link.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	gctx, cancel := context.WithTimeout(ctx, b.opt.RequestTimeout)
+	gctx, cancel := context.WithTimeout(requestContext(ctx, ch), b.opt.RequestTimeout)
 	res, err := cn.Session().GetPrompt(gctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	b.link.Release(cancel, err)
 	if err != nil {

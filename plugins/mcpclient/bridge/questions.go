@@ -258,11 +258,28 @@ func (q *Questions) CallerRoots(next mcp.MethodHandler) mcp.MethodHandler {
 
 // channelsOf returns the back-channels of the caller a server's request
 // during call (nil: none known) is for: the tool call's own, else those
-// a request that is not a tool call (a forwarded prompts/get or
-// resources/read) carries on ctx (tools.ContextWithChannels).
+// of the bridge's own request that is not a tool call (a resources/read, a
+// prompts/get: see requestContext) ctx derives from.
 func channelsOf(ctx context.Context, call *calls.Call) *tools.Channels {
 	if call != nil && call.Channels() != nil {
 		return call.Channels()
 	}
-	return tools.ChannelsFromContext(ctx)
+	ch, _ := ctx.Value(requestKey{}).(*tools.Channels)
+	return ch
+}
+
+// requestKey marks the context of a request the bridge sends that is not a
+// tool call with the back-channels its caller handed over (Read's and
+// GetPrompt's parameter). It never leaves the bridge: it is there only
+// because a 2026-07-28 server's question during the request comes back
+// from go-sdk's round trip with that request's context, the one thing
+// that links them, as calls.FromContext does for a tool call.
+type requestKey struct{}
+
+// requestContext is ctx for a request made for a caller with channels ch.
+func requestContext(ctx context.Context, ch *tools.Channels) context.Context {
+	if ch == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, requestKey{}, ch)
 }

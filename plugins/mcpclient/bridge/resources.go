@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // Kind says what to re-sync besides tools.
@@ -326,7 +327,7 @@ func methodNotFound(err error) bool {
 
 // Read reads uri from the live connection, bounded by
 // toolCallTimeoutMs like a tool call.
-func (b *Bridge) Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+func (b *Bridge) Read(ctx context.Context, uri string, ch *tools.Channels) (*mcp.ReadResourceResult, error) {
 	cn, done, err := b.link.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -335,7 +336,7 @@ func (b *Bridge) Read(ctx context.Context, uri string) (*mcp.ReadResourceResult,
 	if capabilities(cn).Resources == nil {
 		return nil, fmt.Errorf("%s: the server offers no resources", b.opt.Label)
 	}
-	rctx, cancel := context.WithTimeout(ctx, b.opt.RequestTimeout)
+	rctx, cancel := context.WithTimeout(requestContext(ctx, ch), b.opt.RequestTimeout)
 	res, err := cn.Session().ReadResource(rctx, &mcp.ReadResourceParams{URI: uri})
 	b.link.Release(cancel, err)
 	if err != nil {
