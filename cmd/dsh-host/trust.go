@@ -6,12 +6,12 @@ package main
 // file renders and asks.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/commands"
 )
 
@@ -68,36 +68,10 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 		if !review.Pending {
 			return exitOK
 		}
-		if !*yes && !confirm(ctx, io, screen, "Approve these definitions? [y/N]: ") {
+		if !*yes && !console.Confirm(ctx, io.In, screen.Err, "Approve these definitions? [y/N]: ") {
 			fmt.Fprintln(screen.Err, "trust: not approved")
 			return exitFail
 		}
 		return approve(review.Digest)
 	})
-}
-
-// confirm asks question on the error output and reads one answer line;
-// only y or yes approves (an input that ends does not, nor an interrupt,
-// which does not wait for the line: the reader is left to the exit).
-func confirm(ctx context.Context, io, screen Stdio, question string) bool {
-	fmt.Fprint(screen.Err, question)
-	if io.In == nil {
-		return false
-	}
-	answer := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(io.In).ReadString('\n')
-		answer <- line
-	}()
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(screen.Err)
-		return false
-	case line := <-answer:
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			return true
-		}
-		return false
-	}
 }
