@@ -163,7 +163,7 @@ func cmdCall(ctx context.Context, args []string, io Stdio) int {
 	if len(pos) == 2 {
 		rawArgs = pos[1]
 	}
-	callArgs, err := parseToolArgs(rawArgs)
+	callArgs, err := console.ParseToolArgs(rawArgs)
 	if err != nil {
 		return usageError(fs, io, "%v", err)
 	}
@@ -186,7 +186,7 @@ func cmdCall(ctx context.Context, args []string, io Stdio) int {
 				return fail(io, "call", err)
 			}
 		} else if res.Err == nil {
-			writeContent(screen.Out, res.Content)
+			console.WriteContent(screen.Out, res.Content)
 		}
 		switch {
 		case errors.Is(res.Err, tools.ErrUnknownTool):
@@ -227,13 +227,13 @@ func cmdPrompt(ctx context.Context, args []string, io Stdio) int {
 			return fail(io, "prompt", err)
 		}
 		if !*asJSON {
-			if err := writePromptOf(io.display().Out, p); err != nil {
+			if err := console.WritePromptOf(io.display().Out, p); err != nil {
 				return fail(io, "prompt", err)
 			}
 			return exitOK
 		}
 		fmt.Fprintf(io.Out, "%s\n", p.ToolsJSON)
-		fmt.Fprintln(io.Err, promptSize(p.Count, []byte(p.ToolsJSON)))
+		fmt.Fprintln(io.Err, console.PromptSize(p.Count, []byte(p.ToolsJSON)))
 		return exitOK
 	})
 }

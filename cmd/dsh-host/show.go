@@ -1,15 +1,14 @@
 package main
 
 // Printing of the one-shot subcommands. The tables they share with the
-// console are internal/console's; the names below keep this package's
-// callers as they were.
+// console are internal/console's; toolRow and writeTools, which tests
+// use, name them here.
 
 import (
 	"encoding/json"
 	"io"
 	"time"
 
-	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -18,22 +17,6 @@ import (
 type toolRow = console.Tool
 
 func writeTools(w io.Writer, rows []toolRow) { console.WriteTools(w, rows) }
-
-func writeInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]int, now time.Time) {
-	console.WriteInstances(w, st, toolCount, now)
-}
-
-func writeContent(w io.Writer, content []tools.Content) { console.WriteContent(w, content) }
-
-func parseToolArgs(s string) (json.RawMessage, error) { return console.ParseToolArgs(s) }
-
-func promptSize(n int, b []byte) string { return console.PromptSize(n, b) }
-
-func writePromptOf(w io.Writer, p app.Prompt) error { return console.WritePromptOf(w, p) }
-
-func oneLine(s string, max int) string { return console.OneLine(s, max) }
-
-func dash(s string) string { return console.Dash(s) }
 
 // callResult is what `call --json` prints.
 type callResult struct {

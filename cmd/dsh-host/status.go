@@ -38,7 +38,7 @@ func cmdStatus(ctx context.Context, args []string, io Stdio) int {
 			}
 			return exitOK
 		}
-		writeInstances(io.display().Out, st.Instances, st.ToolCounts, time.Now())
+		console.WriteInstances(io.display().Out, st.Instances, st.ToolCounts, time.Now())
 		return exitOK
 	})
 }
