@@ -291,79 +291,74 @@ func (s *Server) asking(st *stream) (elicit.Answerer, func(), error) {
 	return k, done, nil
 }
 
-// serveCall runs req, writing its progress and questions as they come
-// and then the result. A client that goes away (Ctrl-C) cancels the call.
-func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, req callWire) {
+// streamed runs one request whose answer streams: with ask, its questions
+// go to the caller through the stream (after the id they are answered
+// under); run's last line, or its error, ends the stream.
+func (s *Server) streamed(w http.ResponseWriter, ask bool, run func(st *stream, answer elicit.Answerer) (streamLine, error)) {
 	st := newStream(w)
-	ctx := r.Context()
-	if req.WantProgress {
-		req.Progress = func(p tools.Progress) { st.send(streamLine{Progress: &p}) }
-	}
-	if req.Ask {
+	var answer elicit.Answerer
+	if ask {
 		k, done, err := s.asking(st)
 		if err != nil {
 			return
 		}
 		defer done()
-		req.Answer = k
+		answer = k
 	}
-	res, err := a.Call(ctx, req.CallRequest)
+	last, err := run(st, answer)
 	if err != nil {
 		st.end(streamLine{Error: err.Error()})
 		return
 	}
-	out := &wireResult{Content: res.Content, Value: res.Value, Failed: res.Failed}
-	if res.Err != nil {
-		out.Error = res.Err.Error()
-		for kind, target := range errKinds {
-			if errors.Is(res.Err, target) {
-				out.Kind = kind
-				break
+	st.end(last)
+}
+
+// serveCall runs req, writing its progress and questions as they come
+// and then the result. A client that goes away (Ctrl-C) cancels the call.
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, req callWire) {
+	s.streamed(w, req.Ask, func(st *stream, answer elicit.Answerer) (streamLine, error) {
+		if req.WantProgress {
+			req.Progress = func(p tools.Progress) { st.send(streamLine{Progress: &p}) }
+		}
+		req.Answer = answer
+		res, err := a.Call(r.Context(), req.CallRequest)
+		if err != nil {
+			return streamLine{}, err
+		}
+		out := &wireResult{Content: res.Content, Value: res.Value, Failed: res.Failed}
+		if res.Err != nil {
+			out.Error = res.Err.Error()
+			for kind, target := range errKinds {
+				if errors.Is(res.Err, target) {
+					out.Kind = kind
+					break
+				}
 			}
 		}
-	}
-	st.end(streamLine{Result: out})
+		return streamLine{Result: out}, nil
+	})
 }
 
 // serveCommand runs a slash command whose caller answers its questions.
 func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App, req commandWire) {
-	st := newStream(w)
-	k, done, err := s.asking(st)
-	if err != nil {
-		return
-	}
-	defer done()
-	req.Answer = k
-	reply, err := a.Command(r.Context(), req.CommandRequest)
-	if err != nil {
-		st.end(streamLine{Error: err.Error()})
-		return
-	}
-	st.end(streamLine{Reply: &reply})
+	s.streamed(w, true, func(_ *stream, answer elicit.Answerer) (streamLine, error) {
+		req.Answer = answer
+		reply, err := a.Command(r.Context(), req.CommandRequest)
+		return streamLine{Reply: &reply}, err
+	})
 }
 
 // serveChat runs one chat turn, writing its events and questions as they
 // come and then its result.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, req chatWire) {
-	st := newStream(w)
-	ctx := r.Context()
-	if req.WantEvents {
-		req.Events = func(e app.ChatEvent) { st.send(streamLine{Event: &e}) }
-	}
-	if req.Ask {
-		k, done, err := s.asking(st)
-		if err != nil {
-			return
+	s.streamed(w, req.Ask, func(st *stream, answer elicit.Answerer) (streamLine, error) {
+		if req.WantEvents {
+			req.Events = func(e app.ChatEvent) { st.send(streamLine{Event: &e}) }
 		}
-		defer done()
-		req.Answer = k
-	}
-	res, err := a.Chat(ctx, req.ChatRequest)
-	if err != nil {
-		st.end(streamLine{Error: err.Error()})
-		return
-	}
-	st.end(streamLine{Chat: &res})
+		req.Answer = answer
+		res, err := a.Chat(r.Context(), req.ChatRequest)
+		return streamLine{Chat: &res}, err
+	})
 }
 
 // serveAudit writes the trail's records, then (following) those to come
