@@ -1,10 +1,7 @@
 package policy_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,38 +10,9 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// readTrail returns every line of the trail in dir, each decoded; a line
-// that is not one whole record fails the test.
-func readTrail(t *testing.T, dir string) []audit.Record {
-	t.Helper()
-	files, err := audit.Files(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var r audit.Record
-			dec := json.NewDecoder(strings.NewReader(sc.Text()))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&r); err != nil {
-				t.Fatalf("%s: torn or foreign line %q: %v", name, sc.Text(), err)
-			}
-			out = append(out, r)
-		}
-		f.Close()
-	}
-	return out
-}
 
 // TestAuditParallelCalls: 1,000 calls at once, with the file rotated
 // meanwhile, leave 1,000 whole lines; arguments are hashed, not written.
@@ -75,7 +43,7 @@ func TestAuditParallelCalls(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	if len(recs) != calls {
 		t.Fatalf("%d lines, want %d", len(recs), calls)
 	}
@@ -112,7 +80,7 @@ func TestAuditArgumentsWhenAsked(t *testing.T) {
   - {id: policy, name: policy, config: {audit: {dir: %q, arguments: true}}}
 `, dir))
 	h.Call("greet", `{"name":"Ada"}`)
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	if len(recs) != 1 || string(recs[0].Args) != `{"name":"Ada"}` {
 		t.Fatalf("trail %+v, want one line with the arguments", recs)
 	}

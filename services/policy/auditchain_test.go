@@ -18,6 +18,7 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -86,7 +87,7 @@ func TestAuditCallInFlightAcrossReload(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	h.Call("greet", `{"name":"Ada"}`)
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	if len(recs) != 2 || recs[0].Tool != "hold" || recs[0].Outcome != "ok" || recs[1].Tool != "greet" {
 		t.Fatalf("trail %+v, want the held call's line, then greet's", recs)
 	}
@@ -180,7 +181,7 @@ func TestAuditChainUnderLoad(t *testing.T) {
 		}
 		written += n
 	}
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	calls := 0
 	for _, r := range recs {
 		if r.Tool == "greet" {
@@ -225,7 +226,7 @@ func TestAuditResultSizeThroughGateway(t *testing.T) {
 			t.Fatal(res.Err)
 		}
 	}
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	if len(recs) != 2 {
 		t.Fatalf("trail %+v, want two lines", recs)
 	}

@@ -9,31 +9,9 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// hundredRules is 100 rules of which none matches mcp__github__create_issue
-// but the last; when adds a CEL condition to the last.
-func hundredRules(when string) string {
-	var b strings.Builder
-	b.WriteString("rules:\n")
-	for i := range 99 {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, "  - tools: [\"mcp__s%02d__*\"]\n    action: deny\n", i)
-		case 1:
-			fmt.Fprintf(&b, "  - servers: [\"s%02d\"]\n    action: ask\n", i)
-		default:
-			fmt.Fprintf(&b, "  - tools: [\"mcp__github__*\"]\n    callers: [gateway]\n    action: deny\n")
-		}
-	}
-	b.WriteString("  - tools: [\"mcp__github__*\"]\n")
-	if when != "" {
-		fmt.Fprintf(&b, "    when: '%s'\n", when)
-	}
-	b.WriteString("    action: allow\n")
-	return b.String()
-}
 
 // BenchmarkPolicy is the policy's cost per call with 100 rules: the guard
 // alone, and a whole Execute of an in-process tool with and without it.
@@ -44,8 +22,8 @@ func BenchmarkPolicy(b *testing.B) {
 		{"guard/100rules+cel", `args.repo.owner == "dev"`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			reg := testTools(b)
-			p, err := policy.New(reg, parseConfig(b, hundredRules(c.when)), "")
+			reg := policytest.Tools(b)
+			p, err := policy.New(reg, parseConfig(b, policytest.HundredRules(c.when)), "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,9 +38,9 @@ func BenchmarkPolicy(b *testing.B) {
 	}
 	for _, guarded := range []bool{false, true} {
 		b.Run(fmt.Sprintf("execute/policy=%v", guarded), func(b *testing.B) {
-			reg := testTools(b)
+			reg := policytest.Tools(b)
 			if guarded {
-				p, err := policy.New(reg, parseConfig(b, hundredRules("")), "")
+				p, err := policy.New(reg, parseConfig(b, policytest.HundredRules("")), "")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -88,7 +66,7 @@ func BenchmarkPolicy(b *testing.B) {
 //	go test -run '^$' -bench StdioCall -benchtime 3000x ./services/policy
 func BenchmarkStdioCall(b *testing.B) {
 	fixture := mcptest.FixtureBinary(b)
-	rules := indentLines(strings.TrimPrefix(hundredRules(""), "rules:\n"), "      ")
+	rules := indentLines(strings.TrimPrefix(policytest.HundredRules(""), "rules:\n"), "      ")
 	for _, c := range []struct{ name, policy string }{
 		{"policy=off", "    disabled: true\n"},
 		{"policy=pins", "    config:\n      audit: {enabled: false}\n"},

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,30 +8,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/policy"
-	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// testTools registers tools standing for those of MCP servers (with
-// their listings' annotations) and one of no server.
-func testTools(t testing.TB) *tools.Registry {
-	t.Helper()
-	reg := tools.New(nil)
-	s := host.NewScope(t.Context(), "test", nil)
-	t.Cleanup(func() { _ = s.Dispose(0) })
-	ok := func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }
-	for _, d := range []tools.Definition{
-		{Name: "mcp__github__create_issue", Origin: tools.Origin{Server: "github", RawName: "create_issue"}, MCPTool: []byte(`{"name":"create_issue"}`)},
-		{Name: "mcp__github__search_code", Origin: tools.Origin{Server: "github", RawName: "search_code"}, MCPTool: []byte(`{"name":"search_code","annotations":{"readOnlyHint":true}}`)},
-		{Name: "mcp__fs__write", Origin: tools.Origin{Server: "fs", RawName: "write"}, MCPTool: []byte(`{"name":"write","annotations":{"destructiveHint":false,"openWorldHint":false}}`)},
-		{Name: "greet"},
-	} {
-		d.Execute = ok
-		if _, err := reg.Register(s, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return reg
-}
 
 // parseConfig decodes and validates a policy config as the host does.
 func parseConfig(t testing.TB, text string) policy.Config {

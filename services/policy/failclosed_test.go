@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -14,7 +15,7 @@ import (
 // cannot be read) makes a deny or ask rule apply, unless it says
 // onError: skip; an allow rule never applies on an error.
 func TestWhenFailsClosed(t *testing.T) {
-	reg := testTools(t)
+	reg := policytest.Tools(t)
 	p, err := policy.New(reg, parseConfig(t, `
 rules:
   - tools: [mcp__fs__write]

@@ -1,47 +1,15 @@
 package audit_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-host/dsh-host/services/policy/audit"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 )
-
-// readTrail returns every line of the trail in dir, each decoded; a line
-// that is not one whole record fails the test.
-func readTrail(t *testing.T, dir string) []audit.Record {
-	t.Helper()
-	files, err := audit.Files(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Record
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var r audit.Record
-			dec := json.NewDecoder(strings.NewReader(sc.Text()))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&r); err != nil {
-				t.Fatalf("%s: torn or foreign line %q: %v", name, sc.Text(), err)
-			}
-			out = append(out, r)
-		}
-		f.Close()
-	}
-	return out
-}
 
 // helperEnv makes the test binary an audit writer (TestAuditTwoProcesses).
 const helperEnv = "DSH_POLICY_AUDIT_HELPER"
@@ -81,7 +49,7 @@ func TestAuditTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs := readTrail(t, dir)
+	recs := policytest.ReadTrail(t, dir)
 	perWriter := map[string]int{}
 	for _, r := range recs {
 		perWriter[r.Tool]++

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -35,7 +36,7 @@ default: deny
 // every call of a table, and each rule considered says why it matched or
 // not.
 func TestExplainAgreesWithDecide(t *testing.T) {
-	p, err := newEngine(testTools(t), parseConfig(t, explainRules), "/x/composition.yml")
+	p, err := newEngine(policytest.Tools(t), parseConfig(t, explainRules), "/x/composition.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package rules_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -16,7 +16,7 @@ import (
 // the default for a server without tools. The tools follow only the
 // rules that cover tools.
 func TestGateDecidesEveryDoor(t *testing.T) {
-	reg := testTools(t) // github: create_issue, search_code; fs: write
+	reg := policytest.Tools(t) // github: create_issue, search_code; fs: write
 	console := tools.Caller{Kind: tools.CallerConsole}
 	gateway := tools.Caller{Kind: tools.CallerGateway}
 	admin := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "a", Groups: []string{"admins"}}}
@@ -123,8 +123,8 @@ func BenchmarkGate(b *testing.B) {
 		{"100rules/server-rule+cel", "  - servers: [github]\n    when: '\"admins\" in caller.groups'\n    action: allow\n"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			reg := testTools(b)
-			text := hundredRules("")
+			reg := policytest.Tools(b)
+			text := policytest.HundredRules("")
 			if c.extra != "" {
 				text = strings.Replace(text, "rules:\n", "rules:\n"+c.extra, 1)
 			}
@@ -150,7 +150,7 @@ func BenchmarkGate(b *testing.B) {
 // only some of its tools, or none of its server, leaves it to the
 // default as before; the rules are read in order, an allow first opens.
 func TestGateServerNotListedYet(t *testing.T) {
-	reg := testTools(t) // docs has no tools registered
+	reg := policytest.Tools(t) // docs has no tools registered
 	console := tools.Caller{Kind: tools.CallerConsole}
 	gateway := tools.Caller{Kind: tools.CallerGateway}
 	for _, c := range []struct {
@@ -191,7 +191,7 @@ func TestGateServerNotListedYet(t *testing.T) {
 // so the door stays closed. A `when` that reads args still passes over
 // doors.
 func TestGateDenyWhenErrorsCloses(t *testing.T) {
-	reg := testTools(t)
+	reg := policytest.Tools(t)
 	nobody := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "x"}}
 	admin := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "a", Groups: []string{"admins"}}}
 	for _, c := range []struct {
@@ -229,27 +229,4 @@ func TestGateDenyWhenErrorsCloses(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hundredRules is 100 rules of which none matches mcp__github__create_issue
-// but the last; when adds a CEL condition to the last.
-func hundredRules(when string) string {
-	var b strings.Builder
-	b.WriteString("rules:\n")
-	for i := range 99 {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, "  - tools: [\"mcp__s%02d__*\"]\n    action: deny\n", i)
-		case 1:
-			fmt.Fprintf(&b, "  - servers: [\"s%02d\"]\n    action: ask\n", i)
-		default:
-			fmt.Fprintf(&b, "  - tools: [\"mcp__github__*\"]\n    callers: [gateway]\n    action: deny\n")
-		}
-	}
-	b.WriteString("  - tools: [\"mcp__github__*\"]\n")
-	if when != "" {
-		fmt.Fprintf(&b, "    when: '%s'\n", when)
-	}
-	b.WriteString("    action: allow\n")
-	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -20,7 +21,7 @@ import (
 // closed by a server rule agrees with what Decide and Explain say of the
 // server's calls.
 func TestGateWhenFailsAsCalls(t *testing.T) {
-	reg := testTools(t) // github: create_issue, search_code; fs: write
+	reg := policytest.Tools(t) // github: create_issue, search_code; fs: write
 	none := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "n"}}
 	anon := tools.Caller{Kind: tools.CallerGateway}
 	admin := tools.Caller{Kind: tools.CallerGateway, Identity: &tools.Identity{Subject: "a", Groups: []string{"admins"}}}

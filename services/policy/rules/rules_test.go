@@ -1,39 +1,16 @@
 package rules_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
-	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/services/policy/policytest"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// testTools registers tools standing for those of MCP servers (with
-// their listings' annotations) and one of no server.
-func testTools(t testing.TB) *tools.Registry {
-	t.Helper()
-	reg := tools.New(nil)
-	s := host.NewScope(t.Context(), "test", nil)
-	t.Cleanup(func() { _ = s.Dispose(0) })
-	ok := func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Value: "ok"}, nil }
-	for _, d := range []tools.Definition{
-		{Name: "mcp__github__create_issue", Origin: tools.Origin{Server: "github", RawName: "create_issue"}, MCPTool: []byte(`{"name":"create_issue"}`)},
-		{Name: "mcp__github__search_code", Origin: tools.Origin{Server: "github", RawName: "search_code"}, MCPTool: []byte(`{"name":"search_code","annotations":{"readOnlyHint":true}}`)},
-		{Name: "mcp__fs__write", Origin: tools.Origin{Server: "fs", RawName: "write"}, MCPTool: []byte(`{"name":"write","annotations":{"destructiveHint":false,"openWorldHint":false}}`)},
-		{Name: "greet"},
-	} {
-		d.Execute = ok
-		if _, err := reg.Register(s, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return reg
-}
 
 // config is the rules' part of a policy config, as the host decodes it.
 type config struct {
@@ -70,7 +47,7 @@ func (e engine) Decide(call tools.Call) rules.Decision {
 func (e engine) SetRules(cfg config, file string) error { return e.Set(cfg.Default, cfg.Rules, file) }
 
 func TestRuleTable(t *testing.T) {
-	reg := testTools(t)
+	reg := policytest.Tools(t)
 	cfg := parseConfig(t, `
 default: allow
 rules:
@@ -122,7 +99,7 @@ rules:
 // is destructive and open-world, as MCP says; a tool of no MCP server
 // matches no annotation rule.
 func TestUnsetHintsTakeTheSpecDefaults(t *testing.T) {
-	reg := testTools(t)
+	reg := policytest.Tools(t)
 	p, err := newEngine(reg, parseConfig(t, `
 rules:
   - annotations: {destructiveHint: true, openWorldHint: true}
@@ -147,7 +124,7 @@ rules:
 // decision of one set or the other, never a rule or a cached match of the
 // set they did not read.
 func TestSetRulesIsAtomic(t *testing.T) {
-	reg := testTools(t)
+	reg := policytest.Tools(t)
 	a := parseConfig(t, "rules:\n  - tools: [x]\n    action: deny\n  - tools: [greet]\n    action: ask\n")
 	b := parseConfig(t, "default: deny\nrules:\n  - tools: [greet]\n    action: allow\n")
 	p, err := newEngine(reg, a, "a.yml")
