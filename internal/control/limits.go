@@ -30,10 +30,13 @@ type limits struct {
 	// question bounds how long a question of a call waits for its
 	// caller's answer before it is declined (app.QuestionWait).
 	question time.Duration
+	// streamWrite bounds the writing of one line of a streamed answer
+	// to a caller that does not read (streamWriteWait).
+	streamWrite time.Duration
 }
 
 func defaultLimits() limits {
-	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second, question: app.QuestionWait()}
+	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second, question: app.QuestionWait(), streamWrite: streamWriteWait}
 }
 
 // rateLog writes a repeated event as one line per interval with the number

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -208,7 +209,7 @@ func TestClientBoundsAHostsQuestions(t *testing.T) {
 		writeJSON(w, struct{}{})
 	})
 	mux.HandleFunc("POST "+pathCall, func(w http.ResponseWriter, r *http.Request) {
-		st := newStream(w)
+		st := (&Server{lim: defaultLimits()}).newStream(w, func() {})
 		st.send(streamLine{Call: "c"})
 		for i := range flood {
 			st.send(streamLine{Question: &questionLine{ID: fmt.Sprint(i)}})
@@ -265,5 +266,57 @@ func TestPanicAnswersThatRequest(t *testing.T) {
 		if _, err := c.Status(t.Context()); err == nil || !strings.Contains(err.Error(), "failed answering /v1/status") {
 			t.Errorf("status of no host: %v, want the panic as its error", err)
 		}
+	}
+}
+
+// TestStreamCutsACallerThatStopsReading: a caller that keeps its
+// connection but stops reading a streamed answer cannot hold the request
+// (a chat turn, a server's progress) past the write bound: the stream ends
+// and the request's context is cancelled.
+func TestStreamCutsACallerThatStopsReading(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dshc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := defaultLimits()
+	lim.streamWrite = 200 * time.Millisecond
+	s := &Server{lim: lim}
+	cut := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+pathCall, func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		st := s.newStream(w, cancel)
+		big := strings.Repeat("x", 64<<10)
+		for range 4096 { // 256 MiB: far past any socket buffer
+			if err := st.send(streamLine{Error: big}); err != nil {
+				cut <- ctx.Err()
+				return
+			}
+		}
+		cut <- errors.New("every line was written to a caller that reads nothing")
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(l)
+	defer srv.Close()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", pathCall)
+	select {
+	case err := <-cut:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the stream ended, but the request's context: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler is still writing to a caller that does not read")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/services/commands"
@@ -192,10 +193,10 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	handle("POST "+pathAudit, func(w http.ResponseWriter, r *http.Request) {
 		var q app.AuditQuery
 		if readJSON(w, r, &q) {
-			serveAudit(w, r, a, q)
+			s.serveAudit(w, r, a, q)
 		}
 	})
-	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { serveWatch(w, r, a) })
+	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { s.serveWatch(w, r, a) })
 	s.srv = &http.Server{
 		Handler:           bounded(mux, lim),
 		ReadHeaderTimeout: lim.readHeader,
@@ -244,20 +245,29 @@ func (s *Server) Close() error {
 	return err
 }
 
+// streamWriteWait is how long one line may wait for a caller that does
+// not read: past it the stream ends and its request is cancelled, so a
+// caller cannot hold a chat turn, a server's progress or a question's
+// bound by leaving its socket unread.
+const streamWriteWait = 30 * time.Second
+
 // stream writes NDJSON lines, one at a time, each flushed; none once
-// ended.
+// ended. A line that cannot be written within streamWriteWait ends the
+// stream and cancels its request.
 type stream struct {
-	mu    sync.Mutex
-	enc   *json.Encoder
-	rc    *http.ResponseController
-	ended bool
+	mu     sync.Mutex
+	enc    *json.Encoder
+	rc     *http.ResponseController
+	cancel context.CancelFunc
+	wait   time.Duration
+	ended  bool
 }
 
-func newStream(w http.ResponseWriter) *stream {
+func (s *Server) newStream(w http.ResponseWriter, cancel context.CancelFunc) *stream {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // the value's JSON as the standalone printer writes it
-	return &stream{enc: enc, rc: http.NewResponseController(w)}
+	return &stream{enc: enc, rc: http.NewResponseController(w), cancel: cancel, wait: s.lim.streamWrite}
 }
 
 func (st *stream) send(line streamLine) error {
@@ -266,18 +276,32 @@ func (st *stream) send(line streamLine) error {
 	if st.ended {
 		return errors.New("the stream has ended")
 	}
-	if err := st.enc.Encode(line); err != nil {
-		return err
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.wait))
+	err := st.enc.Encode(line)
+	if err == nil {
+		err = st.rc.Flush()
 	}
-	return st.rc.Flush()
+	if err != nil {
+		st.ended = true
+		st.cancel()
+	}
+	return err
 }
 
-// end sends the last line.
+// end sends the last line, and lifts the write deadline off the
+// connection, which the next request on it reuses.
 func (st *stream) end(line streamLine) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.ended {
+		return
+	}
 	st.ended = true
-	st.enc.Encode(line)
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.wait))
+	if st.enc.Encode(line) != nil {
+		st.cancel()
+	}
+	_ = st.rc.SetWriteDeadline(time.Time{})
 }
 
 // asking returns an answerer that puts a call's questions to its caller
@@ -294,8 +318,10 @@ func (s *Server) asking(st *stream) (elicit.Answerer, func(), error) {
 // streamed runs one request whose answer streams: with ask, its questions
 // go to the caller through the stream (after the id they are answered
 // under); run's last line, or its error, ends the stream.
-func (s *Server) streamed(w http.ResponseWriter, ask bool, run func(st *stream, answer elicit.Answerer) (streamLine, error)) {
-	st := newStream(w)
+func (s *Server) streamed(w http.ResponseWriter, r *http.Request, ask bool, run func(ctx context.Context, st *stream, answer elicit.Answerer) (streamLine, error)) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	st := s.newStream(w, cancel)
 	var answer elicit.Answerer
 	if ask {
 		k, done, err := s.asking(st)
@@ -305,7 +331,7 @@ func (s *Server) streamed(w http.ResponseWriter, ask bool, run func(st *stream, 
 		defer done()
 		answer = k
 	}
-	last, err := run(st, answer)
+	last, err := run(ctx, st, answer)
 	if err != nil {
 		st.end(streamLine{Error: err.Error()})
 		return
@@ -316,12 +342,12 @@ func (s *Server) streamed(w http.ResponseWriter, ask bool, run func(st *stream, 
 // serveCall runs req, writing its progress and questions as they come
 // and then the result. A client that goes away (Ctrl-C) cancels the call.
 func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, req callWire) {
-	s.streamed(w, req.Ask, func(st *stream, answer elicit.Answerer) (streamLine, error) {
+	s.streamed(w, r, req.Ask, func(ctx context.Context, st *stream, answer elicit.Answerer) (streamLine, error) {
 		if req.WantProgress {
 			req.Progress = func(p tools.Progress) { st.send(streamLine{Progress: &p}) }
 		}
 		req.Answer = answer
-		res, err := a.Call(r.Context(), req.CallRequest)
+		res, err := a.Call(ctx, req.CallRequest)
 		if err != nil {
 			return streamLine{}, err
 		}
@@ -341,9 +367,9 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, re
 
 // serveCommand runs a slash command whose caller answers its questions.
 func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App, req commandWire) {
-	s.streamed(w, true, func(_ *stream, answer elicit.Answerer) (streamLine, error) {
+	s.streamed(w, r, true, func(ctx context.Context, _ *stream, answer elicit.Answerer) (streamLine, error) {
 		req.Answer = answer
-		reply, err := a.Command(r.Context(), req.CommandRequest)
+		reply, err := a.Command(ctx, req.CommandRequest)
 		return streamLine{Reply: &reply}, err
 	})
 }
@@ -351,12 +377,12 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, a app.App,
 // serveChat runs one chat turn, writing its events and questions as they
 // come and then its result.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, req chatWire) {
-	s.streamed(w, req.Ask, func(st *stream, answer elicit.Answerer) (streamLine, error) {
+	s.streamed(w, r, req.Ask, func(ctx context.Context, st *stream, answer elicit.Answerer) (streamLine, error) {
 		if req.WantEvents {
 			req.Events = func(e app.ChatEvent) { st.send(streamLine{Event: &e}) }
 		}
 		req.Answer = answer
-		res, err := a.Chat(r.Context(), req.ChatRequest)
+		res, err := a.Chat(ctx, req.ChatRequest)
 		return streamLine{Chat: &res}, err
 	})
 }
@@ -364,13 +390,15 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a app.App, re
 // serveAudit writes the trail's records, then (following) those to come
 // until the client goes. A client that does not read holds up only this
 // handler's reading of the files.
-func serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQuery) {
-	seq, err := a.Audit(r.Context(), q)
+func (s *Server) serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQuery) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	seq, err := a.Audit(ctx, q)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st := newStream(w)
+	st := s.newStream(w, cancel)
 	st.rc.Flush()
 	for rec, err := range seq {
 		if err != nil {
@@ -387,13 +415,15 @@ func serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q app.AuditQu
 // serveWatch writes the host's status changes until the client goes. A
 // client that does not read blocks only this handler: the app's channel
 // drops (and counts) what it cannot hold.
-func serveWatch(w http.ResponseWriter, r *http.Request, a app.App) {
-	ch, err := a.Watch(r.Context())
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, a app.App) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch, err := a.Watch(ctx)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st := newStream(w)
+	st := s.newStream(w, cancel)
 	// The header goes now: the client knows it is following.
 	st.rc.Flush()
 	for ev := range ch {
@@ -401,7 +431,8 @@ func serveWatch(w http.ResponseWriter, r *http.Request, a app.App) {
 			break
 		}
 	}
-	// Drain: the channel closes once the request's context ends.
+	// Drain: the channel closes once the request's context ends (or the
+	// stream cancelled it, its caller not reading).
 	for range ch {
 	}
 }
