@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
@@ -95,6 +96,10 @@ func (l *Local) Audit(ctx context.Context, q AuditQuery) (iter.Seq2[AuditRecord,
 	}, nil
 }
 
+// auditLineMax bounds one line of the trail as it is read, so that a file
+// that is not a trail (one endless line) cannot grow the reader's memory.
+const auditLineMax = 4 << 20
+
 // eachLine calls fn with each whole line of the file name, until fn says
 // to stop.
 func eachLine(name string, fn func([]byte) bool) error {
@@ -107,7 +112,7 @@ func eachLine(name string, fn func([]byte) bool) error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 4<<20)
+	sc.Buffer(nil, auditLineMax)
 	for sc.Scan() {
 		if !fn(sc.Bytes()) {
 			return nil
@@ -142,6 +147,9 @@ func followTrail(ctx context.Context, current string, fn func([]byte) bool) erro
 					return errStop
 				}
 				pending = pending[i+1:]
+			}
+			if len(pending) > auditLineMax {
+				return fmt.Errorf("%s: a line longer than %d MiB: not a trail this host wrote", current, auditLineMax>>20)
 			}
 			if err == io.EOF || n == 0 {
 				return nil
