@@ -38,8 +38,10 @@ type ProbeResult struct {
 	Detail string
 }
 
-// OK reports whether the probe saw what the rules say.
-func (r ProbeResult) OK() bool { return r.Got == r.Want || r.Got == "skipped" }
+// OK reports whether the probe saw what the rules say. A probe that could
+// not run (skipped) proved nothing, so it is not OK: the check fails
+// closed.
+func (r ProbeResult) OK() bool { return r.Got == r.Want }
 
 // Failed reports whether any probe saw other than what the rules say.
 func (r *Report) Failed() bool {
@@ -77,18 +79,14 @@ func Check(ctx context.Context, cmd *exec.Cmd, cfg Config, roots []string) (*Rep
 		return nil, err
 	}
 	defer prep.Cleanup()
-	rep := &Report{}
+	launch, err := start(clone(cmd), cfg, roots, nil) // the rules, before the targets
+	if err != nil {
+		return nil, err
+	}
+	launch.Cleanup()
+	rep := &Report{Launch: launch, NotEnforced: notEnforced(launch, cfg)}
 	for _, p := range Probes() {
 		res := ProbeResult{Name: p.Name, What: p.What, Want: "refused"}
-		launch, err := start(clone(cmd), cfg, roots, nil) // the rules, before the target
-		if err != nil {
-			return nil, err
-		}
-		launch.Cleanup()
-		if rep.Launch == nil {
-			rep.Launch = launch
-			rep.NotEnforced = notEnforced(launch, cfg)
-		}
 		target, granted, err := p.Target(dir, launch.Rules)
 		if !launch.Sandboxed {
 			granted = true // nothing is refused

@@ -86,3 +86,15 @@ func TestCheckReportsWhatIsNotEnforced(t *testing.T) {
 		t.Errorf("launch = %+v, want sandboxed rules", rep.Launch)
 	}
 }
+
+// TestSkippedProbeFails: a probe that could not run proved nothing, so
+// the check fails rather than passing the rule it did not test.
+func TestSkippedProbeFails(t *testing.T) {
+	rep := &Report{Results: []ProbeResult{
+		{Name: "read", Want: "refused", Got: "refused"},
+		{Name: "udp", Want: "refused", Got: "skipped", Detail: "no loopback"},
+	}}
+	if rep.Results[1].OK() || !rep.Failed() {
+		t.Error("a skipped probe passed the check")
+	}
+}

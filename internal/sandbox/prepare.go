@@ -109,8 +109,9 @@ func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
 	}
 	// npm exec installs the packages as npx would and runs a shell
 	// with their bin directory first in PATH: that directory is what
-	// the server then runs from.
-	args := []string{"exec", "--yes"}
+	// the server then runs from. Their install scripts are not run: they
+	// would run here, outside the sandbox, with the host's rights.
+	args := []string{"exec", "--yes", "--ignore-scripts"}
 	for _, p := range pkgs {
 		args = append(args, "--package="+p)
 	}

@@ -126,3 +126,46 @@ func TestPackageBin(t *testing.T) {
 		}
 	}
 }
+
+// TestNpxFetchRunsNoInstallScripts: the fetch before a sandboxed npx start
+// runs with the host's rights, so a package's install scripts must not
+// run in it; the package's program is still found and run inside.
+func TestNpxFetchRunsNoInstallScripts(t *testing.T) {
+	needLandlock(t)
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("no npx on PATH")
+	}
+	src, tmp := t.TempDir(), t.TempDir()
+	marker := filepath.Join(tmp, "postinstall-ran")
+	files := map[string]string{
+		"package.json": `{"name":"dsh-hostile","version":"1.0.0","bin":{"dsh-hostile":"srv.js"},` +
+			`"scripts":{"preinstall":"touch ` + marker + `","postinstall":"touch ` + marker + `"}}`,
+		"srv.js": "#!/usr/bin/env node\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pack := exec.Command("npm", "pack", "--pack-destination", tmp, src)
+	pack.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(tmp, "cache"))
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	cmd := exec.Command(npx, "-y", "--package="+filepath.Join(tmp, "dsh-hostile-1.0.0.tgz"), "dsh-hostile")
+	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(tmp, "cache"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prep, err := Prepare(ctx, cmd, Config{Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prep.Cleanup()
+	if filepath.Base(cmd.Path) != "dsh-hostile" {
+		t.Errorf("cmd = %s, want the package's program", cmd.Path)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the package's install script ran outside the sandbox")
+	}
+}
