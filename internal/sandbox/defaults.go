@@ -60,7 +60,7 @@ func defaultGrants(cmd *exec.Cmd, dir, home string, roots []string) *grants {
 		r.scriptArg(a)
 	}
 	switch {
-	case dir == "/" || dir == home || (home != "" && strings.HasPrefix(home, dir+"/")):
+	case holdsHome(dir, home):
 		// Granting it would grant the whole home.
 		g.notes = append(g.notes, fmt.Sprintf("its working directory %s is not granted, as it holds the home directory; set cwd", dir))
 	default:
@@ -68,6 +68,23 @@ func defaultGrants(cmd *exec.Cmd, dir, home string, roots []string) *grants {
 	}
 	g.addWrite(roots...)
 	return g
+}
+
+// holdsHome reports whether granting p would grant the whole home (or
+// the whole filesystem).
+func holdsHome(p, home string) bool {
+	return p == "/" || p == home || (home != "" && strings.HasPrefix(home, p+"/"))
+}
+
+// read grants p, unless it is or holds the home directory: a program
+// installed in the home (~/bin/srv, ~/srv.js) gets what its runtime
+// needs, never the home with ~/.ssh in it.
+func (r *runtimeGrants) read(p string) {
+	if holdsHome(p, r.home) {
+		r.g.notes = append(r.g.notes, fmt.Sprintf("%s is not granted, as it holds the home directory; grant what the server needs with sandbox.read", p))
+		return
+	}
+	r.g.addRead(p)
 }
 
 // runtimeGrants finds what the runtime of a command needs.
@@ -87,26 +104,26 @@ func (r *runtimeGrants) exe(path string, depth int) {
 	if path == "" || depth > 2 {
 		return
 	}
-	r.g.addRead(filepath.Dir(path))
+	r.read(filepath.Dir(path))
 	if filepath.Base(filepath.Dir(path)) == "shims" {
 		// A version manager's shim (pyenv, rbenv, asdf: ~/.pyenv/shims/
 		// python3) runs the manager from its root, which holds the
 		// versions it picks from.
-		r.g.addRead(filepath.Dir(filepath.Dir(path)))
+		r.read(filepath.Dir(filepath.Dir(path)))
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return
 	}
 	realDir := filepath.Dir(real)
-	r.g.addRead(realDir)
+	r.read(realDir)
 	if i := strings.Index(real, "/node_modules/"); i >= 0 {
 		// A package's program (node_modules/.bin/x, as npx runs it)
 		// imports its dependencies from the node_modules above it.
-		r.g.addRead(real[:i+len("/node_modules")])
+		r.read(real[:i+len("/node_modules")])
 	}
-	if filepath.Base(realDir) == "bin" && filepath.Dir(realDir) != "/" {
-		r.g.addRead(filepath.Dir(realDir))
+	if prefix := filepath.Dir(realDir); filepath.Base(realDir) == "bin" && prefix != "/" {
+		r.installation(prefix)
 	}
 	switch base := filepath.Base(path); {
 	case base == "npx" || base == "npm":
@@ -125,6 +142,23 @@ func (r *runtimeGrants) exe(path string, depth int) {
 	if name := envShebang(real); name != "" {
 		if p := lookPath(name, childEnv(r.env, "PATH")); p != "" {
 			r.exe(p, depth+1)
+		}
+	}
+}
+
+// installation grants the installation a bin directory belongs to. One
+// in the home (~/.cargo, ~/.local, a virtualenv) may hold more than its
+// programs (~/.cargo/credentials.toml), so only what a runtime reads of
+// it is granted there: its lib directory and a virtualenv's pyvenv.cfg.
+// Go's root is granted by goEnv.
+func (r *runtimeGrants) installation(prefix string) {
+	if r.home == "" || !strings.HasPrefix(prefix, r.home+"/") {
+		r.read(prefix)
+		return
+	}
+	for _, p := range []string{filepath.Join(prefix, "lib"), filepath.Join(prefix, "pyvenv.cfg")} {
+		if _, err := os.Stat(p); err == nil {
+			r.read(p)
 		}
 	}
 }
@@ -161,18 +195,22 @@ func (r *runtimeGrants) scriptArg(a string) {
 		return
 	}
 	if i := strings.Index(p, "/node_modules/"); i >= 0 {
-		r.g.addRead(p[:i+len("/node_modules")])
+		r.read(p[:i+len("/node_modules")])
 		return
 	}
 	for d := filepath.Dir(p); d != "/" && d != r.home && d != "."; d = filepath.Dir(d) {
 		for _, marker := range []string{"package.json", "go.mod", "pyproject.toml"} {
 			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
-				r.g.addRead(d)
+				r.read(d)
 				return
 			}
 		}
 	}
-	r.g.addRead(filepath.Dir(p))
+	if d := filepath.Dir(p); holdsHome(d, r.home) {
+		r.read(p) // a script in the home itself: that file, not the home
+	} else {
+		r.read(d)
+	}
 }
 
 // goEnv grants what `go run` needs: GOROOT and the module cache to read,

@@ -127,6 +127,33 @@ func TestDefaultGrantsKeepTheHomeOut(t *testing.T) {
 	if len(g.notes) == 0 {
 		t.Error("no note says the working directory was left out")
 	}
+
+	// Programs installed in the home: ~/bin/srv, ~/.cargo/bin/srv (beside
+	// ~/.cargo/credentials.toml), a script in the home itself.
+	secrets := []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".cargo", "credentials.toml")}
+	for _, f := range append(secrets, filepath.Join(home, "bin", "srv"), filepath.Join(home, ".cargo", "bin", "srv"), filepath.Join(home, "s.js")) {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := t.TempDir()
+	for _, cmd := range []*exec.Cmd{
+		exec.Command(filepath.Join(home, "bin", "srv")),
+		exec.Command(filepath.Join(home, ".cargo", "bin", "srv")),
+		exec.Command("true", filepath.Join(home, "s.js")),
+	} {
+		g := defaultGrants(cmd, work, home, nil)
+		for _, p := range append(g.read, g.write...) {
+			for _, secret := range secrets {
+				if p == secret || strings.HasPrefix(secret, p+"/") {
+					t.Errorf("%s: grant %s reaches %s", cmd.Args, p, secret)
+				}
+			}
+		}
+	}
 }
 
 func TestPortsYAML(t *testing.T) {
