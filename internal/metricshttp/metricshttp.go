@@ -41,7 +41,9 @@ func CheckAddr(addr string) error {
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 60 * time.Second
-	shutdownTimeout   = 5 * time.Second
+	// writeTimeout bounds a scrape to a scraper that does not read.
+	writeTimeout    = 30 * time.Second
+	shutdownTimeout = 5 * time.Second
 )
 
 // Listen serves g (the host's metrics: Scope.Gatherer) at /metrics on
@@ -59,6 +61,7 @@ func Listen(s *host.Scope, g prometheus.Gatherer, addr string) (string, error) {
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
+		WriteTimeout:      writeTimeout,
 		ErrorLog:          slog.NewLogLogger(s.Logger().Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + "/metrics"

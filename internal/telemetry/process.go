@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -48,8 +49,21 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
+// Scrapes in flight past ScrapesInFlight are answered 503 at once, and a
+// scrape's gathering is given up after scrapeTimeout: a flood of scrapes
+// cannot queue gatherings (each holds the host's metrics lock, which a
+// reload waits for).
+const (
+	ScrapesInFlight = 2
+	scrapeTimeout   = 10 * time.Second
+)
+
 // Handler serves g's metrics in Prometheus text format (at /metrics); a
 // collector's error leaves out its series, not the others'.
 func Handler(g prometheus.Gatherer) http.Handler {
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: ScrapesInFlight,
+		Timeout:             scrapeTimeout,
+	})
 }
