@@ -84,7 +84,7 @@ func Check(ctx context.Context, cmd *exec.Cmd, cfg Config, roots []string) (*Rep
 		return nil, err
 	}
 	launch.Cleanup()
-	rep := &Report{Launch: launch, NotEnforced: notEnforced(launch, cfg)}
+	rep := &Report{Launch: launch, NotEnforced: notEnforced(launch)}
 	for _, p := range Probes() {
 		res := ProbeResult{Name: p.Name, What: p.What, Want: "refused"}
 		target, granted, err := p.Target(dir, launch.Rules)
@@ -155,19 +155,13 @@ func clone(cmd *exec.Cmd) *exec.Cmd {
 }
 
 // notEnforced names what the sandbox of l leaves a server free to do.
-func notEnforced(l *Launch, cfg Config) []string {
+func notEnforced(l *Launch) []string {
 	if !l.Sandboxed {
 		return []string{"everything: " + l.Report}
 	}
-	var out []string
-	if l.ABI < 4 {
-		out = append(out, fmt.Sprintf("TCP connect and bind (Landlock ABI %d; they need 4)", l.ABI))
-	}
-	if l.ABI < 6 {
-		out = append(out, fmt.Sprintf("signals and abstract unix sockets (Landlock ABI %d; they need 6)", l.ABI))
-	}
-	// What seccomp and the limits cannot enforce here (Start's words).
-	return append(out, l.NotEnforced...)
+	// What Landlock of this ABI, seccomp and the limits cannot enforce
+	// here (Start's words).
+	return l.NotEnforced
 }
 
 // Write prints r for a person: the launch, the rules, what is not

@@ -154,6 +154,10 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 		return &Launch{Report: "not sandboxed: " + why,
 			Warning: "the server runs unsandboxed, with the user's rights: " + why + " (sandbox.mode: strict refuses instead, off silences this)"}, nil
 	}
+	gaps := abiGaps(abi, cfg)
+	if mode == ModeStrict && abi < 4 && !(cfg.Connect.Any && cfg.Bind.Any) { // gaps[0] is TCP's
+		return nil, fmt.Errorf("sandbox.mode is strict, but %s; the server was not started (set sandbox.mode: auto to start it with what this kernel enforces)", gaps[0])
+	}
 	if !hooked.Load() {
 		return nil, errors.New("sandbox: this binary does not call sandbox.Main first in main (or TestMain), so it cannot launch a sandboxed server; set sandbox.mode: off")
 	}
@@ -220,10 +224,28 @@ func start(cmd *exec.Cmd, cfg Config, roots []string, run []string) (*Launch, er
 	cmd.Env = append(env, "TMPDIR="+tmp, specEnv+"="+string(b))
 	cmd.Path = self
 	cmd.Args = []string{self, marker}
-	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI), Seccomp: filter}
+	l := &Launch{Sandboxed: true, tmp: tmp, Notes: g.notes, Rules: s.Rules, ABI: min(abi, maxABI), Seccomp: filter, NotEnforced: gaps}
+	connect, bind := cfg.Connect.String(), cfg.Bind.String()
+	if abi < 4 {
+		connect, bind = "not enforced", "not enforced"
+	}
 	l.Report = fmt.Sprintf("sandboxed (landlock v%d): read %d paths, write %d, connect %s, bind %s; %s",
-		min(abi, maxABI), len(s.Read), len(s.Write), cfg.Connect, cfg.Bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
+		min(abi, maxABI), len(s.Read), len(s.Write), connect, bind, l.beyondLandlock(cfg, noFilter, serverUID(cmd)))
 	return l, nil
+}
+
+// abiGaps names what Landlock of this ABI cannot enforce of cfg: TCP
+// ports before ABI 4 (Linux 6.7), signal and abstract-socket scoping
+// before ABI 6 (Linux 6.12).
+func abiGaps(abi int, cfg Config) []string {
+	var out []string
+	if abi < 4 && !(cfg.Connect.Any && cfg.Bind.Any) {
+		out = append(out, fmt.Sprintf("sandbox.connect and sandbox.bind: Landlock ABI %d cannot restrict TCP ports (they need 4, Linux 6.7)", abi))
+	}
+	if abi < 6 {
+		out = append(out, fmt.Sprintf("signals and abstract unix sockets: Landlock ABI %d cannot scope them (they need 6, Linux 6.12)", abi))
+	}
+	return out
 }
 
 // beyondLandlock words what the seccomp filter and the limits enforce

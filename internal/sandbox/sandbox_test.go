@@ -210,3 +210,31 @@ func TestMissingCommandFailsAtStart(t *testing.T) {
 		t.Errorf("Start of a directory = %v, want exec's error", err)
 	}
 }
+
+// TestOldLandlockSaysWhatItCannotEnforce: on a kernel whose Landlock
+// cannot restrict TCP ports (ABI < 4), strict refuses a server with port
+// rules, and auto starts it saying the ports are not enforced rather
+// than "connect none".
+func TestOldLandlockSaysWhatItCannotEnforce(t *testing.T) {
+	old := Support
+	Support = func() (int, string) { return 3, "" }
+	t.Cleanup(func() { Support = old })
+	_, err := Start(exec.Command("true"), Config{Mode: ModeStrict}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot restrict TCP ports") {
+		t.Errorf("strict on ABI 3: Start = %v, want a refusal", err)
+	}
+	l, err := Start(exec.Command("true"), Config{Mode: ModeAuto}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	if strings.Contains(l.Report, "connect none") || !strings.Contains(l.Report, "connect not enforced") {
+		t.Errorf("report %q claims what ABI 3 cannot enforce", l.Report)
+	}
+	if len(l.NotEnforced) < 2 || !strings.Contains(strings.Join(l.NotEnforced, "\n"), "TCP ports") {
+		t.Errorf("not enforced: %q", l.NotEnforced)
+	}
+	if _, err := Start(exec.Command("true"), Config{Mode: ModeStrict, Connect: Ports{Any: true}, Bind: Ports{Any: true}}, nil); err != nil {
+		t.Errorf("strict with any ports on ABI 3: %v (nothing it asks for goes unenforced)", err)
+	}
+}
