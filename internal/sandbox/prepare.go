@@ -55,15 +55,22 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, cfg Config) (*Prepared, error) 
 	if abi, _ := Support(); abi == 0 {
 		return &Prepared{}, nil // unsandboxed anyway: the runtime does as it does
 	}
+	prep, err := &Prepared{}, error(nil)
 	switch filepath.Base(cmd.Path) {
 	case "npx":
-		return prepareNpx(ctx, cmd)
+		prep, err = prepareNpx(ctx, cmd)
 	case "go":
 		if len(cmd.Args) > 1 && cmd.Args[1] == "run" {
-			return prepareGoRun(ctx, cmd)
+			prep, err = prepareGoRun(ctx, cmd)
 		}
 	}
-	return &Prepared{}, nil
+	if err == nil && prep.Warning != "" && cfg.EffectiveMode() == ModeStrict {
+		// A form run as it is writes a cache later unsandboxed runs
+		// read: strict does not start it.
+		prep.Cleanup()
+		return nil, fmt.Errorf("sandbox.mode is strict, but %s; the server was not started", prep.Warning)
+	}
+	return prep, err
 }
 
 // npxPackages returns the packages `npx args` runs: its --package values,

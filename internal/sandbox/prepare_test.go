@@ -169,3 +169,22 @@ func TestNpxFetchRunsNoInstallScripts(t *testing.T) {
 		t.Error("the package's install script ran outside the sandbox")
 	}
 }
+
+// TestStrictRefusesAFormRunAsItIs: an npx or go run form that dsh-host
+// cannot prepare runs as it is with a cache it may write, which later
+// unsandboxed runs read: auto warns, strict refuses.
+func TestStrictRefusesAFormRunAsItIs(t *testing.T) {
+	needLandlock(t)
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("no npx on PATH")
+	}
+	cmd := exec.Command(npx, "-c", "echo hi")
+	prep, err := Prepare(context.Background(), cmd, Config{Mode: ModeAuto})
+	if err != nil || prep.Warning == "" {
+		t.Errorf("auto: %+v, %v; want a warning", prep, err)
+	}
+	if _, err := Prepare(context.Background(), cmd, Config{Mode: ModeStrict}); err == nil || !strings.Contains(err.Error(), "sandbox.mode is strict") {
+		t.Errorf("strict: %v, want a refusal", err)
+	}
+}
