@@ -125,9 +125,10 @@ type CallRequest struct {
 	// (`dsh-host call --yes`): nobody is there to answer.
 	Yes bool `json:"yes,omitempty"`
 	// Caller is the kind of front end the call is made as, which the
-	// policy's rules match: tools.CallerCall (when empty) or
-	// tools.CallerConsole. No other is accepted: a front end may not
-	// claim to be the gateway (remote callers) or the agent.
+	// policy's rules match: tools.CallerCall (when empty),
+	// tools.CallerConsole or tools.CallerUI (the web console). No other
+	// is accepted: a front end may not claim to be the gateway (remote
+	// callers) or the agent.
 	Caller string `json:"caller,omitempty"`
 	// Progress, when set, receives the call's progress reports (its
 	// tools.Channels.Progress).

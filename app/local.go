@@ -288,14 +288,15 @@ func serialized[T any](fn func(T)) func(T) {
 }
 
 // frontEnd is the caller kind a request claims: call when it names none,
-// console, nothing else. The socket's peer is a local front end; letting
-// it claim gateway or chat would put it under rules written for others.
+// console or ui, nothing else. The socket's peer is a local front end;
+// letting it claim gateway or chat would put it under rules written for
+// others.
 func frontEnd(kind string) (string, error) {
 	switch kind {
 	case "":
 		return tools.CallerCall, nil
-	case tools.CallerCall, tools.CallerConsole:
+	case tools.CallerCall, tools.CallerConsole, tools.CallerUI:
 		return kind, nil
 	}
-	return "", fmt.Errorf("caller %q: a front end calls as %q or %q", kind, tools.CallerCall, tools.CallerConsole)
+	return "", fmt.Errorf("caller %q: a front end calls as %q, %q or %q", kind, tools.CallerCall, tools.CallerConsole, tools.CallerUI)
 }
