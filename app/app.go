@@ -71,6 +71,11 @@ type App interface {
 	ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error)
 	// ChatSessions lists the recorded sessions.
 	ChatSessions(ctx context.Context) (SessionList, error)
+
+	// ToolDetail is one tool of Tools with its schemas (ui.go);
+	// Composition the file and the host's loads of it.
+	ToolDetail(ctx context.Context, name string) (ToolDetail, error)
+	Composition(ctx context.Context) (CompositionInfo, error)
 }
 
 // Status is a host's instances and how many tools each registered.
