@@ -447,7 +447,7 @@ func (p *Plan) move(c *client, o Options, moveFrom []byte) error {
 	if p.CompOld, err = readFile(p.Comp); err != nil {
 		return err
 	}
-	if p.CompNew, err = im.Appended(p.Comp, p.CompOld); err != nil {
+	if p.CompNew, err = im.Appended(p.Comp, p.CompOld, "Moved from "+p.File+" by dsh-host connect --move."); err != nil {
 		return err
 	}
 	p.Moved = im.Names()
