@@ -191,6 +191,9 @@ func Prepare(o Options) (*Plan, error) {
 		}
 	}
 	p.rec = record{Client: c.name, File: file, Name: o.Name}
+	if c.note != "" {
+		p.Notes = append(p.Notes, c.note)
+	}
 	return p, nil
 }
 
