@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,6 +30,9 @@ import (
 // put it in front of every tool's name (mcp__dsh__…) under a 64-character
 // cap.
 const DefaultName = "dsh"
+
+// validName is an entry name every client takes.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // maxFile bounds what is read of a client's file (Claude Code's
 // ~/.claude.json grows with its history, to a few MB).
@@ -157,6 +161,9 @@ func Prepare(o Options) (*Plan, error) {
 	}
 	if o.Name == "" {
 		o.Name = DefaultName
+	}
+	if !validName.MatchString(o.Name) {
+		return nil, fmt.Errorf("entry name %q: want letters, digits, _ and - (at most 32), which every client takes as a server name", o.Name)
 	}
 	if o.Target.URL == "" && (!filepath.IsAbs(o.Target.Executable) || !filepath.IsAbs(o.Target.Composition)) {
 		return nil, errors.New("the executable and the composition must be absolute paths: clients start it from their own directory")
@@ -366,10 +373,8 @@ func planTOML(c *client, o Options, old []byte) (newText, moveFrom []byte, err e
 		return nil, nil, err
 	}
 	touched := ours(list, o.Name)
-	for _, k := range touched {
-		if !slices.ContainsFunc(hs, func(h theader) bool { return slices.Equal(h.path, []string{"mcp_servers", k}) }) {
-			return nil, nil, fmt.Errorf("mcp_servers.%s is not written as a [mcp_servers.%s] table (an inline table or dotted keys), which connect does not edit: write it as a table, or remove it", k, tomlKey(k))
-		}
+	if err := tableForm(hs, touched...); err != nil {
+		return nil, nil, err
 	}
 	moveFrom = old
 	for _, k := range touched {
@@ -382,6 +387,17 @@ func planTOML(c *client, o Options, old []byte) (newText, moveFrom []byte, err e
 		return nil, nil, err
 	}
 	return newText, moveFrom, checkTOML(old, newText, o.Name, codexTables(c, o), nil)
+}
+
+// tableForm fails unless each server in names is written as its own
+// [mcp_servers.NAME] table, the form connect edits.
+func tableForm(hs []theader, names ...string) error {
+	for _, k := range names {
+		if !slices.ContainsFunc(hs, func(h theader) bool { return slices.Equal(h.path, []string{"mcp_servers", k}) }) {
+			return fmt.Errorf("mcp_servers.%s is not written as a [mcp_servers.%s] table (but as an inline table or dotted keys), which connect does not edit: write it as a table, or remove it", k, tomlKey(k))
+		}
+	}
+	return nil
 }
 
 // checkTOML is checkJSON for TOML.
@@ -455,6 +471,15 @@ func (p *Plan) move(c *client, o Options, moveFrom []byte) error {
 	}
 	p.Moved = im.Names()
 	newText := p.New
+	if c.format == formatTOML {
+		hs, err := tomlHeaders(newText)
+		if err == nil {
+			err = tableForm(hs, p.Moved...)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
 	for _, k := range p.Moved {
 		switch c.format {
 		case formatTOML:

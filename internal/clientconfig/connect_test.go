@@ -393,6 +393,7 @@ func TestHostileFiles(t *testing.T) {
 		{"top not an object", "gemini", "[]\n", "not a JSON object"},
 		{"unterminated comment", "vscode", "{ /* x\n", "does not end"},
 		{"inline table", "codex", "mcp_servers = { dsh = { command = \"x\" } }\n", "inline table"},
+		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"x\"\n", "not written as a [mcp_servers.dsh] table"},
 		{"deep nesting", "cursor", strings.Repeat("[", 1000), "nested more than"},
 		{"unended table header", "codex", "[mcp_servers.dsh\n", "to end table name"},
 	}
@@ -512,5 +513,27 @@ func TestNameLimit(t *testing.T) {
 	o2, _, _ := setup(t, "claude-code", fixtureCmd)
 	if p := connect(t, o2); strings.Contains(string(p.New), "--name-limit") {
 		t.Fatalf("a short name needs no limit:\n%s", p.New)
+	}
+}
+
+// TestMoveRefusesAServerNotInATable: a Codex server to move that is not
+// its own table is refused by name before anything is written.
+func TestMoveRefusesAServerNotInATable(t *testing.T) {
+	o, file, _ := setup(t, "codex", fixtureCmd)
+	text := "model = \"o3\"\n\n[mcp_servers]\nfixture = { command = \"/bin/fx\" }\n"
+	os.WriteFile(file, []byte(text), 0o600)
+	o.Move = true
+	if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "mcp_servers.fixture is not written as a [mcp_servers.fixture] table") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadEntryName(t *testing.T) {
+	o, _, _ := setup(t, "codex", fixtureCmd)
+	for _, name := range []string{"a b", "x]\n[evil", strings.Repeat("n", 33), "dsh\"host"} {
+		o.Name = name
+		if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "entry name") {
+			t.Errorf("name %q: %v", name, err)
+		}
 	}
 }
