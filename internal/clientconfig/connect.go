@@ -197,6 +197,7 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.New = lineEndings(p.Old, p.New)
 	p.rec = record{Client: c.name, File: file, Name: o.Name}
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
@@ -511,6 +512,16 @@ func (p *Plan) move(c *client, o Options, moveFrom []byte) error {
 	}
 	p.New = newText
 	return nil
+}
+
+// lineEndings gives the lines new added the old file's CRLF endings when
+// every line of it has them (a file from Windows).
+func lineEndings(old, new []byte) []byte {
+	n := bytes.Count(old, []byte("\n"))
+	if n == 0 || bytes.Count(old, []byte("\r\n")) != n {
+		return new
+	}
+	return bytes.ReplaceAll(bytes.ReplaceAll(new, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
 
 // Changed reports whether applying the plan changes anything.

@@ -537,3 +537,10 @@ func TestBadEntryName(t *testing.T) {
 		}
 	}
 }
+
+func writeText(t *testing.T, file, text string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
