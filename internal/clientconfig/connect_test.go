@@ -121,7 +121,7 @@ const fixtureCmd = "/usr/local/bin/fixture-mcp"
 
 // setup writes client's seed under a new HOME (with command as the
 // fixture's) and returns options that connect it to a new composition.
-func setup(t *testing.T, client, command string) (Options, string, []byte) {
+func setup(t testing.TB, client, command string) (Options, string, []byte) {
 	t.Helper()
 	home := t.TempDir()
 	seed := seeds[client]

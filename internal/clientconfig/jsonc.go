@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
@@ -168,16 +169,16 @@ func (p *jparser) str() (string, error) {
 	start := p.pos
 	p.pos++
 	for p.pos < len(p.text) {
-		switch p.text[p.pos] {
-		case '\\':
+		switch c := p.text[p.pos]; {
+		case c == '\\':
 			p.pos += 2
 			continue
-		case '\n':
-			return "", p.fail(start, "a string that does not end on its line")
-		case '"':
+		case c < 0x20:
+			return "", p.fail(p.pos, "a control character in a string (a line break must be written \\n)")
+		case c == '"':
 			p.pos++
-			var s string
-			if err := json.Unmarshal(p.text[start:p.pos], &s); err != nil {
+			s, err := unquote(p.text[start:p.pos])
+			if err != nil {
 				return "", p.fail(start, "bad string: %v", err)
 			}
 			return s, nil
@@ -185,6 +186,17 @@ func (p *jparser) str() (string, error) {
 		p.pos++
 	}
 	return "", p.fail(start, "a string that does not end")
+}
+
+// unquote decodes a string literal the parser has delimited; most have no
+// escape and need no decoder.
+func unquote(lit []byte) (string, error) {
+	if bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
 }
 
 func (p *jparser) enter() error {
@@ -319,12 +331,17 @@ func decodeJSON(text []byte, n *jnode) (any, error) {
 			a = append(a, v)
 		}
 		return a, nil
+	case '"':
+		return unquote(text[n.start:n.end])
 	default:
-		dec := json.NewDecoder(bytes.NewReader(text[n.start:n.end]))
-		dec.UseNumber()
-		var v any
-		err := dec.Decode(&v)
-		return v, err
+		switch lit := string(text[n.start:n.end]); lit {
+		case "true", "false":
+			return lit == "true", nil
+		case "null":
+			return nil, nil
+		default:
+			return json.Number(lit), nil // checked when parsed
+		}
 	}
 }
 
