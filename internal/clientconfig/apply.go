@@ -25,7 +25,12 @@ func (p *Plan) Apply() error {
 			return err
 		}
 	}
-	mode := os.FileMode(0o644)
+	// A new file of the user's own (not a project's, which is shared)
+	// is private, as the clients keep theirs.
+	mode, dirMode := os.FileMode(0o600), os.FileMode(0o700)
+	if p.project {
+		mode, dirMode = 0o644, 0o755
+	}
 	if info, err := os.Stat(p.File); err == nil {
 		mode = info.Mode().Perm()
 	}
@@ -47,7 +52,7 @@ func (p *Plan) Apply() error {
 		if p.undo {
 			mode = os.FileMode(p.rec.Mode)
 		}
-		if err = fsutil.MkdirAll(filepath.Dir(p.File), 0o755); err == nil {
+		if err = fsutil.MkdirAll(filepath.Dir(p.File), dirMode); err == nil {
 			err = fsutil.WriteFile(p.File, p.New, mode)
 		}
 	}

@@ -75,9 +75,10 @@ type Plan struct {
 	// undo leaves.
 	Notes []string
 
-	undo   bool
-	rec    record
-	recDir string
+	undo    bool
+	project bool // the file is a project's
+	rec     record
+	recDir  string
 }
 
 // record is a connect's backup, one per client file, kept until --undo.
@@ -171,7 +172,7 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir}
+	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir, project: o.Project != ""}
 	if file != named {
 		p.Named = named
 	}

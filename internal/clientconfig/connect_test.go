@@ -280,6 +280,9 @@ func TestConnectCreatesAndUndoRemoves(t *testing.T) {
 			if _, ok := isDshHost(entryOf(t, client, read(t, file), DefaultName)); !ok {
 				t.Fatalf("no entry:\n%s", read(t, file))
 			}
+			if info, _ := os.Stat(file); info.Mode().Perm() != 0o600 {
+				t.Errorf("a new user file is %v, want 0600", info.Mode().Perm())
+			}
 			undo(t, o)
 			if _, err := os.Stat(file); !os.IsNotExist(err) {
 				t.Fatalf("undo left %s: %v", file, err)
@@ -542,5 +545,23 @@ func writeText(t *testing.T, file, text string) {
 	t.Helper()
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProjectFile: --project writes the project's file (.mcp.json for
+// Claude Code), readable by the team's tools.
+func TestProjectFile(t *testing.T) {
+	o, _, _ := setup(t, "claude-code", fixtureCmd)
+	o.Project = t.TempDir()
+	p := connect(t, o)
+	if p.File != filepath.Join(o.Project, ".mcp.json") {
+		t.Fatalf("wrote %s", p.File)
+	}
+	if info, _ := os.Stat(p.File); info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", info.Mode().Perm())
+	}
+	undo(t, o)
+	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
+		t.Fatal("undo left the project file")
 	}
 }
