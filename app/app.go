@@ -71,6 +71,11 @@ type App interface {
 	ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error)
 	// ChatSessions lists the recorded sessions.
 	ChatSessions(ctx context.Context) (SessionList, error)
+
+	// ToolDetail is one tool of Tools with its schemas (ui.go);
+	// Composition the file and the host's loads of it.
+	ToolDetail(ctx context.Context, name string) (ToolDetail, error)
+	Composition(ctx context.Context) (CompositionInfo, error)
 }
 
 // Status is a host's instances and how many tools each registered.
@@ -133,9 +138,10 @@ type CallRequest struct {
 	// (`dsh-host call --yes`, a console of `chat --yes`).
 	Yes bool `json:"yes,omitempty"`
 	// Caller is the kind of front end the call is made as, which the
-	// policy's rules match: tools.CallerCall (when empty) or
-	// tools.CallerConsole. No other is accepted: a front end may not
-	// claim to be the gateway (remote callers) or the agent.
+	// policy's rules match: tools.CallerCall (when empty),
+	// tools.CallerConsole or tools.CallerUI (the web console). No other
+	// is accepted: a front end may not claim to be the gateway (remote
+	// callers) or the agent.
 	Caller string `json:"caller,omitempty"`
 	// Progress, when set, receives the call's progress reports (its
 	// tools.Channels.Progress).

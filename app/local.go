@@ -338,15 +338,17 @@ func serialized[T any](fn func(T)) func(T) {
 }
 
 // frontEnd is the caller a request claims: call when it names none,
-// console (whose id is "console", as the console's calls always had),
-// nothing else. The socket's peer is a local front end; letting it claim
-// gateway or chat would put it under rules written for others.
+// console (whose id is "console", as the console's calls always had) or
+// ui, nothing else. The socket's peer is a local front end; letting it
+// claim gateway or chat would put it under rules written for others.
 func frontEnd(kind string) (tools.Caller, error) {
 	switch kind {
 	case "", tools.CallerCall:
 		return tools.Caller{Kind: tools.CallerCall}, nil
 	case tools.CallerConsole:
 		return tools.Caller{Kind: kind, ID: "console"}, nil
+	case tools.CallerUI:
+		return tools.Caller{Kind: kind}, nil
 	}
-	return tools.Caller{}, fmt.Errorf("caller %q: a front end calls as %q or %q", kind, tools.CallerCall, tools.CallerConsole)
+	return tools.Caller{}, fmt.Errorf("caller %q: a front end calls as %q, %q or %q", kind, tools.CallerCall, tools.CallerConsole, tools.CallerUI)
 }

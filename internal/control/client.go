@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/usersock"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -48,7 +49,7 @@ func Dial(ctx context.Context, file string) (*Client, error) {
 		}
 	}
 	path, err := SocketPath(file)
-	if errors.Is(err, errTooLong) {
+	if errors.Is(err, usersock.ErrTooLong) {
 		return nil, ErrNoHost
 	}
 	if err != nil {

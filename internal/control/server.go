@@ -216,6 +216,7 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		}
 	})
 	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { s.serveWatch(w, r, a) })
+	serveUI(handle, a)
 	s.srv = &http.Server{
 		Handler:           bounded(mux, lim),
 		ReadHeaderTimeout: lim.readHeader,
