@@ -1,0 +1,110 @@
+package webui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/browser"
+	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
+)
+
+// RunOptions configure `dsh-host ui`.
+type RunOptions struct {
+	File string // the composition
+	Addr string // where the console listens (loopback)
+	// Open opens the console's URL in the browser (nil: not opened).
+	Open   func(url string) error
+	Out    io.Writer // the URL and what the command says
+	Logger *slog.Logger
+}
+
+// Run is `dsh-host ui`: the console of the running host of o.File,
+// attached to its control socket, or of a host this process starts when
+// none runs; until ctx ends.
+func Run(ctx context.Context, o RunOptions) error {
+	if err := loopback(orDefault(o.Addr)); err != nil {
+		return err
+	}
+	c, err := control.Dial(ctx, o.File)
+	switch {
+	case err == nil:
+		defer c.Close()
+		fmt.Fprintf(o.Out, "dsh-host ui: attached to the running host (pid %d) of %s\n", c.PID, o.File)
+		return serveUntil(ctx, c, o)
+	case !errors.Is(err, control.ErrNoHost):
+		return fmt.Errorf("%s: %w", o.File, err)
+	}
+	comp, err := hostrun.Load(o.File)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "dsh-host ui: no host runs %s: starting it in this process\n", o.File)
+	h, err := hostrun.Start(ctx, comp, &host.Options{Logger: o.Logger}, nil)
+	defer hostrun.Shutdown(h, o.Logger)
+	if err != nil {
+		return err
+	}
+	stopFollow := hostrun.Follow(ctx, h, o.File, nil, o.Logger)
+	defer stopFollow()
+	stopControl := hostrun.ServeControl(h, o.File, o.Logger)
+	defer stopControl()
+	abs, err := filepath.Abs(o.File)
+	if err != nil {
+		abs = o.File
+	}
+	return serveUntil(ctx, &app.Local{Host: h, File: abs}, o)
+}
+
+func orDefault(addr string) string {
+	if addr == "" {
+		return "127.0.0.1:0"
+	}
+	return addr
+}
+
+// serveUntil serves a's console until ctx ends.
+func serveUntil(ctx context.Context, a app.App, o RunOptions) error {
+	con, err := StartFor(a, o.File, o.Addr, o.Logger)
+	if err != nil {
+		return err
+	}
+	defer con.Close()
+	fmt.Fprintf(o.Out, "dsh-host ui: the web console of %s is at\n  %s\n", o.File, con.URL())
+	if o.Open != nil {
+		if err := o.Open(con.URL()); err != nil {
+			fmt.Fprintf(o.Out, "dsh-host ui: could not open a browser (%v): open the URL above\n", err)
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// StartFor starts the console of a, the host of the composition file:
+// with its trail's directory and, when no other console of the
+// composition has them, its approvals.
+func StartFor(a app.App, file, addr string, logger *slog.Logger) (*Console, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	dir, err := hostrun.AuditDir(file)
+	if err != nil {
+		logger.Warn("the web console shows no trail", "err", err)
+	}
+	return Start(a, Options{Addr: addr, AuditDir: dir, Logger: logger})
+}
+
+// OpenBrowser opens url with the platform's opener ($BROWSER first),
+// only a loopback page.
+func OpenBrowser(url string) error {
+	if err := browser.WebPage(url); err != nil {
+		return err
+	}
+	return browser.Open(url)
+}
