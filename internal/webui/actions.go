@@ -3,7 +3,6 @@ package webui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -19,7 +19,7 @@ import (
 // callerKind is the caller the console's calls are made as, which the
 // policy's rules match (callers: [ui]); an ask goes to the composition's
 // approval broker, which this console answers.
-const callerKind = "ui"
+const callerKind = tools.CallerUI
 
 // Bounds of the actions: a body is a form's worth of JSON; a call or a
 // login waits at most so long for its answer.
@@ -169,13 +169,7 @@ func (c *Console) answerAction(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": "no approvals reach this console"})
 		return
 	}
-	switch req.Answer {
-	case "once", "session", "always", "deny":
-	default:
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("answer %q: once, session, always or deny", req.Answer)})
-		return
-	}
-	if err := c.opt.Asks.Answer(req.ID, req.Answer); err != nil {
+	if err := c.opt.Asks.Answer(req.ID, askbroker.Answer(req.Answer)); err != nil {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		return
 	}
@@ -199,5 +193,3 @@ func (c *Console) verifyAction(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"text": text})
 }
-
-var errClosed = errors.New("the console is closing")

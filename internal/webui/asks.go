@@ -1,44 +1,39 @@
 package webui
 
 import (
-	"context"
-	"encoding/json"
-	"time"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 )
 
-// Ask is a call a policy rule sent to ask, waiting for this console's
-// answer: who calls, what, and with which arguments.
-type Ask struct {
-	ID          string          `json:"id"`
-	Composition string          `json:"composition"`
-	PID         int             `json:"pid"`
-	Caller      string          `json:"caller"`
-	Server      string          `json:"server"`
-	Tool        string          `json:"tool"`
-	Arguments   json.RawMessage `json:"arguments"`
-	Rule        string          `json:"rule"`
-	Asked       time.Time       `json:"asked"`
-	Deadline    time.Time       `json:"deadline"`
+// The Approvals page answers the composition's approval broker
+// (internal/askbroker): the asks of every host of the composition whose
+// callers no terminal can answer (a gateway client, chat -p, call
+// without --yes) wait there for this console.
+
+// askView is an ask as the page shows it.
+type askView struct {
+	askbroker.Ask
 }
 
 // Args is the arguments indented for reading.
-func (a Ask) Args() string { return pretty(a.Arguments) }
+func (a askView) Args() string { return pretty(a.Arguments) }
 
-// AskEvent is a change of the pending asks: a new one, or one answered or
-// expired (by its ID).
-type AskEvent struct {
-	Ask      *Ask   `json:"ask,omitempty"`
-	Answered string `json:"answered,omitempty"`
-	Expired  string `json:"expired,omitempty"`
+// Takes reports whether the asking host takes answer (deny it always
+// takes).
+func (a askView) Takes(answer string) bool {
+	if answer == string(askbroker.Deny) {
+		return true
+	}
+	for _, c := range a.Choices {
+		if string(c) == answer {
+			return true
+		}
+	}
+	return false
 }
 
-// Asks are the composition's approvals this console answers (the approval
-// broker's console side).
-type Asks interface {
-	Pending() []Ask
-	// Subscribe follows the changes until ctx ends; a slow reader loses
-	// changes (the page then reloads the list).
-	Subscribe(ctx context.Context) <-chan AskEvent
-	// Answer answers one ask: once, session, always or deny.
-	Answer(id, answer string) error
+// askLine is a broker event as a page reads it: Fresh for an ask that
+// came while the page watched (a notification), not one that waited.
+type askLine struct {
+	askbroker.Event
+	Fresh bool `json:"fresh,omitempty"`
 }

@@ -134,7 +134,7 @@ func startRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	local := &app.Local{Host: h, File: file, AuditDir: auditDir}
-	con, err := webui.Start(local, webui.Options{AuditDir: auditDir, Logger: quiet})
+	con, err := webui.StartFor(local, file, "", quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // result and stderr are text on the page; none of it runs.
 func hostileShown(t *testing.T, r *rig, b *browsertest.Browser, base string) {
 	t.Helper()
-	tl, err := r.local.Tools(t.Context())
+	tl, err := r.local.Tools(t.Context(), app.ToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 )
 
@@ -140,24 +141,17 @@ func (c *Console) askEvents(w http.ResponseWriter, r *http.Request) {
 	// worst, which the page tells by its id.
 	ch := c.opt.Asks.Subscribe(ctx)
 	for _, a := range c.opt.Asks.Pending() {
-		if !e.send("ask", askLine{AskEvent: AskEvent{Ask: &a}}) {
+		if !e.send("ask", askLine{Event: askbroker.Event{Ask: &a}}) {
 			cancel()
 			break
 		}
 	}
 	for ev := range ch {
-		if !e.send("ask", askLine{AskEvent: ev, Fresh: ev.Ask != nil}) {
+		if !e.send("ask", askLine{Event: ev, Fresh: ev.Ask != nil}) {
 			cancel()
 			break
 		}
 	}
 	for range ch {
 	}
-}
-
-// askLine is an ask event as a page reads it: Fresh for an ask that came
-// while the page watched (a notification), not one that was waiting.
-type askLine struct {
-	AskEvent
-	Fresh bool `json:"fresh,omitempty"`
 }

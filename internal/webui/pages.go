@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/services/policy/pins"
 )
 
@@ -23,12 +24,14 @@ var pageNames = []string{"servers", "tools", "tool", "trust", "approvals", "audi
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
-		"ago":      ago,
-		"pretty":   pretty,
-		"hidden":   pins.HiddenText,
-		"list":     func(s ...string) []string { return s },
-		"title":    func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
-		"emptyAsk": func() Ask { return Ask{} },
+		"ago":    ago,
+		"pretty": pretty,
+		"hidden": pins.HiddenText,
+		"list":   func(s ...string) []string { return s },
+		"title":  func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
+		"emptyAsk": func() askView {
+			return askView{askbroker.Ask{Choices: []askbroker.Answer{askbroker.Once, askbroker.Session, askbroker.Always}}}
+		},
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -123,7 +126,7 @@ func (c *Console) serversPage(r *http.Request) (string, any, error) {
 }
 
 func (c *Console) toolsPage(r *http.Request) (string, any, error) {
-	tl, err := c.a.Tools(r.Context())
+	tl, err := c.a.Tools(r.Context(), app.ToolsRequest{Caller: callerKind})
 	if err != nil {
 		return "tools", nil, err
 	}
@@ -151,7 +154,7 @@ type listing struct {
 
 func (c *Console) toolPage(r *http.Request) (string, any, error) {
 	name := r.URL.Query().Get("name")
-	d, err := c.a.ToolDetail(r.Context(), name)
+	d, err := c.a.ToolDetail(r.Context(), app.ToolRequest{Name: name, Caller: callerKind})
 	if err != nil {
 		return "tool", nil, err
 	}
@@ -175,7 +178,7 @@ type heldTool struct {
 }
 
 func (c *Console) trustPage(r *http.Request) (string, any, error) {
-	tl, err := c.a.Tools(r.Context())
+	tl, err := c.a.Tools(r.Context(), app.ToolsRequest{Caller: callerKind})
 	if err != nil {
 		return "trust", nil, err
 	}
@@ -205,14 +208,21 @@ func (c *Console) trustPage(r *http.Request) (string, any, error) {
 }
 
 func (c *Console) approvalsPage(r *http.Request) (string, any, error) {
-	var pending []Ask
+	var pending []askView
 	if c.opt.Asks != nil {
-		pending = c.opt.Asks.Pending()
+		for _, a := range c.opt.Asks.Pending() {
+			pending = append(pending, askView{a})
+		}
+	}
+	note := c.opt.AsksNote
+	if note == "" {
+		note = "no approval broker runs in this console"
 	}
 	return "approvals", struct {
 		Attached bool
-		Pending  []Ask
-	}{c.opt.Asks != nil, pending}, nil
+		Note     string
+		Pending  []askView
+	}{c.opt.Asks != nil, note, pending}, nil
 }
 
 func (c *Console) auditPage(r *http.Request) (string, any, error) {

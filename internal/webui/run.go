@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/internal/browser"
 	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
@@ -87,17 +88,38 @@ func serveUntil(ctx context.Context, a app.App, o RunOptions) error {
 }
 
 // StartFor starts the console of a, the host of the composition file:
-// with its trail's directory and, when no other console of the
-// composition has them, its approvals.
+// with its trail's directory and, unless another console of the
+// composition holds it, its approval broker, which it closes with itself
+// (every ask still open denied).
 func StartFor(a app.App, file, addr string, logger *slog.Logger) (*Console, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	o := Options{Addr: addr, Logger: logger}
 	dir, err := hostrun.AuditDir(file)
 	if err != nil {
 		logger.Warn("the web console shows no trail", "err", err)
 	}
-	return Start(a, Options{Addr: addr, AuditDir: dir, Logger: logger})
+	o.AuditDir = dir
+	broker, err := askbroker.Listen(file)
+	switch {
+	case errors.Is(err, askbroker.ErrInUse):
+		o.AsksNote = "another console of this composition (dsh-host ui, or run or serve with --ui) answers them"
+	case err != nil:
+		o.AsksNote = err.Error()
+		logger.Warn("the web console answers no approvals", "err", err)
+	default:
+		o.Asks = broker
+	}
+	con, err := Start(a, o)
+	if err != nil {
+		if broker != nil {
+			broker.Close()
+		}
+		return nil, err
+	}
+	con.ownAsks = broker != nil
+	return con, nil
 }
 
 // OpenBrowser opens url with the platform's opener ($BROWSER first),

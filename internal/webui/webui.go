@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 )
 
 //go:embed assets
@@ -27,10 +28,12 @@ type Options struct {
 	// AuditDir is the policy's trail, for the Audit page's chain check
 	// (hostrun.AuditDir); empty: no check offered.
 	AuditDir string
-	// Asks are the composition's approvals (askbroker); nil: the Approvals
-	// page says none can reach this console.
-	Asks   Asks
-	Logger *slog.Logger
+	// Asks is the composition's approval broker, which this console
+	// answers; nil: AsksNote says why none reach it. The console does not
+	// close it.
+	Asks     *askbroker.Broker
+	AsksNote string
+	Logger   *slog.Logger
 }
 
 // Console is a running web console.
@@ -45,6 +48,8 @@ type Console struct {
 	// done ends the pages' event streams when the console closes.
 	done   chan struct{}
 	closed sync.Once
+	// ownAsks: Close closes opt.Asks too (StartFor opened it).
+	ownAsks bool
 }
 
 // Start serves the console of a on opt.Addr until Close.
@@ -90,7 +95,12 @@ func (c *Console) URL() string {
 
 // Close stops the console and ends its pages' streams.
 func (c *Console) Close() error {
-	c.closed.Do(func() { close(c.done) })
+	c.closed.Do(func() {
+		close(c.done)
+		if c.ownAsks {
+			c.opt.Asks.Close() // every open ask is denied
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := c.srv.Shutdown(ctx)
@@ -150,4 +160,13 @@ func (c *Console) recovered(fn http.HandlerFunc) http.HandlerFunc {
 		}()
 		fn(w, r)
 	}
+}
+
+// Pending returns the asks waiting for this console (none when it answers
+// none).
+func (c *Console) Pending() []askbroker.Ask {
+	if c.opt.Asks == nil {
+		return nil
+	}
+	return c.opt.Asks.Pending()
 }

@@ -227,6 +227,10 @@ function askSection(a) {
   let args = "";
   try { args = JSON.stringify(a.arguments, null, 2); } catch (e) { args = String(a.arguments); }
   set("args", args === undefined ? "" : args);
+  const choices = a.choices || [];
+  for (const b of s.querySelectorAll("button[data-answer]")) {
+    b.hidden = b.dataset.answer !== "deny" && !choices.includes(b.dataset.answer);
+  }
   return s;
 }
 
