@@ -130,3 +130,24 @@ func OpenBrowser(url string) error {
 	}
 	return browser.Open(url)
 }
+
+// CheckAddr returns an error unless addr is a loopback HOST:PORT the
+// console may listen on: --ui's usage check.
+func CheckAddr(addr string) error { return loopback(addr) }
+
+// ForHost serves the console of h, the host of the composition file, for
+// `run --ui` and `serve --ui`: it writes the URL to out, and stop closes
+// it.
+func ForHost(h *host.Host, file, addr string, out io.Writer, logger *slog.Logger) (stop func(), err error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	dir, _ := hostrun.AuditDir(file) // StartFor says why when there is none
+	con, err := StartFor(&app.Local{Host: h, File: abs, AuditDir: dir}, file, addr, logger)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "web console: %s\n", con.URL())
+	return func() { con.Close() }, nil
+}
