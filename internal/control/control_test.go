@@ -234,12 +234,12 @@ func TestClientServer(t *testing.T) {
 	if err != nil || host.Find(st.Instances, "hi").State != host.StateActive || st.ToolCounts["hi"] != 1 {
 		t.Errorf("status: %+v, %v", st, err)
 	}
-	tl, err := cl.Tools(ctx)
+	tl, err := cl.Tools(ctx, app.ToolsRequest{})
 	if err != nil || len(tl.Tools) != 1 || tl.Tools[0].Name != "greet" {
 		t.Errorf("tools: %+v, %v", tl, err)
 	}
-	p, err := cl.Prompt(ctx)
-	want, _ := local.Prompt(ctx)
+	p, err := cl.Prompt(ctx, app.ToolsRequest{})
+	want, _ := local.Prompt(ctx, app.ToolsRequest{})
 	if err != nil || p.ToolsJSON != want.ToolsJSON || p.Count != 1 {
 		t.Errorf("prompt: %+v, %v; want %+v", p, err, want)
 	}
