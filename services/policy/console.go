@@ -67,12 +67,12 @@ func (p *Policy) askConsole(ctx context.Context, call tools.Call, server string,
 
 // consoleChoices are the approvals the console may give call: once; for
 // this session where a session is the caller's own (not a gateway's,
-// which every client of it shares, nor a one-shot command's, which ends
-// with it); always where settings keep it.
+// which every client of it shares, nor `call`'s, which ends with the call
+// or, attached, would hold for every later `call` to that host); always
+// where settings keep it.
 func (p *Policy) consoleChoices(call tools.Call) []askbroker.Answer {
 	choices := []askbroker.Answer{askbroker.Once}
-	_, oneShot := call.Channels.OneShotAnswer()
-	if call.Caller.Kind != tools.CallerGateway && !oneShot {
+	if k := call.Caller.Kind; k != tools.CallerGateway && k != tools.CallerCall {
 		choices = append(choices, askbroker.Session)
 	}
 	if p.approvals.settings != nil {
