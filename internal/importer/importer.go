@@ -35,16 +35,18 @@ type Import struct {
 	// Notes says what was skipped or changed, and why, one line each.
 	Notes   []string
 	servers []mcpservers.Imported
+	// names are the servers' names in the client's file.
+	names []string
 }
 
 // Parse reads the servers of an MCP client config, in file order; source
 // names it in what is written.
 func Parse(data []byte, source string) (*Import, error) {
-	servers, notes, err := parseMCPServers(data)
+	servers, names, notes, err := parseMCPServers(data)
 	if err != nil {
 		return nil, err
 	}
-	return &Import{Source: source, Notes: notes, servers: servers}, nil
+	return &Import{Source: source, Notes: notes, servers: servers, names: names}, nil
 }
 
 // Len is the number of servers imported.
@@ -88,10 +90,10 @@ func ids(servers []mcpservers.Imported) string {
 
 // parseMCPServers reads the servers of an MCP client config, in file order.
 // notes says what was skipped or changed, and why.
-func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string, err error) {
+func parseMCPServers(data []byte) (servers []mcpservers.Imported, names, notes []string, err error) {
 	list, convert, err := serverList(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// A built-in service's id in the composition configures that service:
 	// an mcp-client entry under it would replace the service, and Check
@@ -102,7 +104,6 @@ func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string
 			taken[p.Name] = true
 		}
 	}
-	var names []string // each server's name in the client's file
 	for _, e := range list {
 		imp, err := convert(e.name, e.value, func(s string) bool { return taken[s] })
 		if err != nil {
@@ -124,7 +125,7 @@ func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string
 	if len(secrets) > 0 {
 		notes = append(notes, exportNote(secrets))
 	}
-	return servers, notes, nil
+	return servers, names, notes, nil
 }
 
 // exportNote tells which variables to set for the secrets import kept out
@@ -357,26 +358,9 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 	if err != nil {
 		return err
 	}
-	f, err := yamledit.Parse(orig)
-	if err != nil {
-		return fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
-	}
-	// The bytes just read, not the file again: it is read once.
-	used := map[string]string{}
-	if err := usedIn(used, path, orig); err != nil {
-		return err
-	}
-	if err := refuseUsed(servers, used, nil); err != nil {
-		return err
-	}
-	items, err := nodes(servers)
+	out, err := appended(path, orig, servers, head)
 	if err != nil {
 		return err
-	}
-	items[0].HeadComment = strings.TrimSpace(head + "\n" + items[0].HeadComment)
-	out, err := f.Append("plugins", items)
-	if err != nil {
-		return fmt.Errorf("%s: %w; nothing was written: paste the output of dsh-host import instead", path, err)
 	}
 	if check != nil {
 		if err := check(out); err != nil {
@@ -388,6 +372,33 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 		return err
 	}
 	return fsutil.WriteFile(path, out, info.Mode().Perm())
+}
+
+// appended returns orig, the composition at path, with servers appended
+// to its plugins list, or an error when an id or serverName is taken.
+func appended(path string, orig []byte, servers []mcpservers.Imported, head string) ([]byte, error) {
+	f, err := yamledit.Parse(orig)
+	if err != nil {
+		return nil, fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
+	}
+	// The bytes just read, not the file again: it is read once.
+	used := map[string]string{}
+	if err := usedIn(used, path, orig); err != nil {
+		return nil, err
+	}
+	if err := refuseUsed(servers, used, nil); err != nil {
+		return nil, err
+	}
+	items, err := nodes(servers)
+	if err != nil {
+		return nil, err
+	}
+	items[0].HeadComment = strings.TrimSpace(head + "\n" + items[0].HeadComment)
+	out, err := f.Append("plugins", items)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; nothing was written: paste the output of dsh-host import instead", path, err)
+	}
+	return out, nil
 }
 
 // writeDir writes each server to dir/<id>.yml, a composition of its own

@@ -53,6 +53,17 @@ func sessionKey(c tools.Caller, tool string) string {
 // the answer in d.
 func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
+	// The answers given earlier come first: an `always` in settings holds
+	// under -p too, where nobody is there to be asked again.
+	a := &p.approvals
+	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
+		d.Answer = elicit.ApproveSession
+		return nil
+	}
+	if globs := a.always.Load(); globs != nil && slices.ContainsFunc(*globs, func(g string) bool { return tools.Match(g, call.Name) }) {
+		d.Answer = elicit.ApproveAlways
+		return nil
+	}
 	if yes, ok := call.Channels.OneShotAnswer(); ok {
 		if yes {
 			d.Answer = "--yes"
@@ -65,15 +76,6 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		// whose arguments they read name this tool and its arguments):
 		// one question per folded call.
 		d.Answer = "with " + parent
-		return nil
-	}
-	a := &p.approvals
-	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
-		d.Answer = elicit.ApproveSession
-		return nil
-	}
-	if globs := a.always.Load(); globs != nil && slices.ContainsFunc(*globs, func(g string) bool { return tools.Match(g, call.Name) }) {
-		d.Answer = elicit.ApproveAlways
 		return nil
 	}
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
