@@ -128,7 +128,7 @@ func TestAddedServerHeldUntilTrust(t *testing.T) {
 	if names := gatewayTools(t, cs); slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "fixture") }) {
 		t.Fatalf("held tools offered to a gateway client: %q", names)
 	}
-	list, err := r.app.Tools(t.Context())
+	list, err := r.app.Tools(t.Context(), app.ToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
