@@ -170,3 +170,27 @@ func TestConnectMoveReachesTheMovedServer(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectAsksOnATerminal: on a terminal the diff is asked for, and
+// only a yes writes it.
+func TestConnectAsksOnATerminal(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("DSH_HOME", t.TempDir())
+	file := filepath.Join(home, ".cursor", "mcp.json")
+	for _, answer := range []string{"\n", "n\n", "y\n"} {
+		var out, errOut bytes.Buffer
+		std := Stdio{In: strings.NewReader(answer), Out: &out, Err: &errOut, Terminal: func(any) bool { return true }}
+		code := cmdConnect(context.Background(), []string{"cursor", "--http", "http://127.0.0.1:8931/mcp"}, std)
+		_, err := os.Stat(file)
+		if answer != "y\n" {
+			if code != exitFail || err == nil || !strings.Contains(errOut.String(), "Write this? [y/N]") {
+				t.Fatalf("answer %q: exit %d, file %v\n%s", answer, code, err, errOut.String())
+			}
+			continue
+		}
+		if code != exitOK || err != nil || !strings.Contains(out.String(), `+      "url": "http://127.0.0.1:8931/mcp"`) {
+			t.Fatalf("yes: exit %d, file %v\n%s\n%s", code, err, out.String(), errOut.String())
+		}
+	}
+}
