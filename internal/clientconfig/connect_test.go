@@ -395,8 +395,8 @@ func TestHostileFiles(t *testing.T) {
 		{"list not an object", "vscode", "{\"servers\": []}\n", `line 1: "servers" is not a JSON object`},
 		{"top not an object", "gemini", "[]\n", "not a JSON object"},
 		{"unterminated comment", "vscode", "{ /* x\n", "does not end"},
-		{"inline table", "codex", "mcp_servers = { dsh = { command = \"x\" } }\n", "inline table"},
-		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"x\"\n", "not written as a [mcp_servers.dsh] table"},
+		{"inline table", "codex", "mcp_servers = { dsh = { command = \"/x/dsh-host\", args = [\"serve\"] } }\n", "inline table"},
+		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"/x/dsh-host\"\ndsh.args = [\"serve\"]\n", "not written as a [mcp_servers.dsh] table"},
 		{"deep nesting", "cursor", strings.Repeat("[", 1000), "nested more than"},
 		{"unended table header", "codex", "[mcp_servers.dsh\n", "to end table name"},
 	}
@@ -563,5 +563,25 @@ func TestProjectFile(t *testing.T) {
 	undo(t, o)
 	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
 		t.Fatal("undo left the project file")
+	}
+}
+
+// TestNotSomeoneElsesEntry: a server of the user's that happens to be
+// called dsh is not replaced.
+func TestNotSomeoneElsesEntry(t *testing.T) {
+	o, file, _ := setup(t, "gemini", fixtureCmd)
+	text := "{\"mcpServers\": {\"dsh\": {\"command\": \"/usr/bin/dsh-shell-mcp\"}}}\n"
+	writeText(t, file, text)
+	if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "not dsh-host's") {
+		t.Fatalf("err = %v", err)
+	}
+	o.Name = "dsh-host"
+	connect(t, o)
+	// An HTTP entry connect wrote is connect's to replace.
+	o.Target = Target{URL: "http://127.0.0.1:1/mcp"}
+	connect(t, o)
+	o.Target.URL = "http://127.0.0.1:2/mcp"
+	if p := connect(t, o); !strings.Contains(string(p.New), "127.0.0.1:2") || !strings.Contains(string(p.New), "dsh-shell-mcp") {
+		t.Fatalf("got:\n%s", p.New)
 	}
 }
