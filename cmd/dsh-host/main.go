@@ -96,6 +96,7 @@ func subcommands() []subcommand {
 		{"resources", "list the MCP servers' resources and resource templates", cmdResources},
 		{"read", "read one MCP resource, or a template expanded with key=value", cmdRead},
 		{"import", "convert another MCP client's server list (Claude, Cursor, VS Code, Gemini, opencode, Codex) into composition entries", cmdImport},
+		{"connect", "point an MCP client (claude-code, codex, gemini, opencode, cursor, vscode) at this composition; --undo, --move, --list", cmdConnect},
 		{"serve", "expose the composition's tools as one MCP server (gateway mode)", cmdServe},
 		{"login", "log in to a remote MCP server (OAuth) and store its token", cmdLogin},
 		{"logout", "delete a remote MCP server's stored login and revoke it", cmdLogout},

@@ -88,7 +88,7 @@ when the reply is an error.`},
 Policy explain prints which of the policy's rules decides a call of TOOL with
 the JSON arguments ARGS (default {}), and why: each rule considered, in order,
 matched or not and on which condition, then the decision. --caller is the
-caller kind (console, chat, call, gateway; default call); --subject and --group
+caller kind (console, chat, call, gateway, ui; default call); --subject and --group
 stand for the identity a gateway's token gives. It asks the running host of
 the composition, like call does; without one, it starts the composition, so
 that the tools' servers and annotations are known. Nothing is called.`},
