@@ -204,6 +204,9 @@ func Prepare(o Options) (*Plan, error) {
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
 	}
+	if o.Target.URL == "" {
+		p.Notes = append(p.Notes, relativeNotes(o.Target.Composition)...)
+	}
 	return p, nil
 }
 

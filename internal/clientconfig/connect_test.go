@@ -585,3 +585,19 @@ func TestNotSomeoneElsesEntry(t *testing.T) {
 		t.Fatalf("got:\n%s", p.New)
 	}
 }
+
+// TestRelativeCommandNoted: a composition server started by a relative
+// path is named in the plan's notes, as the client starts dsh-host in a
+// directory of its own.
+func TestRelativeCommandNoted(t *testing.T) {
+	o, _, _ := setup(t, "cursor", fixtureCmd)
+	writeText(t, o.Target.Composition, "plugins:\n  - id: demo\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: demo\n      command: go\n      args: [run, ./testdata/mcpfixture]\n  - id: ok\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: ok\n      command: go\n      args: [run, ./x]\n      cwd: /src/repo\n")
+	p, err := Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	if !strings.Contains(notes, `composition.yml:2: entry demo runs "./testdata/mcpfixture"`) || strings.Contains(notes, "entry ok") {
+		t.Fatalf("notes:\n%s", notes)
+	}
+}
