@@ -55,14 +55,19 @@ const (
 
 // ChatEvent is one thing a turn did.
 type ChatEvent struct {
-	Kind     string          `json:"kind"`
-	Text     string          `json:"text,omitempty"`
-	Calls    []ChatCall      `json:"calls,omitempty"`
-	Usage    *ChatUsage      `json:"usage,omitempty"`
-	Call     *ChatCall       `json:"call,omitempty"`
-	Result   string          `json:"result,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Progress *tools.Progress `json:"progress,omitempty"`
+	Kind string `json:"kind"`
+	Text string `json:"text,omitempty"`
+	// Reasoning is a ChatStep's reasoning, whole.
+	Reasoning string          `json:"reasoning,omitempty"`
+	Calls     []ChatCall      `json:"calls,omitempty"`
+	Usage     *ChatUsage      `json:"usage,omitempty"`
+	Call      *ChatCall       `json:"call,omitempty"`
+	Result    string          `json:"result,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Progress  *tools.Progress `json:"progress,omitempty"`
+	// Refused: a ChatCallDone the policy refused (a denial, an ask
+	// answered no).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // ChatCall is a tool call the model asked for, its arguments as sent.
@@ -82,10 +87,18 @@ type ChatUsage struct {
 	CachedPrompt int64 `json:"cachedPrompt,omitempty"`
 	Completion   int64 `json:"completion"`
 	Cached       bool  `json:"cached,omitempty"`
+	// Cost is in US dollars; Priced says the model had a price for
+	// every request counted (the agent's price key), so Cost is whole.
+	Cost      float64 `json:"costUsd,omitempty"`
+	Priced    bool    `json:"priced,omitempty"`
+	APIMillis int64   `json:"apiMs,omitempty"`
 }
 
 // String is the line a front end shows after a turn.
 func (u ChatUsage) String() string { return agent.Usage(u).String() }
+
+// Dollars shows a cost in US dollars as the turn's line does.
+func Dollars(usd float64) string { return agent.Dollars(usd) }
 
 // ChatResult is what a turn did. Error is the turn's failure (the model
 // API's, a cancel), empty when it answered; MaxSteps says it stopped
@@ -94,6 +107,9 @@ type ChatResult struct {
 	Answer string    `json:"answer"`
 	Steps  int       `json:"steps"`
 	Usage  ChatUsage `json:"usage"`
+	// Spent is the conversation's usage and cost so far, this turn's
+	// included.
+	Spent ChatUsage `json:"spent"`
 	// Prompt is the MCP prompt the turn inserted ("" for a message);
 	// Inserted says it ended with the assistant's message, so nothing
 	// was sent to the model.
@@ -141,7 +157,10 @@ type ChatInfo struct {
 	// to show again; Pending the line of its last turn that got no
 	// answer (failed or cancelled), when none came after it.
 	Transcript []ChatSaid `json:"transcript,omitempty"`
-	Pending    string     `json:"pending,omitempty"`
+	// Spent is what the conversation's requests used and cost so far (a
+	// resumed session's saved turns).
+	Spent   ChatUsage `json:"spent"`
+	Pending string    `json:"pending,omitempty"`
 }
 
 // ChatSaid is one line of a session's transcript (sessions.Said): Role
@@ -191,7 +210,7 @@ func (l *Local) agent() (*agent.Agent, error) {
 }
 
 func usageOf(u agent.Usage) ChatUsage {
-	return ChatUsage{Prompt: u.Prompt, CachedPrompt: u.CachedPrompt, Completion: u.Completion, Cached: u.Cached}
+	return ChatUsage(u)
 }
 
 // eventWriter turns a stream of text into events of kind.
@@ -251,7 +270,7 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	} else {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
-	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Spent: usageOf(conv.Spent()), Prompt: prompt, Restarted: restarted}
 	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
 		r.Inserted = true
 	}
@@ -284,7 +303,7 @@ func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
 			switch e.Kind {
 			case agent.EventStep:
 				u := usageOf(e.Usage)
-				ev := ChatEvent{Kind: ChatStep, Text: e.Text, Usage: &u}
+				ev := ChatEvent{Kind: ChatStep, Text: e.Text, Reasoning: e.Reasoning, Usage: &u}
 				for _, c := range e.Calls {
 					ev.Calls = append(ev.Calls, ChatCall(c))
 				}
@@ -294,7 +313,7 @@ func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
 				emit(ChatEvent{Kind: ChatCallStart, Call: &c})
 			case agent.EventCallDone:
 				c := ChatCall(e.Call)
-				ev := ChatEvent{Kind: ChatCallDone, Call: &c, Result: e.Result}
+				ev := ChatEvent{Kind: ChatCallDone, Call: &c, Result: e.Result, Refused: e.Refused}
 				if e.Err != nil {
 					ev.Error = e.Err.Error()
 				}
@@ -339,7 +358,7 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 			return ChatInfo{}, err
 		}
 		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
-		info.Pending = ls.Pending
+		info.Pending, info.Spent = ls.Pending, usageOf(conv.Spent())
 		for _, s := range ls.Transcript {
 			info.Transcript = append(info.Transcript, ChatSaid(s))
 		}

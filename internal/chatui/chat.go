@@ -157,7 +157,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	if err != nil {
 		return false, err
 	}
-	showUsage(status, res.Usage)
+	showUsage(status, res.Usage, res.Spent)
 	if script != nil {
 		script.finish(res)
 	}
@@ -373,7 +373,7 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 	if !res.Canceled && res.Error == "" {
 		f.setPending("")
 	}
-	showUsage(f.out, res.Usage)
+	showUsage(f.out, res.Usage, res.Spent)
 	return true
 }
 
@@ -396,11 +396,17 @@ func (f *chatFront) retry(ctx context.Context) {
 	f.send(ctx, line, false)
 }
 
-// showUsage prints a turn's token usage, when a request reported one.
-func showUsage(w io.Writer, u app.ChatUsage) {
-	if u != (app.ChatUsage{}) {
-		fmt.Fprintln(w, u)
+// showUsage prints a turn's token usage and cost, when a request
+// reported one, and the conversation's cost when it is more.
+func showUsage(w io.Writer, u, spent app.ChatUsage) {
+	if u.Prompt == 0 && u.Completion == 0 && !u.Cached {
+		return
 	}
+	line := u.String()
+	if spent.Priced && spent.Cost > u.Cost {
+		line += "; this conversation " + app.Dollars(spent.Cost)
+	}
+	fmt.Fprintln(w, line)
 }
 
 // liveProgress shows the progress of a step's tool calls on one terminal

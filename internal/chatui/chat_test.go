@@ -61,6 +61,10 @@ func chatComposition(t *testing.T, srv *openaitest.Server) string {
     config:
       baseUrl: %s
       apiKeyEnv: CHAT_TEST_KEY
+      # Not DeepSeek's API: no price unless given. A flat one (no peak
+      # hours) keeps the goldens' costs the same at every hour.
+      price:
+        deepseek-flash: {input: 300, cachedInput: 30, output: 1200}
 `, mcptest.FixtureBinary(t), srv.URL)
 }
 

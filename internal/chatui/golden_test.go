@@ -28,6 +28,7 @@ var chatVarying = []struct {
 }{
 	{regexp.MustCompile(`"session_id":"[^"]*"`), `"session_id":"SESSION"`},
 	{regexp.MustCompile(`"duration_ms":\d+`), `"duration_ms":0`},
+	{regexp.MustCompile(`"duration_api_ms":\d+`), `"duration_api_ms":0`},
 	{regexp.MustCompile(`"cwd":"[^"]*"`), `"cwd":"CWD"`},
 }
 

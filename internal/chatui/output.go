@@ -128,19 +128,31 @@ type jsonToolCall struct {
 	IsError bool            `json:"is_error"`
 }
 
+// jsonDenial is a call the policy refused, in Claude Code's names.
+type jsonDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
 // jsonResult is --output-format json's object and stream-json's last event.
 type jsonResult struct {
-	Type       string         `json:"type"`
-	Subtype    string         `json:"subtype"`
-	IsError    bool           `json:"is_error"`
-	DurationMs int64          `json:"duration_ms"`
-	NumTurns   int            `json:"num_turns"`
-	Result     string         `json:"result"`
-	Error      string         `json:"error,omitempty"`
-	SessionID  string         `json:"session_id"`
-	Model      string         `json:"model"`
-	Usage      jsonUsage      `json:"usage"`
-	ToolCalls  []jsonToolCall `json:"tool_calls"`
+	Type          string `json:"type"`
+	Subtype       string `json:"subtype"`
+	IsError       bool   `json:"is_error"`
+	DurationMs    int64  `json:"duration_ms"`
+	DurationAPIMs int64  `json:"duration_api_ms"`
+	NumTurns      int    `json:"num_turns"`
+	// TotalCostUSD is null when the model has no price (the agent's
+	// price key), rather than a cost of 0 that was never computed.
+	TotalCostUSD      *float64       `json:"total_cost_usd"`
+	PermissionDenials []jsonDenial   `json:"permission_denials"`
+	Result            string         `json:"result"`
+	Error             string         `json:"error,omitempty"`
+	SessionID         string         `json:"session_id"`
+	Model             string         `json:"model"`
+	Usage             jsonUsage      `json:"usage"`
+	ToolCalls         []jsonToolCall `json:"tool_calls"`
 }
 
 // scriptOutput writes a -p turn as JSON on w (stdout, raw: JSON escapes
@@ -153,9 +165,10 @@ type scriptOutput struct {
 	model     string
 	start     time.Time
 
-	mu    sync.Mutex
-	calls []jsonToolCall
-	steps int
+	mu      sync.Mutex
+	calls   []jsonToolCall
+	denials []jsonDenial
+	steps   int
 }
 
 func newScriptOutput(w, status io.Writer, format, sessionID, model string, resumed bool, tools []string) *scriptOutput {
@@ -187,6 +200,9 @@ func (s *scriptOutput) event(e app.ChatEvent) {
 			return
 		}
 		content := []map[string]any{}
+		if e.Reasoning != "" {
+			content = append(content, map[string]any{"type": "thinking", "thinking": e.Reasoning})
+		}
 		if e.Text != "" {
 			content = append(content, map[string]any{"type": "text", "text": e.Text})
 		}
@@ -205,6 +221,9 @@ func (s *scriptOutput) event(e app.ChatEvent) {
 		plainCalls{s.status}.event(e)
 		c := jsonToolCall{ID: e.Call.ID, Name: e.Call.Name, Input: e.Call.Input(), Result: e.Result, IsError: e.Error != ""}
 		s.calls = append(s.calls, c)
+		if e.Refused {
+			s.denials = append(s.denials, jsonDenial{ToolName: c.Name, ToolUseID: c.ID, ToolInput: c.Input})
+		}
 		if s.stream {
 			s.line(map[string]any{"type": "user", "session_id": s.sessionID,
 				"message": map[string]any{"role": "user", "content": []map[string]any{
@@ -218,10 +237,17 @@ func (s *scriptOutput) event(e app.ChatEvent) {
 func (s *scriptOutput) finish(res app.ChatResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := jsonResult{Type: "result", Subtype: "success", DurationMs: time.Since(s.start).Milliseconds(), NumTurns: s.steps,
-		Result: res.Answer, SessionID: s.sessionID, Model: s.model, Usage: usageJSON(res.Usage), ToolCalls: s.calls}
+	r := jsonResult{Type: "result", Subtype: "success", DurationMs: time.Since(s.start).Milliseconds(), DurationAPIMs: res.Usage.APIMillis,
+		NumTurns: s.steps, Result: res.Answer, SessionID: s.sessionID, Model: s.model, Usage: usageJSON(res.Usage),
+		ToolCalls: s.calls, PermissionDenials: s.denials}
+	if res.Usage.Priced {
+		r.TotalCostUSD = &res.Usage.Cost
+	}
 	if r.ToolCalls == nil {
 		r.ToolCalls = []jsonToolCall{}
+	}
+	if r.PermissionDenials == nil {
+		r.PermissionDenials = []jsonDenial{}
 	}
 	if res.Error != "" {
 		r.IsError, r.Subtype, r.Error = true, "error_during_execution", res.Error

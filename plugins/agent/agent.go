@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,8 @@ type Agent struct {
 	// reasoning says whether the reasoning of tool-calling turns goes
 	// back to the model (reasoning.go).
 	reasoning bool
+	// now is the clock prices are read at (tests set another).
+	now func() time.Time
 
 	mu    sync.Mutex
 	model string
@@ -70,6 +73,7 @@ func newAgent(life context.Context, cfg config, key string, reg *tools.Registry,
 		model:     cfg.Model,
 		schemas:   schemaprofile.NewCache(schemaprofile.Resolve(cfg.SchemaProfile, cfg.BaseURL)),
 		reasoning: sendsReasoning(cfg),
+		now:       time.Now,
 	}
 	a.main = a.NewConversation()
 	return a
@@ -128,6 +132,8 @@ type Conversation struct {
 	// pending is the person's line of the last turn that failed, until
 	// one is answered (unanswered.go).
 	pending string
+	// spent is what the conversation's requests used and cost (Spent).
+	spent Usage
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -164,6 +170,13 @@ func (c *Conversation) Resume(ls *sessions.Loaded) error {
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
 	c.pending = ls.Pending
+	c.spent = Usage{}
+	for _, raw := range ls.Usages {
+		var u Usage
+		if json.Unmarshal(raw, &u) == nil {
+			c.spent.add(u)
+		}
+	}
 	return nil
 }
 
@@ -178,6 +191,26 @@ func (c *Conversation) Reset() {
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
 	c.pending = ""
+	c.spent = Usage{}
+}
+
+// spend adds u to what the conversation has spent, unless a Reset or a
+// Resume came since gen (the turn belonged to the conversation before).
+func (c *Conversation) spend(gen uint64, u Usage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.spent.add(u)
+	}
+}
+
+// Spent is the usage and cost of the conversation's requests: a resumed
+// session's saved turns, then every turn and compaction since, failed
+// ones included (they were billed).
+func (c *Conversation) Spent() Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.spent
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -263,11 +296,20 @@ func (o Output) status(format string, args ...any) {
 	}
 }
 
-// Usage counts the tokens of a turn, summed over its requests.
+// Usage counts the tokens of a turn, summed over its requests, and what
+// they cost.
 type Usage struct {
 	Prompt, CachedPrompt, Completion int64
 	// Cached says whether the API reported cached prompt tokens at all.
 	Cached bool
+	// Cost is the requests' price in US dollars, each at the time it was
+	// sent (price.go); Priced says every request had a price, so Cost is
+	// the whole of it.
+	Cost   float64 `json:",omitempty"`
+	Priced bool    `json:",omitempty"`
+	// APIMillis is the time the requests took, from sending to the
+	// stream's end, retries included.
+	APIMillis int64 `json:",omitempty"`
 }
 
 // String is the line a front end shows after a turn.
@@ -276,14 +318,37 @@ func (u Usage) String() string {
 	if u.Cached {
 		s += fmt.Sprintf(" (%d cached)", u.CachedPrompt)
 	}
-	return s + fmt.Sprintf(", %d completion", u.Completion)
+	s += fmt.Sprintf(", %d completion", u.Completion)
+	if u.Priced {
+		s += ", " + Dollars(u.Cost)
+	}
+	return s
 }
 
+// Dollars shows a cost: to the cent from a dollar, else to the
+// hundredth of a cent; below that "<$0.0001", so that a cheap turn does
+// not read as free.
+func Dollars(usd float64) string {
+	switch {
+	case usd >= 1:
+		return fmt.Sprintf("$%.2f", usd)
+	case usd >= 0.00005 || usd == 0:
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return "<$0.0001"
+}
+
+// add sums v into u. The sum is priced when both are, or when u has
+// counted nothing yet.
 func (u *Usage) add(v Usage) {
+	empty := *u == Usage{}
 	u.Prompt += v.Prompt
 	u.CachedPrompt += v.CachedPrompt
 	u.Completion += v.Completion
 	u.Cached = u.Cached || v.Cached
+	u.Cost += v.Cost
+	u.Priced = v.Priced && (u.Priced || empty)
+	u.APIMillis += v.APIMillis
 }
 
 // Result is what a turn did.
@@ -328,6 +393,7 @@ func (c *Conversation) run(ctx context.Context, said string, msgs []openai.ChatC
 	defer stop()
 
 	history, gen := c.snapshot()
+	defer func() { c.spend(gen, res.Usage) }()
 	defer func() {
 		// At maxSteps the turn is committed: the model answered.
 		if err != nil && !errors.Is(err, ErrMaxSteps) {
@@ -575,8 +641,15 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 // send sends one request through the API client, its answer streamed to
 // out's writers.
 func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
+	model, sent, began := a.Model(), a.now(), time.Now()
 	ans, err := a.api.Send(ctx, body, chatapi.Output{Text: out.Text, Reasoning: out.Reasoning, Status: out.Status})
-	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage(ans.Usage)}
+	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage{
+		Prompt: ans.Usage.Prompt, CachedPrompt: ans.Usage.CachedPrompt, Completion: ans.Usage.Completion, Cached: ans.Usage.Cached,
+		APIMillis: time.Since(began).Milliseconds(),
+	}}
+	if p, ok := a.cfg.pricingOf(model); ok {
+		st.usage.Cost, st.usage.Priced = p.cost(st.usage, sent), true
+	}
 	for _, tc := range ans.Calls {
 		st.calls = append(st.calls, toolCall(tc))
 	}

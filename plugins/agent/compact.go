@@ -114,6 +114,7 @@ func (c *Conversation) Compact(ctx context.Context, out Output) (replaced int, u
 	defer c.turn.Unlock()
 	history, gen := c.snapshot()
 	_, _, replaced, u, err = c.compact(ctx, history, len(history), gen, out)
+	c.spend(gen, u)
 	return replaced, u, err
 }
 

@@ -47,6 +47,12 @@ type config struct {
 	// it: "auto" (send for DeepSeek's API), "send" or "omit"
 	// (reasoning.go).
 	ReasoningContent string `yaml:"reasoningContent"`
+	// Price is what each model costs (price.go); a model not named takes
+	// DeepSeek's published prices on DeepSeek's API, and has no cost
+	// shown elsewhere.
+	Price map[string]priceConfig `yaml:"price"`
+
+	prices map[string]pricing // Price, validated
 }
 
 func defaults() config {
@@ -99,6 +105,9 @@ func validate(c *config) error {
 		errs = append(errs, err)
 	}
 	if err := checkReasoning(c); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkPrices(c); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

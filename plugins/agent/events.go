@@ -2,9 +2,11 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // EventKind says what an Event reports.
@@ -24,15 +26,18 @@ const (
 // of its own: a terminal's one line per call, JSON for scripts.
 type Event struct {
 	Kind EventKind
-	// Text, Calls and Usage are EventStep's.
-	Text  string
-	Calls []ToolCall
-	Usage Usage
+	// Text, Reasoning, Calls and Usage are EventStep's.
+	Text      string
+	Reasoning string
+	Calls     []ToolCall
+	Usage     Usage
 	// Call is EventCallStart's and EventCallDone's; Result (the text the
 	// model reads) and Err are EventCallDone's.
 	Call   ToolCall
 	Result string
 	Err    error
+	// Refused says the policy refused the call (tools.ErrRefused).
+	Refused bool
 }
 
 // ToolCall is a call the model asked for, its arguments as the model sent
@@ -68,7 +73,7 @@ func (o Output) step(st stepResult) {
 	if o.Events == nil {
 		return
 	}
-	e := Event{Kind: EventStep, Text: st.content, Usage: st.usage}
+	e := Event{Kind: EventStep, Text: st.content, Reasoning: st.reasoning, Usage: st.usage}
 	for _, tc := range st.calls {
 		e.Calls = append(e.Calls, exported(tc))
 	}
@@ -89,7 +94,7 @@ func (o Output) callStarted(tc toolCall) {
 // as a Status line.
 func (o Output) callDone(tc toolCall, r toolOutcome) {
 	if o.Events != nil {
-		o.emit(Event{Kind: EventCallDone, Call: exported(tc), Result: r.text, Err: r.err})
+		o.emit(Event{Kind: EventCallDone, Call: exported(tc), Result: r.text, Err: r.err, Refused: errors.Is(r.err, tools.ErrRefused)})
 		return
 	}
 	if r.err != nil {

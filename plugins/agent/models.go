@@ -13,29 +13,27 @@ import (
 // were retired on 2026-07-24.
 const defaultModel = "deepseek-flash"
 
-// price is what a model costs, in US dollars per million tokens.
-type price struct {
-	Input, CachedInput, Output float64
-}
-
 // knownModel is what is published of a model.
 type knownModel struct {
 	window int
-	// peak is the price on weekdays 09:00–12:00 and 14:00–18:00 Beijing
-	// time (UTC+8, Chinese public holidays excepted); DeepSeek bills
-	// half of it at every other hour.
-	peak price
+	// pricing is the price at DeepSeek's peak hours (deepSeekPeak);
+	// DeepSeek bills half of it at every other hour.
+	pricing
 }
 
 // known returns what is published of model.
 func known(model string) (knownModel, bool) {
 	switch model {
 	case "deepseek-flash", "deepseek-v4-flash":
-		return knownModel{window: 1_000_000, peak: price{Input: 0.30, CachedInput: 0.006, Output: 1.20}}, true
+		return knownModel{1_000_000, deepSeekPricing(price{Input: 0.30, CachedInput: 0.006, Output: 1.20})}, true
 	case "deepseek-v4-pro":
-		return knownModel{window: 1_000_000, peak: price{Input: 1.32, CachedInput: 0.044, Output: 3.96}}, true
+		return knownModel{1_000_000, deepSeekPricing(price{Input: 1.32, CachedInput: 0.044, Output: 3.96})}, true
 	}
 	return knownModel{}, false
+}
+
+func deepSeekPricing(peak price) pricing {
+	return pricing{peak: peak, offPeak: 0.5, windows: deepSeekPeak}
 }
 
 // defaultWindow is the window of a model whose window is not published: small

@@ -85,6 +85,9 @@ func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 	if err := registerContextCommands(s, cmds, a); err != nil {
 		return err
 	}
+	if err := registerCost(s, cmds, a); err != nil {
+		return err
+	}
 	_, err := cmds.Register(s, commands.Command{
 		Name:        "model",
 		Description: "show the model, or switch to another",

@@ -210,8 +210,11 @@ type Info struct {
 // file but could be skipped.
 type Loaded struct {
 	*Session
-	Info     Info
-	History  []openai.ChatCompletionMessageParamUnion
+	Info    Info
+	History []openai.ChatCompletionMessageParamUnion
+	// Usages is the usage of each turn and compaction, as saved, for
+	// the session's cost so far.
+	Usages   []json.RawMessage
 	Warnings []string
 	// Transcript is what was said, in the file's order, for a person to
 	// read again: every turn's messages (those a compaction replaced too)
@@ -291,6 +294,9 @@ func readSession(path string, history bool) (ls *Loaded, good int64, err error) 
 			return nil, 0, fmt.Errorf("session %s: line %d: %v", path, n, uerr)
 		}
 		good += int64(len(line))
+		if (sl.Kind == "turn" || sl.Kind == "compact") && len(sl.Usage) > 0 {
+			ls.Usages = append(ls.Usages, sl.Usage)
+		}
 		switch sl.Kind {
 		case "start":
 			ls.Info.Composition, ls.Info.Started, ls.Info.Updated = sl.Composition, sl.Time, sl.Time
