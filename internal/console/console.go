@@ -61,7 +61,17 @@ type Hooks struct {
 	// first line is read, for the front end's own requests (chat's turns)
 	// to ask the person at the console.
 	Answerer func(elicit.Answerer)
+	// Editor, when set, reads the lines in place of in (a line editor on
+	// a terminal): an entry only while the loop or a question waits for
+	// one, so that nothing is prompted for while a line runs. It returns
+	// ErrInterrupt for a Ctrl-C at its prompt, which goes to Interrupt,
+	// and an error to end the input.
+	Editor    func() (string, error)
+	Interrupt func()
 }
+
+// ErrInterrupt is what Hooks.Editor returns for a Ctrl-C at its prompt.
+var ErrInterrupt = errors.New("interrupted at the prompt")
 
 // Run reads command lines from in and writes replies to out until /quit,
 // the end of in, or ctx is done; a is the host it asks, in this process
@@ -75,7 +85,11 @@ func Run(ctx context.Context, a app.App, in io.Reader, out, term io.Writer, hook
 	lines := newLineSource()
 	stop := make(chan struct{})
 	defer close(stop)
-	go lines.feed(in, stop)
+	if hooks.Editor != nil {
+		go lines.pull(hooks.Editor, hooks.Interrupt, stop)
+	} else {
+		go lines.feed(in, stop)
+	}
 	out = &lockedWriter{w: out}
 	c := &console{app: a, out: out, term: term, hooks: hooks}
 	clear := c.clearProgress

@@ -6,6 +6,7 @@ package console
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"sync"
 )
@@ -18,6 +19,7 @@ type lineSource struct {
 	ended   bool
 	full    bool          // feed waits for the queue to drain
 	asking  int           // questions waiting for a line
+	waiting int           // callers of next waiting for a line
 	changed chan struct{} // closed and replaced at every change
 }
 
@@ -74,13 +76,19 @@ func (s *lineSource) next(ctx context.Context, ask bool) (string, bool) {
 	s.mu.Lock()
 	if ask {
 		s.asking++
-		defer func() {
-			s.mu.Lock()
-			s.asking--
-			s.signal()
-			s.mu.Unlock()
-		}()
 	}
+	// Once, not at each wake: two waiters would wake each other forever.
+	s.waiting++
+	s.signal() // pull reads an entry for it
+	defer func() {
+		s.mu.Lock()
+		if ask {
+			s.asking--
+		}
+		s.waiting--
+		s.signal()
+		s.mu.Unlock()
+	}()
 	for {
 		if len(s.queue) > 0 && (ask || s.asking == 0) {
 			line := s.queue[0]
@@ -101,6 +109,44 @@ func (s *lineSource) next(ctx context.Context, ask bool) (string, bool) {
 		case <-ch:
 		}
 		s.mu.Lock()
+	}
+}
+
+// pull reads entries with read (a line editor) one at a time, each when
+// a caller of next waits and none is queued, until read fails or stop.
+// A Ctrl-C at the editor's prompt goes to interrupt.
+func (s *lineSource) pull(read func() (string, error), interrupt func(), stop <-chan struct{}) {
+	for {
+		s.mu.Lock()
+		for s.waiting == 0 || len(s.queue) > 0 {
+			ch := s.changed
+			s.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-ch:
+			}
+			s.mu.Lock()
+		}
+		s.mu.Unlock()
+		line, err := read()
+		if errors.Is(err, ErrInterrupt) {
+			if interrupt != nil {
+				interrupt()
+			}
+			continue
+		}
+		s.mu.Lock()
+		if err != nil {
+			s.ended = true
+		} else {
+			s.queue = append(s.queue, line)
+		}
+		s.signal()
+		s.mu.Unlock()
+		if err != nil {
+			return
+		}
 	}
 }
 

@@ -79,7 +79,10 @@ func New(cfg Config) (*Editor, error) {
 		}
 		f.Close()
 	}
-	fd := int(cfg.In.Fd())
+	fd, err := fdOf(cfg.In)
+	if err != nil {
+		return nil, err
+	}
 	var saved *term.State
 	in := &pasteFilter{r: readline.NewCancelableStdin(cfg.In)}
 	stop := make(chan struct{})
@@ -133,6 +136,21 @@ func New(cfg Config) (*Editor, error) {
 		return nil, err
 	}
 	return &Editor{rl: rl, out: cfg.Out, in: in, stop: stop}, nil
+}
+
+// fdOf returns f's descriptor without the side effect of f.Fd(), which
+// puts it in blocking mode: a read blocked in the kernel could then not
+// be woken by closing f.
+func fdOf(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	fd := -1
+	if err := rc.Control(func(d uintptr) { fd = int(d) }); err != nil {
+		return 0, err
+	}
+	return fd, nil
 }
 
 // ReadLine returns the next entry, its lines joined by "\n". io.EOF is

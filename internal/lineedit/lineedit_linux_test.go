@@ -1,100 +1,20 @@
 package lineedit
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/ptytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// pty is a pseudo-terminal: the editor reads and writes its terminal
-// side (pts); the test types on ptmx and reads what the editor shows.
-type pty struct {
-	ptmx, pts *os.File
-
-	mu   sync.Mutex
-	out  bytes.Buffer
-	more chan struct{}
-	done chan struct{}
-}
-
-func openPTY(t *testing.T) *pty {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no pseudo-terminals: %v", err)
-		}
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pty{ptmx: ptmx, pts: pts, more: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			p.mu.Lock()
-			p.out.Write(buf[:n])
-			close(p.more)
-			p.more = make(chan struct{})
-			p.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		pts.Close()
-		ptmx.Close()
-		<-p.done
-	})
-	return p
-}
-
-// waitShown waits until the terminal has shown s n times in all: the
-// editor's n-th prompt, say. Bounded: a test that never sees it fails.
-func (p *pty) waitShown(t *testing.T, s string, n int) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		p.mu.Lock()
-		got, more := strings.Count(p.out.String(), s), p.more
-		p.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case <-more:
-		case <-deadline:
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			t.Fatalf("the terminal never showed %q %d times; it shows:\n%q", s, n, p.out.String())
-		}
-	}
-}
 
 // rawOn is what the editor shows as it puts the terminal in raw mode
 // for an entry.
@@ -108,15 +28,15 @@ type read struct {
 // session is an editor on a pty and its entries, read as the test types.
 type session struct {
 	t       *testing.T
-	p       *pty
+	p       *ptytest.PTY
 	ed      *Editor
 	entries int
 }
 
 func newSession(t *testing.T, history string, complete func(string) (string, []string)) *session {
 	t.Helper()
-	p := openPTY(t)
-	ed, err := New(Config{In: p.pts, Out: p.pts, History: history, Complete: complete})
+	p := ptytest.Open(t)
+	ed, err := New(Config{In: p.Pts, Out: p.Pts, History: history, Complete: complete})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +52,8 @@ func (s *session) entry(keys ...string) read {
 		got <- read{line, err}
 	}()
 	s.entries++
-	s.p.waitShown(s.t, rawOn, s.entries)
-	for _, k := range keys {
-		if _, err := s.p.ptmx.WriteString(k); err != nil {
-			s.t.Fatal(err)
-		}
-	}
+	s.p.WaitShown(s.t, rawOn, s.entries)
+	s.p.Type(s.t, keys...)
 	select {
 	case r := <-got:
 		return r
@@ -193,10 +109,7 @@ func TestEditKeys(t *testing.T) {
 	if r := s.entry(ctrlD); r.err != io.EOF {
 		t.Errorf("Ctrl-D at an empty prompt: %q, %v", r.line, r.err)
 	}
-	s.p.mu.Lock()
-	shown := s.p.out.String()
-	s.p.mu.Unlock()
-	if !strings.Contains(shown, Prompt) {
+	if shown := s.p.Shown(); !strings.Contains(shown, Prompt) {
 		t.Errorf("no prompt marker shown:\n%q", shown)
 	}
 }
