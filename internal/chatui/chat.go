@@ -268,6 +268,12 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	})
 	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(),
 		FedAnswers: !std.IsTerminal(std.In), Yes: yes, Answerer: func(a elicit.Answerer) { f.answer = a }}
+	if ed := newEditor(ctx, std, a, screen.Out); ed != nil {
+		// In raw mode a Ctrl-C at the prompt is a key, not a signal.
+		hooks.Editor = editorHook(ed)
+		hooks.Interrupt = func() { f.interrupt(func() { byCtrlC.Store(true); quit() }) }
+		defer ed.Close()
+	}
 	console.Run(ctx, a, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console

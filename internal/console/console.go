@@ -24,6 +24,16 @@ import (
 
 // builtinCommands are the console's own commands, for /help. Any other
 // /name goes to the commands service.
+// BuiltinNames are the console's own commands' names, with their "/".
+func BuiltinNames() []string {
+	var names []string
+	for _, b := range builtinCommands() {
+		name, _, _ := strings.Cut(b[0], " ")
+		names = append(names, name)
+	}
+	return names
+}
+
 func builtinCommands() [][2]string {
 	return [][2]string{
 		{"/help", "this list"},

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/chzyer/readline"
 	"golang.org/x/term"
@@ -65,6 +66,8 @@ type Editor struct {
 	out  io.Writer
 	in   *pasteFilter
 	stop chan struct{} // ends the window-size watch
+	// release keeps the terminal out of raw mode from Close on.
+	release func()
 }
 
 // New returns an editor on cfg's terminal.
@@ -83,7 +86,13 @@ func New(cfg Config) (*Editor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var saved *term.State
+	// saved is the terminal's mode before raw, while raw; Close may
+	// restore it while a ReadLine ends in another goroutine.
+	var (
+		rawMu  sync.Mutex
+		saved  *term.State
+		closed bool // never raw again: the terminal is given back
+	)
 	in := &pasteFilter{r: readline.NewCancelableStdin(cfg.In)}
 	stop := make(chan struct{})
 	rc := &readline.Config{
@@ -105,6 +114,11 @@ func New(cfg Config) (*Editor, error) {
 			return 80
 		},
 		FuncMakeRaw: func() error {
+			rawMu.Lock()
+			defer rawMu.Unlock()
+			if closed {
+				return io.EOF
+			}
 			st, err := term.MakeRaw(fd)
 			if err == nil {
 				saved = st
@@ -117,6 +131,8 @@ func New(cfg Config) (*Editor, error) {
 		// the editor.
 		FuncOnWidthChanged: func(f func()) { watchWidth(f, stop) },
 		FuncExitRaw: func() error {
+			rawMu.Lock()
+			defer rawMu.Unlock()
 			if saved == nil {
 				return nil
 			}
@@ -135,7 +151,12 @@ func New(cfg Config) (*Editor, error) {
 		in.Close()
 		return nil, err
 	}
-	return &Editor{rl: rl, out: cfg.Out, in: in, stop: stop}, nil
+	release := func() {
+		rawMu.Lock()
+		closed = true
+		rawMu.Unlock()
+	}
+	return &Editor{rl: rl, out: cfg.Out, in: in, stop: stop, release: release}, nil
 }
 
 // fdOf returns f's descriptor without the side effect of f.Fd(), which
@@ -198,6 +219,7 @@ func (e *Editor) ReadLine() (string, error) {
 // readline's Close: that one fills the channel its key loop is about to
 // send io.EOF on, and the loop's goroutine blocks forever.
 func (e *Editor) Close() error {
+	e.release()
 	close(e.stop)
 	e.in.Close()
 	e.rl.Config.Stdin.Close()
