@@ -102,6 +102,9 @@ type ChatResult struct {
 	Error    string `json:"error,omitempty"`
 	Canceled bool   `json:"canceled,omitempty"`
 	MaxSteps bool   `json:"maxSteps,omitempty"`
+	// Cut says the answer stopped at the model's output limit
+	// (agent.ErrCut): Answer is not whole.
+	Cut bool `json:"cut,omitempty"`
 	// Session is the id of the session the turn was saved in.
 	Session string `json:"session,omitempty"`
 	// Restarted says the agent is not the one of this front end's last
@@ -251,7 +254,7 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	} else {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
-	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted, Cut: res.Cut}
 	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
 		r.Inserted = true
 	}

@@ -125,6 +125,7 @@ func (ch *Chat) running(h *host.Host) (*agent.Agent, error) {
 // one did.
 func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	if _, err := ch.running(h); err != nil {
+		failedResult(ch.std.Out, format, "", err)
 		return false, err
 	}
 	return ch.OnceOn(ctx, &app.Local{Host: h, File: ch.sessions.composition}, prompt, format, yes, interrupts)
@@ -163,10 +164,14 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
+	finished := false // the result object is written
 	defer func() {
 		cancel()
 		wg.Wait() // no Ctrl-C is read past the turn
 		interrupted = byCtrlC.Load()
+		if err != nil && !finished {
+			failedResult(std.Out, format, "", err)
+		}
 	}()
 	wg.Go(func() {
 		select {
@@ -206,6 +211,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	showUsage(status, res.Usage)
 	if script != nil {
 		script.finish(res)
+		finished = true
 	}
 	if (res.Canceled || res.Error != "") && res.Session != "" {
 		fmt.Fprintf(status, "the prompt is saved, unanswered, in session %s (dsh-host chat --resume %s; /retry there sends it again)\n", res.Session, res.Session)
@@ -216,7 +222,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	case res.Error != "":
 		return false, errors.New(res.Error)
 	case script != nil:
-		return false, nil
+		return false, cutError(res)
 	}
 	if std.IsTerminal(std.Out) {
 		md := newMarkdownStream(std.Out, terminalSize(std.Out))
@@ -224,13 +230,22 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 		// shown plain first.
 		fmt.Fprint(md, strings.TrimRight(res.Answer, "\n")+"\n\n")
 		md.Flush()
-		return false, nil
+		return false, cutError(res)
 	}
 	fmt.Fprint(screen.Out, res.Answer)
 	if !strings.HasSuffix(res.Answer, "\n") {
 		fmt.Fprintln(screen.Out)
 	}
-	return false, nil
+	return false, cutError(res)
+}
+
+// cutError is agent.ErrCut for an answer cut at the model's output limit:
+// -p prints what came, and fails.
+func cutError(res app.ChatResult) error {
+	if res.Cut {
+		return agent.ErrCut
+	}
+	return nil
 }
 
 // turnEvents routes a turn's events: text, reasoning and the agent's
@@ -411,6 +426,8 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 	case res.Error != "":
 		f.setPending(line)
 		fmt.Fprintf(f.out, "error: %s\n(your message is kept: /retry sends it again)\n", res.Error)
+	case res.Cut:
+		fmt.Fprintf(f.out, "(%v)\n", agent.ErrCut)
 	case res.Inserted:
 		// The prompt ended with the assistant's message: nothing was sent.
 		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", res.Prompt)

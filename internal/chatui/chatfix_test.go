@@ -2,6 +2,8 @@ package chatui
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent"
 )
 
 // TestChatRetryAfterAFailedTurn: a turn the API refuses keeps the
@@ -46,4 +49,61 @@ func requestMessages(t *testing.T, srv *openaitest.Server, i int) []openaitest.M
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestChatOnceCutAnswer: an answer the model stopped at its output limit
+// (finish_reason length) is printed, and the run fails saying it was
+// cut; under json the result says so in subtype and is_error.
+func TestChatOnceCutAnswer(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	for _, format := range []string{FormatText, FormatJSON} {
+		t.Run(format, func(t *testing.T) {
+			srv := openaitest.New(t, openaitest.Turn{Content: "The first half", Finish: "length"})
+			var stdout, stderr mcptest.SyncBuffer
+			ch, h := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+			_, err := ch.Once(context.Background(), h, "Write a lot.", format, false, make(chan os.Signal))
+			if !errors.Is(err, agent.ErrCut) {
+				t.Errorf("err = %v, want ErrCut", err)
+			}
+			if format == FormatText {
+				if stdout.String() != "The first half\n" {
+					t.Errorf("stdout %q", stdout.String())
+				}
+				return
+			}
+			var r jsonResult
+			if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
+				t.Fatalf("%v: %q", err, stdout.String())
+			}
+			if r.Subtype != "error_max_tokens" || !r.IsError || r.Result != "The first half" || !strings.Contains(r.Error, "output limit") {
+				t.Errorf("result %+v", r)
+			}
+		})
+	}
+}
+
+// TestChatOnceNoAgentPrintsAResult: under --output-format json a -p
+// whose agent is not running writes an error result on stdout, not
+// nothing.
+func TestChatOnceNoAgentPrintsAResult(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	t.Setenv("CHAT_TEST_KEY", "")
+	srv := openaitest.New(t)
+	for _, format := range []string{FormatJSON, FormatStreamJSON} {
+		t.Run(format, func(t *testing.T) {
+			var stdout, stderr mcptest.SyncBuffer
+			// The key's variable is empty: the agent does not start.
+			ch, h := startChat(t, strings.Replace(chatComposition(t, srv), "apiKeyEnv: CHAT_TEST_KEY", "apiKeyEnv: CHAT_TEST_NO_SUCH_KEY", 1), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+			if _, err := ch.Once(context.Background(), h, "hi", format, false, make(chan os.Signal)); err == nil {
+				t.Fatal("no error without an agent")
+			}
+			var r jsonResult
+			if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
+				t.Fatalf("stdout is not one result object: %v: %q", err, stdout.String())
+			}
+			if r.Type != "result" || !r.IsError || r.Subtype != "error_during_execution" || !strings.Contains(r.Error, "agent") {
+				t.Errorf("result %+v", r)
+			}
+		})
+	}
 }

@@ -141,3 +141,13 @@ func isFlagOf(fs *flag.FlagSet, arg string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return name != "" && fs.Lookup(name) != nil
 }
+
+// FailedResult writes on w (stdout), under -p with --output-format json or
+// stream-json, the result object of a run that failed before its turn (the
+// composition did not load or start, no agent entry): a script reading
+// stdout reads why. Nothing in text, nor without -p.
+func (f *Flags) FailedResult(w io.Writer, err error) {
+	if f.Once {
+		failedResult(w, f.Format, "", err)
+	}
+}
