@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
@@ -182,7 +183,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 		}
 	})
 	screen := std.Display()
-	live := newLiveProgress(std.LiveTerminal(std.Err))
+	live := newLiveProgress(std.LiveTerminal(std.Err), std.Err)
 	status := live.before(screen.Err)
 	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: resume, Record: resume == ""})
 	if err != nil && resume == "" {
@@ -304,7 +305,7 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 	screen := std.Display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	live := newLiveProgress(std.LiveTerminal(std.Out))
+	live := newLiveProgress(std.LiveTerminal(std.Out), std.Out)
 	f := &chatFront{h: h, app: &app.Local{Host: h, File: saved.composition}, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
 	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
@@ -351,7 +352,15 @@ type chatFront struct {
 	// pending is the line of the last turn that got no answer (failed or
 	// cancelled): /retry sends it again.
 	pending string
+	// cancelledAt is when a Ctrl-C last cancelled a line: another within
+	// quickCtrlC quits, as a person pressing it twice means.
+	cancelledAt time.Time
+	clock       func() time.Time // nil: time.Now
 }
+
+// quickCtrlC is how soon after the Ctrl-C that cancelled a turn another
+// one quits.
+const quickCtrlC = time.Second
 
 // lineContext is the console hook: each line runs under a context the next
 // Ctrl-C cancels.
@@ -371,10 +380,17 @@ func (f *chatFront) lineContext(ctx context.Context) (context.Context, func()) {
 func (f *chatFront) interrupt(quit func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now
+	if f.clock != nil {
+		now = f.clock
+	}
 	switch {
 	case f.cancel != nil:
 		f.cancel()
 		f.cancel = nil
+		f.cancelledAt = now()
+	case !f.cancelledAt.IsZero() && now().Sub(f.cancelledAt) < quickCtrlC:
+		quit()
 	case f.armed:
 		quit()
 	default:
@@ -470,12 +486,29 @@ func showUsage(w io.Writer, u app.ChatUsage) {
 // rewritten in place; the line is erased before the next status line.
 type liveProgress struct {
 	term io.Writer // nil: not a terminal, nothing is shown
+	// size is the terminal's columns and rows, read at each new line (a
+	// window resized between calls); nil: unknown.
+	size func() (int, int)
 
 	mu   sync.Mutex
 	line *console.ProgressLine
 }
 
-func newLiveProgress(term io.Writer) *liveProgress { return &liveProgress{term: term} }
+// newLiveProgress is the live line on term, the display writer of the
+// terminal raw (whose size cuts the line).
+func newLiveProgress(term io.Writer, raw any) *liveProgress {
+	return &liveProgress{term: term, size: terminalSize(raw)}
+}
+
+// newLine starts a line for label, cut to the terminal's width. l.mu is
+// held.
+func (l *liveProgress) newLine(label string) {
+	l.line = console.NewProgressLine(l.term, label)
+	if l.size != nil {
+		cols, _ := l.size()
+		l.line.SetWidth(cols)
+	}
+}
 
 // report returns the agent's Progress callback; nil when nothing is shown.
 func (l *liveProgress) report() func(string, tools.Progress) {
@@ -485,7 +518,7 @@ func (l *liveProgress) report() func(string, tools.Progress) {
 	return func(tool string, p tools.Progress) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.line = console.NewProgressLine(l.term, tool)
+		l.newLine(tool)
 		l.line.Report(p)
 	}
 }

@@ -7,11 +7,17 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	"github.com/mattn/go-runewidth"
+
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/plugins/agent"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // TestChatRetryAfterAFailedTurn: a turn the API refuses keeps the
@@ -105,5 +111,56 @@ func TestChatOnceNoAgentPrintsAResult(t *testing.T) {
 				t.Errorf("result %+v", r)
 			}
 		})
+	}
+}
+
+// TestTwoQuickCtrlCsQuit: a Ctrl-C during a turn cancels it; a second
+// within a second quits, as one at the prompt after the first does; one
+// later only arms the quit.
+func TestTwoQuickCtrlCsQuit(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		quits bool
+	}{{300 * time.Millisecond, true}, {2 * time.Second, false}} {
+		var out strings.Builder
+		now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+		f := &chatFront{out: &out, clock: func() time.Time { return now }}
+		ctx, done := f.lineContext(context.Background())
+		quits := 0
+		f.interrupt(func() { quits++ })
+		if ctx.Err() == nil || quits != 0 {
+			t.Fatalf("the first Ctrl-C: turn cancelled %v, quits %d", ctx.Err() != nil, quits)
+		}
+		now = now.Add(c.after)
+		f.interrupt(func() { quits++ })
+		done()
+		if got := quits == 1; got != c.quits {
+			t.Errorf("a second Ctrl-C %v later: quits %d, want quit %v; output %q", c.after, quits, c.quits, out.String())
+		}
+		if !c.quits && !strings.Contains(out.String(), "Ctrl-C again to quit") {
+			t.Errorf("a later Ctrl-C does not arm the quit: %q", out.String())
+		}
+	}
+}
+
+// TestLiveLineFitsTheTerminal: the live line of a call and of its
+// progress is cut to the terminal's width, counted in the columns its
+// characters take (a CJK one two), never inside a character.
+func TestLiveLineFitsTheTerminal(t *testing.T) {
+	var term strings.Builder
+	live := newLiveProgress(&term, nil)
+	live.size = func() (int, int) { return 40, 24 }
+	calls := terminalCalls{out: &term, live: live}
+	lastLine := func() string {
+		s := term.String()
+		return s[strings.LastIndex(s, "\x1b[K")+len("\x1b[K"):]
+	}
+	calls.event(app.ChatEvent{Kind: app.ChatCallStart, Call: &app.ChatCall{Name: "mcp_call", Arguments: `{"tool":"mcp__files__read","arguments":{"path":"文書/とても長い名前のファイル.txt"}}`}})
+	if got := lastLine(); runewidth.StringWidth(got) > 39 || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Errorf("call line %q: %d columns, want at most 39, cut with …", got, runewidth.StringWidth(got))
+	}
+	live.report()("mcp_call", tools.Progress{Progress: 1, Total: 3, Message: "読み込み中 " + strings.Repeat("ファイル ", 10)})
+	if got := lastLine(); runewidth.StringWidth(got) > 39 || !utf8.ValidString(got) {
+		t.Errorf("progress line %q: %d columns, want at most 39", got, runewidth.StringWidth(got))
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 )
@@ -302,7 +301,7 @@ func (l *liveProgress) say(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.line == nil {
-		l.line = console.NewProgressLine(l.term, "")
+		l.newLine("")
 	}
 	l.line.Say(text)
 }
