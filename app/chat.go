@@ -103,7 +103,7 @@ type ChatResult struct {
 	Canceled bool   `json:"canceled,omitempty"`
 	MaxSteps bool   `json:"maxSteps,omitempty"`
 	// Cut says the answer stopped at the model's output limit
-	// (agent.ErrCut): Answer is not whole.
+	// (ErrCut): Answer is not whole.
 	Cut bool `json:"cut,omitempty"`
 	// Session is the id of the session the turn was saved in.
 	Session string `json:"session,omitempty"`
@@ -113,6 +113,10 @@ type ChatResult struct {
 	// NotPrompt: a PromptOnly turn's Text names no prompt; nothing ran.
 	NotPrompt bool `json:"notPrompt,omitempty"`
 }
+
+// ErrCut is what a front end says of a turn whose answer was cut at the
+// model's output limit (ChatResult.Cut).
+var ErrCut = errors.New("the answer was cut: the model stopped at its output limit (finish_reason length); ask it to go on, or for a shorter answer")
 
 // ChatCompactResult says how many messages a summary replaced.
 type ChatCompactResult struct {

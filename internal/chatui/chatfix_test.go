@@ -16,7 +16,6 @@ import (
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
-	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -68,7 +67,7 @@ func TestChatOnceCutAnswer(t *testing.T) {
 			var stdout, stderr mcptest.SyncBuffer
 			ch, h := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 			_, err := ch.Once(context.Background(), h, "Write a lot.", format, false, make(chan os.Signal))
-			if !errors.Is(err, agent.ErrCut) {
+			if !errors.Is(err, app.ErrCut) {
 				t.Errorf("err = %v, want ErrCut", err)
 			}
 			if format == FormatText {

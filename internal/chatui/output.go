@@ -16,7 +16,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
-	"github.com/dsh-host/dsh-host/plugins/agent"
 )
 
 // The values of --output-format.
@@ -232,7 +231,7 @@ func (s *scriptOutput) finish(res app.ChatResult) {
 	case res.Cut:
 		// The answer so far is the result; a script must not take it
 		// for a whole one.
-		r.IsError, r.Subtype, r.Error = true, "error_max_tokens", agent.ErrCut.Error()
+		r.IsError, r.Subtype, r.Error = true, "error_max_tokens", app.ErrCut.Error()
 	}
 	s.line(r)
 }

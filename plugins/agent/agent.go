@@ -294,7 +294,8 @@ type Result struct {
 	Steps int
 	Usage Usage
 	// Cut says the answer stopped at the model's output limit
-	// (finish_reason "length"): it is not whole (ErrCut says so).
+	// (finish_reason "length"): it is not whole. The turn stands: the
+	// conversation keeps what was answered.
 	Cut bool
 }
 
@@ -439,11 +440,6 @@ func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 	}
 	return false
 }
-
-// ErrCut is what a front end says of an answer cut at the model's output
-// limit (Result.Cut). The turn stands: the conversation keeps what was
-// answered.
-var ErrCut = errors.New("the answer was cut: the model stopped at its output limit (finish_reason length); ask it to go on, or for a shorter answer")
 
 // stepResult is one model request's outcome.
 type stepResult struct {
