@@ -54,6 +54,7 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	var cf chatui.Flags
 	cf.Register(fs)
 	args, _ = chatui.BareP(fs, args)
+	args = cf.BareResume(fs, args)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -75,7 +76,7 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 		o.failed(err)
 		return fail(io, "chat", err)
 	}
-	chat, err := chatui.New(c, o.File, chatui.Resume{Last: cf.Continue, ID: cf.ResumeID}, io.front())
+	chat, err := chatui.New(c, o.File, cf.Resume(), io.front())
 	if errors.Is(err, chatui.ErrNoAgent) {
 		o.failed(err)
 		fmt.Fprint(io.Err, chatui.NoAgentHelp(o.File))

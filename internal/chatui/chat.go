@@ -38,10 +38,12 @@ type Chat struct {
 }
 
 // Resume says which saved conversation a chat goes on with: the last one
-// of the composition (Last), or the one of ID; neither starts a new one.
+// of the composition (Last), the one of ID, or the one the person picks
+// from a list (Pick); none starts a new one.
 type Resume struct {
 	Last bool
 	ID   string
+	Pick bool
 }
 
 // New prepares the chat of c, read from file, before its host starts: an
@@ -57,6 +59,11 @@ func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*C
 	}
 	ch := &Chat{std: std, sessions: saved}
 	screen := std.Display()
+	if resume.Pick {
+		if resume.ID, err = pickSession(std.In, screen.Out, saved.dir, saved.composition, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	found, warnings, err := app.FindSession(file, resume.Last, resume.ID)
 	if err != nil {
 		return nil, err
@@ -259,7 +266,8 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out), std.Out)
-	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes}
+	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes,
+		pending: info.Pending, size: terminalSize(std.Out)}
 	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
@@ -268,6 +276,7 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", info.Model)
 	if info.Session != "" {
 		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", info.Session, info.Messages)
+		showTranscript(f.out, info, f.cols())
 	}
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -309,7 +318,17 @@ type chatFront struct {
 	// cancelledAt is when a Ctrl-C last cancelled a line: another within
 	// quickCtrlC quits, as a person pressing it twice means.
 	cancelledAt time.Time
-	clock       func() time.Time // nil: time.Now
+	clock       func() time.Time  // nil: time.Now
+	size        func() (int, int) // the terminal's; nil: 80 columns
+}
+
+// cols is the width the console's lines are cut to.
+func (f *chatFront) cols() int {
+	if f.size == nil {
+		return 80
+	}
+	c, _ := f.size()
+	return c
 }
 
 // quickCtrlC is how soon after the Ctrl-C that cancelled a turn another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -13,9 +14,11 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -161,5 +164,118 @@ func TestLiveLineFitsTheTerminal(t *testing.T) {
 	live.report()("mcp_call", tools.Progress{Progress: 1, Total: 3, Message: "読み込み中 " + strings.Repeat("ファイル ", 10)})
 	if got := lastLine(); runewidth.StringWidth(got) > 39 || !utf8.ValidString(got) {
 		t.Errorf("progress line %q: %d columns, want at most 39", got, runewidth.StringWidth(got))
+	}
+}
+
+// TestResumeShowsTheTranscriptAndPicks: --resume without an id lists the
+// composition's conversations (first line, turns, age), newest first, and
+// resumes the one picked by its number; the console then shows what was
+// said in it: the person's line, the tool call, the answer. /resume ID
+// shows it too.
+func TestResumeShowsTheTranscriptAndPicks(t *testing.T) {
+	t.Setenv("DSH_HOME", t.TempDir())
+	srv := openaitest.New(t, append(chatTurns(), openaitest.Turn{Content: "Second answer."})...)
+	var out mcptest.SyncBuffer
+	ch, a := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &out, Err: &out})
+	ctx := context.Background()
+	for _, prompt := range []string{"What is 1+2?", "And now?"} {
+		if _, err := ch.Once(ctx, a, prompt, FormatText, false, make(chan os.Signal)); err != nil {
+			t.Fatalf("%s: %v\n%s", prompt, err, out.String())
+		}
+	}
+	c, err := host.ReadComposition(a.File, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen mcptest.SyncBuffer
+	std := console.Stdio{In: strings.NewReader("2\n/quit\n"), Out: &screen, Err: &screen}
+	picked, err := New(c, a.File, Resume{Pick: true}, std)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, screen.String())
+	}
+	if _, err := picked.Console(ctx, a, false, make(chan os.Signal)); err != nil {
+		t.Fatalf("%v\n%s", err, screen.String())
+	}
+	got := screen.String()
+	for _, want := range []string{
+		"  1  And now?", "1 turn, just now",
+		"  2  What is 1+2?",
+		"resume which (1-2; Enter for a new conversation)? ",
+		"> What is 1+2?\n  → mcp_call {\"tool\":\"mcp__demo__add\",\"arguments\":{\"a\":1,\"b\":2}}\nThe sum is 3.\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got[strings.Index(got, "resumed session"):], "And now?") {
+		t.Errorf("the other conversation's transcript is shown:\n%s", got)
+	}
+
+	// /resume of the other one, in the console, shows its transcript.
+	list, err := a.ChatSessions(ctx)
+	if err != nil || len(list.Sessions) != 2 {
+		t.Fatalf("sessions: %+v %v", list, err)
+	}
+	var screen2 mcptest.SyncBuffer
+	f := &chatFront{app: a, out: &screen2}
+	f.resume(ctx, list.Sessions[0].ID)
+	if got := screen2.String(); !strings.Contains(got, "> And now?\nSecond answer.\n") {
+		t.Errorf("/resume shows:\n%s", got)
+	}
+}
+
+// TestPickerRefusesAnUnknownNumber: a number out of the list is an error
+// naming the range; an empty answer is a new conversation.
+func TestPickerRefusesAnUnknownNumber(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sessions.New(dir, "/c.yml", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendUnanswered("m", "Hello?", nil, "cancelled"); err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	if _, err := pickSession(strings.NewReader("7\n"), &w, dir, "/c.yml", time.Now()); err == nil || !strings.Contains(err.Error(), "not a number from 1 to 1") {
+		t.Errorf("7: %v\n%s", err, w.String())
+	}
+	if id, err := pickSession(strings.NewReader("\n"), &w, dir, "/c.yml", time.Now()); id != "" || err != nil {
+		t.Errorf("Enter: %q %v", id, err)
+	}
+	if id, err := pickSession(strings.NewReader("1"), &w, dir, "/c.yml", time.Now()); id != s.ID || err != nil {
+		t.Errorf("1 then the end of the input: %q %v", id, err)
+	}
+}
+
+// TestBareResumePicks: --resume alone (last, or before another flag)
+// asks for the picker; --resume ID does not; under -p the picker is a
+// usage error.
+func TestBareResumePicks(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		pick     bool
+		id       string
+		checkErr bool
+	}{
+		{[]string{"--resume"}, true, "", false},
+		{[]string{"--resume", "--yes"}, true, "", false},
+		{[]string{"--resume", "20261206-abc"}, false, "20261206-abc", false},
+		{[]string{"--resume", "-p", "hi"}, true, "", true},
+	} {
+		fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+		var f Flags
+		f.Register(fs)
+		args := f.BareResume(fs, c.args)
+		if err := fs.Parse(args); err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if err := f.Parsed(fs); err != nil {
+			t.Errorf("%q: %v", c.args, err)
+		}
+		r := f.Resume()
+		if r.Pick != c.pick || r.ID != c.id || (f.Check() != nil) != c.checkErr {
+			t.Errorf("%q: %+v, check %v", c.args, r, f.Check())
+		}
 	}
 }
