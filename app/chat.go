@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -112,6 +113,29 @@ type ChatResult struct {
 	Restarted bool `json:"restarted,omitempty"`
 	// NotPrompt: a PromptOnly turn's Text names no prompt; nothing ran.
 	NotPrompt bool `json:"notPrompt,omitempty"`
+}
+
+// Bounds of the transcript ChatInfo carries (over the control socket
+// too): its last lines, each text cut. A front end shows fewer.
+const (
+	maxTranscriptLines = 200
+	maxTranscriptText  = 4 << 10
+)
+
+// transcriptTail is the end of a session's transcript, within the bounds.
+func transcriptTail(said []sessions.Said) []ChatSaid {
+	said = said[max(len(said)-maxTranscriptLines, 0):]
+	out := make([]ChatSaid, len(said))
+	for i, s := range said {
+		if n := maxTranscriptText; len(s.Text) > n {
+			for n > 0 && !utf8.RuneStart(s.Text[n]) {
+				n--
+			}
+			s.Text = s.Text[:n] + "…"
+		}
+		out[i] = ChatSaid(s)
+	}
+	return out
 }
 
 // ErrCut is what a front end says of a turn whose answer was cut at the
@@ -347,9 +371,7 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 		}
 		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
 		info.Pending = ls.Pending
-		for _, s := range ls.Transcript {
-			info.Transcript = append(info.Transcript, ChatSaid(s))
-		}
+		info.Transcript = transcriptTail(ls.Transcript)
 		return info, nil
 	}
 	conv.Reset()
