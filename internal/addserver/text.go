@@ -201,6 +201,20 @@ func slicesClone(s []string) []string { return append([]string(nil), s...) }
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// SearchFor searches the registry environ names for query, at most
+// limit servers, and says what it found (SearchText).
+func SearchFor(ctx context.Context, environ []string, query string, limit int) (string, error) {
+	reg, err := Registry(environ)
+	if err != nil {
+		return "", err
+	}
+	r, err := reg.Search(ctx, query, max(limit, 1))
+	if err != nil {
+		return "", err
+	}
+	return SearchText(r, query), nil
+}
+
 // SearchText is a search's result for a person: one line per server
 // (name, version, how it runs), its description under it.
 func SearchText(r *registry.Result, query string) string {
