@@ -191,3 +191,32 @@ func TestAddManual(t *testing.T) {
 		t.Error("a file URL accepted")
 	}
 }
+
+// TestSymlinkedCompositionStaysALink: add and remove write the file a
+// symlinked composition leads to (a dotfiles setup), not over the link.
+func TestSymlinkedCompositionStaysALink(t *testing.T) {
+	real := compositionCopy(t)
+	link := filepath.Join(t.TempDir(), "composition.yml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip(err)
+	}
+	p, err := addserver.Command("echo", "echo", []string{"hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: link, Trust: true}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after add the composition is no link: %v", err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "id: echo") {
+		t.Errorf("the linked file lacks the entry:\n%s", b)
+	}
+	if _, err := addserver.RemoveText(t.Context(), link, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after remove the composition is no link: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -214,7 +215,7 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	if p.From != "" {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
 	}
-	if err := importer.AppendServers(o.File, []mcpservers.Imported{p.Server}, head, prepare); err != nil {
+	if err := importer.AppendServers(target(o.File), []mcpservers.Imported{p.Server}, head, prepare); err != nil {
 		if held {
 			_ = pins.Forget(pinsDir, name)
 		}
@@ -351,7 +352,16 @@ func removeEntry(e *host.Entry) error {
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFile(e.File, out, info.Mode().Perm())
+	return fsutil.WriteFile(target(e.File), out, info.Mode().Perm())
+}
+
+// target is the file a write of file replaces: the file a symlink leads
+// to (composition.yml -> dotfiles/real.yml stays a link), else file.
+func target(file string) string {
+	if t, err := filepath.EvalSymlinks(file); err == nil {
+		return t
+	}
+	return file
 }
 
 // serverName is mcp-client's rule for a serverName (and so an entry id).
