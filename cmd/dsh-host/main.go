@@ -108,6 +108,7 @@ func subcommands() []subcommand {
 		{"sandbox", "check [SERVER]: print each stdio server's sandbox rules and prove them with probes run inside it", cmdSandbox},
 		{"policy", "explain TOOL [ARGS]: which policy rule decides a call, and why", cmdPolicy},
 		{"chat", "talk to the agent entry's model, which uses the tools (-p: one turn for scripts)", cmdChat},
+		{"ui", "serve a web console of the composition on this machine: servers, tools, trust, approvals, audit", cmdUI},
 		{"health", "check a running gateway's /healthz (or /readyz): exit 0 if healthy, for probes without a shell", cmdHealth},
 		{"version", "print the version, commit, Go version and platform (also --version)", cmdVersion},
 	}

@@ -73,7 +73,8 @@ content. With --json it prints the content, the canonical value and the error
 as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
 tool fails or the call is refused (mcp_call's refusals and its tool's failures
 too), 2 on a usage error. Where the policy asks for approval, --yes gives it;
-without it such a call is denied.`},
+without it the composition's web console is asked (dsh-host ui), and with none
+attached the call is denied.`},
 	"prompt": {Synopsis: "[-c FILE] [--json] [flags]", About: `
 Prompt starts the composition and prints the model-facing tools array exactly
 as an OpenAI-compatible chat request carries it (after folding, if the
