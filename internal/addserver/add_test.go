@@ -151,9 +151,18 @@ func TestAddManual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A server once called gh left its pins: --trust drops them, as
+	// they are not this server's.
+	pinsDir := filepath.Join(os.Getenv("DSH_HOME"), "pins")
+	if err := pins.HoldUntilReviewed(pinsDir, "gh", "an earlier gh"); err != nil {
+		t.Fatal(err)
+	}
 	res, err := addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pinsDir, "gh.json")); !os.IsNotExist(err) {
+		t.Errorf("the pins of an earlier gh stay after add --trust: %v", err)
 	}
 	text := res.Text(p)
 	r, err := addserver.Remote("web", "http", "https://mcp.example.com/mcp", map[string]string{"Authorization": "Bearer tok123"})
