@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
@@ -150,7 +151,7 @@ func (r *Result) Text(p *Plan) string {
 		fmt.Fprintf(&b, ", from %s", p.From)
 	}
 	b.WriteString(")\n")
-	for _, n := range append(slicesClone(p.Notes), p.Server.Notes...) {
+	for _, n := range append(slices.Clone(p.Notes), p.Server.Notes...) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if len(p.Exports) > 0 {
@@ -195,8 +196,6 @@ func (r *Result) Text(p *Plan) string {
 	}
 	return b.String()
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
