@@ -3,6 +3,7 @@ package addserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,5 +228,33 @@ func TestSymlinkedCompositionStaysALink(t *testing.T) {
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("after remove the composition is no link: %v", err)
+	}
+}
+
+// TestConcurrentAdds: adds to one composition at once (an agent running
+// several) each land; none replaces the file from a stale read.
+func TestConcurrentAdds(t *testing.T) {
+	file := compositionCopy(t)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			p, err := addserver.Command(fmt.Sprintf("s%d", i), "echo", nil, nil)
+			if err == nil {
+				_, err = addserver.Write(context.Background(), p, addserver.Options{File: file, Trust: true})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	b, _ := os.ReadFile(file)
+	for i := range n {
+		if !strings.Contains(string(b), fmt.Sprintf("id: s%d\n", i)) {
+			t.Errorf("s%d is missing:\n%s", i, b)
+		}
 	}
 }

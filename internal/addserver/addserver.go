@@ -9,6 +9,8 @@ package addserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/importer"
@@ -211,6 +214,11 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		}
 		return nil
 	}
+	unlock, err := lockComposition(o.File)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = unlock() }()
 	head := "Added by dsh-host add."
 	if p.From != "" {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
@@ -291,6 +299,11 @@ func running(ctx context.Context, file string) bool {
 // every other byte, and returns the file changed. Its pins stay: a server
 // added again under the name is held anew, or trusted anew with --trust.
 func Remove(ctx context.Context, file, name string) (changed string, isRunning bool, err error) {
+	unlock, err := lockComposition(file)
+	if err != nil {
+		return "", false, err
+	}
+	defer func() { _ = unlock() }()
 	c, err := host.ReadComposition(file, func(k string) (string, bool) {
 		v, _ := os.LookupEnv(k)
 		return v, true // only ids and names are read
@@ -353,6 +366,26 @@ func removeEntry(e *host.Entry) error {
 		return err
 	}
 	return fsutil.WriteFile(target(e.File), out, info.Mode().Perm())
+}
+
+// lockComposition serializes the adds and removes of one composition
+// across processes: each reads the file, changes it and replaces it, and
+// two at once would lose one's change. The lock is kept under $DSH_HOME,
+// not beside the user's file.
+func lockComposition(file string) (unlock func() error, err error) {
+	abs, err := filepath.Abs(target(file))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	path, err := dshhome.Path("locks", "composition-"+hex.EncodeToString(sum[:8])+".lock")
+	if err != nil {
+		return nil, err
+	}
+	if err := fsutil.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return fsutil.Lock(path)
 }
 
 // target is the file a write of file replaces: the file a symlink leads
