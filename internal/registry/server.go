@@ -108,8 +108,8 @@ var (
 	npmName = regexp.MustCompile(`^(@[a-z0-9-~][a-z0-9-._~]*/)?[a-z0-9-~][a-z0-9-._~]*$`)
 	// pypiName is a PyPI project name (PEP 508).
 	pypiName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	// ociName is an image reference without the tag.
-	ociName = regexp.MustCompile(`^[a-z0-9]+([._/:-][a-z0-9]+)*$`)
+	// anyName is the identifier of a package of another type.
+	anyName = regexp.MustCompile(`^[^\s-][^\s]*$`)
 	// version is a version or a tag: no spaces, no shell or path tricks,
 	// not an option.
 	version = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_~-]*$`)
@@ -177,8 +177,10 @@ func (p *Package) validate(at string) []error {
 		rule = npmName
 	case TypePyPI:
 		rule = pypiName
-	case TypeOCI:
-		rule = ociName
+	default:
+		// OCI images, MCPB bundles (URLs), NuGet...: add does not run
+		// them, so any name without spaces will do.
+		rule = anyName
 	}
 	// A package of a type dsh-host does not run is not refused: it is
 	// skipped when one is picked. Its identifier must still be harmless.
