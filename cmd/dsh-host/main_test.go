@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
@@ -311,7 +312,7 @@ func TestCLIFixture(t *testing.T) {
 		code, stdout, _ := dshHost(t, "tools", "-c", file, "--json")
 		var got struct {
 			Tools     []toolRow
-			Instances []statusRow
+			Instances []app.InstanceRow
 		}
 		if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
 			t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
@@ -571,7 +572,7 @@ func TestDefaultComposition(t *testing.T) {
 	}
 	var got struct {
 		Tools     []toolRow
-		Instances []statusRow
+		Instances []app.InstanceRow
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v:\n%s", err, out)

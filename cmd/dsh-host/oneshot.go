@@ -130,9 +130,9 @@ func cmdTools(ctx context.Context, args []string, io Stdio) int {
 		rows, st := list.Tools, list.Instances
 		if *asJSON {
 			if err := writeJSON(io.Out, struct {
-				Tools     []toolRow   `json:"tools"`
-				Instances []statusRow `json:"instances"`
-			}{rows, statusRows(st)}); err != nil {
+				Tools     []toolRow         `json:"tools"`
+				Instances []app.InstanceRow `json:"instances"`
+			}{rows, app.Rows(st)}); err != nil {
 				return fail(io, "tools", err)
 			}
 			return exitOK

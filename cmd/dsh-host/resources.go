@@ -34,8 +34,8 @@ func cmdResources(ctx context.Context, args []string, io Stdio) int {
 			if err := writeJSON(io.Out, struct {
 				Resources []resources.Resource `json:"resources"`
 				Templates []resources.Template `json:"templates"`
-				Instances []statusRow          `json:"instances"`
-			}{l.Resources, l.Templates, statusRows(l.Instances)}); err != nil {
+				Instances []app.InstanceRow    `json:"instances"`
+			}{l.Resources, l.Templates, app.Rows(l.Instances)}); err != nil {
 				return fail(io, "resources", err)
 			}
 			return exitOK

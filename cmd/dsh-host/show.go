@@ -7,9 +7,7 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"time"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -36,24 +34,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// statusRow is one instance in JSON listings.
-type statusRow struct {
-	ID     string     `json:"id"`
-	Plugin string     `json:"plugin"`
-	State  host.State `json:"state"`
-	Since  time.Time  `json:"since"`
-	Error  string     `json:"error,omitempty"`
-	Detail string     `json:"detail,omitempty"`
-	// Kept: the entry's new config failed; its previous one runs.
-	Kept string `json:"kept,omitempty"`
-}
-
-func statusRows(st []host.InstanceStatus) []statusRow {
-	rows := make([]statusRow, 0, len(st))
-	for _, s := range st {
-		rows = append(rows, statusRow{s.ID, s.Plugin, s.State, s.Since, s.Err, s.Detail, s.Kept})
-	}
-	return rows
 }

@@ -29,11 +29,11 @@ func cmdStatus(ctx context.Context, args []string, io Stdio) int {
 		}
 		if *asJSON {
 			if err := writeJSON(io.Out, struct {
-				PID        int            `json:"pid"`
-				File       string         `json:"file"`
-				Instances  []statusRow    `json:"instances"`
-				ToolCounts map[string]int `json:"toolCounts"`
-			}{st.PID, st.File, statusRows(st.Instances), st.ToolCounts}); err != nil {
+				PID        int               `json:"pid"`
+				File       string            `json:"file"`
+				Instances  []app.InstanceRow `json:"instances"`
+				ToolCounts map[string]int    `json:"toolCounts"`
+			}{st.PID, st.File, app.Rows(st.Instances), st.ToolCounts}); err != nil {
 				return fail(io, "status", err)
 			}
 			return exitOK
