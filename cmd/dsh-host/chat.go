@@ -49,8 +49,8 @@ func cmdChat(ctx context.Context, args []string, io Stdio) int {
 // longer chat's (cmdChat gives it back to the process).
 func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal, release func(byInterrupt bool)) int {
 	fs := flagSet("chat", chatui.Synopsis, chatui.About)
-	var o oneShot
-	o.register(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
 	var cf chatui.Flags
 	cf.Register(fs)
 	args, _ = chatui.BareP(fs, args)
@@ -88,7 +88,7 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 		case <-startCtx.Done():
 		}
 	}()
-	return o.withComposition(startCtx, io, "chat", c, func(h *host.Host) int {
+	return o.WithComposition(startCtx, io.front(), "chat", c, func(h *host.Host) int {
 		cancelStart() // the start is over: interrupts are the turns' now
 		a := &app.Local{Host: h, File: o.File}
 		var interrupted bool

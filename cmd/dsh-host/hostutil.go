@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
@@ -28,6 +27,3 @@ func hangups() chan os.Signal {
 	signal.Notify(hup, syscall.SIGHUP)
 	return hup
 }
-
-// isTerminal reports whether v is an *os.File open on a terminal.
-func isTerminal(v any) bool { return console.IsTerminal(v) }

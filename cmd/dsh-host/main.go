@@ -18,53 +18,26 @@ import (
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/internal/cli"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
-// Stdio is where a subcommand reads and writes. Subcommands never touch
-// os.Stdin, os.Stdout or os.Stderr directly, so tests can run them in-process.
-type Stdio struct {
-	In       io.Reader
-	Out, Err io.Writer
-	// Terminal reports whether v (In, Out or Err) is a terminal; nil means
-	// the real test, isTerminal. Tests set it to have a buffer taken for
-	// a terminal.
-	Terminal func(v any) bool
-	// OpenURL opens a login's authorization URL; nil is the default
-	// ($BROWSER, else the platform's opener). Tests set it.
-	OpenURL func(ctx context.Context, url string) error
-}
+// Stdio is where a subcommand reads and writes (console.Stdio): never
+// os.Stdin, os.Stdout or os.Stderr directly, so tests can run them
+// in-process. Its methods hand it to the packages that print.
+type Stdio console.Stdio
 
-// terminal reports whether v is a terminal, as s decides it.
-func (s Stdio) terminal(v any) bool {
-	if s.Terminal != nil {
-		return s.Terminal(v)
-	}
-	return isTerminal(v)
-}
-
-// display returns s with Out and Err made safe for a person to read: each
-// one that is a terminal escapes control characters (termsafe), so that
-// text a server controls (descriptions, results, replies, errors) is shown,
-// not executed; a file or pipe gets the exact bytes. Human-readable output
-// goes through display; --json output and the log do not (JSON escapes
-// control characters itself, and the log has its own handler, newLogger).
-func (s Stdio) display() Stdio {
-	if s.terminal(s.Out) {
-		s.Out = termsafe.NewWriter(s.Out)
-	}
-	if s.terminal(s.Err) {
-		s.Err = termsafe.NewWriter(s.Err)
-	}
-	return s
-}
-
-// logger is newLogger on s.Err, with s's terminal decision.
+func (s Stdio) front() console.Stdio               { return console.Stdio(s) }
+func (s Stdio) terminal(v any) bool                { return s.front().IsTerminal(v) }
+func (s Stdio) liveTerminal(w io.Writer) io.Writer { return s.front().LiveTerminal(w) }
 func (s Stdio) logger(format, level string) *slog.Logger {
-	return hostrun.NewTermLogger(s.Err, format, level, s.terminal(s.Err))
+	return hostrun.Logger(s.front(), format, level)
 }
+
+// display is s made safe for a person to read (console.Stdio.Display):
+// human-readable output goes through it; --json output and the log do not.
+func (s Stdio) display() Stdio { return Stdio(s.front().Display()) }
 
 // Exit codes shared by every subcommand.
 const (
@@ -186,12 +159,8 @@ func usageError(fs *flag.FlagSet, io Stdio, format string, args ...any) int {
 	return cli.UsageError(fs, io.Err, format, args...)
 }
 
-// fail prints err prefixed with the subcommand and returns exitFail. The
-// error may quote a server, so on a terminal it is escaped (display).
-func fail(io Stdio, name string, err error) int {
-	fmt.Fprintf(io.display().Err, "dsh-host %s: %v\n", name, err)
-	return exitFail
-}
+// fail is hostrun.Fail: err prefixed with the subcommand, exitFail.
+func fail(io Stdio, name string, err error) int { return hostrun.Fail(io.front(), name, err) }
 
 // subcommandFlags is flagSet with name's help (cli.Helps).
 func subcommandFlags(name string) *flag.FlagSet {

@@ -11,24 +11,25 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdStatus(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("status")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {pid, file, instances, toolCounts}")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withAnswers(ctx, io, "status", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "status", func(a app.App) int {
 		st, err := a.Status(ctx)
 		if err != nil {
 			return fail(io, "status", err)
 		}
 		if *asJSON {
-			if err := writeJSON(io.Out, struct {
+			if err := console.WriteJSON(io.Out, struct {
 				PID        int               `json:"pid"`
 				File       string            `json:"file"`
 				Instances  []app.InstanceRow `json:"instances"`
@@ -51,8 +52,8 @@ func cmdReload(ctx context.Context, args []string, io Stdio) int {
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	o := oneShot{commonFlags: cf}
-	c, ok, err := o.attach(ctx, io)
+	o := hostrun.OneShot{CommonFlags: cf}
+	c, ok, err := o.Attach(ctx, io.front())
 	if err != nil {
 		return fail(io, "reload", err)
 	}

@@ -12,14 +12,15 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/services/commands"
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("trust")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	yes := fs.Bool("yes", false, "approve the definitions shown without asking")
 	digest := fs.String("digest", "", "approve the definitions this digest names, from an earlier review, without asking")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -44,7 +45,7 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 	if len(pos) == 2 {
 		req.Tool = pos[1]
 	}
-	return o.withAnswers(ctx, io, "trust", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "trust", func(a app.App) int {
 		approve := func(d string) int {
 			req.Digest = d
 			reply, err := a.Trust(ctx, req)
