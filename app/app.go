@@ -74,7 +74,7 @@ type App interface {
 
 	// ToolDetail is one tool of Tools with its schemas (ui.go);
 	// Composition the file and the host's loads of it.
-	ToolDetail(ctx context.Context, name string) (ToolDetail, error)
+	ToolDetail(ctx context.Context, req ToolRequest) (ToolDetail, error)
 	Composition(ctx context.Context) (CompositionInfo, error)
 }
 

@@ -50,13 +50,24 @@ type CompositionInfo struct {
 // and a file that is not one must not fill the answer.
 const compositionMax = 1 << 20
 
-// ToolDetail returns the tool named name as a command-line caller sees it.
-func (l *Local) ToolDetail(ctx context.Context, name string) (ToolDetail, error) {
+// ToolRequest names one tool, and the caller it is shown to (as
+// ToolsRequest).
+type ToolRequest struct {
+	Name   string `json:"name"`
+	Caller string `json:"caller,omitempty"`
+}
+
+// ToolDetail returns the tool req names as req's caller sees it.
+func (l *Local) ToolDetail(ctx context.Context, req ToolRequest) (ToolDetail, error) {
 	reg, err := l.registry()
 	if err != nil {
 		return ToolDetail{}, err
 	}
-	caller := tools.Caller{Kind: tools.CallerCall}
+	caller, err := frontEnd(req.Caller)
+	if err != nil {
+		return ToolDetail{}, err
+	}
+	name := req.Name
 	rows, err := ListTools(ctx, reg, caller)
 	if err != nil {
 		return ToolDetail{}, err

@@ -14,7 +14,7 @@ import (
 // the server's listing; an unknown name is an error.
 func TestToolDetail(t *testing.T) {
 	both(t, fixtureComposition(t, nil), func(t *testing.T, e *env) {
-		d, err := e.ToolDetail(t.Context(), "mcp__fx__add")
+		d, err := e.ToolDetail(t.Context(), app.ToolRequest{Name: "mcp__fx__add", Caller: "ui"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,8 +27,11 @@ func TestToolDetail(t *testing.T) {
 		if d.Server != "fx" || d.RawName != "add" || len(d.OutputSchema) == 0 || !strings.Contains(string(d.Listing), `"name":"add"`) {
 			t.Errorf("detail %+v output %s listing %s: want fx's add with its output schema and listing", d.Tool, d.OutputSchema, d.Listing)
 		}
-		if _, err := e.ToolDetail(t.Context(), "mcp__fx__nope"); err == nil || !strings.Contains(err.Error(), "mcp__fx__nope") {
+		if _, err := e.ToolDetail(t.Context(), app.ToolRequest{Name: "mcp__fx__nope"}); err == nil || !strings.Contains(err.Error(), "mcp__fx__nope") {
 			t.Errorf("unknown tool: %v; want an error naming it", err)
+		}
+		if _, err := e.ToolDetail(t.Context(), app.ToolRequest{Name: "mcp__fx__add", Caller: "gateway"}); err == nil {
+			t.Error("a front end shown tools as the gateway's caller: no error")
 		}
 	})
 }
@@ -64,5 +67,3 @@ func TestComposition(t *testing.T) {
 		}
 	})
 }
-
-var _ app.App = (*app.Local)(nil)
