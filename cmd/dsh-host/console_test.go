@@ -55,7 +55,7 @@ func startTestHost(t *testing.T, text string) *host.Host {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	logger := slog.New(slog.DiscardHandler)
-	h, err := startHost(context.Background(), readFile(t, writeComposition(t, text)), &host.Options{Logger: logger}, nil)
+	h, err := hostrun.Start(context.Background(), readFile(t, writeComposition(t, text)), &host.Options{Logger: logger}, nil)
 	t.Cleanup(func() {
 		if !hostrun.Shutdown(h, logger) {
 			t.Error("shutdown was not clean")
@@ -75,7 +75,7 @@ func TestProgress(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	var out bytes.Buffer
 	p := console.NewStartup(&out)
-	h, err := startHost(context.Background(), c, &host.Options{Logger: logger}, p.Observe)
+	h, err := hostrun.Start(context.Background(), c, &host.Options{Logger: logger}, p.Observe)
 	defer hostrun.Shutdown(h, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,10 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/internal/cli"
@@ -47,14 +45,14 @@ const (
 )
 
 // subcommand is one entry of the dispatch table. Every subcommand has the
-// signature of run, so that other files (serve.go) can add theirs.
+// signature of run, so that other files can add theirs.
 type subcommand struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, io Stdio) int
+	name, summary string
+	run           func(ctx context.Context, args []string, io Stdio) int
 }
 
-// subcommands returns the dispatch table, in the order help lists it.
+// subcommands returns the dispatch table, in the order help lists it;
+// run, the first, is the default.
 func subcommands() []subcommand {
 	return []subcommand{
 		{"run", "start the composition, watch it, and open a console on a terminal (default)", cmdRun},
@@ -104,43 +102,13 @@ func main() {
 	os.Exit(code)
 }
 
-// dispatch runs the subcommand args names; with none (or only flags) it runs
-// `run`.
+// dispatch runs the subcommand args name (cli.Dispatch).
 func dispatch(ctx context.Context, args []string, io Stdio) int {
-	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
-		return cmdVersion(ctx, args[1:], io)
-	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
-		return cmdRun(ctx, args, io)
-	}
-	name := args[0]
-	if name == "help" || isHelpFlag(name) {
-		if len(args) > 1 && !isHelpFlag(args[1]) {
-			return dispatch(ctx, []string{args[1], "-h"}, io)
-		}
-		printUsage(io.Out)
-		return exitOK
-	}
+	var cmds []cli.Command[Stdio]
 	for _, c := range subcommands() {
-		if c.name == name {
-			return c.run(ctx, args[1:], io)
-		}
+		cmds = append(cmds, cli.Command[Stdio]{Name: c.name, Summary: c.summary, Run: c.run})
 	}
-	fmt.Fprintf(io.Err, "dsh-host: unknown subcommand %q\n\n", name)
-	printUsage(io.Err)
-	return exitUsage
-}
-
-func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "dsh-host runs a composition of plugins: MCP servers as native tools, prompt folding, and the built-in services.")
-	fmt.Fprintln(w, "\nusage: dsh-host [subcommand] [flags]")
-	fmt.Fprintln(w, "\nSubcommands:")
-	for _, c := range subcommands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'dsh-host <subcommand> -h' for its flags. Exit codes: 0 ok, 1 failure, 2 usage error.")
+	return cli.Dispatch(ctx, args, io, io.Out, io.Err, cmds)
 }
 
 // The flag handling is internal/cli's; these read the streams from Stdio.

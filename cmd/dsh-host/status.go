@@ -78,7 +78,7 @@ func cmdReload(ctx context.Context, args []string, io Stdio) int {
 		}
 		return exitFail
 	}
-	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.File, strings.TrimPrefix(summary(res.Instances), "ready: "))
+	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.File, strings.TrimPrefix(console.Summary(res.Instances), "ready: "))
 	bad := console.WriteOutcomes(screen.Out, res.Outcomes)
 	console.WriteInstanceLines(screen.Out, res.Instances)
 	if bad {

@@ -13,8 +13,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lmittmann/tint"
@@ -146,4 +148,14 @@ func ProblemLines(err error) []string {
 		}
 	}
 	return []string{strings.ReplaceAll(err.Error(), "\n", "\n    ")}
+}
+
+// Hangups catches SIGHUP until signal.Stop(hup). run and serve call it
+// before the composition starts: a SIGHUP that comes meanwhile is then a
+// reload once it has (Follow), not SIGHUP's default, which kills the
+// process without disposing anything.
+func Hangups() chan os.Signal {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup
 }
