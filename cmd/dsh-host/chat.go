@@ -11,7 +11,6 @@ import (
 	"os/signal"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/chatui"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
@@ -88,9 +87,8 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 		case <-startCtx.Done():
 		}
 	}()
-	return o.WithComposition(startCtx, io.front(), "chat", c, func(h *host.Host) int {
+	return o.WithLocal(startCtx, io.front(), "chat", c, func(a *app.Local) int {
 		cancelStart() // the start is over: interrupts are the turns' now
-		a := &app.Local{Host: h, File: o.File}
 		var interrupted bool
 		var err error
 		if cf.Once {

@@ -7,15 +7,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/commands"
 )
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
@@ -31,28 +28,7 @@ func cmdCheck(ctx context.Context, args []string, io Stdio) int {
 	} else if len(pos) > 0 {
 		return usageError(fs, io, "unexpected arguments %q", pos)
 	}
-	// hostrun.Load returns what parsed along with its problems, so that
-	// Check can report those of the entries too.
-	c, err := hostrun.Load(cf.File)
-	if c != nil {
-		err = errors.Join(err, host.Check(c))
-	}
-	screen := io.display()
-	if err != nil {
-		problems := hostrun.ProblemLines(err)
-		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", cf.File, len(problems))
-		for _, line := range problems {
-			fmt.Fprintf(screen.Err, "  %s\n", line)
-		}
-		return exitFail
-	}
-	// Warnings (a rule that can match nothing) do not fail the check.
-	warnings, _ := host.Lint(c)
-	for _, w := range warnings {
-		fmt.Fprintf(screen.Err, "warning: %s\n", w)
-	}
-	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", cf.File, len(c.Entries))
-	return exitOK
+	return hostrun.Check(io.front(), cf.File)
 }
 
 func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
@@ -61,14 +37,9 @@ func cmdPlugins(ctx context.Context, args []string, io Stdio) int {
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	ps := host.Plugins()
-	if *asJSON {
-		if err := console.WriteJSON(io.Out, ps); err != nil {
-			return fail(io, "plugins", err)
-		}
-		return exitOK
+	if err := console.Plugins(io.Out, *asJSON); err != nil {
+		return fail(io, "plugins", err)
 	}
-	console.WritePlugins(io.Out, ps)
 	return exitOK
 }
 
@@ -185,24 +156,6 @@ func cmdCommand(ctx context.Context, args []string, io Stdio) int {
 		if err != nil {
 			return fail(io, "command", err)
 		}
-		return printReply(io, reply)
+		return console.WriteReply(io.front(), reply.Text, reply.Error)
 	})
-}
-
-// printReply prints a command's reply, an error to stderr with exit 1,
-// ending it with a newline.
-func printReply(io Stdio, reply commands.Reply) int {
-	screen := io.display()
-	w := screen.Out
-	if reply.Error {
-		w = screen.Err
-	}
-	fmt.Fprint(w, reply.Text)
-	if !strings.HasSuffix(reply.Text, "\n") {
-		fmt.Fprintln(w)
-	}
-	if reply.Error {
-		return exitFail
-	}
-	return exitOK
 }

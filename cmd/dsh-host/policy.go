@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
@@ -48,6 +49,6 @@ func cmdPolicy(ctx context.Context, args []string, io Stdio) int {
 		if err != nil {
 			return fail(io, "policy explain", err)
 		}
-		return printReply(io, reply)
+		return console.WriteReply(io.front(), reply.Text, reply.Error)
 	})
 }

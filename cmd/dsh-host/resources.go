@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/resources"
 )
 
 func cmdResources(ctx context.Context, args []string, io Stdio) int {
@@ -32,11 +31,7 @@ func cmdResources(ctx context.Context, args []string, io Stdio) int {
 			return fail(io, "resources", err)
 		}
 		if *asJSON {
-			if err := console.WriteJSON(io.Out, struct {
-				Resources []resources.Resource `json:"resources"`
-				Templates []resources.Template `json:"templates"`
-				Instances []app.InstanceRow    `json:"instances"`
-			}{l.Resources, l.Templates, app.Rows(l.Instances)}); err != nil {
+			if err := console.WriteResourcesJSON(io.Out, l); err != nil {
 				return fail(io, "resources", err)
 			}
 			return exitOK

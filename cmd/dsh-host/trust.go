@@ -13,7 +13,6 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/commands"
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
@@ -52,7 +51,7 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 			if err != nil {
 				return fail(io, "trust", err)
 			}
-			return printReply(io, reply)
+			return console.WriteReply(io.front(), reply.Text, reply.Error)
 		}
 		if *digest != "" {
 			return approve(*digest)
@@ -62,7 +61,7 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 			return fail(io, "trust", err)
 		}
 		if review.Error {
-			return printReply(io, commands.Reply{Text: review.Text, Error: true})
+			return console.WriteReply(io.front(), review.Text, true)
 		}
 		screen := io.display()
 		fmt.Fprint(screen.Out, review.Text)

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/cli"
+	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -94,4 +96,32 @@ func NotRunning(st []host.InstanceStatus, tool string) string {
 		return "not running: " + strings.Join(down, "; ")
 	}
 	return ""
+}
+
+// WriteReply prints a command's reply text, an error's to stderr with
+// exit 1, ending it with a newline.
+func WriteReply(std Stdio, text string, isError bool) int {
+	screen := std.Display()
+	w := screen.Out
+	if isError {
+		w = screen.Err
+	}
+	fmt.Fprint(w, text)
+	if !strings.HasSuffix(text, "\n") {
+		fmt.Fprintln(w)
+	}
+	if isError {
+		return cli.ExitFail
+	}
+	return cli.ExitOK
+}
+
+// WriteResourcesJSON prints l as `resources --json` does: {resources,
+// templates, instances}, the instances as app.Rows.
+func WriteResourcesJSON(w io.Writer, l app.ResourceList) error {
+	return WriteJSON(w, struct {
+		Resources []resources.Resource `json:"resources"`
+		Templates []resources.Template `json:"templates"`
+		Instances []app.InstanceRow    `json:"instances"`
+	}{l.Resources, l.Templates, app.Rows(l.Instances)})
 }

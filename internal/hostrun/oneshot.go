@@ -121,3 +121,38 @@ func (o *OneShot) Attach(ctx context.Context, std console.Stdio) (*control.Clien
 	fmt.Fprintf(std.Display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.File)
 	return c, true, nil
 }
+
+// Check is `dsh-host check`: it reads the composition in file and checks
+// every entry as the host would before applying it, printing each problem
+// (one a line, file:line first) to std's stderr, or that it is fine.
+func Check(std console.Stdio, file string) int {
+	// Load returns what parsed along with its problems, so that
+	// Check can report those of the entries too.
+	c, err := Load(file)
+	if c != nil {
+		err = errors.Join(err, host.Check(c))
+	}
+	screen := std.Display()
+	if err != nil {
+		problems := ProblemLines(err)
+		fmt.Fprintf(screen.Err, "%s: %d problem(s):\n", file, len(problems))
+		for _, line := range problems {
+			fmt.Fprintf(screen.Err, "  %s\n", line)
+		}
+		return cli.ExitFail
+	}
+	// Warnings (a rule that can match nothing) do not fail the check.
+	warnings, _ := host.Lint(c)
+	for _, w := range warnings {
+		fmt.Fprintf(screen.Err, "warning: %s\n", w)
+	}
+	fmt.Fprintf(screen.Out, "%s: ok, %d entries\n", file, len(c.Entries))
+	return cli.ExitOK
+}
+
+// WithLocal is WithComposition for a front end that stands on app.App.
+func (o *OneShot) WithLocal(ctx context.Context, std console.Stdio, name string, c *host.Composition, fn func(a *app.Local) int) int {
+	return o.WithComposition(ctx, std, name, c, func(h *host.Host) int {
+		return fn(&app.Local{Host: h, File: o.File})
+	})
+}
