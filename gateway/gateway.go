@@ -277,6 +277,9 @@ func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway,
 		// span too.
 		g.server.AddReceivingMiddleware(traced(tracer))
 	}
+	if g.metrics != nil {
+		g.server.AddReceivingMiddleware(g.countUnknownTools)
+	}
 	// The panic net is the outermost of all (panics.go).
 	g.server.AddReceivingMiddleware(g.recoverRequests)
 	g.server.AddSendingMiddleware(g.recoverSending, g.filter)
