@@ -432,7 +432,9 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.tls != nil {
 		scheme = "https://"
 	}
-	url := scheme + ln.Addr().String() + "/mcp"
+	addr := ln.Addr().String()
+	g.addr.Store(&addr)
+	url := scheme + addr + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()
 		defer sessionRefusals.Stop()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -339,3 +340,54 @@ func (endOnly) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (endOnly) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (endOnly) Shutdown(context.Context) error                  { return nil }
 func (endOnly) ForceFlush(context.Context) error                { return nil }
+
+// TestServerSpanAttributes: the gateway's server spans carry what OTel's
+// MCP conventions ask: the transport (tcp, http, the listener's address
+// and port), and for a request answered with a JSON-RPC error its code in
+// error.type and rpc.response.status_code (an unknown tool: -32602).
+func TestServerSpanAttributes(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	o := startObservedHost(t, tp, false)
+	cs := o.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__ping"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	u, err := url.Parse(o.mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(name string) map[string]string {
+		for _, s := range exporter.GetSpans() {
+			if s.Name == name && s.SpanKind == trace.SpanKindServer {
+				m := map[string]string{}
+				for _, a := range s.Attributes {
+					switch a.Key {
+					case "network.transport", "network.protocol.name", "server.address", "server.port", "error.type", "rpc.response.status_code":
+						m[string(a.Key)] = a.Value.Emit()
+					}
+				}
+				return m
+			}
+		}
+		t.Fatalf("no server span %q among %v", name, exporter.GetSpans().Snapshots())
+		return nil
+	}
+	network := map[string]string{"network.transport": "tcp", "network.protocol.name": "http", "server.address": u.Hostname(), "server.port": u.Port()}
+	if diff := cmp.Diff(network, attrs("tools/call mcp__fx__ping")); diff != "" {
+		t.Errorf("a call's span (-want +got):\n%s", diff)
+	}
+	failed := map[string]string{"error.type": "-32602", "rpc.response.status_code": "-32602"}
+	for k, v := range network {
+		failed[k] = v
+	}
+	if diff := cmp.Diff(failed, attrs("tools/call no_such_tool")); diff != "" {
+		t.Errorf("an unknown tool's span (-want +got):\n%s", diff)
+	}
+}
