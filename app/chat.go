@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -127,9 +128,11 @@ type ChatSessionRequest struct {
 type ChatInfo struct {
 	Model   string `json:"model"`
 	Session string `json:"session,omitempty"`
-	// Turns is the messages a resumed session brought back; Warnings is
-	// what was wrong with its file but could be skipped.
+	// Turns is the turns a resumed session brought back, Messages the
+	// messages the conversation holds now; Warnings is what was wrong
+	// with the session's file but could be skipped.
 	Turns    int      `json:"turns,omitempty"`
+	Messages int      `json:"messages,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Tools names the tools the model is offered now, as its next
 	// request carries them (folded: mcp_list and mcp_call).
@@ -162,6 +165,11 @@ var ErrNoAgent = errors.New("the agent is not running: the composition needs an 
 func (l *Local) agent() (*agent.Agent, error) {
 	a, ok := lookup(l.Host, agent.Key)
 	if !ok {
+		for _, st := range l.Host.Status() {
+			if st.Plugin == agent.PluginName && st.State != host.StateDisabled {
+				return nil, agentDown{st}
+			}
+		}
 		return nil, ErrNoAgent
 	}
 	return a, nil
@@ -315,7 +323,7 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 		if err := conv.Resume(ls); err != nil {
 			return ChatInfo{}, err
 		}
-		info.Session, info.Turns, info.Warnings = ls.ID, ls.Info.Turns, ls.Warnings
+		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
 		return info, nil
 	}
 	conv.Reset()

@@ -366,7 +366,7 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 			return res, nil
 		}
 		res.Steps++
-		msgs, err := c.a.runTools(ctx, st.calls, out)
+		msgs, err := c.a.runTools(ctx, st.calls, c.resultBudget(len(req.body), st), out)
 		if err != nil {
 			return res, err
 		}
