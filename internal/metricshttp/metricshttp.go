@@ -86,7 +86,7 @@ func Listen(s *host.Scope, g prometheus.Gatherer, addr, token string) (string, e
 			s.Logger().Warn("the metrics listener", "url", url, "err", err)
 		}
 	})
-	if !loopback(addr) && token == "" {
+	if !Loopback(addr) && token == "" {
 		s.Logger().Warn("the metrics listener is reachable beyond this machine and needs no token: set tokenEnv or tokenFile in a metrics entry, keep its port where only the scraper reaches, or bind 127.0.0.1", "url", url)
 	}
 	s.Logger().Info("metrics listening", "url", url, "token", token != "")
@@ -111,8 +111,8 @@ func requireToken(next http.Handler, token string) http.Handler {
 	})
 }
 
-// loopback reports whether addr's host is this machine only.
-func loopback(addr string) bool {
+// Loopback reports whether addr's host is this machine only.
+func Loopback(addr string) bool {
 	h, _, _ := net.SplitHostPort(addr)
 	if strings.EqualFold(h, "localhost") {
 		return true

@@ -299,7 +299,7 @@ func (s *served) value(t *testing.T, family, labels string) float64 {
 // or with another is answered 401, one with it 200; a non-loopback
 // listener with a token does not warn.
 func TestScrapeToken(t *testing.T) {
-	const token = "scrape-token-0123456789abcdef"
+	const token = "scrape-token-0123456789abcdef0123"
 	t.Setenv("DSH_TEST_METRICS_TOKEN", token)
 	file := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
@@ -360,15 +360,25 @@ func TestOptionErrors(t *testing.T) {
 	hosttest.CheckKey(t, "metrics", "toolLabelLimit", "listen: 127.0.0.1:0\ntoolLabel: none\ntoolLabelLimit: 3 #<")
 
 	t.Setenv("DSH_TEST_METRICS_EMPTY", "")
-	for key, config := range map[string]string{
-		"tokenEnv":  "tokenEnv: DSH_TEST_METRICS_EMPTY",
-		"tokenFile": fmt.Sprintf("tokenFile: %q", filepath.Join(t.TempDir(), "absent")),
+	t.Setenv("DSH_TEST_METRICS_SHORT", "0123456789")
+	t.Setenv("DSH_TEST_METRICS_SPACED", " 0123456789abcdef0123456789abcdef ")
+	short := filepath.Join(t.TempDir(), "short")
+	if err := os.WriteFile(short, []byte("0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, listen, config string }{
+		{"tokenEnv", "127.0.0.1:0", "tokenEnv: DSH_TEST_METRICS_EMPTY"},
+		{"tokenEnv", "127.0.0.1:0", "tokenEnv: DSH_TEST_METRICS_SPACED"},
+		{"tokenEnv", "0.0.0.0:0", "tokenEnv: DSH_TEST_METRICS_SHORT"},
+		{"tokenFile", "0.0.0.0:0", fmt.Sprintf("tokenFile: %q", short)},
+		{"tokenFile", "127.0.0.1:0", fmt.Sprintf("tokenFile: %q", filepath.Join(t.TempDir(), "absent"))},
 	} {
 		h := newHost(t, io.Discard)
-		err := apply(t, h, "plugins:\n  - {id: m, name: metrics, config: {listen: \"127.0.0.1:0\", "+config+"}}\n")
+		err := apply(t, h, "plugins:\n  - {id: m, name: metrics, config: {listen: \""+c.listen+"\", "+c.config+"}}\n")
 		st := host.Find(h.Status(), "m")
-		if st.State != host.StateFailed || !strings.Contains(st.Err+fmt.Sprint(err), key+": ") {
-			t.Errorf("%s: %v, %+v; want the entry failed naming %s", config, err, st, key)
+		msg := st.Err + fmt.Sprint(err)
+		if st.State != host.StateFailed || !strings.Contains(msg, c.key+": ") || strings.Contains(msg, "0123456789") {
+			t.Errorf("%s on %s: %v, %+v; want the entry failed naming %s, not showing the token", c.config, c.listen, err, st, c.key)
 		}
 	}
 }

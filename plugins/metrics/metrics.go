@@ -17,6 +17,7 @@ package metrics
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
@@ -84,24 +85,37 @@ func (c *Config) toolLabel() tools.ToolLabel {
 	return tools.ToolLabel{None: c.ToolLabel == toolLabelNone, Limit: c.ToolLabelLimit}
 }
 
+// minTokenLen is the shortest token a listener beyond loopback takes, as
+// the gateway's (16 random bytes, hex-encoded).
+const minTokenLen = 32
+
 // token returns the bearer token scrapes must carry ("" for none), naming
 // the key whose source fails. No error shows the token.
 func (c *Config) token() (string, error) {
+	var token, key string
 	switch {
 	case c.TokenFile != "":
-		token, err := tokenfile.Read(c.TokenFile)
-		if err != nil {
-			return "", host.KeyErrorf("tokenFile", "%s: %w", c.TokenFile, err)
+		key = "tokenFile"
+		var err error
+		if token, err = tokenfile.Read(c.TokenFile); err != nil {
+			return "", host.KeyErrorf(key, "%s: %w", c.TokenFile, err)
 		}
-		return token, nil
 	case c.TokenEnv != "":
-		token := os.Getenv(c.TokenEnv)
-		if token == "" {
-			return "", host.KeyErrorf("tokenEnv", "%s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
+		key = "tokenEnv"
+		if token = os.Getenv(c.TokenEnv); token == "" {
+			return "", host.KeyErrorf(key, "%s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
 		}
-		return token, nil
+		if strings.TrimSpace(token) != token {
+			// A header cannot carry them: no scrape would match.
+			return "", host.KeyErrorf(key, "%s: the token starts or ends with spaces; set it without them", c.TokenEnv)
+		}
+	default:
+		return "", nil
 	}
-	return "", nil
+	if !metricshttp.Loopback(c.Listen) && len(token) < minTokenLen {
+		return "", host.KeyErrorf(key, "the token is %d bytes, too short for the non-loopback address %q: use at least %d, such as `openssl rand -hex 16` prints", len(token), c.Listen, minTokenLen)
+	}
+	return token, nil
 }
 
 func init() {

@@ -22,7 +22,9 @@ type leftTool struct {
 }
 
 // left notes that server's tool left the registry, and when serverGone,
-// that it was the server's last.
+// that it was the server's last. Only a tool with series of its own is
+// noted (called, and labelled by its name), so that a server renaming its
+// tools over and over grows nothing the series do not.
 func (m *Metrics) left(server, tool string, serverGone bool, s *toolSeries) {
 	if m == nil {
 		return
@@ -30,7 +32,10 @@ func (m *Metrics) left(server, tool string, serverGone bool, s *toolSeries) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	m.gone[serverTool{server, tool}] = leftTool{since: now, series: s}
+	k := serverTool{server, tool}
+	if m.called[k] {
+		m.gone[k] = leftTool{since: now, series: s}
+	}
 	// The tools of no server share server="" with the unknown tool's
 	// series, which stays.
 	if serverGone && server != "" {
@@ -72,17 +77,20 @@ func (m *Metrics) sweep() {
 		}
 		if k.tool == "" {
 			m.deleteLocked(prometheus.Labels{"server": k.server})
-			for n := range m.named {
+			// The server's tools' cached series are stale now: a call
+			// in flight must not make a deleted series anew.
+			m.gen.Add(1)
+			for n := range m.called {
 				if n.server == k.server {
+					delete(m.called, n)
 					delete(m.named, n)
 				}
 			}
 			continue
 		}
-		if !m.label.None && (m.label.Limit <= 0 || m.named[k]) {
-			delete(m.named, k)
-			m.deleteLocked(prometheus.Labels{"server": k.server, "tool": k.tool})
-		}
+		delete(m.called, k)
+		delete(m.named, k)
+		m.deleteLocked(prometheus.Labels{"server": k.server, "tool": k.tool})
 	}
 }
 

@@ -68,6 +68,9 @@ type Metrics struct {
 	owner   *host.Scope
 	ownerID string
 	named   map[serverTool]bool
+	// called are the tools given series labelled by their name, so that
+	// only they are noted when they leave (bounded as their series are).
+	called map[serverTool]bool
 	// gone are the tools, and servers (tool ""), that left the registry,
 	// since when, with their tools' cached series: their series are
 	// deleted at the first scrape past forgetAfter (forget.go).
@@ -81,7 +84,7 @@ type serverTool struct{ server, tool string }
 // Registerer).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := Metrics{calls: toolCallsDef.NewCounter(), errors: toolErrorsDef.NewCounter(), duration: toolDurationDef.NewHistogram(),
-		named: map[serverTool]bool{}, gone: map[serverTool]leftTool{}, now: time.Now}
+		named: map[serverTool]bool{}, called: map[serverTool]bool{}, gone: map[serverTool]leftTool{}, now: time.Now}
 	if err := errors.Join(toolCallsDef.Register(reg, forgetting{&m, m.calls}),
 		toolErrorsDef.Register(reg, forgetting{&m, m.errors}),
 		toolDurationDef.Register(reg, forgetting{&m, m.duration})); err != nil {
@@ -137,6 +140,9 @@ func (m *Metrics) tool(server, tool string) *toolSeries {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	value := m.labelLocked(server, tool)
+	if value == tool && tool != UnknownTool {
+		m.called[serverTool{server, tool}] = true
+	}
 	return &toolSeries{m: m, gen: m.gen.Load(), server: server, tool: value,
 		okCalls:    m.calls.WithLabelValues(server, value, OutcomeOK),
 		okDuration: m.duration.WithLabelValues(server, value, OutcomeOK)}

@@ -64,6 +64,7 @@ func (m *Metrics) setLabel(owner *host.Scope, id string, l ToolLabel) error {
 	}
 	m.owner, m.ownerID, m.label = owner, id, l
 	clear(m.named)
+	clear(m.called)
 	clear(m.gone)
 	m.calls.Reset()
 	m.errors.Reset()
