@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // observedHost is a host in this process, tracing with tp (nil: off),
@@ -389,5 +390,40 @@ func TestServerSpanAttributes(t *testing.T) {
 	}
 	if diff := cmp.Diff(failed, attrs("tools/call no_such_tool")); diff != "" {
 		t.Errorf("an unknown tool's span (-want +got):\n%s", diff)
+	}
+}
+
+// TestStdioServerSpanAttributes: a session a front end serves over stdio
+// (serve --stdio; here in memory, as go-sdk gives it no HTTP headers) has
+// server spans with network.transport pipe and no HTTP attributes.
+func TestStdioServerSpanAttributes(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	reg := tools.New(nil)
+	s := host.NewScope(context.Background(), "stdio", nil)
+	t.Cleanup(func() { s.Dispose(time.Second) })
+	g, err := New(s, reg, nil, &Deps{Tracer: tp.Tracer("t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectWith(t, g, nil, "")
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "absent"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	got := map[string]string{}
+	for _, sp := range exporter.GetSpans() {
+		if sp.Name == "tools/call absent" {
+			for _, a := range sp.Attributes {
+				switch a.Key {
+				case "network.transport", "network.protocol.name", "server.address", "error.type", "rpc.response.status_code":
+					got[string(a.Key)] = a.Value.Emit()
+				}
+			}
+		}
+	}
+	want := map[string]string{"network.transport": "pipe", "error.type": "-32602", "rpc.response.status_code": "-32602"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the span (-want +got):\n%s", diff)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // tool and outcome. server is "" for a tool of no MCP server (mcp_list,
 // mcp_call, a plugin's own tool). The tool label may be bounded
 // (ToolLabel: a metrics entry's toolLabel and toolLabelLimit), and a
-// tool's series go when the tool does (forget).
+// tool's series go when the tool does (forget.go).
 var (
 	toolCallsDef = telemetry.Def{Name: "dsh_tool_calls_total", Kind: telemetry.Counter,
 		Help:   "Tool calls through the tool registry, from any caller (gateway client, chat, console, call), by MCP server, tool and outcome.",
