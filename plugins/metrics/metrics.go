@@ -122,8 +122,9 @@ func init() {
 	host.Register(host.Definition[Config]{
 		Name:        PluginName,
 		Description: "the host's metrics in Prometheus text format at /metrics, and bounds on their series",
-		// The tool registry counts the tool calls whose series it bounds.
-		Inject:   []host.Dep{host.Require(tools.Key)},
+		// The tool registry counts the tool calls whose series it bounds;
+		// without one, the host's other metrics are served all the same.
+		Inject:   []host.Dep{host.Optional(tools.Key)},
 		Validate: (*Config).Validate,
 		Claims:   func(*Config) []host.Claim { return []host.Claim{metricshttp.Claim("listen")} },
 		// No MCP server the host starts inherits the scrape token.
@@ -141,8 +142,10 @@ func apply(s *host.Scope, cfg Config) error {
 	if cfg.ToolLabelLimit > 0 {
 		key = "toolLabelLimit"
 	}
-	if err := host.Get(s, tools.Key).LabelTools(s, cfg.toolLabel()); err != nil {
-		return host.KeyErrorf(key, "%v", err)
+	if reg, ok := host.Lookup(s, tools.Key); ok {
+		if err := reg.LabelTools(s, cfg.toolLabel()); err != nil {
+			return host.KeyErrorf(key, "%v", err)
+		}
 	}
 	url, err := metricshttp.Listen(s, s.Gatherer(), cfg.Listen, token)
 	if err != nil {
