@@ -26,7 +26,7 @@ import (
 // TestRefusalsAndUnknownToolsCounted: what the gateway refuses before any
 // tool runs is counted, scraped over HTTP: HTTP answers with an error
 // status by code (no token 401, a foreign Origin 403, a batch 400, an
-// unknown session 404), a connection past
+// unknown session 404, a body past go-sdk's 4 MiB 413), a connection past
 // maxConnections (503), and a tools/call of a name it does not serve
 // (-32602, with no label of the name).
 func TestRefusalsAndUnknownToolsCounted(t *testing.T) {
@@ -78,8 +78,9 @@ func TestRefusalsAndUnknownToolsCounted(t *testing.T) {
 		post(ping, "Authorization", auth, "Origin", "https://evil.example"),
 		post("["+ping+"]", "Authorization", auth),
 		post(ping, "Authorization", auth, "Mcp-Session-Id", "no-such-session"),
+		post(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`+strings.Repeat("a", 5<<20)+`"}}`, "Authorization", auth),
 	}
-	if diff := cmp.Diff([]int{401, 401, 403, 400, 404}, codes); diff != "" {
+	if diff := cmp.Diff([]int{401, 401, 403, 400, 404, 413}, codes); diff != "" {
 		t.Fatalf("the refused requests' status (-want +got):\n%s", diff)
 	}
 
@@ -147,7 +148,7 @@ func TestRefusalsAndUnknownToolsCounted(t *testing.T) {
 		}
 		got["unknown tools"] = m.GetCounter().GetValue()
 	}
-	want := map[string]float64{"400": 1, "401": 2, "403": 1, "404": 1, "429": 0, "503": 0, "unknown tools": 2}
+	want := map[string]float64{"400": 1, "401": 2, "403": 1, "404": 1, "413": 1, "429": 0, "503": 0, "unknown tools": 2}
 	want[refused]++
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the counters (-want +got):\n%s", diff)
