@@ -58,5 +58,8 @@ func (o *oneShot) attach(ctx context.Context, io Stdio) (*control.Client, bool, 
 		return nil, false, nil
 	}
 	fmt.Fprintf(io.display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.File)
+	if home := c.OtherHome(); home != "" {
+		fmt.Fprintf(io.display().Err, "dsh-host: that host runs under DSH_HOME=%s, not this command's\n", home)
+	}
 	return c, true, nil
 }

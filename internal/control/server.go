@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -51,6 +52,7 @@ const (
 type Hello struct {
 	PID  int    `json:"pid"`
 	File string `json:"file"`
+	Home string `json:"home,omitempty"` // the host's DSH_HOME
 }
 
 // streamLine is one line of a streamed answer: a call's id (first, when
@@ -153,7 +155,8 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 			answer(w, func() (any, error) { return fn(r.Context()) })
 		})
 	}
-	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file}, nil })
+	home, _ := dshhome.Dir() // the host's, as it started
+	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file, Home: home}, nil })
 	get(pathStatus, func(ctx context.Context) (any, error) { return a.Status(ctx) })
 	get(pathTools, func(ctx context.Context) (any, error) { return a.Tools(ctx) })
 	get(pathPrompt, func(ctx context.Context) (any, error) { return a.Prompt(ctx) })
