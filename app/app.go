@@ -30,16 +30,17 @@ type App interface {
 	// returns its outcome, or ctx's error.
 	Reload(ctx context.Context) (ReloadResult, error)
 
-	// Tools is every tool a command-line caller sees, with its origin and
-	// whether the policy withholds it.
-	Tools(ctx context.Context) (ToolList, error)
+	// Tools is every tool req's caller sees, with its origin and whether
+	// the policy withholds it.
+	Tools(ctx context.Context, req ToolsRequest) (ToolList, error)
 	// Call runs one tool call through the registry's pipeline; its
 	// progress and a server's questions go to req's handlers.
 	Call(ctx context.Context, req CallRequest) (tools.Result, error)
-	// Prompt is the tools array a model is sent.
-	Prompt(ctx context.Context) (Prompt, error)
-	// Command runs one slash command.
+	// Prompt is the tools array a model of req's caller is sent.
+	Prompt(ctx context.Context, req ToolsRequest) (Prompt, error)
+	// Command runs one slash command; Commands lists them.
 	Command(ctx context.Context, req CommandRequest) (commands.Reply, error)
+	Commands(ctx context.Context) ([]CommandInfo, error)
 	// Resources lists the servers' resources and templates; Read reads
 	// one. A read's failure is the error.
 	Resources(ctx context.Context, req ResourcesRequest) (ResourceList, error)
@@ -70,6 +71,11 @@ type App interface {
 	ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error)
 	// ChatSessions lists the recorded sessions.
 	ChatSessions(ctx context.Context) (SessionList, error)
+
+	// ToolDetail is one tool of Tools with its schemas (ui.go);
+	// Composition the file and the host's loads of it.
+	ToolDetail(ctx context.Context, req ToolRequest) (ToolDetail, error)
+	Composition(ctx context.Context) (CompositionInfo, error)
 }
 
 // Status is a host's instances and how many tools each registered.
@@ -106,6 +112,13 @@ type Tool struct {
 	Withheld bool `json:"withheld,omitempty"`
 }
 
+// ToolsRequest names the caller a tools listing or a prompt is for: the
+// kind of front end, as CallRequest.Caller (call when empty), whose
+// policy rules decide what is withheld.
+type ToolsRequest struct {
+	Caller string `json:"caller,omitempty"`
+}
+
 // ToolList is every tool a command-line caller sees, and the instances.
 type ToolList struct {
 	Tools     []Tool                `json:"tools"`
@@ -121,13 +134,14 @@ type CallRequest struct {
 	// nil: "defaults" accepts a form's defaults, "decline" declines,
 	// empty leaves them to the host's installed answerer.
 	Elicit string `json:"elicit,omitempty"`
-	// Yes approves the call where the policy would ask and Answer is nil
-	// (`dsh-host call --yes`): nobody is there to answer.
+	// Yes approves the call where the policy would ask, Answer or not
+	// (`dsh-host call --yes`, a console of `chat --yes`).
 	Yes bool `json:"yes,omitempty"`
 	// Caller is the kind of front end the call is made as, which the
-	// policy's rules match: tools.CallerCall (when empty) or
-	// tools.CallerConsole. No other is accepted: a front end may not
-	// claim to be the gateway (remote callers) or the agent.
+	// policy's rules match: tools.CallerCall (when empty),
+	// tools.CallerConsole or tools.CallerUI (the web console). No other
+	// is accepted: a front end may not claim to be the gateway (remote
+	// callers) or the agent.
 	Caller string `json:"caller,omitempty"`
 	// Progress, when set, receives the call's progress reports (its
 	// tools.Channels.Progress).
@@ -155,6 +169,13 @@ type CommandRequest struct {
 	Caller string `json:"caller,omitempty"`
 	// Answer is CallRequest.Answer for the command's questions.
 	Answer elicit.Answerer `json:"-"`
+}
+
+// CommandInfo is one registered slash command, as /help lists it.
+type CommandInfo struct {
+	Name        string `json:"name"` // without the slash
+	Usage       string `json:"usage,omitempty"`
+	Description string `json:"description"`
 }
 
 // ResourcesRequest filters a resources listing (resources.Filter).

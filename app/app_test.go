@@ -69,7 +69,7 @@ func TestStatusToolsPrompt(t *testing.T) {
 		if st.PID != os.Getpid() || st.File != e.File {
 			t.Errorf("status names pid %d, file %q", st.PID, st.File)
 		}
-		list, err := e.Tools(ctx)
+		list, err := e.Tools(ctx, app.ToolsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestStatusToolsPrompt(t *testing.T) {
 		if len(list.Instances) != len(st.Instances) {
 			t.Errorf("tools lists %d instances, status %d", len(list.Instances), len(st.Instances))
 		}
-		p, err := e.Prompt(ctx)
+		p, err := e.Prompt(ctx, app.ToolsRequest{})
 		if err != nil || p.Count == 0 || !strings.Contains(p.ToolsJSON, "mcp__fx__add") {
 			t.Errorf("prompt: %d tools, %v", p.Count, err)
 		}

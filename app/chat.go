@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
 	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -127,13 +128,30 @@ type ChatSessionRequest struct {
 type ChatInfo struct {
 	Model   string `json:"model"`
 	Session string `json:"session,omitempty"`
-	// Turns is the messages a resumed session brought back; Warnings is
-	// what was wrong with its file but could be skipped.
+	// Turns is the turns a resumed session brought back, Messages the
+	// messages the conversation holds now; Warnings is what was wrong
+	// with the session's file but could be skipped.
 	Turns    int      `json:"turns,omitempty"`
+	Messages int      `json:"messages,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Tools names the tools the model is offered now, as its next
 	// request carries them (folded: mcp_list and mcp_call).
 	Tools []string `json:"tools"`
+	// Transcript is what was said in a resumed session, for a front end
+	// to show again; Pending the line of its last turn that got no
+	// answer (failed or cancelled), when none came after it.
+	Transcript []ChatSaid `json:"transcript,omitempty"`
+	Pending    string     `json:"pending,omitempty"`
+}
+
+// ChatSaid is one line of a session's transcript (sessions.Said): Role
+// "user", "assistant", or "tool" (Text: a call's name and arguments).
+type ChatSaid struct {
+	Time       time.Time `json:"time"`
+	Role       string    `json:"role"`
+	Text       string    `json:"text"`
+	Unanswered bool      `json:"unanswered,omitempty"`
+	Error      string    `json:"error,omitempty"`
 }
 
 // Session is one recorded conversation.
@@ -162,6 +180,11 @@ var ErrNoAgent = errors.New("the agent is not running: the composition needs an 
 func (l *Local) agent() (*agent.Agent, error) {
 	a, ok := lookup(l.Host, agent.Key)
 	if !ok {
+		for _, st := range l.Host.Status() {
+			if st.Plugin == agent.PluginName && st.State != host.StateDisabled {
+				return nil, agentDown{st}
+			}
+		}
 		return nil, ErrNoAgent
 	}
 	return a, nil
@@ -315,7 +338,11 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 		if err := conv.Resume(ls); err != nil {
 			return ChatInfo{}, err
 		}
-		info.Session, info.Turns, info.Warnings = ls.ID, ls.Info.Turns, ls.Warnings
+		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
+		info.Pending = ls.Pending
+		for _, s := range ls.Transcript {
+			info.Transcript = append(info.Transcript, ChatSaid(s))
+		}
 		return info, nil
 	}
 	conv.Reset()

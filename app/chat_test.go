@@ -112,6 +112,9 @@ func TestCallerKind(t *testing.T) {
 	composition := strings.Replace(fixtureComposition(t, nil), `        - tools: ["mcp__fx__fail"]`, `        - tools: ["mcp__fx__add"]
           callers: [console]
           action: deny
+        - tools: ["mcp__fx__add"]
+          callers: [ui]
+          action: deny
         - tools: ["mcp__fx__fail"]`, 1)
 	both(t, composition, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -123,7 +126,12 @@ func TestCallerKind(t *testing.T) {
 		if res, err := e.Call(ctx, add); err != nil || res.Err == nil {
 			t.Errorf("add as console: %v, %v; want the policy's denial", res.Err, err)
 		}
-		for _, claim := range []string{"gateway", "chat", "Console", "nope"} {
+		// The web console's try-it calls are the ui's: rules name it.
+		add.Caller = "ui"
+		if res, err := e.Call(ctx, add); err != nil || res.Err == nil || !strings.Contains(res.Err.Error(), "rule 2") {
+			t.Errorf("add as ui: %v, %v; want the denial of the rule for ui", res.Err, err)
+		}
+		for _, claim := range []string{"gateway", "chat", "Console", "UI", "nope"} {
 			add.Caller = claim
 			if _, err := e.Call(ctx, add); err == nil || !strings.Contains(err.Error(), "front end calls as") {
 				t.Errorf("add as %q: %v; want the claim refused", claim, err)

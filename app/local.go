@@ -25,6 +25,8 @@ var (
 	ErrNoTools     = errors.New("the tools service is not running (check the composition's status)")
 	ErrNoCommands  = errors.New("the commands service is not running (check the composition's status)")
 	ErrNoResources = errors.New("the resources service is not running (check the composition's status)")
+	// ErrNotWatched: Reload on a host that does not follow its file.
+	ErrNotWatched = errors.New("this host does not follow its composition file (only dsh-host run and serve do): nothing to reload")
 )
 
 // Local answers from a host in this process.
@@ -61,13 +63,17 @@ func (l *Local) Status(context.Context) (Status, error) {
 	return Status{PID: os.Getpid(), File: l.File, Instances: l.Host.Status(), ToolCounts: CountTools(reg)}, nil
 }
 
-// Tools lists the tools a command-line caller sees.
-func (l *Local) Tools(ctx context.Context) (ToolList, error) {
+// Tools lists the tools req's caller sees.
+func (l *Local) Tools(ctx context.Context, req ToolsRequest) (ToolList, error) {
 	reg, err := l.registry()
 	if err != nil {
 		return ToolList{}, err
 	}
-	rows, err := ListTools(ctx, reg, tools.Caller{Kind: tools.CallerCall})
+	caller, err := frontEnd(req.Caller)
+	if err != nil {
+		return ToolList{}, err
+	}
+	rows, err := ListTools(ctx, reg, caller)
 	if err != nil {
 		return ToolList{}, err
 	}
@@ -80,29 +86,38 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	caller.ImageInput = req.ImageInput
 	ch := &tools.Channels{Progress: req.Progress}
 	if req.Answer != nil {
-		// Someone answers: the policy asks them, as it asks a console.
+		// Someone answers: the policy asks them, as it asks a console,
+		// unless --yes approved ahead.
 		ch.Answerer = req.Answer
+		if req.Yes {
+			ch.OneShot = &tools.OneShot{Yes: true}
+		}
 	} else {
 		// A one-shot command: nobody is there to answer an approval, so
 		// --yes does; a server's questions get the --elicit answer.
 		ch.Answerer, ch.OneShot = elicitAnswerer(req.Elicit), &tools.OneShot{Yes: req.Yes}
 	}
-	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: kind, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
+	return reg.Run(ctx, tools.Call{Caller: caller, Name: req.Tool, Args: req.Args, Channels: ch}), nil
 }
 
-// Prompt assembles the tools array a command-line caller's model sees.
-func (l *Local) Prompt(ctx context.Context) (Prompt, error) {
+// Prompt assembles the tools array req's caller's model sees.
+func (l *Local) Prompt(ctx context.Context, req ToolsRequest) (Prompt, error) {
 	reg, err := l.registry()
 	if err != nil {
 		return Prompt{}, err
 	}
-	asm, err := reg.Assemble(ctx, tools.Caller{Kind: tools.CallerCall})
+	caller, err := frontEnd(req.Caller)
+	if err != nil {
+		return Prompt{}, err
+	}
+	asm, err := reg.Assemble(ctx, caller)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -119,7 +134,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok {
 		return commands.Reply{}, ErrNoCommands
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return commands.Reply{}, err
 	}
@@ -128,7 +143,38 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if a == nil {
 		a = elicitAnswerer(req.Elicit)
 	}
-	return reg.RunWith(ctx, tools.Caller{Kind: kind}, req.Line, &tools.Channels{Answerer: a}), nil
+	return reg.RunWith(ctx, caller, req.Line, &tools.Channels{Answerer: a}), nil
+}
+
+// Commands lists the registered slash commands by name.
+func (l *Local) Commands(context.Context) ([]CommandInfo, error) {
+	reg, ok := lookup(l.Host, commands.Key)
+	if !ok {
+		return nil, ErrNoCommands
+	}
+	list := []CommandInfo{}
+	for _, c := range reg.List() {
+		list = append(list, CommandInfo{Name: c.Name, Usage: c.Usage, Description: c.Description})
+	}
+	return list, nil
+}
+
+// Installer is an App whose host runs in this process (Local): a front
+// end there installs its answerer on the host for the questions no
+// request of its own carries (a server's, asked outside any call).
+type Installer interface {
+	InstallAnswerer(a elicit.Answerer) (remove func())
+}
+
+// InstallAnswerer installs a on the host's elicitation service, ahead of
+// the one installed before, and returns its removal; without the service
+// (a composition that disabled it) nothing is installed.
+func (l *Local) InstallAnswerer(a elicit.Answerer) (remove func()) {
+	svc, ok := lookup(l.Host, elicit.Key)
+	if !ok {
+		return func() {}
+	}
+	return svc.Install(a)
 }
 
 func (l *Local) resources() (*resources.Registry, error) {
@@ -187,7 +233,11 @@ func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
 // host must be watching its file (host.Watch).
 func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 	before := l.Host.Reloads()
-	l.Host.Reload()
+	if !l.Host.Reload() {
+		// Nothing follows the file (a host of chat or a one-shot
+		// command): no outcome would ever come.
+		return ReloadResult{}, ErrNotWatched
+	}
 	// The watcher reports its loads only as counters: poll them.
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -287,15 +337,18 @@ func serialized[T any](fn func(T)) func(T) {
 	}
 }
 
-// frontEnd is the caller kind a request claims: call when it names none,
-// console, nothing else. The socket's peer is a local front end; letting
-// it claim gateway or chat would put it under rules written for others.
-func frontEnd(kind string) (string, error) {
+// frontEnd is the caller a request claims: call when it names none,
+// console (whose id is "console", as the console's calls always had) or
+// ui, nothing else. The socket's peer is a local front end; letting it
+// claim gateway or chat would put it under rules written for others.
+func frontEnd(kind string) (tools.Caller, error) {
 	switch kind {
-	case "":
-		return tools.CallerCall, nil
-	case tools.CallerCall, tools.CallerConsole:
-		return kind, nil
+	case "", tools.CallerCall:
+		return tools.Caller{Kind: tools.CallerCall}, nil
+	case tools.CallerConsole:
+		return tools.Caller{Kind: kind, ID: "console"}, nil
+	case tools.CallerUI:
+		return tools.Caller{Kind: kind}, nil
 	}
-	return "", fmt.Errorf("caller %q: a front end calls as %q or %q", kind, tools.CallerCall, tools.CallerConsole)
+	return tools.Caller{}, fmt.Errorf("caller %q: a front end calls as %q, %q or %q", kind, tools.CallerCall, tools.CallerConsole, tools.CallerUI)
 }

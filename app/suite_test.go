@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
@@ -88,6 +89,18 @@ func both(t *testing.T, composition string, fn func(t *testing.T, e *env)) {
 // short enough for a socket's path.
 func start(t *testing.T, composition string) (*host.Host, string) {
 	t.Helper()
+	return startHost(t, composition, true)
+}
+
+// startUnwatched is start for a host that does not follow its file, as
+// chat's and a one-shot command's do not.
+func startUnwatched(t *testing.T, composition string) (*host.Host, string) {
+	t.Helper()
+	return startHost(t, composition, false)
+}
+
+func startHost(t *testing.T, composition string, watch bool) (*host.Host, string) {
+	t.Helper()
 	home, err := os.MkdirTemp("", "dsha")
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +128,13 @@ func start(t *testing.T, composition string) (*host.Host, string) {
 	if err := h.Update(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	wg.Go(func() { h.Watch(ctx, file) })
+	if watch {
+		wg.Go(func() { h.Watch(ctx, file) })
+		// Until the watcher's first load, a reload finds none to ask.
+		for st := h.Reloads(); st.Applied+st.Failed == 0; st = h.Reloads() {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	return h, file
 }
 

@@ -207,19 +207,21 @@ func watchable(files []string) []string {
 // file is applied even when its content did not change, and failed
 // instances are started again: an explicit reload is how a user retries an
 // instance whose apply failed for a reason outside the file (a server that
-// was down). A reload caused by a change on disk retries nothing.
-func (h *Host) Reload() {
+// was down). A reload caused by a change on disk retries nothing. It
+// reports false when no Watch runs, so no reload will come.
+func (h *Host) Reload() bool {
 	h.mu.Lock()
 	signal := h.reload
 	h.mu.Unlock()
 	if signal == nil {
 		h.log.Warn("reload requested, but no composition file is watched")
-		return
+		return false
 	}
 	select {
 	case signal <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 // reloader reads and applies one watched composition; only the Watch

@@ -123,7 +123,7 @@ func cmdTools(ctx context.Context, args []string, io Stdio) int {
 		return code
 	}
 	return o.withAnswers(ctx, io, "tools", *noAttach, func(a app.App) int {
-		list, err := a.Tools(ctx)
+		list, err := a.Tools(ctx, app.ToolsRequest{})
 		if err != nil {
 			return fail(io, "tools", err)
 		}
@@ -222,7 +222,7 @@ func cmdPrompt(ctx context.Context, args []string, io Stdio) int {
 		return code
 	}
 	return o.withAnswers(ctx, io, "prompt", *noAttach, func(a app.App) int {
-		p, err := a.Prompt(ctx)
+		p, err := a.Prompt(ctx, app.ToolsRequest{})
 		if err != nil {
 			return fail(io, "prompt", err)
 		}

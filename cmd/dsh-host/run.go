@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os/signal"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
+	"github.com/dsh-host/dsh-host/internal/webui"
 )
 
 func cmdRun(ctx context.Context, args []string, io Stdio) int {
@@ -16,8 +18,14 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 	cf.Register(fs, "info")
 	consoleMode := "auto"
 	fs.Var(choice{Value: &consoleMode, Allowed: []string{"auto", "on", "off"}}, "console", "console `mode` on stdin: auto (when stdin and stdout are terminals), on, or off")
+	uiAddr := fs.String("ui", "", "also serve the web console on this loopback `ADDR`, such as 127.0.0.1:0 (see dsh-host ui)")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
+	}
+	if *uiAddr != "" {
+		if err := webui.CheckAddr(*uiAddr); err != nil {
+			return usageError(fs, io, "%v", err)
+		}
 	}
 	useConsole := consoleMode == "on" || consoleMode == "auto" && io.terminal(io.In) && io.terminal(io.Out)
 
@@ -57,13 +65,22 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 
 	stopFollowing := hostrun.Follow(ctx, h, cf.File, hup, logger)
 	stopControl := hostrun.ServeControl(h, cf.File, logger)
+	stopUI := func() {}
+	if *uiAddr != "" {
+		if stopUI, err = webui.ForHost(h, cf.File, *uiAddr, screen.Out, logger); err != nil {
+			stopControl()
+			stopFollowing()
+			hostrun.Shutdown(h, logger)
+			return fail(io, "run", err)
+		}
+	}
 	quit := make(chan struct{})
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()
 	if useConsole {
 		go func() {
 			defer close(quit)
-			console.Run(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
+			console.Run(consoleCtx, &app.Local{Host: h, File: cf.File}, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.File)
@@ -73,6 +90,7 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 	}
 	logger.Info("shutting down")
 	stopConsole()
+	stopUI()
 	stopControl()
 	stopFollowing()
 	return stopped(h, logger)

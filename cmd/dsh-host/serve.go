@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/serve"
+	"github.com/dsh-host/dsh-host/internal/webui"
 )
 
 // serveEnv are serve's flags that the environment can give.
@@ -55,6 +56,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	serve.TuneGC(os.Getenv)
 	if err := sc.Parsed(fs); err != nil {
 		return usageError(fs, std, "%v", err)
+	}
+	if sc.UI != "" {
+		if err := webui.CheckAddr(sc.UI); err != nil {
+			return usageError(fs, std, "%v", err)
+		}
 	}
 	// The entry the flags make, decoded and validated as the host will,
 	// before anything starts: what the flags say wrong is a usage error.
@@ -106,7 +112,16 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
 		Started: func(ctx context.Context, h *host.Host) func() {
 			stopFollow, stopControl := hostrun.Follow(ctx, h, common.File, hup, logger), hostrun.ServeControl(h, common.File, logger)
-			return func() { stopControl(); stopFollow() }
+			stopUI := func() {}
+			if sc.UI != "" {
+				var err error
+				// stdout may be the MCP stream: the URL goes to stderr.
+				if stopUI, err = webui.ForHost(h, common.File, sc.UI, std.Err, logger); err != nil {
+					logger.Error("no web console", "err", err)
+					stopUI = func() {}
+				}
+			}
+			return func() { stopUI(); stopControl(); stopFollow() }
 		}}
 	if sc.Stdio {
 		var problem string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/internal/usersock"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -51,7 +52,7 @@ func Dial(ctx context.Context, file string) (*Client, error) {
 		}
 	}
 	path, err := SocketPath(file)
-	if err != nil && !errors.Is(err, errTooLong) {
+	if err != nil && !errors.Is(err, usersock.ErrTooLong) {
 		return nil, err
 	}
 	if err == nil {
@@ -114,14 +115,19 @@ func (c *Client) Status(ctx context.Context) (st app.Status, err error) {
 	return st, c.get(ctx, pathStatus, &st)
 }
 
-// Tools asks for the tool list.
-func (c *Client) Tools(ctx context.Context) (tl app.ToolList, err error) {
-	return tl, c.get(ctx, pathTools, &tl)
+// Tools asks for the tool list req's caller sees.
+func (c *Client) Tools(ctx context.Context, req app.ToolsRequest) (tl app.ToolList, err error) {
+	return tl, c.post(ctx, pathTools, req, &tl)
 }
 
-// Prompt asks for the tools array.
-func (c *Client) Prompt(ctx context.Context) (p app.Prompt, err error) {
-	return p, c.get(ctx, pathPrompt, &p)
+// Prompt asks for the tools array of req's caller.
+func (c *Client) Prompt(ctx context.Context, req app.ToolsRequest) (p app.Prompt, err error) {
+	return p, c.post(ctx, pathPrompt, req, &p)
+}
+
+// Commands asks for the registered slash commands.
+func (c *Client) Commands(ctx context.Context) (list []app.CommandInfo, err error) {
+	return list, c.get(ctx, pathCommands, &list)
 }
 
 // Command runs a slash command on the host; its questions go to
@@ -219,6 +225,7 @@ type readLine struct {
 	Audit    *app.AuditRecord `json:"audit"`
 	Reply    *commands.Reply  `json:"reply"`
 	Error    string           `json:"error"`
+	Kind     string           `json:"kind"`
 }
 
 // Call runs a tool call on the host. Its progress goes to req.Progress,
@@ -382,7 +389,7 @@ func (c *Client) stream(ctx context.Context, path string, in any, answer elicit.
 		}
 		switch {
 		case l.Error != "":
-			return errors.New(l.Error)
+			return &remoteError{msg: l.Error, kind: errKinds[l.Kind]}
 		case l.Call != "":
 			callID = l.Call
 		case l.Question != nil:
@@ -490,7 +497,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 				e.Error += " (the running host may be an older dsh-host: restart it, or pass --no-attach)"
 			}
 		}
-		return nil, errors.New(e.Error)
+		return nil, &remoteError{msg: e.Error, kind: errKinds[e.Kind]}
 	}
 	return resp, nil
 }

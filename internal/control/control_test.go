@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/usersock"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -178,11 +179,11 @@ func TestCheckPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer server.Close()
-	if err := CheckPeer(server, os.Getuid()); err != nil {
+	if err := usersock.CheckPeer(server, os.Getuid()); err != nil {
 		t.Errorf("the same user refused: %v", err)
 	}
-	err = CheckPeer(server, os.Getuid()+1)
-	if err == nil || !strings.Contains(err.Error(), "only the host's user may connect") {
+	err = usersock.CheckPeer(server, os.Getuid()+1)
+	if err == nil || !strings.Contains(err.Error(), "only the socket's user may connect") {
 		t.Errorf("another uid: %v, want a refusal", err)
 	}
 
@@ -233,12 +234,12 @@ func TestClientServer(t *testing.T) {
 	if err != nil || host.Find(st.Instances, "hi").State != host.StateActive || st.ToolCounts["hi"] != 1 {
 		t.Errorf("status: %+v, %v", st, err)
 	}
-	tl, err := cl.Tools(ctx)
+	tl, err := cl.Tools(ctx, app.ToolsRequest{})
 	if err != nil || len(tl.Tools) != 1 || tl.Tools[0].Name != "greet" {
 		t.Errorf("tools: %+v, %v", tl, err)
 	}
-	p, err := cl.Prompt(ctx)
-	want, _ := local.Prompt(ctx)
+	p, err := cl.Prompt(ctx, app.ToolsRequest{})
+	want, _ := local.Prompt(ctx, app.ToolsRequest{})
 	if err != nil || p.ToolsJSON != want.ToolsJSON || p.Count != 1 {
 		t.Errorf("prompt: %+v, %v; want %+v", p, err, want)
 	}

@@ -8,20 +8,21 @@ package control
 // that no DSH_HOME names: $XDG_RUNTIME_DIR/dsh-host, else
 // $TMPDIR/dsh-host-<uid>. The link is named by the composition's absolute
 // path as the socket is; Dial follows it when the own DSH_HOME has no
-// host. The directory must be the user's own and private (privateDir):
+// host. The directory must be the user's own and private (PrivateDir):
 // one another user made, or a symlink, is not used, and hosts are then
 // found under their own DSH_HOME only.
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/dsh-host/dsh-host/internal/usersock"
 )
 
 // indexDir is the directory of the index, not created.
@@ -36,12 +37,9 @@ func indexDir() string {
 // of a symlink to its host's socket (dialled at its target, so the link's
 // own path needs no room in a socket address).
 func indexLink(file string) (string, error) {
-	abs, err := filepath.Abs(file)
+	abs, err := usersock.Resolve(file)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", file, err)
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+		return "", err
 	}
 	if runtime.GOOS == "windows" {
 		abs = strings.ToLower(abs)
@@ -58,7 +56,7 @@ func indexLink(file string) (string, error) {
 func publish(file, socket string, logger *slog.Logger) (unpublish func()) {
 	link, err := indexLink(file)
 	if err == nil {
-		err = privateDir(filepath.Dir(link))
+		err = usersock.PrivateDir(filepath.Dir(link))
 	}
 	if err == nil {
 		// A new link renamed over the entry: a reader finds the old one
@@ -92,7 +90,7 @@ func indexed(file string) string {
 		return ""
 	}
 	fi, err := os.Lstat(filepath.Dir(link))
-	if err != nil || !fi.IsDir() || ownedByMe(fi) != nil || (fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows") {
+	if err != nil || !fi.IsDir() || usersock.OwnedByMe(fi) != nil || (fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows") {
 		return ""
 	}
 	to, err := os.Readlink(link)

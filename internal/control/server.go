@@ -23,15 +23,16 @@ import (
 // answer NDJSON lines (streamLine), the result last. A failure is a 4xx
 // or 5xx status with {"error": "..."}.
 const (
-	pathHello   = "/v1/hello"   // GET: Hello
-	pathStatus  = "/v1/status"  // GET: app.Status
-	pathWatch   = "/v1/watch"   // GET: NDJSON streamLine{status}...
-	pathTools   = "/v1/tools"   // GET: app.ToolList
-	pathCall    = "/v1/call"    // POST callWire: NDJSON streamLine...
-	pathAnswer  = "/v1/answer"  // POST answerRequest: {}
-	pathPrompt  = "/v1/prompt"  // GET: app.Prompt
-	pathCommand = "/v1/command" // POST commandWire: commands.Reply, or NDJSON streamLine... when it asks
-	pathReload  = "/v1/reload"  // POST: app.ReloadResult
+	pathHello    = "/v1/hello"    // GET: Hello
+	pathStatus   = "/v1/status"   // GET: app.Status
+	pathWatch    = "/v1/watch"    // GET: NDJSON streamLine{status}...
+	pathTools    = "/v1/tools"    // POST app.ToolsRequest: app.ToolList
+	pathCall     = "/v1/call"     // POST callWire: NDJSON streamLine...
+	pathAnswer   = "/v1/answer"   // POST answerRequest: {}
+	pathPrompt   = "/v1/prompt"   // POST app.ToolsRequest: app.Prompt
+	pathCommand  = "/v1/command"  // POST commandWire: commands.Reply, or NDJSON streamLine... when it asks
+	pathCommands = "/v1/commands" // GET: []app.CommandInfo
+	pathReload   = "/v1/reload"   // POST: app.ReloadResult
 
 	pathResources = "/v1/resources" // POST app.ResourcesRequest: app.ResourceList
 	pathRead      = "/v1/read"      // POST app.ReadRequest: app.ReadAnswer
@@ -68,8 +69,10 @@ type streamLine struct {
 	Chat     *app.ChatResult  `json:"chat,omitempty"`
 	Audit    *app.AuditRecord `json:"audit,omitempty"`
 	Reply    *commands.Reply  `json:"reply,omitempty"`
-	// Error ends a stream that failed before its result.
+	// Error ends a stream that failed before its result; Kind is its
+	// errKinds' key.
 	Error string `json:"error,omitempty"`
+	Kind  string `json:"kind,omitempty"`
 }
 
 // callWire is a call on the wire: what it asks for back.
@@ -111,6 +114,21 @@ var errKinds = map[string]error{
 	"refused":      tools.ErrRefused,
 	"canceled":     context.Canceled,
 	"deadline":     context.DeadlineExceeded,
+	// A request's own errors: what the composition does not run.
+	"no-agent":    app.ErrNoAgent,
+	"no-tools":    app.ErrNoTools,
+	"no-commands": app.ErrNoCommands,
+	"not-watched": app.ErrNotWatched,
+}
+
+// kindOf is err's errKinds key, "" when it is none of them.
+func kindOf(err error) string {
+	for kind, target := range errKinds {
+		if errors.Is(err, target) {
+			return kind
+		}
+	}
+	return ""
 }
 
 // Server serves an app.App on a control socket.
@@ -158,8 +176,7 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	home, _ := dshhome.Dir() // the host's, as it started
 	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file, Home: home}, nil })
 	get(pathStatus, func(ctx context.Context) (any, error) { return a.Status(ctx) })
-	get(pathTools, func(ctx context.Context) (any, error) { return a.Tools(ctx) })
-	get(pathPrompt, func(ctx context.Context) (any, error) { return a.Prompt(ctx) })
+	get(pathCommands, func(ctx context.Context) (any, error) { return a.Commands(ctx) })
 	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })
 	handle("POST "+pathCommand, func(w http.ResponseWriter, r *http.Request) {
 		var req commandWire
@@ -172,6 +189,8 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		}
 		s.serveCommand(w, r, a, req)
 	})
+	post(handle, pathTools, func(ctx context.Context, req app.ToolsRequest) (any, error) { return a.Tools(ctx, req) })
+	post(handle, pathPrompt, func(ctx context.Context, req app.ToolsRequest) (any, error) { return a.Prompt(ctx, req) })
 	post(handle, pathResources, func(ctx context.Context, req app.ResourcesRequest) (any, error) { return a.Resources(ctx, req) })
 	post(handle, pathRead, func(ctx context.Context, req app.ReadRequest) (any, error) { return a.Read(ctx, req) })
 	post(handle, pathReload, func(ctx context.Context, _ struct{}) (any, error) { return a.Reload(ctx) })
@@ -200,6 +219,7 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		}
 	})
 	handle("GET "+pathWatch, func(w http.ResponseWriter, r *http.Request) { s.serveWatch(w, r, a) })
+	serveUI(handle, a)
 	s.srv = &http.Server{
 		Handler:           bounded(mux, lim),
 		ReadHeaderTimeout: lim.readHeader,
@@ -336,7 +356,7 @@ func (s *Server) streamed(w http.ResponseWriter, r *http.Request, ask bool, run 
 	}
 	last, err := run(ctx, st, answer)
 	if err != nil {
-		st.end(streamLine{Error: err.Error()})
+		st.end(streamLine{Error: err.Error(), Kind: kindOf(err)})
 		return
 	}
 	st.end(last)
@@ -356,13 +376,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, a app.App, re
 		}
 		out := &wireResult{Content: res.Content, Value: res.Value, Failed: res.Failed}
 		if res.Err != nil {
-			out.Error = res.Err.Error()
-			for kind, target := range errKinds {
-				if errors.Is(res.Err, target) {
-					out.Kind = kind
-					break
-				}
-			}
+			out.Error, out.Kind = res.Err.Error(), kindOf(res.Err)
 		}
 		return streamLine{Result: out}, nil
 	})
@@ -405,7 +419,7 @@ func (s *Server) serveAudit(w http.ResponseWriter, r *http.Request, a app.App, q
 	st.rc.Flush()
 	for rec, err := range seq {
 		if err != nil {
-			st.end(streamLine{Error: err.Error()})
+			st.end(streamLine{Error: err.Error(), Kind: kindOf(err)})
 			return
 		}
 		if st.send(streamLine{Audit: &rec}) != nil {
@@ -474,10 +488,12 @@ type errorBody struct {
 	// Refused: the host refused the connection before any request
 	// (refuser); Error says why.
 	Refused bool `json:"refused,omitempty"`
+	// Kind is the error's errKinds' key, so errors.Is holds attached too.
+	Kind string `json:"kind,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(errorBody{Error: err.Error()})
+	json.NewEncoder(w).Encode(errorBody{Error: err.Error(), Kind: kindOf(err)})
 }

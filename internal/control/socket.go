@@ -2,40 +2,22 @@ package control
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/dsh-host/dsh-host/internal/dshhome"
+	"github.com/dsh-host/dsh-host/internal/usersock"
 )
-
-// maxSocketPath is the longest socket path every platform takes: sun_path
-// holds 104 bytes on macOS and the BSDs (108 on Linux), with the final NUL.
-const maxSocketPath = 103
 
 // SocketPath returns the control socket of the composition in file:
 // $DSH_HOME/run/<hash>.sock, where hash is of file's absolute path with
 // symlinks resolved (the path as given when it does not exist), so that
 // every way of naming one file finds one socket.
 func SocketPath(file string) (string, error) {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", file, err)
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return socketFor(abs)
+	return usersock.Path(file, ".sock")
 }
 
 // namePath returns the socket of file under its own name: its absolute
@@ -53,30 +35,9 @@ func namePath(file string) (string, bool, error) {
 	if err != nil || real == abs {
 		return "", false, nil
 	}
-	p, err := socketFor(abs)
+	p, err := usersock.PathOf(abs, ".sock")
 	return p, err == nil, err
 }
-
-// socketFor is the socket of the absolute path abs.
-func socketFor(abs string) (string, error) {
-	if runtime.GOOS == "windows" {
-		abs = strings.ToLower(abs) // one file, whatever the case it is named in
-	}
-	sum := sha256.Sum256([]byte(abs))
-	dir, err := dshhome.Path("run")
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, hex.EncodeToString(sum[:8])+".sock")
-	if len(p) > maxSocketPath {
-		return "", fmt.Errorf("the control socket %s is %d bytes long, %w (%d): set %s to a shorter directory", p, len(p), errTooLong, maxSocketPath, dshhome.EnvVar)
-	}
-	return p, nil
-}
-
-// errTooLong: a host cannot listen on such a path, so there is none to
-// reach there either (Dial).
-var errTooLong = errors.New("more than a Unix socket path may have")
 
 // ErrInUse is returned by Listen when a live host of the same composition
 // holds the socket already.
@@ -85,7 +46,7 @@ var ErrInUse = errors.New("another host of this composition holds the control so
 // Listen opens the control socket of the composition in file. A socket
 // file nobody answers on (its host died without removing it) is replaced;
 // one a live host holds is left alone, and Listen returns ErrInUse. The
-// listener accepts only connections of the current user (see CheckPeer);
+// listener accepts only connections of the current user (usersock.CheckPeer);
 // refusals are logged to logger. When file is named through a symlink,
 // the listener answers on the socket of that name too (namePath), unless
 // another host holds it.
@@ -113,85 +74,14 @@ func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 
 // listenAt opens the socket at path (see Listen).
 func listenAt(path string, logger *slog.Logger) (*sameUser, error) {
-	if err := privateDir(filepath.Dir(path)); err != nil {
-		return nil, err
-	}
-	// The host that listens holds the socket's lock file for as long as
-	// it does: another host finds the lock taken and leaves the socket
-	// alone, and two hosts starting at once cannot both take it (the
-	// second removing the first's). A host that dies releases the lock
-	// (the kernel does), and the next one replaces the file it left.
-	unlock, held, err := tryLock(strings.TrimSuffix(path, ".sock") + ".lock")
-	if err != nil {
-		return nil, err
-	}
-	if !held {
+	l, unlock, err := usersock.Listen(path)
+	if errors.Is(err, usersock.ErrInUse) {
 		return nil, fmt.Errorf("%s: %w", path, ErrInUse)
 	}
-	listening := false
-	defer func() {
-		if !listening {
-			unlock()
-		}
-	}()
-	l, err := net.Listen("unix", path)
 	if err != nil {
-		if _, statErr := os.Lstat(path); statErr != nil {
-			return nil, fmt.Errorf("listen on %s: %w", path, err)
-		}
-		// Where there is no lock (Windows), a live host answers.
-		if live(path) {
-			return nil, fmt.Errorf("%s: %w", path, ErrInUse)
-		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("remove the stale control socket %s: %w", path, err)
-		}
-		if l, err = net.Listen("unix", path); err != nil {
-			return nil, fmt.Errorf("listen on %s: %w", path, err)
-		}
+		return nil, err
 	}
-	// The directory is private already; the mode says it again for a
-	// directory someone opened up.
-	if err := os.Chmod(path, 0o600); err != nil && runtime.GOOS != "windows" {
-		l.Close()
-		return nil, fmt.Errorf("restrict %s to its owner: %w", path, err)
-	}
-	listening = true
-	return &sameUser{Listener: l, uid: os.Getuid(), log: logger, unlock: sync.OnceFunc(unlock), refuse: newRefuser()}, nil
-}
-
-// live reports whether a host answers on the socket at path.
-func live(path string) bool {
-	c, err := net.DialTimeout("unix", path, time.Second)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
-// privateDir makes dir, or checks that it exists as a directory (not a
-// symlink) owned by the current user, and restricts it to that user.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create the control socket's directory: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("the control socket's directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("the control socket's directory %s is not a directory", dir)
-	}
-	if err := ownedByMe(fi); err != nil {
-		return fmt.Errorf("the control socket's directory %s: %w", dir, err)
-	}
-	if fi.Mode().Perm() != 0o700 && runtime.GOOS != "windows" {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("restrict %s to its owner: %w", dir, err)
-		}
-	}
-	return nil
+	return &sameUser{Listener: l, uid: os.Getuid(), log: logger, unlock: unlock, refuse: newRefuser()}, nil
 }
 
 // sameUser accepts the connections of one user and closes the others.
@@ -236,7 +126,7 @@ func (l *sameUser) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckPeer(c, l.uid); err != nil {
+		if err := usersock.CheckPeer(c, l.uid); err != nil {
 			if l.log != nil {
 				if l.refused == nil {
 					l.refused = &rateLog{every: refuseEvery, emit: func(n int) {

@@ -35,16 +35,18 @@ type Import struct {
 	// Notes says what was skipped or changed, and why, one line each.
 	Notes   []string
 	servers []mcpservers.Imported
+	// names are the servers' names in the client's file.
+	names []string
 }
 
 // Parse reads the servers of an MCP client config, in file order; source
 // names it in what is written.
 func Parse(data []byte, source string) (*Import, error) {
-	servers, notes, err := parseMCPServers(data)
+	servers, names, notes, err := parseMCPServers(data)
 	if err != nil {
 		return nil, err
 	}
-	return &Import{Source: source, Notes: notes, servers: servers}, nil
+	return &Import{Source: source, Notes: notes, servers: servers, names: names}, nil
 }
 
 // Len is the number of servers imported.
@@ -56,13 +58,18 @@ func (im *Import) IDs() string { return ids(im.servers) }
 // YAML renders the servers as a composition: a plugins list that can be
 // used as it is or pasted under an existing one, the skipped servers in a
 // comment at the top.
-func (im *Import) YAML() ([]byte, error) { return render(im.servers, im.Notes, im.Source) }
+func (im *Import) YAML() ([]byte, error) { return render(im.servers, im.Notes, importHead(im.Source)) }
 
 // Append appends the servers to the plugins list of the composition at
 // path, keeping every other byte of it. An id or serverName already in the
 // composition is refused, and nothing is written. A missing file is
 // created.
-func (im *Import) Append(path string) error { return appendEntries(path, im.servers, im.Source) }
+func (im *Import) Append(path string) error {
+	return appendEntries(path, im.servers, importHead(im.Source), nil)
+}
+
+// importHead is the comment above what import writes.
+func importHead(source string) string { return "Imported from " + source + " by dsh-host import." }
 
 // WriteDir writes each server to dir/<id>.yml, for the include key of the
 // composition at compFile, and returns the files' paths. An id or
@@ -83,10 +90,10 @@ func ids(servers []mcpservers.Imported) string {
 
 // parseMCPServers reads the servers of an MCP client config, in file order.
 // notes says what was skipped or changed, and why.
-func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string, err error) {
+func parseMCPServers(data []byte) (servers []mcpservers.Imported, names, notes []string, err error) {
 	list, convert, err := serverList(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// A built-in service's id in the composition configures that service:
 	// an mcp-client entry under it would replace the service, and Check
@@ -97,7 +104,6 @@ func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string
 			taken[p.Name] = true
 		}
 	}
-	var names []string // each server's name in the client's file
 	for _, e := range list {
 		imp, err := convert(e.name, e.value, func(s string) bool { return taken[s] })
 		if err != nil {
@@ -119,7 +125,7 @@ func parseMCPServers(data []byte) (servers []mcpservers.Imported, notes []string
 	if len(secrets) > 0 {
 		notes = append(notes, exportNote(secrets))
 	}
-	return servers, notes, nil
+	return servers, names, notes, nil
 }
 
 // exportNote tells which variables to set for the secrets import kept out
@@ -306,9 +312,9 @@ func nodes(servers []mcpservers.Imported) ([]*yaml.Node, error) {
 }
 
 // render renders servers as a composition: a plugins list that can be used
-// as it is, or pasted under an existing one. Skipped servers are listed in
-// a comment at the top.
-func render(servers []mcpservers.Imported, notes []string, source string) ([]byte, error) {
+// as it is, or pasted under an existing one, under the comment head.
+// Skipped servers are listed in that comment too.
+func render(servers []mcpservers.Imported, notes []string, head string) ([]byte, error) {
 	items, err := nodes(servers)
 	if err != nil {
 		return nil, err
@@ -319,58 +325,81 @@ func render(servers []mcpservers.Imported, notes []string, source string) ([]byt
 		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "plugins"},
 		{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items},
 	}}
-	head := []string{"Imported from " + source + " by dsh-host import."}
+	lines := []string{head}
 	for _, n := range notes {
 		if strings.HasPrefix(n, "skipped ") {
-			head = append(head, n)
+			lines = append(lines, n)
 		}
 	}
-	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}, HeadComment: strings.Join(head, "\n")}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}, HeadComment: strings.Join(lines, "\n")}
 	return yamledit.Encode(doc, 2)
 }
 
 // appendEntries appends servers to the plugins list of the composition at
-// path, keeping every other byte of it (and so its comments). An id or
-// serverName already in the composition is refused, and nothing is
-// written. A missing file is created.
-func appendEntries(path string, servers []mcpservers.Imported, source string) error {
+// path, keeping every other byte of it (and so its comments), the first
+// under the comment head. An id or serverName already in the composition
+// is refused, and nothing is written. A missing file is created. check,
+// when not nil, is given the file's new content first: an error from it
+// leaves the file as it was.
+func appendEntries(path string, servers []mcpservers.Imported, head string, check func([]byte) error) error {
 	orig, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		out, err := render(servers, nil, source)
+		out, err := render(servers, nil, head)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(out); err != nil {
+				return err
+			}
 		}
 		return fsutil.WriteFile(path, out, 0o644)
 	}
 	if err != nil {
 		return err
 	}
-	f, err := yamledit.Parse(orig)
-	if err != nil {
-		return fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
-	}
-	// The bytes just read, not the file again: it is read once.
-	used := map[string]string{}
-	if err := usedIn(used, path, orig); err != nil {
-		return err
-	}
-	if err := refuseUsed(servers, used, nil); err != nil {
-		return err
-	}
-	items, err := nodes(servers)
+	out, err := appended(path, orig, servers, head)
 	if err != nil {
 		return err
 	}
-	items[0].HeadComment = strings.TrimSpace("Imported from " + source + " by dsh-host import.\n" + items[0].HeadComment)
-	out, err := f.Append("plugins", items)
-	if err != nil {
-		return fmt.Errorf("%s: %w; nothing was written: paste the output of dsh-host import instead", path, err)
+	if check != nil {
+		if err := check(out); err != nil {
+			return err
+		}
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	return fsutil.WriteFile(path, out, info.Mode().Perm())
+}
+
+// appended returns orig, the composition at path, with servers appended
+// to its plugins list, the first under the comment head, or an error when
+// an id or serverName is taken.
+func appended(path string, orig []byte, servers []mcpservers.Imported, head string) ([]byte, error) {
+	f, err := yamledit.Parse(orig)
+	if err != nil {
+		return nil, fmt.Errorf("%s does not parse, so nothing is appended: %w", path, err)
+	}
+	// The bytes just read, not the file again: it is read once.
+	used := map[string]string{}
+	if err := usedIn(used, path, orig); err != nil {
+		return nil, err
+	}
+	if err := refuseUsed(servers, used, nil); err != nil {
+		return nil, err
+	}
+	items, err := nodes(servers)
+	if err != nil {
+		return nil, err
+	}
+	items[0].HeadComment = strings.TrimSpace(head + "\n" + items[0].HeadComment)
+	out, err := f.Append("plugins", items)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; nothing was written: paste the output of dsh-host import instead", path, err)
+	}
+	return out, nil
 }
 
 // writeDir writes each server to dir/<id>.yml, a composition of its own
@@ -395,7 +424,7 @@ func writeDir(dir, compFile string, servers []mcpservers.Imported, source string
 	out := make([][]byte, len(servers))
 	for i, s := range servers {
 		var err error
-		if out[i], err = render([]mcpservers.Imported{s}, nil, source); err != nil {
+		if out[i], err = render([]mcpservers.Imported{s}, nil, importHead(source)); err != nil {
 			return nil, err
 		}
 	}
@@ -502,4 +531,12 @@ func refuseUsed(servers []mcpservers.Imported, used map[string]string, files []s
 		return fmt.Errorf("nothing was written:\n%w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// AppendServers appends servers converted elsewhere (dsh-host add) to the
+// composition at path as Append does, the first under the comment head,
+// after check accepted the file's new content; an id or serverName in use,
+// or an error from check, leaves the file as it was.
+func AppendServers(path string, servers []mcpservers.Imported, head string, check func([]byte) error) error {
+	return appendEntries(path, servers, head, check)
 }

@@ -14,6 +14,9 @@ import (
 type CommandLine struct {
 	Flags
 	Stdio bool
+	// UI is the loopback address of the web console served beside the
+	// gateway (--ui); empty serves none.
+	UI string
 	// HTTPSet and LevelSet say whether --http and --log-level were given
 	// (on the command line or by the environment); Parsed sets them.
 	HTTPSet, LevelSet bool
@@ -34,6 +37,7 @@ func (c *CommandLine) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.DropMarker, "drop-marker", false, "serve MCP servers' tools as <server>__<tool>, without the mcp__ marker")
 	fs.StringVar(&c.Metrics, "metrics", "", "serve metrics in Prometheus text format at /metrics on `ADDR`, such as 127.0.0.1:9464")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 0, fmt.Sprintf("at SIGTERM, give the requests in flight up to `D` to finish (default %v; --http only)", DefaultDrainTimeout))
+	fs.StringVar(&c.UI, "ui", "", "also serve the web console on this loopback `ADDR`, such as 127.0.0.1:0 (see dsh-host ui)")
 	fs.DurationVar(&c.ListWait, "list-wait", 0, fmt.Sprintf("while the composition starts, lists wait up to `D` for the MCP servers connecting (default %v)", DefaultListWait))
 }
 

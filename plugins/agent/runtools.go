@@ -19,8 +19,10 @@ import (
 
 // runTools executes calls in parallel and returns their tool messages in
 // the order of the calls, followed by one user message carrying their
-// images when the model takes images.
-func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
+// images when the model takes images. The texts the model reads take at
+// most budget bytes together (fitResults), and the front end is shown
+// what the model reads.
+func (a *Agent) runTools(ctx context.Context, calls []toolCall, budget int, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
 	for _, tc := range calls {
 		out.callStarted(tc)
 	}
@@ -39,6 +41,7 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, out Output) ([]o
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	a.fitResults(ctx, calls, results, budget)
 	var msgs []openai.ChatCompletionMessageParamUnion
 	var images []openai.ChatCompletionContentPartUnionParam
 	for i, r := range results {

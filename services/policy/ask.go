@@ -53,20 +53,8 @@ func sessionKey(c tools.Caller, tool string) string {
 // the answer in d.
 func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
-	if yes, ok := call.Channels.OneShotAnswer(); ok {
-		if yes {
-			d.Answer = "--yes"
-			return nil
-		}
-		return deny("the rule asks for approval; pass --yes to allow it")
-	}
-	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
-		// A person just approved the call that makes this one (mcp_call,
-		// whose arguments they read name this tool and its arguments):
-		// one question per folded call.
-		d.Answer = "with " + parent
-		return nil
-	}
+	// The answers given earlier come first: an `always` in settings holds
+	// under -p too, where nobody is there to be asked again.
 	a := &p.approvals
 	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
 		d.Answer = elicit.ApproveSession
@@ -76,8 +64,22 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		d.Answer = elicit.ApproveAlways
 		return nil
 	}
+	if yes, ok := call.Channels.OneShotAnswer(); ok {
+		if yes {
+			d.Answer = "--yes"
+			return nil
+		}
+		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval; pass --yes to allow it"))
+	}
+	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
+		// A person just approved the call that makes this one (mcp_call,
+		// whose arguments they read name this tool and its arguments):
+		// one question per folded call.
+		d.Answer = "with " + parent
+		return nil
+	}
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
-		return deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)")
+		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)"))
 	}
 	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
 	switch {
@@ -96,6 +98,11 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 			why += ": " + res.Reason
 		}
 		d.Answer = "no"
+		if res.Action == elicit.Decline && res.Reason != "" {
+			// Nobody behind the caller's answerer could be asked (a
+			// gateway client that declared no elicitation).
+			return p.askConsole(ctx, call, server, d, deny(why))
+		}
 		return deny(why)
 	}
 	answer, _ := res.Content[elicit.ApprovalField].(string)

@@ -1,7 +1,7 @@
 package tools
 
 // The kinds of Caller.Kind the host's front ends use. Policy rules match
-// them by these names (callers: [console, chat, call, gateway]).
+// them by these names (callers: [console, chat, call, gateway, ui]).
 const (
 	// CallerConsole is the person at the console of `dsh-host run`.
 	CallerConsole = "console"
@@ -12,6 +12,9 @@ const (
 	CallerCall = "call"
 	// CallerGateway is a client of the gateway (`dsh-host serve`).
 	CallerGateway = "gateway"
+	// CallerUI is the person at the web console (`dsh-host ui`): its
+	// try-it calls.
+	CallerUI = "ui"
 )
 
 // Identity is who stands behind a caller, when a front end knows it (a

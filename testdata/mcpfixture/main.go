@@ -21,7 +21,9 @@
 // -counter adds the count tool, which answers how many times it was called
 // (counter.go); -op the op tool, which checks nothing and answers how many
 // calls reached it (counter.go). -echo-meta adds the meta tool, which answers with its
-// request's _meta (meta.go).
+// request's _meta (meta.go). -hostile URL adds a tool whose texts carry
+// markup aimed at a web console, and -hostile-crash URL writes such
+// markup to stderr and exits (hostile.go).
 //
 // Tools:
 //
@@ -117,6 +119,8 @@ type options struct {
 	startDelay    time.Duration
 	exitDelay     time.Duration
 	proxyOf       string // proxy.go
+	hostile       string // hostile.go
+	hostileCrash  string // hostile.go
 }
 
 func run(args []string) error {
@@ -159,8 +163,14 @@ func run(args []string) error {
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description, title or schemas (or adds a tool) at runtime (rewrite.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
+	fs.StringVar(&o.hostile, "hostile", "", "register a tool whose name, title, description, schema and result carry markup that would request this `URL` if a page ran it (hostile.go)")
+	fs.StringVar(&o.hostileCrash, "hostile-crash", "", "write such markup (requesting this `URL`) to stderr and exit 1 before serving (hostile.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.hostileCrash != "" {
+		log.Print(hostileMarkup(o.hostileCrash, "stderr"))
+		os.Exit(1)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -346,6 +356,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.rewrite {
 		addRewriteTool(server)
+	}
+	if o.hostile != "" {
+		addHostileTool(server, o.hostile)
 	}
 	if o.roots {
 		addRootsTool(server)

@@ -10,7 +10,8 @@
 // stops and waits for the client to go away (for cancellation tests).
 //
 // ThinkingModels makes the server hold a request to DeepSeek's
-// thinking-mode rule, as DeepSeek's API does (thinking.go).
+// thinking-mode rule, as DeepSeek's API does (thinking.go); ContextLimit
+// holds it to a context window (limit.go).
 package openaitest
 
 import (
@@ -49,6 +50,12 @@ type Turn struct {
 	// Hold sends the chunks of Reasoning and Content, then waits for the
 	// client to go away (or the server to close) without finishing.
 	Hold bool
+	// Finish, when set, is the finish_reason sent in place of stop or
+	// tool_calls ("length": an answer cut at max_tokens).
+	Finish string
+	// Malformed, when set, is sent as an event's data after the first
+	// chunk: a stream that is not the API's JSON (a proxy's page).
+	Malformed string
 }
 
 // ToolCall is one function call the model asks for.
@@ -147,6 +154,9 @@ type Server struct {
 	arrived  chan struct{} // closed and replaced at each request
 	// thinking are the models held to the thinking-mode rule.
 	thinking map[string]bool
+	// window is ContextLimit's (0: none); overWindow counts the requests
+	// refused for passing it.
+	window, overWindow int
 }
 
 // New starts a server that plays turns, and closes it when the test ends.
@@ -225,10 +235,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
+	tooLong, tokens := s.windowRule(body)
+	if tooLong != "" {
+		s.overWindow++
+	}
 	refusal, off := s.thinkingRule(body)
 	var turn Turn
 	ok := len(s.turns) > 0
-	if ok && refusal == "" {
+	if ok && refusal == "" && tooLong == "" {
 		turn, s.turns = s.turns[0], s.turns[1:]
 	}
 	s.mu.Unlock()
@@ -236,8 +250,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// Without thinking the model writes no reasoning.
 		turn.Reasoning = ""
 	}
+	if tokens > 0 && turn.Usage == nil {
+		turn.Usage = &Usage{PromptTokens: tokens, CompletionTokens: PromptTokens(len(turn.Content))}
+	}
 
 	switch {
+	case tooLong != "":
+		// The scripted turn stays for the next request.
+		writeTooLong(w, tooLong)
 	case refusal != "":
 		// DeepSeek's 400; the scripted turn stays for the next request.
 		writeError(w, http.StatusBadRequest, "", refusal)
@@ -260,6 +280,16 @@ func writeError(w http.ResponseWriter, status int, body, message string) {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": "invalid_request_error", "code": nil, "param": nil}})
 		body = string(b)
 	}
+	writeBody(w, status, body)
+}
+
+// writeCodedError is an OpenAI-style error object with its code.
+func writeCodedError(w http.ResponseWriter, status int, code, message string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": "invalid_request_error", "code": code, "param": "messages"}})
+	writeBody(w, status, string(b))
+}
+
+func writeBody(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	io.WriteString(w, body)
@@ -294,6 +324,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, turn Turn) {
 		}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if turn.Malformed != "" {
+		fmt.Fprintf(w, "data: %s\n\n", turn.Malformed)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	for _, p := range pieces(turn.Reasoning) {
 		send(chunk(map[string]any{"reasoning_content": p}, nil))
 	}
@@ -320,6 +356,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, turn Turn) {
 	finish := "stop"
 	if len(turn.ToolCalls) > 0 {
 		finish = "tool_calls"
+	}
+	if turn.Finish != "" {
+		finish = turn.Finish
 	}
 	send(chunk(map[string]any{}, finish))
 	if u := turn.Usage; u != nil {

@@ -2,7 +2,9 @@ package openaitest_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -76,4 +78,43 @@ func TestErrorsAndRunningOut(t *testing.T) {
 	if srv.Left() != 0 || len(srv.Requests()) != 2 {
 		t.Errorf("left %d, requests %d", srv.Left(), len(srv.Requests()))
 	}
+}
+
+// TestContextLimit: a request over the window is refused with OpenAI's
+// code and a message naming both counts, and its turn stays; one that
+// fits plays the turn and reports its count as prompt_tokens.
+func TestContextLimit(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Turn{Content: "fits"})
+	srv.ContextLimit(100)
+	chat := openai.NewChatCompletionService(option.WithBaseURL(srv.URL+"/"), option.WithMaxRetries(0))
+	send := func(text string) (*openai.ChatCompletion, error) {
+		return chat.New(context.Background(), openai.ChatCompletionNewParams{
+			Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)},
+		})
+	}
+	_, err := send(strings.Repeat("x", 400))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Code != "context_length_exceeded" ||
+		!strings.Contains(apiErr.Message, "maximum context length is 100 tokens") {
+		t.Fatalf("over the window: %v", err)
+	}
+	if srv.Left() != 1 || srv.Refused() != 1 {
+		t.Fatalf("left %d turns, refused %d: want the turn kept and one refusal", srv.Left(), srv.Refused())
+	}
+	stream := chat.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("short")},
+	})
+	defer stream.Close()
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[1].Body
+	if acc.Choices[0].Message.Content != "fits" || acc.Usage.PromptTokens != int64(openaitest.PromptTokens(len(body))) {
+		t.Errorf("got %q with %d prompt tokens, want fits with %d", acc.Choices[0].Message.Content, acc.Usage.PromptTokens, openaitest.PromptTokens(len(body)))
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

@@ -101,6 +101,9 @@ type Held struct {
 	Raw    string // the name on the server
 	// New is true for a tool its server never listed while trusted.
 	New bool
+	// Review is why the server is held until reviewed ("" when it is
+	// not): none of its tools was approved yet.
+	Review string
 	// Change is what differs from the trusted definition (or, for a new
 	// tool, its definition), invisible text flagged.
 	Change string
@@ -129,7 +132,9 @@ func (h *Held) ForModel() *Held {
 
 func (h *Held) Error() string {
 	var b strings.Builder
-	if h.New {
+	if h.Review != "" {
+		fmt.Fprintf(&b, "%s is held: server %q is held until its tools are reviewed (%s).\n", h.Tool, h.Server, h.Review)
+	} else if h.New {
 		fmt.Fprintf(&b, "%s is held: server %q added it after its tools were trusted.\n", h.Tool, h.Server)
 	} else {
 		fmt.Fprintf(&b, "%s is held: its definition changed since it was trusted.\n", h.Tool)
@@ -262,7 +267,7 @@ func (p *Pins) compare(def *tools.Definition) *Held {
 		p.trustFirst(server, listing, def)
 		return nil
 	}
-	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok}
+	h := &Held{Tool: def.Name, Server: server, Raw: cur.Name, New: !ok, Review: f.Held}
 	h.Change, h.parts = changeFrom(rec, ok, cur)
 	if p.logged[def.Name] != digest {
 		p.logged[def.Name] = digest
@@ -350,13 +355,29 @@ func (p *Pins) trust(server string, defs []tools.Definition) (released []string,
 		}
 	}
 	p.mu.Lock()
-	err = p.store.update(server, func(f *pinFile) { trustDefs(f, defs, true) })
+	err = p.store.update(server, func(f *pinFile) {
+		trustDefs(f, defs, true)
+		if len(defs) == len(p.serverDefs(server)) {
+			f.Held = "" // every tool of it reviewed
+		}
+	})
 	p.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	p.reg.AssemblyChanged()
 	return released, nil
+}
+
+// serverDefs returns the registered definitions of server's tools.
+func (p *Pins) serverDefs(server string) []tools.Definition {
+	var defs []tools.Definition
+	for _, d := range p.reg.ListAll() {
+		if d.Origin.Server == server {
+			defs = append(defs, d)
+		}
+	}
+	return defs
 }
 
 // Held returns the tools held now, by name.

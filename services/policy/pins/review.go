@@ -37,6 +37,8 @@ type Review struct {
 	// Digest names exactly the definitions reviewed: with a tool, its
 	// digest; else one over every tool's name and digest.
 	Digest string
+	// Held is why the server is held until reviewed, "" when it is not.
+	Held string
 }
 
 // ErrNotReviewed is returned by TrustDigest when the definitions are not
@@ -56,6 +58,9 @@ func (r *Review) Text() string {
 		counts[t.State]++
 	}
 	fmt.Fprintf(&b, "server %s: %d changed, %d new, %d as trusted\n", r.Server, counts["changed"], counts["new"], counts["trusted"])
+	if r.Held != "" {
+		fmt.Fprintf(&b, "held until reviewed: %s; none of its tools is offered before you approve them\n", r.Held)
+	}
 	for _, t := range r.Tools {
 		switch t.State {
 		case "trusted":
@@ -112,6 +117,9 @@ func (p *Pins) review(server, tool string, defs []tools.Definition) (*Review, er
 		return nil, err
 	}
 	r := &Review{Server: server, Tool: tool}
+	if f != nil {
+		r.Held = f.Held
+	}
 	for i := range defs {
 		cur := pinnedOf(&defs[i])
 		t := ToolReview{Name: defs[i].Name, Raw: cur.Name, Digest: cur.digest(), State: "new"}

@@ -25,6 +25,9 @@ type pinFile struct {
 	Version int                  `json:"version"`
 	Server  string               `json:"server"`
 	Tools   map[string]pinRecord `json:"tools"` // by the tool's name on its server
+	// Held is why the server is held until reviewed (quarantine.go): no
+	// tool of it is trusted on first use. Trusting its tools clears it.
+	Held string `json:"held,omitempty"`
 }
 
 // pinRecord is one trusted definition and its digest.
@@ -97,6 +100,16 @@ func (s *pinStore) load(server string) (*pinFile, error) {
 // update applies change to server's pins as they are on disk, under the
 // file's lock, and writes them atomically.
 func (s *pinStore) update(server string, change func(*pinFile)) error {
+	return s.write(server, false, change)
+}
+
+// replace is update starting from no pins, whatever is on disk (a file
+// that does not read included).
+func (s *pinStore) replace(server string, change func(*pinFile)) error {
+	return s.write(server, true, change)
+}
+
+func (s *pinStore) write(server string, fresh bool, change func(*pinFile)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := fsutil.MkdirAll(s.dir, 0o700); err != nil {
@@ -110,7 +123,7 @@ func (s *pinStore) update(server string, change func(*pinFile)) error {
 	defer func() { _ = unlock() }()
 	f, err := readPinFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case fresh || errors.Is(err, fs.ErrNotExist):
 		f = &pinFile{Server: server}
 	case err != nil:
 		return fmt.Errorf("%w (fix or delete it; it is not overwritten)", err)

@@ -29,7 +29,7 @@ const (
 
 // callerKinds are the caller kinds a rule may name.
 func callerKinds() []string {
-	return []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway}
+	return []string{tools.CallerConsole, tools.CallerChat, tools.CallerCall, tools.CallerGateway, tools.CallerUI}
 }
 
 // annotationKeys are the MCP tool annotations a rule may match.
@@ -45,7 +45,7 @@ type Rule struct {
 	// Servers are MCP serverNames (globs too); a tool of no MCP server
 	// matches none.
 	Servers []string `yaml:"servers"`
-	// Callers are caller kinds: console, chat, call, gateway.
+	// Callers are caller kinds: console, chat, call, gateway, ui.
 	Callers []string `yaml:"callers"`
 	// Annotations are the MCP tool's hints, with the spec's defaults for
 	// hints a server leaves out; a tool of no MCP server matches none.

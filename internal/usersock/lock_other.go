@@ -1,6 +1,6 @@
 //go:build !unix
 
-package control
+package usersock
 
 import "io/fs"
 
@@ -8,7 +8,7 @@ import "io/fs"
 // is private by its ACL, not by a mode.
 func ownedByMe(fs.FileInfo) error { return nil }
 
-// tryLock does nothing on Windows: Listen tells a live host by connecting
+// TryLock does nothing on Windows: Listen tells a live host by connecting
 // to its socket, and two hosts of one composition started in the same
 // instant may both replace a stale socket.
-func tryLock(string) (func(), bool, error) { return func() {}, true, nil }
+func TryLock(string) (func(), bool, error) { return func() {}, true, nil }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package control
+package usersock
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func ownedByMe(fi fs.FileInfo) error {
 	return nil
 }
 
-// tryLock takes an exclusive lock on path (created if need be), unless
+// TryLock takes an exclusive lock on path (created if need be), unless
 // another open of it holds one: then held is false. unlock removes the
 // file, then releases the lock, so that a host that stops leaves nothing
 // in $DSH_HOME/run; the kernel releases the lock of a process that dies
@@ -28,18 +28,18 @@ func ownedByMe(fi fs.FileInfo) error {
 // A file removed by its holder as this one opened it is locked in vain:
 // the lock is kept only when path still names the file locked, else
 // taken again on the file now there.
-func tryLock(path string) (unlock func(), held bool, err error) {
+func TryLock(path string) (unlock func(), held bool, err error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return nil, false, fmt.Errorf("lock the control socket: %w", err)
+			return nil, false, fmt.Errorf("lock the socket: %w", err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("lock the control socket: %w", err)
+			return nil, false, fmt.Errorf("lock the socket: %w", err)
 		}
 		if !samePath(f, path) {
 			f.Close()
@@ -52,7 +52,7 @@ func tryLock(path string) (unlock func(), held bool, err error) {
 			f.Close() // releases the lock
 		}, true, nil
 	}
-	return nil, false, fmt.Errorf("lock the control socket: %s keeps being replaced", path)
+	return nil, false, fmt.Errorf("lock the socket: %s keeps being replaced", path)
 }
 
 // samePath reports whether path names the file f has open.

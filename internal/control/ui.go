@@ -1,0 +1,32 @@
+package control
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/dsh-host/dsh-host/app"
+)
+
+// The web console's questions (app/ui.go).
+const (
+	pathToolDetail  = "/v1/tool"        // POST app.ToolRequest: app.ToolDetail
+	pathComposition = "/v1/composition" // GET: app.CompositionInfo
+)
+
+// serveUI adds the web console's endpoints.
+func serveUI(handle func(string, func(http.ResponseWriter, *http.Request)), a app.App) {
+	post(handle, pathToolDetail, func(ctx context.Context, req app.ToolRequest) (any, error) { return a.ToolDetail(ctx, req) })
+	handle("GET "+pathComposition, func(w http.ResponseWriter, r *http.Request) {
+		answer(w, func() (any, error) { return a.Composition(r.Context()) })
+	})
+}
+
+// ToolDetail asks for one tool with its schemas.
+func (c *Client) ToolDetail(ctx context.Context, req app.ToolRequest) (d app.ToolDetail, err error) {
+	return d, c.post(ctx, pathToolDetail, req, &d)
+}
+
+// Composition asks for the composition file and the host's loads of it.
+func (c *Client) Composition(ctx context.Context) (ci app.CompositionInfo, err error) {
+	return ci, c.get(ctx, pathComposition, &ci)
+}

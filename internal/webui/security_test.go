@@ -1,0 +1,170 @@
+package webui_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/webui"
+)
+
+// stub answers Status; any other question panics, which the console
+// answers with an error (a panic serving one request ends nothing).
+type stub struct{ app.App }
+
+func (stub) Status(context.Context) (app.Status, error) {
+	return app.Status{PID: 7, File: "c.yml"}, nil
+}
+
+func startStub(t *testing.T) (*webui.Console, string) {
+	t.Helper()
+	con, err := webui.Start(stub{}, webui.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { con.Close() })
+	u, _ := url.Parse(con.URL())
+	return con, "http://" + u.Host
+}
+
+// noRedirect is a client that shows redirects instead of following them.
+func noRedirect(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func do(t *testing.T, c *http.Client, method, u string, header map[string]string, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestSignInTradesTheTokenForACookie: the printed URL's token sets an
+// HttpOnly, SameSite=Strict cookie and redirects to the page without it;
+// without the cookie, or with a wrong token, nothing is served.
+func TestSignInTradesTheTokenForACookie(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	if r := do(t, c, "GET", base+"/servers", nil, ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the cookie: %s; want 401", r.Status)
+	}
+	if r := do(t, c, "GET", base+"/?token=wrong", nil, ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %s; want 401", r.Status)
+	}
+	r := do(t, c, "GET", con.URL(), nil, "")
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" {
+		t.Fatalf("the token: %s to %q; want 303 to /", r.Status, r.Header.Get("Location"))
+	}
+	set := r.Header.Get("Set-Cookie")
+	for _, want := range []string{"HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(set, want) {
+			t.Errorf("cookie %q lacks %s", set, want)
+		}
+	}
+	r = do(t, c, "GET", base+"/servers", nil, "")
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("with the cookie: %s", r.Status)
+	}
+	csp := r.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %s", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("CSP %q allows inline code", csp)
+	}
+}
+
+// TestRefusesOtherSites: a Host that is not this console's (DNS
+// rebinding), a POST from another origin or with none, and a cross-site
+// request that is not a navigation are refused before anything runs;
+// this page's own POST passes.
+func TestRefusesOtherSites(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	do(t, c, "GET", con.URL(), nil, "")
+	host := strings.TrimPrefix(base, "http://")
+	json := map[string]string{"Content-Type": "application/json"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range json {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		header             map[string]string
+		want               int
+	}{
+		{"rebound host", "GET", "/servers", map[string]string{"Host": "evil.example:" + strings.Split(host, ":")[1]}, http.StatusMisdirectedRequest},
+		{"rebound host, token", "GET", "/?token=x", map[string]string{"Host": "attacker.test"}, http.StatusMisdirectedRequest},
+		{"POST without origin", "POST", "/api/answer", with(nil), http.StatusForbidden},
+		{"POST from another site", "POST", "/api/answer", with(map[string]string{"Origin": "http://evil.example"}), http.StatusForbidden},
+		{"POST from another port", "POST", "/api/answer", with(map[string]string{"Origin": "http://127.0.0.1:1"}), http.StatusForbidden},
+		{"POST, cross-site fetch", "POST", "/api/answer", with(map[string]string{"Origin": base, "Sec-Fetch-Site": "cross-site"}), http.StatusForbidden},
+		{"GET, cross-site fetch", "GET", "/events/status", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"}, http.StatusForbidden},
+		{"POST as a form", "POST", "/api/answer", map[string]string{"Origin": base, "Content-Type": "application/x-www-form-urlencoded"}, http.StatusUnsupportedMediaType},
+		{"this page's POST", "POST", "/api/answer", with(map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}), http.StatusConflict},
+	} {
+		body := `{"id":"x","answer":"once"}`
+		if r := do(t, c, tc.method, base+tc.path, tc.header, body); r.StatusCode != tc.want {
+			t.Errorf("%s: %s; want %d", tc.name, r.Status, tc.want)
+		}
+	}
+	// Without the cookie this page's own POST is refused too.
+	if r := do(t, noRedirect(nil), "POST", base+"/api/answer", with(map[string]string{"Origin": base}), `{}`); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST without the cookie: %s; want 401", r.Status)
+	}
+}
+
+// TestLoopbackOnly: the console listens on loopback only.
+func TestLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:80"} {
+		if con, err := webui.Start(stub{}, webui.Options{Addr: addr}); err == nil {
+			con.Close()
+			t.Errorf("%s: started; want refused", addr)
+		} else if !strings.Contains(err.Error(), "loopback") && !strings.Contains(err.Error(), addr) {
+			t.Errorf("%s: %v; want the address named", addr, err)
+		}
+	}
+}
+
+// TestPanicAnswersOneRequest: a question the app panics on answers that
+// request with an error, and the console goes on.
+func TestPanicAnswersOneRequest(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	do(t, c, "GET", con.URL(), nil, "")
+	if r := do(t, c, "GET", base+"/tools", nil, ""); r.StatusCode != http.StatusInternalServerError {
+		t.Errorf("a panicking page: %s; want 500", r.Status)
+	}
+	if r := do(t, c, "GET", base+"/servers", nil, ""); r.StatusCode != http.StatusOK {
+		t.Errorf("after the panic: %s", r.Status)
+	}
+}
