@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -118,7 +117,7 @@ func manual(name string, fields map[string]any, via string) (*Plan, error) {
 // servers). A name that is not a serverName, or a built-in service's id,
 // is refused rather than renamed.
 func convert(name string, fields map[string]any) (mcpservers.Imported, error) {
-	if !serverName.MatchString(name) {
+	if !mcpclient.ValidServerName(name) {
 		return mcpservers.Imported{}, fmt.Errorf("%q is not a server name: use letters, digits, _ and -, at most 32 (%s)", name, mcpclient.ServerNameRule)
 	}
 	for _, p := range host.Plugins() {
@@ -396,9 +395,6 @@ func target(file string) string {
 	}
 	return file
 }
-
-// serverName is mcp-client's rule for a serverName (and so an entry id).
-var serverName = regexp.MustCompile(mcpclient.ServerNameRule)
 
 // have is exec.LookPath as a yes or no.
 func have(command string) bool {

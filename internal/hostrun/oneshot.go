@@ -127,6 +127,9 @@ func (o *OneShot) Attach(ctx context.Context, std console.Stdio) (*control.Clien
 		return nil, false, nil
 	}
 	fmt.Fprintf(std.Display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.File)
+	if home := c.OtherHome(); home != "" {
+		fmt.Fprintf(std.Display().Err, "dsh-host: that host runs under DSH_HOME=%s, not this command's\n", home)
+	}
 	return c, true, nil
 }
 
