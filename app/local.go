@@ -69,11 +69,11 @@ func (l *Local) Tools(ctx context.Context, req ToolsRequest) (ToolList, error) {
 	if err != nil {
 		return ToolList{}, err
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return ToolList{}, err
 	}
-	rows, err := ListTools(ctx, reg, tools.Caller{Kind: kind})
+	rows, err := ListTools(ctx, reg, caller)
 	if err != nil {
 		return ToolList{}, err
 	}
@@ -86,10 +86,11 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	caller.ImageInput = req.ImageInput
 	ch := &tools.Channels{Progress: req.Progress}
 	if req.Answer != nil {
 		// Someone answers: the policy asks them, as it asks a console,
@@ -103,7 +104,7 @@ func (l *Local) Call(ctx context.Context, req CallRequest) (tools.Result, error)
 		// --yes does; a server's questions get the --elicit answer.
 		ch.Answerer, ch.OneShot = elicitAnswerer(req.Elicit), &tools.OneShot{Yes: req.Yes}
 	}
-	return reg.Run(ctx, tools.Call{Caller: tools.Caller{Kind: kind, ImageInput: req.ImageInput}, Name: req.Tool, Args: req.Args, Channels: ch}), nil
+	return reg.Run(ctx, tools.Call{Caller: caller, Name: req.Tool, Args: req.Args, Channels: ch}), nil
 }
 
 // Prompt assembles the tools array req's caller's model sees.
@@ -112,11 +113,11 @@ func (l *Local) Prompt(ctx context.Context, req ToolsRequest) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return Prompt{}, err
 	}
-	asm, err := reg.Assemble(ctx, tools.Caller{Kind: kind})
+	asm, err := reg.Assemble(ctx, caller)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -133,7 +134,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if !ok {
 		return commands.Reply{}, ErrNoCommands
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return commands.Reply{}, err
 	}
@@ -142,7 +143,7 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 	if a == nil {
 		a = elicitAnswerer(req.Elicit)
 	}
-	return reg.RunWith(ctx, tools.Caller{Kind: kind}, req.Line, &tools.Channels{Answerer: a}), nil
+	return reg.RunWith(ctx, caller, req.Line, &tools.Channels{Answerer: a}), nil
 }
 
 // Commands lists the registered slash commands by name.
@@ -336,16 +337,18 @@ func serialized[T any](fn func(T)) func(T) {
 	}
 }
 
-// frontEnd is the caller kind a request claims: call when it names none,
-// console or ui, nothing else. The socket's peer is a local front end;
-// letting it claim gateway or chat would put it under rules written for
-// others.
-func frontEnd(kind string) (string, error) {
+// frontEnd is the caller a request claims: call when it names none,
+// console (whose id is "console", as the console's calls always had) or
+// ui, nothing else. The socket's peer is a local front end; letting it
+// claim gateway or chat would put it under rules written for others.
+func frontEnd(kind string) (tools.Caller, error) {
 	switch kind {
-	case "":
-		return tools.CallerCall, nil
-	case tools.CallerCall, tools.CallerConsole, tools.CallerUI:
-		return kind, nil
+	case "", tools.CallerCall:
+		return tools.Caller{Kind: tools.CallerCall}, nil
+	case tools.CallerConsole:
+		return tools.Caller{Kind: kind, ID: "console"}, nil
+	case tools.CallerUI:
+		return tools.Caller{Kind: kind}, nil
 	}
-	return "", fmt.Errorf("caller %q: a front end calls as %q, %q or %q", kind, tools.CallerCall, tools.CallerConsole, tools.CallerUI)
+	return tools.Caller{}, fmt.Errorf("caller %q: a front end calls as %q, %q or %q", kind, tools.CallerCall, tools.CallerConsole, tools.CallerUI)
 }

@@ -63,12 +63,12 @@ func (l *Local) ToolDetail(ctx context.Context, req ToolRequest) (ToolDetail, er
 	if err != nil {
 		return ToolDetail{}, err
 	}
-	kind, err := frontEnd(req.Caller)
+	caller, err := frontEnd(req.Caller)
 	if err != nil {
 		return ToolDetail{}, err
 	}
 	name := req.Name
-	rows, err := ListTools(ctx, reg, tools.Caller{Kind: kind})
+	rows, err := ListTools(ctx, reg, caller)
 	if err != nil {
 		return ToolDetail{}, err
 	}

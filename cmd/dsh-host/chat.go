@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/chatui"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
@@ -89,12 +90,13 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	}()
 	return o.withComposition(startCtx, io, "chat", c, func(h *host.Host) int {
 		cancelStart() // the start is over: interrupts are the turns' now
+		a := &app.Local{Host: h, File: o.File}
 		var interrupted bool
 		var err error
 		if cf.Once {
-			interrupted, err = chat.Once(ctx, h, cf.Prompt, cf.Format, cf.Yes, interrupts)
+			interrupted, err = chat.Once(ctx, a, cf.Prompt, cf.Format, cf.Yes, interrupts)
 		} else {
-			interrupted, err = chat.Console(ctx, h, cf.Yes, interrupts)
+			interrupted, err = chat.Console(ctx, a, cf.Yes, interrupts)
 		}
 		release(interrupted)
 		if err != nil {

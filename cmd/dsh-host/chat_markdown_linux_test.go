@@ -47,7 +47,7 @@ func openPTY(t *testing.T, cols, rows uint16) (tty *os.File, screen *mcptest.Syn
 }
 
 // TestChatRendersMarkdownOnATerminal: in the console on a terminal the
-// answer streams plain, and each block is then replaced by glamour's
+// answer streams plain, and each block is then replaced by mdterm's
 // rendering (the bold's stars gone, the list's bullets drawn, the block's
 // rows erased with the width the terminal reports).
 func TestChatRendersMarkdownOnATerminal(t *testing.T) {

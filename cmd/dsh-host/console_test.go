@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
@@ -27,7 +28,7 @@ func readFile(t *testing.T, file string) *host.Composition {
 
 // runConsole runs the console without a terminal and without hooks.
 func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
-	console.Run(ctx, h, in, out, nil, console.Hooks{})
+	console.Run(ctx, &app.Local{Host: h}, in, out, nil, console.Hooks{})
 }
 
 // consoleComposition is the greeter, the fixture server and folding.

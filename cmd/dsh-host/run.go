@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os/signal"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
@@ -79,7 +80,7 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 	if useConsole {
 		go func() {
 			defer close(quit)
-			console.Run(consoleCtx, h, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
+			console.Run(consoleCtx, &app.Local{Host: h, File: cf.File}, io.In, screen.Out, io.liveTerminal(io.Out), console.Hooks{})
 		}()
 	}
 	logger.Info("running; SIGHUP reloads, SIGINT or SIGTERM stops", "file", cf.File)

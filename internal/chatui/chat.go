@@ -20,8 +20,7 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/plugins/agent"
-	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -33,9 +32,8 @@ var ErrNoAgent = errors.New("the composition has no agent entry")
 // entry is the agent, where conversations are saved, and the one resumed.
 type Chat struct {
 	std      console.Stdio
-	agentID  string
 	sessions Sessions
-	resumed  *sessions.Loaded
+	resumed  string // the session to resume; "" for a new one
 }
 
 // Resume says which saved conversation a chat goes on with: the last one
@@ -49,46 +47,27 @@ type Resume struct {
 // unknown session fails here, at once. The warnings of a resumed session
 // go to std's stderr.
 func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*Chat, error) {
-	ch := &Chat{std: std, agentID: agentEntry(c)}
-	if ch.agentID == "" {
+	if app.AgentEntry(c) == "" {
 		return nil, ErrNoAgent
 	}
 	saved, err := NewSessions(file)
 	if err != nil {
 		return nil, err
 	}
-	ch.sessions = saved
+	ch := &Chat{std: std, sessions: saved}
 	screen := std.Display()
-	id := resume.ID
-	if resume.Last {
-		last, err := sessions.Last(saved.dir, saved.composition)
-		if err != nil {
-			return nil, err
-		}
-		if last == "" {
-			fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
-		}
-		id = last
+	id, warnings, err := app.FindSession(file, resume.Last, resume.ID)
+	if err != nil {
+		return nil, err
 	}
-	if id != "" {
-		if ch.resumed, err = sessions.Open(saved.dir, id); err != nil {
-			return nil, err
-		}
-		for _, w := range ch.resumed.Warnings {
-			fmt.Fprintf(screen.Err, "warning: %s\n", w)
-		}
+	if resume.Last && id == "" {
+		fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
 	}
+	for _, w := range warnings {
+		fmt.Fprintf(screen.Err, "warning: %s\n", w)
+	}
+	ch.resumed = id
 	return ch, nil
-}
-
-// agentEntry returns the id of c's enabled agent entry, "" when none.
-func agentEntry(c *host.Composition) string {
-	for _, e := range c.Entries {
-		if e.Name == agent.PluginName && !e.Disabled {
-			return e.ID
-		}
-	}
-	return ""
 }
 
 // NoAgentHelp is what to add to file when it has no agent entry.
@@ -105,54 +84,29 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 `, file)
 }
 
-// running returns h's agent, or why there is none.
-func (ch *Chat) running(h *host.Host) (*agent.Agent, error) {
-	a, ok := host.Lookup(h, agent.Key)
-	if !ok {
-		st := host.Find(h.Status(), ch.agentID)
-		return nil, fmt.Errorf("the agent (entry %q) is not running (%s): %s", ch.agentID, st.State, st.Err)
-	}
-	return a, nil
+// Once runs one turn of prompt on a for a script: a host in this process
+// (app.Local) or a running one (the control socket's client). The answer
+// (or, with format json or stream-json, the turn as JSON) goes to stdout,
+// the rest to stderr. yes approves what the policy would ask. A Ctrl-C
+// from interrupts cancels the turn, which then fails; interrupted says
+// whether one did. The turn runs in the agent's one conversation, which
+// it starts anew (or resumes): on a running host, that is the
+// conversation its other front ends see.
+func (ch *Chat) Once(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
+	return chatOnce(ctx, a, ch.std, ch.resumed, prompt, format, yes, interrupts)
 }
 
-// Once runs one turn of prompt on h for a script: the answer (or, with
-// format json or stream-json, the turn as JSON) to stdout, the rest to
-// stderr. yes approves what the policy would ask. A Ctrl-C from
-// interrupts cancels the turn, which then fails; interrupted says whether
-// one did.
-func (ch *Chat) Once(ctx context.Context, h *host.Host, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
-	if _, err := ch.running(h); err != nil {
-		return false, err
-	}
-	return ch.OnceOn(ctx, &app.Local{Host: h, File: ch.sessions.composition}, prompt, format, yes, interrupts)
-}
-
-// OnceOn is Once on a: a host in this process (app.Local) or a running
-// one (the control socket's client). The turn runs in the agent's one
-// conversation, which it starts anew (or resumes): on a running host,
-// that is the conversation its other front ends see.
-func (ch *Chat) OnceOn(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
-	resume := ""
-	if ch.resumed != nil {
-		resume = ch.resumed.ID
-	}
-	return chatOnce(ctx, a, ch.std, resume, prompt, format, yes, interrupts)
-}
-
-// Console runs the console on h with the model as the handler of plain
+// Console runs the console on a with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the
 // prompt (quitByCtrlC). yes approves what the policy would ask.
-func (ch *Chat) Console(ctx context.Context, h *host.Host, yes bool, interrupts <-chan os.Signal) (quitByCtrlC bool, err error) {
-	a, err := ch.running(h)
+func (ch *Chat) Console(ctx context.Context, a app.App, yes bool, interrupts <-chan os.Signal) (quitByCtrlC bool, err error) {
+	// A new conversation (recorded from its first turn), or the resumed
+	// one, whose warnings New has shown.
+	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: ch.resumed})
 	if err != nil {
 		return false, err
 	}
-	if ch.resumed != nil {
-		if err := a.Main().Resume(ch.resumed); err != nil {
-			return false, err
-		}
-	}
-	return chatConsole(ctx, Approving(false, yes), ch.std, h, a, ch.sessions, interrupts), nil
+	return chatConsole(ctx, yes, ch.std, a, info, ch.sessions, interrupts), nil
 }
 
 // chatOnce is OnceOn with the session to resume ("" for a new one).
@@ -177,7 +131,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	live := newLiveProgress(std.LiveTerminal(std.Err))
 	status := live.before(screen.Err)
 	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: resume, Record: resume == ""})
-	if err != nil && resume == "" {
+	if err != nil && resume == "" && !errors.Is(err, app.ErrNoAgent) {
 		fmt.Fprintf(status, "%v; the turn is not saved\n", err)
 		info, err = a.ChatSession(ctx, app.ChatSessionRequest{})
 	}
@@ -279,20 +233,20 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // chatConsole runs the console with the model as the handler of plain
 // lines until /quit, the end of the input, or a second Ctrl-C at the prompt
 // (quitByCtrlC).
-func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio, h *host.Host, a *agent.Agent, saved Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
+func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, info app.ChatInfo, saved Sessions, interrupts <-chan os.Signal) (quitByCtrlC bool) {
 	screen := std.Display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{h: h, app: &app.Local{Host: h, File: saved.composition}, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), oneShot: oneShot}
+	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes}
 	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
 		f.md = newMarkdownStream(live.before(std.Out), terminalSize(std.Out))
 	}
-	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", a.Model())
-	if s := a.Main().Session(); s != nil {
-		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", s.ID, a.Main().Len())
+	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", info.Model)
+	if info.Session != "" {
+		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", info.Session, info.Messages)
 	}
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -306,8 +260,9 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 			}
 		}
 	})
-	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(), FedAnswers: !std.IsTerminal(std.In), OneShot: oneShot}
-	console.Run(ctx, h, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
+	hooks := console.Hooks{Plain: f.turn, Line: f.lineContext, Clear: live.clear, Command: f.command, Help: chatCommands(),
+		FedAnswers: !std.IsTerminal(std.In), Yes: yes, Answerer: func(a elicit.Answerer) { f.answer = a }}
+	console.Run(ctx, a, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
 	return byCtrlC.Load()
@@ -315,14 +270,14 @@ func chatConsole(ctx context.Context, oneShot *tools.OneShot, std console.Stdio,
 
 // chatFront is the chat console's state between the console and Ctrl-C.
 type chatFront struct {
-	h              *host.Host
 	app            app.App // the turns', sessions' and prompts' answers
 	sessions       Sessions
 	out, reasoning io.Writer
 	progress       func(tool string, p tools.Progress)
 	events         func(app.ChatEvent) // the call lines: a terminal's, or plain
 	md             *markdownStream     // renders the answer on a terminal; nil elsewhere
-	oneShot        *tools.OneShot      // chat --yes: every approval's answer
+	yes            bool                // chat --yes: every approval's answer
+	answer         elicit.Answerer     // the console's: asks the person (nil: the host's)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
@@ -373,7 +328,7 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 		events = f.md.around(events)
 	}
 	res, err := f.app.Chat(ctx, app.ChatRequest{Text: line, Record: f.sessions.dir != "", PromptOnly: promptOnly,
-		Unattended: f.oneShot != nil, Yes: f.oneShot != nil && f.oneShot.Yes, Events: func(e app.ChatEvent) {
+		Unattended: f.yes, Yes: f.yes, Answer: f.answer, Events: func(e app.ChatEvent) {
 			if e.Kind == app.ChatRestarted {
 				// A restarted instance starts with an empty conversation.
 				fmt.Fprintln(f.out, "agent restarted; new conversation")

@@ -89,7 +89,7 @@ func chatTurns() []openaitest.Turn {
 
 // startChat starts text's host and prepares its chat on std, as the
 // command does with a composition file.
-func startChat(t *testing.T, text string, std console.Stdio) (*Chat, *host.Host) {
+func startChat(t *testing.T, text string, std console.Stdio) (*Chat, *app.Local) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "composition.yml")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
@@ -104,7 +104,7 @@ func startChat(t *testing.T, text string, std console.Stdio) (*Chat, *host.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ch, h.Host
+	return ch, &app.Local{Host: h.Host, File: file}
 }
 
 // TestPipedInputLeavesASilentPipe: a pipe that stays open and silent (a
@@ -157,7 +157,7 @@ func TestChatClearsItsLineForAQuestion(t *testing.T) {
 	hooks := console.Hooks{Clear: func() { out.Write([]byte("<chat's line erased>")) }}
 	go func() {
 		defer close(done)
-		console.Run(context.Background(), h, in, &out, nil, hooks)
+		console.Run(context.Background(), &app.Local{Host: h}, in, &out, nil, hooks)
 	}()
 	defer func() { typed.Close(); <-done }()
 	fmt.Fprintln(typed, "/call mcp__demo__ask")
@@ -178,7 +178,7 @@ func TestChatSaysTheAgentRestarted(t *testing.T) {
 	text := chatComposition(t, srv)
 	h := hosttest.Start(t, text)
 	var out mcptest.SyncBuffer
-	f := &chatFront{h: h.Host, app: &app.Local{Host: h.Host}, out: &out}
+	f := &chatFront{app: &app.Local{Host: h.Host}, out: &out}
 	f.turn(context.Background(), "first")
 	f.turn(context.Background(), "second")
 	if strings.Contains(out.String(), "restarted") {

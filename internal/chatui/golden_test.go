@@ -81,6 +81,38 @@ func TestChatConsoleGolden(t *testing.T) {
 	golden.Check(t, "chat_console", []byte(out.String()), *update)
 }
 
+// TestChatConsoleAttached: the chat console on a running host, through
+// its control socket, prints what it prints on a host of its own.
+func TestChatConsoleAttached(t *testing.T) {
+	home, err := os.MkdirTemp("", "dshc") // short: a socket's path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("DSH_HOME", home)
+	quiet := slog.New(slog.DiscardHandler)
+	srv := openaitest.New(t, chatTurns()...)
+	var out mcptest.SyncBuffer
+	in := strings.NewReader("What is 1+2?\n/resume\n/quit\n")
+	ch, local := startChat(t, chatComposition(t, srv), console.Stdio{In: in, Out: &out, Err: &out})
+	file := ch.sessions.composition
+	l, err := control.Listen(file, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := control.Serve(l, local, file, quiet)
+	defer s.Close()
+	c, err := control.Dial(t.Context(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := ch.Console(t.Context(), c, false, make(chan os.Signal)); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	golden.Check(t, "chat_console", []byte(out.String()), false)
+}
+
 // TestChatOnceAttached: chat -p on a running host through its control
 // socket prints what it prints on a host of its own, byte for byte.
 func TestChatOnceAttached(t *testing.T) {
@@ -95,20 +127,20 @@ func TestChatOnceAttached(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			srv := openaitest.New(t, chatTurns()...)
 			var stdout, stderr mcptest.SyncBuffer
-			ch, h := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+			ch, local := startChat(t, chatComposition(t, srv), console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 			file := ch.sessions.composition
 			l, err := control.Listen(file, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := control.Serve(l, &app.Local{Host: h, File: file}, file, quiet)
+			s := control.Serve(l, &app.Local{Host: local.Host, File: file}, file, quiet)
 			defer s.Close()
 			c, err := control.Dial(t.Context(), file)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := ch.OnceOn(t.Context(), c, "What is 1+2?", format, false, make(chan os.Signal)); err != nil {
+			if _, err := ch.Once(t.Context(), c, "What is 1+2?", format, false, make(chan os.Signal)); err != nil {
 				t.Fatalf("%v; stderr:\n%s", err, stderr.String())
 			}
 			name := map[string]string{FormatText: "chat_text", FormatStreamJSON: "chat_stream_json"}[format]

@@ -2,7 +2,7 @@ package chatui
 
 // The model's answer as Markdown on a terminal, rendered as it streams.
 //
-// glamour renders a whole document, so the stream is cut into blocks (a
+// mdterm renders a whole block, so the stream is cut into blocks (a
 // paragraph, a heading, a fenced code block, a run of list lines): the
 // open block is shown plain as it comes, and when it ends (a blank line, a
 // closing fence, a heading's line) its plain rows are erased and its
@@ -10,19 +10,18 @@ package chatui
 // erased, so it stays plain.
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/charmbracelet/glamour"
-
-	"github.com/dsh-host/dsh-host/app"
 	"github.com/mattn/go-runewidth"
-	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/mdterm"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
@@ -43,7 +42,7 @@ type markdownStream struct {
 
 // newMarkdownStream renders onto raw, a terminal of the given size.
 func newMarkdownStream(raw io.Writer, size func() (cols, rows int)) *markdownStream {
-	return &markdownStream{raw: raw, size: size, render: glamourRender()}
+	return &markdownStream{raw: raw, size: size, render: mdRender()}
 }
 
 // terminalSize returns the size of w when it is a terminal, else (or when
@@ -59,31 +58,18 @@ func terminalSize(w any) func() (int, int) {
 	}
 }
 
-// glamourRender renders with glamour's standard style GLAMOUR_STYLE names
-// (dark by default: "auto" would query the terminal's background on the
-// stdin the console reads), in the colors the environment allows
-// (NO_COLOR, TERM, COLORTERM), wrapped to the terminal's width.
-func glamourRender() func(string, int) (string, error) {
-	style := os.Getenv("GLAMOUR_STYLE")
-	if style == "" || style == "auto" {
-		style = "dark"
-	}
-	profile := termenv.EnvColorProfile()
-	var mu sync.Mutex
-	renderers := map[int]*glamour.TermRenderer{}
-	return func(md string, cols int) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		r, ok := renderers[cols]
-		if !ok {
-			var err error
-			r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(cols), glamour.WithColorProfile(profile))
-			if err != nil {
-				return "", err
+// mdRender renders with mdterm, wrapped to the terminal's width, styled
+// unless NO_COLOR is set or TERM is dumb. A panic in the renderer is an
+// error: the block is then shown plain, and the chat goes on.
+func mdRender() func(string, int) (string, error) {
+	styled := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return func(md string, cols int) (out string, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				out, err = "", fmt.Errorf("rendering Markdown: %v", p)
 			}
-			renderers[cols] = r
-		}
-		return r.Render(md)
+		}()
+		return mdterm.Render(md, mdterm.Options{Width: cols, Styled: styled}), nil
 	}
 }
 
@@ -91,7 +77,7 @@ func (m *markdownStream) Write(p []byte) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// The model's control characters are shown, not executed, before
-	// glamour adds its own.
+	// the renderer adds its own.
 	text := m.tail + strings.ReplaceAll(termsafe.Escape(string(p)), "\r\n", "\n")
 	for {
 		i := strings.IndexByte(text, '\n')
@@ -232,9 +218,9 @@ func displayWidth(l string) int {
 	return w
 }
 
-// tidyRendering drops glamour's padding: the spaces that fill each line to
-// the wrap width and the blank lines around the block; one blank line
-// follows it, as in the source.
+// tidyRendering drops a rendering's padding: spaces ending a line and
+// the blank lines around the block; one blank line follows it, as in the
+// source.
 func tidyRendering(out string) string {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {

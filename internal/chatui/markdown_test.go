@@ -3,7 +3,6 @@ package chatui
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -116,15 +115,18 @@ func TestMarkdownStreamAround(t *testing.T) {
 	}
 }
 
-// TestGlamourRenders: the real renderer turns Markdown into terminal text
-// without its marks, with nothing but text around the block.
-func TestGlamourRenders(t *testing.T) {
+// TestMdRenderRenders: the real renderer turns Markdown into terminal text
+// without its marks, with nothing but text around the block, and NO_COLOR
+// leaves no escape in it.
+func TestMdRenderRenders(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
-	out, err := glamourRender()("# Title\n\nSome **bold** text.\n\n- one\n- two\n", 40)
+	out, err := mdRender()("# Title\n\nSome **bold** text.\n\n- one\n- two\n", 40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(out, "")
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("an escape under NO_COLOR:\n%q", out)
+	}
 	for _, w := range []string{"Title", "Some bold text.", "• one", "• two"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("rendering lacks %q:\n%s", w, out)
@@ -139,14 +141,14 @@ func TestGlamourRenders(t *testing.T) {
 }
 
 // BenchmarkMarkdownStream streams a 2 KB answer of 40 blocks in the 4-byte
-// pieces the scripted server sends, rendered by glamour at 100 columns.
+// pieces the scripted server sends, rendered by mdterm at 100 columns.
 func BenchmarkMarkdownStream(b *testing.B) {
 	var answer strings.Builder
 	for i := range 10 {
 		fmt.Fprintf(&answer, "## Part %d\n\nA paragraph with **bold**, `code` and a [link](https://example.com), long enough to wrap once or twice on a terminal of a hundred columns.\n\n- one\n- two\n\n```go\nfunc f() int { return %d }\n```\n\n", i, i)
 	}
 	text := answer.String()
-	render := glamourRender()
+	render := mdRender()
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
 	for b.Loop() {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // Sessions is where chat saves its conversations, and the composition
@@ -20,13 +18,9 @@ type Sessions struct {
 
 // NewSessions is where the conversations of the composition in file go.
 func NewSessions(file string) (Sessions, error) {
-	dir, err := sessions.Dir()
+	dir, abs, err := app.SessionsOf(file)
 	if err != nil {
 		return Sessions{}, err
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return Sessions{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
 	return Sessions{dir: dir, composition: abs}, nil
 }

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/elicit"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // flowComposition is the fixture with its progress and elicitation tools.
@@ -35,12 +37,18 @@ func flowComposition(t *testing.T) string {
 // answers and ends the input. It returns the console's output.
 func askAtConsole(t *testing.T, h *host.Host, command, answers string) string {
 	t.Helper()
+	return askOn(t, &app.Local{Host: h}, command, answers)
+}
+
+// askOn is askAtConsole on a.
+func askOn(t *testing.T, a app.App, command, answers string) string {
+	t.Helper()
 	in, typed := io.Pipe()
 	var out mcptest.SyncBuffer
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runConsole(context.Background(), h, in, &out)
+		Run(context.Background(), a, in, &out, nil, Hooks{})
 	}()
 	defer func() { typed.Close(); <-done }()
 	fmt.Fprintln(typed, command)
@@ -173,7 +181,7 @@ func TestLineSourceIsBounded(t *testing.T) {
 func TestConsoleProgressLine(t *testing.T) {
 	h := startTestHost(t, flowComposition(t))
 	var out, term bytes.Buffer
-	Run(context.Background(), h, strings.NewReader("/call mcp__demo__progress {\"steps\":3,\"ms\":20}\n"), &out, &term, Hooks{})
+	Run(context.Background(), &app.Local{Host: h}, strings.NewReader("/call mcp__demo__progress {\"steps\":3,\"ms\":20}\n"), &out, &term, Hooks{})
 	if !strings.Contains(out.String(), "done after 3 steps") {
 		t.Errorf("output: %q", out.String())
 	}
@@ -203,12 +211,10 @@ func TestConsoleAnswersServerEverything(t *testing.T) {
       args: %s
 `, node, args))
 	tool := "mcp__ev__trigger-elicitation-request"
-	reg, err := Registry(h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, _ := host.Lookup(h, tools.Key)
 	// Offered once the host declared elicitation (after initialize).
-	mcptest.WaitFor(t, 30*time.Second, tool, func() bool { _, ok := reg.Lookup(Caller(), tool); return ok })
+	console := tools.Caller{Kind: tools.CallerConsole}
+	mcptest.WaitFor(t, 30*time.Second, tool, func() bool { _, ok := reg.Lookup(console, tool); return ok })
 	// The fields come required first, then by name.
 	answers := []string{
 		"Ada Lovelace",    // name

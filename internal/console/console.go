@@ -8,22 +8,19 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/browser"
+	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
-
-// Caller is who the console calls tools and commands as. A terminal shows
-// images only as references, so the console is not image-capable.
-func Caller() tools.Caller { return tools.Caller{Kind: tools.CallerConsole, ID: "console"} }
 
 // builtinCommands are the console's own commands, for /help. Any other
 // /name goes to the commands service.
@@ -57,29 +54,41 @@ type Hooks struct {
 	// FedAnswers: the input is not a terminal, and the lines a script fed
 	// ahead of a question (an approval) answer it instead of being dropped.
 	FedAnswers bool
-	// OneShot, when set (chat --yes), answers every approval of the
-	// console's calls (their tools.Channels.OneShot).
-	OneShot *tools.OneShot
+	// Yes (chat --yes) approves every call of the console's that the
+	// policy would ask about.
+	Yes bool
+	// Answerer, when set, is given the console's answerer before the
+	// first line is read, for the front end's own requests (chat's turns)
+	// to ask the person at the console.
+	Answerer func(elicit.Answerer)
 }
 
 // Run reads command lines from in and writes replies to out until /quit,
-// the end of in, or ctx is done. term is the raw terminal behind out, where
-// a call shows its live progress line (nil: out is not a terminal, and
-// progress is not shown). While it runs, the console answers the servers'
-// elicitation requests: it asks the person, and takes the answers from in.
-func Run(ctx context.Context, h *host.Host, in io.Reader, out, term io.Writer, hooks Hooks) {
+// the end of in, or ctx is done; a is the host it asks, in this process
+// or attached. term is the raw terminal behind out, where a call shows
+// its live progress line (nil: out is not a terminal, and progress is not
+// shown). The servers' questions and the policy's asks during the
+// console's requests are asked of the person, the answers taken from in;
+// on a host in this process (app.Installer), so are the questions no
+// request carries.
+func Run(ctx context.Context, a app.App, in io.Reader, out, term io.Writer, hooks Hooks) {
 	lines := newLineSource()
 	stop := make(chan struct{})
 	defer close(stop)
 	go lines.feed(in, stop)
 	out = &lockedWriter{w: out}
-	c := &console{h: h, out: out, term: term, hooks: hooks}
+	c := &console{app: a, out: out, term: term, hooks: hooks}
 	clear := c.clearProgress
 	if more := hooks.Clear; more != nil {
 		clear = func() { c.clearProgress(); more() }
 	}
-	asker := &asker{out: out, lines: lines, browser: browser.Open, clear: clear, fedAnswers: hooks.FedAnswers}
-	defer InstallAnswerer(h, asker)()
+	c.asker = &asker{out: out, lines: lines, browser: browser.Open, clear: clear, fedAnswers: hooks.FedAnswers}
+	if in, ok := a.(app.Installer); ok {
+		defer in.InstallAnswerer(c.asker)()
+	}
+	if hooks.Answerer != nil {
+		hooks.Answerer(c.asker)
+	}
 	for {
 		line, ok := lines.next(ctx, false)
 		if !ok || !c.exec(ctx, line) {
@@ -89,8 +98,9 @@ func Run(ctx context.Context, h *host.Host, in io.Reader, out, term io.Writer, h
 }
 
 type console struct {
-	h   *host.Host
-	out io.Writer
+	app   app.App
+	out   io.Writer
+	asker *asker
 	// term is the raw terminal for a call's progress line; nil when none.
 	term  io.Writer
 	hooks Hooks
@@ -139,10 +149,9 @@ func (c *console) exec(ctx context.Context, line string) bool {
 		fmt.Fprintln(c.out, "bye")
 		return false
 	case "/help":
-		c.help()
+		c.help(ctx)
 	case "/status":
-		reg, _ := Registry(c.h)
-		WriteInstances(c.out, c.h.Status(), CountTools(reg), time.Now())
+		c.status(ctx)
 	case "/tools":
 		c.tools(ctx)
 	case "/prompt":
@@ -150,15 +159,14 @@ func (c *console) exec(ctx context.Context, line string) bool {
 	case "/call":
 		c.call(ctx, rest)
 	case "/reload":
-		c.h.Reload()
-		fmt.Fprintln(c.out, "reloading; /status shows the result")
+		c.reload(ctx)
 	default:
 		c.command(ctx, line)
 	}
 	return true
 }
 
-func (c *console) help() {
+func (c *console) help(ctx context.Context) {
 	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
 	for _, b := range builtinCommands() {
 		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
@@ -166,43 +174,40 @@ func (c *console) help() {
 	for _, b := range c.hooks.Help {
 		fmt.Fprintf(tw, "%s\t%s\n", b[0], b[1])
 	}
-	if reg, err := CommandRegistry(c.h); err == nil {
-		cmds := reg.List()
-		sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
-		for _, cmd := range cmds {
-			usage := "/" + cmd.Name
-			if cmd.Usage != "" {
-				usage += " " + cmd.Usage
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", usage, OneLine(cmd.Description, 80))
+	// Without the commands service, the console's own are all there is.
+	cmds, _ := c.app.Commands(ctx)
+	for _, cmd := range cmds {
+		usage := "/" + cmd.Name
+		if cmd.Usage != "" {
+			usage += " " + cmd.Usage
 		}
+		fmt.Fprintf(tw, "%s\t%s\n", usage, OneLine(cmd.Description, 80))
 	}
 	tw.Flush()
 }
 
+func (c *console) status(ctx context.Context) {
+	st, err := c.app.Status(ctx)
+	if err != nil {
+		fmt.Fprintf(c.out, "error: %v\n", err)
+		return
+	}
+	WriteInstances(c.out, st.Instances, st.ToolCounts, time.Now())
+}
+
 func (c *console) tools(ctx context.Context) {
-	reg, err := Registry(c.h)
+	list, err := c.app.Tools(ctx, app.ToolsRequest{Caller: tools.CallerConsole})
 	if err != nil {
 		fmt.Fprintln(c.out, err)
 		return
 	}
-	rows, err := ListTools(ctx, reg, Caller())
-	if err != nil {
-		fmt.Fprintln(c.out, err)
-		return
-	}
-	WriteTools(c.out, rows)
+	WriteTools(c.out, list.Tools)
 }
 
 func (c *console) prompt(ctx context.Context) {
-	reg, err := Registry(c.h)
-	if err != nil {
-		fmt.Fprintln(c.out, err)
-		return
-	}
-	asm, err := reg.Assemble(ctx, Caller())
+	p, err := c.app.Prompt(ctx, app.ToolsRequest{Caller: tools.CallerConsole})
 	if err == nil {
-		err = WritePrompt(c.out, asm)
+		err = WritePromptOf(c.out, p)
 	}
 	if err != nil {
 		fmt.Fprintln(c.out, err)
@@ -220,11 +225,6 @@ func (c *console) call(ctx context.Context, rest string) {
 		fmt.Fprintln(c.out, err)
 		return
 	}
-	reg, err := Registry(c.h)
-	if err != nil {
-		fmt.Fprintln(c.out, err)
-		return
-	}
 	var report func(tools.Progress)
 	if c.term != nil {
 		l := NewProgressLine(c.term, name)
@@ -238,23 +238,47 @@ func (c *console) call(ctx context.Context, rest string) {
 			c.mu.Unlock()
 		}()
 	}
-	res := reg.Run(ctx, tools.Call{Caller: Caller(), Name: name, Args: args,
-		Channels: &tools.Channels{Progress: report, OneShot: c.hooks.OneShot}})
+	res, err := c.app.Call(ctx, app.CallRequest{Tool: name, Args: args, Caller: tools.CallerConsole, Yes: c.hooks.Yes,
+		Progress: report, Answer: c.asker})
 	c.clearProgress()
-	if res.Err != nil {
-		fmt.Fprintf(c.out, "error: %v\n", res.Err)
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		fmt.Fprintf(c.out, "error: %v\n", err)
 		return
 	}
 	WriteContent(c.out, res.Content)
 }
 
+// reload has the host re-read its composition and says how it came out.
+func (c *console) reload(ctx context.Context) {
+	fmt.Fprintln(c.out, "reloading")
+	res, err := c.app.Reload(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.out, "error: %v\n", err)
+	case res.Error != "":
+		fmt.Fprintln(c.out, "not applied; the running instances are unchanged:")
+		for line := range strings.Lines(res.Error) {
+			fmt.Fprintf(c.out, "  %s\n", strings.TrimRight(line, "\n"))
+		}
+	default:
+		fmt.Fprintf(c.out, "reloaded; %s\n", strings.TrimPrefix(Summary(res.Instances), "ready: "))
+		WriteOutcomes(c.out, res.Outcomes)
+	}
+}
+
 func (c *console) command(ctx context.Context, line string) {
-	reg, err := CommandRegistry(c.h)
-	if err != nil {
+	reply, err := c.app.Command(ctx, app.CommandRequest{Line: line, Caller: tools.CallerConsole, Answer: c.asker})
+	if errors.Is(err, app.ErrNoCommands) {
 		fmt.Fprintf(c.out, "unknown console command %s (/help lists them); %v\n", strings.Fields(line)[0], err)
 		return
 	}
-	reply := reg.Run(ctx, Caller(), line)
+	if err != nil {
+		fmt.Fprintf(c.out, "error: %v\n", err)
+		return
+	}
 	text := reply.Text
 	if reply.Error {
 		text = "error: " + text

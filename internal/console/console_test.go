@@ -6,13 +6,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 
@@ -70,9 +75,9 @@ func startTestHost(t *testing.T, text string) *host.Host {
 	return hosttest.Start(t, text).Host
 }
 
-// runConsole runs the console without a terminal and without hooks.
+// runConsole runs the console on h, without a terminal and without hooks.
 func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
-	Run(ctx, h, in, out, nil, Hooks{})
+	Run(ctx, &app.Local{Host: h}, in, out, nil, Hooks{})
 }
 
 func TestConsole(t *testing.T) {
@@ -142,4 +147,30 @@ func TestConsoleStopsWithContext(t *testing.T) {
 	if strings.Contains(out.String(), "bye") {
 		t.Errorf("output %q: the console quit as if told to", out.String())
 	}
+}
+
+// attach serves h on a control socket, as a running host does, and
+// returns the socket's client: the console attached to it.
+func attach(t *testing.T, h *host.Host) app.App {
+	t.Helper()
+	home, err := os.MkdirTemp("", "dshc") // short: a socket's path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("DSH_HOME", home)
+	file := filepath.Join(home, "composition.yml")
+	quiet := slog.New(slog.DiscardHandler)
+	l, err := control.Listen(file, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := control.Serve(l, &app.Local{Host: h, File: file}, file, quiet)
+	t.Cleanup(func() { s.Close() })
+	c, err := control.Dial(t.Context(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/golden"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -17,11 +18,25 @@ import (
 // for byte (/status is left out: its SINCE column is the clock's).
 func TestConsoleGolden(t *testing.T) {
 	h := startTestHost(t, consoleComposition(t))
-	in := strings.Join([]string{"/help", "/tools", "/prompt", `/call greet {"name":"Ada"}`, `/call mcp__demo__add {"a":1,"b":2}`,
-		"/call greet [1]", "/call nope", "/call", "/mcp list demo", "/nope", "hello", "", "/quit", "/status"}, "\n") + "\n"
 	var out bytes.Buffer
-	runConsole(context.Background(), h, strings.NewReader(in), &out)
+	runConsole(context.Background(), h, strings.NewReader(goldenSession), &out)
 	golden.Check(t, "console_session", out.Bytes(), *update)
+}
+
+var goldenSession = strings.Join([]string{"/help", "/tools", "/prompt", `/call greet {"name":"Ada"}`, `/call mcp__demo__add {"a":1,"b":2}`,
+	"/call greet [1]", "/call nope", "/call", "/mcp list demo", "/nope", "hello", "", "/quit", "/status"}, "\n") + "\n"
+
+// TestConsoleGoldenAttached: the console on a running host, through its
+// control socket, prints the same session byte for byte, and a server's
+// form asked during its call comes to it over the socket.
+func TestConsoleGoldenAttached(t *testing.T) {
+	h := startTestHost(t, consoleComposition(t))
+	var out bytes.Buffer
+	Run(context.Background(), attach(t, h), strings.NewReader(goldenSession), &out, nil, Hooks{})
+	golden.Check(t, "console_session", out.Bytes(), false)
+
+	flow := startTestHost(t, flowComposition(t))
+	golden.Check(t, "console_form", []byte(askOn(t, attach(t, flow), "/call mcp__demo__ask", "\nAda\nGreen\n2\n12\n\n")), false)
 }
 
 // TestConsoleFormGolden: a server's form asked at the console, with a
@@ -34,7 +49,7 @@ func TestConsoleFormGolden(t *testing.T) {
 		{"console_url_declined", `/call mcp__demo__ask-url {"url":"https://example.net/not-opened"}`, "\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			golden.Check(t, tt.name, []byte(askAtConsole(t, h, tt.command, tt.answers)), *update)
+			golden.Check(t, tt.name, []byte(askOn(t, &app.Local{Host: h}, tt.command, tt.answers)), *update)
 		})
 	}
 }

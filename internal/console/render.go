@@ -5,9 +5,7 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,42 +14,11 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// errNoTools is returned when the tools service is not running.
-var errNoTools = errors.New("the tools service is not running (check the composition's status)")
-
-// errNoCommands is returned when the commands service is not running.
-var errNoCommands = errors.New("the commands service is not running (check the composition's status)")
-
-// Registry returns the running tool registry of h.
-func Registry(h *host.Host) (*tools.Registry, error) {
-	r, ok := host.Lookup(h, tools.Key)
-	if !ok || r == nil {
-		return nil, errNoTools
-	}
-	return r, nil
-}
-
-// CommandRegistry returns the running commands service of h.
-func CommandRegistry(h *host.Host) (*commands.Registry, error) {
-	r, ok := host.Lookup(h, commands.Key)
-	if !ok || r == nil {
-		return nil, errNoCommands
-	}
-	return r, nil
-}
-
 // Tool is one registered tool as listings show it.
 type Tool = app.Tool
-
-// ListTools returns every tool caller may see, marking as folded those
-// present in the registry but absent from the assembled prompt.
-func ListTools(ctx context.Context, reg *tools.Registry, caller tools.Caller) ([]Tool, error) {
-	return app.ListTools(ctx, reg, caller)
-}
 
 // WriteTools prints rows as a table.
 func WriteTools(w io.Writer, rows []Tool) {
@@ -112,9 +79,6 @@ func WriteInstances(w io.Writer, st []host.InstanceStatus, toolCount map[string]
 	tw.Flush()
 }
 
-// CountTools maps each instance id to the number of tools it registered.
-func CountTools(reg *tools.Registry) map[string]int { return app.CountTools(reg) }
-
 // Since renders t relative to now ("3s ago") with its clock time.
 func Since(t, now time.Time) string {
 	if t.IsZero() {
@@ -161,17 +125,8 @@ func PromptSize(n int, b []byte) string {
 	return fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", n, len(b), (len(b)+3)/4)
 }
 
-// WritePrompt prints the tools array indented for reading, its sections and
-// its size.
-func WritePrompt(w io.Writer, asm tools.Assembly) error {
-	b, err := asm.ToolsJSON()
-	if err != nil {
-		return fmt.Errorf("encode the tools array: %w", err)
-	}
-	return WritePromptOf(w, app.Prompt{ToolsJSON: string(b), Sections: asm.Sections, Count: len(asm.Tools)})
-}
-
-// WritePromptOf is WritePrompt of a prompt a host answered with.
+// WritePromptOf prints the tools array a host answered with, indented
+// for reading, its sections and its size.
 func WritePromptOf(w io.Writer, p app.Prompt) error {
 	var pretty strings.Builder
 	if err := indentJSON(&pretty, []byte(p.ToolsJSON)); err != nil {

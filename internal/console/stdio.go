@@ -4,9 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
-	"github.com/dsh-host/dsh-host/services/elicit"
 )
 
 // Stdio is where a front end reads and writes, and how it tells a
@@ -57,15 +55,4 @@ func (s Stdio) LiveTerminal(w io.Writer) io.Writer {
 func IsTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	return ok && isTerminalFd(f.Fd())
-}
-
-// InstallAnswerer installs a on h's elicitation service and returns its
-// removal; without the service (a composition that disabled it) nothing
-// is installed.
-func InstallAnswerer(h *host.Host, a elicit.Answerer) (remove func()) {
-	svc, ok := host.Lookup(h, elicit.Key)
-	if !ok || svc == nil {
-		return func() {}
-	}
-	return svc.Install(a)
 }

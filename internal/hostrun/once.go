@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -79,7 +79,7 @@ func Once(ctx context.Context, c *host.Composition, o OnceOptions, failed func(e
 	} else if ctx.Err() == nil {
 		remove := func() {}
 		if o.Answerer != nil {
-			remove = console.InstallAnswerer(h, o.Answerer)
+			remove = (&app.Local{Host: h}).InstallAnswerer(o.Answerer)
 		}
 		code = fn(h)
 		remove()

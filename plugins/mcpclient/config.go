@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -37,10 +36,23 @@ const maxMs = math.MaxInt32
 // maxInstructionBytes caps the server instructions kept for the prompt.
 const maxInstructionBytes = 32 << 10
 
-// ServerNameRule is the pattern every serverName matches.
+// ServerNameRule is the pattern every serverName matches (ValidServerName).
 const ServerNameRule = `^[A-Za-z0-9_-]{1,32}$`
 
-var serverNamePattern = regexp.MustCompile(ServerNameRule)
+// ValidServerName says whether name matches ServerNameRule. It is a loop,
+// not the compiled rule: a counted repetition compiles to a 30 KB program
+// that every command's start would allocate.
+func ValidServerName(name string) bool {
+	if len(name) < 1 || len(name) > 32 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Config is one mcp-client instance: one MCP server. Defaults returns the
 // values a composition entry's config is decoded over.
@@ -175,7 +187,7 @@ func (cfg *Config) Validate() error {
 	switch {
 	case cfg.ServerName == "":
 		bad("serverName", "required: a short name that namespaces this server's tools, like github")
-	case !serverNamePattern.MatchString(cfg.ServerName):
+	case !ValidServerName(cfg.ServerName):
 		bad("serverName", "%q must match ^[A-Za-z0-9_-]{1,32}$", cfg.ServerName)
 	}
 

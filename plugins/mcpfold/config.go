@@ -32,14 +32,24 @@ func Defaults() Config {
 	return Config{Prefix: "mcp__", DescriptionLimit: 200}
 }
 
-var prefixRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// prefixRule is the model function-name alphabet; the length (at most
+// maxPrefix) is checked apart, as a counted repetition compiles to a 60 KB
+// program that every command's start would allocate.
+var prefixRule = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+const maxPrefix = 64
+
+// validPrefix says whether s is 1 to maxPrefix characters of prefixRule.
+func validPrefix(s string) bool {
+	return len(s) <= maxPrefix && prefixRule.MatchString(s)
+}
 
 // Validate checks cfg and returns every problem, each a host.KeyError
 // naming its key, so that the host reports it at that key's line.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if !prefixRule.MatchString(cfg.Prefix) {
-		errs = append(errs, host.KeyErrorf("prefix", "%q must match %s (the model function-name alphabet)", cfg.Prefix, prefixRule))
+	if !validPrefix(cfg.Prefix) {
+		errs = append(errs, host.KeyErrorf("prefix", "%q must match %s (the model function-name alphabet), at most %d characters", cfg.Prefix, prefixRule, maxPrefix))
 	}
 	for i, k := range cfg.Keep {
 		if k == "" {
@@ -49,7 +59,7 @@ func (cfg *Config) Validate() error {
 	for i, s := range cfg.Servers {
 		// A name outside the serverName alphabet can match no server, and a
 		// whitelist that matches nothing silently stops all folding.
-		if !prefixRule.MatchString(s) {
+		if !validPrefix(s) {
 			errs = append(errs, host.KeyErrorf(fmt.Sprintf("servers[%d]", i), "%q is not a server name: give a serverName as the mcp-client entry has it (A-Z a-z 0-9 _ -)", s))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
@@ -102,7 +103,7 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 			cfg.Args[i] = "${" + a[1:] + "}"
 		}
 	}
-	cfg.URL = urlBareVar.ReplaceAllString(cfg.URL, "$1$${$2}")
+	cfg.URL = urlBareVar().ReplaceAllString(cfg.URL, "$1$${$2}")
 	return imp.finish(name, typ, taken, imp.convertVars)
 }
 
@@ -110,8 +111,10 @@ func Convert(name string, entry any, taken func(serverName string) bool) (Import
 var bareVar = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
 
 // urlBareVar is a $VAR that starts a part of a URL (a query value, a
-// path segment, a password), as Gemini CLI expands it there.
-var urlBareVar = regexp.MustCompile(`([=/:])\$([A-Za-z_][A-Za-z0-9_]*)\b`)
+// path segment, a password), as Gemini CLI expands it there. It and
+// vscodeVar compile at first use, not in the package initialisation every
+// command pays (issue 44): only an import reads them.
+var urlBareVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([=/:])\$([A-Za-z_][A-Za-z0-9_]*)\b`) })
 
 // bareVars rewrites each space-separated word of v that is one $VAR as
 // ${VAR}: Gemini CLI reads $VAR as ${VAR} ("Bearer $GW_TOKEN"), and the
@@ -192,10 +195,10 @@ func (imp *Imported) finish(name, typ string, taken func(serverName string) bool
 	cfg.ServerName = ServerNameFor(name, taken)
 	switch {
 	case cfg.ServerName == name:
-	case serverNameRule.MatchString(name):
+	case mcpclient.ValidServerName(name):
 		imp.note("%q is renamed %q: the id %q is in use", name, cfg.ServerName, name)
 	default:
-		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, serverNameRule)
+		imp.note("%q is renamed %q: ids and serverNames match %s", name, cfg.ServerName, mcpclient.ServerNameRule)
 	}
 	if cfg.Transport == mcpclient.TransportStdio {
 		imp.grantKnown()
@@ -216,7 +219,7 @@ func ServerNameFor(name string, taken func(serverName string) bool) string {
 	var b strings.Builder
 	replaced := false
 	for _, r := range name {
-		if serverNameRule.MatchString(string(r)) {
+		if mcpclient.ValidServerName(string(r)) {
 			b.WriteRune(r)
 			replaced = false
 		} else if !replaced {
@@ -240,7 +243,7 @@ func ServerNameFor(name string, taken func(serverName string) bool) string {
 // fit returns base, cut as little as needed for base+suffix to match the
 // serverName rule, followed by suffix.
 func fit(base, suffix string) string {
-	for len(base) > 0 && !serverNameRule.MatchString(base+suffix) {
+	for len(base) > 0 && !mcpclient.ValidServerName(base+suffix) {
 		base = base[:len(base)-1]
 	}
 	return base + suffix
@@ -248,16 +251,15 @@ func fit(base, suffix string) string {
 
 // vscodeVar matches VS Code's ${env:VAR}, ${input:id} and ${workspaceFolder}
 // style variables (a colon, or a name the composition cannot expand).
-// serverNameRule is mcp-client's serverName pattern.
-var serverNameRule = regexp.MustCompile(mcpclient.ServerNameRule)
-
-var vscodeVar = regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator)\}`)
+var vscodeVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome|pathSeparator)\}`)
+})
 
 // convertVars rewrites VS Code variables in *s into the composition's
 // ${VAR} syntax; ${VAR} and ${VAR:-default} (Claude Code) pass through.
 func (imp *Imported) convertVars(s *string) {
-	*s = vscodeVar.ReplaceAllStringFunc(*s, func(m string) string {
-		sub := vscodeVar.FindStringSubmatch(m)
+	*s = vscodeVar().ReplaceAllStringFunc(*s, func(m string) string {
+		sub := vscodeVar().FindStringSubmatch(m)
 		switch {
 		case sub[1] == "env":
 			return "${" + sub[2] + "}"

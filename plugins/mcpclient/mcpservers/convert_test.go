@@ -170,7 +170,7 @@ func TestServerNameFor(t *testing.T) {
 			t.Errorf("ServerNameFor(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 		taken[got] = true
-		if !serverNameRule.MatchString(got) {
+		if !mcpclient.ValidServerName(got) {
 			t.Errorf("%q does not match the serverName rule", got)
 		}
 		fmt.Fprintf(&comp, "  - {id: %q, name: x}\n", got)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 )
@@ -71,11 +72,12 @@ func ConvertOpenCode(name string, entry any, taken func(serverName string) bool)
 }
 
 // openCodeVar matches opencode's {env:VAR} and {file:path}.
-var openCodeVar = regexp.MustCompile(`\{(env|file):([^}]+)\}`)
+// compiled at first use, as convert.go's patterns
+var openCodeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{(env|file):([^}]+)\}`) })
 
 func (imp *Imported) convertOpenCodeVars(s *string) {
-	*s = openCodeVar.ReplaceAllStringFunc(*s, func(m string) string {
-		sub := openCodeVar.FindStringSubmatch(m)
+	*s = openCodeVar().ReplaceAllStringFunc(*s, func(m string) string {
+		sub := openCodeVar().FindStringSubmatch(m)
 		if sub[1] == "env" {
 			return "${" + sub[2] + "}"
 		}

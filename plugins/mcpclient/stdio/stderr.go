@@ -29,11 +29,16 @@ type lineLogger struct {
 }
 
 // permissionPattern matches a line that reports the kernel's refusal.
-var permissionPattern = regexp.MustCompile(`(?i)\b(?:EACCES|EPERM|permission denied|operation not permitted)\b`)
+// This file's patterns compile at first use, not in every command's
+// package initialisation (issue 44: 23 KB for a server that may never
+// write to stderr).
+var permissionPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:EACCES|EPERM|permission denied|operation not permitted)\b`)
+})
 
 // absPath finds an absolute path in a line ("sh: 1: /opt/rt/bin/rt:
 // Permission denied").
-var absPath = regexp.MustCompile(`(?:^|[\s'"(])(/[^\s:'"()]+)`)
+var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s'"(])(/[^\s:'"()]+)`) })
 
 // refused returns the path of the first permission error, or "": the
 // last one before the error's words ("sh: /a/server.sh: 2: exec:
@@ -42,14 +47,14 @@ var absPath = regexp.MustCompile(`(?:^|[\s'"(])(/[^\s:'"()]+)`)
 func (l *lineLogger) refused() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	at := permissionPattern.FindStringIndex(l.permLine)
+	at := permissionPattern().FindStringIndex(l.permLine)
 	if at == nil {
 		return ""
 	}
-	if ms := absPath.FindAllStringSubmatch(l.permLine[:at[0]], -1); len(ms) > 0 {
+	if ms := absPath().FindAllStringSubmatch(l.permLine[:at[0]], -1); len(ms) > 0 {
 		return ms[len(ms)-1][1]
 	}
-	if m := absPath.FindStringSubmatch(l.permLine[at[1]:]); m != nil {
+	if m := absPath().FindStringSubmatch(l.permLine[at[1]:]); m != nil {
 		return m[1]
 	}
 	return ""
@@ -61,7 +66,9 @@ const sandboxWiden = "widen sandbox.read, sandbox.write, sandbox.connect, sandbo
 // errorLinePattern matches a line that names an error: "Error: ...",
 // "Error [ERR_MODULE_NOT_FOUND]: ...", "ModuleNotFoundError: ...",
 // "java.io.IOException: ...", "panic: ...", "error: ...".
-var errorLinePattern = regexp.MustCompile(`(?i)^\s*(?:uncaught\s+)?[\w$.]*(?:error|exception|fatal|panic)(?:\s*\[[^\]]*\])?:\s*\S`)
+var errorLinePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(?:uncaught\s+)?[\w$.]*(?:error|exception|fatal|panic)(?:\s*\[[^\]]*\])?:\s*\S`)
+})
 
 // What a failed start quotes of the server's stderr.
 const (
@@ -142,10 +149,10 @@ func (l *lineLogger) emit(line []byte) {
 		l.tail = append(l.tail[:0], l.tail[1:]...)
 	}
 	l.tail = append(l.tail, cutLine(string(line)))
-	if errorLinePattern.Match(line) {
+	if errorLinePattern().Match(line) {
 		l.errorLine = l.tail[len(l.tail)-1]
 	}
-	if l.sandboxed && !l.permWarned && permissionPattern.Match(line) {
+	if l.sandboxed && !l.permWarned && permissionPattern().Match(line) {
 		l.permWarned = true
 		l.permLine = string(line)
 		l.logger.Warn("sandbox: the server reported a permission error, which the sandbox may have caused; if it needs more, "+sandboxWiden, "line", cutLine(string(line)))

@@ -1,12 +1,12 @@
-package main
+package console
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
@@ -27,12 +27,12 @@ func TestToolsFlagsHiddenText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := console.ListTools(context.Background(), reg, console.Caller())
+	rows, err := app.ListTools(context.Background(), reg, tools.Caller{Kind: tools.CallerConsole})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	writeTools(&out, rows)
+	WriteTools(&out, rows)
 	got := out.String()
 	for _, want := range []string{
 		"warning: the description of zw hides text a model reads: 1 invisible character(s) (U+200B)\n",
