@@ -225,6 +225,8 @@ func commands(p page, subs map[string]bool) []command {
 						continue
 					}
 					break args
+				case s == "--":
+					break args // what follows is another program's (add NAME -- COMMAND ARGS)
 				case s == ";" || s == "&&" || s == "||" || s == "&" || strings.HasPrefix(s, ">") || strings.HasPrefix(s, "<") || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "2>"):
 					break args
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -448,4 +449,99 @@ func TestListenInUseAndModes(t *testing.T) {
 		t.Fatalf("the next console: %v", err)
 	}
 	b2.Close()
+}
+
+// TestOpenAsksBounded: past maxPending asks open at once, the next is
+// refused (its host denies the call) until one ends.
+func TestOpenAsksBounded(t *testing.T) {
+	file := composition(t)
+	b := listen(t, file)
+	events := b.Subscribe(t.Context())
+	var peers []*raw
+	for i := 0; i < maxPending; i += maxAsksPerConn {
+		h := dialRaw(t, file)
+		for ref := 1; ref <= maxAsksPerConn; ref++ {
+			line, _ := json.Marshal(request{Ask: &askRequest{Ref: ref, Tool: "t", Choices: []Answer{Once}, TimeoutMS: 60000}})
+			h.send(t, string(line))
+		}
+		for range maxAsksPerConn {
+			next(t, events)
+		}
+		peers = append(peers, h)
+	}
+	a, err := AskConsole(context.Background(), file, call, time.Hour)
+	if a != Deny || !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "asks open") {
+		t.Errorf("one ask past the bound: %s, %v", a, err)
+	}
+	peers[0].c.Close()
+	for range maxAsksPerConn {
+		if ev := next(t, events); ev.Expired == "" {
+			t.Fatalf("event %+v, want the closed peer's asks expired", ev)
+		}
+	}
+	res := ask(context.Background(), file, call, time.Hour)
+	if err := b.Answer(next(t, events).Ask.ID, Once); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(t, res); r.a != Once {
+		t.Errorf("once there is room: %s, %v", r.a, r.err)
+	}
+}
+
+// TestHostileConsole: what a process on the broker's socket answers is
+// taken only when it is an approval the host offered; anything else
+// denies.
+func TestHostileConsole(t *testing.T) {
+	file := composition(t)
+	path, _ := SocketPath(file)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	for _, c := range []struct{ reply, why string }{
+		{`{"ref":1,"answer":"always"}`, "not offered"},
+		{`{"ref":1,"answer":"yes"}`, "not offered"},
+		{`not json`, "the console's answer"},
+		{`{"ref":1,"answer":"` + strings.Repeat("x", 100<<10) + `"}`, "token too long"},
+		{`{"error":"no"}`, "the console: no"},
+	} {
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			bufio.NewReader(conn).ReadString('\n')
+			conn.Write([]byte(c.reply + "\n"))
+			io.Copy(io.Discard, conn)
+		}()
+		once := call
+		once.Choices = []Answer{Once}
+		a, err := AskConsole(context.Background(), file, once, time.Hour)
+		if a != Deny || !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("the console answers %.40s: %s, %v; want deny, %s", c.reply, a, err, c.why)
+		}
+		l.Close()
+		<-done
+	}
+}
+
+// TestConnectionsBounded: past maxConns connections open at once, the
+// next is closed, and its host denies the call.
+func TestConnectionsBounded(t *testing.T) {
+	file := composition(t)
+	b := listen(t, file)
+	events := b.Subscribe(t.Context())
+	for range maxConns {
+		h := dialRaw(t, file)
+		h.send(t, `{"ask":{"ref":1,"tool":"t","choices":["once"],"timeoutMs":60000}}`)
+		next(t, events)
+	}
+	a, err := AskConsole(context.Background(), file, call, time.Hour)
+	if a != Deny || !errors.Is(err, ErrNotAnswered) {
+		t.Errorf("one connection past the bound: %s, %v", a, err)
+	}
 }

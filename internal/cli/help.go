@@ -73,7 +73,8 @@ content. With --json it prints the content, the canonical value and the error
 as one JSON document. Arguments are a JSON object (default {}). Exit 1 when the
 tool fails or the call is refused (mcp_call's refusals and its tool's failures
 too), 2 on a usage error. Where the policy asks for approval, --yes gives it;
-without it such a call is denied.`},
+without it the composition's web console is asked (dsh-host ui), and with none
+attached the call is denied.`},
 	"prompt": {Synopsis: "[-c FILE] [--json] [flags]", About: `
 Prompt starts the composition and prints the model-facing tools array exactly
 as an OpenAI-compatible chat request carries it (after folding, if the
@@ -151,6 +152,33 @@ server keeps serving) or failed, then the instances; it exits 1 when an
 entry was kept or failed. A file that does not parse or validate changes
 nothing and exits 1 with its problems. With no running host there is nothing to reload: it exits
 1 (dsh-host check validates a file without starting anything).`},
+	"add": {Synopsis: "[-c FILE] [--trust] NAME -- COMMAND [ARGS...] | --transport http|sse NAME URL | REGISTRY-NAME[@VERSION]", About: `
+Add writes an MCP server's entry into the composition, keeping every other
+byte of the file, after checking the result as 'dsh-host check' does; the
+running host of the composition starts it (it follows the file).
+NAME -- COMMAND ARGS runs a stdio server; --transport http (or sse) NAME URL
+reaches a remote one, with --header K=V. --env K=V sets a stdio server's
+environment. A secret given inline (a token in --env or --header) is written
+as ${VAR}, and the export line that sets it is printed.
+REGISTRY-NAME[@VERSION] (io.github.owner/server) is looked up in the MCP
+Registry (the registry key of settings.yaml, or DSH_SETTINGS__REGISTRY;
+default https://registry.modelcontextprotocol.io): add picks its npm package
+(npx -y pkg@version), else its PyPI one (uvx pkg==version), else its remote
+(--use npm|pypi|remote chooses), asks on stdin for the required arguments and
+variables without a default, writes secrets as ${VAR} references with the
+export lines to set them, and grants the sandbox what the document implies.
+--name sets the entry's name (default: the registry name's last part).
+The server's tools are held until you review them with 'dsh-host trust
+NAME'; --trust skips that and trusts its first list as it comes.`},
+	"search": {Synopsis: "[--limit N] QUERY", About: `
+Search lists the servers of the MCP Registry whose names hold QUERY: name and
+latest version, how each runs (npm, pypi, oci packages; remotes), and the
+description. Add one with 'dsh-host add NAME'.`},
+	"remove": {Synopsis: "[-c FILE] NAME", About: `
+Remove takes the MCP server NAME (its entry id or serverName) out of the
+composition, or out of the included file that holds it, keeping every other
+byte; the running host stops it. Its pins stay in pins.dir: added again, the
+server is held until reviewed anew.`},
 	"trust": {Synopsis: "[-c FILE] [--yes | --digest D] SERVER [TOOL]", About: `
 Trust shows how the current definitions of an MCP server's tools (only TOOL's,
 its name on the server or its mcp__ name, when given) differ from the trusted

@@ -94,6 +94,8 @@ type client struct {
 	prefix, budget int
 	// skeleton is a new file's content.
 	skeleton string
+	// note is what the user should know to have the client use it.
+	note string
 }
 
 // gatewayNameLimit is serve's default --name-limit.
@@ -187,6 +189,7 @@ var clients = []*client{
 		},
 		prefix: len("mcp__"), budget: 64,
 		skeleton: "{}\n",
+		note:     "Gemini CLI starts MCP servers only in folders it trusts (its /permissions command, or ~/.gemini/trustedFolders.json)",
 	},
 	{
 		name:   "opencode",

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +17,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/importer"
 )
 
@@ -29,6 +28,9 @@ import (
 // put it in front of every tool's name (mcp__dsh__…) under a 64-character
 // cap.
 const DefaultName = "dsh"
+
+// validName is an entry name every client takes.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // maxFile bounds what is read of a client's file (Claude Code's
 // ~/.claude.json grows with its history, to a few MB).
@@ -73,9 +75,10 @@ type Plan struct {
 	// undo leaves.
 	Notes []string
 
-	undo   bool
-	rec    record
-	recDir string
+	undo    bool
+	project bool // the file is a project's
+	rec     record
+	recDir  string
 }
 
 // record is a connect's backup, one per client file, kept until --undo.
@@ -158,6 +161,9 @@ func Prepare(o Options) (*Plan, error) {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
+	if !validName.MatchString(o.Name) {
+		return nil, fmt.Errorf("entry name %q: want letters, digits, _ and - (at most 32), which every client takes as a server name", o.Name)
+	}
 	if o.Target.URL == "" && (!filepath.IsAbs(o.Target.Executable) || !filepath.IsAbs(o.Target.Composition)) {
 		return nil, errors.New("the executable and the composition must be absolute paths: clients start it from their own directory")
 	}
@@ -166,7 +172,7 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir}
+	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir, project: o.Project != ""}
 	if file != named {
 		p.Named = named
 	}
@@ -190,7 +196,11 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.New = lineEndings(p.Old, p.New)
 	p.rec = record{Client: c.name, File: file, Name: o.Name}
+	if c.note != "" {
+		p.Notes = append(p.Notes, c.note)
+	}
 	return p, nil
 }
 
@@ -363,10 +373,8 @@ func planTOML(c *client, o Options, old []byte) (newText, moveFrom []byte, err e
 		return nil, nil, err
 	}
 	touched := ours(list, o.Name)
-	for _, k := range touched {
-		if !slices.ContainsFunc(hs, func(h theader) bool { return slices.Equal(h.path, []string{"mcp_servers", k}) }) {
-			return nil, nil, fmt.Errorf("mcp_servers.%s is not written as a [mcp_servers.%s] table (an inline table or dotted keys), which connect does not edit: write it as a table, or remove it", k, tomlKey(k))
-		}
+	if err := tableForm(hs, touched...); err != nil {
+		return nil, nil, err
 	}
 	moveFrom = old
 	for _, k := range touched {
@@ -379,6 +387,17 @@ func planTOML(c *client, o Options, old []byte) (newText, moveFrom []byte, err e
 		return nil, nil, err
 	}
 	return newText, moveFrom, checkTOML(old, newText, o.Name, codexTables(c, o), nil)
+}
+
+// tableForm fails unless each server in names is written as its own
+// [mcp_servers.NAME] table, the form connect edits.
+func tableForm(hs []theader, names ...string) error {
+	for _, k := range names {
+		if !slices.ContainsFunc(hs, func(h theader) bool { return slices.Equal(h.path, []string{"mcp_servers", k}) }) {
+			return fmt.Errorf("mcp_servers.%s is not written as a [mcp_servers.%s] table (but as an inline table or dotted keys), which connect does not edit: write it as a table, or remove it", k, tomlKey(k))
+		}
+	}
+	return nil
 }
 
 // checkTOML is checkJSON for TOML.
@@ -447,11 +466,20 @@ func (p *Plan) move(c *client, o Options, moveFrom []byte) error {
 	if p.CompOld, err = readFile(p.Comp); err != nil {
 		return err
 	}
-	if p.CompNew, err = im.Appended(p.Comp, p.CompOld); err != nil {
+	if p.CompNew, err = im.Appended(p.Comp, p.CompOld, "Moved from "+p.File+" by dsh-host connect --move."); err != nil {
 		return err
 	}
 	p.Moved = im.Names()
 	newText := p.New
+	if c.format == formatTOML {
+		hs, err := tomlHeaders(newText)
+		if err == nil {
+			err = tableForm(hs, p.Moved...)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
 	for _, k := range p.Moved {
 		switch c.format {
 		case formatTOML:
@@ -485,6 +513,16 @@ func (p *Plan) move(c *client, o Options, moveFrom []byte) error {
 	return nil
 }
 
+// lineEndings gives the lines new added the old file's CRLF endings when
+// every line of it has them (a file from Windows).
+func lineEndings(old, new []byte) []byte {
+	n := bytes.Count(old, []byte("\n"))
+	if n == 0 || bytes.Count(old, []byte("\r\n")) != n {
+		return new
+	}
+	return bytes.ReplaceAll(bytes.ReplaceAll(new, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+}
+
 // Changed reports whether applying the plan changes anything.
 func (p *Plan) Changed() bool {
 	return !bytes.Equal(p.Old, p.New) || p.Remove || !bytes.Equal(p.CompOld, p.CompNew)
@@ -507,158 +545,4 @@ func (p *Plan) Diff() string {
 		b.WriteString(unifiedDiff(p.Comp, p.CompOld, p.CompNew))
 	}
 	return b.String()
-}
-
-// Apply writes the plan: the backup first, then the composition, then the
-// client's file; when the client's file cannot be written the composition
-// is put back. A file changed since Prepare read it is refused.
-func (p *Plan) Apply() error {
-	if err := unchanged(p.File, p.Exists, p.Old); err != nil {
-		return err
-	}
-	if p.Comp != "" {
-		if err := unchanged(p.Comp, true, p.CompOld); err != nil {
-			return err
-		}
-	}
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(p.File); err == nil {
-		mode = info.Mode().Perm()
-	}
-	recFile := recordPath(p.recDir, p.rec.Client, p.File)
-	if !p.undo {
-		if err := p.saveRecord(recFile, mode); err != nil {
-			return err
-		}
-	}
-	if p.Comp != "" && !bytes.Equal(p.CompOld, p.CompNew) {
-		if err := writeKeepingMode(p.Comp, p.CompNew); err != nil {
-			return err
-		}
-	}
-	var err error
-	if p.Remove {
-		err = os.Remove(p.File)
-	} else {
-		if p.undo {
-			mode = os.FileMode(p.rec.Mode)
-		}
-		if err = fsutil.MkdirAll(filepath.Dir(p.File), 0o755); err == nil {
-			err = fsutil.WriteFile(p.File, p.New, mode)
-		}
-	}
-	if err != nil {
-		if p.Comp != "" {
-			_ = writeKeepingMode(p.Comp, p.CompOld)
-		}
-		return err
-	}
-	if p.undo {
-		return os.Remove(recFile)
-	}
-	return nil
-}
-
-// saveRecord writes the backup before anything else is written. The first
-// connect's backup is kept while the file is still what connect wrote, so
-// that undo goes back to the file before dsh-host.
-func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
-	rec := p.rec
-	rec.Existed, rec.Original, rec.Mode = p.Exists, p.Old, uint32(mode)
-	if prev, err := loadRecord(recFile); err == nil && prev.Written == digest(p.Old) {
-		rec.Existed, rec.Original, rec.Mode = prev.Existed, prev.Original, prev.Mode
-		if prev.Comp != "" && p.Comp == "" {
-			rec.Comp, rec.CompOriginal, rec.CompWritten = prev.Comp, prev.CompOriginal, prev.CompWritten
-		}
-	}
-	rec.Written = digest(p.New)
-	if p.Comp != "" {
-		rec.Comp, rec.CompOriginal, rec.CompWritten = p.Comp, p.CompOld, digest(p.CompNew)
-	}
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := fsutil.MkdirAll(p.recDir, 0o700); err != nil {
-		return err
-	}
-	// 0600: a client's file may hold tokens.
-	return fsutil.WriteFile(recFile, data, 0o600)
-}
-
-func loadRecord(path string) (record, error) {
-	var rec record
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return rec, err
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return rec, fmt.Errorf("%s: %w", path, err)
-	}
-	return rec, nil
-}
-
-// unchanged fails when path is no longer what was read.
-func unchanged(path string, existed bool, old []byte) error {
-	cur, err := readFile(path)
-	if errors.Is(err, os.ErrNotExist) && !existed {
-		return nil
-	}
-	if err != nil || !existed || !bytes.Equal(cur, old) {
-		return fmt.Errorf("%s changed while connect ran (did the client write it?); nothing was written: run connect again", path)
-	}
-	return nil
-}
-
-func writeKeepingMode(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	return fsutil.WriteFile(path, data, mode)
-}
-
-// Undo computes the change that restores o.Client's file from the backup
-// of its first connect, and the composition when --move changed it and
-// nothing else has since.
-func Undo(o Options) (*Plan, error) {
-	c, err := findClient(o.Client)
-	if err != nil {
-		return nil, err
-	}
-	named := c.file(o.Env, o.Project)
-	file, exists, err := resolve(named)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := loadRecord(recordPath(o.StateDir, c.name, file))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no backup of %s: connect did not write it, or --undo already restored it", file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Client: c.name, File: file, Exists: exists, undo: true, rec: rec, recDir: o.StateDir}
-	if file != named {
-		p.Named = named
-	}
-	if exists {
-		if p.Old, err = readFile(file); err != nil {
-			return nil, err
-		}
-	}
-	if digest(p.Old) != rec.Written {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect wrote it: undo drops those changes too", file))
-	}
-	p.New, p.Remove = rec.Original, !rec.Existed && exists
-	if rec.Comp != "" {
-		cur, err := readFile(rec.Comp)
-		switch {
-		case err == nil && digest(cur) == rec.CompWritten:
-			p.Comp, p.CompOld, p.CompNew = rec.Comp, cur, rec.CompOriginal
-		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect --move wrote it, so it is left as it is: remove the moved entries by hand if you want them gone", rec.Comp))
-		}
-	}
-	return p, nil
 }

@@ -121,7 +121,7 @@ const fixtureCmd = "/usr/local/bin/fixture-mcp"
 
 // setup writes client's seed under a new HOME (with command as the
 // fixture's) and returns options that connect it to a new composition.
-func setup(t *testing.T, client, command string) (Options, string, []byte) {
+func setup(t testing.TB, client, command string) (Options, string, []byte) {
 	t.Helper()
 	home := t.TempDir()
 	seed := seeds[client]
@@ -280,6 +280,9 @@ func TestConnectCreatesAndUndoRemoves(t *testing.T) {
 			if _, ok := isDshHost(entryOf(t, client, read(t, file), DefaultName)); !ok {
 				t.Fatalf("no entry:\n%s", read(t, file))
 			}
+			if info, _ := os.Stat(file); info.Mode().Perm() != 0o600 {
+				t.Errorf("a new user file is %v, want 0600", info.Mode().Perm())
+			}
 			undo(t, o)
 			if _, err := os.Stat(file); !os.IsNotExist(err) {
 				t.Fatalf("undo left %s: %v", file, err)
@@ -393,6 +396,7 @@ func TestHostileFiles(t *testing.T) {
 		{"top not an object", "gemini", "[]\n", "not a JSON object"},
 		{"unterminated comment", "vscode", "{ /* x\n", "does not end"},
 		{"inline table", "codex", "mcp_servers = { dsh = { command = \"x\" } }\n", "inline table"},
+		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"x\"\n", "not written as a [mcp_servers.dsh] table"},
 		{"deep nesting", "cursor", strings.Repeat("[", 1000), "nested more than"},
 		{"unended table header", "codex", "[mcp_servers.dsh\n", "to end table name"},
 	}
@@ -512,5 +516,52 @@ func TestNameLimit(t *testing.T) {
 	o2, _, _ := setup(t, "claude-code", fixtureCmd)
 	if p := connect(t, o2); strings.Contains(string(p.New), "--name-limit") {
 		t.Fatalf("a short name needs no limit:\n%s", p.New)
+	}
+}
+
+// TestMoveRefusesAServerNotInATable: a Codex server to move that is not
+// its own table is refused by name before anything is written.
+func TestMoveRefusesAServerNotInATable(t *testing.T) {
+	o, file, _ := setup(t, "codex", fixtureCmd)
+	text := "model = \"o3\"\n\n[mcp_servers]\nfixture = { command = \"/bin/fx\" }\n"
+	os.WriteFile(file, []byte(text), 0o600)
+	o.Move = true
+	if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "mcp_servers.fixture is not written as a [mcp_servers.fixture] table") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadEntryName(t *testing.T) {
+	o, _, _ := setup(t, "codex", fixtureCmd)
+	for _, name := range []string{"a b", "x]\n[evil", strings.Repeat("n", 33), "dsh\"host"} {
+		o.Name = name
+		if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "entry name") {
+			t.Errorf("name %q: %v", name, err)
+		}
+	}
+}
+
+func writeText(t *testing.T, file, text string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProjectFile: --project writes the project's file (.mcp.json for
+// Claude Code), readable by the team's tools.
+func TestProjectFile(t *testing.T) {
+	o, _, _ := setup(t, "claude-code", fixtureCmd)
+	o.Project = t.TempDir()
+	p := connect(t, o)
+	if p.File != filepath.Join(o.Project, ".mcp.json") {
+		t.Fatalf("wrote %s", p.File)
+	}
+	if info, _ := os.Stat(p.File); info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", info.Mode().Perm())
+	}
+	undo(t, o)
+	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
+		t.Fatal("undo left the project file")
 	}
 }

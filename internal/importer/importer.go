@@ -375,7 +375,8 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 }
 
 // appended returns orig, the composition at path, with servers appended
-// to its plugins list, or an error when an id or serverName is taken.
+// to its plugins list, the first under the comment head, or an error when
+// an id or serverName is taken.
 func appended(path string, orig []byte, servers []mcpservers.Imported, head string) ([]byte, error) {
 	f, err := yamledit.Parse(orig)
 	if err != nil {

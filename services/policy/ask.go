@@ -69,7 +69,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 			d.Answer = "--yes"
 			return nil
 		}
-		return deny("the rule asks for approval; pass --yes to allow it")
+		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval; pass --yes to allow it"))
 	}
 	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
 		// A person just approved the call that makes this one (mcp_call,
@@ -79,7 +79,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		return nil
 	}
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
-		return deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)")
+		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)"))
 	}
 	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
 	switch {
@@ -98,6 +98,11 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 			why += ": " + res.Reason
 		}
 		d.Answer = "no"
+		if res.Action == elicit.Decline && res.Reason != "" {
+			// Nobody behind the caller's answerer could be asked (a
+			// gateway client that declared no elicitation).
+			return p.askConsole(ctx, call, server, d, deny(why))
+		}
 		return deny(why)
 	}
 	answer, _ := res.Content[elicit.ApprovalField].(string)

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/policy/rules"
@@ -22,6 +24,10 @@ type Config struct {
 	Audit AuditConfig `yaml:"audit"`
 	// Pins keeps the trusted definitions of MCP servers' tools.
 	Pins PinsConfig `yaml:"pins"`
+	// AskTimeout bounds how long an ask put to the web console waits
+	// for its answer, such as "30s" (0: DefaultAskTimeout); then the
+	// call is denied.
+	AskTimeout time.Duration `yaml:"askTimeout"`
 }
 
 // PinsConfig is where trusted tool definitions are kept: one file per
@@ -61,6 +67,12 @@ func ValidateConfig(c *Config) error {
 	}
 	if c.Audit.Keep < 0 {
 		errs = append(errs, host.KeyErrorf("audit.keep", "a number of rotated files, 0 for the default (%d)", audit.DefaultKeep))
+	}
+	switch {
+	case c.AskTimeout < 0:
+		errs = append(errs, host.KeyErrorf("askTimeout", "%v is negative; omit it for the default (%v)", c.AskTimeout, DefaultAskTimeout))
+	case c.AskTimeout > askbroker.MaxTimeout:
+		errs = append(errs, host.KeyErrorf("askTimeout", "%v is longer than an ask may wait (%v)", c.AskTimeout, askbroker.MaxTimeout))
 	}
 	errs = append(errs, rules.Check(c.Rules)...)
 	// One flat join: the host places each *KeyError at its key's line.

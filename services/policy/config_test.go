@@ -3,10 +3,12 @@ package policy_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/services/policy"
 )
 
@@ -68,4 +70,19 @@ func indent(s, by string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// TestAskTimeoutKey: askTimeout is a duration up to an hour; a negative,
+// a longer one or a bare number (nanoseconds, by mistake) is an error at
+// the key.
+func TestAskTimeoutKey(t *testing.T) {
+	if cfg := parseConfig(t, "askTimeout: 90s\n"); cfg.AskTimeout != 90*time.Second {
+		t.Errorf("askTimeout: 90s = %v", cfg.AskTimeout)
+	}
+	if cfg := parseConfig(t, "{}"); cfg.AskTimeout != 0 {
+		t.Errorf("no askTimeout = %v, want 0 (the default, %v)", cfg.AskTimeout, policy.DefaultAskTimeout)
+	}
+	for _, v := range []string{"-1s", "2h", "60", "soon"} {
+		hosttest.CheckKey(t, "policy", "askTimeout", "askTimeout: "+v+" #<\n")
+	}
 }

@@ -42,6 +42,10 @@ func apply(s *host.Scope, cfg Config) error {
 		return err
 	}
 	p.logger = s.Logger()
+	p.console = consoleAsks{file: s.CompositionFile(), timeout: cfg.AskTimeout}
+	if p.console.timeout == 0 {
+		p.console.timeout = DefaultAskTimeout
+	}
 	if p.metrics, err = newDecisions(s.Registerer()); err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ type Policy struct {
 	pins *pins.Pins
 	// metrics count the decisions; nil when off.
 	metrics *decisions
+	// console takes the asks nobody else can answer (console.go).
+	console consoleAsks
 }
 
 // New returns a policy over reg's tools with the rules of cfg, which

@@ -1,0 +1,40 @@
+package addserver_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
+
+	_ "github.com/dsh-host/dsh-host/gateway"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
+	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
+	_ "github.com/dsh-host/dsh-host/services/commands"
+	_ "github.com/dsh-host/dsh-host/services/policy"
+	_ "github.com/dsh-host/dsh-host/services/settings"
+	_ "github.com/dsh-host/dsh-host/services/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestMain runs the tests with a DSH_HOME of their own: the pins add
+// writes live there.
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	home, err := os.MkdirTemp("", "addserver-test-home-")
+	if err == nil {
+		err = os.Setenv("DSH_HOME", home)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(home)
+		os.Exit(code)
+	}))
+}

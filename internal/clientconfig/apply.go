@@ -1,0 +1,173 @@
+package clientconfig
+
+// Writing a plan: the backup first, then the files; and undoing one.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dsh-host/dsh-host/internal/fsutil"
+)
+
+// Apply writes the plan: the backup first, then the composition, then the
+// client's file; when the client's file cannot be written the composition
+// is put back. A file changed since Prepare read it is refused.
+func (p *Plan) Apply() error {
+	if err := unchanged(p.File, p.Exists, p.Old); err != nil {
+		return err
+	}
+	if p.Comp != "" {
+		if err := unchanged(p.Comp, true, p.CompOld); err != nil {
+			return err
+		}
+	}
+	// A new file of the user's own (not a project's, which is shared)
+	// is private, as the clients keep theirs.
+	mode, dirMode := os.FileMode(0o600), os.FileMode(0o700)
+	if p.project {
+		mode, dirMode = 0o644, 0o755
+	}
+	if info, err := os.Stat(p.File); err == nil {
+		mode = info.Mode().Perm()
+	}
+	recFile := recordPath(p.recDir, p.rec.Client, p.File)
+	if !p.undo {
+		if err := p.saveRecord(recFile, mode); err != nil {
+			return err
+		}
+	}
+	if p.Comp != "" && !bytes.Equal(p.CompOld, p.CompNew) {
+		if err := writeKeepingMode(p.Comp, p.CompNew); err != nil {
+			return err
+		}
+	}
+	var err error
+	if p.Remove {
+		err = os.Remove(p.File)
+	} else {
+		if p.undo {
+			mode = os.FileMode(p.rec.Mode)
+		}
+		if err = fsutil.MkdirAll(filepath.Dir(p.File), dirMode); err == nil {
+			err = fsutil.WriteFile(p.File, p.New, mode)
+		}
+	}
+	if err != nil {
+		if p.Comp != "" {
+			_ = writeKeepingMode(p.Comp, p.CompOld)
+		}
+		return err
+	}
+	if p.undo {
+		return os.Remove(recFile)
+	}
+	return nil
+}
+
+// saveRecord writes the backup before anything else is written. The first
+// connect's backup is kept while the file is still what connect wrote, so
+// that undo goes back to the file before dsh-host.
+func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
+	rec := p.rec
+	rec.Existed, rec.Original, rec.Mode = p.Exists, p.Old, uint32(mode)
+	if prev, err := loadRecord(recFile); err == nil && prev.Written == digest(p.Old) {
+		rec.Existed, rec.Original, rec.Mode = prev.Existed, prev.Original, prev.Mode
+		if prev.Comp != "" && p.Comp == "" {
+			rec.Comp, rec.CompOriginal, rec.CompWritten = prev.Comp, prev.CompOriginal, prev.CompWritten
+		}
+	}
+	rec.Written = digest(p.New)
+	if p.Comp != "" {
+		rec.Comp, rec.CompOriginal, rec.CompWritten = p.Comp, p.CompOld, digest(p.CompNew)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsutil.MkdirAll(p.recDir, 0o700); err != nil {
+		return err
+	}
+	// 0600: a client's file may hold tokens.
+	return fsutil.WriteFile(recFile, data, 0o600)
+}
+
+func loadRecord(path string) (record, error) {
+	var rec record
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// unchanged fails when path is no longer what was read.
+func unchanged(path string, existed bool, old []byte) error {
+	cur, err := readFile(path)
+	if errors.Is(err, os.ErrNotExist) && !existed {
+		return nil
+	}
+	if err != nil || !existed || !bytes.Equal(cur, old) {
+		return fmt.Errorf("%s changed while connect ran (did the client write it?); nothing was written: run connect again", path)
+	}
+	return nil
+}
+
+func writeKeepingMode(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	return fsutil.WriteFile(path, data, mode)
+}
+
+// Undo computes the change that restores o.Client's file from the backup
+// of its first connect, and the composition when --move changed it and
+// nothing else has since.
+func Undo(o Options) (*Plan, error) {
+	c, err := findClient(o.Client)
+	if err != nil {
+		return nil, err
+	}
+	named := c.file(o.Env, o.Project)
+	file, exists, err := resolve(named)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := loadRecord(recordPath(o.StateDir, c.name, file))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no backup of %s: connect did not write it, or --undo already restored it", file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Client: c.name, File: file, Exists: exists, undo: true, rec: rec, recDir: o.StateDir}
+	if file != named {
+		p.Named = named
+	}
+	if exists {
+		if p.Old, err = readFile(file); err != nil {
+			return nil, err
+		}
+	}
+	if digest(p.Old) != rec.Written {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect wrote it: undo drops those changes too", file))
+	}
+	p.New, p.Remove = rec.Original, !rec.Existed && exists
+	if rec.Comp != "" {
+		cur, err := readFile(rec.Comp)
+		switch {
+		case err == nil && digest(cur) == rec.CompWritten:
+			p.Comp, p.CompOld, p.CompNew = rec.Comp, cur, rec.CompOriginal
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect --move wrote it, so it is left as it is: remove the moved entries by hand if you want them gone", rec.Comp))
+		}
+	}
+	return p, nil
+}
