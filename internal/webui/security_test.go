@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/webui"
@@ -166,5 +167,62 @@ func TestPanicAnswersOneRequest(t *testing.T) {
 	}
 	if r := do(t, c, "GET", base+"/servers", nil, ""); r.StatusCode != http.StatusOK {
 		t.Errorf("after the panic: %s", r.Status)
+	}
+}
+
+func (stub) Watch(ctx context.Context) (<-chan app.StatusEvent, error) {
+	ch := make(chan app.StatusEvent)
+	go func() { <-ctx.Done(); close(ch) }()
+	return ch, nil
+}
+
+// TestStreamsBounded: pages left open hold at most 16 event streams (each
+// may hold a connection to the host's control socket); one more is
+// answered 503 at once, and a stream closed frees its place.
+func TestStreamsBounded(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	do(t, c, "GET", con.URL(), nil, "")
+	var open []*http.Response
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	}()
+	get := func() *http.Response {
+		req, _ := http.NewRequest("GET", base+"/events/status", nil)
+		r, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for range 16 {
+		r := get()
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %s", len(open)+1, r.Status)
+		}
+		open = append(open, r)
+	}
+	r := get()
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("the 17th stream: %s; want 503", r.Status)
+	}
+	open[0].Body.Close()
+	open = open[1:]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := get()
+		if r.StatusCode == http.StatusOK {
+			open = append(open, r)
+			break
+		}
+		r.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream's place was not freed")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
