@@ -137,6 +137,7 @@ func (c *Console) routes() http.Handler {
 	act("POST /api/call", c.callAction)
 	act("POST /api/trust", c.trustAction)
 	act("POST /api/reload", c.reloadAction)
+	act("POST /api/entry", c.entryAction)
 	act("POST /api/login", c.loginAction)
 	act("POST /api/answer", c.answerAction)
 	act("GET /api/verify", c.verifyAction)
