@@ -2,9 +2,12 @@ package webui_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +227,58 @@ func TestStreamsBounded(t *testing.T) {
 			t.Fatal("a closed stream's place was not freed")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOneConsoleAnswersAsks: the first console of a composition holds its
+// approvals; a second one says so on its Approvals page and answers none;
+// once the first closes, a new console holds them.
+func TestOneConsoleAnswersAsks(t *testing.T) {
+	home, err := os.MkdirTemp("", "dshw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("DSH_HOME", home)
+	file := filepath.Join(home, "composition.yml")
+	if err := os.WriteFile(file, []byte("plugins: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	approvals := func(con *webui.Console) string {
+		u, _ := url.Parse(con.URL())
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar}
+		do(t, c, "GET", con.URL(), nil, "")
+		resp, err := c.Get("http://" + u.Host + "/approvals")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	first, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if page := approvals(second); !strings.Contains(page, "another console of this composition") {
+		t.Errorf("the second console's Approvals page:\n%s\nwant it to say another console answers", page)
+	}
+	if page := approvals(first); !strings.Contains(page, "Nothing waits for an answer") {
+		t.Errorf("the first console's Approvals page:\n%s", page)
+	}
+	first.Close()
+	third, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if page := approvals(third); !strings.Contains(page, "Nothing waits for an answer") {
+		t.Errorf("after the first closed, a new console's Approvals page:\n%s", page)
 	}
 }
