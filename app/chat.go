@@ -137,6 +137,21 @@ type ChatInfo struct {
 	// Tools names the tools the model is offered now, as its next
 	// request carries them (folded: mcp_list and mcp_call).
 	Tools []string `json:"tools"`
+	// Transcript is what was said in a resumed session, for a front end
+	// to show again; Pending the line of its last turn that got no
+	// answer (failed or cancelled), when none came after it.
+	Transcript []ChatSaid `json:"transcript,omitempty"`
+	Pending    string     `json:"pending,omitempty"`
+}
+
+// ChatSaid is one line of a session's transcript (sessions.Said): Role
+// "user", "assistant", or "tool" (Text: a call's name and arguments).
+type ChatSaid struct {
+	Time       time.Time `json:"time"`
+	Role       string    `json:"role"`
+	Text       string    `json:"text"`
+	Unanswered bool      `json:"unanswered,omitempty"`
+	Error      string    `json:"error,omitempty"`
 }
 
 // Session is one recorded conversation.
@@ -324,6 +339,10 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 			return ChatInfo{}, err
 		}
 		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
+		info.Pending = ls.Pending
+		for _, s := range ls.Transcript {
+			info.Transcript = append(info.Transcript, ChatSaid(s))
+		}
 		return info, nil
 	}
 	conv.Reset()

@@ -178,7 +178,7 @@ func TestChatConsole(t *testing.T) {
 	waitLine(t, events, "slow started")
 	interrupts <- os.Interrupt
 	waitLine(t, events, "slow cancelled")
-	waitOut("cancelled; the turn is dropped")
+	waitOut("cancelled; the conversation goes on without this turn")
 
 	fmt.Fprintln(typed, "Are you there?")
 	waitOut("Still here.")

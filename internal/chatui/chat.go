@@ -56,17 +56,20 @@ func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*C
 	}
 	ch := &Chat{std: std, sessions: saved}
 	screen := std.Display()
-	id, warnings, err := app.FindSession(file, resume.Last, resume.ID)
+	found, warnings, err := app.FindSession(file, resume.Last, resume.ID)
 	if err != nil {
 		return nil, err
 	}
-	if resume.Last && id == "" {
-		fmt.Fprintf(screen.Err, "no saved conversation of %s yet; starting a new one\n", saved.composition)
+	if resume.Last && found.ID == "" {
+		fmt.Fprintf(screen.Err, "no saved conversation of %s with an answered turn yet; starting a new one\n", saved.composition)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(screen.Err, "warning: %s\n", w)
 	}
-	ch.resumed = id
+	if resume.Last && found.ID != "" {
+		fmt.Fprintln(screen.Err, continuing(found))
+	}
+	ch.resumed = found.ID
 	return ch, nil
 }
 
@@ -157,6 +160,9 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	showUsage(status, res.Usage)
 	if script != nil {
 		script.finish(res)
+	}
+	if (res.Canceled || res.Error != "") && res.Session != "" {
+		fmt.Fprintf(status, "the prompt is saved, unanswered, in session %s (dsh-host chat --resume %s; /retry there sends it again)\n", res.Session, res.Session)
 	}
 	switch {
 	case res.Canceled:
@@ -282,6 +288,9 @@ type chatFront struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running line's; nil at the prompt
 	armed  bool               // a Ctrl-C came at the prompt: the next quits
+	// pending is the line of the last turn that got no answer (failed or
+	// cancelled): /retry sends it again.
+	pending string
 }
 
 // lineContext is the console hook: each line runs under a context the next
@@ -346,20 +355,45 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
 		return true
 	case err != nil:
+		f.setPending(line)
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return true
 	case res.NotPrompt:
 		return false
 	case res.Canceled:
-		fmt.Fprintln(f.out, "cancelled; the turn is dropped from the conversation")
+		f.setPending(line)
+		fmt.Fprintln(f.out, "cancelled; the conversation goes on without this turn, and your message is kept: /retry sends it again")
 	case res.Error != "":
-		fmt.Fprintf(f.out, "error: %s\n", res.Error)
+		f.setPending(line)
+		fmt.Fprintf(f.out, "error: %s\n(your message is kept: /retry sends it again)\n", res.Error)
 	case res.Inserted:
 		// The prompt ended with the assistant's message: nothing was sent.
 		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", res.Prompt)
 	}
+	if !res.Canceled && res.Error == "" {
+		f.setPending("")
+	}
 	showUsage(f.out, res.Usage)
 	return true
+}
+
+func (f *chatFront) setPending(line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = line
+}
+
+// retry sends the line of the last turn that got no answer again.
+func (f *chatFront) retry(ctx context.Context) {
+	f.mu.Lock()
+	line := f.pending
+	f.mu.Unlock()
+	if line == "" {
+		fmt.Fprintln(f.out, "no message to send again: the last turn was answered")
+		return
+	}
+	fmt.Fprintf(f.out, "sending again: %s\n", console.OneLine(line, 80))
+	f.send(ctx, line, false)
 }
 
 // showUsage prints a turn's token usage, when a request reported one.

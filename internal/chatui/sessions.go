@@ -30,6 +30,7 @@ func chatCommands() [][2]string {
 	return [][2]string{
 		{"/sessions", "saved conversations: id, last turn, first line, turns"},
 		{"/resume ID", "switch to a saved conversation"},
+		{"/retry", "send again the message of the last turn that failed or was cancelled"},
 		{"/mcp__SERVER__PROMPT ARGS", "insert an MCP prompt's messages as turns; the model answers"},
 	}
 }
@@ -41,6 +42,8 @@ func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 		f.listSessions(ctx)
 	case "/resume":
 		f.resume(ctx, rest)
+	case "/retry":
+		f.retry(ctx)
 	default:
 		return f.promptTurn(ctx, name, rest)
 	}

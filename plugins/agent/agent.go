@@ -125,6 +125,9 @@ type Conversation struct {
 	enc chatapi.Encoder
 	// thinkingOffSaid: the status has said once that thinking is off.
 	thinkingOffSaid bool
+	// pending is the person's line of the last turn that failed, until
+	// one is answered (unanswered.go).
+	pending string
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -160,6 +163,7 @@ func (c *Conversation) Resume(ls *sessions.Loaded) error {
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
+	c.pending = ls.Pending
 	return nil
 }
 
@@ -173,6 +177,7 @@ func (c *Conversation) Reset() {
 	c.gen++
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
+	c.pending = ""
 }
 
 // snapshot returns a copy of the history to build a turn on, and its
@@ -193,6 +198,7 @@ func (c *Conversation) commit(ctx context.Context, history []openai.ChatCompleti
 		return
 	}
 	c.history = history
+	c.pending = ""
 	s := c.session
 	c.mu.Unlock()
 	if s == nil {
@@ -297,21 +303,23 @@ var ErrMaxSteps = errors.New("stopped: the model still asked for tools after max
 // the current assembly, the streamed answer, the tool calls it asks for
 // (in parallel, results in order), again until an answer without tool
 // calls or maxSteps. On an error or cancellation the conversation is left
-// as it was before the turn, so that it stays valid for the next one.
+// as it was before the turn, so that it stays valid for the next one, and
+// text is kept as unanswered (unanswered.go).
 //
 // An @server:uri mention in text attaches that resource's contents to the
 // message (mcp.go).
 func (c *Conversation) Turn(ctx context.Context, text string, out Output) (Result, error) {
 	msg, err := c.a.withMentions(ctx, text, out)
 	if err != nil {
+		c.keepUnanswered(text, []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}, c.generation(), err, out)
 		return Result{}, err
 	}
-	return c.run(ctx, []openai.ChatCompletionMessageParamUnion{msg}, out)
+	return c.run(ctx, text, []openai.ChatCompletionMessageParamUnion{msg}, out)
 }
 
-// run adds msgs to the conversation and, when the last is not the
-// assistant's, runs the loop on them.
-func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, out Output) (Result, error) {
+// run adds msgs, the turn of the person's line said, to the conversation
+// and, when the last is not the assistant's, runs the loop on them.
+func (c *Conversation) run(ctx context.Context, said string, msgs []openai.ChatCompletionMessageParamUnion, out Output) (res Result, err error) {
 	c.turn.Lock()
 	defer c.turn.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -320,9 +328,14 @@ func (c *Conversation) run(ctx context.Context, msgs []openai.ChatCompletionMess
 	defer stop()
 
 	history, gen := c.snapshot()
+	defer func() {
+		// At maxSteps the turn is committed: the model answered.
+		if err != nil && !errors.Is(err, ErrMaxSteps) {
+			c.keepUnanswered(said, msgs, gen, err, out)
+		}
+	}()
 	from := len(history)
 	history = append(history, msgs...)
-	var res Result
 	triedCompact := false
 	if last := msgs[len(msgs)-1].OfAssistant; last != nil {
 		res.Answer = last.Content.OfString.Value

@@ -112,7 +112,7 @@ func (c *Conversation) Prompt(ctx context.Context, public, input string, out Out
 	if len(msgs) == 0 {
 		return Result{}, fmt.Errorf("the prompt %s has no messages", public)
 	}
-	return c.run(ctx, msgs, out)
+	return c.run(ctx, strings.TrimSpace("/"+public+" "+input), msgs, out)
 }
 
 // promptMessages turns a prompt's messages into the conversation's: text

@@ -30,7 +30,9 @@ import (
 // A session is one chat conversation saved as it goes: a JSON-lines file
 // under $DSH_HOME/sessions, a "start" line, then one "turn" line per
 // committed turn (and a "compact" line where older turns were summarised:
-// its messages replace the first "replaces" of the history), appended and
+// its messages replace the first "replaces" of the history; an
+// "unanswered" line where a turn failed or was cancelled: its opening
+// messages, kept for the person, never sent again), appended and
 // fsynced when the turn ends, so that a crash
 // loses at most the turn in progress. Each turn line holds the messages the
 // turn added, as the API receives them, so that a resumed conversation
@@ -43,7 +45,7 @@ import (
 
 // sessionLine is one line of a session file.
 type sessionLine struct {
-	Kind        string    `json:"kind"` // "start", "turn" or "compact"
+	Kind        string    `json:"kind"` // "start", "turn", "compact" or "unanswered"
 	Time        time.Time `json:"time"`
 	ID          string    `json:"id,omitempty"`          // start
 	Composition string    `json:"composition,omitempty"` // start: the composition file, absolute
@@ -51,13 +53,17 @@ type sessionLine struct {
 	// Usage is the caller's usage as its JSON: kept raw, so that reading a
 	// session back builds no map of it.
 	Usage    json.RawMessage   `json:"usage,omitempty"`    // turn, compact
-	Messages []json.RawMessage `json:"messages,omitempty"` // turn
+	Messages []json.RawMessage `json:"messages,omitempty"` // turn, compact, unanswered
 	// Attachments name the turn's messages whose content is in the
 	// attachments store (saved empty in Messages).
 	Attachments []savedAttachment `json:"attachments,omitempty"` // turn
 	// Replaces is how many messages from the start of the history the
 	// Messages of a compaction (its summary) replace.
 	Replaces int `json:"replaces,omitempty"` // compact
+	// Text is the person's line of an unanswered turn as typed, Error why
+	// it got no answer.
+	Text  string `json:"text,omitempty"`  // unanswered
+	Error string `json:"error,omitempty"` // unanswered
 }
 
 // savedAttachment is a tool result kept in the attachments store: the
@@ -143,6 +149,21 @@ func (s *Session) AppendTurn(ctx context.Context, store *attachments.Store, mode
 	return s.appendLine(tl)
 }
 
+// AppendUnanswered saves the person's line text and the opening messages
+// of a turn that failed or was cancelled, and why: the person's message is not lost, and the
+// history the next turn builds on stays as it was (Open leaves it out).
+func (s *Session) AppendUnanswered(model, text string, msgs []openai.ChatCompletionMessageParamUnion, why string) error {
+	ul := sessionLine{Kind: "unanswered", Time: time.Now(), Model: model, Text: text, Error: why}
+	for _, m := range msgs {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode a message: %w", err)
+		}
+		ul.Messages = append(ul.Messages, raw)
+	}
+	return s.appendLine(ul)
+}
+
 // AppendCompaction saves a compaction: summary replaces the first
 // replaces messages of the history.
 func (s *Session) AppendCompaction(model string, usage any, replaces int, summary []openai.ChatCompletionMessageParamUnion) error {
@@ -177,9 +198,12 @@ func (s *Session) appendLine(sl sessionLine) error {
 type Info struct {
 	ID, Path, Composition string
 	Started, Updated      time.Time
-	// FirstLine is the first line of the first user message.
+	// FirstLine is the first line of the first user message, of a turn
+	// or an unanswered one.
 	FirstLine string
 	Turns     int
+	// Unanswered counts the turns that failed or were cancelled.
+	Unanswered int
 }
 
 // Loaded is a session read back: its history and what was wrong with the
@@ -189,6 +213,13 @@ type Loaded struct {
 	Info     Info
 	History  []openai.ChatCompletionMessageParamUnion
 	Warnings []string
+	// Transcript is what was said, in the file's order, for a person to
+	// read again: every turn's messages (those a compaction replaced too)
+	// and the unanswered ones.
+	Transcript []Said
+	// Pending is the line of the last unanswered turn when no turn came
+	// after it: what the person may send again.
+	Pending string
 	// inStore are the History messages whose content Restore reads from
 	// the attachments store.
 	inStore []savedAttachment
@@ -242,9 +273,13 @@ func readSession(path string, history bool) (ls *Loaded, good int64, err error) 
 		if uerr == nil && history {
 			switch sl.Kind {
 			case "turn":
-				uerr = ls.addTurn(sl)
+				if uerr = ls.addTurn(sl); uerr == nil {
+					uerr = ls.said(sl, false)
+				}
 			case "compact":
 				uerr = ls.compact(sl)
+			case "unanswered":
+				uerr = ls.said(sl, true)
 			}
 		}
 		if uerr != nil || !whole {
@@ -259,8 +294,12 @@ func readSession(path string, history bool) (ls *Loaded, good int64, err error) 
 		switch sl.Kind {
 		case "start":
 			ls.Info.Composition, ls.Info.Started, ls.Info.Updated = sl.Composition, sl.Time, sl.Time
-		case "turn":
-			ls.Info.Turns++
+		case "turn", "unanswered":
+			if sl.Kind == "turn" {
+				ls.Info.Turns++
+			} else {
+				ls.Info.Unanswered++
+			}
 			ls.Info.Updated = sl.Time
 			if ls.Info.FirstLine == "" {
 				ls.Info.FirstLine = firstUserLine(sl.Messages)
@@ -360,14 +399,15 @@ func List(dir string) (list []Info, warnings []string, err error) {
 }
 
 // Last returns the id of the last updated session of the
-// composition file composition, "" when it has none.
+// composition file composition that holds a turn, "" when it has none:
+// a session whose every turn failed has nothing to go on with.
 func Last(dir, composition string) (string, error) {
 	list, _, err := List(dir)
 	if err != nil {
 		return "", err
 	}
 	for _, s := range list {
-		if s.Composition == composition {
+		if s.Composition == composition && s.Turns > 0 {
 			return s.ID, nil
 		}
 	}
