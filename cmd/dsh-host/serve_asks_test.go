@@ -229,7 +229,7 @@ func TestServeAsksWithNoConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, cs := range []*mcp.ClientSession{serveStdio(t, ctx, file), serveStdio(t, ctx, file)} {
-		if r := got(t, shout(ctx, cs, "x")); !r.err || !strings.Contains(r.text, "denied by policy rule 1") || !strings.Contains(r.text, "did not declare the elicitation capability") {
+		if r := got(t, shout(ctx, cs, "x")); !r.err || !strings.Contains(r.text, "denied by policy rule 1") || !strings.Contains(r.text, "did not declare the elicitation capability") || !strings.Contains(r.text, "no web console is attached") {
 			t.Errorf("no console: %+v, want the denial", r)
 		}
 	}

@@ -257,6 +257,9 @@ func (c *conn) write() {
 
 func (c *conn) read() {
 	defer c.gone()
+	// A line that panics the broker ends its connection (its asks
+	// expire), never the console's process, which may be the host's.
+	defer func() { _ = recover() }()
 	sc := bufio.NewScanner(c.nc)
 	sc.Buffer(make([]byte, 0, 4096), MaxLine)
 	c.nc.SetReadDeadline(time.Now().Add(idleTimeout))

@@ -44,6 +44,11 @@ func (p *Policy) askConsole(ctx context.Context, call tools.Call, server string,
 	}, c.timeout)
 	switch {
 	case errors.Is(err, askbroker.ErrNoConsole):
+		// Say where an answer could have come from.
+		var dn *Denial
+		if errors.As(noConsole, &dn) {
+			dn.Why += "; no web console is attached to answer it (dsh-host ui)"
+		}
 		return noConsole
 	case err != nil:
 		d.Answer = "console none"

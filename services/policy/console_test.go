@@ -142,7 +142,7 @@ func TestConsoleDeniesFailClosed(t *testing.T) {
 `))
 	reg := h.Tools()
 	caller := tools.Caller{Kind: "test"}
-	if res := reg.Execute(t.Context(), caller, "mcp__fx__count", nil); res.Err == nil || !strings.Contains(res.Err.Error(), "nobody can answer here") {
+	if res := reg.Execute(t.Context(), caller, "mcp__fx__count", nil); res.Err == nil || !strings.Contains(res.Err.Error(), "nobody can answer here") || !strings.Contains(res.Err.Error(), "no web console is attached") {
 		t.Errorf("no console: %v, want the denial", res.Err)
 	}
 	attachConsole(t, askbroker.Deny)
