@@ -28,6 +28,9 @@ type oneShot struct {
 	// elicit is what a server that asks for input during the command
 	// gets: "decline" (nobody is here to answer) or "defaults".
 	elicit string
+	// failed, when set, is told why the composition did not start, as
+	// well as stderr (chat -p's JSON result).
+	failed func(error)
 }
 
 func (o *oneShot) register(fs *flag.FlagSet) {
@@ -56,7 +59,12 @@ func (o *oneShot) withComposition(ctx context.Context, io Stdio, name string, c 
 	if o.elicit == "defaults" {
 		opts.Answerer = elicit.Defaults()
 	}
-	return hostrun.Once(ctx, c, opts, func(err error) { fail(io, name, err) }, fn)
+	return hostrun.Once(ctx, c, opts, func(err error) {
+		if o.failed != nil {
+			o.failed(err)
+		}
+		fail(io, name, err)
+	}, fn)
 }
 
 func cmdCheck(ctx context.Context, args []string, io Stdio) int {
