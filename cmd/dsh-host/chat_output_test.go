@@ -117,7 +117,8 @@ func TestChatPrintStreamJSON(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	want := "system/init assistant/tool_use user/tool_result assistant/text result/success"
+	// The first step's reasoning comes first, as a thinking block.
+	want := "system/init assistant/thinking/tool_use user/tool_result assistant/text result/success"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("events %s, want %s:\n%s", got, want, stdout)
 	}
@@ -130,7 +131,7 @@ func TestChatPrintStreamJSON(t *testing.T) {
 			t.Errorf("event %d has session_id %q, the init said %q", i, e.SessionID, id)
 		}
 	}
-	use, res := events[1].Message.Content[0], events[2].Message.Content[0]
+	use, res := events[1].Message.Content[1], events[2].Message.Content[0]
 	if use.ID != "call_1" || use.Name != "mcp_call" || use.Input["tool"] != "mcp__demo__add" {
 		t.Errorf("tool_use = %+v", use)
 	}

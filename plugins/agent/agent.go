@@ -358,6 +358,10 @@ type Result struct {
 	// Steps counts the model requests that asked for tools.
 	Steps int
 	Usage Usage
+	// Cut says the answer stopped at the model's output limit
+	// (finish_reason "length"): it is not whole. The turn stands: the
+	// conversation keeps what was answered.
+	Cut bool
 }
 
 // ErrMaxSteps ends a turn whose model still asked for tools after maxSteps
@@ -440,7 +444,7 @@ func (c *Conversation) run(ctx context.Context, said string, msgs []openai.ChatC
 		history = append(history, st.assistant)
 		out.step(st)
 		if len(st.calls) == 0 {
-			res.Answer = st.content
+			res.Answer, res.Cut = st.content, st.cut
 			c.commit(ctx, history, gen, from, res.Usage, out)
 			return res, nil
 		}
@@ -505,6 +509,7 @@ func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 
 // stepResult is one model request's outcome.
 type stepResult struct {
+	cut       bool // finish_reason "length"
 	content   string
 	reasoning string
 	calls     []toolCall
@@ -643,7 +648,7 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
 	model, sent, began := a.Model(), a.now(), time.Now()
 	ans, err := a.api.Send(ctx, body, chatapi.Output{Text: out.Text, Reasoning: out.Reasoning, Status: out.Status})
-	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage{
+	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, cut: ans.Cut, usage: Usage{
 		Prompt: ans.Usage.Prompt, CachedPrompt: ans.Usage.CachedPrompt, Completion: ans.Usage.Completion, Cached: ans.Usage.Cached,
 		APIMillis: time.Since(began).Milliseconds(),
 	}}
