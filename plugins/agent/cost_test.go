@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
+	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // A DeepSeek peak hour (Tuesday 02:30 UTC, 10:30 in Beijing), an
@@ -156,5 +157,39 @@ func TestDollars(t *testing.T) {
 		if got := Dollars(usd); got != want {
 			t.Errorf("Dollars(%v) = %q, want %q", usd, got, want)
 		}
+	}
+}
+
+// A resumed session's cost is that of its saved turns; a session of a
+// model without a price stays without one.
+func TestCostResumed(t *testing.T) {
+	srv := openaitest.New(t, tenK("a", 0), tenK("b", 4_000))
+	e := start(t, srv, `      price:
+        deepseek-flash: {input: 2, cachedInput: 1, output: 10}
+`)
+	dir := t.TempDir()
+	sess, err := sessions.New(dir, "/c.yml", e.agent.Model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := e.agent.Main()
+	conv.Record(sess)
+	for range 2 {
+		if _, err := conv.Turn(context.Background(), "hi", Output{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spent := conv.Spent()
+	conv.Reset()
+	ls, err := sessions.Open(dir, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conv.Resume(ls); err != nil {
+		t.Fatal(err)
+	}
+	got := conv.Spent()
+	if !got.Priced || !near(got.Cost, spent.Cost) || got.Prompt != 20_000 || got.CachedPrompt != 4_000 {
+		t.Errorf("resumed: %+v, before: %+v", got, spent)
 	}
 }
