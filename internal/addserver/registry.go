@@ -373,7 +373,12 @@ func (b *builder) arguments(args []registry.Argument) ([]string, error) {
 
 func (b *builder) environment(vars []registry.Input) (map[string]any, error) {
 	env := map[string]any{}
+	var steer []string
 	for _, e := range vars {
+		if runnerVariable(e.Name) {
+			steer = append(steer, e.Name)
+			continue
+		}
 		if e.IsSecret {
 			// A variable keeps its own name: export it as the server
 			// documents it.
@@ -387,6 +392,9 @@ func (b *builder) environment(vars []registry.Input) (map[string]any, error) {
 		if ok {
 			env[e.Name] = v
 		}
+	}
+	if len(steer) > 0 {
+		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("the package's variables %s are not written: they steer the runner (where it fetches the package from, what runs before it), which a registry document does not choose", strings.Join(steer, ", ")))
 	}
 	return env, nil
 }
