@@ -601,3 +601,20 @@ func TestRelativeCommandNoted(t *testing.T) {
 		t.Fatalf("notes:\n%s", notes)
 	}
 }
+
+// TestUndoOfACreatedFileRemovedSince: a file connect created and the user
+// removed since is not brought back empty by undo (an empty file is not
+// JSON to the client); the backup goes.
+func TestUndoOfACreatedFileRemovedSince(t *testing.T) {
+	o, file, _ := setup(t, "cursor", fixtureCmd)
+	os.Remove(file)
+	connect(t, o)
+	os.Remove(file)
+	undo(t, o)
+	if _, err := os.Lstat(file); !os.IsNotExist(err) {
+		t.Fatalf("undo left %s: %v", file, err)
+	}
+	if _, err := Undo(o); err == nil || !strings.Contains(err.Error(), "no backup") {
+		t.Errorf("a second undo: %v", err)
+	}
+}
