@@ -176,6 +176,11 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Project != "" {
+		if err := inProject(o.Project, named, file); err != nil {
+			return nil, err
+		}
+	}
 	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir, project: o.Project != ""}
 	if file != named {
 		p.Named = named

@@ -618,3 +618,38 @@ func TestUndoOfACreatedFileRemovedSince(t *testing.T) {
 		t.Errorf("a second undo: %v", err)
 	}
 }
+
+// TestProjectLinkOutsideRefused: a project's file (a cloned repository's)
+// that is a symbolic link out of the project, or lies in a directory that
+// links out of it, is refused: connect --project would edit a file of the
+// user's elsewhere (~/.docker/config.json) and show its lines in the diff.
+func TestProjectLinkOutsideRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "config.json")
+	secret := "{\n  \"auths\": {\"registry.example\": {\"auth\": \"c2VjcmV0\"}}\n}\n"
+	writeText(t, outside, secret)
+	for _, tc := range []struct{ client, link, to string }{
+		{"claude-code", ".mcp.json", outside},
+		{"vscode", ".vscode", filepath.Dir(outside)},
+	} {
+		o, _, _ := setup(t, tc.client, fixtureCmd)
+		o.Project = t.TempDir()
+		if err := os.Symlink(tc.to, filepath.Join(o.Project, tc.link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Prepare(o)
+		if err == nil || !strings.Contains(err.Error(), "outside the project") {
+			t.Errorf("%s: %v, want a refusal", tc.client, err)
+		}
+		if string(read(t, outside)) != secret {
+			t.Fatalf("%s: the file outside changed", tc.client)
+		}
+	}
+	// A link inside the project is followed as ever.
+	o, _, _ := setup(t, "claude-code", fixtureCmd)
+	o.Project = t.TempDir()
+	writeText(t, filepath.Join(o.Project, "shared.json"), "{}\n")
+	if err := os.Symlink("shared.json", filepath.Join(o.Project, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	connect(t, o)
+}

@@ -1,0 +1,39 @@
+package clientconfig
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// inProject refuses a project's file that resolves outside the project:
+// a project is often someone else's (a cloned repository), and a link
+// there to a file of the user's (~/.docker/config.json) would have
+// connect edit it, and show its lines in the diff. file is resolve's (the
+// link followed) of named; its directory may be a link too, or not exist yet.
+func inProject(project, named, file string) error {
+	root, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return fmt.Errorf("the project %s: %w", project, err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return err
+	}
+	// The nearest directory that exists, links resolved, and the rest.
+	dir, rest := filepath.Dir(file), filepath.Base(file)
+	real, err := filepath.EvalSymlinks(dir)
+	for err != nil && dir != filepath.Dir(dir) {
+		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+		real, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		return err
+	}
+	if real, err = filepath.Abs(filepath.Join(real, rest)); err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s leads outside the project %s (to %s): refused, as a project's link may point at any file of yours; connect the file itself, or remove the link", named, project, real)
+	}
+	return nil
+}
