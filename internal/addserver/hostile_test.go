@@ -164,3 +164,39 @@ func TestRunnerVariablesLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestEditedMeanwhile: a composition saved by someone else (an editor)
+// while add checks its new content is not overwritten with add's stale
+// read: add fails saying so, nothing of it is written, and the edit
+// stays.
+func TestEditedMeanwhile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "composition.yml")
+	orig := "plugins:\n  - id: echo\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: echo\n      command: echo\n      env:\n        X: ${EDITOR_SAVES}\n"
+	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := addserver.Command("gh", "npx", []string{"-y", "server-github"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := orig + "# saved by the editor meanwhile\n"
+	env := func(k string) (string, bool) {
+		// The check of add's new content reads the variable: the
+		// editor saves just then.
+		if k == "EDITOR_SAVES" {
+			if b, _ := os.ReadFile(file); string(b) == orig {
+				if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		return "", false
+	}
+	_, err = addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: true, Env: env})
+	if err == nil || !strings.Contains(err.Error(), "changed while") {
+		t.Errorf("err = %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != edited {
+		t.Errorf("the editor's save is lost:\n%s", b)
+	}
+}
