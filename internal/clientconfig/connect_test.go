@@ -653,3 +653,30 @@ func TestProjectLinkOutsideRefused(t *testing.T) {
 	}
 	connect(t, o)
 }
+
+// TestBadTarget: a gateway URL a client cannot reach (no scheme, another
+// scheme, no host, credentials in it) or a token variable no shell can
+// set is refused before anything is planned, naming the flag.
+func TestBadTarget(t *testing.T) {
+	for _, tc := range []struct {
+		target Target
+		want   string
+	}{
+		{Target{URL: "127.0.0.1:8931/mcp"}, "--http"},
+		{Target{URL: "ftp://127.0.0.1/mcp"}, "--http"},
+		{Target{URL: "http:///mcp"}, "--http"},
+		{Target{URL: "https://user:pw@gw.example/mcp"}, "--http"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "DSH TOKEN"}, "--token-env"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "X}${HOME"}, "--token-env"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "1X"}, "--token-env"},
+	} {
+		o, file, orig := setup(t, "claude-code", fixtureCmd)
+		o.Target = tc.target
+		if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming %s", tc.target, err, tc.want)
+		}
+		if !bytes.Equal(read(t, file), orig) {
+			t.Fatal("the file changed")
+		}
+	}
+}
