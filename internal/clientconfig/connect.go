@@ -535,7 +535,9 @@ func lineEndings(old, new []byte) []byte {
 
 // Changed reports whether applying the plan changes anything.
 func (p *Plan) Changed() bool {
-	return !bytes.Equal(p.Old, p.New) || p.Remove || !bytes.Equal(p.CompOld, p.CompNew)
+	// An undo always drops its backup, even where the file is back as
+	// it was already (else the backup would stay for ever).
+	return p.undo || !bytes.Equal(p.Old, p.New) || p.Remove || !bytes.Equal(p.CompOld, p.CompNew)
 }
 
 // Diff is the plan as unified diffs: the client's file, then the
