@@ -200,3 +200,22 @@ func TestEditedMeanwhile(t *testing.T) {
 		t.Errorf("the editor's save is lost:\n%s", b)
 	}
 }
+
+// TestPlainHTTPRemoteLeftOut: a registry's remote over plain http would
+// carry the user's secret header (its token) in clear across the network:
+// it is left out, saying why, and an https one of the same server taken.
+func TestPlainHTTPRemoteLeftOut(t *testing.T) {
+	c := fixtureRegistry(t,
+		registrytest.Raw([]byte(`{"name":"io.github.evil/clear","version":"1.0.0","remotes":[
+		  {"type":"streamable-http","url":"http://mcp.evil.example/mcp","headers":[{"name":"Authorization","isSecret":true}]}]}`)),
+		registrytest.Raw([]byte(`{"name":"io.github.x/both","version":"1.0.0","remotes":[
+		  {"type":"streamable-http","url":"http://mcp.x.example/mcp"},{"type":"streamable-http","url":"https://mcp.x.example/mcp"}]}`)))
+	_, err := addserver.FromRegistry(t.Context(), c, "io.github.evil/clear", everywhere(""), &answers{})
+	if err == nil || !strings.Contains(err.Error(), "http://mcp.evil.example/mcp is plain http") {
+		t.Errorf("err = %v, want the plain http remote refused", err)
+	}
+	p, err := addserver.FromRegistry(t.Context(), c, "io.github.x/both", everywhere(""), &answers{})
+	if err != nil || p.Server.Config.URL != "https://mcp.x.example/mcp" {
+		t.Fatalf("%v, %v: want the https remote", p, err)
+	}
+}

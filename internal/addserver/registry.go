@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,11 +121,29 @@ func choices(s *registry.Server) (out []choice, skipped []string) {
 			skipped = append(skipped, fmt.Sprintf("remote %s has variables in its URL, which add does not fill: write its entry by hand", r.URL))
 			continue
 		}
+		if plainHTTP(r.URL) {
+			skipped = append(skipped, fmt.Sprintf("remote %s is plain http, which would carry its headers (a token) in clear: left out", r.URL))
+			continue
+		}
 		out = append(out, choice{kind: "remote", rem: r})
 	}
 	rank := map[string]int{registry.TypeNPM: 0, registry.TypePyPI: 1, "remote": 2}
 	slices.SortStableFunc(out, func(a, b choice) int { return rank[a.kind] - rank[b.kind] })
 	return out, skipped
+}
+
+// plainHTTP reports whether u is an http URL beyond this machine (the
+// registry's remotes are on the network; one on loopback is a local test).
+func plainHTTP(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" {
+		return err != nil
+	}
+	if p.Hostname() == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(p.Hostname())
+	return ip == nil || !ip.IsLoopback()
 }
 
 // runner is the command that runs a package of kind.
