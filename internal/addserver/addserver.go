@@ -310,7 +310,9 @@ func Remove(ctx context.Context, file, name string) (changed string, isRunning b
 	if c == nil {
 		return "", false, err
 	}
-	var found *host.Entry
+	// An id names an entry first, as everywhere; a serverName only
+	// when no id is name (one entry's serverName may be another's id).
+	var found, byServerName *host.Entry
 	var ids []string
 	for i := range c.Entries {
 		e := &c.Entries[i]
@@ -319,10 +321,15 @@ func Remove(ctx context.Context, file, name string) (changed string, isRunning b
 		}
 		ids = append(ids, e.ID)
 		cfg, _ := host.Decode[mcpclient.Config](e)
-		if e.ID == name || cfg != nil && cfg.ServerName == name {
+		switch {
+		case e.ID == name && found == nil:
 			found = e
-			break
+		case cfg != nil && cfg.ServerName == name && byServerName == nil:
+			byServerName = e
 		}
+	}
+	if found == nil {
+		found = byServerName
 	}
 	if found == nil {
 		slices.Sort(ids)

@@ -219,3 +219,23 @@ func TestPlainHTTPRemoteLeftOut(t *testing.T) {
 		t.Fatalf("%v, %v: want the https remote", p, err)
 	}
 }
+
+// TestRemoveTakesTheIDFirst: where one entry's serverName is another's id
+// (written by hand), remove NAME takes the entry whose id is NAME, as
+// every other command names an entry, whatever their order.
+func TestRemoveTakesTheIDFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "composition.yml")
+	text := "plugins:\n" +
+		"  - id: first\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: gh\n      command: a\n" +
+		"  - id: gh\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: github\n      command: b\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := addserver.RemoveText(t.Context(), file, "gh"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(file)
+	if !strings.Contains(string(got), "id: first") || strings.Contains(string(got), "id: gh") {
+		t.Errorf("remove gh took the wrong entry:\n%s", got)
+	}
+}
