@@ -273,6 +273,11 @@ func PinsDir(file string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%s: the policy keeps no pins (pins.dir is empty), so the server's tools cannot be held until reviewed; add --trust to add it trusted on first use", file)
 	}
+	if !filepath.IsAbs(dir) {
+		// Each process reads it from its own working directory: the
+		// hold would not be where the host looks (fail closed).
+		return "", fmt.Errorf("%s: the policy's pins.dir %q is relative, so where a host keeps its pins depends on the directory it starts in, and the hold would not be seen; make it absolute, or add --trust to add the server trusted on first use", file, dir)
+	}
 	return dir, nil
 }
 

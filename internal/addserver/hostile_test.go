@@ -239,3 +239,29 @@ func TestRemoveTakesTheIDFirst(t *testing.T) {
 		t.Errorf("remove gh took the wrong entry:\n%s", got)
 	}
 }
+
+// TestRelativePinsDirRefused: a policy whose pins.dir is relative keeps
+// its pins where each process runs; the hold add wrote from one directory
+// would not be where a host started in another looks, and the server's
+// tools would be offered unreviewed. add refuses, unless --trust.
+func TestRelativePinsDirRefused(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "composition.yml")
+	if err := os.WriteFile(file, []byte("plugins:\n  - id: policy\n    name: policy\n    config:\n      pins:\n        dir: pins\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := addserver.Command("gh", "npx", []string{"-y", "server-github"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file}); err == nil || !strings.Contains(err.Error(), "relative") {
+		t.Errorf("err = %v, want the relative pins.dir refused", err)
+	}
+	if _, err := os.Stat("pins"); !os.IsNotExist(err) {
+		t.Errorf("a hold was written under the working directory: %v", err)
+	}
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: true}); err != nil {
+		t.Errorf("--trust: %v", err)
+	}
+}
