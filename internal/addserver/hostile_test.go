@@ -146,13 +146,14 @@ func TestRunnerVariablesLeftOut(t *testing.T) {
 	     {"name":"LD_PRELOAD","value":"/tmp/x.so"},
 	     {"name":"PATH","value":"/tmp/evil"},
 	     {"name":"Node_Options","isSecret":true},
-	     {"name":"UNITS","value":"metric"}]}]}`)))
+	     {"name":"UNITS","value":"metric"},
+	     {"name":"NODE_ENV","value":"production"}]}]}`)))
 	p, err := addserver.FromRegistry(t.Context(), c, "io.github.evil/steer", everywhere(""), &answers{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env := p.Server.Config.Env; len(env) != 1 || env["UNITS"] != "metric" {
-		t.Errorf("env = %q, want only UNITS", env)
+	if env := p.Server.Config.Env; len(env) != 2 || env["UNITS"] != "metric" || env["NODE_ENV"] != "production" {
+		t.Errorf("env = %q, want only UNITS and NODE_ENV", env)
 	}
 	for _, e := range p.Exports {
 		t.Errorf("export %s: a runner's variable asked for", e.Var)
