@@ -15,16 +15,16 @@ var (
 	runnerPrefixes = []string{"NPM_CONFIG_", "NODE_", "NPX_", "COREPACK_", "UV_", "PIP_", "PYTHON", "LD_", "DYLD_"}
 	runnerNames    = []string{"PATH", "HOME", "XDG_CONFIG_HOME", "BASH_ENV", "ENV", "SHELL",
 		"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
-	// serverNames of those prefixes are the server's own settings that
+	// serverOwn, of those prefixes, are the server's own settings that
 	// servers document, and steer nothing.
-	serverNames = []string{"NODE_ENV", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
+	serverOwn = []string{"NODE_ENV", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
 )
 
 // runnerVariable reports whether name is read by a server's runner rather
 // than the server.
 func runnerVariable(name string) bool {
 	up := strings.ToUpper(name)
-	if slices.Contains(serverNames, name) {
+	if slices.Contains(serverOwn, name) {
 		return false
 	}
 	for _, p := range runnerPrefixes {
