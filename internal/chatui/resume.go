@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // continuing is the line --continue says of the session it picked.
-func continuing(s sessions.Info) string {
+func continuing(s app.Session) string {
 	return fmt.Sprintf("continuing session %s (%d turns, last %s): %s", s.ID, s.Turns, age(s.Updated, time.Now()), console.OneLine(s.FirstLine, 60))
 }
 
