@@ -57,8 +57,7 @@ func FindSession(file string, last bool, id string) (found Session, warnings []s
 	if err != nil {
 		return Session{}, nil, err
 	}
-	i := ls.Info
-	return Session{ID: i.ID, Composition: i.Composition, Started: i.Started, Updated: i.Updated, FirstLine: i.FirstLine, Turns: i.Turns}, ls.Warnings, nil
+	return sessionOf(ls.Info), ls.Warnings, nil
 }
 
 // agentDown is ErrNoAgent for a composition that has an agent entry: it

@@ -53,13 +53,18 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	var cf chatui.Flags
 	cf.Register(fs)
 	args, _ = chatui.BareP(fs, args)
+	args = cf.BareResume(fs, args)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
 	if err := cf.Parsed(fs); err != nil {
 		return usageError(fs, io, "%v", err)
 	}
+	// Under -p a script reading JSON from stdout reads why a run failed
+	// before its turn, too.
+	o.Failed = func(err error) { cf.FailedResult(io.Out, err) }
 	if err := cf.TakeStdin(io.In, io.display().Err); err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
 	if err := cf.Check(); err != nil {
@@ -67,14 +72,17 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	}
 	c, err := hostrun.Load(o.File)
 	if err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
-	chat, err := chatui.New(c, o.File, chatui.Resume{Last: cf.Continue, ID: cf.ResumeID}, io.front())
+	chat, err := chatui.New(c, o.File, cf.Resume(), io.front())
 	if errors.Is(err, chatui.ErrNoAgent) {
+		o.Failed(err)
 		fmt.Fprint(io.Err, chatui.NoAgentHelp(o.File))
 		return exitFail
 	}
 	if err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
 	// A Ctrl-C while the composition starts stops the start.

@@ -29,8 +29,12 @@ import (
 // cap.
 const DefaultName = "dsh"
 
-// validName is an entry name every client takes.
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+// validName is an entry name every client takes, at most maxName long
+// (apart: a counted repetition compiles to 30 KB in the package
+// initialisation every command pays, issue 44).
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+const maxName = 32
 
 // maxFile bounds what is read of a client's file (Claude Code's
 // ~/.claude.json grows with its history, to a few MB).
@@ -161,7 +165,7 @@ func Prepare(o Options) (*Plan, error) {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
-	if !validName.MatchString(o.Name) {
+	if len(o.Name) > maxName || !validName.MatchString(o.Name) {
 		return nil, fmt.Errorf("entry name %q: want letters, digits, _ and - (at most 32), which every client takes as a server name", o.Name)
 	}
 	if o.Target.URL == "" && (!filepath.IsAbs(o.Target.Executable) || !filepath.IsAbs(o.Target.Composition)) {

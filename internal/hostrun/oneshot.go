@@ -31,6 +31,9 @@ type OneShot struct {
 	// NoAttach (--no-attach, RegisterAttach) starts a host of its own
 	// even when one runs the composition.
 	NoAttach bool
+	// Failed, when set, is told why the composition did not start, as
+	// well as stderr (chat -p's JSON result).
+	Failed func(error)
 }
 
 // Register adds the flags every one-shot subcommand takes to fs.
@@ -79,7 +82,12 @@ func (o *OneShot) WithComposition(ctx context.Context, std console.Stdio, name s
 	if o.Elicit == "defaults" {
 		opts.Answerer = elicit.Defaults()
 	}
-	return Once(ctx, c, opts, func(err error) { Fail(std, name, err) }, fn)
+	return Once(ctx, c, opts, func(err error) {
+		if o.Failed != nil {
+			o.Failed(err)
+		}
+		Fail(std, name, err)
+	}, fn)
 }
 
 // WithAnswers runs fn on the running host of o.File when there is one
@@ -119,6 +127,9 @@ func (o *OneShot) Attach(ctx context.Context, std console.Stdio) (*control.Clien
 		return nil, false, nil
 	}
 	fmt.Fprintf(std.Display().Err, "dsh-host: attached to the running host (pid %d) for %s\n", c.PID, o.File)
+	if home := c.OtherHome(); home != "" {
+		fmt.Fprintf(std.Display().Err, "dsh-host: that host runs under DSH_HOME=%s, not this command's\n", home)
+	}
 	return c, true, nil
 }
 

@@ -24,7 +24,7 @@ const telemetryFlushTimeout = 5 * time.Second
 // spans go too. An OTEL_* setting this build cannot honour is logged and
 // tracing stays off: the host still serves.
 func StartTelemetry(ctx context.Context, opts *host.Options, logger *slog.Logger) (stop func()) {
-	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, version.String())
+	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, version.String(), logger)
 	if err != nil {
 		logger.Error("tracing is off", "err", err)
 	}
