@@ -160,3 +160,63 @@ func TestServersPageInBrowser(t *testing.T) {
 	})
 	b.Clean(t, "servers")
 }
+
+// TestTryItAskInBrowser: try-it on a tool under an ask rule waits for the
+// answer on the Approvals page of the same console (open in another
+// tab): Allow once and the result shows; Deny and the policy's error
+// shows, and the server never got that call.
+func TestTryItAskInBrowser(t *testing.T) {
+	r := startServersRig(t)
+	b := browsertest.Start(t, 90*time.Second)
+	base := origin(r.con.URL())
+	b.Do(t, chromedp.Navigate(r.con.URL()), chromedp.WaitVisible("h1"))
+	approvals, cancel := chromedp.NewContext(b.Ctx) // a second tab, signed in too
+	defer cancel()
+	if err := chromedp.Do(approvals, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible("#no-asks")); err != nil {
+		t.Fatal(err)
+	}
+	tryIt := func() {
+		t.Helper()
+		b.Do(t, chromedp.Navigate(base+"/tool?name=mcp__fx__count"), chromedp.WaitVisible("#try"),
+			chromedp.Click(`#try button[type="submit"]`), chromedp.WaitVisible(`#try-result`))
+	}
+	// answer clicks answer on the ask that shows in the other tab.
+	answer := func(answer string) {
+		t.Helper()
+		if err := chromedp.Do(approvals, chromedp.WaitVisible(`section.ask`)); err != nil {
+			t.Fatal(err)
+		}
+		text, err := chromedp.Run(approvals, chromedp.Text(`section.ask`))
+		if err != nil || !strings.Contains(text, "mcp__fx__count") || !strings.Contains(text, "ui") {
+			t.Errorf("the ask shows %q (%v); want the tool and caller ui", text, err)
+		}
+		if err := chromedp.Do(approvals, chromedp.Click(`section.ask button[data-answer="`+answer+`"]`), chromedp.WaitNotPresent(`section.ask`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result := func() string {
+		t.Helper()
+		b.Do(t, chromedp.WaitVisible(`#try-result .result-head`))
+		return browsertest.Eval[string](t, b, `document.querySelector("#try-result").innerText`)
+	}
+
+	tryIt()
+	answer("once")
+	if got, content := result(), browsertest.Eval[string](t, b, `document.querySelector("#try-result pre.content").textContent`); content != "1" {
+		t.Errorf("after Allow once the try-it result is %q; want the count, 1", got)
+	}
+
+	tryIt()
+	answer("deny")
+	if got := result(); !strings.Contains(got, "denied at the console") {
+		t.Errorf("after Deny the try-it result is %q; want the policy's denial", got)
+	}
+	// The denied call never reached the server: the next allowed one is
+	// its second.
+	tryIt()
+	answer("once")
+	if got, content := result(), browsertest.Eval[string](t, b, `document.querySelector("#try-result pre.content").textContent`); content != "2" {
+		t.Errorf("the call after a denial answers %q; want 2", got)
+	}
+	b.Clean(t, "try-it under ask")
+}
