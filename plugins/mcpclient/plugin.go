@@ -88,6 +88,7 @@ func apply(s *host.Scope, cfg Config) error {
 // opt.logger and detail default to s's. The host keeps serverNames unique (Claims).
 func start(s *host.Scope, opt options) (*client, error) {
 	opt.scope = s
+	s.SetTransport(opt.cfg.Transport)
 	if opt.logger == nil {
 		opt.logger = s.Logger()
 	}
