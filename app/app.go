@@ -76,6 +76,9 @@ type App interface {
 	// Composition the file and the host's loads of it.
 	ToolDetail(ctx context.Context, req ToolRequest) (ToolDetail, error)
 	Composition(ctx context.Context) (CompositionInfo, error)
+	// SetDisabled disables or enables one entry by editing the
+	// composition file, then reloads (entries.go).
+	SetDisabled(ctx context.Context, req EntryRequest) (ReloadResult, error)
 }
 
 // Status is a host's instances and how many tools each registered.

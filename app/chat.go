@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -102,6 +103,9 @@ type ChatResult struct {
 	Error    string `json:"error,omitempty"`
 	Canceled bool   `json:"canceled,omitempty"`
 	MaxSteps bool   `json:"maxSteps,omitempty"`
+	// Cut says the answer stopped at the model's output limit
+	// (ErrCut): Answer is not whole.
+	Cut bool `json:"cut,omitempty"`
 	// Session is the id of the session the turn was saved in.
 	Session string `json:"session,omitempty"`
 	// Restarted says the agent is not the one of this front end's last
@@ -110,6 +114,33 @@ type ChatResult struct {
 	// NotPrompt: a PromptOnly turn's Text names no prompt; nothing ran.
 	NotPrompt bool `json:"notPrompt,omitempty"`
 }
+
+// Bounds of the transcript ChatInfo carries (over the control socket
+// too): its last lines, each text cut. A front end shows fewer.
+const (
+	maxTranscriptLines = 200
+	maxTranscriptText  = 4 << 10
+)
+
+// transcriptTail is the end of a session's transcript, within the bounds.
+func transcriptTail(said []sessions.Said) []ChatSaid {
+	said = said[max(len(said)-maxTranscriptLines, 0):]
+	out := make([]ChatSaid, len(said))
+	for i, s := range said {
+		if n := maxTranscriptText; len(s.Text) > n {
+			for n > 0 && !utf8.RuneStart(s.Text[n]) {
+				n--
+			}
+			s.Text = s.Text[:n] + "…"
+		}
+		out[i] = ChatSaid(s)
+	}
+	return out
+}
+
+// ErrCut is what a front end says of a turn whose answer was cut at the
+// model's output limit (ChatResult.Cut).
+var ErrCut = errors.New("the answer was cut: the model stopped at its output limit (finish_reason length); ask it to go on, or for a shorter answer")
 
 // ChatCompactResult says how many messages a summary replaced.
 type ChatCompactResult struct {
@@ -251,7 +282,7 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	} else {
 		res, err = conv.Turn(ctx, req.Text, out)
 	}
-	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted}
+	r := ChatResult{Answer: res.Answer, Steps: res.Steps, Usage: usageOf(res.Usage), Prompt: prompt, Restarted: restarted, Cut: res.Cut}
 	if prompt != "" && err == nil && res.Steps == 0 && res.Usage == (agent.Usage{}) {
 		r.Inserted = true
 	}
@@ -340,9 +371,7 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 		}
 		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
 		info.Pending = ls.Pending
-		for _, s := range ls.Transcript {
-			info.Transcript = append(info.Transcript, ChatSaid(s))
-		}
+		info.Transcript = transcriptTail(ls.Transcript)
 		return info, nil
 	}
 	conv.Reset()

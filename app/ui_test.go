@@ -48,8 +48,8 @@ func TestComposition(t *testing.T) {
 		if ci.Text != composition || ci.Failed != 0 || ci.LastError != "" || ci.File != e.File {
 			t.Errorf("first load: %+v", ci)
 		}
-		if b := host.Find(ci.Instances, "broken"); b.State != host.StateFailed {
-			t.Errorf("broken is %s; want failed", b.State)
+		if b := host.Find(ci.Instances, "broken"); b.State != host.StateFailed || !strings.Contains(strings.Join(b.Stderr, "\n"), "crashing on start") {
+			t.Errorf("broken is %s, its stderr %q; want failed, with the line it wrote before it exited", b.State, b.Stderr)
 		}
 		bad := composition + "  - id: fx\n    name: mcp-client\n"
 		if err := os.WriteFile(e.File, []byte(bad), 0o600); err != nil {

@@ -22,6 +22,9 @@ type sentWriter struct {
 	state atomic.Int32
 	// budget, when set, bounds the answer bytes held for slow clients.
 	budget *answerBudget
+	// code is the status of the answer, once its status line is written
+	// (countRefusals).
+	code atomic.Int32
 }
 
 const (
@@ -47,13 +50,26 @@ func (w *sentWriter) WriteHeader(code int) {
 	if code >= 200 && !w.begin() {
 		return
 	}
+	if code >= 200 {
+		w.code.CompareAndSwap(0, int32(code))
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// status is the answer's status: what was written, 503 for an answer a
+// drain cut (refuseDraining answers it so), 0 while none is.
+func (w *sentWriter) status() int {
+	if w.state.Load() == cut {
+		return http.StatusServiceUnavailable
+	}
+	return int(w.code.Load())
 }
 
 func (w *sentWriter) Write(p []byte) (int, error) {
 	if !w.begin() {
 		return len(p), nil
 	}
+	w.code.CompareAndSwap(0, http.StatusOK)
 	if w.budget == nil || len(p) <= writeChunk {
 		return w.ResponseWriter.Write(p)
 	}

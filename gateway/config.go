@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
+	"github.com/dsh-host/dsh-host/internal/tokenfile"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -30,7 +31,7 @@ type Config struct {
 	// every HTTP request must carry; required for a non-loopback address.
 	TokenEnv string `yaml:"tokenEnv"`
 	// TokenFile names a file holding that token instead (a mounted
-	// container secret), read when the gateway starts (tokenfile.go).
+	// container secret), read when the gateway starts (internal/tokenfile).
 	TokenFile string `yaml:"tokenFile"`
 	// TLS serves https with a certificate and key from files, reloaded
 	// when they change (tls.go); nil serves plain http.
@@ -160,7 +161,7 @@ func (c *Config) Validate() error {
 const MinTokenLen = 16
 
 // Token returns the bearer token HTTP requests must carry: the value of the
-// variable TokenEnv names, or the content of TokenFile (readTokenFile), or
+// variable TokenEnv names, or the content of TokenFile (tokenfile.Read), or
 // "" without either. An unset or empty variable is an error, and so is a
 // token shorter than MinTokenLen for a non-loopback address. No error
 // shows the token.
@@ -170,7 +171,7 @@ func (c *Config) Token() (string, error) {
 	case c.TokenFile != "":
 		source = "tokenFile " + c.TokenFile
 		var err error
-		if token, err = readTokenFile(c.TokenFile); err != nil {
+		if token, err = tokenfile.Read(c.TokenFile); err != nil {
 			return "", fmt.Errorf("%s: %w", source, err)
 		}
 	case c.TokenEnv != "":

@@ -59,6 +59,8 @@ type capListener struct {
 	// health, when set, answers a refused connection's health check
 	// (Gateway.health) instead of refusing it.
 	health func(path string) (status int, body string, ok bool)
+	// counted, when set, counts a refusal by its status (Metrics.refused).
+	counted func(status int)
 	// refusing bounds the refusals in flight (each holds its descriptor
 	// up to refuseTimeout); past it a connection is closed unanswered.
 	refusing chan struct{}
@@ -93,6 +95,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			l.wg.Add(1)
 			go l.refuse(c, status, why)
 		default:
+			l.count(status)
 			c.Close()
 		}
 	}
@@ -159,6 +162,7 @@ func (l *capListener) refuse(c net.Conn, status int, why string) {
 		}
 	}
 	c.SetDeadline(time.Now().Add(refuseTimeout))
+	l.count(status)
 	retry := ""
 	if status != http.StatusOK {
 		retry = "Retry-After: 10\r\n"
@@ -168,6 +172,14 @@ func (l *capListener) refuse(c net.Conn, status int, why string) {
 		cw.CloseWrite()
 	}
 	io.Copy(io.Discard, br)
+}
+
+// count counts a refusal answered (or closed unanswered) with status; a
+// health check answered is none.
+func (l *capListener) count(status int) {
+	if l.counted != nil && status >= 400 {
+		l.counted(status)
+	}
 }
 
 // wait waits for the refusals in flight, after the listener is closed.

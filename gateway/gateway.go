@@ -157,6 +157,9 @@ type Gateway struct {
 	send  mcp.MethodHandler
 	// metrics are the host's (nil: off), for the listener's gauges.
 	metrics *Metrics
+	// addr is the HTTP listener's address once it listens (the server
+	// spans' server.address).
+	addr atomic.Pointer[string]
 	// problem is what is wrong with the composition, for clients
 	// (SetProblem); "" or nil when nothing is.
 	problem atomic.Pointer[string]
@@ -275,7 +278,10 @@ func New(s *host.Scope, reg *tools.Registry, cfg *Config, deps *Deps) (*Gateway,
 	if tracer := o.Tracer; tracer != nil {
 		// Added last, so outermost: a request refused by the cap has its
 		// span too.
-		g.server.AddReceivingMiddleware(traced(tracer))
+		g.server.AddReceivingMiddleware(traced(tracer, g.listenAddr))
+	}
+	if g.metrics != nil {
+		g.server.AddReceivingMiddleware(g.countUnknownTools)
 	}
 	// The panic net is the outermost of all (panics.go).
 	g.server.AddReceivingMiddleware(g.recoverRequests)

@@ -110,7 +110,7 @@ func (g *Gateway) handler(o serveOptions, refused *tally) http.Handler {
 		b = &answerBudget{max: budget}
 		g.answers.Store(b)
 	}
-	return g.recoverHTTP(bodyDeadline(protect(inner, token), o.readBody), b)
+	return g.recoverHTTP(g.countRefusals(bodyDeadline(protect(inner, token), o.readBody)), b)
 }
 
 // refuseDraining answers 503 to every request once the gateway drains
@@ -399,6 +399,7 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	capped.perCaller = perCaller(g.cfg.MaxConnectionsPerCaller, maxConns)
 	capped.proxies, _ = parseProxies(g.cfg.TrustedProxies)
 	capped.health = func(path string) (int, string, bool) { return g.health(path, g.Readiness) }
+	capped.counted = g.metrics.refused
 	// Requests (and their long-lived event streams) derive from base, so
 	// cancelling it at dispose ends them instead of waiting them out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -431,7 +432,9 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	if o.tls != nil {
 		scheme = "https://"
 	}
-	url := scheme + ln.Addr().String() + "/mcp"
+	addr := ln.Addr().String()
+	g.addr.Store(&addr)
+	url := scheme + addr + "/mcp"
 	s.Go("http "+url, func(ctx context.Context) {
 		defer connRefusals.Stop()
 		defer sessionRefusals.Stop()

@@ -77,7 +77,7 @@ func apply(s *host.Scope, cfg Config) error {
 		s.SetEndpoint(detail) // the URL, typed for front ends (serve)
 	}
 	if cfg.Metrics != "" {
-		url, err := metricshttp.Listen(s, s.Gatherer(), cfg.Metrics)
+		url, err := metricshttp.Listen(s, s.Gatherer(), cfg.Metrics, "")
 		if err != nil {
 			return host.KeyErrorf("metrics", "%v", err)
 		}

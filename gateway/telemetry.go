@@ -16,10 +16,13 @@ import (
 // traced is the outermost receiving middleware when tracing is on: a
 // server span per MCP request (after OTel's MCP conventions: named
 // "<method> <tool or prompt>", with mcp.method.name, mcp.session.id,
-// mcp.protocol.version, gen_ai.tool.name, error.type), continuing the trace context the client
-// sent in params._meta (traceparent, tracestate). Without tracing it is
-// not installed at all.
-func traced(tracer trace.Tracer) mcp.Middleware {
+// mcp.protocol.version, gen_ai.tool.name, network.transport and, over
+// HTTP, network.protocol.name and server.address and port (the
+// listener's, addr), and on a failure error.type and
+// rpc.response.status_code: the JSON-RPC code), continuing the trace
+// context the client sent in params._meta (traceparent, tracestate).
+// Without tracing it is not installed at all.
+func traced(tracer trace.Tracer, addr func() string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			params := req.GetParams()
@@ -39,6 +42,13 @@ func traced(tracer trace.Tracer) mcp.Middleware {
 				name += " " + p.Name
 				attrs = append(attrs, attribute.String("gen_ai.prompt.name", p.Name))
 			}
+			// go-sdk gives a request that came over HTTP its headers; a
+			// session of a front end's (serve --stdio) has none.
+			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+				attrs = append(attrs, telemetry.HTTPAttrs(addr())...)
+			} else {
+				attrs = append(attrs, telemetry.StdioAttrs()...)
+			}
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 				if id := ss.ID(); id != "" {
 					attrs = append(attrs, attribute.String("mcp.session.id", id))
@@ -57,11 +67,11 @@ func traced(tracer trace.Tracer) mcp.Middleware {
 				span.SetStatus(codes.Error, "the tool call failed (isError)")
 			}
 			if err != nil {
-				errType := "rpc_error"
 				if ctx.Err() != nil {
-					errType = tools.OutcomeCancelled
+					span.SetAttributes(attribute.String(telemetry.AttrErrorType, tools.OutcomeCancelled))
+				} else {
+					span.SetAttributes(telemetry.RPCErrorAttrs(err)...)
 				}
-				span.SetAttributes(attribute.String("error.type", errType))
 				span.SetStatus(codes.Error, err.Error())
 			}
 			return res, err
@@ -76,4 +86,12 @@ func (g *Gateway) countSessions() int {
 		n++
 	}
 	return n
+}
+
+// listenAddr is the HTTP listener's address, "" before it listens.
+func (g *Gateway) listenAddr() string {
+	if a := g.addr.Load(); a != nil {
+		return *a
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
+	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 // observedHost is a host in this process, tracing with tp (nil: off),
@@ -339,3 +341,89 @@ func (endOnly) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (endOnly) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (endOnly) Shutdown(context.Context) error                  { return nil }
 func (endOnly) ForceFlush(context.Context) error                { return nil }
+
+// TestServerSpanAttributes: the gateway's server spans carry what OTel's
+// MCP conventions ask: the transport (tcp, http, the listener's address
+// and port), and for a request answered with a JSON-RPC error its code in
+// error.type and rpc.response.status_code (an unknown tool: -32602).
+func TestServerSpanAttributes(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	o := startObservedHost(t, tp, false)
+	cs := o.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__ping"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	u, err := url.Parse(o.mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(name string) map[string]string {
+		for _, s := range exporter.GetSpans() {
+			if s.Name == name && s.SpanKind == trace.SpanKindServer {
+				m := map[string]string{}
+				for _, a := range s.Attributes {
+					switch a.Key {
+					case "network.transport", "network.protocol.name", "server.address", "server.port", "error.type", "rpc.response.status_code":
+						m[string(a.Key)] = a.Value.Emit()
+					}
+				}
+				return m
+			}
+		}
+		t.Fatalf("no server span %q among %v", name, exporter.GetSpans().Snapshots())
+		return nil
+	}
+	network := map[string]string{"network.transport": "tcp", "network.protocol.name": "http", "server.address": u.Hostname(), "server.port": u.Port()}
+	if diff := cmp.Diff(network, attrs("tools/call mcp__fx__ping")); diff != "" {
+		t.Errorf("a call's span (-want +got):\n%s", diff)
+	}
+	failed := map[string]string{"error.type": "-32602", "rpc.response.status_code": "-32602"}
+	for k, v := range network {
+		failed[k] = v
+	}
+	if diff := cmp.Diff(failed, attrs("tools/call no_such_tool")); diff != "" {
+		t.Errorf("an unknown tool's span (-want +got):\n%s", diff)
+	}
+}
+
+// TestStdioServerSpanAttributes: a session a front end serves over stdio
+// (serve --stdio; here in memory, as go-sdk gives it no HTTP headers) has
+// server spans with network.transport pipe and no HTTP attributes.
+func TestStdioServerSpanAttributes(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	reg := tools.New(nil)
+	s := host.NewScope(context.Background(), "stdio", nil)
+	t.Cleanup(func() { s.Dispose(time.Second) })
+	g, err := New(s, reg, nil, &Deps{Tracer: tp.Tracer("t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectWith(t, g, nil, "")
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "absent"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	got := map[string]string{}
+	for _, sp := range exporter.GetSpans() {
+		if sp.Name == "tools/call absent" {
+			for _, a := range sp.Attributes {
+				switch a.Key {
+				case "network.transport", "network.protocol.name", "server.address", "error.type", "rpc.response.status_code":
+					got[string(a.Key)] = a.Value.Emit()
+				}
+			}
+		}
+	}
+	want := map[string]string{"network.transport": "pipe", "error.type": "-32602", "rpc.response.status_code": "-32602"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the span (-want +got):\n%s", diff)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/tokenfile"
 )
 
 // TestTokenFile: tokenFile's token is the file's one line, without the
@@ -33,7 +34,7 @@ func TestTokenFile(t *testing.T) {
 		{"only a line break", write("blank", "\n"), "127.0.0.1:0", "", "is empty"},
 		{"two lines", write("two", secret+"\n"+secret+"\n"), "127.0.0.1:0", "", "more than one line"},
 		{"spaces around", write("spaces", " "+secret+" \n"), "127.0.0.1:0", "", "starts or ends with spaces"},
-		{"too long", write("long", strings.Repeat("x", maxTokenFile+1)), "127.0.0.1:0", "", "longer than"},
+		{"too long", write("long", strings.Repeat("x", tokenfile.MaxBytes+1)), "127.0.0.1:0", "", "longer than"},
 		{"missing", filepath.Join(dir, "nope"), "127.0.0.1:0", "", "cannot read it: no such file"},
 		{"a directory", dir, "127.0.0.1:0", "", "is a directory"},
 		{"short for the network", write("short", "s3cret\n"), ":0", "", "too short for the non-loopback address"},

@@ -57,6 +57,9 @@ type InstanceStatus struct {
 	// Sandbox says in a few words how the instance's child processes are
 	// confined (Scope.SetSandbox); "" when it starts none or does not say.
 	Sandbox string `json:",omitempty"`
+	// Stderr are the last lines the instance's child process wrote to
+	// stderr (Scope.SetStderr), for a person reading why it failed.
+	Stderr []string `json:",omitempty"`
 	// Claims are the names the instance holds (Definition.Claims), from
 	// the config it runs, or failed with: a failed instance's are known
 	// too, so that a tool of it can be traced to it (Owner).

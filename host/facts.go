@@ -9,6 +9,7 @@ type facts struct {
 	dormant   bool
 	lastError string
 	sandbox   string
+	stderr    func() []string
 }
 
 // SetEndpoint publishes the URL the instance serves at (a gateway's
@@ -42,6 +43,12 @@ func (s *Scope) setFact(set func(*facts)) {
 	}
 }
 
+// SetStderr publishes where the last lines the instance's child process
+// wrote to stderr are read (InstanceStatus.Stderr), nil for none. fn is
+// called at each Status, under no lock of the host's: it must be quick
+// and must not block. A line written publishes no status change.
+func (s *Scope) SetStderr(fn func() []string) { s.setFact(func(f *facts) { f.stderr = fn }) }
+
 // addFacts fills st's typed fields from in's last run and its config.
 func (in *instance) addFacts(st *InstanceStatus) {
 	st.Lazy = in.lazy
@@ -55,6 +62,9 @@ func (in *instance) addFacts(st *InstanceStatus) {
 	}
 	if f := s.facts.Load(); f != nil {
 		st.Endpoint, st.Dormant, st.LastError, st.Sandbox = f.endpoint, f.dormant, f.lastError, f.sandbox
+		if f.stderr != nil {
+			st.Stderr = f.stderr()
+		}
 	}
 	if len(st.Claims) > 0 {
 		// Callers may keep and change a snapshot.

@@ -4,14 +4,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/policy/audit"
 )
 
 func cmdAudit(ctx context.Context, args []string, io Stdio) int {
@@ -37,7 +35,7 @@ func cmdAudit(ctx context.Context, args []string, io Stdio) int {
 		return usageError(fs, io, "no --dir, and $DSH_HOME cannot be resolved")
 	}
 	if *verify {
-		return verifyTrail(io, *dir)
+		return console.VerifyTrail(io.front(), *dir)
 	}
 	var from time.Time
 	if *since > 0 {
@@ -57,26 +55,6 @@ func cmdAudit(ctx context.Context, args []string, io Stdio) int {
 			continue
 		}
 		console.WriteAuditLine(io.display().Out, rec.Record)
-	}
-	return exitOK
-}
-
-// verifyTrail prints what audit.Verify found of the trail in dir.
-func verifyTrail(io Stdio, dir string) int {
-	check, err := audit.Verify(dir)
-	if err != nil {
-		return fail(io, "audit", fmt.Errorf("the trail in %s does not verify: %w", dir, err))
-	}
-	out := io.display().Out
-	if check.Files == 0 {
-		fmt.Fprintf(out, "no trail in %s yet\n", dir)
-		return exitOK
-	}
-	fmt.Fprintf(out, "the trail verifies: %d lines in %d files, each following the one before it, up to the latest line its state file records\n", check.Lines, check.Files)
-	// Kept elsewhere, it checks the state file itself later.
-	fmt.Fprintf(out, "latest line's hash: %s\n", check.Latest)
-	if check.Unchained > 0 {
-		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
 	}
 	return exitOK
 }

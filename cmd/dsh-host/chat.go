@@ -11,7 +11,6 @@ import (
 	"os/signal"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/chatui"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
@@ -49,18 +48,23 @@ func cmdChat(ctx context.Context, args []string, io Stdio) int {
 // longer chat's (cmdChat gives it back to the process).
 func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.Signal, release func(byInterrupt bool)) int {
 	fs := flagSet("chat", chatui.Synopsis, chatui.About)
-	var o oneShot
-	o.register(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
 	var cf chatui.Flags
 	cf.Register(fs)
 	args, _ = chatui.BareP(fs, args)
+	args = cf.BareResume(fs, args)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
 	if err := cf.Parsed(fs); err != nil {
 		return usageError(fs, io, "%v", err)
 	}
+	// Under -p a script reading JSON from stdout reads why a run failed
+	// before its turn, too.
+	o.Failed = func(err error) { cf.FailedResult(io.Out, err) }
 	if err := cf.TakeStdin(io.In, io.display().Err); err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
 	if err := cf.Check(); err != nil {
@@ -68,14 +72,17 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	}
 	c, err := hostrun.Load(o.File)
 	if err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
-	chat, err := chatui.New(c, o.File, chatui.Resume{Last: cf.Continue, ID: cf.ResumeID}, io.front())
+	chat, err := chatui.New(c, o.File, cf.Resume(), io.front())
 	if errors.Is(err, chatui.ErrNoAgent) {
+		o.Failed(err)
 		fmt.Fprint(io.Err, chatui.NoAgentHelp(o.File))
 		return exitFail
 	}
 	if err != nil {
+		o.Failed(err)
 		return fail(io, "chat", err)
 	}
 	// A Ctrl-C while the composition starts stops the start.
@@ -88,9 +95,8 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 		case <-startCtx.Done():
 		}
 	}()
-	return o.withComposition(startCtx, io, "chat", c, func(h *host.Host) int {
+	return o.WithLocal(startCtx, io.front(), "chat", c, func(a *app.Local) int {
 		cancelStart() // the start is over: interrupts are the turns' now
-		a := &app.Local{Host: h, File: o.File}
 		var interrupted bool
 		var err error
 		if cf.Once {

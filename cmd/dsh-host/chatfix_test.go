@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,32 @@ func TestChatContinueSkipsAFailedRun(t *testing.T) {
 	}
 	if got := strings.Join(said, " | "); got != "First. | One. | Third." {
 		t.Errorf("--continue sent %q, want the first run's conversation and the new prompt", got)
+	}
+}
+
+// TestChatPrintStartupFailureAsJSON: under --output-format json or
+// stream-json, a -p whose composition does not load writes the error
+// result object on stdout (and the error on stderr); text writes nothing
+// on stdout.
+func TestChatPrintStartupFailureAsJSON(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.yml")
+	for _, format := range []string{"json", "stream-json", "text"} {
+		code, stdout, stderr := dshHost(t, "chat", "-c", missing, "-p", "hi", "--output-format", format)
+		if code != exitFail || !strings.Contains(stderr, "nope.yml") {
+			t.Fatalf("%s: exit %d; stderr:\n%s", format, code, stderr)
+		}
+		if format == "text" {
+			if stdout != "" {
+				t.Errorf("text: stdout %q", stdout)
+			}
+			continue
+		}
+		var r struct {
+			Type, Subtype, Error string
+			IsError              bool `json:"is_error"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || r.Type != "result" || !r.IsError || !strings.Contains(r.Error, "nope.yml") {
+			t.Errorf("%s: stdout %q (%v)", format, stdout, err)
+		}
 	}
 }

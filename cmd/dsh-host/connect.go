@@ -5,8 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/internal/clientconfig"
@@ -15,62 +15,35 @@ import (
 
 func cmdConnect(ctx context.Context, args []string, io Stdio) int {
 	fs := flagSet("connect", clientconfig.Synopsis, clientconfig.About)
-	file := fs.String("c", "composition.yml", "composition `file` the client serves")
-	url := fs.String("http", "", "reach a running gateway at `URL` (its /mcp) instead of starting serve --stdio")
-	tokenEnv := fs.String("token-env", "", "with --http, the `VAR` the client reads the bearer token from")
-	project := fs.String("project", "", "write the client's project file in `DIR` instead of the user's")
-	name := fs.String("name", clientconfig.DefaultName, "the entry's `name` in the client's file")
-	move := fs.Bool("move", false, "move the client's other servers into the composition first")
-	undo := fs.Bool("undo", false, "restore the client's file as it was before connect")
+	var r clientconfig.Request
+	fs.StringVar(&r.File, "c", "composition.yml", "composition `file` the client serves")
+	fs.StringVar(&r.URL, "http", "", "reach a running gateway at `URL` (its /mcp) instead of starting serve --stdio")
+	fs.StringVar(&r.TokenEnv, "token-env", "", "with --http, the `VAR` the client reads the bearer token from")
+	fs.StringVar(&r.Project, "project", "", "write the client's project file in `DIR` instead of the user's")
+	fs.StringVar(&r.Name, "name", clientconfig.DefaultName, "the entry's `name` in the client's file")
+	fs.BoolVar(&r.Move, "move", false, "move the client's other servers into the composition first")
+	fs.BoolVar(&r.Undo, "undo", false, "restore the client's file as it was before connect")
 	list := fs.Bool("list", false, "show which clients reach dsh-host")
 	yes := fs.Bool("yes", false, "write without asking")
 	dryRun := fs.Bool("dry-run", false, "show the diff and write nothing")
 	pos, code, ok := parseArgs(fs, args, io)
-	if !ok {
+	switch {
+	case !ok:
 		return code
-	}
-	env, err := clientconfig.DefaultEnv()
-	if err != nil {
-		return fail(io, "connect", err)
-	}
-	state, err := clientconfig.StateDir()
-	if err != nil {
-		return fail(io, "connect", err)
-	}
-	if *list {
-		if len(pos) != 0 {
-			return usageError(fs, io, "--list takes no client")
-		}
-		fmt.Fprint(io.Out, clientconfig.Render(clientconfig.List(env, *project, state), env.Home))
-		return exitOK
-	}
-	if len(pos) != 1 {
-		return usageError(fs, io, "want one client: %s", strings.Join(clientconfig.Clients(), ", "))
-	}
-	if *tokenEnv != "" && *url == "" {
-		return usageError(fs, io, "--token-env goes with --http")
-	}
-	o := clientconfig.Options{Client: pos[0], Env: env, Name: *name, Move: *move, StateDir: state,
-		Target: clientconfig.Target{URL: *url, TokenEnv: *tokenEnv}}
-	if *project != "" {
-		if o.Project, err = filepath.Abs(*project); err != nil {
+	case *list && len(pos) == 0:
+		out, err := clientconfig.ListHere(r.Project)
+		if err != nil {
 			return fail(io, "connect", err)
 		}
+		fmt.Fprint(io.Out, out)
+		return exitOK
+	case len(pos) != 1 || *list:
+		return usageError(fs, io, "want one client (%s), or --list alone", strings.Join(clientconfig.Clients(), ", "))
+	case r.TokenEnv != "" && r.URL == "":
+		return usageError(fs, io, "--token-env goes with --http")
 	}
-	var plan *clientconfig.Plan
-	if *undo {
-		plan, err = clientconfig.Undo(o)
-	} else {
-		if *url == "" || *move {
-			o.Target.Composition, err = clientconfig.Composition(*file)
-		}
-		if err == nil && *url == "" {
-			o.Target.Executable, err = clientconfig.Executable()
-		}
-		if err == nil {
-			plan, err = clientconfig.Prepare(o)
-		}
-	}
+	r.Client = pos[0]
+	plan, err := clientconfig.PlanFor(r)
 	if err != nil {
 		return fail(io, "connect", err)
 	}
@@ -86,7 +59,7 @@ func cmdConnect(ctx context.Context, args []string, io Stdio) int {
 	case *dryRun:
 		return exitOK
 	case !*yes && !io.terminal(io.In):
-		return fail(io, "connect", fmt.Errorf("not written: stdin is not a terminal to confirm on; run again with --yes (or --dry-run to only see it)"))
+		return fail(io, "connect", errors.New("not written: stdin is not a terminal to confirm on; run again with --yes (or --dry-run to only see it)"))
 	case !*yes && !console.Confirm(ctx, io.In, screen.Err, "Write this? [y/N]: "):
 		fmt.Fprintln(screen.Err, "connect: nothing written")
 		return exitFail

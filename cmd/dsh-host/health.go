@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/dsh-host/dsh-host/internal/health"
 )
@@ -16,22 +17,27 @@ so a scratch image's HEALTHCHECK can run it:
 
   dsh-host health http://127.0.0.1:8931/
   dsh-host health --ready https://127.0.0.1:8931/ --insecure
+  DSH_HEALTH_URL=https://127.0.0.1:8080/ dsh-host health --insecure
 
-It sends no token (the health paths take none), follows no redirect and
-uses no HTTP proxy.`
+Without URL, it checks $DSH_HEALTH_URL. --insecure skips the certificate's
+verification on a loopback address only. It sends no token (the health
+paths take none), follows no redirect and uses no HTTP proxy.`
 
 // cmdHealth checks a gateway's health endpoint (internal/health).
 func cmdHealth(ctx context.Context, args []string, std Stdio) int {
-	fs := flagSet("health", "[--ready] [--timeout D] [--insecure] URL", healthAbout)
+	fs := flagSet("health", "[--ready] [--timeout D] [--insecure] [URL]", healthAbout)
 	ready := fs.Bool("ready", false, "check /readyz instead of /healthz")
 	timeout := fs.Duration("timeout", health.DefaultTimeout, "give up after this long")
-	insecure := fs.Bool("insecure", false, "do not verify an https URL's certificate (a probe on 127.0.0.1 of a certificate for another name)")
+	insecure := fs.Bool("insecure", false, "do not verify an https certificate on a loopback address (a probe on 127.0.0.1 of a certificate for another name, or self-signed)")
 	pos, code, ok := parseArgs(fs, args, std)
 	if !ok {
 		return code
 	}
+	if u := os.Getenv(health.EnvURL); len(pos) == 0 && u != "" {
+		pos = []string{u}
+	}
 	if len(pos) != 1 {
-		return usageError(fs, std, "want one URL, got %d arguments", len(pos))
+		return usageError(fs, std, "want one URL (or %s), got %d arguments", health.EnvURL, len(pos))
 	}
 	if *timeout <= 0 {
 		return usageError(fs, std, "--timeout %s: must be positive", *timeout)

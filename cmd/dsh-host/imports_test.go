@@ -11,10 +11,12 @@ import (
 )
 
 // TestCommandOnlyParsesAndRenders reads this package's imports: it builds
-// the plugins and the gateway in with blank imports, and otherwise stands
-// on app and the front-end packages. A named import of a plugin package or
-// of the gateway, or a call of host.DecodeConfig, is logic of a plugin's
-// that a front end would copy.
+// the plugins, the gateway and the services in with blank imports, and
+// otherwise stands on app and the front-end packages. A named import of a
+// plugin, the gateway or a service, or a call of host.DecodeConfig, is
+// logic of theirs that a front end would copy. The host package itself is
+// imported only by run and serve, which keep a host for the process's
+// life; every other subcommand reaches one through app or hostrun.
 func TestCommandOnlyParsesAndRenders(t *testing.T) {
 	const module = "github.com/dsh-host/dsh-host/"
 	files, err := filepath.Glob("*.go")
@@ -37,9 +39,12 @@ func TestCommandOnlyParsesAndRenders(t *testing.T) {
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			rel, ours := strings.CutPrefix(path, module)
-			plugin := ours && (strings.HasPrefix(rel, "plugins/") || rel == "gateway" || strings.HasPrefix(rel, "gateway/"))
+			plugin := ours && (strings.HasPrefix(rel, "plugins/") || rel == "gateway" || strings.HasPrefix(rel, "gateway/") || strings.HasPrefix(rel, "services/"))
 			if plugin && (imp.Name == nil || imp.Name.Name != "_") {
-				t.Errorf("%s imports %s: only a blank import may build a plugin in; what the command needs of it goes through app or a front-end package", fset.Position(imp.Pos()), path)
+				t.Errorf("%s imports %s: only a blank import may build a plugin or service in; what the command needs of it goes through app or a front-end package", fset.Position(imp.Pos()), path)
+			}
+			if ours && (rel == "host" || strings.HasPrefix(rel, "host/")) && file != "run.go" && file != "serve.go" {
+				t.Errorf("%s imports %s: a subcommand other than run and serve reaches a host through app or internal/hostrun", fset.Position(imp.Pos()), path)
 			}
 		}
 		if strings.Contains(string(src), "DecodeConfig") {

@@ -12,20 +12,19 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/services/logins"
 )
 
 func cmdLogin(ctx context.Context, args []string, std Stdio) int {
 	fs := subcommandFlags("login")
 	var cf commonFlags
 	cf.Register(fs, "warn")
-	timeout := fs.Duration("timeout", logins.DefaultLoginTimeout, "how long to wait for the login in the browser")
+	timeout := fs.Duration("timeout", hostrun.LoginTimeout, "how long to wait for the login in the browser")
 	name, code, ok := serverArg(fs, args, std)
 	if !ok {
 		return code
 	}
 	out := std.display()
-	status, err := (&app.Local{File: cf.File}).Login(ctx, app.LoginRequest{Server: name, Browser: &logins.BrowserStep{Out: out.Err, Open: std.OpenURL, Timeout: *timeout}})
+	status, err := (&app.Local{File: cf.File}).Login(ctx, app.LoginRequest{Server: name, Browser: hostrun.Browser(std.front(), *timeout)})
 	if err != nil {
 		return fail(std, "login", hostrun.ExplainLoadError(cf.File, err))
 	}

@@ -9,62 +9,33 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/dsh-host/dsh-host/internal/cli"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
-// Stdio is where a subcommand reads and writes. Subcommands never touch
-// os.Stdin, os.Stdout or os.Stderr directly, so tests can run them in-process.
-type Stdio struct {
-	In       io.Reader
-	Out, Err io.Writer
-	// Terminal reports whether v (In, Out or Err) is a terminal; nil means
-	// the real test, isTerminal. Tests set it to have a buffer taken for
-	// a terminal.
-	Terminal func(v any) bool
-	// OpenURL opens a login's authorization URL; nil is the default
-	// ($BROWSER, else the platform's opener). Tests set it.
-	OpenURL func(ctx context.Context, url string) error
-}
+// Stdio is where a subcommand reads and writes (console.Stdio): never
+// os.Stdin, os.Stdout or os.Stderr directly, so tests can run them
+// in-process. Its methods hand it to the packages that print.
+type Stdio console.Stdio
 
-// terminal reports whether v is a terminal, as s decides it.
-func (s Stdio) terminal(v any) bool {
-	if s.Terminal != nil {
-		return s.Terminal(v)
-	}
-	return isTerminal(v)
-}
-
-// display returns s with Out and Err made safe for a person to read: each
-// one that is a terminal escapes control characters (termsafe), so that
-// text a server controls (descriptions, results, replies, errors) is shown,
-// not executed; a file or pipe gets the exact bytes. Human-readable output
-// goes through display; --json output and the log do not (JSON escapes
-// control characters itself, and the log has its own handler, newLogger).
-func (s Stdio) display() Stdio {
-	if s.terminal(s.Out) {
-		s.Out = termsafe.NewWriter(s.Out)
-	}
-	if s.terminal(s.Err) {
-		s.Err = termsafe.NewWriter(s.Err)
-	}
-	return s
-}
-
-// logger is newLogger on s.Err, with s's terminal decision.
+func (s Stdio) front() console.Stdio               { return console.Stdio(s) }
+func (s Stdio) terminal(v any) bool                { return s.front().IsTerminal(v) }
+func (s Stdio) liveTerminal(w io.Writer) io.Writer { return s.front().LiveTerminal(w) }
 func (s Stdio) logger(format, level string) *slog.Logger {
-	return hostrun.NewTermLogger(s.Err, format, level, s.terminal(s.Err))
+	return hostrun.Logger(s.front(), format, level)
 }
+
+// display is s made safe for a person to read (console.Stdio.Display):
+// human-readable output goes through it; --json output and the log do not.
+func (s Stdio) display() Stdio { return Stdio(s.front().Display()) }
 
 // Exit codes shared by every subcommand.
 const (
@@ -74,14 +45,14 @@ const (
 )
 
 // subcommand is one entry of the dispatch table. Every subcommand has the
-// signature of run, so that other files (serve.go) can add theirs.
+// signature of run, so that other files can add theirs.
 type subcommand struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, io Stdio) int
+	name, summary string
+	run           func(ctx context.Context, args []string, io Stdio) int
 }
 
-// subcommands returns the dispatch table, in the order help lists it.
+// subcommands returns the dispatch table, in the order help lists it;
+// run, the first, is the default.
 func subcommands() []subcommand {
 	return []subcommand{
 		{"run", "start the composition, watch it, and open a console on a terminal (default)", cmdRun},
@@ -131,43 +102,13 @@ func main() {
 	os.Exit(code)
 }
 
-// dispatch runs the subcommand args names; with none (or only flags) it runs
-// `run`.
+// dispatch runs the subcommand args name (cli.Dispatch).
 func dispatch(ctx context.Context, args []string, io Stdio) int {
-	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
-		return cmdVersion(ctx, args[1:], io)
-	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpFlag(args[0]) {
-		return cmdRun(ctx, args, io)
-	}
-	name := args[0]
-	if name == "help" || isHelpFlag(name) {
-		if len(args) > 1 && !isHelpFlag(args[1]) {
-			return dispatch(ctx, []string{args[1], "-h"}, io)
-		}
-		printUsage(io.Out)
-		return exitOK
-	}
+	var cmds []cli.Command[Stdio]
 	for _, c := range subcommands() {
-		if c.name == name {
-			return c.run(ctx, args[1:], io)
-		}
+		cmds = append(cmds, cli.Command[Stdio]{Name: c.name, Summary: c.summary, Run: c.run})
 	}
-	fmt.Fprintf(io.Err, "dsh-host: unknown subcommand %q\n\n", name)
-	printUsage(io.Err)
-	return exitUsage
-}
-
-func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "dsh-host runs a composition of plugins: MCP servers as native tools, prompt folding, and the built-in services.")
-	fmt.Fprintln(w, "\nusage: dsh-host [subcommand] [flags]")
-	fmt.Fprintln(w, "\nSubcommands:")
-	for _, c := range subcommands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'dsh-host <subcommand> -h' for its flags. Exit codes: 0 ok, 1 failure, 2 usage error.")
+	return cli.Dispatch(ctx, args, io, io.Out, io.Err, cmds)
 }
 
 // The flag handling is internal/cli's; these read the streams from Stdio.
@@ -190,12 +131,8 @@ func usageError(fs *flag.FlagSet, io Stdio, format string, args ...any) int {
 	return cli.UsageError(fs, io.Err, format, args...)
 }
 
-// fail prints err prefixed with the subcommand and returns exitFail. The
-// error may quote a server, so on a terminal it is escaped (display).
-func fail(io Stdio, name string, err error) int {
-	fmt.Fprintf(io.display().Err, "dsh-host %s: %v\n", name, err)
-	return exitFail
-}
+// fail is hostrun.Fail: err prefixed with the subcommand, exitFail.
+func fail(io Stdio, name string, err error) int { return hostrun.Fail(io.front(), name, err) }
 
 // subcommandFlags is flagSet with name's help (cli.Helps).
 func subcommandFlags(name string) *flag.FlagSet {

@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
@@ -226,11 +228,11 @@ func TestCLIGreeter(t *testing.T) {
 	})
 	t.Run("call --json, flags after arguments", func(t *testing.T) {
 		code, stdout, stderr := dshHost(t, "call", "greet", `{"name":"Ada"}`, "-c", file, "--json")
-		var got callResult
+		var got console.CallJSON
 		if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
 			t.Fatalf("exit %d, %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
 		}
-		want := callResult{Tool: "greet", Value: "Hej, Ada!", Content: got.Content}
+		want := console.CallJSON{Tool: "greet", Value: "Hej, Ada!", Content: got.Content}
 		if diff := cmp.Diff(want, got); diff != "" || len(got.Content) != 1 || got.Content[0].Text != "Hej, Ada!" {
 			t.Errorf("(-want +got):\n%s\ncontent %+v", diff, got.Content)
 		}
@@ -310,19 +312,19 @@ func TestCLIFixture(t *testing.T) {
 	t.Run("tools --json", func(t *testing.T) {
 		code, stdout, _ := dshHost(t, "tools", "-c", file, "--json")
 		var got struct {
-			Tools     []toolRow
-			Instances []statusRow
+			Tools     []app.Tool
+			Instances []app.InstanceRow
 		}
 		if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
 			t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 		}
-		var add toolRow
+		var add app.Tool
 		for _, r := range got.Tools {
 			if r.Name == "mcp__demo__add" {
 				add = r
 			}
 		}
-		want := toolRow{Name: "mcp__demo__add", Server: "demo", RawName: "add", Instance: "demo", Folded: true, Description: "Add two numbers."}
+		want := app.Tool{Name: "mcp__demo__add", Server: "demo", RawName: "add", Instance: "demo", Folded: true, Description: "Add two numbers."}
 		if diff := cmp.Diff(want, add); diff != "" {
 			t.Errorf("mcp__demo__add (-want +got):\n%s", diff)
 		}
@@ -570,8 +572,8 @@ func TestDefaultComposition(t *testing.T) {
 		t.Fatalf("tools: %v\n%s", err, stderr.String())
 	}
 	var got struct {
-		Tools     []toolRow
-		Instances []statusRow
+		Tools     []app.Tool
+		Instances []app.InstanceRow
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v:\n%s", err, out)

@@ -8,13 +8,15 @@ import (
 	"strings"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdPolicy(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("policy")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	caller := fs.String("caller", "call", "the caller `kind`: console, chat, call or gateway")
 	subject := fs.String("subject", "", "the caller identity's `subject`")
 	var groups []string
@@ -42,11 +44,11 @@ func cmdPolicy(ctx context.Context, args []string, io Stdio) int {
 			return usageError(fs, io, "%q: a name without spaces", w)
 		}
 	}
-	return o.withAnswers(ctx, io, "policy explain", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "policy explain", func(a app.App) int {
 		reply, err := a.Explain(ctx, req)
 		if err != nil {
 			return fail(io, "policy explain", err)
 		}
-		return printReply(io, reply)
+		return console.WriteReply(io.front(), reply.Text, reply.Error)
 	})
 }

@@ -10,14 +10,14 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/services/resources"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdResources(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("resources")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	server := fs.String("server", "", "only this server's resources")
 	asJSON := fs.Bool("json", false, "print JSON: {resources, templates, instances}")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -25,17 +25,13 @@ func cmdResources(ctx context.Context, args []string, io Stdio) int {
 		return code
 	}
 	req := app.ResourcesRequest{Server: *server, Query: strings.Join(pos, " ")}
-	return o.withAnswers(ctx, io, "resources", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "resources", func(a app.App) int {
 		l, err := a.Resources(ctx, req)
 		if err != nil {
 			return fail(io, "resources", err)
 		}
 		if *asJSON {
-			if err := writeJSON(io.Out, struct {
-				Resources []resources.Resource `json:"resources"`
-				Templates []resources.Template `json:"templates"`
-				Instances []statusRow          `json:"instances"`
-			}{l.Resources, l.Templates, statusRows(l.Instances)}); err != nil {
+			if err := console.WriteResourcesJSON(io.Out, l); err != nil {
 				return fail(io, "resources", err)
 			}
 			return exitOK
@@ -49,9 +45,9 @@ func cmdResources(ctx context.Context, args []string, io Stdio) int {
 
 func cmdRead(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("read")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	server := fs.String("server", "", "the server to read from")
 	asJSON := fs.Bool("json", false, "print {server, uri, contents} as JSON")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -79,13 +75,13 @@ func cmdRead(ctx context.Context, args []string, io Stdio) int {
 	if vars != nil {
 		req.URI, req.Template = "", target
 	}
-	return o.withAnswers(ctx, io, "read", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "read", func(a app.App) int {
 		res, err := a.Read(ctx, req)
 		if err != nil {
 			return fail(io, "read", err) // it names the server and the URI
 		}
 		if *asJSON {
-			if err := writeJSON(io.Out, res.Read); err != nil {
+			if err := console.WriteJSON(io.Out, res.Read); err != nil {
 				return fail(io, "read", err)
 			}
 			return exitOK

@@ -33,7 +33,7 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 	// Progress lines and the console quote servers (errors, tools,
 	// replies): on a terminal they are escaped.
 	screen := io.display()
-	hup := hangups()
+	hup := hostrun.Hangups()
 	defer signal.Stop(hup)
 	// Progress goes to stdout whether or not there is a console: under a
 	// supervisor too, a slow start shows what it waits for.
@@ -45,8 +45,8 @@ func cmdRun(ctx context.Context, args []string, io Stdio) int {
 	gate := hostrun.AllowLogins(io.display().Err, io.OpenURL)
 	defer gate.Remove()
 	opts := &host.Options{Logger: logger}
-	defer startTelemetry(ctx, opts, logger)()
-	h, err := startHost(ctx, c, opts, prog.Observe, gate.Install)
+	defer hostrun.StartTelemetry(ctx, opts, logger)()
+	h, err := hostrun.Start(ctx, c, opts, prog.Observe, gate.Install)
 	if err != nil {
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while instances were starting: a stop
@@ -105,6 +105,3 @@ func stopped(h *host.Host, logger *slog.Logger) int {
 	logger.Info("shut down cleanly")
 	return exitOK
 }
-
-// summary counts st by state: "ready: 4 active, 1 failed".
-func summary(st []host.InstanceStatus) string { return console.Summary(st) }

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,25 +21,16 @@ import (
 	"github.com/dsh-host/dsh-host/internal/webui"
 )
 
-// serveEnv are serve's flags that the environment can give.
-var serveEnv = serve.Env
-
-// flagsFromEnv sets the flags the command line left unset from the
-// environment (cli.FlagsFromEnv).
-func flagsFromEnv(fs *flag.FlagSet, binds []cli.EnvFlag, getenv func(string) string, stdio bool) ([]string, error) {
-	return cli.FlagsFromEnv(fs, binds, getenv, stdio)
-}
-
 // cmdServe runs gateway mode until the client goes away (stdio), or until
 // SIGINT or SIGTERM. As for run, a shutdown that is not clean exits 1.
 func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	fs := flagSet("serve", "[-c FILE] --stdio | --http ADDR [--token-env VAR | --token-file FILE] [flags]",
-		serve.About+"\n\nEnvironment (a flag given wins):\n"+cli.EnvHelp(serveEnv))
+		serve.About+"\n\nEnvironment (a flag given wins):\n"+cli.EnvHelp(serve.Env))
 	var common commonFlags
 	common.Register(fs, "info")
 	var sc serve.CommandLine
 	sc.Register(fs)
-	cli.BindEnv(fs, serveEnv)
+	cli.BindEnv(fs, serve.Env)
 	fs.Lookup("log-level").Usage += " (env DSH_LOG_LEVEL)"
 	rest, code, ok := parseArgs(fs, args, std)
 	if !ok {
@@ -49,7 +39,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 	if len(rest) > 0 {
 		return usageError(fs, std, "unexpected argument %q", rest[0])
 	}
-	if _, err := flagsFromEnv(fs, serveEnv, os.Getenv, sc.Stdio); err != nil {
+	if _, err := cli.FlagsFromEnv(fs, serve.Env, os.Getenv, sc.Stdio); err != nil {
 		fmt.Fprintf(std.Err, "dsh-host serve: %v\n", err)
 		return exitUsage
 	}
@@ -90,11 +80,11 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		}
 	}
 	if !sc.LevelSet {
-		common.LogLevel = serveLogLevel(sc.Stdio, os.Getenv)
+		common.LogLevel = serve.LogLevel(sc.Stdio, os.Getenv)
 	}
 	logger := hostrun.NewLogger(std.Err, common.LogFormat, common.LogLevel)
 	opts := &host.Options{Logger: logger}
-	defer startTelemetry(ctx, opts, logger)()
+	defer hostrun.StartTelemetry(ctx, opts, logger)()
 	id, err := serve.ComposedGateway(c)
 	switch {
 	case err != nil:
@@ -106,7 +96,7 @@ func cmdServe(ctx context.Context, args []string, std Stdio) (code int) {
 		logger.Warn("the composition declares a gateway entry, which wins: --http, --token-env, --token-file, --tls-cert, --tls-key, --raw, --stateless, --name-limit, --drop-marker, --drain-timeout, --list-wait and --metrics (and their DSH_ variables) are ignored", "file", common.File, "entry", id)
 	}
 
-	hup := hangups()
+	hup := hostrun.Hangups()
 	defer signal.Stop(hup)
 	cfg := serve.Config{File: common.File, GatewayID: id, Host: opts, Logger: logger,
 		Shutdown: func(h *host.Host) bool { return hostrun.Shutdown(h, logger) },
@@ -150,18 +140,4 @@ func serveExit(std Stdio, err error) int {
 		return exitFail
 	}
 	return fail(std, "serve", err)
-}
-
-// serveLogLevel is serve's log level when --log-level is not given:
-// DSH_LOG_LEVEL, else warn for --stdio (a client such as Claude Code shows
-// every stderr line of its server as an error), else info.
-func serveLogLevel(stdio bool, getenv func(string) string) string {
-	level := "info"
-	if stdio {
-		level = "warn"
-	}
-	if v := getenv("DSH_LOG_LEVEL"); v != "" {
-		_ = choice{Value: &level, Allowed: []string{"debug", "info", "warn", "error"}}.Set(v) // a bad value keeps the default
-	}
-	return level
 }

@@ -169,15 +169,3 @@ func TestServeStdioLogsWarningsOnly(t *testing.T) {
 		})
 	}
 }
-
-func TestServeLogLevel(t *testing.T) {
-	for _, tt := range []struct {
-		stdio bool
-		env   string
-		want  string
-	}{{true, "", "warn"}, {false, "", "info"}, {true, "debug", "debug"}, {false, "ERROR", "error"}, {true, "loud", "warn"}} {
-		if got := serveLogLevel(tt.stdio, func(string) string { return tt.env }); got != tt.want {
-			t.Errorf("serveLogLevel(stdio %v, DSH_LOG_LEVEL=%q) = %q, want %q", tt.stdio, tt.env, got, tt.want)
-		}
-	}
-}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"flag"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeEnvErrors: a bad value from the environment is a usage error
@@ -36,34 +34,5 @@ func TestServeEnvErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 saying %q", code, stderr, tt.want)
 			}
 		})
-	}
-}
-
-// TestFlagsFromEnv: a flag given wins over its variable, an empty variable
-// is unset, and under --stdio the http-only variables are left alone.
-func TestFlagsFromEnv(t *testing.T) {
-	env := map[string]string{"DSH_SERVE_ADDR": "0.0.0.0:1", "DSH_DRAIN_TIMEOUT": "7s", "DSH_LIST_WAIT": "", "DSH_METRICS_ADDR": "127.0.0.1:2"}
-	parse := func(stdio bool, args ...string) (addr, metrics string, drain, wait time.Duration, took []string) {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.StringVar(&addr, "http", "", "")
-		fs.StringVar(&metrics, "metrics", "", "")
-		fs.DurationVar(&drain, "drain-timeout", 0, "")
-		fs.DurationVar(&wait, "list-wait", 0, "")
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		took, err := flagsFromEnv(fs, serveEnv, func(k string) string { return env[k] }, stdio)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	addr, metrics, drain, wait, took := parse(false, "--drain-timeout", "3s")
-	if addr != "0.0.0.0:1" || metrics != "127.0.0.1:2" || drain != 3*time.Second || wait != 0 {
-		t.Errorf("http %q metrics %q drain %v wait %v (took %v); want the variables but the flag's drain 3s, and no list-wait", addr, metrics, drain, wait, took)
-	}
-	addr, metrics, drain, _, _ = parse(true)
-	if addr != "" || drain != 0 || metrics != "127.0.0.1:2" {
-		t.Errorf("under --stdio: http %q drain %v metrics %q; want only metrics from the environment", addr, drain, metrics)
 	}
 }

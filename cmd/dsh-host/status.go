@@ -11,29 +11,30 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdStatus(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("status")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {pid, file, instances, toolCounts}")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	return o.withAnswers(ctx, io, "status", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "status", func(a app.App) int {
 		st, err := a.Status(ctx)
 		if err != nil {
 			return fail(io, "status", err)
 		}
 		if *asJSON {
-			if err := writeJSON(io.Out, struct {
-				PID        int            `json:"pid"`
-				File       string         `json:"file"`
-				Instances  []statusRow    `json:"instances"`
-				ToolCounts map[string]int `json:"toolCounts"`
-			}{st.PID, st.File, statusRows(st.Instances), st.ToolCounts}); err != nil {
+			if err := console.WriteJSON(io.Out, struct {
+				PID        int               `json:"pid"`
+				File       string            `json:"file"`
+				Instances  []app.InstanceRow `json:"instances"`
+				ToolCounts map[string]int    `json:"toolCounts"`
+			}{st.PID, st.File, app.Rows(st.Instances), st.ToolCounts}); err != nil {
 				return fail(io, "status", err)
 			}
 			return exitOK
@@ -51,8 +52,8 @@ func cmdReload(ctx context.Context, args []string, io Stdio) int {
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	o := oneShot{commonFlags: cf}
-	c, ok, err := o.attach(ctx, io)
+	o := hostrun.OneShot{CommonFlags: cf}
+	c, ok, err := o.Attach(ctx, io.front())
 	if err != nil {
 		return fail(io, "reload", err)
 	}
@@ -77,7 +78,7 @@ func cmdReload(ctx context.Context, args []string, io Stdio) int {
 		}
 		return exitFail
 	}
-	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.File, strings.TrimPrefix(summary(res.Instances), "ready: "))
+	fmt.Fprintf(screen.Out, "%s: reloaded; %s\n", cf.File, strings.TrimPrefix(console.Summary(res.Instances), "ready: "))
 	bad := console.WriteOutcomes(screen.Out, res.Outcomes)
 	console.WriteInstanceLines(screen.Out, res.Instances)
 	if bad {

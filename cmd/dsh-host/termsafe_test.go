@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -114,7 +116,7 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		if want := `"desc \u001b]0;pwned\u0007\u001b[2J` + "\u202e" + `"`; !strings.Contains(onTerminal, want) {
 			t.Errorf("--json on a terminal lacks %q:\n%s", want, onTerminal)
 		}
-		var got struct{ Tools []toolRow }
+		var got struct{ Tools []app.Tool }
 		if err := json.Unmarshal([]byte(onTerminal), &got); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +139,7 @@ func TestTerminalOutputEscaped(t *testing.T) {
 			t.Errorf("to a pipe: exit %d, stdout %q; want 0, %q", code, stdout, "result "+evil+"\n")
 		}
 		_, stdout, _ = runAs(t, true, "", "call", "-c", file, "evil", "--json")
-		var res callResult
+		var res console.CallJSON
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Value != "result "+evil {
 			t.Errorf("call --json on a terminal: value %q, %v; want the exact bytes", res.Value, err)
 		}

@@ -12,14 +12,14 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/services/commands"
+	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 	fs := subcommandFlags("trust")
-	var o oneShot
-	o.register(fs)
-	noAttach := registerAttach(fs)
+	var o hostrun.OneShot
+	o.Register(fs)
+	o.RegisterAttach(fs)
 	yes := fs.Bool("yes", false, "approve the definitions shown without asking")
 	digest := fs.String("digest", "", "approve the definitions this digest names, from an earlier review, without asking")
 	pos, code, ok := parseArgs(fs, args, io)
@@ -44,14 +44,14 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 	if len(pos) == 2 {
 		req.Tool = pos[1]
 	}
-	return o.withAnswers(ctx, io, "trust", *noAttach, func(a app.App) int {
+	return o.WithAnswers(ctx, io.front(), "trust", func(a app.App) int {
 		approve := func(d string) int {
 			req.Digest = d
 			reply, err := a.Trust(ctx, req)
 			if err != nil {
 				return fail(io, "trust", err)
 			}
-			return printReply(io, reply)
+			return console.WriteReply(io.front(), reply.Text, reply.Error)
 		}
 		if *digest != "" {
 			return approve(*digest)
@@ -61,7 +61,7 @@ func cmdTrust(ctx context.Context, args []string, io Stdio) int {
 			return fail(io, "trust", err)
 		}
 		if review.Error {
-			return printReply(io, commands.Reply{Text: review.Text, Error: true})
+			return console.WriteReply(io.front(), review.Text, true)
 		}
 		screen := io.display()
 		fmt.Fprint(screen.Out, review.Text)

@@ -3,6 +3,7 @@ package addserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,9 +152,18 @@ func TestAddManual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A server once called gh left its pins: --trust drops them, as
+	// they are not this server's.
+	pinsDir := filepath.Join(os.Getenv("DSH_HOME"), "pins")
+	if err := pins.HoldUntilReviewed(pinsDir, "gh", "an earlier gh"); err != nil {
+		t.Fatal(err)
+	}
 	res, err := addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pinsDir, "gh.json")); !os.IsNotExist(err) {
+		t.Errorf("the pins of an earlier gh stay after add --trust: %v", err)
 	}
 	text := res.Text(p)
 	r, err := addserver.Remote("web", "http", "https://mcp.example.com/mcp", map[string]string{"Authorization": "Bearer tok123"})
@@ -189,5 +199,62 @@ func TestAddManual(t *testing.T) {
 	}
 	if _, err := addserver.Remote("x", "http", "file:///etc/passwd", nil); err == nil {
 		t.Error("a file URL accepted")
+	}
+}
+
+// TestSymlinkedCompositionStaysALink: add and remove write the file a
+// symlinked composition leads to (a dotfiles setup), not over the link.
+func TestSymlinkedCompositionStaysALink(t *testing.T) {
+	real := compositionCopy(t)
+	link := filepath.Join(t.TempDir(), "composition.yml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip(err)
+	}
+	p, err := addserver.Command("echo", "echo", []string{"hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: link, Trust: true}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after add the composition is no link: %v", err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "id: echo") {
+		t.Errorf("the linked file lacks the entry:\n%s", b)
+	}
+	if _, err := addserver.RemoveText(t.Context(), link, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after remove the composition is no link: %v", err)
+	}
+}
+
+// TestConcurrentAdds: adds to one composition at once (an agent running
+// several) each land; none replaces the file from a stale read.
+func TestConcurrentAdds(t *testing.T) {
+	file := compositionCopy(t)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			p, err := addserver.Command(fmt.Sprintf("s%d", i), "echo", nil, nil)
+			if err == nil {
+				_, err = addserver.Write(context.Background(), p, addserver.Options{File: file, Trust: true})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	b, _ := os.ReadFile(file)
+	for i := range n {
+		if !strings.Contains(string(b), fmt.Sprintf("id: s%d\n", i)) {
+			t.Errorf("s%d is missing:\n%s", i, b)
+		}
 	}
 }

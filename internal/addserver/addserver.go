@@ -9,11 +9,13 @@ package addserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -21,6 +23,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/importer"
@@ -114,7 +117,7 @@ func manual(name string, fields map[string]any, via string) (*Plan, error) {
 // servers). A name that is not a serverName, or a built-in service's id,
 // is refused rather than renamed.
 func convert(name string, fields map[string]any) (mcpservers.Imported, error) {
-	if !serverName.MatchString(name) {
+	if !mcpclient.ValidServerName(name) {
 		return mcpservers.Imported{}, fmt.Errorf("%q is not a server name: use letters, digits, _ and -, at most 32 (%s)", name, mcpclient.ServerNameRule)
 	}
 	for _, p := range host.Plugins() {
@@ -210,11 +213,16 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		}
 		return nil
 	}
+	unlock, err := lockComposition(o.File)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = unlock() }()
 	head := "Added by dsh-host add."
 	if p.From != "" {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
 	}
-	if err := importer.AppendServers(o.File, []mcpservers.Imported{p.Server}, head, prepare); err != nil {
+	if err := importer.AppendServers(target(o.File), []mcpservers.Imported{p.Server}, head, prepare); err != nil {
 		if held {
 			_ = pins.Forget(pinsDir, name)
 		}
@@ -290,6 +298,11 @@ func running(ctx context.Context, file string) bool {
 // every other byte, and returns the file changed. Its pins stay: a server
 // added again under the name is held anew, or trusted anew with --trust.
 func Remove(ctx context.Context, file, name string) (changed string, isRunning bool, err error) {
+	unlock, err := lockComposition(file)
+	if err != nil {
+		return "", false, err
+	}
+	defer func() { _ = unlock() }()
 	c, err := host.ReadComposition(file, func(k string) (string, bool) {
 		v, _ := os.LookupEnv(k)
 		return v, true // only ids and names are read
@@ -351,11 +364,37 @@ func removeEntry(e *host.Entry) error {
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFile(e.File, out, info.Mode().Perm())
+	return fsutil.WriteFile(target(e.File), out, info.Mode().Perm())
 }
 
-// serverName is mcp-client's rule for a serverName (and so an entry id).
-var serverName = regexp.MustCompile(mcpclient.ServerNameRule)
+// lockComposition serializes the adds and removes of one composition
+// across processes: each reads the file, changes it and replaces it, and
+// two at once would lose one's change. The lock is kept under $DSH_HOME,
+// not beside the user's file.
+func lockComposition(file string) (unlock func() error, err error) {
+	abs, err := filepath.Abs(target(file))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	path, err := dshhome.Path("locks", "composition-"+hex.EncodeToString(sum[:8])+".lock")
+	if err != nil {
+		return nil, err
+	}
+	if err := fsutil.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return fsutil.Lock(path)
+}
+
+// target is the file a write of file replaces: the file a symlink leads
+// to (composition.yml -> dotfiles/real.yml stays a link), else file.
+func target(file string) string {
+	if t, err := filepath.EvalSymlinks(file); err == nil {
+		return t
+	}
+	return file
+}
 
 // have is exec.LookPath as a yes or no.
 func have(command string) bool {

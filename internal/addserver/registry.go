@@ -170,6 +170,12 @@ func because(notes []string) string {
 // what the server gets.
 func literal(v string) string { return strings.ReplaceAll(v, "${", "$${") }
 
+// PlanOfServer builds the entry that runs s, a document of the registry
+// at base already read (FromRegistry reads it).
+func PlanOfServer(ctx context.Context, s *registry.Server, base string, from From, ask Asker) (*Plan, error) {
+	return planServer(ctx, s, base, from, ask)
+}
+
 // planServer builds the entry that runs s.
 func planServer(ctx context.Context, s *registry.Server, base string, from From, ask Asker) (*Plan, error) {
 	if from.Have == nil {

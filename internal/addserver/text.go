@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/internal/dshhome"
@@ -150,7 +151,7 @@ func (r *Result) Text(p *Plan) string {
 		fmt.Fprintf(&b, ", from %s", p.From)
 	}
 	b.WriteString(")\n")
-	for _, n := range append(slicesClone(p.Notes), p.Server.Notes...) {
+	for _, n := range append(slices.Clone(p.Notes), p.Server.Notes...) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if len(p.Exports) > 0 {
@@ -196,10 +197,22 @@ func (r *Result) Text(p *Plan) string {
 	return b.String()
 }
 
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// SearchFor searches the registry environ names for query, at most
+// limit servers, and says what it found (SearchText).
+func SearchFor(ctx context.Context, environ []string, query string, limit int) (string, error) {
+	reg, err := Registry(environ)
+	if err != nil {
+		return "", err
+	}
+	r, err := reg.Search(ctx, query, max(limit, 1))
+	if err != nil {
+		return "", err
+	}
+	return SearchText(r, query), nil
+}
 
 // SearchText is a search's result for a person: one line per server
 // (name, version, how it runs), its description under it.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
@@ -37,10 +38,12 @@ type Chat struct {
 }
 
 // Resume says which saved conversation a chat goes on with: the last one
-// of the composition (Last), or the one of ID; neither starts a new one.
+// of the composition (Last), the one of ID, or the one the person picks
+// from a list (Pick); none starts a new one.
 type Resume struct {
 	Last bool
 	ID   string
+	Pick bool
 }
 
 // New prepares the chat of c, read from file, before its host starts: an
@@ -56,6 +59,11 @@ func New(c *host.Composition, file string, resume Resume, std console.Stdio) (*C
 	}
 	ch := &Chat{std: std, sessions: saved}
 	screen := std.Display()
+	if resume.Pick {
+		if resume.ID, err = pickSession(std.In, screen.Out, saved.dir, saved.composition, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	found, warnings, err := app.FindSession(file, resume.Last, resume.ID)
 	if err != nil {
 		return nil, err
@@ -117,10 +125,14 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
+	finished := false // the result object is written
 	defer func() {
 		cancel()
 		wg.Wait() // no Ctrl-C is read past the turn
 		interrupted = byCtrlC.Load()
+		if err != nil && !finished {
+			failedResult(std.Out, format, "", err)
+		}
 	}()
 	wg.Go(func() {
 		select {
@@ -131,7 +143,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 		}
 	})
 	screen := std.Display()
-	live := newLiveProgress(std.LiveTerminal(std.Err))
+	live := newLiveProgress(std.LiveTerminal(std.Err), std.Err)
 	status := live.before(screen.Err)
 	info, err := a.ChatSession(ctx, app.ChatSessionRequest{Resume: resume, Record: resume == ""})
 	if err != nil && resume == "" && !errors.Is(err, app.ErrNoAgent) {
@@ -160,6 +172,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	showUsage(status, res.Usage)
 	if script != nil {
 		script.finish(res)
+		finished = true
 	}
 	if (res.Canceled || res.Error != "") && res.Session != "" {
 		fmt.Fprintf(status, "the prompt is saved, unanswered, in session %s (dsh-host chat --resume %s; /retry there sends it again)\n", res.Session, res.Session)
@@ -170,7 +183,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 	case res.Error != "":
 		return false, errors.New(res.Error)
 	case script != nil:
-		return false, nil
+		return false, cutError(res)
 	}
 	if std.IsTerminal(std.Out) {
 		md := newMarkdownStream(std.Out, terminalSize(std.Out))
@@ -178,13 +191,22 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 		// shown plain first.
 		fmt.Fprint(md, strings.TrimRight(res.Answer, "\n")+"\n\n")
 		md.Flush()
-		return false, nil
+		return false, cutError(res)
 	}
 	fmt.Fprint(screen.Out, res.Answer)
 	if !strings.HasSuffix(res.Answer, "\n") {
 		fmt.Fprintln(screen.Out)
 	}
-	return false, nil
+	return false, cutError(res)
+}
+
+// cutError is app.ErrCut for an answer cut at the model's output limit:
+// -p prints what came, and fails.
+func cutError(res app.ChatResult) error {
+	if res.Cut {
+		return app.ErrCut
+	}
+	return nil
 }
 
 // turnEvents routes a turn's events: text, reasoning and the agent's
@@ -243,8 +265,9 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	screen := std.Display()
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	live := newLiveProgress(std.LiveTerminal(std.Out))
-	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes}
+	live := newLiveProgress(std.LiveTerminal(std.Out), std.Out)
+	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes,
+		pending: info.Pending, size: terminalSize(std.Out)}
 	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
@@ -253,6 +276,7 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	fmt.Fprintf(screen.Out, "chatting with %s — a line is a message; /help for commands, /new for a new conversation; Ctrl-C cancels a turn, twice quits\n", info.Model)
 	if info.Session != "" {
 		fmt.Fprintf(screen.Out, "resumed session %s (%d messages)\n", info.Session, info.Messages)
+		showTranscript(f.out, info, f.cols())
 	}
 	var wg sync.WaitGroup
 	var byCtrlC atomic.Bool
@@ -291,7 +315,25 @@ type chatFront struct {
 	// pending is the line of the last turn that got no answer (failed or
 	// cancelled): /retry sends it again.
 	pending string
+	// cancelledAt is when a Ctrl-C last cancelled a line: another within
+	// quickCtrlC quits, as a person pressing it twice means.
+	cancelledAt time.Time
+	clock       func() time.Time  // nil: time.Now
+	size        func() (int, int) // the terminal's; nil: 80 columns
 }
+
+// cols is the width the console's lines are cut to.
+func (f *chatFront) cols() int {
+	if f.size == nil {
+		return 80
+	}
+	c, _ := f.size()
+	return c
+}
+
+// quickCtrlC is how soon after the Ctrl-C that cancelled a turn another
+// one quits.
+const quickCtrlC = time.Second
 
 // lineContext is the console hook: each line runs under a context the next
 // Ctrl-C cancels.
@@ -311,10 +353,17 @@ func (f *chatFront) lineContext(ctx context.Context) (context.Context, func()) {
 func (f *chatFront) interrupt(quit func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now
+	if f.clock != nil {
+		now = f.clock
+	}
 	switch {
 	case f.cancel != nil:
 		f.cancel()
 		f.cancel = nil
+		f.cancelledAt = now()
+	case !f.cancelledAt.IsZero() && now().Sub(f.cancelledAt) < quickCtrlC:
+		quit()
 	case f.armed:
 		quit()
 	default:
@@ -366,6 +415,8 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 	case res.Error != "":
 		f.setPending(line)
 		fmt.Fprintf(f.out, "error: %s\n(your message is kept: /retry sends it again)\n", res.Error)
+	case res.Cut:
+		fmt.Fprintf(f.out, "(%v)\n", app.ErrCut)
 	case res.Inserted:
 		// The prompt ended with the assistant's message: nothing was sent.
 		fmt.Fprintf(f.out, "inserted the prompt %s; the conversation goes on from its last message\n", res.Prompt)
@@ -408,12 +459,29 @@ func showUsage(w io.Writer, u app.ChatUsage) {
 // rewritten in place; the line is erased before the next status line.
 type liveProgress struct {
 	term io.Writer // nil: not a terminal, nothing is shown
+	// size is the terminal's columns and rows, read at each new line (a
+	// window resized between calls); nil: unknown.
+	size func() (int, int)
 
 	mu   sync.Mutex
 	line *console.ProgressLine
 }
 
-func newLiveProgress(term io.Writer) *liveProgress { return &liveProgress{term: term} }
+// newLiveProgress is the live line on term, the display writer of the
+// terminal raw (whose size cuts the line).
+func newLiveProgress(term io.Writer, raw any) *liveProgress {
+	return &liveProgress{term: term, size: terminalSize(raw)}
+}
+
+// newLine starts a line for label, cut to the terminal's width. l.mu is
+// held.
+func (l *liveProgress) newLine(label string) {
+	l.line = console.NewProgressLine(l.term, label)
+	if l.size != nil {
+		cols, _ := l.size()
+		l.line.SetWidth(cols)
+	}
+}
 
 // report returns the agent's Progress callback; nil when nothing is shown.
 func (l *liveProgress) report() func(string, tools.Progress) {
@@ -423,7 +491,7 @@ func (l *liveProgress) report() func(string, tools.Progress) {
 	return func(tool string, p tools.Progress) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.line = console.NewProgressLine(l.term, tool)
+		l.newLine(tool)
 		l.line.Report(p)
 	}
 }

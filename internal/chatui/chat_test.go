@@ -149,7 +149,7 @@ func TestPipedInputLeavesASilentPipe(t *testing.T) {
 // live progress line (the console's hook), before it is printed.
 func TestChatClearsItsLineForAQuestion(t *testing.T) {
 	var term bytes.Buffer
-	live := newLiveProgress(&term)
+	live := newLiveProgress(&term, &term)
 	live.report()("mcp_call", tools.Progress{Progress: 1, Total: 3})
 	live.clear()
 	if got := term.String(); !strings.HasSuffix(got, "\r\x1b[K") || !strings.Contains(got, "mcp_call: 1/3") {

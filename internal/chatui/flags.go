@@ -37,8 +37,10 @@ Code's -p does.
 
 Every conversation is saved as it goes, one line per turn, under
 $DSH_HOME/sessions. chat --continue resumes the last one of this composition,
-chat --resume ID any one; in the console /sessions lists them and /resume ID
-switches to one.
+chat --resume ID any one, chat --resume alone lists them to pick one; in the
+console /sessions lists them and /resume ID switches to one. The console shows
+a resumed conversation again: your lines, the answers, the tool calls. A turn
+that fails keeps your message: /retry sends it again.
 
 A call the policy marks ask is asked in the console: yes once, for the session,
 always (saved in settings), or no. When stdin is not a terminal, the next line
@@ -51,8 +53,11 @@ type Flags struct {
 	Prompt   string
 	Continue bool
 	ResumeID string
-	Yes      bool
-	Format   string
+	// Pick: --resume without an id lists the saved conversations to pick
+	// one from (BareResume).
+	Pick   bool
+	Yes    bool
+	Format string
 	// Once is whether -p was given, set by Parsed.
 	Once bool
 }
@@ -61,7 +66,7 @@ type Flags struct {
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Prompt, "p", "", "run one turn with `PROMPT` and print the answer")
 	fs.BoolVar(&f.Continue, "continue", false, "resume the last saved conversation of this composition")
-	fs.StringVar(&f.ResumeID, "resume", "", "resume the saved conversation `ID` (/sessions lists them)")
+	fs.StringVar(&f.ResumeID, "resume", "", "resume the saved conversation `ID` (/sessions lists them); without an ID, pick one from a list")
 	fs.BoolVar(&f.Yes, "yes", false, "approve what would be asked: every call the policy would ask about, and a server's sampling request (under -p nobody is there to ask: without --yes these are denied)")
 	f.Format = FormatText
 	fs.Var(cli.Choice{Value: &f.Format, Allowed: []string{FormatText, FormatJSON, FormatStreamJSON}}, "output-format",
@@ -71,7 +76,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 // Parsed notes, once fs parsed, whether -p was given; the error is a usage
 // error.
 func (f *Flags) Parsed(fs *flag.FlagSet) error {
-	if f.Continue && f.ResumeID != "" {
+	if f.Continue && (f.ResumeID != "" || f.Pick) {
 		return errors.New("--continue and --resume ID are one or the other")
 	}
 	fs.Visit(func(fl *flag.Flag) { f.Once = f.Once || fl.Name == "p" })
@@ -107,7 +112,37 @@ func (f *Flags) Check() error {
 	if !f.Once && f.Format != FormatText {
 		return errors.New("--output-format is for -p")
 	}
+	if f.Once && f.Pick {
+		return errors.New("--resume needs an ID under -p: nobody is there to pick one (dsh-host chat --resume, without -p, lists them)")
+	}
 	return nil
+}
+
+// Resume is what f says to resume.
+func (f *Flags) Resume() Resume {
+	return Resume{Last: f.Continue, ID: f.ResumeID, Pick: f.Pick && f.ResumeID == ""}
+}
+
+// BareResume rewrites a --resume that has no id after it (the last
+// argument, or one of fs's flags follows) into --resume=, so that the flag
+// package accepts it, and notes in f that the person picks one.
+func (f *Flags) BareResume(fs *flag.FlagSet, args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a != "-resume" && a != "--resume" {
+			continue
+		}
+		if i+1 < len(args) && !isFlagOf(fs, args[i+1]) {
+			continue
+		}
+		out := append([]string(nil), args...)
+		out[i] = "--resume="
+		f.Pick = true
+		return out
+	}
+	return args
 }
 
 // BareP rewrites a -p that has no prompt after it (the last argument, or
@@ -140,4 +175,14 @@ func isFlagOf(fs *flag.FlagSet, arg string) bool {
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return name != "" && fs.Lookup(name) != nil
+}
+
+// FailedResult writes on w (stdout), under -p with --output-format json or
+// stream-json, the result object of a run that failed before its turn (the
+// composition did not load or start, no agent entry): a script reading
+// stdout reads why. Nothing in text, nor without -p.
+func (f *Flags) FailedResult(w io.Writer, err error) {
+	if f.Once {
+		failedResult(w, f.Format, "", err)
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
-	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 )
 
@@ -223,11 +222,16 @@ func (s *scriptOutput) finish(res app.ChatResult) {
 	if r.ToolCalls == nil {
 		r.ToolCalls = []jsonToolCall{}
 	}
-	if res.Error != "" {
+	switch {
+	case res.Error != "":
 		r.IsError, r.Subtype, r.Error = true, "error_during_execution", res.Error
 		if res.MaxSteps {
 			r.Subtype = "error_max_turns"
 		}
+	case res.Cut:
+		// The answer so far is the result; a script must not take it
+		// for a whole one.
+		r.IsError, r.Subtype, r.Error = true, "error_max_tokens", app.ErrCut.Error()
 	}
 	s.line(r)
 }
@@ -296,7 +300,18 @@ func (l *liveProgress) say(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.line == nil {
-		l.line = console.NewProgressLine(l.term, "")
+		l.newLine("")
 	}
 	l.line.Say(text)
+}
+
+// failedResult writes the result object of a -p run that failed before
+// its turn's result (format json or stream-json; nothing in text).
+func failedResult(w io.Writer, format, model string, err error) {
+	if format != FormatJSON && format != FormatStreamJSON {
+		return
+	}
+	s := &scriptOutput{w: w, model: model}
+	s.line(jsonResult{Type: "result", Subtype: "error_during_execution", IsError: true, Error: err.Error(),
+		Model: model, ToolCalls: []jsonToolCall{}})
 }

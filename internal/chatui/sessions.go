@@ -96,4 +96,6 @@ func (f *chatFront) resume(ctx context.Context, id string) {
 		fmt.Fprintf(f.out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(f.out, "resumed session %s (%d turns)\n", info.Session, info.Turns)
+	showTranscript(f.out, info, f.cols())
+	f.setPending(info.Pending)
 }

@@ -29,8 +29,12 @@ import (
 // cap.
 const DefaultName = "dsh"
 
-// validName is an entry name every client takes.
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+// validName is an entry name every client takes, at most maxName long
+// (apart: a counted repetition compiles to 30 KB in the package
+// initialisation every command pays, issue 44).
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+const maxName = 32
 
 // maxFile bounds what is read of a client's file (Claude Code's
 // ~/.claude.json grows with its history, to a few MB).
@@ -161,7 +165,7 @@ func Prepare(o Options) (*Plan, error) {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
-	if !validName.MatchString(o.Name) {
+	if len(o.Name) > maxName || !validName.MatchString(o.Name) {
 		return nil, fmt.Errorf("entry name %q: want letters, digits, _ and - (at most 32), which every client takes as a server name", o.Name)
 	}
 	if o.Target.URL == "" && (!filepath.IsAbs(o.Target.Executable) || !filepath.IsAbs(o.Target.Composition)) {
@@ -180,6 +184,9 @@ func Prepare(o Options) (*Plan, error) {
 		if p.Old, err = readFile(file); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.notSomeoneElses(c, o.Name); err != nil {
+		return nil, err
 	}
 	var moveFrom []byte // the client's file without dsh-host's entries
 	switch c.format {
@@ -201,7 +208,44 @@ func Prepare(o Options) (*Plan, error) {
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
 	}
+	if o.Target.URL == "" {
+		p.Notes = append(p.Notes, relativeNotes(o.Target.Composition)...)
+	}
 	return p, nil
+}
+
+// notSomeoneElses refuses to replace an entry called name that is not
+// dsh-host's: one that starts dsh-host serve, or one connect wrote (its
+// backup says so). A server of the user's that happens to have the name
+// is not overwritten.
+func (p *Plan) notSomeoneElses(c *client, name string) error {
+	if len(p.Old) == 0 {
+		return nil
+	}
+	var doc any
+	var err error
+	if c.format == formatTOML {
+		doc, err = decodeTOML(p.Old)
+	} else {
+		var r *jnode
+		if r, err = parseJSON(p.Old, c.format == formatJSONC); err == nil {
+			doc, err = decodeJSON(p.Old, r)
+		}
+	}
+	if err != nil {
+		return nil // planning reports it, with its line
+	}
+	e, ok := servers(doc, c.list(doc))[name]
+	if !ok {
+		return nil
+	}
+	if _, dsh := isDshHost(e); dsh {
+		return nil
+	}
+	if rec, err := loadRecord(recordPath(p.recDir, c.name, p.File)); err == nil && rec.Name == name {
+		return nil
+	}
+	return fmt.Errorf("%s: a server named %q is already there and it is not dsh-host's; it is left alone: choose another name with --name", p.File, name)
 }
 
 // isDshHost reports whether a client's server entry starts dsh-host serve

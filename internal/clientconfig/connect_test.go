@@ -395,8 +395,8 @@ func TestHostileFiles(t *testing.T) {
 		{"list not an object", "vscode", "{\"servers\": []}\n", `line 1: "servers" is not a JSON object`},
 		{"top not an object", "gemini", "[]\n", "not a JSON object"},
 		{"unterminated comment", "vscode", "{ /* x\n", "does not end"},
-		{"inline table", "codex", "mcp_servers = { dsh = { command = \"x\" } }\n", "inline table"},
-		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"x\"\n", "not written as a [mcp_servers.dsh] table"},
+		{"inline table", "codex", "mcp_servers = { dsh = { command = \"/x/dsh-host\", args = [\"serve\"] } }\n", "inline table"},
+		{"dotted keys", "codex", "[mcp_servers]\ndsh.command = \"/x/dsh-host\"\ndsh.args = [\"serve\"]\n", "not written as a [mcp_servers.dsh] table"},
 		{"deep nesting", "cursor", strings.Repeat("[", 1000), "nested more than"},
 		{"unended table header", "codex", "[mcp_servers.dsh\n", "to end table name"},
 	}
@@ -563,5 +563,41 @@ func TestProjectFile(t *testing.T) {
 	undo(t, o)
 	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
 		t.Fatal("undo left the project file")
+	}
+}
+
+// TestNotSomeoneElsesEntry: a server of the user's that happens to be
+// called dsh is not replaced.
+func TestNotSomeoneElsesEntry(t *testing.T) {
+	o, file, _ := setup(t, "gemini", fixtureCmd)
+	text := "{\"mcpServers\": {\"dsh\": {\"command\": \"/usr/bin/dsh-shell-mcp\"}}}\n"
+	writeText(t, file, text)
+	if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "not dsh-host's") {
+		t.Fatalf("err = %v", err)
+	}
+	o.Name = "dsh-host"
+	connect(t, o)
+	// An HTTP entry connect wrote is connect's to replace.
+	o.Target = Target{URL: "http://127.0.0.1:1/mcp"}
+	connect(t, o)
+	o.Target.URL = "http://127.0.0.1:2/mcp"
+	if p := connect(t, o); !strings.Contains(string(p.New), "127.0.0.1:2") || !strings.Contains(string(p.New), "dsh-shell-mcp") {
+		t.Fatalf("got:\n%s", p.New)
+	}
+}
+
+// TestRelativeCommandNoted: a composition server started by a relative
+// path is named in the plan's notes, as the client starts dsh-host in a
+// directory of its own.
+func TestRelativeCommandNoted(t *testing.T) {
+	o, _, _ := setup(t, "cursor", fixtureCmd)
+	writeText(t, o.Target.Composition, "plugins:\n  - id: demo\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: demo\n      command: go\n      args: [run, ./testdata/mcpfixture]\n  - id: ok\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: ok\n      command: go\n      args: [run, ./x]\n      cwd: /src/repo\n")
+	p, err := Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	if !strings.Contains(notes, `composition.yml:2: entry demo runs "./testdata/mcpfixture"`) || strings.Contains(notes, "entry ok") {
+		t.Fatalf("notes:\n%s", notes)
 	}
 }

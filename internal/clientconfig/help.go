@@ -103,3 +103,66 @@ func (p *Plan) Summary() string {
 	}
 	return s + fmt.Sprintf(". Restart the client to pick it up; undo with: dsh-host connect --undo %s", p.Client)
 }
+
+// Request is what `dsh-host connect` was asked, before anything on this
+// machine is looked up.
+type Request struct {
+	Client string
+	// File is the composition, as given (-c); made absolute.
+	File          string
+	URL, TokenEnv string
+	Project, Name string
+	Move, Undo    bool
+}
+
+// PlanFor looks up what req needs on this machine (the home directory,
+// $DSH_HOME, the composition, the running dsh-host) and plans it.
+func PlanFor(req Request) (*Plan, error) {
+	env, err := DefaultEnv()
+	if err != nil {
+		return nil, err
+	}
+	state, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Client: req.Client, Env: env, Name: req.Name, Move: req.Move, StateDir: state,
+		Target: Target{URL: req.URL, TokenEnv: req.TokenEnv}}
+	if req.Project != "" {
+		if o.Project, err = filepath.Abs(req.Project); err != nil {
+			return nil, err
+		}
+	}
+	if req.Undo {
+		return Undo(o)
+	}
+	if req.URL == "" || req.Move {
+		if o.Target.Composition, err = Composition(req.File); err != nil {
+			return nil, err
+		}
+	}
+	if req.URL == "" {
+		if o.Target.Executable, err = Executable(); err != nil {
+			return nil, err
+		}
+	}
+	return Prepare(o)
+}
+
+// ListHere is List for this machine, rendered.
+func ListHere(project string) (string, error) {
+	env, err := DefaultEnv()
+	if err != nil {
+		return "", err
+	}
+	state, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	if project != "" {
+		if project, err = filepath.Abs(project); err != nil {
+			return "", err
+		}
+	}
+	return Render(List(env, project, state), env.Home), nil
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -173,4 +174,33 @@ func attach(t *testing.T, h *host.Host) app.App {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// TestConsoleReload: /reload waits for the outcome and says it; on a host
+// that does not follow its file (chat's), it says so at once instead of
+// claiming a reload.
+func TestConsoleReload(t *testing.T) {
+	var out bytes.Buffer
+	runConsole(context.Background(), startTestHost(t, greeterComposition), strings.NewReader("/reload\n"), &out)
+	if got := out.String(); !strings.Contains(got, "error: this host does not follow its composition file") {
+		t.Errorf("reload of a host that follows no file:\n%s", got)
+	}
+
+	file := filepath.Join(t.TempDir(), "composition.yml")
+	if err := os.WriteFile(file, []byte(greeterComposition), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := host.New(&host.Options{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Watch(ctx, file) }()
+	defer func() { cancel(); <-done; h.Shutdown(context.Background()) }()
+	for st := h.Reloads(); st.Applied+st.Failed == 0; st = h.Reloads() {
+		time.Sleep(time.Millisecond) // the watcher's first load
+	}
+	out.Reset()
+	runConsole(context.Background(), h, strings.NewReader("/reload\n"), &out)
+	if got := out.String(); !strings.HasPrefix(got, "reloading\nreloaded; ") || !strings.Contains(got, " active") {
+		t.Errorf("reload of a host that follows its file:\n%s", got)
+	}
 }

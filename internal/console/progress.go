@@ -7,7 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/dsh-host/dsh-host/internal/termsafe"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -22,6 +23,7 @@ type ProgressLine struct {
 	w     io.Writer
 	label string
 	shown bool
+	width int // the terminal's columns; 0: unknown
 }
 
 // progressWidth caps the line, so that it never wraps on a common terminal
@@ -33,26 +35,32 @@ func NewProgressLine(w io.Writer, label string) *ProgressLine {
 	return &ProgressLine{w: w, label: label}
 }
 
-// Report shows p.
-func (l *ProgressLine) Report(p tools.Progress) {
-	text := l.label + ": " + progressText(p)
-	if utf8.RuneCountInString(text) > progressWidth {
-		r := []rune(text)
-		text = string(r[:progressWidth-1]) + "…"
-	}
+// SetWidth cuts the line to a terminal of cols columns (its last one left
+// free: a line that reaches it wraps on some terminals, and a wrapped line
+// cannot be rewritten with \r). Unknown (0), it is cut at progressWidth.
+func (l *ProgressLine) SetWidth(cols int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
-	l.shown = true
+	l.width = cols
 }
 
-// Say shows text on the line as it is (escaped already), cut to fit.
+// Report shows p.
+func (l *ProgressLine) Report(p tools.Progress) {
+	l.Say(l.label + ": " + progressText(p))
+}
+
+// Say shows text on the line as it is (escaped already), cut to fit: by
+// the columns its characters take, a wide one two.
 func (l *ProgressLine) Say(text string) {
-	if r := []rune(text); len(r) > progressWidth {
-		text = string(r[:progressWidth-1]) + "…"
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	cols := progressWidth
+	if l.width > 1 {
+		cols = l.width - 1
+	}
+	if runewidth.StringWidth(text) > cols {
+		text = runewidth.Truncate(text, cols, "…")
+	}
 	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
 	l.shown = true
 }

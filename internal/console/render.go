@@ -169,3 +169,12 @@ func Dash(s string) string {
 	}
 	return s
 }
+
+// WriteJSON prints v as indented JSON, as every --json does: HTML
+// characters as they are, since a script, not a browser, reads it.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

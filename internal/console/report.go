@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/services/policy/audit"
 	"github.com/dsh-host/dsh-host/services/resources"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -159,4 +160,35 @@ func WriteAuditLine(w io.Writer, r audit.Record) {
 		outcome += ": " + OneLine(r.Error, 100)
 	}
 	fmt.Fprintf(w, "%s  %s  %s  %s  %s  %.1fms  %dB\n", r.Time.Local().Format(time.DateTime), caller, r.Tool, decision, outcome, r.DurationMs, r.ResultSize)
+}
+
+// VerifyTrail prints what audit.Verify found of the trail in dir.
+func VerifyTrail(std Stdio, dir string) int {
+	check, err := audit.Verify(dir)
+	if err != nil {
+		fmt.Fprintf(std.Display().Err, "dsh-host audit: the trail in %s does not verify: %v\n", dir, err)
+		return cli.ExitFail
+	}
+	out := std.Display().Out
+	if check.Files == 0 {
+		fmt.Fprintf(out, "no trail in %s yet\n", dir)
+		return cli.ExitOK
+	}
+	fmt.Fprintf(out, "the trail verifies: %d lines in %d files, each following the one before it, up to the latest line its state file records\n", check.Lines, check.Files)
+	// Kept elsewhere, it checks the state file itself later.
+	fmt.Fprintf(out, "latest line's hash: %s\n", check.Latest)
+	if check.Unchained > 0 {
+		fmt.Fprintf(out, "its first %d lines were written before the chain: nothing before them vouches for them\n", check.Unchained)
+	}
+	return cli.ExitOK
+}
+
+// Plugins prints the plugins this binary registered (host.Plugins): as
+// WritePlugins' table, or with asJSON as JSON.
+func Plugins(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return WriteJSON(w, host.Plugins())
+	}
+	WritePlugins(w, host.Plugins())
+	return nil
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -17,6 +18,9 @@ type Stdio struct {
 	// the real test, IsTerminal. Tests set it to have a buffer taken for a
 	// terminal.
 	Terminal func(v any) bool
+	// OpenURL opens a login's authorization URL; nil is the default
+	// ($BROWSER, else the platform's opener). Tests set it.
+	OpenURL func(ctx context.Context, url string) error
 }
 
 // IsTerminal reports whether v is a terminal, as s decides it.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/internal/usersock"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
@@ -42,6 +43,8 @@ var _ app.App = (*Client)(nil)
 // A file named through a symlink is asked at the socket of that name
 // first, which a host started on the link serves however the link has
 // been re-pointed since, then at the socket of the file it leads to.
+// Without a host under this DSH_HOME, the index of running hosts
+// (index.go) may name one of the composition under another.
 func Dial(ctx context.Context, file string) (*Client, error) {
 	if alias, ok, _ := namePath(file); ok {
 		if c, err := dialAt(ctx, alias); !errors.Is(err, ErrNoHost) {
@@ -49,13 +52,27 @@ func Dial(ctx context.Context, file string) (*Client, error) {
 		}
 	}
 	path, err := SocketPath(file)
-	if errors.Is(err, usersock.ErrTooLong) {
-		return nil, ErrNoHost
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, usersock.ErrTooLong) {
 		return nil, err
 	}
-	return dialAt(ctx, path)
+	if err == nil {
+		if c, err := dialAt(ctx, path); !errors.Is(err, ErrNoHost) {
+			return c, err
+		}
+	}
+	if other := indexed(file); other != "" && other != path {
+		return dialAt(ctx, other)
+	}
+	return nil, ErrNoHost
+}
+
+// OtherHome is the DSH_HOME of the host c reached when it is not this
+// process's (found through the index of running hosts), else "".
+func (c *Client) OtherHome() string {
+	if mine, err := dshhome.Dir(); c.Home == "" || err == nil && mine == c.Home {
+		return ""
+	}
+	return c.Home
 }
 
 // dialAt connects to the host answering at the socket path.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/dshhome"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -52,6 +53,7 @@ const (
 type Hello struct {
 	PID  int    `json:"pid"`
 	File string `json:"file"`
+	Home string `json:"home,omitempty"` // the host's DSH_HOME
 }
 
 // streamLine is one line of a streamed answer: a call's id (first, when
@@ -171,7 +173,8 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 			answer(w, func() (any, error) { return fn(r.Context()) })
 		})
 	}
-	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file}, nil })
+	home, _ := dshhome.Dir() // the host's, as it started
+	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file, Home: home}, nil })
 	get(pathStatus, func(ctx context.Context) (any, error) { return a.Status(ctx) })
 	get(pathCommands, func(ctx context.Context) (any, error) { return a.Commands(ctx) })
 	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })

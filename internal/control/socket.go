@@ -59,6 +59,7 @@ func Listen(file string, logger *slog.Logger) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.unpublish = publish(file, path, logger)
 	if alias, ok, err := namePath(file); ok {
 		if al, err := listenAt(alias, logger); err == nil {
 			l.alias = al
@@ -93,6 +94,9 @@ type sameUser struct {
 	// alias, when set, is the socket of the composition's link name
 	// (Listen), served beside this one and closed with it.
 	alias *sameUser
+	// unpublish removes the socket from the index of running hosts
+	// (index.go); nil for an alias.
+	unpublish func()
 
 	// refused counts the refusals into one log line per interval, with
 	// the last one's error: a local process connecting in a loop must not
@@ -104,6 +108,9 @@ type sameUser struct {
 }
 
 func (l *sameUser) Close() error {
+	if l.unpublish != nil {
+		l.unpublish()
+	}
 	err := l.Listener.Close() // removes the socket file
 	l.unlock()
 	if l.alias != nil {

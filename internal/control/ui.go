@@ -11,11 +11,13 @@ import (
 const (
 	pathToolDetail  = "/v1/tool"        // POST app.ToolRequest: app.ToolDetail
 	pathComposition = "/v1/composition" // GET: app.CompositionInfo
+	pathEntry       = "/v1/entry"       // POST app.EntryRequest: app.ReloadResult
 )
 
 // serveUI adds the web console's endpoints.
 func serveUI(handle func(string, func(http.ResponseWriter, *http.Request)), a app.App) {
 	post(handle, pathToolDetail, func(ctx context.Context, req app.ToolRequest) (any, error) { return a.ToolDetail(ctx, req) })
+	post(handle, pathEntry, func(ctx context.Context, req app.EntryRequest) (any, error) { return a.SetDisabled(ctx, req) })
 	handle("GET "+pathComposition, func(w http.ResponseWriter, r *http.Request) {
 		answer(w, func() (any, error) { return a.Composition(r.Context()) })
 	})
@@ -29,4 +31,9 @@ func (c *Client) ToolDetail(ctx context.Context, req app.ToolRequest) (d app.Too
 // Composition asks for the composition file and the host's loads of it.
 func (c *Client) Composition(ctx context.Context) (ci app.CompositionInfo, err error) {
 	return ci, c.get(ctx, pathComposition, &ci)
+}
+
+// SetDisabled has the host disable or enable one entry of its file.
+func (c *Client) SetDisabled(ctx context.Context, req app.EntryRequest) (r app.ReloadResult, err error) {
+	return r, c.post(ctx, pathEntry, req, &r)
 }

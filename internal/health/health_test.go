@@ -147,3 +147,42 @@ func TestCheckTLS(t *testing.T) {
 		t.Errorf("Insecure: %+v, %v", r, err)
 	}
 }
+
+// TestInsecureOnLoopbackOnly: Insecure skips the verification for a
+// loopback host alone; a gateway reached at another address is verified
+// all the same (the image's HEALTHCHECK always passes --insecure, and a
+// DSH_HEALTH_URL pointed across a network must not lose verification).
+func TestInsecureOnLoopbackOnly(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.3.2.1": true, "::1": true, "localhost": true, "LOCALHOST": true,
+		"192.0.2.2": false, "example.com": false, "localhost.example.com": false, "0.0.0.0": false, "::": false, "": false,
+	} {
+		if got := Loopback(host); got != want {
+			t.Errorf("Loopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+	// A real server on this machine's first address that is not loopback.
+	var ip net.IP
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ip = n.IP
+			break
+		}
+	}
+	if ip == nil {
+		t.Skip("no IPv4 address but loopback here")
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }))
+	srv.Listener = l
+	srv.StartTLS()
+	defer srv.Close()
+	r, err := Check(context.Background(), srv.URL, Options{Insecure: true})
+	if err == nil || !strings.Contains(err.Error(), "loopback address only") {
+		t.Errorf("Insecure to %s: %+v, %v; want the certificate verified, and refused", srv.URL, r, err)
+	}
+}

@@ -13,8 +13,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lmittmann/tint"
@@ -148,32 +150,12 @@ func ProblemLines(err error) []string {
 	return []string{strings.ReplaceAll(err.Error(), "\n", "\n    ")}
 }
 
-// NotRunning names the instance that owns tool (host.Owner: by its
-// claims, such as the serverName mcp__github__x is named after) when it is
-// not running, with why, else every failed or pending one; "" when every
-// instance runs.
-func NotRunning(st []host.InstanceStatus, tool string) string {
-	says := func(s host.InstanceStatus) string {
-		text := fmt.Sprintf("instance %q (%s) is %s", s.ID, s.Plugin, s.State)
-		if s.State == host.StateFailed {
-			text = fmt.Sprintf("instance %q (%s) failed", s.ID, s.Plugin)
-		}
-		if s.Err != "" {
-			text += ": " + s.Err
-		}
-		return text
-	}
-	if owner, ok := host.Owner(st, tool); ok && owner.State != host.StateActive {
-		return says(owner)
-	}
-	var down []string
-	for _, s := range st {
-		if s.State != host.StateActive && s.State != host.StateDisabled {
-			down = append(down, says(s))
-		}
-	}
-	if len(down) > 0 {
-		return "not running: " + strings.Join(down, "; ")
-	}
-	return ""
+// Hangups catches SIGHUP until signal.Stop(hup). run and serve call it
+// before the composition starts: a SIGHUP that comes meanwhile is then a
+// reload once it has (Follow), not SIGHUP's default, which kills the
+// process without disposing anything.
+func Hangups() chan os.Signal {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup
 }

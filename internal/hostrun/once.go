@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/logins"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -141,4 +142,15 @@ func (g *LoginGate) Remove() {
 		g.undo[i]()
 	}
 	g.undo = nil
+}
+
+// LoginTimeout is how long `dsh-host login` waits for the browser unless
+// told otherwise.
+const LoginTimeout = logins.DefaultLoginTimeout
+
+// Browser is the browser step of a login run in this process (`dsh-host
+// login`): its messages on std's stderr, escaped on a terminal, the URL
+// opened with std.OpenURL, the wait bounded by timeout.
+func Browser(std console.Stdio, timeout time.Duration) *logins.BrowserStep {
+	return &logins.BrowserStep{Out: std.Display().Err, Open: std.OpenURL, Timeout: timeout}
 }

@@ -8,6 +8,7 @@ package metricshttp
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
@@ -47,16 +49,17 @@ const (
 )
 
 // Listen serves g (the host's metrics: Scope.Gatherer) at /metrics on
-// addr until s is disposed, and returns the URL. An address beyond loopback is served, with a warning: the
-// metrics need no token, so the port must be where only the scraper
-// reaches.
-func Listen(s *host.Scope, g prometheus.Gatherer, addr string) (string, error) {
+// addr until s is disposed, and returns the URL. With a token, a scrape
+// without it (Authorization: Bearer TOKEN) is answered 401. An address
+// beyond loopback without a token is served, with a warning: the port
+// must then be where only the scraper reaches.
+func Listen(s *host.Scope, g prometheus.Gatherer, addr, token string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w (is another process serving there? pick another port)", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", telemetry.Handler(g))
+	mux.Handle("/metrics", requireToken(telemetry.Handler(g), token))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -83,15 +86,33 @@ func Listen(s *host.Scope, g prometheus.Gatherer, addr string) (string, error) {
 			s.Logger().Warn("the metrics listener", "url", url, "err", err)
 		}
 	})
-	if !loopback(addr) {
-		s.Logger().Warn("the metrics listener is reachable beyond this machine and needs no token: keep its port where only the scraper reaches, or bind 127.0.0.1", "url", url)
+	if !Loopback(addr) && token == "" {
+		s.Logger().Warn("the metrics listener is reachable beyond this machine and needs no token: set tokenEnv or tokenFile in a metrics entry, keep its port where only the scraper reaches, or bind 127.0.0.1", "url", url)
 	}
-	s.Logger().Info("metrics listening", "url", url)
+	s.Logger().Info("metrics listening", "url", url, "token", token != "")
 	return url, nil
 }
 
-// loopback reports whether addr's host is this machine only.
-func loopback(addr string) bool {
+// requireToken answers 401 to a request without token, when there is
+// one; the comparison takes the same time whatever the token sent.
+func requireToken(next http.Handler, token string) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := bearer.Token(r.Header.Get("Authorization"))
+		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host metrics"`)
+			http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the metrics entry's token (tokenEnv or tokenFile); Prometheus: authorization.credentials_file in the scrape config", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Loopback reports whether addr's host is this machine only.
+func Loopback(addr string) bool {
 	h, _, _ := net.SplitHostPort(addr)
 	if strings.EqualFold(h, "localhost") {
 		return true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -100,29 +101,46 @@ const (
 	maxItems  = 64
 )
 
-var (
+// patterns are the registry's naming rules, compiled at their first use
+// rather than in the package initialisation every command pays (issue 44).
+var patterns = sync.OnceValue(func() *rules {
+	return &rules{
+		serverName: regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`),
+		npmName:    regexp.MustCompile(`^(@[a-z0-9-~][a-z0-9-._~]*/)?[a-z0-9-~][a-z0-9-._~]*$`),
+		pypiName:   regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`),
+		anyName:    regexp.MustCompile(`^[^\s-][^\s]*$`),
+		version:    regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_~-]*$`),
+		envName:    regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+		headerName: regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"),
+		optionName: regexp.MustCompile(`^-{1,2}[A-Za-z0-9][A-Za-z0-9._-]*$`),
+	}
+})
+
+type rules struct {
 	// serverName is the registry's rule: a reverse-DNS namespace, a slash,
 	// a name.
-	serverName = regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`)
+	serverName *regexp.Regexp
 	// npmName is an npm package name, scoped or not.
-	npmName = regexp.MustCompile(`^(@[a-z0-9-~][a-z0-9-._~]*/)?[a-z0-9-~][a-z0-9-._~]*$`)
+	npmName *regexp.Regexp
 	// pypiName is a PyPI project name (PEP 508).
-	pypiName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	// ociName is an image reference without the tag.
-	ociName = regexp.MustCompile(`^[a-z0-9]+([._/:-][a-z0-9]+)*$`)
+	pypiName *regexp.Regexp
+	// anyName is the identifier of a package of another type.
+	anyName *regexp.Regexp
 	// version is a version or a tag: no spaces, no shell or path tricks,
 	// not an option.
-	version = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_~-]*$`)
+	version *regexp.Regexp
 	// envName is an environment variable's name.
-	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envName *regexp.Regexp
 	// headerName is an HTTP header's name (RFC 9110 token).
-	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	headerName *regexp.Regexp
 	// optionName is a named argument: an option.
-	optionName = regexp.MustCompile(`^-{1,2}[A-Za-z0-9][A-Za-z0-9._-]*$`)
-)
+	optionName *regexp.Regexp
+}
 
 // ValidName reports whether name can be a registry server's name.
-func ValidName(name string) bool { return len(name) <= maxName && serverName.MatchString(name) }
+func ValidName(name string) bool {
+	return len(name) <= maxName && patterns().serverName.MatchString(name)
+}
 
 // Validate checks what dsh-host reads of s and refuses a hostile document:
 // a value of the wrong shape, a control character in text a terminal or
@@ -141,7 +159,7 @@ func (s *Server) Validate() error {
 	if !ValidName(s.Name) {
 		bad("name", "%q is not a registry server name (namespace/name, letters, digits, . _ -)", clip(s.Name))
 	}
-	if !version.MatchString(s.Version) || len(s.Version) > maxName {
+	if !patterns().version.MatchString(s.Version) || len(s.Version) > maxName {
 		bad("version", "%q is not a version", clip(s.Version))
 	}
 	text("title", s.Title)
@@ -174,18 +192,20 @@ func (p *Package) validate(at string) []error {
 	var rule *regexp.Regexp
 	switch p.RegistryType {
 	case TypeNPM:
-		rule = npmName
+		rule = patterns().npmName
 	case TypePyPI:
-		rule = pypiName
-	case TypeOCI:
-		rule = ociName
+		rule = patterns().pypiName
+	default:
+		// OCI images, MCPB bundles (URLs), NuGet...: add does not run
+		// them, so any name without spaces will do.
+		rule = patterns().anyName
 	}
 	// A package of a type dsh-host does not run is not refused: it is
 	// skipped when one is picked. Its identifier must still be harmless.
 	if len(p.Identifier) > maxName || rule != nil && !rule.MatchString(p.Identifier) || strings.HasPrefix(p.Identifier, "-") || checkText(p.Identifier) != nil {
 		bad("identifier", "%q is not a %s package name", clip(p.Identifier), p.RegistryType)
 	}
-	if p.Version != "" && (!version.MatchString(p.Version) || len(p.Version) > maxName) {
+	if p.Version != "" && (!patterns().version.MatchString(p.Version) || len(p.Version) > maxName) {
 		bad("version", "%q is not a version", clip(p.Version))
 	}
 	for field, v := range map[string]string{"registryType": p.RegistryType, "registryBaseUrl": p.RegistryBaseURL, "runtimeHint": p.RuntimeHint} {
@@ -208,7 +228,7 @@ func (p *Package) validate(at string) []error {
 	}
 	for i, e := range p.EnvironmentVariables {
 		field := fmt.Sprintf("%s.environmentVariables[%d]", at, i)
-		if !envName.MatchString(e.Name) || len(e.Name) > maxName {
+		if !patterns().envName.MatchString(e.Name) || len(e.Name) > maxName {
 			errs = append(errs, fmt.Errorf("%s.name: %q is not an environment variable's name", field, clip(e.Name)))
 		}
 		errs = append(errs, e.validate(field)...)
@@ -238,7 +258,7 @@ func (t *Transport) validate(at string, remote bool) []error {
 	}
 	for i, h := range t.Headers {
 		field := fmt.Sprintf("%s.headers[%d]", at, i)
-		if !headerName.MatchString(h.Name) || len(h.Name) > maxName {
+		if !patterns().headerName.MatchString(h.Name) || len(h.Name) > maxName {
 			errs = append(errs, fmt.Errorf("%s.name: %q is not a header name", field, clip(h.Name)))
 		}
 		errs = append(errs, h.validate(field)...)
@@ -251,7 +271,7 @@ func (a *Argument) validate(at string) []error {
 	switch a.Type {
 	case Positional:
 	case Named:
-		if !optionName.MatchString(a.Name) || len(a.Name) > maxName {
+		if !patterns().optionName.MatchString(a.Name) || len(a.Name) > maxName {
 			errs = append(errs, fmt.Errorf("%s.name: %q is not an option (--name)", at, clip(a.Name)))
 		}
 	default:

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/dsh-host/dsh-host/internal/cli"
 )
 
 // CommandLine is what serve's flags say: the gateway entry's (Flags), the
@@ -79,4 +81,18 @@ func (c *CommandLine) Parsed(fs *flag.FlagSet) error {
 // which a gateway entry of the composition's own leaves ignored.
 func (c *CommandLine) GatewayFlagsGiven() bool {
 	return c.HTTPSet || c.TokenEnv != "" || c.TokenFile != "" || c.TLSCert != "" || c.Raw || c.Stateless || c.NameLimit != 0 || c.DropMarker || c.DrainTimeout != 0 || c.ListWait != 0 || c.Metrics != ""
+}
+
+// LogLevel is serve's log level when --log-level is not given:
+// DSH_LOG_LEVEL, else warn for --stdio (a client such as Claude Code shows
+// every stderr line of its server as an error), else info.
+func LogLevel(stdio bool, getenv func(string) string) string {
+	level := "info"
+	if stdio {
+		level = "warn"
+	}
+	if v := getenv("DSH_LOG_LEVEL"); v != "" {
+		_ = cli.Choice{Value: &level, Allowed: []string{"debug", "info", "warn", "error"}}.Set(v) // a bad value keeps the default
+	}
+	return level
 }

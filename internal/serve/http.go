@@ -65,7 +65,20 @@ func HTTP(ctx context.Context, c *host.Composition, cfg Config, signals chan os.
 		}
 	}
 	notify.send("READY=1\n" + status)
+	stopWatch := notify.watch(func(ctx context.Context) error {
+		// The host's status takes its lock: a host wedged on it is not
+		// healthy, and this goroutine waits with it.
+		st := host.Find(h.Status(), id)
+		if st.State != host.StateActive {
+			return fmt.Errorf("the gateway (entry %q) is %s", id, st.State)
+		}
+		if st.Endpoint == "" {
+			return nil
+		}
+		return probeHealthz(ctx, st.Endpoint)
+	})
 	<-ctx.Done()
+	stopWatch()
 	notify.send("STOPPING=1\nSTATUS=draining")
 	drain(h, signals, logger)
 	logger.Info("shutting down the gateway")

@@ -34,9 +34,15 @@ type Def struct {
 
 // Counter registers d, a counter, on reg.
 func (d Def) Counter(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
-	d.must(Counter)
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: d.Name, Help: d.Help}, d.Labels)
+	c := d.NewCounter()
 	return c, register(reg, c, d.Name)
+}
+
+// NewCounter returns d, a counter, unregistered: for a collector of its
+// own that gathers it.
+func (d Def) NewCounter() *prometheus.CounterVec {
+	d.must(Counter)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: d.Name, Help: d.Help}, d.Labels)
 }
 
 // Gauge registers d, a gauge, on reg.
@@ -62,9 +68,19 @@ func (d Def) GaugeFunc(reg prometheus.Registerer, f func() float64, values ...st
 
 // Histogram registers d, a histogram, on reg.
 func (d Def) Histogram(reg prometheus.Registerer) (*prometheus.HistogramVec, error) {
-	d.must(Histogram)
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: d.Name, Help: d.Help, Buckets: d.Buckets}, d.Labels)
+	h := d.NewHistogram()
 	return h, register(reg, h, d.Name)
+}
+
+// NewHistogram returns d, a histogram, unregistered (NewCounter).
+func (d Def) NewHistogram() *prometheus.HistogramVec {
+	d.must(Histogram)
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: d.Name, Help: d.Help, Buckets: d.Buckets}, d.Labels)
+}
+
+// Register registers c, a collector of d's metrics, on reg.
+func (d Def) Register(reg prometheus.Registerer, c prometheus.Collector) error {
+	return register(reg, c, d.Name)
 }
 
 // Desc is d's descriptor, for a collector of its own.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -23,9 +24,12 @@ import (
 // OTEL_TRACES_SAMPLER, and the resource OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES (service.name defaults to "dsh-host").
 //
+// A failed export is logged through logger (rate limited: the first at
+// once, then one line a minute), never printed by OTel itself.
+//
 // The caller must Shutdown the provider on exit: that flushes the spans
 // still batched.
-func TracingFromEnv(ctx context.Context, getenv func(string) string, version string) (*sdktrace.TracerProvider, error) {
+func TracingFromEnv(ctx context.Context, getenv func(string) string, version string, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
 	on, err := tracingWanted(getenv)
 	if err != nil || !on {
 		return nil, err
@@ -42,7 +46,7 @@ func TracingFromEnv(ctx context.Context, getenv func(string) string, version str
 		_ = exp.Shutdown(ctx)
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(newLoggedExporter(exp, logger)), sdktrace.WithResource(res)), nil
 }
 
 // tracingWanted says whether the environment asks for traces, and refuses

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestTracingFromEnvBuildsAnExporter(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "dsh-test")
 	tp, err := TracingFromEnv(context.Background(), func(k string) string {
 		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}[k]
-	}, "v0")
+	}, "v0", slog.New(slog.DiscardHandler))
 	if err != nil || tp == nil {
 		t.Fatalf("TracingFromEnv = %v, %v", tp, err)
 	}

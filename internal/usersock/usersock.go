@@ -69,6 +69,10 @@ func PathOf(abs, suffix string) (string, error) {
 	return p, nil
 }
 
+// OwnedByMe returns an error unless fi belongs to the current user (on
+// Windows, always nil).
+func OwnedByMe(fi os.FileInfo) error { return ownedByMe(fi) }
+
 // PrivateDir makes dir, or checks that it exists as a directory (not a
 // symlink) owned by the current user, and restricts it to that user.
 func PrivateDir(dir string) error {

@@ -121,6 +121,22 @@ func (c *Console) reloadAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
+// entryAction disables or enables one entry, as an edit of the file.
+func (c *Console) entryAction(w http.ResponseWriter, r *http.Request) {
+	var req app.EntryRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	res, err := c.a.SetDisabled(ctx, req)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
 // syncBuffer collects a login's lines (the authorization URL).
 type syncBuffer struct {
 	mu sync.Mutex

@@ -203,6 +203,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	hostileShown(t, r, b, base)
 	rugPull(t, r, b, base)
 
+	// Disable and enable an entry from the Servers page: the file is
+	// edited and the host follows.
+	b.Do(t, chromedp.Navigate(base+"/servers"), chromedp.Click(`button[data-action="entry"][data-id="crashy"]`),
+		chromedp.WaitVisible(`button[data-action="entry"][data-id="crashy"][data-disabled="false"]`))
+	if st := host.Find(r.h.Status(), "crashy").State; st != host.StateDisabled {
+		t.Errorf("after Disable crashy is %s", st)
+	}
+	b.Do(t, chromedp.Click(`button[data-action="entry"][data-id="crashy"]`),
+		chromedp.WaitVisible(`button[data-action="entry"][data-id="crashy"][data-disabled="true"]`))
+	if text, _ := os.ReadFile(r.file); !strings.Contains(string(text), "  - id: crashy\n    disabled: false\n") {
+		t.Errorf("the composition after Disable and Enable:\n%s", text)
+	}
+
 	// The trail has the calls, live, with their caller.
 	b.Do(t, chromedp.Navigate(base+"/audit?tool=mcp__fx__add"), chromedp.WaitVisible(`#audit-rows tr`))
 	if row, _ := chromedp.Run(b.Ctx, chromedp.Text(`#audit-rows tr`)); !strings.Contains(row, "mcp__fx__add") || !strings.Contains(row, "ui") || !strings.Contains(row, `"a":2`) {

@@ -19,6 +19,10 @@ import (
 
 const (
 	eventWait = 30 * time.Second
+	// maxStreams bounds the streams open at once: each of the Servers and
+	// Audit pages holds a request on the host's control socket, whose
+	// connections are few (64), and tabs left open must not use them up.
+	maxStreams = 16
 	// auditBacklog is how far back the Audit page starts.
 	auditBacklog = 24 * time.Hour
 )
@@ -27,6 +31,21 @@ const (
 type events struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+}
+
+// stream runs fn as one of the console's event streams, or answers 503
+// when maxStreams are open.
+func (c *Console) stream(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case c.streams <- struct{}{}:
+			defer func() { <-c.streams }()
+			fn(w, r)
+		default:
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("%d pages follow this console already: close some tabs", maxStreams), http.StatusServiceUnavailable)
+		}
+	}
 }
 
 func (c *Console) openEvents(w http.ResponseWriter, r *http.Request) (*events, context.Context, context.CancelFunc) {

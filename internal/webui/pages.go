@@ -24,11 +24,17 @@ var pageNames = []string{"servers", "tools", "tool", "trust", "approvals", "audi
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
-		"ago":    ago,
-		"pretty": pretty,
-		"hidden": pins.HiddenText,
-		"list":   func(s ...string) []string { return s },
-		"title":  func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
+		"ago":      ago,
+		"pretty":   pretty,
+		"hidden":   pins.HiddenText,
+		"list":     func(s ...string) []string { return s },
+		"contains": strings.Contains,
+		// brief drops the sandbox from an instance's detail, which the
+		// page shows in a column of its own.
+		"brief": func(in host.InstanceStatus) string {
+			return strings.TrimSuffix(strings.TrimSuffix(in.Detail, in.Sandbox), ", ")
+		},
+		"title": func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
 		"emptyAsk": func() askView {
 			return askView{askbroker.Ask{Choices: []askbroker.Answer{askbroker.Once, askbroker.Session, askbroker.Always}}}
 		},

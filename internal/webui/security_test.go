@@ -2,11 +2,15 @@ package webui_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/webui"
@@ -166,5 +170,115 @@ func TestPanicAnswersOneRequest(t *testing.T) {
 	}
 	if r := do(t, c, "GET", base+"/servers", nil, ""); r.StatusCode != http.StatusOK {
 		t.Errorf("after the panic: %s", r.Status)
+	}
+}
+
+func (stub) Watch(ctx context.Context) (<-chan app.StatusEvent, error) {
+	ch := make(chan app.StatusEvent)
+	go func() { <-ctx.Done(); close(ch) }()
+	return ch, nil
+}
+
+// TestStreamsBounded: pages left open hold at most 16 event streams (each
+// may hold a connection to the host's control socket); one more is
+// answered 503 at once, and a stream closed frees its place.
+func TestStreamsBounded(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	do(t, c, "GET", con.URL(), nil, "")
+	var open []*http.Response
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	}()
+	get := func() *http.Response {
+		req, _ := http.NewRequest("GET", base+"/events/status", nil)
+		r, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for range 16 {
+		r := get()
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %s", len(open)+1, r.Status)
+		}
+		open = append(open, r)
+	}
+	r := get()
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("the 17th stream: %s; want 503", r.Status)
+	}
+	open[0].Body.Close()
+	open = open[1:]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := get()
+		if r.StatusCode == http.StatusOK {
+			open = append(open, r)
+			break
+		}
+		r.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream's place was not freed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOneConsoleAnswersAsks: the first console of a composition holds its
+// approvals; a second one says so on its Approvals page and answers none;
+// once the first closes, a new console holds them.
+func TestOneConsoleAnswersAsks(t *testing.T) {
+	home, err := os.MkdirTemp("", "dshw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("DSH_HOME", home)
+	file := filepath.Join(home, "composition.yml")
+	if err := os.WriteFile(file, []byte("plugins: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	approvals := func(con *webui.Console) string {
+		u, _ := url.Parse(con.URL())
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar}
+		do(t, c, "GET", con.URL(), nil, "")
+		resp, err := c.Get("http://" + u.Host + "/approvals")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	first, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if page := approvals(second); !strings.Contains(page, "another console of this composition") {
+		t.Errorf("the second console's Approvals page:\n%s\nwant it to say another console answers", page)
+	}
+	if page := approvals(first); !strings.Contains(page, "Nothing waits for an answer") {
+		t.Errorf("the first console's Approvals page:\n%s", page)
+	}
+	first.Close()
+	third, err := webui.StartFor(stub{}, file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if page := approvals(third); !strings.Contains(page, "Nothing waits for an answer") {
+		t.Errorf("after the first closed, a new console's Approvals page:\n%s", page)
 	}
 }

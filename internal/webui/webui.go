@@ -46,8 +46,9 @@ type Console struct {
 	ln    net.Listener
 	wg    sync.WaitGroup
 	// done ends the pages' event streams when the console closes.
-	done   chan struct{}
-	closed sync.Once
+	done    chan struct{}
+	streams chan struct{} // a slot per event stream open (maxStreams)
+	closed  sync.Once
 	// ownAsks: Close closes opt.Asks too (StartFor opened it).
 	ownAsks bool
 }
@@ -71,7 +72,7 @@ func Start(a app.App, opt Options) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
-	c := &Console{a: a, opt: opt, gate: newGate(ln.Addr()), pages: pages, ln: ln, done: make(chan struct{})}
+	c := &Console{a: a, opt: opt, gate: newGate(ln.Addr()), pages: pages, ln: ln, done: make(chan struct{}), streams: make(chan struct{}, maxStreams)}
 	c.srv = &http.Server{
 		Handler:           c.gate.wrap(c.routes()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -136,12 +137,13 @@ func (c *Console) routes() http.Handler {
 	act("POST /api/call", c.callAction)
 	act("POST /api/trust", c.trustAction)
 	act("POST /api/reload", c.reloadAction)
+	act("POST /api/entry", c.entryAction)
 	act("POST /api/login", c.loginAction)
 	act("POST /api/answer", c.answerAction)
 	act("GET /api/verify", c.verifyAction)
-	act("GET /events/status", c.statusEvents)
-	act("GET /events/audit", c.auditEvents)
-	act("GET /events/asks", c.askEvents)
+	act("GET /events/status", c.stream(c.statusEvents))
+	act("GET /events/audit", c.stream(c.auditEvents))
+	act("GET /events/asks", c.stream(c.askEvents))
 	return mux
 }
 

@@ -293,6 +293,10 @@ type Result struct {
 	// Steps counts the model requests that asked for tools.
 	Steps int
 	Usage Usage
+	// Cut says the answer stopped at the model's output limit
+	// (finish_reason "length"): it is not whole. The turn stands: the
+	// conversation keeps what was answered.
+	Cut bool
 }
 
 // ErrMaxSteps ends a turn whose model still asked for tools after maxSteps
@@ -374,7 +378,7 @@ func (c *Conversation) run(ctx context.Context, said string, msgs []openai.ChatC
 		history = append(history, st.assistant)
 		out.step(st)
 		if len(st.calls) == 0 {
-			res.Answer = st.content
+			res.Answer, res.Cut = st.content, st.cut
 			c.commit(ctx, history, gen, from, res.Usage, out)
 			return res, nil
 		}
@@ -439,6 +443,7 @@ func hasImage(parts []openai.ChatCompletionContentPartUnionParam) bool {
 
 // stepResult is one model request's outcome.
 type stepResult struct {
+	cut       bool // finish_reason "length"
 	content   string
 	reasoning string
 	calls     []toolCall
@@ -576,7 +581,7 @@ func (a *Agent) requestBody(msgs []openai.ChatCompletionMessageParamUnion, tools
 // out's writers.
 func (a *Agent) send(ctx context.Context, body []byte, out Output) (stepResult, error) {
 	ans, err := a.api.Send(ctx, body, chatapi.Output{Text: out.Text, Reasoning: out.Reasoning, Status: out.Status})
-	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage(ans.Usage)}
+	st := stepResult{content: ans.Content, reasoning: ans.Reasoning, usage: Usage(ans.Usage), cut: ans.Cut}
 	for _, tc := range ans.Calls {
 		st.calls = append(st.calls, toolCall(tc))
 	}

@@ -137,3 +137,33 @@ func TestRefusedConnectionFailsAtOnce(t *testing.T) {
 		t.Errorf("retried (waited %s): %q", e.slept.sum(), o.status.String())
 	}
 }
+
+// TestMalformedStreamSaysSo: an answer stream with an event that is not
+// JSON (a proxy's page) is said to be malformed, not blamed on the
+// network.
+func TestMalformedStreamSaysSo(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Turn{Content: "hello", Malformed: "<html>Bad Gateway</html>"})
+	e := start(t, srv, "")
+	_, err := e.agent.Main().Turn(context.Background(), "hi", Output{})
+	if err == nil || !strings.Contains(err.Error(), "was malformed") || strings.Contains(err.Error(), "check baseUrl and the network") {
+		t.Errorf("err = %v, want the stream said malformed", err)
+	}
+}
+
+// Test501IsNotRetried: a 501 (a server that does not implement the
+// request) fails at once, saying so; a 502 is retried.
+func Test501IsNotRetried(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Turn{Status: 501})
+	e := start(t, srv, "")
+	_, err := e.agent.Main().Turn(context.Background(), "hi", Output{})
+	if err == nil || !strings.Contains(err.Error(), "does not implement this request") {
+		t.Errorf("err = %v", err)
+	}
+	if n := len(srv.Requests()); n != 1 || e.slept.sum() != 0 {
+		t.Errorf("%d requests, waited %s; want one request and no wait", n, e.slept.sum())
+	}
+	srv.Push(openaitest.Turn{Status: 502}, openaitest.Turn{Content: "after 502"})
+	if res, err := e.agent.Main().Turn(context.Background(), "hi", Output{}); err != nil || res.Answer != "after 502" {
+		t.Errorf("502 then an answer: %+v, %v", res, err)
+	}
+}

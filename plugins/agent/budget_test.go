@@ -17,11 +17,14 @@ import (
 // window (a model that refuses a request past it, as real APIs do) is cut
 // to what fits: no request is refused, the model reads the cut with the
 // attachment that keeps the whole, and mcp_read_output reads on from
-// there.
+// there. A second step's result gets half of what is left.
 func TestToolResultCutToTheWindow(t *testing.T) {
 	const size = 204 << 10
+	big := `{"tool":"mcp__demo__oversize","arguments":{"bytes":208896}}`
 	srv := openaitest.New(t,
-		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("c1", "mcp_call", `{"tool":"mcp__demo__oversize","arguments":{"bytes":208896}}`)}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("c1", "mcp_call", big)}},
+		// A second step reads it all again: what is left is halved.
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{call("c2", "mcp_call", big)}},
 		openaitest.Turn{Content: "It is long."},
 	)
 	srv.ContextLimit(32768)
@@ -38,6 +41,10 @@ func TestToolResultCutToTheWindow(t *testing.T) {
 	result := msgs[len(msgs)-1].Text()
 	if len(result) >= size/2 || !strings.HasPrefix(result, "xxxx") || !strings.Contains(result, "cut to fit the model's context window (32768 tokens)") {
 		t.Fatalf("the model read %d bytes: %.200q … %q", len(result), result, result[max(len(result)-400, 0):])
+	}
+	second := messages(t, srv, 2)
+	if again := second[len(second)-1].Text(); len(again) >= len(result) || !strings.Contains(again, "cut to fit") {
+		t.Errorf("the second step's result: %d bytes, want fewer than the first's %d", len(again), len(result))
 	}
 	m := regexp.MustCompile(`read on with mcp_read_output (\{.*?\})`).FindStringSubmatch(result)
 	if m == nil {
@@ -67,7 +74,8 @@ func TestToolResultCutToTheWindow(t *testing.T) {
 
 // TestFitResultsShares: the results of one step share the budget: one
 // under its share is kept whole, the larger ones are cut to what it
-// leaves, and together they stay within the budget (a note each).
+// leaves, and together they stay within the budget (a note each); with no
+// attachments service the note says the rest is not kept.
 func TestFitResultsShares(t *testing.T) {
 	a := &Agent{cfg: config{ContextWindow: 32768}}
 	calls := []toolCall{{Name: "big"}, {Name: "small"}, {Name: "huge"}}
@@ -82,7 +90,7 @@ func TestFitResultsShares(t *testing.T) {
 		t.Errorf("kept %q and %d bytes in all, want the short one whole and at most %d", results[1].text, total, budget+800)
 	}
 	for _, i := range []int{0, 2} {
-		if !strings.Contains(results[i].text, "cut to fit") || !utf8.ValidString(results[i].text) || len(results[i].text) < budget/3-400 {
+		if !strings.Contains(results[i].text, "cut to fit") || !strings.Contains(results[i].text, "the rest is not kept (no attachments service)") || !utf8.ValidString(results[i].text) || len(results[i].text) < budget/3-400 {
 			t.Errorf("result %d: %d bytes, valid %v: %q", i, len(results[i].text), utf8.ValidString(results[i].text), results[i].text[max(len(results[i].text)-300, 0):])
 		}
 	}

@@ -45,6 +45,19 @@ const (
 // errNothingToCompact is a compaction with no older turn to summarise.
 var errNothingToCompact = errors.New("nothing to compact: the conversation has no earlier turn to summarise")
 
+// errNotSmaller is a compaction whose summary would not free anything.
+var errNotSmaller = errors.New("not compacted")
+
+// jsonSize is the size of msgs as a request carries them.
+func jsonSize(msgs []openai.ChatCompletionMessageParamUnion) int {
+	n := 0
+	for _, m := range msgs {
+		b, _ := json.Marshal(m)
+		n += len(b) + 1
+	}
+	return n
+}
+
 // window returns the context window of the current model, in tokens.
 func (a *Agent) window() int {
 	if a.cfg.ContextWindow > 0 {
@@ -144,6 +157,11 @@ func (c *Conversation) compact(ctx context.Context, history []openai.ChatComplet
 		return nil, 0, 0, st.usage, errors.New("the model answered the summary request with no text")
 	}
 	pair := []openai.ChatCompletionMessageParamUnion{openai.UserMessage(summaryHead + text + refs), openai.AssistantMessage(summaryAck)}
+	if before, after := jsonSize(history[:cut]), jsonSize(pair); after >= before {
+		// A short conversation summarised can come out longer: it
+		// would spend more of the window, not less.
+		return nil, 0, 0, st.usage, fmt.Errorf("%w: the summary (%d bytes) is not smaller than the %d messages it would replace (%d bytes); the conversation is kept as it is", errNotSmaller, after, cut, before)
+	}
 	compacted := append(append(make([]openai.ChatCompletionMessageParamUnion, 0, len(pair)+len(history)-cut), pair...), history[cut:]...)
 	newFrom := from - cut + len(pair)
 

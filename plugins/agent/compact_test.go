@@ -120,7 +120,10 @@ func TestContextAndCompactCommands(t *testing.T) {
 	e := start(t, srv, "")
 	ctx := context.Background()
 	var o output
-	for _, m := range []string{"first", "second"} {
+	// Long enough that its summary is smaller (a shorter one is kept:
+	// TestCompactKeepsAShortConversation).
+	first := "first " + strings.Repeat("filler ", 100)
+	for _, m := range []string{first, "second"} {
 		if _, err := e.agent.Main().Turn(ctx, m, o.out()); err != nil {
 			t.Fatal(err)
 		}
@@ -211,5 +214,39 @@ func TestCompactKeepsToolResultsByReference(t *testing.T) {
 	defer rc.Close()
 	if b, _ := io.ReadAll(rc); string(b) != big {
 		t.Errorf("the attachment holds %d bytes, want the whole result", len(b))
+	}
+}
+
+// TestCompactKeepsAShortConversation: /compact on a conversation whose
+// summary would be larger than what it replaces keeps it as it is and
+// says so; the next request carries the turns unchanged.
+func TestCompactKeepsAShortConversation(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Turn{Content: "one"},
+		openaitest.Turn{Content: "two"},
+		openaitest.Turn{Content: "The person said first; the assistant answered one."},
+		openaitest.Turn{Content: "three"},
+	)
+	e := start(t, srv, "")
+	ctx := context.Background()
+	for _, m := range []string{"first", "second"} {
+		if _, err := e.agent.Main().Turn(ctx, m, Output{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds, _ := host.Lookup(e.h, commands.Key)
+	reply := cmds.Run(ctx, tools.Caller{Kind: tools.CallerConsole}, "/compact")
+	if !reply.Error || !strings.Contains(reply.Text, "is not smaller than the 2 messages it would replace") {
+		t.Fatalf("/compact = %q (error %v)", reply.Text, reply.Error)
+	}
+	if _, err := e.agent.Main().Turn(ctx, "third", Output{}); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range messages(t, srv, 3)[1:] {
+		texts = append(texts, m.Role+":"+m.Text())
+	}
+	if got := strings.Join(texts, "|"); got != "user:first|assistant:one|user:second|assistant:two|user:third" {
+		t.Errorf("after /compact the model got %q", got)
 	}
 }

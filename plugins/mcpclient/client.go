@@ -563,6 +563,9 @@ func (c *client) connect(ctx context.Context, version string) (*conn, []*mcp.Too
 		if c.opt.scope != nil && report != "" {
 			c.opt.scope.SetSandbox(report) // InstanceStatus.Sandbox
 		}
+		if c.opt.scope != nil {
+			c.opt.scope.SetStderr(st.StderrTail) // InstanceStatus.Stderr
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", explainStart(ctx, tr, err))

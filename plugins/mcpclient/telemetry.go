@@ -21,16 +21,16 @@ import (
 // its trace context to the server in params._meta (traceparent,
 // tracestate), so that a server that traces continues the caller's trace.
 func (c *client) startCallSpan(ctx context.Context, cn *conn, params *mcp.CallToolParams) (context.Context, trace.Span) {
-	transport := "pipe"
-	if c.opt.cfg.Transport != TransportStdio {
-		transport = "tcp"
-	}
 	attrs := []attribute.KeyValue{
 		attribute.String("mcp.method.name", "tools/call"),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", params.Name),
 		attribute.String(telemetry.AttrServerName, c.opt.cfg.ServerName),
-		attribute.String("network.transport", transport),
+	}
+	if c.opt.cfg.Transport == TransportStdio {
+		attrs = append(attrs, telemetry.StdioAttrs()...)
+	} else {
+		attrs = append(attrs, telemetry.HTTPAttrs(c.opt.cfg.URL)...)
 	}
 	if id := cn.session.ID(); id != "" {
 		attrs = append(attrs, attribute.String("mcp.session.id", id))
@@ -41,7 +41,8 @@ func (c *client) startCallSpan(ctx context.Context, cn *conn, params *mcp.CallTo
 }
 
 // endCallSpan ends span with the call's outcome: error.type is tool_error
-// for an isError answer (a failure MCP carries as a result), else what
+// for an isError answer (a failure MCP carries as a result), the JSON-RPC
+// code for an error answer (with rpc.response.status_code), else what
 // kind of failure ended the call.
 func (c *client) endCallSpan(span trace.Span, ctx, cctx context.Context, res *mcp.CallToolResult, err error) {
 	var errType, msg string
@@ -55,12 +56,15 @@ func (c *client) endCallSpan(span trace.Span, ctx, cctx context.Context, res *mc
 	case errors.As(context.Cause(cctx), &timeout):
 		errType, msg = "timeout", err.Error()
 	case bridge.Answered(err):
-		errType, msg = "rpc_error", err.Error()
+		span.SetAttributes(telemetry.RPCErrorAttrs(err)...)
+		msg = err.Error()
 	default:
 		errType, msg = "transport_error", err.Error()
 	}
 	if errType != "" {
-		span.SetAttributes(attribute.String("error.type", errType))
+		span.SetAttributes(attribute.String(telemetry.AttrErrorType, errType))
+	}
+	if msg != "" {
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()

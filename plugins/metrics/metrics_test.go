@@ -20,7 +20,7 @@ import (
 
 // newHost is a host with the process's registry (as run's and serve's
 // have), logging into log.
-func newHost(t *testing.T, log io.Writer) *host.Host {
+func newHost(t testing.TB, log io.Writer) *host.Host {
 	t.Helper()
 	t.Setenv("DSH_HOME", t.TempDir())
 	h := host.New(&host.Options{Logger: slog.New(slog.NewTextHandler(log, nil)), Metrics: telemetry.NewRegistry()})
@@ -28,7 +28,7 @@ func newHost(t *testing.T, log io.Writer) *host.Host {
 	return h
 }
 
-func apply(t *testing.T, h *host.Host, yml string) error {
+func apply(t testing.TB, h *host.Host, yml string) error {
 	t.Helper()
 	c, err := host.ParseComposition("metrics.yml", []byte(yml), nil)
 	if err != nil {
@@ -37,7 +37,7 @@ func apply(t *testing.T, h *host.Host, yml string) error {
 	return h.Update(context.Background(), c)
 }
 
-func scrape(t *testing.T, url string) (int, string) {
+func scrape(t testing.TB, url string) (int, string) {
 	t.Helper()
 	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	defer hc.CloseIdleConnections()
@@ -51,7 +51,7 @@ func scrape(t *testing.T, url string) (int, string) {
 }
 
 // metricsURL is the URL an entry's status detail names.
-func metricsURL(t *testing.T, h *host.Host, id string) string {
+func metricsURL(t testing.TB, h *host.Host, id string) string {
 	t.Helper()
 	st := host.Find(h.Status(), id)
 	_, url, ok := strings.Cut(st.Detail, "metrics at ")

@@ -1,16 +1,22 @@
 package tools
 
 import (
+	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/telemetry"
 )
 
 // The registry's metrics: every call through Execute is counted by server,
 // tool and outcome. server is "" for a tool of no MCP server (mcp_list,
-// mcp_call, a plugin's own tool).
+// mcp_call, a plugin's own tool). The tool label may be bounded
+// (ToolLabel: a metrics entry's toolLabel and toolLabelLimit), and a
+// tool's series go when the tool does (forget.go).
 var (
 	toolCallsDef = telemetry.Def{Name: "dsh_tool_calls_total", Kind: telemetry.Counter,
 		Help:   "Tool calls through the tool registry, from any caller (gateway client, chat, console, call), by MCP server, tool and outcome.",
@@ -50,20 +56,38 @@ type Metrics struct {
 	errors   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	panics   prometheus.Counter
+
+	// gen counts the changes of the tool label's policy: a tool's cached
+	// series (toolSeries.gen) older than it is resolved again.
+	gen atomic.Uint64
+	mu  sync.Mutex
+	// label is the tool label's policy, owned by owner (the scope that
+	// set it, nil for the default); named are, under a limit, the tools
+	// given their own label value, by server and tool.
+	label   ToolLabel
+	owner   *host.Scope
+	ownerID string
+	named   map[serverTool]bool
+	// called are the tools given series labelled by their name, so that
+	// only they are noted when they leave (bounded as their series are).
+	called map[serverTool]bool
+	// gone are the tools, and servers (tool ""), that left the registry,
+	// since when, with their tools' cached series: their series are
+	// deleted at the first scrape past forgetAfter (forget.go).
+	gone map[serverTool]leftTool
+	now  func() time.Time
 }
+
+type serverTool struct{ server, tool string }
 
 // NewMetrics registers the registry's metrics on reg (a scope's
 // Registerer).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	var m Metrics
-	var err error
-	if m.calls, err = toolCallsDef.Counter(reg); err != nil {
-		return nil, err
-	}
-	if m.errors, err = toolErrorsDef.Counter(reg); err != nil {
-		return nil, err
-	}
-	if m.duration, err = toolDurationDef.Histogram(reg); err != nil {
+	m := Metrics{calls: toolCallsDef.NewCounter(), errors: toolErrorsDef.NewCounter(), duration: toolDurationDef.NewHistogram(),
+		named: map[serverTool]bool{}, called: map[serverTool]bool{}, gone: map[serverTool]leftTool{}, now: time.Now}
+	if err := errors.Join(toolCallsDef.Register(reg, forgetting{&m, m.calls}),
+		toolErrorsDef.Register(reg, forgetting{&m, m.errors}),
+		toolDurationDef.Register(reg, forgetting{&m, m.duration})); err != nil {
 		return nil, err
 	}
 	panics, err := telemetry.Panics.Counter(reg)
@@ -95,10 +119,17 @@ func (m *Metrics) panicked() {
 // a successful call costs two atomic updates and no label lookup. A nil
 // *toolSeries records nothing.
 type toolSeries struct {
-	m            *Metrics
+	m *Metrics
+	// gen is the label policy's (Metrics.gen) the series were resolved
+	// under; tool is the label value (the name, "other" or "").
+	gen          uint64
 	server, tool string
 	okCalls      prometheus.Counter
 	okDuration   prometheus.Observer
+	// gone is set once the tool left the registry and its series were
+	// deleted: a call still in flight then records nothing, rather than
+	// bring a deleted series back.
+	gone atomic.Bool
 }
 
 // tool returns the metrics of server's tool; nil when m is nil.
@@ -106,19 +137,36 @@ func (m *Metrics) tool(server, tool string) *toolSeries {
 	if m == nil {
 		return nil
 	}
-	return &toolSeries{m: m, server: server, tool: tool,
-		okCalls:    m.calls.WithLabelValues(server, tool, OutcomeOK),
-		okDuration: m.duration.WithLabelValues(server, tool, OutcomeOK)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	value := m.labelLocked(server, tool)
+	if value == tool && tool != UnknownTool {
+		m.called[serverTool{server, tool}] = true
+	}
+	return &toolSeries{m: m, gen: m.gen.Load(), server: server, tool: value,
+		okCalls:    m.calls.WithLabelValues(server, value, OutcomeOK),
+		okDuration: m.duration.WithLabelValues(server, value, OutcomeOK)}
 }
+
+// current reports whether s was resolved under the label policy in force.
+func (s *toolSeries) current() bool { return s != nil && s.gen == s.m.gen.Load() }
 
 // record records one call's outcome and duration.
 func (s *toolSeries) record(outcome string, d time.Duration) {
 	switch {
-	case s == nil:
+	case s == nil || s.gone.Load():
 	case outcome == OutcomeOK:
+		// A child deleted meanwhile (forget, a new policy) counts into
+		// nothing gathered: no series comes back.
 		s.okCalls.Inc()
 		s.okDuration.Observe(d.Seconds())
 	default:
-		s.m.call(s.server, s.tool, outcome, d)
+		// Resolving a series by its labels would make it anew: under mu,
+		// so that neither forget nor a new policy has just deleted it.
+		s.m.mu.Lock()
+		defer s.m.mu.Unlock()
+		if !s.gone.Load() && s.current() {
+			s.m.call(s.server, s.tool, outcome, d)
+		}
 	}
 }

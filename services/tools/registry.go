@@ -43,6 +43,9 @@ type Registry struct {
 	// they replace, invisible until they go live (stage.go).
 	staged map[*host.Scope][]*entry
 	sorted []*entry // every entry by name; nil after a change, rebuilt lazily
+	// servers counts the served tools by server, under mu: a server's
+	// last tool going takes its metrics with it (forgetLocked).
+	servers map[string]int
 
 	hookMu sync.Mutex               // serializes hook set writers
 	hooks  atomic.Pointer[hookSet]  // copy on write; nil means no hooks
@@ -161,6 +164,7 @@ func (r *Registry) Register(s *host.Scope, def Definition) (unregister func(), e
 		r.tools = make(map[string]*entry)
 	}
 	r.tools[def.Name] = e
+	r.countLocked(e, 1)
 	r.sorted = nil
 	r.enqueue(notice{change: Change{Kind: Registered, Name: def.Name, Origin: def.Origin}, tool: true})
 	r.mu.Unlock()
@@ -185,10 +189,37 @@ func (r *Registry) remove(e *entry) {
 		return
 	}
 	delete(r.tools, e.def.Name)
+	r.countLocked(e, -1)
+	r.forgetLocked(e)
 	r.sorted = nil
 	r.enqueue(notice{change: Change{Kind: Unregistered, Name: e.def.Name, Origin: e.def.Origin}, tool: true})
 	r.mu.Unlock()
 	r.drain()
+}
+
+// countLocked counts e, served or no longer, in its server's tools.
+func (r *Registry) countLocked(e *entry, delta int) {
+	server := e.def.Origin.Server
+	if r.servers == nil {
+		r.servers = map[string]int{}
+	}
+	if r.servers[server] += delta; r.servers[server] <= 0 {
+		delete(r.servers, server)
+	}
+	if delta > 0 {
+		r.metrics.back(server, e.def.Name)
+	}
+}
+
+// forgetLocked notes that e is no longer served, unless a tool of its
+// name and server is served in its place (a replaced instance's): a
+// server or tool that went leaves no series behind (forget.go).
+func (r *Registry) forgetLocked(e *entry) {
+	server := e.def.Origin.Server
+	if held := r.tools[e.def.Name]; held != nil && held.def.Origin.Server == server {
+		return
+	}
+	r.metrics.left(server, e.def.Name, r.servers[server] == 0, e.series.Load())
 }
 
 func holder(o Origin) string {

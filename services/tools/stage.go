@@ -76,10 +76,13 @@ func (r *Registry) promote(s *host.Scope) {
 	list := r.staged[s]
 	delete(r.staged, s)
 	var changes []Change
+	var gone []*entry
 	if old != nil {
 		for name, e := range r.tools {
 			if e.scope == old {
 				delete(r.tools, name)
+				r.countLocked(e, -1)
+				gone = append(gone, e)
 				changes = append(changes, Change{Kind: Unregistered, Name: name, Origin: e.def.Origin})
 			}
 		}
@@ -94,7 +97,13 @@ func (r *Registry) promote(s *host.Scope) {
 			continue
 		}
 		r.tools[e.def.Name] = e
+		r.countLocked(e, 1)
 		changes = append(changes, Change{Kind: Registered, Name: e.def.Name, Origin: e.def.Origin})
+	}
+	// Once the new tools are in: a tool both instances serve keeps its
+	// series.
+	for _, e := range gone {
+		r.forgetLocked(e)
 	}
 	r.sorted = nil
 	for i, c := range changes {

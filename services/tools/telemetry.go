@@ -23,7 +23,7 @@ func (r *Registry) observed(ctx context.Context, caller Caller, name string, arg
 	var series *toolSeries
 	if e := r.lookup(name); e != nil {
 		server = e.def.Origin.Server
-		if series = e.series.Load(); series == nil && r.metrics != nil {
+		if series = e.series.Load(); !series.current() && r.metrics != nil {
 			series = r.metrics.tool(server, name)
 			e.series.Store(series)
 		}

@@ -112,6 +112,7 @@ type options struct {
 	echoMeta      bool // meta.go
 	annotated     bool // annotated.go
 	rewrite       bool // rewrite.go
+	removeTool    bool // rewrite.go
 	complete      bool // bridge.go
 	sample        bool // bridge.go
 	roots         bool // bridge.go
@@ -162,6 +163,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.counter, "counter", false, "register the count tool, which answers how many times it was called in this process (counter.go)")
 	fs.BoolVar(&o.annotated, "annotated", false, "register the annotated tool (title, annotations, icons, _meta, outputSchema) and the log tool, which sends log messages (annotated.go)")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "register rewrite-tool, which replaces a tool's description, title or schemas (or adds a tool) at runtime (rewrite.go)")
+	fs.BoolVar(&o.removeTool, "remove-tool", false, "register remove-tool, which removes a tool at runtime (rewrite.go)")
 	fs.StringVar(&o.proxyOf, "proxy-of", "", "serve on stdio the tools of the stdio server this command starts, calls and results passed through unchanged (proxy.go)")
 	fs.StringVar(&o.hostile, "hostile", "", "register a tool whose name, title, description, schema and result carry markup that would request this `URL` if a page ran it (hostile.go)")
 	fs.StringVar(&o.hostileCrash, "hostile-crash", "", "write such markup (requesting this `URL`) to stderr and exit 1 before serving (hostile.go)")
@@ -353,6 +355,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.annotated {
 		addAnnotatedTools(server)
+	}
+	if o.removeTool {
+		addRemoveTool(server)
 	}
 	if o.rewrite {
 		addRewriteTool(server)

@@ -46,3 +46,18 @@ func addRewriteTool(server *mcp.Server) {
 			return textResult("rewrote " + name), nil, nil
 		})
 }
+
+type removeIn struct {
+	Name string `json:"name" jsonschema:"the tool to remove"`
+}
+
+// addRemoveTool registers remove-tool (-remove-tool), which removes a
+// tool at runtime and so sends notifications/tools/list_changed: a server
+// whose tool goes away while a host runs.
+func addRemoveTool(server *mcp.Server) {
+	mcp.AddTool(server, &mcp.Tool{Name: "remove-tool", Description: "Remove the tool name, answering \"removed <name>\"."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in removeIn) (*mcp.CallToolResult, any, error) {
+			server.RemoveTools(in.Name)
+			return textResult("removed " + in.Name), nil, nil
+		})
+}

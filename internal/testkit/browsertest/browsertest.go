@@ -130,13 +130,17 @@ func (b *Browser) Dialogs() []string {
 }
 
 // Clean fails t if a page logged an error, threw, broke the CSP or opened
-// a dialog.
+// a dialog since the last Clean.
 func (b *Browser) Clean(t testing.TB, where string) {
 	t.Helper()
-	if p := b.Problems(); len(p) > 0 {
+	b.mu.Lock()
+	p, d := b.problems, b.dialogs
+	b.problems, b.dialogs = nil, nil
+	b.mu.Unlock()
+	if len(p) > 0 {
 		t.Errorf("%s: the page had console errors or CSP violations:\n%s", where, strings.Join(p, "\n"))
 	}
-	if d := b.Dialogs(); len(d) > 0 {
+	if len(d) > 0 {
 		t.Errorf("%s: a page opened dialogs: %q", where, d)
 	}
 }

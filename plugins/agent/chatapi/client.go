@@ -94,12 +94,14 @@ type Output struct {
 }
 
 // Answer is one request's outcome: the assistant's text, its reasoning,
-// the tools it calls and the tokens counted.
+// the tools it calls and the tokens counted. Cut says the model stopped
+// at its output limit (finish_reason "length"): the answer is not whole.
 type Answer struct {
 	Content   string
 	Reasoning string
 	Calls     []ToolCall
 	Usage     Usage
+	Cut       bool
 }
 
 // ToolCall is one tool call of an answer; Arguments as the model wrote
@@ -165,7 +167,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, out Output) (Answer, 
 	var acc openai.ChatCompletionAccumulator
 	var usage Usage
 	var thought strings.Builder
-	reasoning, textEnd, finished := false, byte('\n'), false
+	reasoning, textEnd, finished, cut := false, byte('\n'), false, false
 	for stream.Next() {
 		chunk := stream.Current()
 		acc.AddChunk(chunk)
@@ -196,6 +198,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, out Output) (Answer, 
 			}
 			if ch.FinishReason != "" {
 				finished = true
+				cut = ch.FinishReason == "length"
 			}
 		}
 	}
@@ -215,7 +218,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, out Output) (Answer, 
 		return Answer{}, errCutStream
 	}
 	msg := acc.Choices[0].Message
-	st := Answer{Content: msg.Content, Reasoning: thought.String(), Usage: usage}
+	st := Answer{Content: msg.Content, Reasoning: thought.String(), Usage: usage, Cut: cut}
 	for _, tc := range msg.ToolCalls {
 		st.Calls = append(st.Calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -265,6 +268,10 @@ func (c *Client) retryable(err error, attempt int) (wait time.Duration, why stri
 				return 0, "", false
 			}
 			return wait, "rate limited (429)", true
+		case sc == http.StatusNotImplemented:
+			// Not a passing failure: the server does not do what was
+			// asked (an endpoint a non-OpenAI server lacks).
+			return 0, "", false
 		case sc >= 500:
 			return backoff, fmt.Sprintf("the API failed (%d)", sc), true
 		}
@@ -369,14 +376,26 @@ func (c *Client) explain(err error, attempts int) error {
 			return fmt.Errorf("rate limited%s (%s); try again later", tries, detail)
 		case contextTooLong(apiErr):
 			return fmt.Errorf("the conversation is too long for the model's context (%s); start a new one with /new, or fold the tools (an mcp-fold entry) to make each request smaller", detail)
+		case sc == http.StatusNotImplemented:
+			return fmt.Errorf("the server at %s does not implement this request (%s): check that baseUrl is an OpenAI-compatible chat completions API, and that it supports streaming and tools", c.cfg.BaseURL, detail)
 		case sc >= 500:
 			return fmt.Errorf("the API failed%s (%s)", tries, detail)
 		}
 		return fmt.Errorf("the API refused the request (%s)", detail)
 	case errors.Is(err, errCutStream):
 		return fmt.Errorf("%w%s", err, tries)
+	case malformed(err):
+		return fmt.Errorf("the answer stream from %s was malformed (an event that is not a chat completion chunk): %w; the server answered, so the network is fine: check that baseUrl is an OpenAI-compatible chat completions API", c.cfg.BaseURL, err)
 	}
 	return fmt.Errorf("the request to %s failed%s (check baseUrl and the network): %w", c.cfg.BaseURL, tries, err)
+}
+
+// malformed says whether err is a stream event that did not decode: the
+// server answered, with something that is not the API's JSON.
+func malformed(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ)
 }
 
 // contextTooLong recognizes the context-length refusal of OpenAI

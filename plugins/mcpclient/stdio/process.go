@@ -60,6 +60,8 @@ type Transport struct {
 
 	// proc is the process Connect started, for Explain.
 	proc *process
+	// stderr is its stderr's logger, for StderrTail.
+	stderr atomic.Pointer[lineLogger]
 	// report says what the sandbox enforces for the last start, or why
 	// nothing (sandbox.Launch.Report).
 	report atomic.Pointer[string]
@@ -73,6 +75,15 @@ func (t *Transport) SandboxReport() string {
 		return *r
 	}
 	return ""
+}
+
+// StderrTail returns the last lines the server Connect started wrote to
+// stderr (none before a start).
+func (t *Transport) StderrTail() []string {
+	if l := t.stderr.Load(); l != nil {
+		return l.last()
+	}
+	return nil
 }
 
 // process is one started server: its exit, once it happened.
@@ -114,6 +125,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := t.command()
 	stderr := &lineLogger{logger: t.Logger}
 	cmd.Stderr = stderr
+	t.stderr.Store(stderr)
 	cmd.WaitDelay = pipeDrainDelay
 	ownProcessGroup(cmd)
 	prep, err := sandbox.Prepare(ctx, cmd, t.Sandbox)

@@ -40,6 +40,13 @@ document.addEventListener("click", async (ev) => {
         if (!v.error) refreshLive();
         break;
       }
+      case "entry": {
+        say(out, "reloading…");
+        const v = await post("/api/entry", { id: b.dataset.id, disabled: b.dataset.disabled === "true" });
+        say(out, v.error || "done", !!v.error);
+        refreshLive();
+        break;
+      }
       case "login": {
         say(out || b, "waiting for the login in the browser…");
         const v = await post("/api/login", { server: b.dataset.server });

@@ -1,4 +1,7 @@
-package gateway
+// Package tokenfile reads a bearer token from a file, as container
+// secrets and systemd credentials are mounted: the gateway's tokenFile and
+// the metrics entry's.
+package tokenfile
 
 import (
 	"errors"
@@ -8,17 +11,17 @@ import (
 	"strings"
 )
 
-// maxTokenFile bounds what readTokenFile reads: a token is a line, and a
+// MaxBytes bounds what Read reads: a token is a line, and a
 // path named by mistake (a log, a device) must not be read whole.
-const maxTokenFile = 4 << 10
+const MaxBytes = 4 << 10
 
-// readTokenFile returns the static token in file: its content without the
-// trailing line break editors and `echo` add. The file is read when the
-// gateway starts (serve's start, or a reload that restarts the entry); an
-// edit of it alone takes effect at the next start. A file that cannot be
+// Read returns the token in file: its content without the trailing line
+// break editors and `echo` add. Its caller reads it when its instance
+// starts (serve's start, or a reload that restarts the entry); an edit of
+// it alone takes effect at the next start. A file that cannot be
 // read, is empty, too long or holds more than one line is an error; no
 // error quotes the content.
-func readTokenFile(file string) (string, error) {
+func Read(file string) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return "", fmt.Errorf("cannot read it: %w", errors.Unwrap(err))
@@ -27,12 +30,12 @@ func readTokenFile(file string) (string, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return "", errors.New("is a directory; name the file holding the token")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("cannot read it: %w", err)
 	}
-	if len(b) > maxTokenFile {
-		return "", fmt.Errorf("is longer than %d bytes: a token is one line, such as `openssl rand -hex 32` prints", maxTokenFile)
+	if len(b) > MaxBytes {
+		return "", fmt.Errorf("is longer than %d bytes: a token is one line, such as `openssl rand -hex 32` prints", MaxBytes)
 	}
 	token := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	switch {

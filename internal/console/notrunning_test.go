@@ -1,10 +1,9 @@
-package main
+package console
 
 import (
 	"testing"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
 
 // TestNotRunning: an unknown tool's answer names the instance that owns
@@ -29,11 +28,11 @@ func TestNotRunning(t *testing.T) {
 		"hi_there":            down,
 		"clockwork":           down,
 	} {
-		if got := hostrun.NotRunning(st, tool); got != want {
-			t.Errorf("hostrun.NotRunning(%s) = %q, want %q", tool, got, want)
+		if got := NotRunning(st, tool); got != want {
+			t.Errorf("NotRunning(%s) = %q, want %q", tool, got, want)
 		}
 	}
-	if got := hostrun.NotRunning(st[3:], "nope"); got != "" {
+	if got := NotRunning(st[3:], "nope"); got != "" {
 		t.Errorf("every instance active: %q, want nothing", got)
 	}
 }

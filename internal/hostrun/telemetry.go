@@ -1,4 +1,4 @@
-package main
+package hostrun
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // a collector that is down must not hold up the shutdown.
 const telemetryFlushTimeout = 5 * time.Second
 
-// startTelemetry gives the host the process's telemetry: a registry of
+// StartTelemetry gives the host the process's telemetry: a registry of
 // metrics (host.Options.Metrics; the host's Gatherer serves it with every
 // instance's series, which a gateway entry's metrics key or serve
 // --metrics serves), and traces when the standard OTEL_* variables ask
@@ -23,8 +23,8 @@ const telemetryFlushTimeout = 5 * time.Second
 // batched; call it after the host's shutdown, so that the shutdown's own
 // spans go too. An OTEL_* setting this build cannot honour is logged and
 // tracing stays off: the host still serves.
-func startTelemetry(ctx context.Context, opts *host.Options, logger *slog.Logger) (stop func()) {
-	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, version.String())
+func StartTelemetry(ctx context.Context, opts *host.Options, logger *slog.Logger) (stop func()) {
+	tp, err := telemetry.TracingFromEnv(ctx, os.Getenv, version.String(), logger)
 	if err != nil {
 		logger.Error("tracing is off", "err", err)
 	}

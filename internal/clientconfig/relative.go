@@ -1,0 +1,45 @@
+package clientconfig
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/plugins/mcpclient"
+)
+
+// relativeNotes warns of the composition's stdio servers that name a
+// relative path without an absolute cwd: a client starts dsh-host in its
+// own directory, not the composition's, where ./x is not found (the
+// default composition's go run ./testdata/mcpfixture is one).
+func relativeNotes(comp string) []string {
+	data, err := os.ReadFile(comp)
+	if err != nil {
+		return nil
+	}
+	// Only commands are read: an unset variable reads as empty here.
+	c, _ := host.ParseComposition(comp, data, func(string) (string, bool) { return "", true })
+	if c == nil {
+		return nil
+	}
+	var notes []string
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if e.Name != mcpclient.PluginName || e.Disabled {
+			continue
+		}
+		cfg, err := host.Decode[mcpclient.Config](e)
+		if err != nil || filepath.IsAbs(cfg.Cwd) {
+			continue
+		}
+		for _, a := range append([]string{cfg.Command, cfg.Cwd}, cfg.Args...) {
+			if strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || a == "." || a == ".." {
+				notes = append(notes, fmt.Sprintf("%s:%d: entry %s runs %q, a path relative to the directory the client starts dsh-host in, not the composition's: make it absolute, or give the entry cwd: %s", e.File, e.Line, e.ID, a, filepath.Dir(comp)))
+				break
+			}
+		}
+	}
+	return notes
+}

@@ -1,0 +1,14 @@
+package metrics_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	goleak.VerifyTestMain(m)
+}
