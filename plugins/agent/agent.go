@@ -44,6 +44,9 @@ type Agent struct {
 	// reasoning says whether the reasoning of tool-calling turns goes
 	// back to the model (reasoning.go).
 	reasoning bool
+	// work is what the system prompt says about the work (workcontext.go),
+	// read once as the instance starts; zero when the config turns it off.
+	work workContext
 
 	mu    sync.Mutex
 	model string
@@ -484,7 +487,7 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 		toolsJSON = nil
 	}
 	msgs := history
-	sys := systemText(a.cfg.System, asm.Sections)
+	sys := systemText(a.cfg.System, append([]tools.Section{{Name: "work", Text: a.work.Text}}, asm.Sections...))
 	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}

@@ -47,6 +47,10 @@ type config struct {
 	// it: "auto" (send for DeepSeek's API), "send" or "omit"
 	// (reasoning.go).
 	ReasoningContent string `yaml:"reasoningContent"`
+	// WorkContext puts the working directory, the date, the platform and
+	// the AGENTS.md and CLAUDE.md files of the directory and its parents
+	// in the system prompt (workcontext.go).
+	WorkContext bool `yaml:"workContext"`
 }
 
 func defaults() config {
@@ -59,6 +63,7 @@ func defaults() config {
 		CompactAt:        0.8,
 		SchemaProfile:    schemaprofile.Auto,
 		ReasoningContent: reasoningAuto,
+		WorkContext:      true,
 	}
 }
 
