@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -99,7 +100,8 @@ func readWorkContext(dir, home string, now time.Time) workContext {
 // readInstruction reads a regular file's first maxInstructionFile bytes
 // and says how many more it has.
 func readInstruction(p string) (text string, cut int, ok bool) {
-	f, err := os.Open(p)
+	// Without blocking: a FIFO named AGENTS.md must not hang the start.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", 0, false
 	}

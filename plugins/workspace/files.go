@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -78,7 +79,7 @@ func (w *Workspace) list(_ context.Context, in listIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.Open(rel)
+	f, err := w.openRead(rel)
 	if err != nil {
 		return nil, escape(in.Path, err)
 	}
@@ -117,7 +118,7 @@ func (w *Workspace) list(_ context.Context, in listIn) (any, error) {
 // readText reads a regular text file of the directory (rel), refusing
 // binary and oversized ones. The open follows symlinks only inside it.
 func (w *Workspace) readText(p, rel string) ([]byte, fs.FileMode, error) {
-	f, err := w.root.Open(rel)
+	f, err := w.openRead(rel)
 	if err != nil {
 		return nil, 0, escape(p, err)
 	}
@@ -140,6 +141,14 @@ func (w *Workspace) readText(p, rel string) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("%s is a binary file", p)
 	}
 	return data, info.Mode().Perm(), nil
+}
+
+// openRead opens rel for reading without blocking: a FIFO (which a
+// repository may hold, or a hostile one swap in) would otherwise hang the
+// open until a writer comes; the caller then refuses what is not a
+// regular file.
+func (w *Workspace) openRead(rel string) (*os.File, error) {
+	return w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 func binary(data []byte) bool {

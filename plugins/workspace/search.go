@@ -84,11 +84,13 @@ func (w *Workspace) search(ctx context.Context, in searchIn) (any, error) {
 			cut = fmt.Sprintf("(stopped after %d files: narrow path or glob)\n", maxSearchFiles)
 			return fs.SkipAll
 		}
-		if info, err := d.Info(); err != nil || info.Size() > maxSearchFile {
+		f, err := w.openRead(p)
+		if err != nil {
 			return nil
 		}
-		f, err := fsys.Open(p)
-		if err != nil {
+		// What was opened, not what the walk saw: a file swapped since.
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() > maxSearchFile {
+			f.Close()
 			return nil
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxSearchFile+1))
