@@ -193,6 +193,8 @@ type Session struct {
 	Updated     time.Time `json:"updated"`
 	FirstLine   string    `json:"firstLine"`
 	Turns       int       `json:"turns"`
+	// Unanswered counts the turns that failed or were cancelled.
+	Unanswered int `json:"unanswered,omitempty"`
 	// Current marks the session the conversation saves in now.
 	Current bool `json:"current,omitempty"`
 }
@@ -409,22 +411,37 @@ func (l *Local) ChatSessions(context.Context) (SessionList, error) {
 	if err != nil {
 		return SessionList{}, err
 	}
+	out, err := ListSessions(dir)
+	if err != nil {
+		return SessionList{}, err
+	}
+	if a, err := l.agent(); err == nil {
+		if s := a.Main().Session(); s != nil {
+			for i := range out.Sessions {
+				out.Sessions[i].Current = out.Sessions[i].ID == s.ID
+			}
+		}
+	}
+	return out, nil
+}
+
+// ListSessions lists the sessions recorded in dir, newest first: what a
+// front end reads before its host starts (chat --resume's picker).
+func ListSessions(dir string) (SessionList, error) {
 	list, warnings, err := sessions.List(dir)
 	if err != nil {
 		return SessionList{}, err
 	}
-	current := ""
-	if a, err := l.agent(); err == nil {
-		if s := a.Main().Session(); s != nil {
-			current = s.ID
-		}
-	}
 	out := SessionList{Dir: dir, Sessions: []Session{}, Warnings: warnings}
 	for _, s := range list {
-		out.Sessions = append(out.Sessions, Session{ID: s.ID, Composition: s.Composition, Started: s.Started, Updated: s.Updated,
-			FirstLine: s.FirstLine, Turns: s.Turns, Current: s.ID == current})
+		out.Sessions = append(out.Sessions, sessionOf(s))
 	}
 	return out, nil
+}
+
+func sessionOf(s sessions.Info) Session {
+	return Session{ID: s.ID, Composition: s.Composition, Started: s.Started, Updated: s.Updated,
+		FirstLine: s.FirstLine, Turns: s.Turns, Unanswered: s.Unanswered}
 }
 
 // lastAgent notes a as the agent of this front end's turns and says

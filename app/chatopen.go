@@ -37,27 +37,27 @@ func SessionsOf(file string) (dir, composition string, err error) {
 
 // FindSession is the recorded session a chat of the composition in file
 // resumes: id, or with last the newest of file's with an answered turn
-// (a zero Info when it has none). It reads the session, so that an
+// (a zero Session when it has none). It reads the session, so that an
 // unknown or unreadable one fails before a host starts, and returns what
 // was wrong with it but could be skipped.
-func FindSession(file string, last bool, id string) (found sessions.Info, warnings []string, err error) {
+func FindSession(file string, last bool, id string) (found Session, warnings []string, err error) {
 	dir, composition, err := SessionsOf(file)
 	if err != nil {
-		return sessions.Info{}, nil, err
+		return Session{}, nil, err
 	}
 	if last {
 		if id, err = sessions.Last(dir, composition); err != nil || id == "" {
-			return sessions.Info{}, nil, err
+			return Session{}, nil, err
 		}
 	}
 	if id == "" {
-		return sessions.Info{}, nil, nil
+		return Session{}, nil, nil
 	}
 	ls, err := sessions.Open(dir, id)
 	if err != nil {
-		return sessions.Info{}, nil, err
+		return Session{}, nil, err
 	}
-	return ls.Info, ls.Warnings, nil
+	return sessionOf(ls.Info), ls.Warnings, nil
 }
 
 // agentDown is ErrNoAgent for a composition that has an agent entry: it

@@ -48,7 +48,7 @@ func (l *Local) CheckSandbox(ctx context.Context, server string, w io.Writer) (f
 		}
 		checked++
 		fmt.Fprintf(w, "%s (entry %q):\n", cfg.ServerName, e.ID)
-		rep, err := mcpclient.CheckSandbox(ctx, *cfg)
+		rep, err := mcpclient.CheckSandbox(ctx, *cfg, e.File)
 		if err != nil {
 			fmt.Fprintf(w, "  cannot check: %v\n", err)
 			failed = true

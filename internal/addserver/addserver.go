@@ -273,6 +273,11 @@ func PinsDir(file string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%s: the policy keeps no pins (pins.dir is empty), so the server's tools cannot be held until reviewed; add --trust to add it trusted on first use", file)
 	}
+	if !filepath.IsAbs(dir) {
+		// Each process reads it from its own working directory: the
+		// hold would not be where the host looks (fail closed).
+		return "", fmt.Errorf("%s: the policy's pins.dir %q is relative, so where a host keeps its pins depends on the directory it starts in, and the hold would not be seen; make it absolute, or add --trust to add the server trusted on first use", file, dir)
+	}
 	return dir, nil
 }
 
@@ -310,7 +315,9 @@ func Remove(ctx context.Context, file, name string) (changed string, isRunning b
 	if c == nil {
 		return "", false, err
 	}
-	var found *host.Entry
+	// An id names an entry first, as everywhere; a serverName only
+	// when no id is name (one entry's serverName may be another's id).
+	var found, byServerName *host.Entry
 	var ids []string
 	for i := range c.Entries {
 		e := &c.Entries[i]
@@ -319,10 +326,15 @@ func Remove(ctx context.Context, file, name string) (changed string, isRunning b
 		}
 		ids = append(ids, e.ID)
 		cfg, _ := host.Decode[mcpclient.Config](e)
-		if e.ID == name || cfg != nil && cfg.ServerName == name {
+		switch {
+		case e.ID == name && found == nil:
 			found = e
-			break
+		case cfg != nil && cfg.ServerName == name && byServerName == nil:
+			byServerName = e
 		}
+	}
+	if found == nil {
+		found = byServerName
 	}
 	if found == nil {
 		slices.Sort(ids)

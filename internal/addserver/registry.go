@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,11 +121,29 @@ func choices(s *registry.Server) (out []choice, skipped []string) {
 			skipped = append(skipped, fmt.Sprintf("remote %s has variables in its URL, which add does not fill: write its entry by hand", r.URL))
 			continue
 		}
+		if plainHTTP(r.URL) {
+			skipped = append(skipped, fmt.Sprintf("remote %s is plain http, which would carry its headers (a token) in clear: left out", r.URL))
+			continue
+		}
 		out = append(out, choice{kind: "remote", rem: r})
 	}
 	rank := map[string]int{registry.TypeNPM: 0, registry.TypePyPI: 1, "remote": 2}
 	slices.SortStableFunc(out, func(a, b choice) int { return rank[a.kind] - rank[b.kind] })
 	return out, skipped
+}
+
+// plainHTTP reports whether u is an http URL beyond this machine (the
+// registry's remotes are on the network; one on loopback is a local test).
+func plainHTTP(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" {
+		return err != nil
+	}
+	if p.Hostname() == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(p.Hostname())
+	return ip == nil || !ip.IsLoopback()
 }
 
 // runner is the command that runs a package of kind.
@@ -373,7 +393,12 @@ func (b *builder) arguments(args []registry.Argument) ([]string, error) {
 
 func (b *builder) environment(vars []registry.Input) (map[string]any, error) {
 	env := map[string]any{}
+	var steer []string
 	for _, e := range vars {
+		if runnerVariable(e.Name) {
+			steer = append(steer, e.Name)
+			continue
+		}
 		if e.IsSecret {
 			// A variable keeps its own name: export it as the server
 			// documents it.
@@ -387,6 +412,9 @@ func (b *builder) environment(vars []registry.Input) (map[string]any, error) {
 		if ok {
 			env[e.Name] = v
 		}
+	}
+	if len(steer) > 0 {
+		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("the package's variables %s are not written: they steer the runner (where it fetches the package from, what runs before it), which a registry document does not choose", strings.Join(steer, ", ")))
 	}
 	return env, nil
 }

@@ -17,11 +17,10 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
-	"github.com/dsh-host/dsh-host/plugins/agent/sessions"
 )
 
 // continuing is the line --continue says of the session it picked.
-func continuing(s sessions.Info) string {
+func continuing(s app.Session) string {
 	return fmt.Sprintf("continuing session %s (%d turns, last %s): %s", s.ID, s.Turns, age(s.Updated, time.Now()), console.OneLine(s.FirstLine, 60))
 }
 
@@ -114,15 +113,15 @@ var errNoPick = errors.New("no conversation picked")
 // input). An empty line or the end of the input is a new conversation
 // (""); an unknown number is an error.
 func pickSession(in io.Reader, w io.Writer, dir, composition string, now time.Time) (string, error) {
-	list, warnings, err := sessions.List(dir)
+	list, err := app.ListSessions(dir)
 	if err != nil {
 		return "", err
 	}
-	for _, warning := range warnings {
+	for _, warning := range list.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
-	var mine []sessions.Info
-	for _, s := range list {
+	var mine []app.Session
+	for _, s := range list.Sessions {
 		if s.Composition == composition && s.Turns+s.Unanswered > 0 {
 			mine = append(mine, s)
 		}

@@ -46,9 +46,13 @@ func (p *Plan) Apply() error {
 		}
 	}
 	var err error
-	if p.Remove {
+	switch {
+	case p.Remove:
 		err = os.Remove(p.File)
-	} else {
+	case p.undo && !p.rec.Existed && !p.Exists:
+		// connect created the file and it is gone already: undo has
+		// nothing to write (an empty file is not one the client reads).
+	default:
 		if p.undo {
 			mode = os.FileMode(p.rec.Mode)
 		}

@@ -12,9 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -112,48 +110,6 @@ func recordPath(dir, client, path string) string {
 	return filepath.Join(dir, client+"-"+digest([]byte(path))[:16]+".json")
 }
 
-// resolve returns the file to read and write for the path a client reads:
-// a symbolic link is followed (dotfile managers link configs), so that
-// the link stays a link.
-func resolve(path string) (file string, exists bool, err error) {
-	info, err := os.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return path, false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	if info.Mode()&os.ModeSymlink != 0 {
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return "", false, fmt.Errorf("%s is a symbolic link that cannot be followed: %w", path, err)
-		}
-		file = target
-		if info, err = os.Stat(target); err != nil {
-			return "", false, err
-		}
-	} else {
-		file = path
-	}
-	if !info.Mode().IsRegular() {
-		return "", false, fmt.Errorf("%s is not a regular file", file)
-	}
-	return file, true, nil
-}
-
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err == nil && len(b) > maxFile {
-		err = fmt.Errorf("%s is larger than %d MB", path, maxFile>>20)
-	}
-	return b, err
-}
-
 // Prepare computes the change that connects o.Client, and checks it: the
 // new file must hold exactly the old values plus the entry (and minus the
 // moved servers). A file that does not parse is refused, naming its line.
@@ -168,6 +124,11 @@ func Prepare(o Options) (*Plan, error) {
 	if len(o.Name) > maxName || !validName.MatchString(o.Name) {
 		return nil, fmt.Errorf("entry name %q: want letters, digits, _ and - (at most 32), which every client takes as a server name", o.Name)
 	}
+	if o.Target.URL != "" {
+		if err := o.Target.checkGateway(); err != nil {
+			return nil, err
+		}
+	}
 	if o.Target.URL == "" && (!filepath.IsAbs(o.Target.Executable) || !filepath.IsAbs(o.Target.Composition)) {
 		return nil, errors.New("the executable and the composition must be absolute paths: clients start it from their own directory")
 	}
@@ -175,6 +136,11 @@ func Prepare(o Options) (*Plan, error) {
 	file, exists, err := resolve(named)
 	if err != nil {
 		return nil, err
+	}
+	if o.Project != "" {
+		if err := inProject(o.Project, named, file); err != nil {
+			return nil, err
+		}
 	}
 	p := &Plan{Client: c.name, File: file, Exists: exists, recDir: o.StateDir, project: o.Project != ""}
 	if file != named {
@@ -569,7 +535,9 @@ func lineEndings(old, new []byte) []byte {
 
 // Changed reports whether applying the plan changes anything.
 func (p *Plan) Changed() bool {
-	return !bytes.Equal(p.Old, p.New) || p.Remove || !bytes.Equal(p.CompOld, p.CompNew)
+	// An undo always drops its backup, even where the file is back as
+	// it was already (else the backup would stay for ever).
+	return p.undo || !bytes.Equal(p.Old, p.New) || p.Remove || !bytes.Equal(p.CompOld, p.CompNew)
 }
 
 // Diff is the plan as unified diffs: the client's file, then the

@@ -601,3 +601,93 @@ func TestRelativeCommandNoted(t *testing.T) {
 		t.Fatalf("notes:\n%s", notes)
 	}
 }
+
+// TestUndoOfACreatedFileRemovedSince: a file connect created and the user
+// removed since is not brought back empty by undo (an empty file is not
+// JSON to the client); the backup goes.
+func TestUndoOfACreatedFileRemovedSince(t *testing.T) {
+	o, file, _ := setup(t, "cursor", fixtureCmd)
+	os.Remove(file)
+	connect(t, o)
+	os.Remove(file)
+	p, err := Undo(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A front end applies only a plan that changes something: this
+	// one drops the backup.
+	if !p.Changed() || !strings.Contains(p.Summary(), "gone already") {
+		t.Errorf("changed %v, summary %q", p.Changed(), p.Summary())
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(file); !os.IsNotExist(err) {
+		t.Fatalf("undo left %s: %v", file, err)
+	}
+	if _, err := Undo(o); err == nil || !strings.Contains(err.Error(), "no backup") {
+		t.Errorf("a second undo: %v", err)
+	}
+}
+
+// TestProjectLinkOutsideRefused: a project's file (a cloned repository's)
+// that is a symbolic link out of the project, or lies in a directory that
+// links out of it, is refused: connect --project would edit a file of the
+// user's elsewhere (~/.docker/config.json) and show its lines in the diff.
+func TestProjectLinkOutsideRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "config.json")
+	secret := "{\n  \"auths\": {\"registry.example\": {\"auth\": \"c2VjcmV0\"}}\n}\n"
+	writeText(t, outside, secret)
+	for _, tc := range []struct{ client, link, to string }{
+		{"claude-code", ".mcp.json", outside},
+		{"vscode", ".vscode", filepath.Dir(outside)},
+	} {
+		o, _, _ := setup(t, tc.client, fixtureCmd)
+		o.Project = t.TempDir()
+		if err := os.Symlink(tc.to, filepath.Join(o.Project, tc.link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Prepare(o)
+		if err == nil || !strings.Contains(err.Error(), "outside the project") {
+			t.Errorf("%s: %v, want a refusal", tc.client, err)
+		}
+		if string(read(t, outside)) != secret {
+			t.Fatalf("%s: the file outside changed", tc.client)
+		}
+	}
+	// A link inside the project is followed as ever.
+	o, _, _ := setup(t, "claude-code", fixtureCmd)
+	o.Project = t.TempDir()
+	writeText(t, filepath.Join(o.Project, "shared.json"), "{}\n")
+	if err := os.Symlink("shared.json", filepath.Join(o.Project, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	connect(t, o)
+}
+
+// TestBadTarget: a gateway URL a client cannot reach (no scheme, another
+// scheme, no host, credentials in it) or a token variable no shell can
+// set is refused before anything is planned, naming the flag.
+func TestBadTarget(t *testing.T) {
+	for _, tc := range []struct {
+		target Target
+		want   string
+	}{
+		{Target{URL: "127.0.0.1:8931/mcp"}, "--http"},
+		{Target{URL: "ftp://127.0.0.1/mcp"}, "--http"},
+		{Target{URL: "http:///mcp"}, "--http"},
+		{Target{URL: "https://user:pw@gw.example/mcp"}, "--http"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "DSH TOKEN"}, "--token-env"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "X}${HOME"}, "--token-env"},
+		{Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "1X"}, "--token-env"},
+	} {
+		o, file, orig := setup(t, "claude-code", fixtureCmd)
+		o.Target = tc.target
+		if _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming %s", tc.target, err, tc.want)
+		}
+		if !bytes.Equal(read(t, file), orig) {
+			t.Fatal("the file changed")
+		}
+	}
+}

@@ -19,6 +19,7 @@ func TestSetMember(t *testing.T) {
 		{"tabs", "{\n\t\"s\": {\n\t\t\"a\": 1\n\t}\n}", "{\n\t\"s\": {\n\t\t\"a\": 1,\n\t\t\"d\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t}\n}"},
 		{"replace", "{\n  \"s\": {\n    \"d\": {\"old\": true}, /* keep */\n    \"e\": 2\n  }\n}", "{\n  \"s\": {\n    \"d\": {\n      \"command\": \"x\"\n    }, /* keep */\n    \"e\": 2\n  }\n}"},
 		{"missing list", "{\n  \"theme\": \"x\"\n}\n", "{\n  \"theme\": \"x\",\n  \"s\": {\n    \"d\": {\n      \"command\": \"x\"\n    }\n  }\n}\n"},
+		{"empty list over lines", "{\n  \"s\": {\n  }\n}\n", "{\n  \"s\": {\n    \"d\": {\n      \"command\": \"x\"\n    }\n  }\n}\n"},
 		{"brace on the member's line", "{\n  \"s\": {\n    \"a\": 1}\n}", "{\n  \"s\": {\n    \"a\": 1,\n    \"d\": {\n      \"command\": \"x\"\n    }}\n}"},
 	}
 	for _, tt := range tests {

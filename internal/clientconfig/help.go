@@ -92,8 +92,11 @@ func Composition(file string) (string, error) {
 // Summary says what Apply did, and how to undo it.
 func (p *Plan) Summary() string {
 	if p.undo {
-		if p.Remove {
+		switch {
+		case p.Remove:
 			return fmt.Sprintf("%s: removed (connect had created it)", p.File)
+		case !p.rec.Existed && !p.Exists:
+			return fmt.Sprintf("%s: gone already (connect had created it); its backup is dropped", p.File)
 		}
 		return fmt.Sprintf("%s: restored", p.File)
 	}

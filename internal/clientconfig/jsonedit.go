@@ -148,7 +148,11 @@ func insertMember(text []byte, o *jnode, key string, value any, unit string) []b
 		ind := outer + unit
 		ins := "\n" + ind + string(k) + ": " + render(value, ind, unit) + "\n" + outer
 		// Just inside the braces: anything already there (a comment)
-		// follows the new member.
+		// follows the new member; blanks alone are replaced, else they
+		// would be a line of trailing spaces.
+		if len(bytes.TrimSpace(text[o.start+1:o.end-1])) == 0 {
+			return splice(text, o.start+1, o.end-1, ins)
+		}
 		return splice(text, o.start+1, o.start+1, ins)
 	}
 	last := o.members[len(o.members)-1]

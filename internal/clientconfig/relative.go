@@ -3,7 +3,6 @@ package clientconfig
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -11,9 +10,9 @@ import (
 )
 
 // relativeNotes warns of the composition's stdio servers that name a
-// relative path without an absolute cwd: a client starts dsh-host in its
-// own directory, not the composition's, where ./x is not found (the
-// default composition's go run ./testdata/mcpfixture is one).
+// relative path without a cwd: a client starts dsh-host in its own
+// directory, not the composition's, where ./x is not found. A cwd, even a
+// relative one (taken against the entry's file), fixes that.
 func relativeNotes(comp string) []string {
 	data, err := os.ReadFile(comp)
 	if err != nil {
@@ -31,12 +30,12 @@ func relativeNotes(comp string) []string {
 			continue
 		}
 		cfg, err := host.Decode[mcpclient.Config](e)
-		if err != nil || filepath.IsAbs(cfg.Cwd) {
+		if err != nil || cfg.Cwd != "" {
 			continue
 		}
 		for _, a := range append([]string{cfg.Command, cfg.Cwd}, cfg.Args...) {
 			if strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || a == "." || a == ".." {
-				notes = append(notes, fmt.Sprintf("%s:%d: entry %s runs %q, a path relative to the directory the client starts dsh-host in, not the composition's: make it absolute, or give the entry cwd: %s", e.File, e.Line, e.ID, a, filepath.Dir(comp)))
+				notes = append(notes, fmt.Sprintf("%s:%d: entry %s runs %q, a path relative to the directory the client starts dsh-host in, not the composition's: make it absolute, or give the entry cwd: . (the composition's directory)", e.File, e.Line, e.ID, a))
 				break
 			}
 		}

@@ -153,6 +153,12 @@ func TestConsoleStopsWithContext(t *testing.T) {
 // attach serves h on a control socket, as a running host does, and
 // returns the socket's client: the console attached to it.
 func attach(t *testing.T, h *host.Host) app.App {
+	a, _ := attachKill(t, h)
+	return a
+}
+
+// attachKill is attach, with what closes the host's side of the socket.
+func attachKill(t *testing.T, h *host.Host) (app.App, func()) {
 	t.Helper()
 	home, err := os.MkdirTemp("", "dshc") // short: a socket's path is bounded
 	if err != nil {
@@ -173,7 +179,21 @@ func attach(t *testing.T, h *host.Host) app.App {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c
+	return c, func() { s.Close() }
+}
+
+// TestConsoleHostGone: attached to a host that went away, each line says
+// why it could not be answered and the console goes on to the end of its
+// input, as it does on a host of its own.
+func TestConsoleHostGone(t *testing.T) {
+	a, kill := attachKill(t, startTestHost(t, greeterComposition))
+	kill()
+	var out bytes.Buffer
+	Run(context.Background(), a, strings.NewReader("/status\n/tools\n/call greet\n/nope\n/help\n/quit\n"), &out, nil, Hooks{})
+	got := out.String()
+	if n := strings.Count(got, "does not answer (stopped? dsh-host status says)"); n != 4 || !strings.HasSuffix(got, "bye\n") || !strings.Contains(got, "/status") {
+		t.Errorf("console on a host gone:\n%s\nwant each request's error, /help's own commands, then bye", got)
+	}
 }
 
 // TestConsoleReload: /reload waits for the outcome and says it; on a host

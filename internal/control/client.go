@@ -482,7 +482,15 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err // the caller's cancel, not the host's going
+		}
+		// Not the transport's made-up URL: the host is gone.
+		cause := errors.Unwrap(err)
+		if cause == nil {
+			cause = err
+		}
+		return nil, fmt.Errorf("the running host (pid %d) does not answer (stopped? dsh-host status says): %w", c.PID, cause)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()

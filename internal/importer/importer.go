@@ -353,6 +353,9 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 				return err
 			}
 		}
+		if err := unchangedSince(path, nil); err != nil {
+			return err
+		}
 		return fsutil.WriteFile(path, out, 0o644)
 	}
 	if err != nil {
@@ -367,11 +370,28 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 			return err
 		}
 	}
+	if err := unchangedSince(path, orig); err != nil {
+		return err
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	return fsutil.WriteFile(path, out, info.Mode().Perm())
+}
+
+// unchangedSince fails when the file at path is no longer orig (nil: it
+// did not exist): someone saved it while the new content was made and
+// checked, and writing that would drop their change.
+func unchangedSince(path string, orig []byte) error {
+	cur, err := os.ReadFile(path)
+	switch {
+	case orig == nil && errors.Is(err, os.ErrNotExist):
+		return nil
+	case err == nil && orig != nil && bytes.Equal(cur, orig):
+		return nil
+	}
+	return fmt.Errorf("%s changed while it was being appended to (saved by an editor?); nothing was written: run it again", path)
 }
 
 // appended returns orig, the composition at path, with servers appended

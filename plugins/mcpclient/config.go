@@ -69,7 +69,11 @@ type Config struct {
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args"`
 	Env     map[string]string `yaml:"env"`
-	Cwd     string            `yaml:"cwd"`
+	// Cwd is the server's working directory; a relative one is relative
+	// to the directory of the file the entry is in, so that a composition
+	// means the same wherever the host is started from (an agent CLI
+	// starts `serve --stdio` in its own directory).
+	Cwd string `yaml:"cwd"`
 	// InheritEnv is what a stdio server inherits of the host's
 	// environment: "scrub" (default: all but what looks like a secret),
 	// "minimal" (what a program needs to run) or "all".
@@ -359,4 +363,18 @@ func (cfg *Config) roots() []*mcp.Root {
 		}
 	}
 	return out
+}
+
+// entryRelative is cwd made absolute against the directory of file, the
+// entry's file; cwd as it is when absolute, empty, or when the entry came
+// from no file.
+func entryRelative(cwd, file string) string {
+	if cwd == "" || filepath.IsAbs(cwd) || file == "" {
+		return cwd
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return cwd
+	}
+	return filepath.Join(filepath.Dir(abs), cwd)
 }

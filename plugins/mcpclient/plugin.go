@@ -49,6 +49,7 @@ func apply(s *host.Scope, cfg Config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
 	output, _ := host.Lookup(s, outputs.Key)
+	cfg.Cwd = entryRelative(cfg.Cwd, s.EntryFile())
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	var login *oauth.Handler

@@ -139,7 +139,7 @@ func TestE2ENpxOfAnUncachedPackage(t *testing.T) {
 	cfg.ServerName, cfg.Transport, cfg.Command = "mem", mcpclient.TransportStdio, npx
 	cfg.Args = []string{"-y", "@modelcontextprotocol/server-memory@latest"}
 	cfg.Env = map[string]string{"npm_config_cache": cache}
-	rep, err := mcpclient.CheckSandbox(ctx, cfg)
+	rep, err := mcpclient.CheckSandbox(ctx, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}

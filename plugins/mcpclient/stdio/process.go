@@ -192,7 +192,14 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // command is the server's command, its environment and directory set.
 func (t *Transport) command() *exec.Cmd {
-	cmd := exec.Command(t.Command, t.Args...)
+	name := t.Command
+	// A path such as ./bin/server is the directory's, as a shell started
+	// there would run it (the sandbox's launcher would take it against
+	// the host's directory).
+	if t.Dir != "" && !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
+		name = filepath.Join(t.Dir, name)
+	}
+	cmd := exec.Command(name, t.Args...)
 	environ := os.Environ
 	if t.Environ != nil {
 		environ = t.Environ
