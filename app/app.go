@@ -79,6 +79,9 @@ type App interface {
 	// SetDisabled disables or enables one entry by editing the
 	// composition file, then reloads (entries.go).
 	SetDisabled(ctx context.Context, req EntryRequest) (ReloadResult, error)
+	// Restart runs entry id's same config anew, as an edit of the entry
+	// would (restart.go).
+	Restart(ctx context.Context, id string) (ReloadResult, error)
 }
 
 // Status is a host's instances and how many tools each registered.

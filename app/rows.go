@@ -28,8 +28,13 @@ type InstanceRow struct {
 	// LastError is the last failure it retries or recovers from on its own.
 	LastError string `json:"lastError,omitempty"`
 	// Sandbox says how its child processes are confined.
-	Sandbox string     `json:"sandbox,omitempty"`
-	Claims  []ClaimRow `json:"claims,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	// Transport is how it reaches its MCP server (stdio, streamable-http,
+	// sse); "" for an in-process plugin.
+	Transport string `json:"transport,omitempty"`
+	// Reconnects counts its reconnect attempts since its run started.
+	Reconnects int        `json:"reconnects,omitempty"`
+	Claims     []ClaimRow `json:"claims,omitempty"`
 }
 
 // ClaimRow is a name an instance holds (host.Claim): a serverName and the
@@ -46,7 +51,8 @@ func Rows(st []host.InstanceStatus) []InstanceRow {
 	rows := make([]InstanceRow, 0, len(st))
 	for _, s := range st {
 		r := InstanceRow{ID: s.ID, Plugin: s.Plugin, State: s.State, Since: s.Since, Error: s.Err, Detail: s.Detail, Kept: s.Kept,
-			Endpoint: s.Endpoint, Lazy: s.Lazy, Dormant: s.Dormant, LastError: s.LastError, Sandbox: s.Sandbox}
+			Endpoint: s.Endpoint, Lazy: s.Lazy, Dormant: s.Dormant, LastError: s.LastError, Sandbox: s.Sandbox,
+			Transport: s.Transport, Reconnects: s.Reconnects}
 		for _, c := range s.Claims {
 			r.Claims = append(r.Claims, ClaimRow{Kind: c.Kind, Value: c.Value, ToolPrefix: c.ToolPrefix})
 		}

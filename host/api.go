@@ -57,6 +57,14 @@ type InstanceStatus struct {
 	// Sandbox says in a few words how the instance's child processes are
 	// confined (Scope.SetSandbox); "" when it starts none or does not say.
 	Sandbox string `json:",omitempty"`
+	// Transport is how the instance reaches its MCP server: "stdio",
+	// "streamable-http" or "sse" (Scope.SetTransport); "" for an
+	// in-process plugin.
+	Transport string `json:",omitempty"`
+	// Reconnects counts the instance's connection attempts after a failed
+	// start or a lost connection since its run started
+	// (Scope.SetReconnects); a restart or a changed config starts over.
+	Reconnects int `json:",omitempty"`
 	// Stderr are the last lines the instance's child process wrote to
 	// stderr (Scope.SetStderr), for a person reading why it failed.
 	Stderr []string `json:",omitempty"`

@@ -9,6 +9,8 @@ type facts struct {
 	dormant   bool
 	lastError string
 	sandbox   string
+	transport string
+	reconnect int
 	stderr    func() []string
 }
 
@@ -28,6 +30,14 @@ func (s *Scope) SetLastError(msg string) { s.setFact(func(f *facts) { f.lastErro
 // SetSandbox publishes in a few words how the instance's child processes
 // are confined: InstanceStatus.Sandbox.
 func (s *Scope) SetSandbox(summary string) { s.setFact(func(f *facts) { f.sandbox = summary }) }
+
+// SetTransport publishes how the instance reaches its server ("stdio",
+// "streamable-http", "sse"): InstanceStatus.Transport.
+func (s *Scope) SetTransport(name string) { s.setFact(func(f *facts) { f.transport = name }) }
+
+// SetReconnects publishes how many times the instance reconnected to its
+// server since it started: InstanceStatus.Reconnects.
+func (s *Scope) SetReconnects(n int) { s.setFact(func(f *facts) { f.reconnect = n }) }
 
 func (s *Scope) setFact(set func(*facts)) {
 	s.factsMu.Lock()
@@ -62,6 +72,7 @@ func (in *instance) addFacts(st *InstanceStatus) {
 	}
 	if f := s.facts.Load(); f != nil {
 		st.Endpoint, st.Dormant, st.LastError, st.Sandbox = f.endpoint, f.dormant, f.lastError, f.sandbox
+		st.Transport, st.Reconnects = f.transport, f.reconnect
 		if f.stderr != nil {
 			st.Stderr = f.stderr()
 		}

@@ -27,9 +27,9 @@ func TestStatusJSONTypedFields(t *testing.T) {
 	code, stdout, stderr := dshHost(t, "status", "--json", "-c", file)
 	var doc struct {
 		Instances []struct {
-			ID, State, Error, Endpoint, Sandbox, LastError string
-			Lazy, Dormant                                  bool
-			Claims                                         []struct{ Kind, Value, ToolPrefix string }
+			ID, State, Error, Endpoint, Sandbox, LastError, Transport string
+			Lazy, Dormant                                             bool
+			Claims                                                    []struct{ Kind, Value, ToolPrefix string }
 		} `json:"instances"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); code != exitOK || err != nil {
@@ -40,16 +40,16 @@ func TestStatusJSONTypedFields(t *testing.T) {
 		seen[in.ID] = true
 		switch in.ID {
 		case "later":
-			if !in.Lazy || len(in.Claims) != 1 || in.Claims[0].Kind != "serverName" || in.Claims[0].Value != "later" || in.Claims[0].ToolPrefix != "mcp__later__" {
-				t.Errorf("later: %+v; want lazy, claiming serverName later (mcp__later__)", in)
+			if !in.Lazy || in.Transport != "stdio" || len(in.Claims) != 1 || in.Claims[0].Kind != "serverName" || in.Claims[0].Value != "later" || in.Claims[0].ToolPrefix != "mcp__later__" {
+				t.Errorf("later: %+v; want lazy over stdio, claiming serverName later (mcp__later__)", in)
 			}
 		case "broken":
 			if in.State != "failed" || in.Error == "" || len(in.Claims) != 1 || in.Claims[0].ToolPrefix != "mcp__broken__" {
 				t.Errorf("broken: %+v; want failed with its error and its claim", in)
 			}
 		case "gw":
-			if !strings.HasPrefix(in.Endpoint, "http://127.0.0.1:") || !strings.HasSuffix(in.Endpoint, "/mcp") {
-				t.Errorf("gw: %+v; want its endpoint", in)
+			if !strings.HasPrefix(in.Endpoint, "http://127.0.0.1:") || !strings.HasSuffix(in.Endpoint, "/mcp") || in.Transport != "" {
+				t.Errorf("gw: %+v; want its endpoint and no transport (in-process)", in)
 			}
 		}
 	}
@@ -57,7 +57,7 @@ func TestStatusJSONTypedFields(t *testing.T) {
 		t.Errorf("instances %v; want later, broken and gw\n%s", seen, stdout)
 	}
 	// The names are the documented ones, lower camel case.
-	for _, key := range []string{`"endpoint"`, `"lazy"`, `"claims"`, `"toolPrefix"`} {
+	for _, key := range []string{`"endpoint"`, `"lazy"`, `"transport"`, `"claims"`, `"toolPrefix"`} {
 		if !strings.Contains(stdout, key) {
 			t.Errorf("status --json lacks %s:\n%s", key, stdout)
 		}

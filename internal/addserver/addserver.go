@@ -266,7 +266,7 @@ func PinsDir(file string) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				dir = pc.Pins.Dir
+				dir = host.EntryPath(e.File, pc.Pins.Dir)
 			}
 		}
 	}

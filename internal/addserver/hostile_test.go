@@ -241,11 +241,10 @@ func TestRemoveTakesTheIDFirst(t *testing.T) {
 	}
 }
 
-// TestRelativePinsDirRefused: a policy whose pins.dir is relative keeps
-// its pins where each process runs; the hold add wrote from one directory
-// would not be where a host started in another looks, and the server's
-// tools would be offered unreviewed. add refuses, unless --trust.
-func TestRelativePinsDirRefused(t *testing.T) {
+// A relative pins.dir is the composition's directory's, as the host takes
+// it (host.EntryPath): the hold goes where a host started anywhere looks,
+// never under add's own working directory.
+func TestRelativePinsDirIsTheCompositions(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "composition.yml")
 	if err := os.WriteFile(file, []byte("plugins:\n  - id: policy\n    name: policy\n    config:\n      pins:\n        dir: pins\n"), 0o644); err != nil {
@@ -256,13 +255,16 @@ func TestRelativePinsDirRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
-	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file}); err == nil || !strings.Contains(err.Error(), "relative") {
-		t.Errorf("err = %v, want the relative pins.dir refused", err)
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file}); err != nil {
+		t.Fatalf("add: %v", err)
 	}
 	if _, err := os.Stat("pins"); !os.IsNotExist(err) {
 		t.Errorf("a hold was written under the working directory: %v", err)
 	}
-	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: true}); err != nil {
-		t.Errorf("--trust: %v", err)
+	if got, err := addserver.PinsDir(file); err != nil || got != filepath.Join(dir, "pins") {
+		t.Errorf("PinsDir = %q, %v; want %s", got, err, filepath.Join(dir, "pins"))
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "pins")); err != nil || len(entries) == 0 {
+		t.Errorf("no hold under the composition's pins directory: %v %v", entries, err)
 	}
 }

@@ -25,7 +25,7 @@ func AuditDir(file string) (string, error) {
 		if !pc.Audit.Enabled {
 			return "", fmt.Errorf("%s: the policy entry turns the audit trail off (audit.enabled: false)", file)
 		}
-		return pc.Audit.Dir, nil
+		return host.EntryPath(e.File, pc.Audit.Dir), nil
 	}
 	return policy.DefaultConfig().Audit.Dir, nil
 }

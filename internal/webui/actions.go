@@ -137,6 +137,24 @@ func (c *Console) entryAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
+// restartAction runs one entry's config anew (app.App.Restart).
+func (c *Console) restartAction(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID string `json:"id"`
+	}
+	if !readBody(w, r, &req) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	res, err := c.a.Restart(ctx, req.ID)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
 // syncBuffer collects a login's lines (the authorization URL).
 type syncBuffer struct {
 	mu sync.Mutex

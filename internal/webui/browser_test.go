@@ -187,6 +187,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Clean(t, p)
 	}
 
+	// Each server's transport and reconnects are columns of their own.
+	b.Do(t, chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(`tr[data-id="fx"] td.transport`))
+	transport, _ := chromedp.Run(b.Ctx, chromedp.Text(`tr[data-id="fx"] td.transport`))
+	reconnects, _ := chromedp.Run(b.Ctx, chromedp.Text(`tr[data-id="fx"] td.reconnects`))
+	if transport != "stdio" || reconnects != "0" {
+		t.Errorf("fx shows transport %q, reconnects %q; want stdio and 0", transport, reconnects)
+	}
+
 	// Try it: the form made from add's schema calls it as caller ui.
 	b.Do(t, chromedp.Navigate(base+"/tool?name=mcp__fx__add"),
 		chromedp.SetValue(`.f[data-name="a"] [data-value]`, "2"),

@@ -129,6 +129,7 @@ func TestRefusesOtherSites(t *testing.T) {
 		{"rebound host, token", "GET", "/?token=x", map[string]string{"Host": "attacker.test"}, http.StatusMisdirectedRequest},
 		{"POST without origin", "POST", "/api/answer", with(nil), http.StatusForbidden},
 		{"POST from another site", "POST", "/api/answer", with(map[string]string{"Origin": "http://evil.example"}), http.StatusForbidden},
+		{"restart from another site", "POST", "/api/restart", with(map[string]string{"Origin": "http://evil.example"}), http.StatusForbidden},
 		{"POST from another port", "POST", "/api/answer", with(map[string]string{"Origin": "http://127.0.0.1:1"}), http.StatusForbidden},
 		{"POST, cross-site fetch", "POST", "/api/answer", with(map[string]string{"Origin": base, "Sec-Fetch-Site": "cross-site"}), http.StatusForbidden},
 		{"GET, cross-site fetch", "GET", "/events/status", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"}, http.StatusForbidden},

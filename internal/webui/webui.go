@@ -138,6 +138,7 @@ func (c *Console) routes() http.Handler {
 	act("POST /api/trust", c.trustAction)
 	act("POST /api/reload", c.reloadAction)
 	act("POST /api/entry", c.entryAction)
+	act("POST /api/restart", c.restartAction)
 	act("POST /api/login", c.loginAction)
 	act("POST /api/answer", c.answerAction)
 	act("GET /api/verify", c.verifyAction)

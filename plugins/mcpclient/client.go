@@ -150,6 +150,9 @@ type retryState struct {
 	// started: some attempt connected; until then the detail says
 	// "failed to start: <cause>" rather than "reconnecting".
 	started bool
+	// reconnects counts every attempt scheduled since the run started
+	// (InstanceStatus.Reconnects); unlike failed, it never starts over.
+	reconnects int
 }
 
 // loginState is set while the server waits for a login: stamp is the
@@ -774,6 +777,10 @@ func (c *client) scheduleReconnect(kind string, err error) {
 		return
 	}
 	c.upstream.reconnect()
+	c.retry.reconnects++
+	if c.opt.scope != nil {
+		c.opt.scope.SetReconnects(c.retry.reconnects)
+	}
 	delay := p.backoff(c.retry.failed)
 	verb := "connection lost; reconnecting"
 	if kind == "failed" {

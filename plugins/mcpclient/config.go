@@ -364,17 +364,3 @@ func (cfg *Config) roots() []*mcp.Root {
 	}
 	return out
 }
-
-// entryRelative is cwd made absolute against the directory of file, the
-// entry's file; cwd as it is when absolute, empty, or when the entry came
-// from no file.
-func entryRelative(cwd, file string) string {
-	if cwd == "" || filepath.IsAbs(cwd) || file == "" {
-		return cwd
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return cwd
-	}
-	return filepath.Join(filepath.Dir(abs), cwd)
-}

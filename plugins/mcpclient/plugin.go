@@ -49,7 +49,7 @@ func apply(s *host.Scope, cfg Config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	elicitation, _ := host.Lookup(s, elicit.Key)
 	output, _ := host.Lookup(s, outputs.Key)
-	cfg.Cwd = entryRelative(cfg.Cwd, s.EntryFile())
+	cfg.Cwd = host.EntryPath(s.EntryFile(), cfg.Cwd)
 	factory, cleanup := newTransportFactory(&cfg, s.Logger(), s.Environ)
 	s.OnDispose("mcp-client transport", func() error { cleanup(); return nil })
 	var login *oauth.Handler
@@ -88,6 +88,7 @@ func apply(s *host.Scope, cfg Config) error {
 // opt.logger and detail default to s's. The host keeps serverNames unique (Claims).
 func start(s *host.Scope, opt options) (*client, error) {
 	opt.scope = s
+	s.SetTransport(opt.cfg.Transport)
 	if opt.logger == nil {
 		opt.logger = s.Logger()
 	}

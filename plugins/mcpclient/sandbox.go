@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/stdio"
 )
@@ -16,7 +17,7 @@ func CheckSandbox(ctx context.Context, cfg Config, file string) (*sandbox.Report
 	if cfg.Transport != TransportStdio {
 		return nil, fmt.Errorf("%s is a %s server: the sandbox is for stdio servers, which run on this machine", cfg.ServerName, cfg.Transport)
 	}
-	t := &stdio.Transport{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, Dir: entryRelative(cfg.Cwd, file),
+	t := &stdio.Transport{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, Dir: host.EntryPath(file, cfg.Cwd),
 		Inherit: cfg.InheritEnv, Sandbox: cfg.Sandbox, Roots: cfg.rootPaths()}
 	return t.CheckSandbox(ctx)
 }

@@ -37,6 +37,8 @@ func init() {
 
 func apply(s *host.Scope, cfg Config) error {
 	reg, _ := host.Lookup(s, tools.Key)
+	cfg.Pins.Dir = host.EntryPath(s.EntryFile(), cfg.Pins.Dir)
+	cfg.Audit.Dir = host.EntryPath(s.EntryFile(), cfg.Audit.Dir)
 	p, err := New(reg, cfg, s.EntryFile())
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ function say(el, text, bad) {
   el.classList.toggle("bad", !!bad);
 }
 
-// The buttons that act: reload, log in, trust, verify.
+// The buttons that act: reload, restart, log in, trust, verify.
 document.addEventListener("click", async (ev) => {
   const b = ev.target.closest("button[data-action]");
   if (!b) return;
@@ -44,6 +44,17 @@ document.addEventListener("click", async (ev) => {
         say(out, "reloading…");
         const v = await post("/api/entry", { id: b.dataset.id, disabled: b.dataset.disabled === "true" });
         say(out, v.error || "done", !!v.error);
+        refreshLive();
+        break;
+      }
+      case "restart": {
+        // Said outside the table, which the refresh below replaces.
+        const top = $("#action-out");
+        say(top, "restarting " + b.dataset.id + "…");
+        const v = await post("/api/restart", { id: b.dataset.id });
+        const o = (v.outcomes || [])[0];
+        say(top, v.error ? "refused: " + v.error : o ? o.ID + ": " + o.Result + (o.Result === "restarted" ? "" : " — " + o.Why) : "done",
+          !!v.error || (o && o.Result !== "restarted"));
         refreshLive();
         break;
       }
