@@ -169,6 +169,10 @@ func fixtureComposition(t *testing.T, model *openaitest.Server) string {
           action: deny
         - tools: ["mcp__fx__count"]
           action: ask
+        # Chat's built-in ask before a writing tool (services/policy) is
+        # replaced by a rule for chat: the rules above decide alone.
+        - callers: [chat]
+          action: allow
 `, fx)
 	if model != nil {
 		t.Setenv("APP_TEST_KEY", "sk-app-test")

@@ -6,11 +6,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/dsh-host/dsh-host/app"
+	"github.com/dsh-host/dsh-host/internal/chatcomp"
 	"github.com/dsh-host/dsh-host/internal/chatui"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 )
@@ -70,7 +72,12 @@ func runChat(ctx context.Context, args []string, io Stdio, interrupts <-chan os.
 	if err := cf.Check(); err != nil {
 		return usageError(fs, io, "%v", err)
 	}
-	c, err := hostrun.Load(o.File)
+	// Chat works from any directory: without -c and composition.yml, the
+	// user's chat.yml or the built-in workspace composition.
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "c" })
+	c, file, _, err := chatcomp.Load(o.File, named)
+	o.File = file
 	if err != nil {
 		o.Failed(err)
 		return fail(io, "chat", err)

@@ -22,6 +22,9 @@ func chatIn(t *testing.T, ctx context.Context, home string, args ...string) *exe
 	t.Helper()
 	cmd := command(t, ctx, append([]string{"chat"}, args...)...)
 	cmd.Env = append(cmd.Env, "DSH_HOME="+home) // the last one wins
+	// One directory for the runs of one home, as a person resumes where
+	// they worked: the system text names the working directory.
+	cmd.Dir = home
 	return cmd
 }
 

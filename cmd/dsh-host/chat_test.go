@@ -34,6 +34,12 @@ func chatComposition(t *testing.T, srv *openaitest.Server) (file, events string)
       sandbox: {write: [%q]}
   - id: fold
     name: mcp-fold
+  # These tests drive the model's calls; chat's built-in ask before a
+  # writing tool has its own tests (services/policy, chat_approve_test.go).
+  - id: policy
+    name: policy
+    config:
+      rules: [{callers: [chat], action: allow}]
   - id: agent
     name: agent
     config:

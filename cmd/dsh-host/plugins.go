@@ -10,6 +10,7 @@ import (
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpoutput"
 	_ "github.com/dsh-host/dsh-host/plugins/metrics"
+	_ "github.com/dsh-host/dsh-host/plugins/workspace"
 	_ "github.com/dsh-host/dsh-host/services/attachments"
 	_ "github.com/dsh-host/dsh-host/services/commands"
 	_ "github.com/dsh-host/dsh-host/services/elicit"

@@ -56,6 +56,12 @@ func chatComposition(t *testing.T, srv *openaitest.Server) string {
       args: [-progress]
   - id: fold
     name: mcp-fold
+  # These tests drive the model's calls; chat's built-in ask before a
+  # writing tool is tested in services/policy.
+  - id: policy
+    name: policy
+    config:
+      rules: [{callers: [chat], action: allow}]
   - id: agent
     name: agent
     config:

@@ -25,13 +25,8 @@ func TestStreamJSONPermissionDenial(t *testing.T) {
 	)
 	comp := chatComposition(t, srv)
 	comp = strings.Replace(comp, "  - id: fold\n    name: mcp-fold\n", "", 1)
-	comp = strings.Replace(comp, "        deepseek-flash: {input: 300, cachedInput: 30, output: 1200}\n", "        other-model: {input: 1, output: 1}\n", 1) + `  - id: policy
-    name: policy
-    config:
-      rules:
-        - tools: ["mcp__demo__add"]
-          action: deny
-`
+	comp = strings.Replace(comp, "        deepseek-flash: {input: 300, cachedInput: 30, output: 1200}\n", "        other-model: {input: 1, output: 1}\n", 1)
+	comp = strings.Replace(comp, "      rules: [{callers: [chat], action: allow}]\n", "      rules:\n        - tools: [\"mcp__demo__add\"]\n          action: deny\n", 1)
 	var stdout, stderr mcptest.SyncBuffer
 	ch, h := startChat(t, comp, console.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	if _, err := ch.Once(context.Background(), h, "What is 1+2?", FormatStreamJSON, false, make(chan os.Signal)); err != nil {

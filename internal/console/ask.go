@@ -228,6 +228,22 @@ func (a *asker) url(ctx context.Context, req elicit.Request) (elicit.Result, err
 	}
 }
 
+// previewLines bounds the preview an approval shows (a diff may be long).
+const previewLines = 40
+
+// showPreview prints what the call would do, one escaped line at a time
+// (the tool's text comes from the model's arguments), cut at previewLines.
+func showPreview(out io.Writer, preview string) {
+	lines := strings.Split(strings.TrimRight(preview, "\n"), "\n")
+	for i, l := range lines {
+		if i == previewLines {
+			fmt.Fprintf(out, "  … %d more lines\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintf(out, "  %s\n", termsafe.Escape(l))
+	}
+}
+
 func webURL(u string) bool {
 	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")
 }
@@ -252,6 +268,9 @@ func (a *asker) approve(ctx context.Context, ap *elicit.Approval, dropped int) (
 	fmt.Fprintf(a.out, "\n(policy %s)\n", termsafe.Escape(ap.Rule))
 	if dropped > 0 {
 		fmt.Fprintf(a.out, "(%d line(s) typed before this question were dropped)\n", dropped)
+	}
+	if ap.Preview != "" {
+		showPreview(a.out, ap.Preview)
 	}
 	question := fmt.Sprintf("Allow %s %s? %s: ", termsafe.Escape(ap.Tool), termsafe.Escape(elicit.ShowArgs(ap.Args, 200)), strings.Join(hints, " / "))
 	for {

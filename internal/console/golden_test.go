@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +103,27 @@ func TestRenderGolden(t *testing.T) {
 	WriteTools(&out, nil)
 	WriteContent(&out, []tools.Content{{Type: "text", Text: "no newline"}, {Type: "text", Text: "line\n"}, {Type: "audio"}})
 	golden.Check(t, "render", out.Bytes(), *update)
+}
+
+// TestApprovalPreviewGolden: a tool's preview (an edit's diff) is shown
+// before the question, each line escaped, cut after previewLines.
+func TestApprovalPreviewGolden(t *testing.T) {
+	lines := newLineSource()
+	stop := make(chan struct{})
+	defer close(stop)
+	lines.feed(strings.NewReader("n\n"), stop)
+	var out bytes.Buffer
+	a := &asker{out: &out, lines: lines, fedAnswers: true}
+	var diff strings.Builder
+	diff.WriteString("--- a.go\n+++ a.go\n@@ -1,2 +1,2 @@\n-\treturn 1\n+\treturn 42 \x1b[2J\n")
+	for i := range previewLines {
+		fmt.Fprintf(&diff, "+line %d\n", i)
+	}
+	res, err := a.Answer(context.Background(), elicit.Request{Approval: &elicit.Approval{
+		Rule: "chat's default", Tool: "edit", Args: []byte(`{"path":"a.go"}`), Preview: diff.String(),
+		Choices: []string{elicit.ApproveOnce}}})
+	if err != nil || res.Action == elicit.Accept {
+		t.Fatalf("answer = %+v, %v", res, err)
+	}
+	golden.Check(t, "approval_preview", out.Bytes(), *update)
 }

@@ -47,6 +47,9 @@ type Agent struct {
 	reasoning bool
 	// now is the clock prices are read at (tests set another).
 	now func() time.Time
+	// work is what the system prompt says about the work (workcontext.go),
+	// read once as the instance starts; zero when the config turns it off.
+	work workContext
 
 	mu    sync.Mutex
 	model string
@@ -550,7 +553,7 @@ func (a *Agent) prepare(ctx context.Context, history []openai.ChatCompletionMess
 		toolsJSON = nil
 	}
 	msgs := history
-	sys := systemText(a.cfg.System, asm.Sections)
+	sys := systemText(a.cfg.System, append([]tools.Section{{Name: "work", Text: a.work.Text}}, asm.Sections...))
 	if sys != "" {
 		msgs = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys)}, history...)
 	}

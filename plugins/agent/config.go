@@ -51,6 +51,10 @@ type config struct {
 	// DeepSeek's published prices on DeepSeek's API, and has no cost
 	// shown elsewhere.
 	Price map[string]priceConfig `yaml:"price"`
+	// WorkContext puts the working directory, the date, the platform and
+	// the AGENTS.md and CLAUDE.md files of the directory and its parents
+	// in the system prompt (workcontext.go).
+	WorkContext bool `yaml:"workContext"`
 
 	prices map[string]pricing // Price, validated
 }
@@ -65,6 +69,7 @@ func defaults() config {
 		CompactAt:        0.8,
 		SchemaProfile:    schemaprofile.Auto,
 		ReasoningContent: reasoningAuto,
+		WorkContext:      true,
 	}
 }
 

@@ -29,6 +29,9 @@ type ContextUse struct {
 	System, Tools, History, Request int
 	Messages                        int
 	Bytes                           int
+	// Instructions are the AGENTS.md and CLAUDE.md files the system text
+	// carries.
+	Instructions []InstructionFile
 }
 
 // Context measures what the conversation's next request would spend.
@@ -57,7 +60,8 @@ func (c *Conversation) Context(ctx context.Context) (ContextUse, error) {
 	c.mu.Lock()
 	measured := c.lastPrompt > 0
 	c.mu.Unlock()
-	u := ContextUse{Window: c.a.window(), Threshold: c.a.threshold(), Total: c.estimate(n), Measured: measured, Messages: len(history), Bytes: n}
+	u := ContextUse{Window: c.a.window(), Threshold: c.a.threshold(), Total: c.estimate(n), Measured: measured, Messages: len(history), Bytes: n,
+		Instructions: c.a.work.Files}
 	share := func(b int) int { return int(int64(u.Total) * int64(b) / int64(max(n, 1))) }
 	u.System, u.Tools, u.Request = share(sys), share(tools), share(max(n-sys-tools-hist, 0))
 	// The rounding goes to the history, so that the parts add up.
@@ -71,6 +75,16 @@ func (u ContextUse) String() string {
 	pct := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(max(u.Window, 1))) }
 	fmt.Fprintf(&b, "context: %d of %d tokens (%s); compaction at %d (%s)\n", u.Total, u.Window, pct(u.Total), u.Threshold, pct(u.Threshold))
 	fmt.Fprintf(&b, "  system text  %7d\n", u.System)
+	for _, f := range u.Instructions {
+		switch {
+		case f.Left:
+			fmt.Fprintf(&b, "    %s: left out (past %d bytes of instructions)\n", f.Path, maxInstructions)
+		case f.Cut > 0:
+			fmt.Fprintf(&b, "    %s: %d bytes, cut (%d more)\n", f.Path, f.Bytes, f.Cut)
+		default:
+			fmt.Fprintf(&b, "    %s: %d bytes\n", f.Path, f.Bytes)
+		}
+	}
 	fmt.Fprintf(&b, "  tools        %7d\n", u.Tools)
 	fmt.Fprintf(&b, "  history      %7d  (%d messages)\n", u.History, u.Messages)
 	fmt.Fprintf(&b, "  request      %7d  (model, options)\n", u.Request)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/services/attachments"
@@ -57,6 +58,12 @@ func apply(s *host.Scope, cfg config) error {
 	store, _ := host.Lookup(s, attachments.Key)
 	a := newAgent(s.Context(), cfg, key, host.Get(s, tools.Key), store, &http.Client{Transport: transport})
 	a.caller.ID = s.ID()
+	if cfg.WorkContext {
+		if dir, err := os.Getwd(); err == nil {
+			home, _ := os.UserHomeDir()
+			a.work = readWorkContext(dir, home, time.Now())
+		}
+	}
 	a.resources, _ = host.Lookup(s, resources.Key)
 	a.elicit, _ = host.Lookup(s, elicit.Key)
 	if err := host.Provide(s, Key, a); err != nil {

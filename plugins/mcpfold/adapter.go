@@ -147,7 +147,7 @@ func (a *adapter) registerMeta(s *host.Scope) error {
 		Name: callName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 		// No annotations: what a call does is its target's, which the
 		// listing cannot say in advance.
-		Execute: failures(a.call), Render: renderValue, ChecksArguments: true,
+		Execute: failures(a.call), Render: renderValue, ChecksArguments: true, Dispatches: true,
 	}); err != nil {
 		unList()
 		return err

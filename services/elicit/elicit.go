@@ -85,6 +85,9 @@ type Approval struct {
 	// Choices are the approvals the asker may give, among ApproveOnce,
 	// ApproveSession and ApproveAlways.
 	Choices []string
+	// Preview is what the call would do, as the tool says it (an edit's
+	// diff); a front end shows it escaped and cut, before the question.
+	Preview string
 }
 
 // The answers to an approval, as the value of ApprovalField.

@@ -91,6 +91,7 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		choices = append(choices, elicit.ApproveAlways)
 	}
 	req := approvalRequest(call, server, d.Rule, choices)
+	req.Approval.Preview = p.preview(call)
 	res := a.elicit.AskFor(ctx, call.Channels.CallerAnswerer(), req)
 	if res.Action != elicit.Accept {
 		why := "not approved"
@@ -121,6 +122,22 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		}
 	}
 	return nil
+}
+
+// preview is the tool's own account of what call would do ("" when it
+// has none, or its Preview panics: the question is asked without it).
+func (p *Policy) preview(call tools.Call) (s string) {
+	def, ok := p.reg.Get(call.Name)
+	if !ok || def.Preview == nil {
+		return ""
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.logger.Warn("policy: a tool's preview panicked; asked without it", "tool", call.Name, "panic", r)
+			s = ""
+		}
+	}()
+	return def.Preview(call)
 }
 
 // saveAlways adds tool to the settings' approvals, which the settings

@@ -15,8 +15,10 @@ import (
 
 // BenchmarkPolicy is the policy's cost per call with 100 rules: the guard
 // alone, and a whole Execute of an in-process tool with and without it.
+// The caller is call: chat would be asked (its built-in rule), and this
+// measures the rules themselves.
 func BenchmarkPolicy(b *testing.B) {
-	call := tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: "mcp__github__create_issue", Args: []byte(`{"repo":{"owner":"dev"},"title":"x"}`)}
+	call := tools.Call{Caller: tools.Caller{Kind: "call"}, Name: "mcp__github__create_issue", Args: []byte(`{"repo":{"owner":"dev"},"title":"x"}`)}
 	for _, c := range []struct{ name, when string }{
 		{"guard/100rules", ""},
 		{"guard/100rules+cel", `args.repo.owner == "dev"`},
@@ -82,7 +84,7 @@ func BenchmarkStdioCall(b *testing.B) {
     name: policy
 %s`, fixture, c.policy))
 			reg := h.Tools()
-			caller := tools.Caller{Kind: "chat"}
+			caller := tools.Caller{Kind: "call"} // chat would be asked (its built-in rule)
 			ctx := b.Context()
 			for b.Loop() {
 				if res := reg.Execute(ctx, caller, "mcp__github__ping", []byte(`{}`)); res.Err != nil {

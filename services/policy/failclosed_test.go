@@ -68,7 +68,8 @@ default: allow
 		{"mcp__github__search_code", `{"path":"/x","n":1e400}`, "ask", "rule 5 (composition.yml:16)", false},
 		{"mcp__github__search_code", `{"path":"/x","n":3}`, "allow", "default", false},
 	} {
-		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: c.tool, Args: []byte(c.args)})
+		// call, not chat: chat's built-in ask would hide the default.
+		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "call"}, Name: c.tool, Args: []byte(c.args)})
 		if d.Action != c.action || d.Rule != c.rule || (d.Why != "") != c.why {
 			t.Errorf("%s %s: %+v, want %s by %s (a why: %v)", c.tool, c.args, d, c.action, c.rule, c.why)
 		}

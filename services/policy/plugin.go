@@ -109,19 +109,22 @@ func apply(s *host.Scope, cfg Config) error {
 }
 
 func detail(cfg Config) string {
-	n := len(cfg.Rules)
-	switch n {
+	s := strconv.Itoa(len(cfg.Rules)) + " rules, default " + cfg.Default
+	switch len(cfg.Rules) {
 	case 0:
-		return "no rules, default " + cfg.Default
+		s = "no rules, default " + cfg.Default
 	case 1:
-		return "1 rule, default " + cfg.Default
+		s = "1 rule, default " + cfg.Default
 	}
-	return strconv.Itoa(n) + " rules, default " + cfg.Default
+	if rules.ChatDefault(cfg.Rules) {
+		s += "; chat asks before a tool not marked readOnlyHint"
+	}
+	return s
 }
 
 // mayAsk reports whether cfg can decide an ask.
 func mayAsk(cfg Config) bool {
-	if cfg.Default == rules.Ask {
+	if cfg.Default == rules.Ask || rules.ChatDefault(cfg.Rules) {
 		return true
 	}
 	for _, r := range cfg.Rules {

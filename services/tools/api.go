@@ -161,6 +161,14 @@ type Definition struct {
 	// built-in or meta-tool: ReadOnly for one that only reads), which a
 	// gateway serves to its clients; an MCP tool's are in MCPTool.
 	Annotations *mcp.ToolAnnotations
+	// Dispatches says the tool only calls other tools through the
+	// pipeline (Run: mcp_call), each of which meets the guards itself;
+	// the policy's chat rule does not ask for the dispatcher.
+	Dispatches bool
+	// Preview, when set, says what a call would do, for a person asked
+	// to approve it (an edit's diff); "" when it cannot say. It must not
+	// change anything.
+	Preview func(call Call) string
 }
 
 // ReadOnly returns the annotations of a tool that only reads: clients

@@ -46,7 +46,7 @@ type Engine struct {
 // Set gives it rules.
 func New(reg *tools.Registry) *Engine {
 	eng := &Engine{reg: reg}
-	eng.set.Store(&ruleSet{def: Allow})
+	eng.set.Store(&ruleSet{def: Allow, chat: true})
 	return eng
 }
 
@@ -54,7 +54,7 @@ func New(reg *tools.Registry) *Engine {
 // Set compiles), tried in order, then def ("" is allow). file is where
 // they were read from ("" when built in code), for the rules' names.
 func (eng *Engine) Set(def string, rs []Rule, file string) error {
-	set := &ruleSet{def: def}
+	set := &ruleSet{def: def, chat: ChatDefault(rs)}
 	if set.def == "" {
 		set.def = Allow
 	}
@@ -83,7 +83,7 @@ func (eng *Engine) ToolsChanged() { eng.toolsVersion.Add(1) }
 func (eng *Engine) Decide(call tools.Call) (d Decision, server string) {
 	set := eng.set.Load()
 	tr := eng.candidates(set, call.Name)
-	return eng.decide(set, tr, call), tr.server
+	return set.withChat(call, tr.safe, eng.decide(set, tr, call)), tr.server
 }
 
 // Describe lists the rules, one a line, then the default.
@@ -113,6 +113,9 @@ func (eng *Engine) Describe() string {
 		}
 		b.WriteString("\n")
 	}
+	if set.chat {
+		fmt.Fprintf(&b, "%s: %s callers=%s readOnlyHint=false\n", ChatRule, Ask, tools.CallerChat)
+	}
 	fmt.Fprintf(&b, "default: %s\n", set.def)
 	return b.String()
 }
@@ -121,6 +124,8 @@ func (eng *Engine) Describe() string {
 type ruleSet struct {
 	rules []*rule
 	def   string
+	// chat says the built-in chat rule holds (chat.go).
+	chat bool
 	// perTool caches, by tool name, the rules whose static conditions
 	// (tools, servers, annotations) match that tool.
 	perTool sync.Map // string -> *toolRules
@@ -139,6 +144,8 @@ type toolRules struct {
 	version    uint64
 	server     string
 	candidates []*rule
+	// safe is true for a tool chat calls without asking (chat.go).
+	safe bool
 }
 
 // Decision is what the policy decided for one call.
@@ -240,6 +247,7 @@ func (eng *Engine) candidates(set *ruleSet, name string) *toolRules {
 	if ok {
 		tr.server = def.Origin.Server
 		ann = readAnnotations(def.MCPTool)
+		tr.safe = safeForChat(def)
 	}
 	for _, r := range set.rules {
 		if r.covers(tools.KindTools) && r.matchesTool(name, tr.server, ann) {

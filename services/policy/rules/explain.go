@@ -37,15 +37,27 @@ type Step struct {
 // Explain returns how the rules decide call, rule by rule: the same
 // decision as Decide, with the reason for each rule considered. It asks
 // no one and does not look at pins or saved approvals.
-func (eng *Engine) Explain(call tools.Call) Explanation {
+func (eng *Engine) Explain(call tools.Call) (x Explanation) {
 	set := eng.set.Load()
-	x := Explanation{Tool: call.Name}
+	x = Explanation{Tool: call.Name}
 	def, ok := eng.reg.Get(call.Name)
 	var ann *annotations
 	if ok {
 		x.Registered, x.Server = true, def.Origin.Server
 		ann = readAnnotations(def.MCPTool)
 	}
+	// The chat rule has the last word, as in Decide; an unknown tool is
+	// not safe (its hints are unknown).
+	defer func() {
+		if d := set.withChat(call, ok && safeForChat(def), x.Decision); d != x.Decision {
+			for i := range x.Steps {
+				x.Steps[i].Decides = false
+			}
+			x.Steps = append(x.Steps, Step{Rule: ChatRule, Action: Ask, Decides: true,
+				Why: "the caller is chat and " + call.Name + " is not marked readOnlyHint; the rules' " + x.Decision.Action + " (" + x.Decision.Rule + ") is less strict"})
+			x.Decision = d
+		}
+	}()
 	// Decoded once here for the rules too: a Call made outside the
 	// registry carries no decoded view.
 	args, err := call.Arguments()

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -114,7 +115,7 @@ rules:
 		"mcp__fs__write":            "allow",
 		"greet":                     "allow",
 	} {
-		if d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: tool, Args: []byte(`{}`)}); d.Action != want {
+		if d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "call"}, Name: tool, Args: []byte(`{}`)}); d.Action != want {
 			t.Errorf("%s: %+v, want %s", tool, d, want)
 		}
 	}
@@ -157,7 +158,7 @@ func TestSetRulesIsAtomic(t *testing.T) {
 			running = false
 		default:
 		}
-		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "chat"}, Name: "greet", Args: []byte(`{}`)})
+		d := p.Decide(tools.Call{Caller: tools.Caller{Kind: "call"}, Name: "greet", Args: []byte(`{}`)})
 		if !valid[d] {
 			t.Fatalf("decision %+v is of neither rule set", d)
 		}
@@ -166,5 +167,42 @@ func TestSetRulesIsAtomic(t *testing.T) {
 	wg.Wait()
 	if len(seen) < 2 {
 		t.Logf("the calls saw one rule set only: %v", seen)
+	}
+}
+
+// TestChatRule: chat is asked before a tool not marked readOnlyHint
+// unless a rule names chat; the stricter of the rules and the built-in
+// rule decides, so a deny keeps its name and an allow for every caller
+// does not lift the ask; Explain and Describe say the same.
+func TestChatRule(t *testing.T) {
+	reg := policytest.Tools(t)
+	chat := tools.Caller{Kind: tools.CallerChat}
+	for _, c := range []struct {
+		config, tool, action, rule string
+	}{
+		{"", "mcp__fs__write", "ask", rules.ChatRule},
+		{"", "mcp__github__search_code", "allow", "default"}, // readOnlyHint
+		{"", "greet", "ask", rules.ChatRule},                 // no hints: it may write
+		{"rules:\n  - action: allow\n", "mcp__fs__write", "ask", rules.ChatRule},
+		{"rules:\n  - tools: [mcp__fs__write]\n    action: deny\n", "mcp__fs__write", "deny", "rule 1"},
+		{"default: deny\n", "mcp__fs__write", "deny", "default"},
+		{"rules:\n  - callers: [gateway]\n    action: allow\n", "mcp__fs__write", "ask", rules.ChatRule},
+		{"rules:\n  - callers: [chat, console]\n    tools: [nothing]\n    action: allow\n", "mcp__fs__write", "allow", "default"},
+	} {
+		p, err := newEngine(reg, parseConfig(t, c.config), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := tools.Call{Caller: chat, Name: c.tool, Args: []byte(`{}`)}
+		d := p.Decide(call)
+		if d.Action != c.action || !strings.HasPrefix(d.Rule, c.rule) {
+			t.Errorf("%q %s: %+v, want %s by %s", c.config, c.tool, d, c.action, c.rule)
+		}
+		if x := p.Explain(call); x.Decision.Action != d.Action || x.Decision.Rule != d.Rule {
+			t.Errorf("%q %s: Explain decides %+v, Decide %+v", c.config, c.tool, x.Decision, d)
+		}
+		if other := p.Decide(tools.Call{Caller: tools.Caller{Kind: tools.CallerConsole}, Name: c.tool, Args: []byte(`{}`)}); other.Rule == rules.ChatRule {
+			t.Errorf("%q %s: the console got chat's rule", c.config, c.tool)
+		}
 	}
 }

@@ -1,0 +1,51 @@
+package workspace
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+// previewEdit is the diff an edit would make, shown to the person asked
+// to approve it; "" when the edit would fail (the call then says why).
+func (w *Workspace) previewEdit(call tools.Call) string {
+	var in editIn
+	if json.Unmarshal(call.Args, &in) != nil || in.OldString == "" {
+		return ""
+	}
+	rel, err := w.rel(in.Path)
+	if err != nil {
+		return ""
+	}
+	data, _, err := w.readText(in.Path, rel)
+	if err != nil {
+		return ""
+	}
+	text := string(data)
+	switch n := strings.Count(text, in.OldString); {
+	case n == 0, n > 1 && !in.ReplaceAll:
+		return ""
+	case in.ReplaceAll:
+		return Diff(in.Path, text, strings.ReplaceAll(text, in.OldString, in.NewString))
+	}
+	return Diff(in.Path, text, strings.Replace(text, in.OldString, in.NewString, 1))
+}
+
+// previewWrite is the diff from the file's content, or says it is new.
+func (w *Workspace) previewWrite(call tools.Call) string {
+	var in writeIn
+	if json.Unmarshal(call.Args, &in) != nil {
+		return ""
+	}
+	rel, err := w.rel(in.Path)
+	if err != nil {
+		return ""
+	}
+	data, _, err := w.readText(in.Path, rel)
+	if err != nil {
+		return fmt.Sprintf("a new file %s, %d bytes:\n%s", in.Path, len(in.Content), in.Content)
+	}
+	return Diff(in.Path, string(data), in.Content)
+}

@@ -1,0 +1,312 @@
+package workspace_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/sandbox"
+	_ "github.com/dsh-host/dsh-host/plugins/workspace"
+	"github.com/dsh-host/dsh-host/services/elicit"
+	_ "github.com/dsh-host/dsh-host/services/policy"
+	"github.com/dsh-host/dsh-host/services/tools"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // run's commands start through this binary's sandbox hook
+	goleak.VerifyTestMain(m)
+}
+
+// approver answers chat's approvals with answer ("" declines) and
+// records what it was asked.
+type approver struct {
+	mu       sync.Mutex
+	answer   string
+	asked    []string
+	previews []string
+}
+
+func (a *approver) Answer(_ context.Context, req elicit.Request) (elicit.Result, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if req.Approval != nil {
+		a.asked = append(a.asked, req.Approval.Tool)
+		a.previews = append(a.previews, req.Approval.Preview)
+	}
+	if a.answer == "" {
+		return elicit.Result{Action: elicit.Decline}, nil
+	}
+	return elicit.Result{Action: elicit.Accept, Content: map[string]any{elicit.ApprovalField: a.answer}}, nil
+}
+
+func (a *approver) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.asked
+	a.asked = nil
+	return s
+}
+
+type ws struct {
+	t   *testing.T
+	dir string
+	reg *tools.Registry
+	ap  *approver
+}
+
+// start runs a host with the workspace on a new directory (extra config
+// lines appended) and the built-in policy.
+func start(t *testing.T, extra string) *ws {
+	t.Helper()
+	t.Setenv("DSH_HOME", t.TempDir())
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hosttest.Start(t, fmt.Sprintf("plugins:\n  - id: ws\n    name: workspace\n    config:\n      dir: %q\n%s", dir, extra))
+	return &ws{t: t, dir: dir, reg: h.Tools(), ap: &approver{answer: elicit.ApproveOnce}}
+}
+
+// call is chat's model calling tool.
+func (w *ws) call(tool, args string) tools.Result {
+	return w.reg.Run(w.t.Context(), tools.Call{Caller: tools.Caller{Kind: tools.CallerChat}, Name: tool, Args: []byte(args),
+		Channels: &tools.Channels{Answerer: w.ap}})
+}
+
+func (w *ws) text(tool, args string) (string, error) {
+	res := w.call(tool, args)
+	return hosttest.Text(res), res.Err
+}
+
+func (w *ws) file(name, content string) {
+	w.t.Helper()
+	p := filepath.Join(w.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *ws) read(name string) string {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, name))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReadsAreNotAsked: list, read and search are marked readOnlyHint,
+// so chat calls them without a question; edit, write and run are asked.
+func TestReadsAreNotAsked(t *testing.T) {
+	w := start(t, "")
+	w.file("a.txt", "one\ntwo\nthree\n")
+	for _, c := range [][2]string{{"list", `{}`}, {"read", `{"path":"a.txt"}`}, {"search", `{"pattern":"tw"}`}} {
+		if _, err := w.text(c[0], c[1]); err != nil {
+			t.Fatalf("%s: %v", c[0], err)
+		}
+	}
+	if asked := w.ap.take(); len(asked) > 0 {
+		t.Errorf("asked for %v, want no question for list, read, search", asked)
+	}
+	for _, c := range [][2]string{{"write", `{"path":"b.txt","content":"x"}`}, {"edit", `{"path":"a.txt","old_string":"two","new_string":"2"}`}, {"run", `{"command":"true"}`}} {
+		w.call(c[0], c[1])
+		if asked := w.ap.take(); len(asked) != 1 || asked[0] != c[0] {
+			t.Errorf("%s: asked for %v, want one question", c[0], asked)
+		}
+	}
+}
+
+// TestEdit: an approved edit changes exactly the string and answers the
+// diff; a declined one leaves the file's bytes as they were; an edit
+// whose string is missing or not unique changes nothing.
+func TestEdit(t *testing.T) {
+	w := start(t, "")
+	orig := "package a\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn 1\n}\n"
+	w.file("a.go", orig)
+	out, err := w.text("edit", `{"path":"a.go","old_string":"A() int {\n\treturn 1","new_string":"A() int {\n\treturn 42"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.read("a.go"), strings.Replace(orig, "return 1", "return 42", 1); got != want {
+		t.Errorf("after the edit:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(out, "-\treturn 1\n+\treturn 42\n") {
+		t.Errorf("the edit answered %q, want its diff", out)
+	}
+	// The person asked saw the same diff before the file changed.
+	if len(w.ap.previews) != 1 || w.ap.previews[0] != out {
+		t.Errorf("the approval's previews: %q, want the edit's diff %q", w.ap.previews, out)
+	}
+	before := w.read("a.go")
+	for _, c := range []struct{ args, want string }{
+		{`{"path":"a.go","old_string":"return 42","new_string":"return 7"}`, "not approved"},
+	} {
+		w.ap.answer = ""
+		if _, err := w.text("edit", c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("declined edit: %v, want %q", err, c.want)
+		}
+	}
+	w.ap.answer = elicit.ApproveSession
+	for _, c := range []struct{ args, want string }{
+		{`{"path":"a.go","old_string":"return 1","new_string":"return 2"}`, "occurs 1 times"},
+		{`{"path":"a.go","old_string":"\treturn","new_string":"return"}`, "occurs 2 times"},
+		{`{"path":"a.go","old_string":"nowhere","new_string":"x"}`, "does not occur"},
+		{`{"path":"a.go","old_string":"","new_string":"x"}`, "empty"},
+	} {
+		_, err := w.text("edit", c.args)
+		if c.want == "occurs 1 times" {
+			// Unique now: the one left of two "return 1" lines.
+			if err != nil {
+				t.Errorf("edit of the unique string: %v", err)
+			}
+			before = w.read("a.go")
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.args, err, c.want)
+		}
+		if got := w.read("a.go"); got != before {
+			t.Errorf("%s changed the file:\n%s", c.args, got)
+		}
+	}
+	if _, err := w.text("edit", `{"path":"a.go","old_string":"return","new_string":"yield","replace_all":true}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.read("a.go"); strings.Contains(got, "return") || strings.Count(got, "yield") != 2 {
+		t.Errorf("replace_all:\n%s", got)
+	}
+	if entries, _ := os.ReadDir(w.dir); len(entries) != 1 {
+		t.Errorf("the directory holds %d entries, want a.go alone (no temporary file left)", len(entries))
+	}
+}
+
+// TestPathsStayInside: .., absolute paths outside and symlinks leading
+// out are refused by every tool, reading and writing; nothing outside
+// is read or written.
+func TestPathsStayInside(t *testing.T) {
+	w := start(t, "")
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(w.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(w.dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(w.dir, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ap.answer = elicit.ApproveSession
+	for _, p := range []string{rel, secret, "link", "out/secret", "../x", "a/../../x"} {
+		for _, c := range []struct{ tool, args string }{
+			{"read", `{"path":%q}`},
+			{"list", `{"path":%q}`},
+			{"search", `{"pattern":"SECRET","path":%q}`},
+			{"edit", `{"path":%q,"old_string":"SECRET","new_string":"x"}`},
+			{"write", `{"path":%q,"content":"x"}`},
+		} {
+			out, err := w.text(c.tool, fmt.Sprintf(c.args, p))
+			if err == nil || strings.Contains(out, "SECRET") {
+				t.Errorf("%s %s: %q, %v; want a refusal", c.tool, p, out, err)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "SECRET\n" {
+		t.Errorf("the file outside was changed: %q", b)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("outside holds %d entries, want the secret alone", len(entries))
+	}
+	// An absolute path inside is fine; search does not follow the links.
+	w.file("in.txt", "SECRET? no\n")
+	if out, err := w.text("read", fmt.Sprintf(`{"path":%q}`, filepath.Join(w.dir, "in.txt"))); err != nil || !strings.Contains(out, "no") {
+		t.Errorf("absolute path inside: %q, %v", out, err)
+	}
+	if out, err := w.text("search", `{"pattern":"SECRET"}`); err != nil || out != "in.txt:1: SECRET? no\n" {
+		t.Errorf("search: %q, %v; want in.txt's line alone", out, err)
+	}
+}
+
+// TestReadAndSearch: read's offset and limit, search skipping .git and
+// binary files, with a glob, and stopping at max_results.
+func TestReadAndSearch(t *testing.T) {
+	w := start(t, "")
+	var b strings.Builder
+	for i := 1; i <= 50; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	w.file("long.txt", b.String())
+	w.file(".git/config", "line 1\n")
+	w.file("bin.dat", "line 1\x00\n")
+	w.file("sub/x.go", "line 7\n")
+	out, err := w.text("read", `{"path":"long.txt","offset":10,"limit":2}`)
+	if err != nil || out != "    10\tline 10\n    11\tline 11\n(39 more lines: read on with offset 12)\n" {
+		t.Errorf("read: %q, %v", out, err)
+	}
+	if out, err := w.text("search", `{"pattern":"^line 7$"}`); err != nil || out != "long.txt:7: line 7\nsub/x.go:1: line 7\n" {
+		t.Errorf("search: %q, %v", out, err)
+	}
+	if out, err := w.text("search", `{"pattern":"line","glob":"*.go"}`); err != nil || out != "sub/x.go:1: line 7\n" {
+		t.Errorf("search with a glob: %q, %v", out, err)
+	}
+	out, err = w.text("search", `{"pattern":"line","max_results":3}`)
+	if err != nil || strings.Count(out, "\n") != 4 || !strings.Contains(out, "stopped at 3 matches") {
+		t.Errorf("search bounded: %q, %v", out, err)
+	}
+	if _, err := w.text("search", `{"pattern":"("}`); err == nil {
+		t.Error("a bad pattern: no error")
+	}
+}
+
+// TestRunConfined: a command writes the directory but not outside it
+// (the sandbox refuses), its output is cut at maxOutput, and one that
+// outlives its timeout is killed with its children.
+func TestRunConfined(t *testing.T) {
+	if abi, why := sandbox.Support(); abi == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Landlock is required under CI=true: %s", why)
+		}
+		t.Skip(why)
+	}
+	w := start(t, "      maxOutput: 1000\n")
+	w.ap.answer = elicit.ApproveSession
+	outside := t.TempDir()
+	out, err := w.text("run", fmt.Sprintf(`{"command":"echo in > inside.txt && echo out > %s/outside.txt"}`, outside))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "exit status ") || strings.HasPrefix(out, "exit status 0") {
+		t.Errorf("writing outside: %q, want a failed command", out)
+	}
+	if w.read("inside.txt") != "in\n" {
+		t.Error("the command could not write inside the directory")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "outside.txt")); err == nil {
+		t.Error("the command wrote outside the directory")
+	}
+	out, err = w.text("run", `{"command":"head -c 100000 /dev/zero | tr '\\0' x"}`)
+	if err != nil || !strings.HasPrefix(out, "exit status 0\n"+strings.Repeat("x", 1000)+"\n(output cut: 99000 more bytes)") {
+		t.Errorf("output cap: %.80q…, %v", out, err)
+	}
+	out, err = w.text("run", `{"command":"(sleep 300; echo late > late.txt) & sleep 300","timeout_seconds":1}`)
+	if err != nil || !strings.HasPrefix(out, "timed out after 1s") {
+		t.Errorf("timeout: %q, %v", out, err)
+	}
+	if _, err := w.text("run", `{"command":"echo hi","timeout_seconds":0}`); err != nil {
+		t.Error(err)
+	}
+}
