@@ -46,7 +46,7 @@ func AskConsole(ctx context.Context, file string, a Ask, timeout time.Duration) 
 	}
 	line, err := json.Marshal(request{Ask: &askRequest{
 		Ref: 1, PID: os.Getpid(), Caller: a.Caller, Server: a.Server, Tool: a.Tool,
-		Arguments: a.Arguments, Rule: a.Rule, Choices: choices, TimeoutMS: timeout.Milliseconds(),
+		Arguments: a.Arguments, Preview: a.Preview, Rule: a.Rule, Choices: choices, TimeoutMS: timeout.Milliseconds(),
 	}})
 	if err != nil {
 		return Deny, fmt.Errorf("the ask: %w", err)

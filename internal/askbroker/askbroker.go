@@ -59,6 +59,10 @@ type Ask struct {
 	Tool   string `json:"tool"`
 	// Arguments are the call's, as JSON.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Preview is what the call would do as its tool tells it (an edit's
+	// diff), so that the console shows what a person approves; "" when
+	// the tool tells nothing.
+	Preview string `json:"preview,omitempty"`
 	// Rule is the rule that said ask, as policy explain names it.
 	Rule string `json:"rule"`
 	// Choices are the approvals the asking host takes (Deny is always
@@ -140,6 +144,7 @@ type askRequest struct {
 	Server    string          `json:"server,omitempty"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Preview   string          `json:"preview,omitempty"`
 	Rule      string          `json:"rule"`
 	Choices   []Answer        `json:"choices"`
 	// TimeoutMS is how long the host waits (capped at MaxTimeout).

@@ -358,7 +358,7 @@ func (c *conn) ask(r *askRequest) error {
 	now := time.Now()
 	p := &pending{c: c, ref: r.Ref, ask: Ask{
 		ID: newID(), Composition: b.composition, PID: pid,
-		Caller: r.Caller, Server: r.Server, Tool: r.Tool, Arguments: r.Arguments, Rule: r.Rule,
+		Caller: r.Caller, Server: r.Server, Tool: r.Tool, Arguments: r.Arguments, Preview: r.Preview, Rule: r.Rule,
 		Choices: slices.Compact(slices.Clone(r.Choices)), Asked: now, Deadline: now.Add(timeout),
 	}}
 	b.pending[p.ask.ID] = p

@@ -88,7 +88,7 @@ func wait(t *testing.T, ch <-chan result) result {
 }
 
 var call = Ask{Caller: "gateway claude-code", Server: "fixture", Tool: "mcp__fixture__echo",
-	Arguments: json.RawMessage(`{"text":"hi"}`), Rule: "rules[0]", Choices: []Answer{Once, Session, Always}}
+	Arguments: json.RawMessage(`{"text":"hi"}`), Preview: "--- a.txt\n+++ a.txt\n-hi\n+<b>hi</b>\n", Rule: "rules[0]", Choices: []Answer{Once, Session, Always}}
 
 func TestAskAnswered(t *testing.T) {
 	file := composition(t)
@@ -105,7 +105,7 @@ func TestAskAnswered(t *testing.T) {
 		}
 		got := *ev.Ask
 		abs, _ := filepath.EvalSymlinks(file)
-		if got.Tool != call.Tool || got.Caller != call.Caller || string(got.Arguments) != string(call.Arguments) ||
+		if got.Tool != call.Tool || got.Caller != call.Caller || string(got.Arguments) != string(call.Arguments) || got.Preview != call.Preview ||
 			got.Composition != abs || got.PID != os.Getpid() || len(got.ID) != 32 || !got.Deadline.After(got.Asked) {
 			t.Errorf("the console sees %+v", got)
 		}

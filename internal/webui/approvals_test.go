@@ -45,11 +45,12 @@ func TestApprovalsInBrowser(t *testing.T) {
 	defer cancel()
 	args, _ := json.Marshal(map[string]string{"path": `<img src="` + r.beacon.URL + `/ask">`})
 	first := ask(ctx, r.file, askbroker.Ask{Caller: "gateway claude-code", Server: "fx", Tool: "mcp__fx__count", Arguments: args,
-		Rule: "rule 1 (ask)", Choices: []askbroker.Answer{askbroker.Once, askbroker.Session}})
+		Preview: "-old line\n+<img src=\"" + r.beacon.URL + "/preview\">\n",
+		Rule:    "rule 1 (ask)", Choices: []askbroker.Answer{askbroker.Once, askbroker.Session}})
 	// It appears live, on the page that was open before it came.
 	b.Do(t, chromedp.WaitVisible(`section.ask`))
 	text, _ := chromedp.Run(b.Ctx, chromedp.Text(`section.ask`))
-	for _, want := range []string{"mcp__fx__count", "gateway claude-code", "rule 1 (ask)", `<img src=`} {
+	for _, want := range []string{"mcp__fx__count", "gateway claude-code", "rule 1 (ask)", `<img src=`, "-old line", `+<img src="`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the ask shows\n%s\nwant %q", text, want)
 		}
@@ -67,13 +68,18 @@ func TestApprovalsInBrowser(t *testing.T) {
 
 	// A second ask, waiting before the page loads, is listed by the page
 	// and denied there.
-	second := ask(ctx, r.file, askbroker.Ask{Caller: "chat -p", Tool: "mcp__fx__shout", Rule: "rule 2 (ask)", Choices: []askbroker.Answer{askbroker.Once}})
+	second := ask(ctx, r.file, askbroker.Ask{Caller: "chat -p", Tool: "mcp__fx__shout", Rule: "rule 2 (ask)", Choices: []askbroker.Answer{askbroker.Once},
+		Preview: "+the second's change\n"})
 	deadline := time.Now().Add(10 * time.Second)
 	for len(r.con.Pending()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	b.Do(t, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(`section.ask`),
-		chromedp.Click(`section.ask button[data-answer="deny"]`), chromedp.WaitNotPresent(`section.ask`))
+	b.Do(t, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(`section.ask`))
+	// The page's own rendering shows the preview too.
+	if text, _ := chromedp.Run(b.Ctx, chromedp.Text(`section.ask`)); !strings.Contains(text, "+the second's change") {
+		t.Errorf("the waiting ask shows\n%s\nwant its preview", text)
+	}
+	b.Do(t, chromedp.Click(`section.ask button[data-answer="deny"]`), chromedp.WaitNotPresent(`section.ask`))
 	if got := <-second; got.err != nil || got.answer != askbroker.Deny {
 		t.Errorf("the host got %q, %v; want deny", got.answer, got.err)
 	}

@@ -40,7 +40,7 @@ func (p *Policy) askConsole(ctx context.Context, call tools.Call, server string,
 	choices := p.consoleChoices(call)
 	answer, err := askbroker.AskConsole(ctx, c.file, askbroker.Ask{
 		Caller: callerLabel(call.Caller), Server: server, Tool: call.Name,
-		Arguments: call.Args, Rule: d.Rule, Choices: choices,
+		Arguments: call.Args, Preview: p.preview(call), Rule: d.Rule, Choices: choices,
 	}, c.timeout)
 	switch {
 	case errors.Is(err, askbroker.ErrNoConsole):

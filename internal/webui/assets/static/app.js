@@ -245,6 +245,9 @@ function askSection(a) {
   let args = "";
   try { args = JSON.stringify(a.arguments, null, 2); } catch (e) { args = String(a.arguments); }
   set("args", args === undefined ? "" : args);
+  set("preview", a.preview || "");
+  const preview = s.querySelector("details.preview");
+  if (preview) preview.hidden = !a.preview;
   const choices = a.choices || [];
   for (const b of s.querySelectorAll("button[data-answer]")) {
     b.hidden = b.dataset.answer !== "deny" && !choices.includes(b.dataset.answer);
