@@ -258,16 +258,30 @@ func check(file string, data []byte, env func(string) (string, bool)) error {
 // that is an error saying so.
 func PinsDir(file string) (string, error) {
 	dir := policy.DefaultConfig().Pins.Dir
-	if data, err := os.ReadFile(file); err == nil {
-		c, _ := host.ParseComposition(file, data, nil)
-		for _, e := range entries(c) {
-			if e.ID == policy.PluginName {
-				pc, err := host.Decode[policy.Config](&e)
-				if err != nil {
-					return "", err
-				}
-				dir = host.EntryPath(e.File, pc.Pins.Dir)
+	// An unset variable reads as a mark, not as an error: an entry with
+	// an error is left out of the composition, and the policy's would
+	// leave the default dir. A dir that holds the mark depends on a
+	// variable add cannot see; the host, started with it set, looks
+	// elsewhere, and a hold anywhere else lets the tools through (fail
+	// closed). ${VAR:-default} too: the host may have VAR.
+	const unset = "\x00unset:"
+	c, _ := host.ReadComposition(file, func(k string) (string, bool) {
+		if v, ok := os.LookupEnv(k); ok {
+			return v, true
+		}
+		return unset + k + "\x00", true
+	})
+	for _, e := range entries(c) {
+		if e.ID == policy.PluginName {
+			pc, err := host.Decode[policy.Config](&e)
+			if err != nil {
+				return "", err
 			}
+			if _, v, ok := strings.Cut(pc.Pins.Dir, unset); ok {
+				v, _, _ = strings.Cut(v, "\x00")
+				return "", fmt.Errorf("%s: the policy's pins.dir names $%s, which is not set here, so where the host keeps its pins is not known; set it, or add --trust to add the server trusted on first use", file, v)
+			}
+			dir = host.EntryPath(e.File, pc.Pins.Dir)
 		}
 	}
 	if dir == "" {
