@@ -169,12 +169,20 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	}
 	name := p.Server.Config.ServerName
 	res := &Result{File: o.File, Name: name}
+	// The lock first: the policy's pins.dir is read once, from the file
+	// that the entry is then written into.
+	unlock, err := lockComposition(o.File)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = unlock() }()
+	dir, dirErr := PinsDir(o.File)
 	var pinsDir string
 	if !o.Trust {
-		var err error
-		if pinsDir, err = PinsDir(o.File); err != nil {
-			return nil, err
+		if dirErr != nil {
+			return nil, dirErr
 		}
+		pinsDir = dir
 		res.Held = "added by dsh-host add"
 		if p.From != "" {
 			res.Held += " from " + p.From
@@ -205,7 +213,7 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		} else if o.Trust {
 			// A server of this name before had its tools trusted:
 			// they are not this one's.
-			if dir, err := PinsDir(o.File); err == nil && dir != "" {
+			if dirErr == nil {
 				if err := pins.Forget(dir, name); err != nil {
 					return fmt.Errorf("the pins of an earlier server called %s cannot be deleted: %w; nothing was written", name, err)
 				}
@@ -213,11 +221,6 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	unlock, err := lockComposition(o.File)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = unlock() }()
 	head := "Added by dsh-host add."
 	if p.From != "" {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
