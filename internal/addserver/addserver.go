@@ -169,12 +169,20 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	}
 	name := p.Server.Config.ServerName
 	res := &Result{File: o.File, Name: name}
+	// The lock first: the policy's pins.dir is read once, from the file
+	// that the entry is then written into.
+	unlock, err := lockComposition(o.File)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = unlock() }()
+	dir, dirErr := PinsDir(o.File)
 	var pinsDir string
 	if !o.Trust {
-		var err error
-		if pinsDir, err = PinsDir(o.File); err != nil {
-			return nil, err
+		if dirErr != nil {
+			return nil, dirErr
 		}
+		pinsDir = dir
 		res.Held = "added by dsh-host add"
 		if p.From != "" {
 			res.Held += " from " + p.From
@@ -205,7 +213,7 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		} else if o.Trust {
 			// A server of this name before had its tools trusted:
 			// they are not this one's.
-			if dir, err := PinsDir(o.File); err == nil && dir != "" {
+			if dirErr == nil {
 				if err := pins.Forget(dir, name); err != nil {
 					return fmt.Errorf("the pins of an earlier server called %s cannot be deleted: %w; nothing was written", name, err)
 				}
@@ -213,11 +221,6 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	unlock, err := lockComposition(o.File)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = unlock() }()
 	head := "Added by dsh-host add."
 	if p.From != "" {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
@@ -258,16 +261,30 @@ func check(file string, data []byte, env func(string) (string, bool)) error {
 // that is an error saying so.
 func PinsDir(file string) (string, error) {
 	dir := policy.DefaultConfig().Pins.Dir
-	if data, err := os.ReadFile(file); err == nil {
-		c, _ := host.ParseComposition(file, data, nil)
-		for _, e := range entries(c) {
-			if e.ID == policy.PluginName {
-				pc, err := host.Decode[policy.Config](&e)
-				if err != nil {
-					return "", err
-				}
-				dir = host.EntryPath(e.File, pc.Pins.Dir)
+	// An unset variable reads as a mark, not as an error: an entry with
+	// an error is left out of the composition, and the policy's would
+	// leave the default dir. A dir that holds the mark depends on a
+	// variable add cannot see; the host, started with it set, looks
+	// elsewhere, and a hold anywhere else lets the tools through (fail
+	// closed). ${VAR:-default} too: the host may have VAR.
+	const unset = "\x00unset:"
+	c, _ := host.ReadComposition(file, func(k string) (string, bool) {
+		if v, ok := os.LookupEnv(k); ok {
+			return v, true
+		}
+		return unset + k + "\x00", true
+	})
+	for _, e := range entries(c) {
+		if e.ID == policy.PluginName {
+			pc, err := host.Decode[policy.Config](&e)
+			if err != nil {
+				return "", err
 			}
+			if _, v, ok := strings.Cut(pc.Pins.Dir, unset); ok {
+				v, _, _ = strings.Cut(v, "\x00")
+				return "", fmt.Errorf("%s: the policy's pins.dir names $%s, which is not set here, so where the host keeps its pins is not known; set it, or add --trust to add the server trusted on first use", file, v)
+			}
+			dir = host.EntryPath(e.File, pc.Pins.Dir)
 		}
 	}
 	if dir == "" {

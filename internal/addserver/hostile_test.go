@@ -268,3 +268,31 @@ func TestRelativePinsDirIsTheCompositions(t *testing.T) {
 		t.Errorf("no hold under the composition's pins directory: %v %v", entries, err)
 	}
 }
+
+// A pins.dir that names a variable unset where add runs cannot be known:
+// the host, started with it set, looks elsewhere than any dir add could
+// pick, so add refuses rather than hold the server where no host looks
+// (fail closed).
+func TestPinsDirOfAnUnsetVariableFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "composition.yml")
+	if err := os.WriteFile(file, []byte("plugins:\n  - id: policy\n    name: policy\n    config:\n      pins:\n        dir: ${DSH_TEST_UNSET_PINS_DIR}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("DSH_TEST_UNSET_PINS_DIR")
+	if got, err := addserver.PinsDir(file); err == nil {
+		t.Errorf("PinsDir = %q, want an error naming the unset variable", got)
+	} else if !strings.Contains(err.Error(), "DSH_TEST_UNSET_PINS_DIR") {
+		t.Errorf("PinsDir error does not name the variable: %v", err)
+	}
+	p, err := addserver.Command("gh", "npx", []string{"-y", "server-github"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file}); err == nil {
+		t.Error("add held the server under a pins.dir it could not read")
+	}
+	if data, _ := os.ReadFile(file); strings.Contains(string(data), "gh") {
+		t.Errorf("the entry was written:\n%s", data)
+	}
+}

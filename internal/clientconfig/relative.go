@@ -2,7 +2,6 @@ package clientconfig
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -14,12 +13,8 @@ import (
 // directory, not the composition's, where ./x is not found. A cwd, even a
 // relative one (taken against the entry's file), fixes that.
 func relativeNotes(comp string) []string {
-	data, err := os.ReadFile(comp)
-	if err != nil {
-		return nil
-	}
 	// Only commands are read: an unset variable reads as empty here.
-	c, _ := host.ParseComposition(comp, data, func(string) (string, bool) { return "", true })
+	c, _ := host.ReadComposition(comp, func(string) (string, bool) { return "", true })
 	if c == nil {
 		return nil
 	}
@@ -33,7 +28,7 @@ func relativeNotes(comp string) []string {
 		if err != nil || cfg.Cwd != "" {
 			continue
 		}
-		for _, a := range append([]string{cfg.Command, cfg.Cwd}, cfg.Args...) {
+		for _, a := range append([]string{cfg.Command}, cfg.Args...) {
 			if strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || a == "." || a == ".." {
 				notes = append(notes, fmt.Sprintf("%s:%d: entry %s runs %q, a path relative to the directory the client starts dsh-host in, not the composition's: make it absolute, or give the entry cwd: . (the composition's directory)", e.File, e.Line, e.ID, a))
 				break
