@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,8 +175,9 @@ func (c *Config) Token() (string, error) {
 		}
 	case c.TokenEnv != "":
 		source = "tokenEnv " + c.TokenEnv
-		if token = os.Getenv(c.TokenEnv); token == "" {
-			return "", fmt.Errorf("tokenEnv %s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
+		var err error
+		if token, err = tokenfile.FromEnv(c.TokenEnv); err != nil {
+			return "", fmt.Errorf("tokenEnv %w", err)
 		}
 	default:
 		return "", nil

@@ -41,3 +41,22 @@ func TestTokenLength(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenEnvSpaces: a tokenEnv token that starts or ends with spaces is
+// refused when the gateway starts, naming the variable, as a tokenFile's
+// is: no client could send it (a header's value is trimmed), so every
+// request would be answered 401 with nothing saying why.
+func TestTokenEnvSpaces(t *testing.T) {
+	long := strings.Repeat("Zq", MinTokenLen/2)
+	for _, token := range []string{" " + long, long + " ", long + "\t"} {
+		t.Setenv("DSH_TEST_TOKEN_SPACES", token)
+		cfg := Config{HTTP: "127.0.0.1:0", TokenEnv: "DSH_TEST_TOKEN_SPACES"}
+		got, err := cfg.Token()
+		if err == nil || !strings.Contains(err.Error(), "spaces") || !strings.Contains(err.Error(), "DSH_TEST_TOKEN_SPACES") {
+			t.Fatalf("Token() = %q, %v; want an error naming the variable and its spaces", got, err)
+		}
+		if strings.Contains(err.Error(), long) {
+			t.Fatalf("the error shows the token: %v", err)
+		}
+	}
+}

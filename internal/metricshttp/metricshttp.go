@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -114,9 +113,5 @@ func requireToken(next http.Handler, token string) http.Handler {
 // Loopback reports whether addr's host is this machine only.
 func Loopback(addr string) bool {
 	h, _, _ := net.SplitHostPort(addr)
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return bearer.LoopbackHost(h)
 }

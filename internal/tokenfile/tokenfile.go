@@ -50,3 +50,18 @@ func Read(file string) (string, error) {
 	}
 	return token, nil
 }
+
+// FromEnv returns the token in the environment variable name, as Read
+// does a file's: an unset or empty variable is an error, and so is a
+// token that starts or ends with spaces, which no client could send (a
+// header's value is trimmed). No error quotes the content.
+func FromEnv(name string) (string, error) {
+	token := os.Getenv(name)
+	switch {
+	case token == "":
+		return "", fmt.Errorf("%s: the variable is not set or empty; export a long random token in it", name)
+	case strings.TrimSpace(token) != token:
+		return "", fmt.Errorf("%s: the token starts or ends with spaces; set it without them", name)
+	}
+	return token, nil
+}

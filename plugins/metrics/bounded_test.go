@@ -331,7 +331,7 @@ func TestScrapeToken(t *testing.T) {
 				b, _ := io.ReadAll(resp.Body)
 				return resp.StatusCode, resp.Header.Get("WWW-Authenticate") + " " + string(b)
 			}
-			for _, auth := range []string{"", "Bearer wrong", "Bearer " + token[:len(token)-1], "Basic " + token, token} {
+			for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + token[:len(token)-1], "Bearer " + token + token, "Bearer " + token + "x", "Basic " + token, token} {
 				if code, body := get(auth); code != http.StatusUnauthorized || strings.Contains(body, "dsh_build_info") || !strings.HasPrefix(body, "Bearer") {
 					t.Errorf("Authorization %q: %d %s, want 401 with WWW-Authenticate: Bearer", auth, code, body)
 				}

@@ -16,8 +16,6 @@ package metrics
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
@@ -102,12 +100,9 @@ func (c *Config) token() (string, error) {
 		}
 	case c.TokenEnv != "":
 		key = "tokenEnv"
-		if token = os.Getenv(c.TokenEnv); token == "" {
-			return "", host.KeyErrorf(key, "%s: the variable is not set or empty; export a long random token in it", c.TokenEnv)
-		}
-		if strings.TrimSpace(token) != token {
-			// A header cannot carry them: no scrape would match.
-			return "", host.KeyErrorf(key, "%s: the token starts or ends with spaces; set it without them", c.TokenEnv)
+		var err error
+		if token, err = tokenfile.FromEnv(c.TokenEnv); err != nil {
+			return "", host.KeyErrorf(key, "%w", err)
 		}
 	default:
 		return "", nil
