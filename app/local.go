@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/plugins/agent"
@@ -238,26 +237,24 @@ func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 		// command): no outcome would ever come.
 		return ReloadResult{}, ErrNotWatched
 	}
-	// The watcher reports its loads only as counters: poll them.
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st := l.Host.Reloads()
-		if st.Applied+st.Failed > before.Applied+before.Failed {
-			res := ReloadResult{Instances: l.Host.Status()}
-			if st.Failed > before.Failed && st.LastError != nil {
-				res.Error = st.LastError.Error()
-			} else {
-				res.Outcomes = st.Outcomes
-			}
-			return res, nil
-		}
-		select {
-		case <-ctx.Done():
-			return ReloadResult{}, ctx.Err()
-		case <-tick.C:
-		}
+	// The watcher's counters change under the host's status signal
+	// (WaitStatus wakes on each), so the outcome is seen as it lands,
+	// without polling.
+	var st host.ReloadStats
+	err := l.Host.WaitStatus(ctx, func([]host.InstanceStatus) bool {
+		st = l.Host.Reloads()
+		return st.Applied+st.Failed > before.Applied+before.Failed
+	})
+	if err != nil {
+		return ReloadResult{}, ctx.Err()
 	}
+	res := ReloadResult{Instances: l.Host.Status()}
+	if st.Failed > before.Failed && st.LastError != nil {
+		res.Error = st.LastError.Error()
+	} else {
+		res.Outcomes = st.Outcomes
+	}
+	return res, nil
 }
 
 // declineAll declines every question: nobody attached can answer.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
-	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // readFile is the composition in file, as a command reads it.
@@ -27,24 +25,6 @@ func readFile(t *testing.T, file string) *host.Composition {
 // runConsole runs the console without a terminal and without hooks.
 func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) {
 	console.Run(ctx, &app.Local{Host: h}, in, out, nil, console.Hooks{})
-}
-
-// consoleComposition is the greeter, the fixture server and folding.
-func consoleComposition(t *testing.T) string {
-	return fmt.Sprintf(`plugins:
-  - id: hi
-    name: greeter
-    config:
-      greeting: Hej
-  - id: demo
-    name: mcp-client
-    config:
-      serverName: demo
-      transport: stdio
-      command: %q
-  - id: fold
-    name: mcp-fold
-`, mcptest.FixtureBinary(t))
 }
 
 // startTestHost starts text in-process, with DSH_HOME in a temporary

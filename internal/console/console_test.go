@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -51,24 +50,6 @@ const greeterComposition = `plugins:
       greeting: Hej
 `
 
-// consoleComposition is the greeter, the fixture server and folding.
-func consoleComposition(t *testing.T) string {
-	return fmt.Sprintf(`plugins:
-  - id: hi
-    name: greeter
-    config:
-      greeting: Hej
-  - id: demo
-    name: mcp-client
-    config:
-      serverName: demo
-      transport: stdio
-      command: %q
-  - id: fold
-    name: mcp-fold
-`, mcptest.FixtureBinary(t))
-}
-
 // startTestHost starts text in-process, with DSH_HOME in a temporary
 // directory, and shuts it down when the test ends.
 func startTestHost(t *testing.T, text string) *host.Host {
@@ -82,7 +63,7 @@ func runConsole(ctx context.Context, h *host.Host, in io.Reader, out io.Writer) 
 }
 
 func TestConsole(t *testing.T) {
-	h := startTestHost(t, consoleComposition(t))
+	h := startTestHost(t, mcptest.ConsoleComposition(t))
 	tests := []struct {
 		name    string
 		input   string

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/testkit/golden"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -18,7 +19,7 @@ import (
 // TestConsoleGolden: what the console prints for a scripted session, byte
 // for byte (/status is left out: its SINCE column is the clock's).
 func TestConsoleGolden(t *testing.T) {
-	h := startTestHost(t, consoleComposition(t))
+	h := startTestHost(t, mcptest.ConsoleComposition(t))
 	var out bytes.Buffer
 	runConsole(context.Background(), h, strings.NewReader(goldenSession), &out)
 	golden.Check(t, "console_session", out.Bytes(), *update)
@@ -31,7 +32,7 @@ var goldenSession = strings.Join([]string{"/help", "/tools", "/prompt", `/call g
 // control socket, prints the same session byte for byte, and a server's
 // form asked during its call comes to it over the socket.
 func TestConsoleGoldenAttached(t *testing.T) {
-	h := startTestHost(t, consoleComposition(t))
+	h := startTestHost(t, mcptest.ConsoleComposition(t))
 	var out bytes.Buffer
 	Run(context.Background(), attach(t, h), strings.NewReader(goldenSession), &out, nil, Hooks{})
 	golden.Check(t, "console_session", out.Bytes(), false)

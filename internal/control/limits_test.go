@@ -20,20 +20,28 @@ import (
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
-// limitedServer serves an empty host on a fresh socket with lim, for the
-// rest of the test, and returns the socket's path.
-func limitedServer(t *testing.T, lim limits, logger *slog.Logger) string {
+// listenUnix listens on a fresh socket in a directory short enough for
+// one (t.TempDir can be too long), removed when the test ends.
+func listenUnix(t *testing.T) (path string, l net.Listener) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dshl")
+	dir, err := os.MkdirTemp("", "dshs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", path)
+	path = filepath.Join(dir, "s")
+	l, err = net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, l
+}
+
+// limitedServer serves an empty host on a fresh socket with lim, for the
+// rest of the test, and returns the socket's path.
+func limitedServer(t *testing.T, lim limits, logger *slog.Logger) string {
+	t.Helper()
+	path, l := listenUnix(t)
 	h := host.New(&host.Options{Logger: quiet})
 	srv := serve(l, &app.Local{Host: h, File: "c.yml"}, "c.yml", logger, lim)
 	t.Cleanup(func() { srv.Close(); h.Shutdown(t.Context()) })

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,11 +26,6 @@ import (
 // returns a raw HTTP client of its socket: a caller that misbehaves.
 func askServer(t *testing.T, lim limits) *http.Client {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dshq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	c, err := host.ParseComposition("c.yml", []byte(fmt.Sprintf(`plugins:
   - id: fx
     name: mcp-client
@@ -45,11 +38,7 @@ func askServer(t *testing.T, lim limits) *http.Client {
 	if err := h.Update(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, l := listenUnix(t)
 	srv := serve(l, &app.Local{Host: h, File: "c.yml"}, "c.yml", quiet, lim)
 	tr := &http.Transport{DialContext: dialer(path)}
 	t.Cleanup(func() {
@@ -184,16 +173,7 @@ func (blockAnswer) Answer(ctx context.Context, _ elicit.Request) (elicit.Result,
 // questions gets maxOpenQuestions of them asked at once; the rest are
 // declined at once, saying why, and the call's end ends those asked.
 func TestClientBoundsAHostsQuestions(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, l := listenUnix(t)
 	const flood = maxOpenQuestions + 5
 	declined := make(chan string, flood)
 	var mu sync.Mutex
@@ -245,16 +225,7 @@ func TestClientBoundsAHostsQuestions(t *testing.T) {
 // TestPanicAnswersThatRequest: an answer that panics (here a Local with
 // no host) is that request's error; the socket goes on answering.
 func TestPanicAnswersThatRequest(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, l := listenUnix(t)
 	srv := serve(l, &app.Local{File: "c.yml"}, "c.yml", quiet, defaultLimits())
 	defer srv.Close()
 	c, err := dialAt(t.Context(), path)
@@ -274,16 +245,7 @@ func TestPanicAnswersThatRequest(t *testing.T) {
 // (a chat turn, a server's progress) past the write bound: the stream ends
 // and the request's context is cancelled.
 func TestStreamCutsACallerThatStopsReading(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dshc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, l := listenUnix(t)
 	lim := defaultLimits()
 	lim.streamWrite = 200 * time.Millisecond
 	s := &Server{lim: lim}

@@ -97,6 +97,28 @@ func FixtureTools() []string {
 	return []string{"add", "add-tool", "admin.reset", "bad-image", "crash", "env", "fail", "greet", "image", "ping", "shout", "slow"}
 }
 
+// ConsoleComposition is a composition of the greeter (id hi), the fixture
+// server (id demo, over stdio) and folding (id fold): what the console's
+// tests, in its package and the binary's, run. The test links in the
+// plugins it names.
+func ConsoleComposition(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf(`plugins:
+  - id: hi
+    name: greeter
+    config:
+      greeting: Hej
+  - id: demo
+    name: mcp-client
+    config:
+      serverName: demo
+      transport: stdio
+      command: %q
+  - id: fold
+    name: mcp-fold
+`, FixtureBinary(t))
+}
+
 // FixtureBinary returns the path of the testdata/mcpfixture server, built at
 // most once per test process. Builds are cached under the user cache
 // directory, keyed by the fixture's sources, go.mod, go.sum and the Go
