@@ -310,3 +310,23 @@ func TestRunConfined(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWritePreviewOverExisting: a write over a file the preview cannot
+// show as text (binary, or past the read bound) is not presented to the
+// person asked as "a new file": approving would replace what is there.
+func TestWritePreviewOverExisting(t *testing.T) {
+	w := start(t, "")
+	w.file("blob.bin", "\x00\x01\x02 an existing binary file")
+	w.call("write", `{"path":"blob.bin","content":"x"}`)
+	if len(w.ap.previews) != 1 {
+		t.Fatalf("previews %q, want one", w.ap.previews)
+	}
+	if p := w.ap.previews[0]; strings.Contains(p, "a new file") || !strings.Contains(p, "replaces") {
+		t.Errorf("the preview of a write over an existing binary file: %q, want it to say the file is replaced", p)
+	}
+	w.ap.previews = nil
+	w.call("write", `{"path":"fresh.txt","content":"x"}`)
+	if len(w.ap.previews) != 1 || !strings.Contains(w.ap.previews[0], "a new file fresh.txt") {
+		t.Errorf("the preview of a new file: %q", w.ap.previews)
+	}
+}
