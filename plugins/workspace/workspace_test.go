@@ -8,12 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	_ "github.com/dsh-host/dsh-host/plugins/workspace"
+	"github.com/dsh-host/dsh-host/plugins/workspace"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	_ "github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -328,5 +329,19 @@ func TestWritePreviewOverExisting(t *testing.T) {
 	w.call("write", `{"path":"fresh.txt","content":"x"}`)
 	if len(w.ap.previews) != 1 || !strings.Contains(w.ap.previews[0], "a new file fresh.txt") {
 		t.Errorf("the preview of a new file: %q", w.ap.previews)
+	}
+}
+
+// TestOpenRefusesUncheckedConfig: a Config made in Go without a sandbox
+// mode is refused, not run under the sandbox's auto (unsandboxed where
+// the system cannot sandbox).
+func TestOpenRefusesUncheckedConfig(t *testing.T) {
+	w, err := workspace.Open(workspace.Config{Dir: t.TempDir(), Timeout: time.Minute, MaxOutput: 100})
+	if err == nil {
+		w.Close()
+		t.Fatal("Open of a config without a sandbox mode succeeded, want it refused")
+	}
+	if !strings.Contains(err.Error(), "sandbox") {
+		t.Errorf("error %v, want it to name sandbox", err)
 	}
 }
