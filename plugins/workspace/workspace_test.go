@@ -345,3 +345,24 @@ func TestOpenRefusesUncheckedConfig(t *testing.T) {
 		t.Errorf("error %v, want it to name sandbox", err)
 	}
 }
+
+// TestWriteOverALeftTemporaryFile: a temporary file left beside the file
+// (a host killed mid-write, or one the model made) does not block later
+// writes and edits of it, and is not what they write to.
+func TestWriteOverALeftTemporaryFile(t *testing.T) {
+	w := start(t, "")
+	w.file("a.txt", "one\n")
+	w.file(".a.txt.dsh-tmp", "left\n")
+	if _, err := w.text("write", `{"path":"a.txt","content":"two\n"}`); err != nil {
+		t.Fatalf("write beside a left temporary file: %v", err)
+	}
+	if _, err := w.text("edit", `{"path":"a.txt","old_string":"two","new_string":"three"}`); err != nil {
+		t.Fatalf("edit beside a left temporary file: %v", err)
+	}
+	if got := w.read("a.txt"); got != "three\n" {
+		t.Errorf("a.txt = %q, want %q", got, "three\n")
+	}
+	if got := w.read(".a.txt.dsh-tmp"); got != "left\n" {
+		t.Errorf("the left file = %q, want it untouched", got)
+	}
+}
