@@ -180,7 +180,12 @@ func (w *Workspace) read(_ context.Context, in readIn) (any, error) {
 		return nil, fmt.Errorf("offset %d is past the file's %d lines", offset, len(lines))
 	}
 	var b strings.Builder
-	end := min(len(lines), offset-1+limit)
+	// offset-1 < len(lines) here: compared so, a model's huge limit
+	// cannot overflow the sum.
+	end := len(lines)
+	if limit < end-(offset-1) {
+		end = offset - 1 + limit
+	}
 	for i := offset - 1; i < end; i++ {
 		if b.Len() > maxReadBytes {
 			fmt.Fprintf(&b, "(cut at %d bytes: read on with offset %d)\n", maxReadBytes, i+1)

@@ -366,3 +366,17 @@ func TestWriteOverALeftTemporaryFile(t *testing.T) {
 		t.Errorf("the left file = %q, want it untouched", got)
 	}
 }
+
+// TestReadHugeLimit: a limit past any file (the largest int a model can
+// send) reads to the end, not nothing through an overflow.
+func TestReadHugeLimit(t *testing.T) {
+	w := start(t, "")
+	w.file("a.txt", "one\ntwo\nthree\n")
+	out, err := w.text("read", `{"path":"a.txt","offset":2,"limit":9223372036854775807}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "2\ttwo\n") || !strings.Contains(out, "3\tthree\n") || strings.Contains(out, "more lines") {
+		t.Errorf("read with the largest limit:\n%s", out)
+	}
+}
