@@ -380,3 +380,30 @@ func TestReadHugeLimit(t *testing.T) {
 		t.Errorf("read with the largest limit:\n%s", out)
 	}
 }
+
+// TestRunWithoutLandlockFailsClosed: on a kernel without Landlock
+// (simulated), run under the default mode refuses and runs nothing;
+// only sandbox: auto runs the command, unsandboxed.
+func TestRunWithoutLandlockFailsClosed(t *testing.T) {
+	support := sandbox.Support
+	sandbox.Support = func() (int, string) { return 0, "no Landlock here (simulated)" }
+	t.Cleanup(func() { sandbox.Support = support })
+
+	w := start(t, "")
+	w.ap.answer = elicit.ApproveSession
+	if out, err := w.text("run", `{"command":"echo ran > ran.txt"}`); err == nil || !strings.Contains(err.Error(), "strict") {
+		t.Errorf("run in the default mode without Landlock: %q, %v; want it refused", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "ran.txt")); err == nil {
+		t.Error("the command ran unsandboxed in the default mode")
+	}
+
+	w = start(t, "      sandbox: auto\n")
+	w.ap.answer = elicit.ApproveSession
+	if out, err := w.text("run", `{"command":"echo ran > ran.txt"}`); err != nil || !strings.HasPrefix(out, "exit status 0") {
+		t.Errorf("run under auto without Landlock: %q, %v; want it run", out, err)
+	}
+	if w.read("ran.txt") != "ran\n" {
+		t.Error("the command did not run under auto")
+	}
+}
