@@ -407,3 +407,14 @@ func TestRunWithoutLandlockFailsClosed(t *testing.T) {
 		t.Error("the command did not run under auto")
 	}
 }
+
+// TestRunHugeTimeout: a timeout_seconds past what a Duration holds is the
+// workspace's timeout, not an overflow into an instant kill.
+func TestRunHugeTimeout(t *testing.T) {
+	w := start(t, "      sandbox: off\n")
+	w.ap.answer = elicit.ApproveSession
+	out, err := w.text("run", `{"command":"echo ok","timeout_seconds":9223372037}`)
+	if err != nil || !strings.HasPrefix(out, "exit status 0\nok") {
+		t.Errorf("run with a huge timeout: %q, %v; want it run", out, err)
+	}
+}
