@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path"
 	"slices"
@@ -179,7 +180,12 @@ func (w *Workspace) read(_ context.Context, in readIn) (any, error) {
 		return nil, fmt.Errorf("offset %d is past the file's %d lines", offset, len(lines))
 	}
 	var b strings.Builder
-	end := min(len(lines), offset-1+limit)
+	// offset-1 < len(lines) here: compared so, a model's huge limit
+	// cannot overflow the sum.
+	end := len(lines)
+	if limit < end-(offset-1) {
+		end = offset - 1 + limit
+	}
 	for i := offset - 1; i < end; i++ {
 		if b.Len() > maxReadBytes {
 			fmt.Fprintf(&b, "(cut at %d bytes: read on with offset %d)\n", maxReadBytes, i+1)
@@ -219,8 +225,7 @@ func (w *Workspace) save(p, rel string, data []byte, perm fs.FileMode) error {
 			return escape(p, err)
 		}
 	}
-	tmp := path.Join(path.Dir(rel), "."+path.Base(rel)+".dsh-tmp")
-	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, tmp, err := w.createTemp(rel, perm)
 	if err != nil {
 		return escape(p, err)
 	}
@@ -239,6 +244,22 @@ func (w *Workspace) save(p, rel string, data []byte, perm fs.FileMode) error {
 		return escape(p, err)
 	}
 	return nil
+}
+
+// createTemp creates a new file beside rel, named after it with a random
+// suffix as os.CreateTemp names its files: a name left by a host killed
+// mid-write, or made by the model, is passed over rather than blocking
+// every later write (O_EXCL also refuses to follow a symlink put there).
+func (w *Workspace) createTemp(rel string, perm fs.FileMode) (*os.File, string, error) {
+	for range 100 {
+		tmp := path.Join(path.Dir(rel), fmt.Sprintf(".%s.dsh-tmp-%08x", path.Base(rel), rand.Uint32()))
+		f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, tmp, err
+	}
+	return nil, "", fmt.Errorf("no free temporary name beside %s", rel)
 }
 
 func (w *Workspace) write(_ context.Context, in writeIn) (any, error) {

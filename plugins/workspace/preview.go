@@ -2,7 +2,9 @@ package workspace
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -44,8 +46,13 @@ func (w *Workspace) previewWrite(call tools.Call) string {
 		return ""
 	}
 	data, _, err := w.readText(in.Path, rel)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("a new file %s, %d bytes:\n%s", in.Path, len(in.Content), in.Content)
+	case err != nil:
+		// There, but not shown as text (binary, too large, not a
+		// regular file): the person asked must not read it as new.
+		return fmt.Sprintf("replaces %s (%v), with %d bytes:\n%s", in.Path, err, len(in.Content), in.Content)
 	}
 	return Diff(in.Path, string(data), in.Content)
 }

@@ -41,7 +41,9 @@ func (w *Workspace) run(ctx context.Context, in runIn) (any, error) {
 		return nil, errors.New("command is empty")
 	}
 	timeout := w.cfg.Timeout
-	if in.Timeout > 0 && time.Duration(in.Timeout)*time.Second < timeout {
+	// Compared in seconds: a model's huge count times a second would
+	// overflow the Duration.
+	if in.Timeout > 0 && int64(in.Timeout) <= int64(timeout/time.Second) {
 		timeout = time.Duration(in.Timeout) * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -117,8 +117,14 @@ func apply(s *host.Scope, cfg Config) error {
 	return nil
 }
 
-// Open returns the workspace of cfg (validated) on its directory.
+// Open returns the workspace of cfg on its directory. cfg is checked
+// again: a Config made in Go, without the entry's defaults, would leave
+// Sandbox "" (the sandbox's auto, which runs unsandboxed where it cannot
+// sandbox) and no timeout; it is refused instead.
 func Open(cfg Config) (*Workspace, error) {
+	if err := validate(&cfg); err != nil {
+		return nil, err
+	}
 	dir := cfg.Dir
 	if dir == "" {
 		wd, err := os.Getwd()

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	_ "github.com/dsh-host/dsh-host/plugins/workspace"
+	"github.com/dsh-host/dsh-host/plugins/workspace"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	_ "github.com/dsh-host/dsh-host/services/policy"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -308,5 +309,112 @@ func TestRunConfined(t *testing.T) {
 	}
 	if _, err := w.text("run", `{"command":"echo hi","timeout_seconds":0}`); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWritePreviewOverExisting: a write over a file the preview cannot
+// show as text (binary, or past the read bound) is not presented to the
+// person asked as "a new file": approving would replace what is there.
+func TestWritePreviewOverExisting(t *testing.T) {
+	w := start(t, "")
+	w.file("blob.bin", "\x00\x01\x02 an existing binary file")
+	w.call("write", `{"path":"blob.bin","content":"x"}`)
+	if len(w.ap.previews) != 1 {
+		t.Fatalf("previews %q, want one", w.ap.previews)
+	}
+	if p := w.ap.previews[0]; strings.Contains(p, "a new file") || !strings.Contains(p, "replaces") {
+		t.Errorf("the preview of a write over an existing binary file: %q, want it to say the file is replaced", p)
+	}
+	w.ap.previews = nil
+	w.call("write", `{"path":"fresh.txt","content":"x"}`)
+	if len(w.ap.previews) != 1 || !strings.Contains(w.ap.previews[0], "a new file fresh.txt") {
+		t.Errorf("the preview of a new file: %q", w.ap.previews)
+	}
+}
+
+// TestOpenRefusesUncheckedConfig: a Config made in Go without a sandbox
+// mode is refused, not run under the sandbox's auto (unsandboxed where
+// the system cannot sandbox).
+func TestOpenRefusesUncheckedConfig(t *testing.T) {
+	w, err := workspace.Open(workspace.Config{Dir: t.TempDir(), Timeout: time.Minute, MaxOutput: 100})
+	if err == nil {
+		w.Close()
+		t.Fatal("Open of a config without a sandbox mode succeeded, want it refused")
+	}
+	if !strings.Contains(err.Error(), "sandbox") {
+		t.Errorf("error %v, want it to name sandbox", err)
+	}
+}
+
+// TestWriteOverALeftTemporaryFile: a temporary file left beside the file
+// (a host killed mid-write, or one the model made) does not block later
+// writes and edits of it, and is not what they write to.
+func TestWriteOverALeftTemporaryFile(t *testing.T) {
+	w := start(t, "")
+	w.file("a.txt", "one\n")
+	w.file(".a.txt.dsh-tmp", "left\n")
+	if _, err := w.text("write", `{"path":"a.txt","content":"two\n"}`); err != nil {
+		t.Fatalf("write beside a left temporary file: %v", err)
+	}
+	if _, err := w.text("edit", `{"path":"a.txt","old_string":"two","new_string":"three"}`); err != nil {
+		t.Fatalf("edit beside a left temporary file: %v", err)
+	}
+	if got := w.read("a.txt"); got != "three\n" {
+		t.Errorf("a.txt = %q, want %q", got, "three\n")
+	}
+	if got := w.read(".a.txt.dsh-tmp"); got != "left\n" {
+		t.Errorf("the left file = %q, want it untouched", got)
+	}
+}
+
+// TestReadHugeLimit: a limit past any file (the largest int a model can
+// send) reads to the end, not nothing through an overflow.
+func TestReadHugeLimit(t *testing.T) {
+	w := start(t, "")
+	w.file("a.txt", "one\ntwo\nthree\n")
+	out, err := w.text("read", `{"path":"a.txt","offset":2,"limit":9223372036854775807}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "2\ttwo\n") || !strings.Contains(out, "3\tthree\n") || strings.Contains(out, "more lines") {
+		t.Errorf("read with the largest limit:\n%s", out)
+	}
+}
+
+// TestRunWithoutLandlockFailsClosed: on a kernel without Landlock
+// (simulated), run under the default mode refuses and runs nothing;
+// only sandbox: auto runs the command, unsandboxed.
+func TestRunWithoutLandlockFailsClosed(t *testing.T) {
+	support := sandbox.Support
+	sandbox.Support = func() (int, string) { return 0, "no Landlock here (simulated)" }
+	t.Cleanup(func() { sandbox.Support = support })
+
+	w := start(t, "")
+	w.ap.answer = elicit.ApproveSession
+	if out, err := w.text("run", `{"command":"echo ran > ran.txt"}`); err == nil || !strings.Contains(err.Error(), "strict") {
+		t.Errorf("run in the default mode without Landlock: %q, %v; want it refused", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "ran.txt")); err == nil {
+		t.Error("the command ran unsandboxed in the default mode")
+	}
+
+	w = start(t, "      sandbox: auto\n")
+	w.ap.answer = elicit.ApproveSession
+	if out, err := w.text("run", `{"command":"echo ran > ran.txt"}`); err != nil || !strings.HasPrefix(out, "exit status 0") {
+		t.Errorf("run under auto without Landlock: %q, %v; want it run", out, err)
+	}
+	if w.read("ran.txt") != "ran\n" {
+		t.Error("the command did not run under auto")
+	}
+}
+
+// TestRunHugeTimeout: a timeout_seconds past what a Duration holds is the
+// workspace's timeout, not an overflow into an instant kill.
+func TestRunHugeTimeout(t *testing.T) {
+	w := start(t, "      sandbox: off\n")
+	w.ap.answer = elicit.ApproveSession
+	out, err := w.text("run", `{"command":"echo ok","timeout_seconds":9223372037}`)
+	if err != nil || !strings.HasPrefix(out, "exit status 0\nok") {
+		t.Errorf("run with a huge timeout: %q, %v; want it run", out, err)
 	}
 }

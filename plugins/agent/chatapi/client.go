@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -304,7 +305,7 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 	}
 	if v := resp.Header.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
+			return durationOf(ms, time.Millisecond), true
 		}
 	}
 	v := resp.Header.Get("Retry-After")
@@ -312,12 +313,22 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
+		return durationOf(s, time.Second), true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0), true
 	}
 	return 0, false
+}
+
+// durationOf is n units as a Duration, the longest one past what it holds
+// (a server's 1e20 or Inf): converted, it would overflow into a negative
+// wait, under MaxWait.
+func durationOf(n float64, unit time.Duration) time.Duration {
+	if n >= float64(math.MaxInt64)/float64(unit) {
+		return math.MaxInt64
+	}
+	return time.Duration(n * float64(unit))
 }
 
 // countdown waits d, showing the seconds left on one status line:

@@ -61,6 +61,11 @@ func TestRetryable(t *testing.T) {
 		{"429 with Retry-After", apiErr(429, "Retry-After", "3"), 1, 3 * time.Second, true},
 		{"429 without", apiErr(429), 2, 2 * time.Second, true},
 		{"429 asking too long", apiErr(429, "Retry-After", "3600"), 1, 0, false},
+		// A hostile server's count past what a Duration holds is too
+		// long, not an overflow into no wait.
+		{"429 asking 1e20 s", apiErr(429, "Retry-After", "1e20"), 1, 0, false},
+		{"429 asking Inf s", apiErr(429, "Retry-After", "Inf"), 1, 0, false},
+		{"429 asking 1e300 ms", apiErr(429, "Retry-After-Ms", "1e300"), 1, 0, false},
 		{"500, first", apiErr(500), 1, time.Second, true},
 		{"503, third", apiErr(503), 3, 4 * time.Second, true},
 		{"400", apiErr(400), 1, 0, false},
