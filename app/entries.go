@@ -40,11 +40,7 @@ func (l *Local) SetDisabled(ctx context.Context, req EntryRequest) (ReloadResult
 		return ReloadResult{}, fmt.Errorf("%s: %w", l.File, err)
 	}
 	if !bytes.Equal(out, data) {
-		info, err := os.Stat(path)
-		if err != nil {
-			return ReloadResult{}, err
-		}
-		if err := fsutil.WriteFile(path, out, info.Mode().Perm()); err != nil {
+		if err := fsutil.Rewrite(path, out, 0o644); err != nil {
 			return ReloadResult{}, err
 		}
 	}

@@ -389,11 +389,7 @@ func removeEntry(e *host.Entry) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was removed: delete the entry %s by hand", e.File, err, e.ID)
 	}
-	info, err := os.Stat(e.File)
-	if err != nil {
-		return err
-	}
-	return fsutil.WriteFile(target(e.File), out, info.Mode().Perm())
+	return fsutil.Rewrite(target(e.File), out, 0o644)
 }
 
 // lockComposition serializes the adds and removes of one composition

@@ -41,7 +41,7 @@ func (p *Plan) Apply() error {
 		}
 	}
 	if p.Comp != "" && !bytes.Equal(p.CompOld, p.CompNew) {
-		if err := writeKeepingMode(p.Comp, p.CompNew); err != nil {
+		if err := fsutil.Rewrite(p.Comp, p.CompNew, 0o644); err != nil {
 			return err
 		}
 	}
@@ -62,7 +62,7 @@ func (p *Plan) Apply() error {
 	}
 	if err != nil {
 		if p.Comp != "" {
-			_ = writeKeepingMode(p.Comp, p.CompOld)
+			_ = fsutil.Rewrite(p.Comp, p.CompOld, 0o644)
 		}
 		return err
 	}
@@ -121,14 +121,6 @@ func unchanged(path string, existed bool, old []byte) error {
 		return fmt.Errorf("%s changed while connect ran (did the client write it?); nothing was written: run connect again", path)
 	}
 	return nil
-}
-
-func writeKeepingMode(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	return fsutil.WriteFile(path, data, mode)
 }
 
 // Undo computes the change that restores o.Client's file from the backup

@@ -65,3 +65,13 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	return SyncDir(dir)
 }
+
+// Rewrite is WriteFile for a file a person owns (a composition, a
+// client's config): it keeps the file's mode, and a missing file is made
+// with perm.
+func Rewrite(path string, data []byte, perm os.FileMode) error {
+	if info, err := os.Stat(path); err == nil {
+		perm = info.Mode().Perm()
+	}
+	return WriteFile(path, data, perm)
+}

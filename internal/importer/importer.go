@@ -373,11 +373,7 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 	if err := unchangedSince(path, orig); err != nil {
 		return err
 	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	return fsutil.WriteFile(path, out, info.Mode().Perm())
+	return fsutil.Rewrite(path, out, 0o644)
 }
 
 // unchangedSince fails when the file at path is no longer orig (nil: it
