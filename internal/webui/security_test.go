@@ -310,3 +310,27 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// TestURLIsWhereItListens: a console on another loopback address than
+// 127.0.0.1 (::1, 127.0.0.2) prints a URL that reaches it and signs in.
+func TestURLIsWhereItListens(t *testing.T) {
+	for _, addr := range []string{"[::1]:0", "127.0.0.2:0"} {
+		con, err := webui.Start(stub{}, webui.Options{Addr: addr})
+		if err != nil {
+			t.Logf("%s: %v (not on this machine)", addr, err)
+			continue
+		}
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar}
+		resp, err := c.Get(con.URL())
+		if err != nil {
+			t.Errorf("%s: the printed URL %s: %v", addr, con.URL(), err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: the printed URL %s: %s", addr, con.URL(), resp.Status)
+			}
+		}
+		con.Close()
+	}
+}
