@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
@@ -111,20 +112,26 @@ func (l *Local) Composition(context.Context) (CompositionInfo, error) {
 }
 
 // readBounded reads at most limit bytes of file, saying so when there
-// were more.
+// were more. It opens without blocking and reads a regular file only: a
+// composition given as a FIFO (a shell's <(...)) was read by its load,
+// and opening it again would wait for a writer that never comes.
 func readBounded(file string, limit int64) (string, error) {
-	f, err := os.Open(file)
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	buf := make([]byte, limit+1)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if fi, err := f.Stat(); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file: its text is not shown", file)
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
 		return "", err
 	}
-	if int64(n) > limit {
+	if int64(len(buf)) > limit {
 		return string(buf[:limit]), fmt.Errorf("%s is over %d bytes: only its start is shown", file, limit)
 	}
-	return string(buf[:n]), nil
+	return string(buf), nil
 }

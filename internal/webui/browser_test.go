@@ -116,6 +116,20 @@ func startRig(t *testing.T) *rig {
 	if err := os.WriteFile(file, []byte(composition), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	h := runFile(t, file)
+	local := &app.Local{Host: h, File: file, AuditDir: auditDir}
+	con, err := webui.StartFor(local, file, "", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { con.Close() })
+	return &rig{h: h, file: file, local: local, con: con, beacon: bc, auditDir: auditDir}
+}
+
+// runFile runs the composition in file, following its edits, until the
+// test ends.
+func runFile(t *testing.T, file string) *host.Host {
+	t.Helper()
 	c, err := hostrun.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -133,13 +147,7 @@ func startRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := &app.Local{Host: h, File: file, AuditDir: auditDir}
-	con, err := webui.StartFor(local, file, "", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { con.Close() })
-	return &rig{h: h, file: file, local: local, con: con, beacon: bc, auditDir: auditDir}
+	return h
 }
 
 // gatewayTools lists the tools the gateway offers a client.

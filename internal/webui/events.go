@@ -34,13 +34,24 @@ type events struct {
 }
 
 // stream runs fn as one of the console's event streams, or answers 503
-// when maxStreams are open.
+// when maxStreams are open. fn's request context ends with the console,
+// so that whatever fn follows with it (the host's status, the trail, the
+// asks) ends, and the shutdown need not wait for the page to go.
 func (c *Console) stream(fn http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case c.streams <- struct{}{}:
 			defer func() { <-c.streams }()
-			fn(w, r)
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			go func() {
+				select {
+				case <-c.done:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			fn(w, r.WithContext(ctx))
 		default:
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, fmt.Sprintf("%d pages follow this console already: close some tabs", maxStreams), http.StatusServiceUnavailable)
@@ -48,20 +59,14 @@ func (c *Console) stream(fn http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (c *Console) openEvents(w http.ResponseWriter, r *http.Request) (*events, context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(r.Context())
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// openEvents answers 200 and starts the stream; the request's context,
+// which ends with the console (stream), ends it.
+func openEvents(w http.ResponseWriter) *events {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	e := &events{w: w, rc: http.NewResponseController(w)}
 	e.rc.Flush()
-	return e, ctx, cancel
+	return e
 }
 
 // send writes one event; false once the page is gone.
@@ -78,14 +83,14 @@ func (e *events) send(name string, v any) bool {
 }
 
 func (c *Console) statusEvents(w http.ResponseWriter, r *http.Request) {
-	ch, err := c.a.Watch(r.Context())
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch, err := c.a.Watch(ctx)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	e, ctx, cancel := c.openEvents(w, r)
-	defer cancel()
-	_ = ctx
+	e := openEvents(w)
 	for ev := range ch {
 		if !e.send("status", ev) {
 			cancel()
@@ -131,9 +136,7 @@ func (c *Console) auditEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	e, ectx, ecancel := c.openEvents(w, r)
-	defer ecancel()
-	go func() { <-ectx.Done(); cancel() }()
+	e := openEvents(w)
 	for rec, err := range seq {
 		if err != nil {
 			e.send("failure", map[string]string{"error": err.Error()})
@@ -154,8 +157,9 @@ func (c *Console) askEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no approvals reach this console", http.StatusNotFound)
 		return
 	}
-	e, ctx, cancel := c.openEvents(w, r)
+	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	e := openEvents(w)
 	// Subscribed first: an ask that comes meanwhile is sent twice at
 	// worst, which the page tells by its id.
 	ch := c.opt.Asks.Subscribe(ctx)

@@ -32,11 +32,15 @@ type gate struct {
 	name   string // the cookie's name: per port, as cookies ignore ports
 	hosts  map[string]bool
 	port   string
+	// origin is where it listens, as the page is opened:
+	// http://127.0.0.1:PORT, or the other loopback address it was given.
+	origin string
 }
 
 func newGate(addr net.Addr) *gate {
 	_, port, _ := net.SplitHostPort(addr.String())
-	g := &gate{token: secret(), cookie: secret(), name: "dsh_ui_" + port, port: port, hosts: map[string]bool{}}
+	g := &gate{token: secret(), cookie: secret(), name: "dsh_ui_" + port, port: port, hosts: map[string]bool{},
+		origin: "http://" + addr.String()}
 	// The names a browser on this machine reaches the listener by; any
 	// other Host is a page of another site resolved to loopback (DNS
 	// rebinding).
@@ -81,7 +85,7 @@ func (g *gate) wrap(next http.Handler) http.Handler {
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		if !g.hosts[r.Host] {
-			http.Error(w, "this page answers only as http://127.0.0.1:"+g.port+" (the Host header names another site)", http.StatusMisdirectedRequest)
+			http.Error(w, "this page answers only as "+g.origin+" (the Host header names another site)", http.StatusMisdirectedRequest)
 			return
 		}
 		if !g.sameOrigin(r) {

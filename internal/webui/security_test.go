@@ -283,3 +283,54 @@ func TestOneConsoleAnswersAsks(t *testing.T) {
 		t.Errorf("after the first closed, a new console's Approvals page:\n%s", page)
 	}
 }
+
+// TestCloseEndsStreams: closing the console ends each page's event stream
+// as a finished response (the page is told, and reconnects elsewhere), not
+// by cutting its connection once the shutdown gives up waiting.
+func TestCloseEndsStreams(t *testing.T) {
+	con, base := startStub(t)
+	jar, _ := cookiejar.New(nil)
+	c := noRedirect(jar)
+	do(t, c, "GET", con.URL(), nil, "")
+	req, _ := http.NewRequest("GET", base+"/events/status", nil)
+	r, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("the stream: %s", r.Status)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- con.Close() }()
+	if _, err := io.ReadAll(r.Body); err != nil {
+		t.Errorf("the stream at the console's close: %v; want its end", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestURLIsWhereItListens: a console on another loopback address than
+// 127.0.0.1 (::1, 127.0.0.2) prints a URL that reaches it and signs in.
+func TestURLIsWhereItListens(t *testing.T) {
+	for _, addr := range []string{"[::1]:0", "127.0.0.2:0"} {
+		con, err := webui.Start(stub{}, webui.Options{Addr: addr})
+		if err != nil {
+			t.Logf("%s: %v (not on this machine)", addr, err)
+			continue
+		}
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar}
+		resp, err := c.Get(con.URL())
+		if err != nil {
+			t.Errorf("%s: the printed URL %s: %v", addr, con.URL(), err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: the printed URL %s: %s", addr, con.URL(), resp.Status)
+			}
+		}
+		con.Close()
+	}
+}

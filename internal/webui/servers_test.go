@@ -1,7 +1,6 @@
 package webui_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/testkit/browsertest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/webui"
@@ -60,23 +58,7 @@ func startServersRig(t *testing.T) *serversRig {
 	if err := os.WriteFile(file, []byte(composition), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := hostrun.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := hostrun.Start(ctx, c, &host.Options{Logger: quiet}, nil)
-	stopFollow := hostrun.Follow(ctx, h, file, nil, quiet)
-	t.Cleanup(func() {
-		stopFollow()
-		cancel()
-		if !hostrun.Shutdown(h, quiet) {
-			t.Error("the host did not shut down cleanly")
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := runFile(t, file)
 	con, err := webui.StartFor(&app.Local{Host: h, File: file}, file, "", quiet)
 	if err != nil {
 		t.Fatal(err)

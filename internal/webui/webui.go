@@ -91,7 +91,7 @@ func Start(a app.App, opt Options) (*Console, error) {
 // URL is the address to open: it carries the run's token, which the first
 // page load trades for a cookie.
 func (c *Console) URL() string {
-	return "http://127.0.0.1:" + c.gate.port + "/?token=" + c.gate.token
+	return c.gate.origin + "/?token=" + c.gate.token
 }
 
 // Close stops the console and ends its pages' streams.
