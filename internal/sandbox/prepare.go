@@ -73,10 +73,14 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, cfg Config) (*Prepared, error) 
 	return prep, err
 }
 
-// npxPackages returns the packages `npx args` runs: its --package values,
-// else its first argument that is not a flag; ok is false for a form it
-// does not know (-c, --call), which then runs as it is.
-func npxPackages(args []string) (pkgs []string, ok bool) {
+// NpxPackages returns the packages `npx args` runs (its --package
+// values, else its first argument that is not a flag) and cmd, the index
+// in args of that first argument (the package, or with --package the
+// command), after which come the server's own arguments; cmd is
+// len(args) where there is none. ok is false for a form it does not know
+// (-c, --call), which then runs as it is. It is the one reading of npx's
+// arguments: Prepare's and the import's (mcpservers).
+func NpxPackages(args []string) (pkgs []string, cmd int, ok bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -85,26 +89,26 @@ func npxPackages(args []string) (pkgs []string, ok bool) {
 		case a == "-y" || a == "--yes" || a == "--no-install" || a == "-q" || a == "--quiet":
 		case a == "-p" || a == "--package":
 			if i+1 >= len(args) {
-				return nil, false
+				return nil, len(args), false
 			}
 			pkgs = append(pkgs, args[i+1])
 			i++
 		case strings.HasPrefix(a, "--package="):
 			pkgs = append(pkgs, strings.TrimPrefix(a, "--package="))
 		case strings.HasPrefix(a, "-"):
-			return nil, false // -c, --call, a flag of npm's: not ours to guess
+			return nil, len(args), false // -c, --call, a flag of npm's: not ours to guess
 		default:
 			if len(pkgs) == 0 {
-				pkgs = []string{a}
+				return []string{a}, i, true
 			}
-			return pkgs, true
+			return pkgs, i, true
 		}
 	}
-	return pkgs, len(pkgs) > 0
+	return pkgs, len(args), len(pkgs) > 0
 }
 
 func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
-	pkgs, ok := npxPackages(cmd.Args[1:])
+	pkgs, at, ok := NpxPackages(cmd.Args[1:])
 	if !ok {
 		return &Prepared{Warning: "npx " + strings.Join(cmd.Args[1:], " ") + " is not of the form npx [-y] [--package P] PKG ...: it runs as it is, fetching inside the sandbox (grant connect: [443]) into a cache it may write"}, nil
 	}
@@ -131,7 +135,7 @@ func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: fetch %s before the sandboxed start (npm %s): %w%s", strings.Join(pkgs, ", "), strings.Join(args[:len(args)-4], " "), err, quoteOutput([]byte(stderr.String())))
 	}
-	bin, rest, err := npxBin(string(out), pkgs, cmd.Args[1:])
+	bin, rest, err := npxBin(string(out), pkgs, cmd.Args[1:], at)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %s was fetched, but %v", strings.Join(pkgs, ", "), err)
 	}
@@ -141,10 +145,10 @@ func prepareNpx(ctx context.Context, cmd *exec.Cmd) (*Prepared, error) {
 }
 
 // npxBin finds the program `npx args` runs, in the bin directory npm
-// exec put first in path, and the arguments it gets: with --package, the
-// command named; else the package's own bin (its only one, or the one
-// named as the package).
-func npxBin(path string, pkgs []string, args []string) (bin string, rest []string, err error) {
+// exec put first in path, and the arguments it gets: args[at] (as
+// NpxPackages found it) with --package, the command named; else the
+// package's own bin (its only one, or the one named as the package).
+func npxBin(path string, pkgs []string, args []string, at int) (bin string, rest []string, err error) {
 	var dir string
 	for _, d := range filepath.SplitList(path) {
 		if strings.HasSuffix(d, "/node_modules/.bin") {
@@ -155,23 +159,11 @@ func npxBin(path string, pkgs []string, args []string) (bin string, rest []strin
 	if dir == "" {
 		return "", nil, fmt.Errorf("npm exec named no node_modules/.bin directory to run it from")
 	}
-	var name string
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "-p" || a == "--package" {
-			i++
-			continue
-		}
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-	}
-	if i >= len(args) {
+	if at >= len(args) {
 		return "", nil, fmt.Errorf("npx names no package or command to run")
 	}
-	name, rest = args[i], args[i+1:]
-	if !slices.ContainsFunc(args[:i], func(a string) bool { return a == "-p" || a == "--package" || strings.HasPrefix(a, "--package=") }) {
+	name, rest := args[at], args[at+1:]
+	if !slices.ContainsFunc(args[:at], func(a string) bool { return a == "-p" || a == "--package" || strings.HasPrefix(a, "--package=") }) {
 		if name, err = packageBin(filepath.Dir(dir), pkgs[0]); err != nil {
 			return "", nil, err
 		}

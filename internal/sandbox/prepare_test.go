@@ -15,18 +15,20 @@ func TestNpxPackages(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
 		want []string
+		cmd  int
 		ok   bool
 	}{
-		{[]string{"-y", "@modelcontextprotocol/server-memory@latest"}, []string{"@modelcontextprotocol/server-memory@latest"}, true},
-		{[]string{"--yes", "pkg", "--flag-of-the-server", "x"}, []string{"pkg"}, true},
-		{[]string{"-p", "a", "--package=b", "cmd", "arg"}, []string{"a", "b"}, true},
-		{[]string{"-c", "echo hi"}, nil, false},
-		{[]string{"-y"}, nil, false},
-		{[]string{"--package"}, nil, false},
+		{[]string{"-y", "@modelcontextprotocol/server-memory@latest"}, []string{"@modelcontextprotocol/server-memory@latest"}, 1, true},
+		{[]string{"--yes", "pkg", "--flag-of-the-server", "x"}, []string{"pkg"}, 1, true},
+		{[]string{"-p", "a", "--package=b", "cmd", "arg"}, []string{"a", "b"}, 3, true},
+		{[]string{"-p", "a"}, []string{"a"}, 2, true},
+		{[]string{"-c", "echo hi"}, nil, 2, false},
+		{[]string{"-y"}, nil, 1, false},
+		{[]string{"--package"}, nil, 1, false},
 	} {
-		got, ok := npxPackages(tt.args)
-		if ok != tt.ok || !slices.Equal(got, tt.want) {
-			t.Errorf("npxPackages(%q) = %q, %v; want %q, %v", tt.args, got, ok, tt.want, tt.ok)
+		got, cmd, ok := NpxPackages(tt.args)
+		if ok != tt.ok || !slices.Equal(got, tt.want) || cmd != tt.cmd {
+			t.Errorf("NpxPackages(%q) = %q, %d, %v; want %q, %d, %v", tt.args, got, cmd, ok, tt.want, tt.cmd, tt.ok)
 		}
 	}
 }
@@ -113,7 +115,7 @@ func TestPackageBin(t *testing.T) {
 	write("evil", `{"../../../bin/sh":"a.js"}`)
 	bin := filepath.Join(nm, ".bin")
 	os.MkdirAll(bin, 0o755)
-	if _, _, err := npxBin(bin, []string{"evil"}, []string{"-y", "evil"}); err == nil || !strings.Contains(err.Error(), "is not a name in") {
+	if _, _, err := npxBin(bin, []string{"evil"}, []string{"-y", "evil"}, 1); err == nil || !strings.Contains(err.Error(), "is not a name in") {
 		t.Errorf("npxBin of a bin outside .bin = %v, want refused", err)
 	}
 	for spec, want := range map[string]string{"@s/one@latest": "one", "two": "other", "many@1.2.3": "many", "none": ""} {

@@ -55,7 +55,12 @@ func (imp *Imported) grantKnown() {
 	var rest []string
 	switch filepath.Base(cfg.Command) {
 	case "npx":
-		pkg, rest = npxPackage(cfg.Args)
+		if pkgs, at, ok := sandbox.NpxPackages(cfg.Args); ok {
+			pkg, rest = pkgs[0], cfg.Args[min(at+1, len(cfg.Args)):]
+			if v := strings.LastIndex(pkg, "@"); v > 0 {
+				pkg = pkg[:v] // the version
+			}
+		}
 	case "node":
 		if len(cfg.Args) > 0 {
 			pkg, rest = modulePackage(cfg.Args[0]), cfg.Args[1:]
@@ -112,20 +117,4 @@ func modulePackage(script string) string {
 		return parts[0] + "/" + parts[1]
 	}
 	return parts[0]
-}
-
-// npxPackage returns the package `npx args` runs, without its version,
-// and the arguments after it.
-func npxPackage(args []string) (string, []string) {
-	for i, a := range args {
-		if strings.HasPrefix(a, "-") {
-			continue // -y, --yes; a --package form is not matched
-		}
-		name := a
-		if at := strings.LastIndex(name, "@"); at > 0 {
-			name = name[:at]
-		}
-		return name, args[i+1:]
-	}
-	return "", nil
 }
