@@ -45,6 +45,14 @@ func (p *Policy) SetAlways(globs []string) {
 	p.approvals.always.Store(&globs)
 }
 
+// ownSession reports whether a session approval would be c's own: not
+// a gateway's, which every client of it shares, nor `call`'s, which ends
+// with the call and would otherwise hold for every later `call` to the
+// host (a one-shot one without --yes included).
+func ownSession(c tools.Caller) bool {
+	return c.Kind != tools.CallerGateway && c.Kind != tools.CallerCall
+}
+
 func sessionKey(c tools.Caller, tool string) string {
 	return c.Kind + "\x00" + c.ID + "\x00" + tool
 }
@@ -81,13 +89,12 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
 		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)"))
 	}
-	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
-	switch {
-	case call.Caller.Kind == tools.CallerGateway:
-		// A remote client approves its one call: a session of a gateway
-		// is every client's, and settings are the user's.
-		choices = choices[:1]
-	case a.settings != nil:
+	choices := []string{elicit.ApproveOnce}
+	if ownSession(call.Caller) {
+		choices = append(choices, elicit.ApproveSession)
+	}
+	if call.Caller.Kind != tools.CallerGateway && a.settings != nil {
+		// A remote client approves its one call: settings are the user's.
 		choices = append(choices, elicit.ApproveAlways)
 	}
 	req := approvalRequest(call, server, d.Rule, choices)
