@@ -61,8 +61,9 @@ func sessionKey(c tools.Caller, tool string) string {
 // the answer in d.
 func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
-	// The answers given earlier come first: an `always` in settings holds
-	// under -p too, where nobody is there to be asked again.
+	// The answers given earlier come first, the one to the call that
+	// makes this one included: an `always` in settings holds under -p
+	// too, where nobody is there to be asked again.
 	a := &p.approvals
 	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
 		d.Answer = elicit.ApproveSession
@@ -72,19 +73,20 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		d.Answer = elicit.ApproveAlways
 		return nil
 	}
+	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
+		// A person just approved the call that makes this one (mcp_call,
+		// whose arguments they read name this tool and its arguments):
+		// one question per folded call, at the console for a one-shot
+		// command too.
+		d.Answer = "with " + parent
+		return nil
+	}
 	if yes, ok := call.Channels.OneShotAnswer(); ok {
 		if yes {
 			d.Answer = "--yes"
 			return nil
 		}
 		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval; pass --yes to allow it"))
-	}
-	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
-		// A person just approved the call that makes this one (mcp_call,
-		// whose arguments they read name this tool and its arguments):
-		// one question per folded call.
-		d.Answer = "with " + parent
-		return nil
 	}
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
 		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)"))
