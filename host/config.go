@@ -66,7 +66,7 @@ func plan(c *Composition, extra []Entry) ([]*planned, error) {
 	}
 	for _, p := range registeredPlugins() {
 		if _, ok := listed[p.name]; p.builtin && !ok && !takenByExtra[p.name] {
-			out = append(out, &planned{entry: Entry{ID: p.name, Name: p.name, File: "(built-in)"}})
+			out = append(out, &planned{entry: Entry{ID: p.name, Name: p.name, File: builtinFile}})
 		}
 	}
 	seen := map[string]bool{}

@@ -16,6 +16,10 @@ func (s *Scope) EntryFile() string {
 	return s.inst.entry.File
 }
 
+// builtinFile is the File of an entry the host adds for a built-in
+// plugin the composition does not list: it names no file to resolve by.
+const builtinFile = "(built-in)"
+
 // EntryPath is path, a path in an entry's config, as the host takes it: a
 // relative one is relative to the directory of file, the entry's file, so
 // that a composition means the same wherever the host starts (an agent
@@ -24,7 +28,7 @@ func (s *Scope) EntryFile() string {
 // no file. Every reader of such a key, in the host or not, resolves it
 // here, so that they find the same place.
 func EntryPath(file, path string) string {
-	if path == "" || filepath.IsAbs(path) || file == "" || file == "(built-in)" {
+	if path == "" || filepath.IsAbs(path) || file == "" || file == builtinFile {
 		return path
 	}
 	abs, err := filepath.Abs(file)
