@@ -45,6 +45,14 @@ func (p *Policy) SetAlways(globs []string) {
 	p.approvals.always.Store(&globs)
 }
 
+// ownSession reports whether a session approval would be c's own: not
+// a gateway's, which every client of it shares, nor `call`'s, which ends
+// with the call and would otherwise hold for every later `call` to the
+// host (a one-shot one without --yes included).
+func ownSession(c tools.Caller) bool {
+	return c.Kind != tools.CallerGateway && c.Kind != tools.CallerCall
+}
+
 func sessionKey(c tools.Caller, tool string) string {
 	return c.Kind + "\x00" + c.ID + "\x00" + tool
 }
@@ -53,8 +61,9 @@ func sessionKey(c tools.Caller, tool string) string {
 // the answer in d.
 func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rules.Decision) error {
 	deny := func(why string) error { return &Denial{Tool: call.Name, Rule: d.Rule, Why: why} }
-	// The answers given earlier come first: an `always` in settings holds
-	// under -p too, where nobody is there to be asked again.
+	// The answers given earlier come first, the one to the call that
+	// makes this one included: an `always` in settings holds under -p
+	// too, where nobody is there to be asked again.
 	a := &p.approvals
 	if _, ok := a.session.Load(sessionKey(call.Caller, call.Name)); ok {
 		d.Answer = elicit.ApproveSession
@@ -64,6 +73,14 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		d.Answer = elicit.ApproveAlways
 		return nil
 	}
+	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
+		// A person just approved the call that makes this one (mcp_call,
+		// whose arguments they read name this tool and its arguments):
+		// one question per folded call, at the console for a one-shot
+		// command too.
+		d.Answer = "with " + parent
+		return nil
+	}
 	if yes, ok := call.Channels.OneShotAnswer(); ok {
 		if yes {
 			d.Answer = "--yes"
@@ -71,23 +88,15 @@ func (p *Policy) ask(ctx context.Context, call tools.Call, server string, d *rul
 		}
 		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval; pass --yes to allow it"))
 	}
-	if parent, ok := tools.ParentNote(ctx, askedKey{}).(string); ok {
-		// A person just approved the call that makes this one (mcp_call,
-		// whose arguments they read name this tool and its arguments):
-		// one question per folded call.
-		d.Answer = "with " + parent
-		return nil
-	}
 	if a.elicit == nil || !a.elicit.Answerable(call.Channels.CallerAnswerer()) {
 		return p.askConsole(ctx, call, server, d, deny("the rule asks for approval, and nobody can answer here (run the console, or add an allow rule)"))
 	}
-	choices := []string{elicit.ApproveOnce, elicit.ApproveSession}
-	switch {
-	case call.Caller.Kind == tools.CallerGateway:
-		// A remote client approves its one call: a session of a gateway
-		// is every client's, and settings are the user's.
-		choices = choices[:1]
-	case a.settings != nil:
+	choices := []string{elicit.ApproveOnce}
+	if ownSession(call.Caller) {
+		choices = append(choices, elicit.ApproveSession)
+	}
+	if call.Caller.Kind != tools.CallerGateway && a.settings != nil {
+		// A remote client approves its one call: settings are the user's.
 		choices = append(choices, elicit.ApproveAlways)
 	}
 	req := approvalRequest(call, server, d.Rule, choices)

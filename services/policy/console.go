@@ -71,13 +71,11 @@ func (p *Policy) askConsole(ctx context.Context, call tools.Call, server string,
 }
 
 // consoleChoices are the approvals the console may give call: once; for
-// this session where a session is the caller's own (not a gateway's,
-// which every client of it shares, nor `call`'s, which ends with the call
-// or, attached, would hold for every later `call` to that host); always
+// this session where a session is the caller's own (ownSession); always
 // where settings keep it.
 func (p *Policy) consoleChoices(call tools.Call) []askbroker.Answer {
 	choices := []askbroker.Answer{askbroker.Once}
-	if k := call.Caller.Kind; k != tools.CallerGateway && k != tools.CallerCall {
+	if ownSession(call.Caller) {
 		choices = append(choices, askbroker.Session)
 	}
 	if p.approvals.settings != nil {

@@ -12,12 +12,15 @@ import (
 const ChatRule = "chat's default (built in: ask before a tool not marked readOnlyHint; a rule with callers: [chat] replaces it)"
 
 // ChatDefault reports whether the built-in chat rule holds for rs: it
-// does until a rule names the caller kind chat. A rule written for other
-// callers, or for every caller (an allow for the gateway's clients, an
-// audit-only policy entry), leaves it on: nothing turns chat's safety
-// off but a rule that was written for chat.
+// does until a rule for tools names the caller kind chat. A rule written
+// for other callers, or for every caller (an allow for the gateway's
+// clients, an audit-only policy entry), or for chat's resources or
+// prompts alone, leaves it on: nothing turns chat's safety off but a
+// rule that was written for chat's tool calls.
 func ChatDefault(rs []Rule) bool {
-	return !slices.ContainsFunc(rs, func(r Rule) bool { return slices.Contains(r.Callers, tools.CallerChat) })
+	return !slices.ContainsFunc(rs, func(r Rule) bool {
+		return slices.Contains(r.Callers, tools.CallerChat) && r.covers(tools.KindTools)
+	})
 }
 
 // safeForChat reports whether a call of def needs no approval under the

@@ -39,7 +39,7 @@ import (
 //     follows the default.
 
 // covers reports whether the rule applies to the doors of kind.
-func (r *rule) covers(kind string) bool {
+func (r *Rule) covers(kind string) bool {
 	return len(r.Kinds) == 0 || slices.Contains(r.Kinds, kind)
 }
 

@@ -188,6 +188,8 @@ func TestChatRule(t *testing.T) {
 		{"default: deny\n", "mcp__fs__write", "deny", "default"},
 		{"rules:\n  - callers: [gateway]\n    action: allow\n", "mcp__fs__write", "ask", rules.ChatRule},
 		{"rules:\n  - callers: [chat, console]\n    tools: [nothing]\n    action: allow\n", "mcp__fs__write", "allow", "default"},
+		// A rule for chat's resource reads says nothing of its tool calls.
+		{"rules:\n  - callers: [chat]\n    kinds: [resources]\n    action: deny\n", "mcp__fs__write", "ask", rules.ChatRule},
 	} {
 		p, err := newEngine(reg, parseConfig(t, c.config), "")
 		if err != nil {
