@@ -24,7 +24,11 @@ func TestServeWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	t.Setenv("WATCHDOG_USEC", "200000")
+	// 2 s: a keep-alive every second, each after a health probe bounded
+	// by half a second. A shorter interval bounds the probe so tightly
+	// (50 ms at 200 ms) that a loaded machine answers too late, and feeds
+	// no watchdog for as long as it stays loaded.
+	t.Setenv("WATCHDOG_USEC", "2000000")
 	t.Setenv("WATCHDOG_PID", "") // systemd names the main process; empty is none named
 	p, _ := startNotified(t, ctx, socket)
 	if ready := readNotify(t, conn); !strings.HasPrefix(ready, "READY=1\n") {
