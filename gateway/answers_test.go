@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -31,7 +32,9 @@ func TestHeldAnswersBudget(t *testing.T) {
 	reg := tools.New(nil)
 	bigTool(t, reg, size)
 	register(t, reg, echo("echo"))
-	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: size + size/2}}, serveOptions{write: 6 * wait})
+	// No write timeout that could let the held answer go while the test
+	// still counts on it: the test lets it go itself, closing the client.
+	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: size + size/2}}, serveOptions{write: time.Hour})
 	status, id, _ := openSession(t, l.url)
 	if status != http.StatusOK {
 		t.Fatalf("initialize: %d", status)
