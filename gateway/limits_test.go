@@ -166,7 +166,9 @@ func httpSessions(g *Gateway) int {
 // log line with their number.
 func TestConnectionCap(t *testing.T) {
 	const max, extra = 8, 5
-	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{})
+	// The held connections send nothing: no header timeout may close
+	// them, and free their places, while the test counts on them.
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{readHeader: time.Hour})
 	held := make([]net.Conn, max)
 	for i := range held {
 		held[i] = l.dial(t)
@@ -340,7 +342,9 @@ func TestLongRequestsOutliveTimeouts(t *testing.T) {
 			}
 		},
 	})
-	l := serveLimited(t, reg, Config{}, serveOptions{readBody: short, idle: short, readHeader: short})
+	// The header timeout is not what this test is about: left at its
+	// default, a stalled client between dial and headers is not cut.
+	l := serveLimited(t, reg, Config{}, serveOptions{readBody: short, idle: short})
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "slow-client", Version: "0"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
@@ -523,7 +527,9 @@ func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
 // has room for; a slow body must not hold two places.
 func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 	const max = 2
-	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{})
+	// The slow body is held back until the test sends it: no body
+	// timeout may cut it first.
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{readBody: time.Hour})
 	slow := l.dial(t)
 	req := rawInitialize(l.addr, "")
 	io.WriteString(slow, req[:len(req)-5]) // the body's end is held back
