@@ -46,7 +46,7 @@ func TestHeldAnswersBudget(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
 		l.addr, id, len(call), call)
-	mcptest.WaitFor(t, 6*wait, "the never-read answer to be held", func() bool {
+	mcptest.WaitFor(t, 2*wait, "the never-read answer to be held", func() bool {
 		b := l.g.answers.Load()
 		return b != nil && b.held.Load() > size
 	})
@@ -61,7 +61,7 @@ func TestHeldAnswersBudget(t *testing.T) {
 	}
 
 	c.Close()
-	mcptest.WaitFor(t, 6*wait, "the held answer to be let go", func() bool { return l.g.answers.Load().held.Load() == 0 })
+	mcptest.WaitFor(t, 2*wait, "the held answer to be let go", func() bool { return l.g.answers.Load().held.Load() == 0 })
 	status, body = rawPost(t, l.url, id, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
 	if status != http.StatusOK || len(body) < size || strings.Contains(body[:min(len(body), 200)], `"error"`) {
 		t.Errorf("a big answer once the budget is free: %d, %d bytes, want it whole", status, len(body))

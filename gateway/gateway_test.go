@@ -40,8 +40,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// wait bounds every wait for something that must happen.
-const wait = 10 * time.Second
+// wait bounds every wait for something that must happen. Only a test
+// that fails meets it, so it is generous: under -race on a loaded 2-core
+// machine, starting dsh-host and its servers, or encoding a large answer,
+// has taken past 10 s.
+const wait = 30 * time.Second
 
 // scope returns a scope for what a test registers or starts, disposed when
 // the test ends.
