@@ -70,7 +70,8 @@ type gapStats struct {
 }
 
 // measureEnvEdit calls mcp__fx__env every interval (each call on its own
-// goroutine) and polls tools/list, edits the env after warm, and stops
+// goroutine, no more than half the gateway's maxCallsPerSession at
+// once) and polls tools/list, edits the env after warm, and stops
 // once a call has been answered by the new server and settle more has
 // passed, or after limit. It bounds the calls it makes by maxCalls.
 func measureEnvEdit(t testing.TB, cs *mcp.ClientSession, changed chan struct{}, edit func(), interval, warm, settle, limit time.Duration, maxCalls int64) gapStats {
@@ -105,6 +106,11 @@ func measureEnvEdit(t testing.TB, cs *mcp.ClientSession, changed chan struct{}, 
 			}
 		}
 	})
+	// Calls in flight stay under the gateway's maxCallsPerSession: at
+	// 200/s, calls slowed past 160 ms (a loaded machine) would otherwise
+	// pile up past it, and the refusals count as failed calls. A tick
+	// with the calls in flight at the bound skips its call.
+	inFlight := make(chan struct{}, DefaultMaxCallsPerSession/2)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	begin := time.Now()
@@ -130,8 +136,14 @@ loop:
 		if atomic.LoadInt64(&st.calls) >= maxCalls {
 			continue
 		}
+		select {
+		case inFlight <- struct{}{}:
+		default:
+			continue
+		}
 		atomic.AddInt64(&st.calls, 1)
 		wg.Go(func() {
+			defer func() { <-inFlight }()
 			cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer ccancel()
 			res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "mcp__fx__env"})
