@@ -413,20 +413,41 @@ func TestUndeliveredNotificationsOneLine(t *testing.T) {
 	}
 }
 
-// TestTally: events within an interval are one line; later events another.
+// TestTally: events within an interval are one line; later events another;
+// the line is written once the interval has passed, and at Stop.
+//
+// The grouping is driven by flush, what the interval's timer calls, under
+// an interval that never passes: with a short one, a test stalled past it
+// between two Adds (a loaded machine) would see them split.
 func TestTally(t *testing.T) {
 	lines := make(chan int, 10)
-	tl := newTally(20*time.Millisecond, func(n int) { lines <- n })
+	next := func() int {
+		t.Helper()
+		select {
+		case n := <-lines:
+			return n
+		case <-time.After(wait):
+			t.Fatal("no line written")
+			return 0
+		}
+	}
+	tl := newTally(time.Hour, func(n int) { lines <- n })
 	for range 100 {
 		tl.Add()
 	}
-	if n := <-lines; n != 100 {
+	tl.flush()
+	if n := next(); n != 100 {
 		t.Errorf("first line counts %d, want 100", n)
 	}
 	tl.Add()
 	tl.Add()
-	if n := <-lines; n != 2 {
+	tl.flush()
+	if n := next(); n != 2 {
 		t.Errorf("second line counts %d, want 2", n)
+	}
+	tl.flush()
+	if len(lines) != 0 {
+		t.Errorf("a line with nothing counted: %d", <-lines)
 	}
 	tl.Add()
 	tl.Stop() // writes the pending count at once
@@ -442,6 +463,14 @@ func TestTally(t *testing.T) {
 	tl.Stop()
 	if len(lines) != 0 {
 		t.Errorf("a line after Stop: %d", <-lines)
+	}
+
+	// The interval's timer writes the line on its own.
+	short := newTally(time.Millisecond, func(n int) { lines <- n })
+	defer short.Stop()
+	short.Add()
+	if n := next(); n != 1 {
+		t.Errorf("line after the interval counts %d, want 1", n)
 	}
 }
 
