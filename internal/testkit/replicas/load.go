@@ -30,6 +30,9 @@ type Load struct {
 	// SlowMS, if positive, has every call be the fixture's slow tool for
 	// that many milliseconds, so that calls are in flight at any moment.
 	SlowMS int
+	// Connected, when set, is called after each session opened (its
+	// handshake done).
+	Connected func()
 }
 
 // LoadResult counts what a Load did.
@@ -131,6 +134,9 @@ func (l Load) Run(ctx context.Context, stop <-chan struct{}) LoadResult {
 						continue
 					}
 					connects.Add(1)
+					if l.Connected != nil {
+						l.Connected()
+					}
 				}
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				var err error
