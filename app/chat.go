@@ -407,7 +407,9 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 	var conv *agent.Conversation
 	id := req.Conversation
 	if id != "" {
-		if conv, _, err = l.conversation(a, id, false); err != nil {
+		// A restart of the agent is not news to a session that starts
+		// anew: its next turn does not say it.
+		if conv, _, err = l.conversation(a, id, true); err != nil {
 			return ChatInfo{}, err
 		}
 	}

@@ -221,7 +221,7 @@ func TestConversationsAreBounded(t *testing.T) {
 // event first) and starts anew, in its own conversation still.
 func TestConversationAfterARestart(t *testing.T) {
 	var turns []openaitest.Turn
-	for _, s := range []string{"A1", "B1", "A2", "B2", "A3"} {
+	for _, s := range []string{"A1", "B1", "A2", "B2", "A3", "C1"} {
 		turns = append(turns, openaitest.Turn{Content: s})
 	}
 	model := openaitest.New(t, slices.Repeat(turns, 2)...)
@@ -229,13 +229,13 @@ func TestConversationAfterARestart(t *testing.T) {
 		ctx := t.Context()
 		first := len(model.Requests())
 		fa, fb := frontEnds(t, e)
-		a, err := fa.ChatSession(ctx, app.ChatSessionRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := fb.ChatSession(ctx, app.ChatSessionRequest{})
-		if err != nil {
-			t.Fatal(err)
+		var a, b, c app.ChatInfo
+		for _, h := range []*app.ChatInfo{&a, &b, &c} {
+			info, err := fa.ChatSession(ctx, app.ChatSessionRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			*h = info
 		}
 		say := func(f app.App, conv, text, want string, restarted bool) {
 			t.Helper()
@@ -267,5 +267,11 @@ func TestConversationAfterARestart(t *testing.T) {
 		if got := userLines(t, model, first+4); !slices.Equal(got, []string{"two from A", "three from A"}) {
 			t.Errorf("A's request after the restart carries %q", got)
 		}
+		// A front end that starts anew after the restart (its /resume)
+		// is not told of it at its next turn.
+		if _, err := fa.ChatSession(ctx, app.ChatSessionRequest{Conversation: c.Conversation}); err != nil {
+			t.Fatal(err)
+		}
+		say(fa, c.Conversation, "one from C", "C1", false)
 	})
 }

@@ -94,10 +94,11 @@ func (l *Local) dropConversation(id string) {
 // conversation is the conversation id names on a: the main one for "",
 // else the handed-out one (ErrNoConversation when it is not kept). A
 // handle whose conversation a restart of the agent dropped gets a new
-// one; restarted says so once, to the first turn that takes it.
-func (l *Local) conversation(a *agent.Agent, id string, turn bool) (conv *agent.Conversation, restarted bool, err error) {
+// one; restarted says so once, to the first turn or session (starting
+// anew anyway) that takes it: take.
+func (l *Local) conversation(a *agent.Agent, id string, take bool) (conv *agent.Conversation, restarted bool, err error) {
 	if id == "" {
-		if turn {
+		if take {
 			restarted = l.lastAgent(a)
 		}
 		return a.Main(), restarted, nil
@@ -115,7 +116,7 @@ func (l *Local) conversation(a *agent.Agent, id string, turn bool) (conv *agent.
 	if h.conv == nil {
 		h.conv, h.restarted = a.NewConversation(), true
 	}
-	if turn {
+	if take {
 		restarted, h.restarted = h.restarted, false
 	}
 	return h.conv, restarted, nil
