@@ -287,10 +287,6 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	if err != nil {
 		return ChatResult{}, err
 	}
-	conv, restarted, err := l.conversation(a, req.Conversation, true)
-	if err != nil {
-		return ChatResult{}, err
-	}
 	prompt, args := "", ""
 	if line, ok := strings.CutPrefix(strings.TrimSpace(req.Text), "/"); ok {
 		name, rest, _ := strings.Cut(line, " ")
@@ -300,6 +296,11 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	}
 	if req.PromptOnly && prompt == "" {
 		return ChatResult{NotPrompt: true}, nil
+	}
+	// After that: a line that runs nothing takes no restart's news.
+	conv, restarted, err := l.conversation(a, req.Conversation, true)
+	if err != nil {
+		return ChatResult{}, err
 	}
 	if restarted && req.Events != nil {
 		// Before the turn's output: a front end says so first.

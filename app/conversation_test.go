@@ -258,6 +258,11 @@ func TestConversationAfterARestart(t *testing.T) {
 		if res, err := e.Reload(ctx); err != nil || res.Error != "" {
 			t.Fatalf("reload: %+v, %v", res, err)
 		}
+		// A console's slash line that names no prompt runs nothing, and
+		// leaves the news to the turn.
+		if res, err := fa.Chat(ctx, app.ChatRequest{Text: "/nope x", Conversation: a.Conversation, PromptOnly: true}); err != nil || !res.NotPrompt || res.Restarted {
+			t.Errorf("a prompt-only line naming no prompt: %+v, %v", res, err)
+		}
 		say(fa, a.Conversation, "two from A", "A2", true)
 		say(fb, b.Conversation, "two from B", "B2", true)
 		say(fa, a.Conversation, "three from A", "A3", false)
