@@ -17,7 +17,7 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// ChatRequest is one turn of the agent's conversation: Text as the
+// ChatRequest is one turn of a conversation with the agent: Text as the
 // user's message, or, when Text is "/PROMPT ARGS" and PROMPT is an MCP
 // prompt the agent offers, that prompt's messages.
 type ChatRequest struct {
