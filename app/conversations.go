@@ -11,7 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
+	"fmt"
 
 	"github.com/dsh-host/dsh-host/plugins/agent"
 )
@@ -23,7 +23,7 @@ const maxConversations = 32
 
 // ErrNoConversation: a request named a conversation the host does not
 // keep (never handed out, or dropped as the least recently used).
-var ErrNoConversation = errors.New("the host keeps no such conversation (it keeps the 32 used last, none from before it started): start a new one")
+var ErrNoConversation = fmt.Errorf("the host keeps no such conversation (it keeps the %d used last, none from before it started): start a new one", maxConversations)
 
 // conversations are the handed-out conversations of one agent, by handle.
 // Guarded by Local.chatMu.
