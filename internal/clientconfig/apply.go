@@ -113,14 +113,7 @@ func loadRecord(path string) (record, error) {
 
 // unchanged fails when path is no longer what was read.
 func unchanged(path string, existed bool, old []byte) error {
-	cur, err := readFile(path)
-	if errors.Is(err, os.ErrNotExist) && !existed {
-		return nil
-	}
-	if err != nil || !existed || !bytes.Equal(cur, old) {
-		return fmt.Errorf("%s changed while connect ran (did the client write it?); nothing was written: run connect again", path)
-	}
-	return nil
+	return fsutil.Unchanged(path, old, existed, "while connect ran (did the client write it?)")
 }
 
 // Undo computes the change that restores o.Client's file from the backup
