@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -77,10 +78,13 @@ type Plan struct {
 	// undo leaves.
 	Notes []string
 
-	undo    bool
-	project bool // the file is a project's
-	rec     record
-	recDir  string
+	undo bool
+	// reversed: the undo reverses connect's edits on the file as it is
+	// now, instead of restoring the backup.
+	reversed bool
+	project  bool // the file is a project's
+	rec      record
+	recDir   string
 }
 
 // record is a connect's backup, one per client file, kept until --undo.
@@ -94,6 +98,17 @@ type record struct {
 	Mode     uint32 `json:"mode"`
 	// Written is the sha256 of what connect wrote last.
 	Written string `json:"written"`
+	// Entries are the entries connect wrote since Original, by name, as
+	// JSON (null: not known, a record of an older dsh-host's), so that
+	// undo tells them from an entry the user put in their place.
+	Entries map[string]json.RawMessage `json:"entries,omitempty"`
+	// Moved names the servers --move took out of the client since
+	// Original.
+	Moved []string `json:"moved,omitempty"`
+	// Edited says the file changed between two connects: Original is
+	// no longer what the file is without connect's edits, and undo
+	// reverses those edits instead of restoring it.
+	Edited bool `json:"edited,omitempty"`
 	// The composition, when --move changed it.
 	Comp         string `json:"composition,omitempty"`
 	CompOriginal []byte `json:"compositionOriginal,omitempty"`
@@ -170,7 +185,10 @@ func Prepare(o Options) (*Plan, error) {
 		}
 	}
 	p.New = lineEndings(p.Old, p.New)
-	p.rec = record{Client: c.name, File: file, Name: o.Name}
+	p.rec = record{Client: c.name, File: file, Name: o.Name, Moved: p.Moved}
+	if p.rec.Entries, err = writtenEntry(c, p.New, o.Name); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
 	}
@@ -188,16 +206,7 @@ func (p *Plan) notSomeoneElses(c *client, name string) error {
 	if len(p.Old) == 0 {
 		return nil
 	}
-	var doc any
-	var err error
-	if c.format == formatTOML {
-		doc, err = decodeTOML(p.Old)
-	} else {
-		var r *jnode
-		if r, err = parseJSON(p.Old, c.format == formatJSONC); err == nil {
-			doc, err = decodeJSON(p.Old, r)
-		}
-	}
+	doc, err := c.decode(p.Old)
 	if err != nil {
 		return nil // planning reports it, with its line
 	}

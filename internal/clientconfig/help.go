@@ -97,6 +97,8 @@ func (p *Plan) Summary() string {
 			return fmt.Sprintf("%s: removed (connect had created it)", p.File)
 		case !p.rec.Existed && !p.Exists:
 			return fmt.Sprintf("%s: gone already (connect had created it); its backup is dropped", p.File)
+		case p.reversed:
+			return fmt.Sprintf("%s: connect's change undone; what changed in it since is kept", p.File)
 		}
 		return fmt.Sprintf("%s: restored", p.File)
 	}
