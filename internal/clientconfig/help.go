@@ -25,8 +25,9 @@ writes the project's file there instead (.mcp.json, .codex/config.toml,
 
 The change is shown as a diff and asked for on a terminal; every other byte
 of the file (settings, comments, order) stays as it was. The file before
-the first connect is kept under $DSH_HOME/connect, and --undo restores it
-exactly. --move first imports the client's other servers into the
+the first connect is kept under $DSH_HOME/connect; --undo restores it
+exactly, or, once the client wrote the file since, takes out only what
+connect changed and keeps the rest. --move first imports the client's other servers into the
 composition (as import --write does) and removes them from the client, so
 that it reaches them only through dsh-host: one place for policy, pins,
 audit and sandbox. --list shows which clients on this machine reach

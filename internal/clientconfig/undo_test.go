@@ -290,3 +290,56 @@ func TestUndoRefusesAFileItCannotRead(t *testing.T) {
 		t.Fatal("the file changed")
 	}
 }
+
+// TestUndoCRLF: a Windows file the client wrote since connect keeps its
+// CRLF endings, the moved server put back with them.
+func TestUndoCRLF(t *testing.T) {
+	for _, client := range []string{"cursor", "codex"} {
+		t.Run(client, func(t *testing.T) {
+			o, file, orig := setup(t, client, fixtureCmd)
+			crlf := bytes.ReplaceAll(orig, []byte("\n"), []byte("\r\n"))
+			writeText(t, file, string(crlf))
+			o.Move = true
+			connect(t, o)
+			cur := read(t, file)
+			if client == "codex" {
+				cur = append([]byte("notify = 1\r\n"), cur...)
+			} else {
+				cur = append([]byte("{\r\n  \"lastSessionId\": \"s-42\","), cur[1:]...)
+			}
+			writeText(t, file, string(cur))
+			undoPlan(t, o)
+			got := read(t, file)
+			if bytes.Count(got, []byte("\n")) != bytes.Count(got, []byte("\r\n")) {
+				t.Fatalf("mixed line endings: %q", got)
+			}
+			if entryOf(t, client, got, "fixture") == nil || entryOf(t, client, got, DefaultName) != nil || !bytes.Contains(got, cur[:12]) {
+				t.Fatalf("after undo: %q", got)
+			}
+		})
+	}
+}
+
+// TestUndoSetsBackAReplacedEntryTheUserRemoved: the older dsh-host entry
+// connect replaced comes back even when the user took connect's out by
+// hand since: undo gives back what connect took, where nothing of the
+// user's is in its place.
+func TestUndoSetsBackAReplacedEntryTheUserRemoved(t *testing.T) {
+	o, file, orig := setup(t, "cursor", fixtureCmd)
+	orig = withOldEntry(t, "cursor", DefaultName, orig)
+	writeText(t, file, string(orig))
+	connect(t, o)
+	text := read(t, file)
+	root, err := parseJSON(text, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, err = deleteMember(text, root, []string{"mcpServers"}, DefaultName); err != nil {
+		t.Fatal(err)
+	}
+	writeText(t, file, string(text))
+	undoPlan(t, o)
+	if got := read(t, file); !bytes.Equal(got, orig) {
+		t.Fatalf("after undo:\n%s\nwant:\n%s", got, orig)
+	}
+}
