@@ -186,8 +186,8 @@ func Prepare(o Options) (*Plan, error) {
 	}
 	p.New = lineEndings(p.Old, p.New)
 	p.rec = record{Client: c.name, File: file, Name: o.Name, Moved: p.Moved}
-	if p.rec.Entries, err = writtenEntry(c, p.New, o.Name); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if p.rec.Entries, err = writtenEntry(c, o); err != nil {
+		return nil, err
 	}
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
@@ -438,34 +438,40 @@ func checkTOML(text, newText []byte, name string, ts []ttable, removed []string)
 		delete(list, k)
 	}
 	if ts != nil {
-		entry := map[string]any{}
-		for _, t := range ts {
-			m := entry
-			for _, k := range t.path[2:] {
-				next, ok := m[k].(map[string]any)
-				if !ok {
-					next = map[string]any{}
-					m[k] = next
-				}
-				m = next
-			}
-			for _, e := range t.keys {
-				m[e.k] = e.v
-				if a, ok := e.v.([]string); ok {
-					var l []any
-					for _, s := range a {
-						l = append(l, s)
-					}
-					m[e.k] = l
-				}
-			}
-		}
-		list[name] = entry
+		list[name] = tablesValue(ts)
 	}
 	if !reflect.DeepEqual(got, want) {
 		return errors.New("the edit would change more than the server entries, so nothing is written: please report this")
 	}
 	return nil
+}
+
+// tablesValue is the server entry of ts (a server's table and the tables
+// under it) as decodeTOML yields it.
+func tablesValue(ts []ttable) map[string]any {
+	entry := map[string]any{}
+	for _, t := range ts {
+		m := entry
+		for _, k := range t.path[2:] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		for _, e := range t.keys {
+			m[e.k] = e.v
+			if a, ok := e.v.([]string); ok {
+				var l []any
+				for _, s := range a {
+					l = append(l, s)
+				}
+				m[e.k] = l
+			}
+		}
+	}
+	return entry
 }
 
 // move imports the servers of moveFrom (the client's file without

@@ -124,7 +124,7 @@ func (p *Plan) reverse(c *client) (notes []string, err error) {
 		_, had := was[name]
 		switch {
 		case there && !p.rec.wrote(name, e):
-			notes = append(notes, fmt.Sprintf("the entry %q is no longer the one connect wrote (it does not start dsh-host serve), so it is left as it is", name))
+			notes = append(notes, fmt.Sprintf("the entry %q is no longer the one connect wrote (the user put another there, or edited it), so it is left as it is: remove it by hand if it should go", name))
 			continue
 		case !there && !had:
 			continue // taken out already
@@ -268,17 +268,21 @@ func (c *client) decode(text []byte) (any, error) {
 	return decodeJSON(text, root)
 }
 
-// writtenEntry is the record's Entries for the entry name of text.
-func writtenEntry(c *client, text []byte, name string) (map[string]json.RawMessage, error) {
-	doc, err := c.decode(text)
+// writtenEntry is the record's Entries for the entry connect writes for
+// o: what the plan's check found in the new file, without decoding it
+// again (a ~/.claude.json is megabytes).
+func writtenEntry(c *client, o Options) (map[string]json.RawMessage, error) {
+	var v any
+	if c.format == formatTOML {
+		v = tablesValue(codexTables(c, o))
+	} else {
+		v = toPlain(c.entry(o.Target, c.nameLimit(o.Name)))
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(servers(doc, c.list(doc))[name])
-	if err != nil {
-		return nil, err
-	}
-	return map[string]json.RawMessage{name: b}, nil
+	return map[string]json.RawMessage{o.Name: b}, nil
 }
 
 // inherit keeps prev's backup, the record of the file's first connect,

@@ -197,22 +197,24 @@ func TestUndoLeavesAMovedServerThereAgain(t *testing.T) {
 // dsh-host serve; undo knows it as connect's by what connect wrote, and
 // leaves it once the user changed it.
 func TestUndoOfAnHTTPEntry(t *testing.T) {
-	for _, edited := range []bool{false, true} {
-		o, file, orig := setup(t, "claude-code", fixtureCmd)
-		o.Target = Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "DSH_TOKEN"}
-		connect(t, o)
-		cur := clientWrites(t, "claude-code", read(t, file))
-		if edited {
-			cur = bytes.Replace(cur, []byte("127.0.0.1:8931"), []byte("gw.example:443"), 1)
-		}
-		writeText(t, file, string(cur))
-		p := undoPlan(t, o)
-		got := read(t, file)
-		if !edited && !bytes.Equal(got, clientWrites(t, "claude-code", orig)) {
-			t.Fatalf("after undo:\n%s", got)
-		}
-		if edited && (!bytes.Equal(got, cur) || !strings.Contains(strings.Join(p.Notes, "\n"), "no longer the one connect wrote")) {
-			t.Fatalf("the user's edited entry: notes %v\n%s", p.Notes, got)
+	for _, client := range []string{"claude-code", "codex", "opencode"} {
+		for _, edited := range []bool{false, true} {
+			o, file, orig := setup(t, client, fixtureCmd)
+			o.Target = Target{URL: "http://127.0.0.1:8931/mcp", TokenEnv: "DSH_TOKEN"}
+			connect(t, o)
+			cur := clientWrites(t, client, read(t, file))
+			if edited {
+				cur = bytes.Replace(cur, []byte("127.0.0.1:8931"), []byte("gw.example:443"), 1)
+			}
+			writeText(t, file, string(cur))
+			p := undoPlan(t, o)
+			got := read(t, file)
+			if !edited && !bytes.Equal(got, clientWrites(t, client, orig)) {
+				t.Fatalf("%s after undo:\n%s", client, got)
+			}
+			if edited && (!bytes.Equal(got, cur) || !strings.Contains(strings.Join(p.Notes, "\n"), "no longer the one connect wrote")) {
+				t.Fatalf("%s: the user's edited entry: notes %v\n%s", client, p.Notes, got)
+			}
 		}
 	}
 }
