@@ -13,6 +13,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // Undo computes the change that undoes connect on o.Client's file, and on
@@ -108,13 +109,18 @@ func (p *Plan) reverse(c *client) (notes []string, err error) {
 		}
 		e := edit{name: name}
 		if v, had := was[name]; had {
-			if e.from, err = c.entryText(p.rec.Original, orig, name); err != nil {
+			from, err := c.entryText(p.rec.Original, orig, name)
+			if err != nil {
 				return fmt.Errorf("the backup: %w", err)
 			}
-			if e.from == "" {
+			if from == "" {
 				return fmt.Errorf("the backup's entry %q is not written as connect edits it", name)
 			}
-			e.want = v
+			if !bytes.Contains(p.Old, []byte("\r\n")) {
+				// The file's LF endings now, whatever they were then.
+				from = strings.ReplaceAll(from, "\r\n", "\n")
+			}
+			e.from, e.want = from, v
 		}
 		edits = append(edits, e)
 		return nil

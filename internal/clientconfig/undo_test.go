@@ -345,3 +345,18 @@ func TestUndoSetsBackAReplacedEntryTheUserRemoved(t *testing.T) {
 		t.Fatalf("after undo:\n%s\nwant:\n%s", got, orig)
 	}
 }
+
+// TestUndoLFNow: a server moved out of a CRLF file comes back with the
+// LF endings the client writes the file with now.
+func TestUndoLFNow(t *testing.T) {
+	o, file, orig := setup(t, "cursor", fixtureCmd)
+	writeText(t, file, string(bytes.ReplaceAll(orig, []byte("\n"), []byte("\r\n"))))
+	o.Move = true
+	connect(t, o)
+	lf := bytes.ReplaceAll(read(t, file), []byte("\r\n"), []byte("\n"))
+	writeText(t, file, "{\n  \"lastSessionId\": \"s-42\","+string(lf[1:]))
+	undoPlan(t, o)
+	if got := read(t, file); bytes.Contains(got, []byte("\r")) || entryOf(t, "cursor", got, "fixture") == nil {
+		t.Fatalf("after undo: %q", got)
+	}
+}
