@@ -27,11 +27,11 @@ The change is shown as a diff and asked for on a terminal; every other byte
 of the file (settings, comments, order) stays as it was. The file before
 the first connect is kept under $DSH_HOME/connect; --undo restores it
 exactly, or, once the client wrote the file since, takes out only what
-connect changed and keeps the rest. --move first imports the client's other servers into the
-composition (as import --write does) and removes them from the client, so
-that it reaches them only through dsh-host: one place for policy, pins,
-audit and sandbox. --list shows which clients on this machine reach
-dsh-host, and which composition.
+connect changed and keeps the rest. --move first imports the client's
+other servers into the composition (as import --write does) and removes
+them from the client, so that it reaches them only through dsh-host: one
+place for policy, pins, audit and sandbox. --list shows which clients on
+this machine reach dsh-host, and which composition.
 
   dsh-host connect claude-code -c ~/dsh/composition.yml
   dsh-host connect codex --move --dry-run
