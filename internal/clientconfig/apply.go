@@ -81,7 +81,8 @@ func (p *Plan) Apply() error {
 func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
 	rec := p.rec
 	rec.Existed, rec.Original, rec.Mode = p.Exists, p.Old, uint32(mode)
-	if prev, err := loadRecord(recFile); err == nil {
+	prev, err := loadRecord(recFile)
+	if err == nil {
 		rec.inherit(prev, digest(p.Old))
 		if prev.Comp != "" && p.Comp == "" {
 			rec.Comp, rec.CompOriginal, rec.CompWritten = prev.Comp, prev.CompOriginal, prev.CompWritten
@@ -90,6 +91,11 @@ func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
 	rec.Written = digest(p.New)
 	if p.Comp != "" {
 		rec.Comp, rec.CompOriginal, rec.CompWritten = p.Comp, p.CompOld, digest(p.CompNew)
+		// A second --move into the composition the first one wrote:
+		// undo goes back to it before the first.
+		if prev.Comp == p.Comp && prev.CompWritten == digest(p.CompOld) {
+			rec.CompOriginal = prev.CompOriginal
+		}
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {

@@ -102,9 +102,11 @@ type record struct {
 	// JSON (null: not known, a record of an older dsh-host's), so that
 	// undo tells them from an entry the user put in their place.
 	Entries map[string]json.RawMessage `json:"entries,omitempty"`
-	// Moved names the servers --move took out of the client since
-	// Original.
-	Moved []string `json:"moved,omitempty"`
+	// Replaced holds, by name, the entry connect's replaced when it
+	// first wrote that name; Moved, the servers --move took out of the
+	// client. Each is its text as the file had it, for undo to put back.
+	Replaced map[string]string `json:"replaced,omitempty"`
+	Moved    map[string]string `json:"moved,omitempty"`
 	// Edited says the file changed between two connects: Original is
 	// no longer what the file is without connect's edits, and undo
 	// reverses those edits instead of restoring it.
@@ -166,7 +168,11 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if err := p.notSomeoneElses(c, o.Name); err != nil {
+	var doc any // nil when the file does not parse: planning says where
+	if len(bytes.TrimSpace(p.Old)) > 0 {
+		doc, _ = c.decode(p.Old)
+	}
+	if err := p.notSomeoneElses(c, doc, o.Name); err != nil {
 		return nil, err
 	}
 	var moveFrom []byte // the client's file without dsh-host's entries
@@ -185,9 +191,12 @@ func Prepare(o Options) (*Plan, error) {
 		}
 	}
 	p.New = lineEndings(p.Old, p.New)
-	p.rec = record{Client: c.name, File: file, Name: o.Name, Moved: p.Moved}
+	p.rec = record{Client: c.name, File: file, Name: o.Name}
 	if p.rec.Entries, err = writtenEntry(c, o); err != nil {
 		return nil, err
+	}
+	if p.rec.Replaced, p.rec.Moved, err = c.taken(p.Old, doc, o.Name, p.Moved); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
@@ -202,14 +211,7 @@ func Prepare(o Options) (*Plan, error) {
 // dsh-host's: one that starts dsh-host serve, or one connect wrote (its
 // backup says so). A server of the user's that happens to have the name
 // is not overwritten.
-func (p *Plan) notSomeoneElses(c *client, name string) error {
-	if len(p.Old) == 0 {
-		return nil
-	}
-	doc, err := c.decode(p.Old)
-	if err != nil {
-		return nil // planning reports it, with its line
-	}
+func (p *Plan) notSomeoneElses(c *client, doc any, name string) error {
 	e, ok := servers(doc, c.list(doc))[name]
 	if !ok {
 		return nil

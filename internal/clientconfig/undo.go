@@ -74,83 +74,53 @@ func Undo(o Options) (*Plan, error) {
 	return p, nil
 }
 
-// edit is one server entry undo sets back: from the backup's text, or,
-// when from is "", taken out.
+// edit is one server entry undo sets back: to from, its text as connect
+// found it, or, when from is "", taken out.
 type edit struct {
-	name string
-	from string
-	// want is its value decoded from the backup, for the check.
-	want any
+	name, from string
 }
 
 // reverse sets p.New to p.Old without connect's edits: each entry
 // connect wrote that is still the one it wrote is taken out, or set back
 // to what it replaced; each server --move took out and not there again
-// is put back from the backup. It returns what the user should know.
+// is put back. It returns what the user should know.
 func (p *Plan) reverse(c *client) (notes []string, err error) {
 	doc, err := c.decode(p.Old)
 	if err != nil {
 		return nil, fmt.Errorf("%w: undo cannot take connect's entry out of a file it cannot read; fix the file, then undo again", err)
 	}
-	var orig any = map[string]any{}
-	if len(bytes.TrimSpace(p.rec.Original)) > 0 {
-		if orig, err = c.decode(p.rec.Original); err != nil {
-			return nil, fmt.Errorf("the backup: %w", err)
-		}
-	}
 	path := c.list(doc)
-	cur, was := servers(doc, path), servers(orig, c.list(orig))
+	cur := servers(doc, path)
 	var edits []edit
-	// add sets name back to the backup's entry, or takes it out when
-	// the backup has none.
-	add := func(name string) error {
-		if slices.ContainsFunc(edits, func(e edit) bool { return e.name == name }) {
-			return nil
-		}
-		e := edit{name: name}
-		if v, had := was[name]; had {
-			from, err := c.entryText(p.rec.Original, orig, name)
-			if err != nil {
-				return fmt.Errorf("the backup: %w", err)
-			}
-			if from == "" {
-				return fmt.Errorf("the backup's entry %q is not written as connect edits it", name)
-			}
-			if !bytes.Contains(p.Old, []byte("\r\n")) {
-				// The file's LF endings now, whatever they were then.
-				from = strings.ReplaceAll(from, "\r\n", "\n")
-			}
-			e.from, e.want = from, v
-		}
-		edits = append(edits, e)
-		return nil
-	}
 	for _, name := range p.rec.names() {
 		e, there := cur[name]
-		_, had := was[name]
-		switch {
-		case there && !p.rec.wrote(name, e):
+		if there && !p.rec.wrote(name, e) {
 			notes = append(notes, fmt.Sprintf("the entry %q is no longer the one connect wrote (the user put another there, or edited it), so it is left as it is: remove it by hand if it should go", name))
 			continue
-		case !there && !had:
-			continue // taken out already
 		}
 		// What connect replaced goes back, else the entry goes.
-		if err := add(name); err != nil {
+		from, err := p.rec.replaced(c, name)
+		if err != nil {
 			return nil, err
 		}
+		if there || from != "" {
+			edits = append(edits, edit{name, from})
+		}
 	}
-	if p.rec.Comp != "" && len(p.rec.Moved) == 0 {
+	if p.rec.Comp != "" && p.rec.Moved == nil {
 		notes = append(notes, fmt.Sprintf("the backup does not say which servers --move took (an older dsh-host wrote it), so none is put back: copy them from %s by hand", p.rec.Comp))
 	}
-	for _, name := range p.rec.Moved {
-		if _, there := cur[name]; there {
+	for _, name := range slices.Sorted(maps.Keys(p.rec.Moved)) {
+		_, there := cur[name]
+		if there || slices.ContainsFunc(edits, func(e edit) bool { return e.name == name }) {
 			continue // the user put it back, or another of that name
 		}
-		if _, had := was[name]; had {
-			if err := add(name); err != nil {
-				return nil, err
-			}
+		edits = append(edits, edit{name, p.rec.Moved[name]})
+	}
+	for i, e := range edits {
+		if !bytes.Contains(p.Old, []byte("\r\n")) {
+			// The file's LF endings now, whatever they were then.
+			edits[i].from = strings.ReplaceAll(e.from, "\r\n", "\n")
 		}
 	}
 	p.New, err = c.applyEdits(p.Old, path, edits)
@@ -231,9 +201,13 @@ func (c *client) checkEdits(text, newText []byte, path []string, edits []edit) e
 	for _, e := range edits {
 		if e.from == "" {
 			delete(obj, e.name)
-		} else {
-			obj[e.name] = e.want
+			continue
 		}
+		v, err := c.entryValue(e.name, e.from)
+		if err != nil {
+			return fmt.Errorf("the backup's entry %q: %w", e.name, err)
+		}
+		obj[e.name] = v
 	}
 	if !reflect.DeepEqual(got, want) {
 		return errors.New("the edit would change more than the server entries, so nothing is written: please report this")
@@ -241,25 +215,82 @@ func (c *client) checkEdits(text, newText []byte, path []string, edits []edit) e
 	return nil
 }
 
-// entryText returns server name's text in the file text (decoded: doc),
-// as written there, or "" when it has none.
-func (c *client) entryText(text []byte, doc any, name string) (string, error) {
+// entryTexts returns the text of each server in names that the file text
+// (decoded: doc) has, as written there: a JSON value, or a Codex server's
+// tables.
+func (c *client) entryTexts(text []byte, doc any, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	list := servers(doc, c.list(doc))
 	if c.format == formatTOML {
-		return tomlServerText(text, name)
+		for _, k := range names {
+			if _, ok := list[k]; !ok {
+				continue
+			}
+			t, err := tomlServerText(text, k)
+			if err != nil {
+				return nil, err
+			}
+			if t == "" {
+				return nil, fmt.Errorf("mcp_servers.%s is not written as a [mcp_servers.%s] table", k, tomlKey(k))
+			}
+			out[k] = t
+		}
+		return out, nil
 	}
 	root, err := parseJSON(text, c.format == formatJSONC)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	obj, err := lookup(text, root, c.list(doc))
 	if err != nil || obj == nil {
-		return "", err
+		return out, err
 	}
-	m := obj.member(name)
-	if m == nil {
-		return "", nil
+	for _, k := range names {
+		if m := obj.member(k); m != nil {
+			out[k] = string(text[m.value.start:m.value.end])
+		}
 	}
-	return string(text[m.value.start:m.value.end]), nil
+	return out, nil
+}
+
+// entryValue decodes a server's text, as entryTexts returns it.
+func (c *client) entryValue(name, text string) (any, error) {
+	if c.format == formatTOML {
+		doc, err := decodeTOML([]byte(text))
+		if err != nil {
+			return nil, err
+		}
+		list, _ := doc["mcp_servers"].(map[string]any)
+		return list[name], nil
+	}
+	root, err := parseJSON([]byte(text), c.format == formatJSONC)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON([]byte(text), root)
+}
+
+// taken returns what connect takes from the file text (decoded: doc) as
+// it writes entry name and moves the servers moved out: the entry it
+// replaces, if there is one, and the moved servers, by name, as written.
+func (c *client) taken(text []byte, doc any, name string, moved []string) (replaced, movedText map[string]string, err error) {
+	if _, ok := servers(doc, c.list(doc))[name]; !ok && len(moved) == 0 {
+		return nil, nil, nil // no server: nothing to read again
+	}
+	all, err := c.entryTexts(text, doc, append([]string{name}, moved...))
+	if err != nil {
+		return nil, nil, err
+	}
+	if t, ok := all[name]; ok {
+		replaced = map[string]string{name: t}
+	}
+	if len(moved) > 0 {
+		movedText = map[string]string{}
+		for _, k := range moved {
+			movedText[k] = all[k]
+		}
+	}
+	return replaced, movedText, nil
 }
 
 // decode decodes a client's file (an empty one is an empty object).
@@ -292,23 +323,61 @@ func writtenEntry(c *client, o Options) (map[string]json.RawMessage, error) {
 }
 
 // inherit keeps prev's backup, the record of the file's first connect,
-// and what every connect since wrote and moved. A file changed since prev
-// was written is marked Edited.
+// and what every connect since wrote, replaced and moved. A file changed
+// since prev was written is marked Edited.
 func (r *record) inherit(prev record, old string) {
 	r.Existed, r.Original, r.Mode = prev.Existed, prev.Original, prev.Mode
 	r.Edited = prev.Edited || prev.Written != old
+	prevNames := prev.names()
 	entries := map[string]json.RawMessage{}
 	if prev.Entries == nil && prev.Name != "" {
 		entries[prev.Name] = nil
 	}
 	maps.Copy(entries, prev.Entries)
 	maps.Copy(entries, r.Entries)
-	r.Entries = entries
-	for _, k := range prev.Moved {
-		if !slices.Contains(r.Moved, k) {
-			r.Moved = append(r.Moved, k)
+	// What a name replaced is what its first write replaced: a second
+	// connect replaces connect's own entry.
+	replaced := maps.Clone(prev.Replaced)
+	for k, t := range r.Replaced {
+		if !slices.Contains(prevNames, k) {
+			if replaced == nil {
+				replaced = map[string]string{}
+			}
+			replaced[k] = t
 		}
 	}
+	moved := maps.Clone(prev.Moved)
+	if r.Moved != nil {
+		if moved == nil {
+			moved = map[string]string{}
+		}
+		maps.Copy(moved, r.Moved)
+	}
+	r.Entries, r.Replaced, r.Moved = entries, replaced, moved
+}
+
+// replaced returns the text of the entry connect replaced under name, or
+// "" when there was none. A record of an older dsh-host does not hold it:
+// the backup's entry under name is.
+func (r *record) replaced(c *client, name string) (string, error) {
+	if t, ok := r.Replaced[name]; ok {
+		return t, nil
+	}
+	if w := r.Entries[name]; len(w) > 0 && string(w) != "null" {
+		return "", nil
+	}
+	if len(bytes.TrimSpace(r.Original)) == 0 {
+		return "", nil
+	}
+	doc, err := c.decode(r.Original)
+	if err != nil {
+		return "", fmt.Errorf("the backup: %w", err)
+	}
+	all, err := c.entryTexts(r.Original, doc, []string{name})
+	if err != nil {
+		return "", fmt.Errorf("the backup: %w", err)
+	}
+	return all[name], nil
 }
 
 // names are the entries connect wrote, sorted.

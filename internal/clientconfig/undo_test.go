@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -358,5 +359,78 @@ func TestUndoLFNow(t *testing.T) {
 	undoPlan(t, o)
 	if got := read(t, file); bytes.Contains(got, []byte("\r")) || entryOf(t, "cursor", got, "fixture") == nil {
 		t.Fatalf("after undo: %q", got)
+	}
+}
+
+// TestUndoAfterTwoMoves: connect --move, the user adds a server to the
+// client, connect --move again (it moves that one too): undo puts both
+// servers back into the client, the second as it was when moved (it is
+// not in the first connect's backup), keeps the client's write, and the
+// composition goes back to before the first move.
+func TestUndoAfterTwoMoves(t *testing.T) {
+	for _, client := range []string{"claude-code", "codex", "opencode"} {
+		t.Run(client, func(t *testing.T) {
+			o, file, orig := setup(t, client, fixtureCmd)
+			o.Move = true
+			compOrig := read(t, o.Target.Composition)
+			connect(t, o)
+			second := ordered{{"command", "/usr/local/bin/second-mcp"}, {"args", []string{"--x"}}}
+			if client == "opencode" {
+				second = ordered{{"type", "local"}, {"command", []string{"/usr/local/bin/second-mcp", "--x"}}, {"enabled", true}}
+			}
+			cur := withEntry(t, client, "second", read(t, file), second)
+			if client == "codex" {
+				cur = append([]byte("notify = 1\n"), cur...)
+			} else {
+				cur = append([]byte("{\n  \"lastSessionId\": \"s-42\","), cur[1:]...)
+			}
+			writeText(t, file, string(cur))
+			if p := connect(t, o); len(p.Moved) != 1 || p.Moved[0] != "second" {
+				t.Fatalf("the second connect moved %v; notes %v", p.Moved, p.Notes)
+			}
+			undoPlan(t, o)
+			got := read(t, file)
+			if !bytes.Contains(got, cur[:12]) || entryOf(t, client, got, DefaultName) != nil {
+				t.Fatalf("after undo:\n%s", got)
+			}
+			if e, want := entryOf(t, client, got, "fixture"), entryOf(t, client, orig, "fixture"); !reflect.DeepEqual(e, want) {
+				t.Errorf("fixture is %v, want %v:\n%s", e, want, got)
+			}
+			if e, want := entryOf(t, client, got, "second"), entryOf(t, client, cur, "second"); e == nil || !reflect.DeepEqual(e, want) {
+				t.Errorf("second is %v, want %v:\n%s", e, want, got)
+			}
+			if c := read(t, o.Target.Composition); !bytes.Equal(c, compOrig) {
+				t.Errorf("the composition is not back:\n%s", c)
+			}
+		})
+	}
+}
+
+// TestUndoOfAnOlderRecord: a backup an older dsh-host wrote (no entries,
+// replaced or moved servers in it) still undoes a changed file: the entry
+// it names goes, the older entry it replaced comes back from the backup,
+// and a note says that the moved servers are not known.
+func TestUndoOfAnOlderRecord(t *testing.T) {
+	o, file, orig := setup(t, "cursor", fixtureCmd)
+	orig = withOldEntry(t, "cursor", DefaultName, orig)
+	writeText(t, file, string(orig))
+	o.Move = true
+	connect(t, o)
+	recFile := recordPath(o.StateDir, "cursor", file)
+	rec, err := loadRecord(recFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Entries, rec.Replaced, rec.Moved = nil, nil, nil
+	data, _ := json.Marshal(rec)
+	writeText(t, recFile, string(data))
+	writeText(t, file, "{\n  \"lastSessionId\": \"s-42\","+string(read(t, file)[1:]))
+	p := undoPlan(t, o)
+	got := read(t, file)
+	if e, want := entryOf(t, "cursor", got, DefaultName), entryOf(t, "cursor", orig, DefaultName); !reflect.DeepEqual(e, want) || !bytes.Contains(got, []byte("s-42")) {
+		t.Fatalf("after undo (dsh %v, want %v):\n%s", e, want, got)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "does not say which servers --move took") {
+		t.Errorf("notes %v", p.Notes)
 	}
 }
