@@ -60,18 +60,22 @@ type fakeServer struct {
 	// false (refuse) from it.
 	gate chan bool
 
-	mu        sync.Mutex
-	sessions  []*mcp.ServerSession
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+	// listening holds the sessions whose subscriptions/listen the server
+	// acknowledged: it has taken them up, and tells them of list changes.
 	listening map[mcp.Session]bool
 }
 
 func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
 	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts), listening: map[mcp.Session]bool{}}
 	// go-sdk's ServerSession.Close deadlocks when it races the start of a
-	// subscriptions/listen request, so crash waits for the subscription.
-	f.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	// subscriptions/listen request, so crash waits for the subscription;
+	// and a list change before it is taken up is told to nobody
+	// (waitListening). The acknowledgement is sent once it is.
+	f.srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "subscriptions/listen" {
+			if method == "notifications/subscriptions/acknowledged" {
 				f.mu.Lock()
 				f.listening[req.GetSession()] = true
 				f.mu.Unlock()
@@ -140,12 +144,19 @@ func (f *fakeServer) crash() {
 	f.mu.Lock()
 	ss := f.sessions[len(f.sessions)-1]
 	f.mu.Unlock()
+	f.waitListening(ss)
+	_ = ss.Close()
+}
+
+// waitListening waits until the server has taken up the subscriptions/listen
+// of ss (2026-07-28): go-sdk's client does not wait for it, and the server
+// tells a list change only to the sessions listening when it sends it.
+func (f *fakeServer) waitListening(ss mcp.Session) {
 	eventually(f.t, "the session's subscription", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.listening[ss]
 	})
-	_ = ss.Close()
 }
 
 type failTransport struct{ err error }
