@@ -325,18 +325,15 @@ func TestStartupFailure(t *testing.T) {
 func TestListChangedDuringStartupStillHolds(t *testing.T) {
 	srv := echoServer(t, "a")
 	var once atomic.Bool
-	srv.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method == "tools/list" && once.CompareAndSwap(false, true) {
-				// The change waits for the client's subscription: go-sdk
-				// sends subscriptions/listen without waiting for it to be
-				// taken up, and a change told before is told to nobody.
-				srv.waitListening(req.GetSession())
-				srv.addTool("b", nil) // list_changed while the first discovery is in flight
-			}
-			return res, err
+	listMiddleware(srv, func(*mcp.ListToolsResult) error {
+		if once.CompareAndSwap(false, true) {
+			// list_changed while the first discovery is in flight. (addTool
+			// waits for the client's subscription: go-sdk sends
+			// subscriptions/listen without waiting for it to be taken up,
+			// and a change told before is told to nobody.)
+			srv.addTool("b", nil)
 		}
+		return nil
 	})
 	cfg := testConfig("early")
 	cfg.FailOnStartupError = true
