@@ -112,7 +112,11 @@ func TestWatchEditorSaves(t *testing.T) {
 		t.Run(sv.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "composition.yml")
 			writeFile(t, path, v1)
-			h := newHost(t, nil)
+			// The debounce is long next to a save, so that a stalled
+			// machine does not split one into a read of a half-written
+			// file (a failed reload) and another (a rename waits 20ms
+			// only, whatever the debounce).
+			h := newHost(t, &Options{Debounce: time.Second})
 			stop := watch(t, h, path)
 			b := scopes(h)["b"]
 
