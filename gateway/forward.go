@@ -132,7 +132,7 @@ func clientName(ss *mcp.ServerSession) string {
 func elicitRefusal(ss *mcp.ServerSession, mode string) string {
 	caps := clientCaps(ss)
 	if caps == nil || caps.Elicitation == nil {
-		return clientName(ss) + " did not declare the elicitation capability, so nobody can answer the server's question"
+		return clientName(ss) + " did not declare the elicitation capability, so it cannot be asked (a server's question or the policy's approval)"
 	}
 	e := caps.Elicitation
 	switch mode {

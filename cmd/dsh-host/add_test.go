@@ -21,6 +21,10 @@ func TestAddSearchRemoveCommands(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "io.github.modelcontextprotocol/server-filesystem@2026.8.31  npm stdio\n    Read and write the files") || !strings.Contains(out, "io.github.modelcontextprotocol/server-everything@") {
 		t.Errorf("search: %d\n%s%s", code, out, errs)
 	}
+	// --limit 0 is refused, not taken as 1.
+	if code, out, errs := runIn(t, "", "search", "--limit", "0", "server"); code == exitOK || !strings.Contains(errs, "--limit 0: list at least 1 server") {
+		t.Errorf("search --limit 0: %d\n%s%s", code, out, errs)
+	}
 	file := filepath.Join(t.TempDir(), "composition.yml")
 	orig := "# mine\nplugins:\n  - id: fold\n    name: mcp-fold\n"
 	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {

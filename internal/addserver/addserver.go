@@ -198,10 +198,17 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	for i, e := range p.Exports {
 		_, p.Exports[i].Set = lookup(e.Var)
 	}
-	held := false
+	// restorePins puts the pins of an earlier server of this name back
+	// when the write fails after the hold or --trust changed them.
+	var restorePins func() error
 	prepare := func(data []byte) error {
 		if err := check(o.File, data, env); err != nil {
 			return err
+		}
+		if dirErr == nil {
+			if restorePins, err = pins.Snapshot(dir, name); err != nil {
+				return fmt.Errorf("read the pins of %s: %w; nothing was written", name, err)
+			}
 		}
 		// The hold is written before the entry: a host that reloads
 		// the file the moment it changes finds the server held.
@@ -209,7 +216,6 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 			if err := pins.HoldUntilReviewed(pinsDir, name, res.Held); err != nil {
 				return fmt.Errorf("the server cannot be held until reviewed (%w); nothing was written (add --trust to add it trusted on first use)", err)
 			}
-			held = true
 		} else if o.Trust {
 			// A server of this name before had its tools trusted:
 			// they are not this one's.
@@ -226,8 +232,10 @@ func Write(ctx context.Context, p *Plan, o Options) (*Result, error) {
 		head = fmt.Sprintf("Added from %s (registry %s) by dsh-host add.", p.From, p.Registry)
 	}
 	if err := importer.AppendServers(target(o.File), []mcpservers.Imported{p.Server}, head, prepare); err != nil {
-		if held {
-			_ = pins.Forget(pinsDir, name)
+		if restorePins != nil {
+			if rerr := restorePins(); rerr != nil {
+				err = fmt.Errorf("%w; and the pins of %s could not be put back as they were: %v", err, name, rerr)
+			}
 		}
 		return nil, err
 	}

@@ -296,3 +296,44 @@ func TestPinsDirOfAnUnsetVariableFailsClosed(t *testing.T) {
 		t.Errorf("the entry was written:\n%s", data)
 	}
 }
+
+// TestFailedAddKeepsEarlierPins: an add that fails at its last step (the
+// file saved meanwhile) leaves the pins an earlier server of the same
+// name left as they were, held or --trust.
+func TestFailedAddKeepsEarlierPins(t *testing.T) {
+	pinsDir := filepath.Join(os.Getenv("DSH_HOME"), "pins")
+	for _, trust := range []bool{false, true} {
+		file := filepath.Join(t.TempDir(), "composition.yml")
+		orig := "plugins:\n  - id: echo\n    name: mcp-client\n    config:\n      transport: stdio\n      serverName: echo\n      command: echo\n      env:\n        X: ${EDITOR_SAVES}\n"
+		if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := pins.HoldUntilReviewed(pinsDir, "gh", "an earlier gh"); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(filepath.Join(pinsDir, "gh.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := addserver.Command("gh", "npx", []string{"-y", "server-github"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := func(k string) (string, bool) {
+			if k == "EDITOR_SAVES" {
+				if b, _ := os.ReadFile(file); string(b) == orig {
+					if err := os.WriteFile(file, []byte(orig+"# saved meanwhile\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			return "", false
+		}
+		if _, err := addserver.Write(t.Context(), p, addserver.Options{File: file, Trust: trust, Env: env}); err == nil || !strings.Contains(err.Error(), "changed while") {
+			t.Fatalf("trust=%v: err = %v, want a refusal", trust, err)
+		}
+		if after, err := os.ReadFile(filepath.Join(pinsDir, "gh.json")); err != nil || string(after) != string(before) {
+			t.Errorf("trust=%v: the earlier server's pins changed by a failed add: %v\nbefore: %s\nafter: %s", trust, err, before, after)
+		}
+	}
+}

@@ -203,11 +203,14 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // SearchFor searches the registry environ names for query, at most
 // limit servers, and says what it found (SearchText).
 func SearchFor(ctx context.Context, environ []string, query string, limit int) (string, error) {
+	if limit < 1 {
+		return "", fmt.Errorf("--limit %d: list at least 1 server", limit)
+	}
 	reg, err := Registry(environ)
 	if err != nil {
 		return "", err
 	}
-	r, err := reg.Search(ctx, query, max(limit, 1))
+	r, err := reg.Search(ctx, query, limit)
 	if err != nil {
 		return "", err
 	}

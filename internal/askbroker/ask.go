@@ -20,6 +20,13 @@ import (
 // not accept is no console.
 const dialTimeout = 2 * time.Second
 
+// brokerGrace is how much longer than the ask's timeout the host waits
+// for the broker's own "no answer within" refusal. The broker's clock
+// decides an expiry, so the ask has left the console's list before its
+// host hears of it; the host's deadline is only the backstop for a broker
+// that stops answering.
+const brokerGrace = 2 * time.Second
+
 // AskConsole puts a to the console of the composition in file and waits for its
 // answer, at most timeout. With no console listening it returns
 // ErrNoConsole at once. When no answer comes (timeout, ctx, the console
@@ -55,7 +62,7 @@ func AskConsole(ctx context.Context, file string, a Ask, timeout time.Duration) 
 		return Deny, fmt.Errorf("%w: the call's arguments are too large to show at the console (%d bytes)", ErrNotAnswered, len(line))
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+brokerGrace)
 	defer cancel()
 	d := net.Dialer{Timeout: dialTimeout}
 	nc, err := d.DialContext(ctx, "unix", path)

@@ -165,6 +165,11 @@ func TestAskTimesOut(t *testing.T) {
 	if a != Deny || !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "no answer within") {
 		t.Errorf("unanswered: %s, %v; want deny, no answer within", a, err)
 	}
+	// The broker decides the expiry: the ask has left the console's list
+	// before its host hears "no answer".
+	if p := b.Pending(); len(p) != 0 {
+		t.Errorf("the host was told no answer came, but the console still lists %+v", p)
+	}
 	ev := next(t, events)
 	if ev.Ask == nil {
 		t.Fatalf("event %+v", ev)

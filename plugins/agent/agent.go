@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -50,6 +51,10 @@ type Agent struct {
 	// work is what the system prompt says about the work (workcontext.go),
 	// read once as the instance starts; zero when the config turns it off.
 	work workContext
+
+	// conversations numbers the conversations (each Reset or Resume
+	// starts another), so that each is a caller of its own.
+	conversations atomic.Uint64
 
 	mu    sync.Mutex
 	model string
@@ -103,7 +108,9 @@ func (a *Agent) Caller() tools.Caller { return a.caller }
 func (a *Agent) Main() *Conversation { return a.main }
 
 // NewConversation returns an empty conversation of its own.
-func (a *Agent) NewConversation() *Conversation { return &Conversation{a: a} }
+func (a *Agent) NewConversation() *Conversation {
+	return &Conversation{a: a, number: a.conversations.Add(1)}
+}
 
 // Conversation is a history of messages, without the system message (built
 // at each request from the current assembly). The reasoning of a
@@ -137,6 +144,22 @@ type Conversation struct {
 	pending string
 	// spent is what the conversation's requests used and cost (Spent).
 	spent Usage
+	// number tells this conversation's tool calls from another's of the
+	// same agent (caller): a "session" approval is one conversation's.
+	number uint64
+}
+
+// caller is who the conversation's tool calls come from: the agent, and
+// which of its conversations, so that what a person approved "for this
+// session" holds in this conversation only, not in another front end's
+// or after /new.
+func (c *Conversation) caller() tools.Caller {
+	c.mu.Lock()
+	n := c.number
+	c.mu.Unlock()
+	caller := c.a.caller
+	caller.ID = fmt.Sprintf("%s#%d", caller.ID, n)
+	return caller
 }
 
 // Session returns the session the conversation saves its turns in, nil
@@ -170,6 +193,7 @@ func (c *Conversation) Resume(ls *sessions.Loaded) error {
 	c.history = history
 	c.session = ls.Session
 	c.gen++
+	c.number = c.a.conversations.Add(1)
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
 	c.pending = ls.Pending
@@ -191,6 +215,7 @@ func (c *Conversation) Reset() {
 	c.history = nil
 	c.session = nil
 	c.gen++
+	c.number = c.a.conversations.Add(1)
 	c.lastPrompt, c.lastBody = 0, 0
 	c.thinkingOffSaid = false
 	c.pending = ""
@@ -452,7 +477,7 @@ func (c *Conversation) run(ctx context.Context, said string, msgs []openai.ChatC
 			return res, nil
 		}
 		res.Steps++
-		msgs, err := c.a.runTools(ctx, st.calls, c.resultBudget(len(req.body), st), out)
+		msgs, err := c.a.runTools(ctx, c.caller(), st.calls, c.resultBudget(len(req.body), st), out)
 		if err != nil {
 			return res, err
 		}

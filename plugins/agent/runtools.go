@@ -22,7 +22,7 @@ import (
 // images when the model takes images. The texts the model reads take at
 // most budget bytes together (fitResults), and the front end is shown
 // what the model reads.
-func (a *Agent) runTools(ctx context.Context, calls []toolCall, budget int, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
+func (a *Agent) runTools(ctx context.Context, caller tools.Caller, calls []toolCall, budget int, out Output) ([]openai.ChatCompletionMessageParamUnion, error) {
 	for _, tc := range calls {
 		out.callStarted(tc)
 	}
@@ -35,7 +35,7 @@ func (a *Agent) runTools(ctx context.Context, calls []toolCall, budget int, out 
 		if out.Progress != nil {
 			ch.Progress = func(p tools.Progress) { out.Progress(tc.Name, p) }
 		}
-		wg.Go(func() { results[i] = a.runTool(ctx, tc, ch) })
+		wg.Go(func() { results[i] = a.runTool(ctx, caller, tc, ch) })
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -69,7 +69,7 @@ type toolOutcome struct {
 
 // runTool executes one call through the registry's pipeline as the agent's
 // caller. Arguments that are not JSON are a tool error the model reads.
-func (a *Agent) runTool(ctx context.Context, tc toolCall, ch *tools.Channels) toolOutcome {
+func (a *Agent) runTool(ctx context.Context, caller tools.Caller, tc toolCall, ch *tools.Channels) toolOutcome {
 	args := strings.TrimSpace(tc.Arguments)
 	if args == "" {
 		args = "{}"
@@ -83,14 +83,14 @@ func (a *Agent) runTool(ctx context.Context, tc toolCall, ch *tools.Channels) to
 		// The model saw a loosened schema: the real one decides. Only of
 		// a tool it was offered: a hidden one (a definition the policy
 		// holds) is refused by Execute, whose answer quotes no schema.
-		if def, ok := a.reg.Offered(a.caller, tc.Name); ok {
+		if def, ok := a.reg.Offered(caller, tc.Name); ok {
 			if err := a.schemas.Check(def.InputSchema, []byte(args)); err != nil {
 				err = fmt.Errorf("the arguments do not match the tool's parameter schema, so it was not called: %v", err)
 				return toolOutcome{text: "Error: " + err.Error(), err: err}
 			}
 		}
 	}
-	res := a.reg.Run(ctx, tools.Call{Caller: a.caller, Name: tc.Name, Args: json.RawMessage(args), Channels: ch})
+	res := a.reg.Run(ctx, tools.Call{Caller: caller, Name: tc.Name, Args: json.RawMessage(args), Channels: ch})
 	var o toolOutcome
 	o.err = res.Err
 	var parts []string

@@ -78,3 +78,30 @@ func HeldUntilReviewed(dir, server string) (string, error) {
 	}
 	return f.Held, nil
 }
+
+// Snapshot keeps server's pin file in dir as it is now (or that there is
+// none) and returns what puts it back: for a change of the pins made
+// ahead of a write that may still fail, such as add's hold, whose failure
+// must leave an earlier server's pins as they were.
+func Snapshot(dir, server string) (restore func() error, err error) {
+	if !validFileName(server) {
+		return nil, fmt.Errorf("%q is not a serverName", server)
+	}
+	path := newPinStore(dir).path(server)
+	b, err := os.ReadFile(path)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return func() error {
+		if !existed {
+			return Forget(dir, server)
+		}
+		unlock, err := fsutil.Lock(path + ".lock")
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		defer func() { _ = unlock() }()
+		return fsutil.WriteFile(path, b, 0o600)
+	}, nil
+}
