@@ -155,9 +155,8 @@ func (c *Config) Validate() error {
 }
 
 // MinTokenLen is the shortest token, in bytes, a non-loopback listener
-// accepts: a short token is guessed by anyone who can reach the port
-// (16 random bytes, as `openssl rand -hex 16` prints them, are 32).
-const MinTokenLen = 16
+// accepts: bearer's, which the metrics listener's token obeys too.
+const MinTokenLen = bearer.MinStaticLen
 
 // Token returns the bearer token HTTP requests must carry: the value of the
 // variable TokenEnv names, or the content of TokenFile (tokenfile.Read), or
@@ -182,9 +181,8 @@ func (c *Config) Token() (string, error) {
 	default:
 		return "", nil
 	}
-	if hostname, _, err := net.SplitHostPort(c.HTTP); err == nil && !bearer.LoopbackHost(hostname) && len(token) < MinTokenLen {
-		return "", fmt.Errorf("%s: the token is %d bytes, too short for the non-loopback address %q: use at least %d random bytes, such as `openssl rand -hex 16`",
-			source, len(token), c.HTTP, MinTokenLen)
+	if err := bearer.CheckStatic(token, c.HTTP); err != nil {
+		return "", fmt.Errorf("%s: %w", source, err)
 	}
 	return token, nil
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -485,8 +484,7 @@ func protect(next http.Handler, token string) http.Handler {
 			return
 		}
 		if len(want) > 0 {
-			got, ok := bearer.Token(r.Header.Get("Authorization"))
-			if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			if !bearer.HasStatic(r.Header.Get("Authorization"), want) {
 				// Closed after the answer: a client without the token
 				// has no use for the connection, and must not hold it.
 				w.Header().Set("Connection", "close")

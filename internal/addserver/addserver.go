@@ -16,10 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/control"
@@ -27,7 +24,6 @@ import (
 	"github.com/dsh-host/dsh-host/internal/fsutil"
 	"github.com/dsh-host/dsh-host/internal/hostrun"
 	"github.com/dsh-host/dsh-host/internal/importer"
-	"github.com/dsh-host/dsh-host/internal/yamledit"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient"
 	"github.com/dsh-host/dsh-host/plugins/mcpclient/mcpservers"
 	"github.com/dsh-host/dsh-host/services/policy"
@@ -321,83 +317,6 @@ func running(ctx context.Context, file string) bool {
 	}
 	c.Close()
 	return true
-}
-
-// Remove takes the mcp-client entry whose id or serverName is name out of
-// the composition file (or the included file that holds it), keeping
-// every other byte, and returns the file changed. Its pins stay: a server
-// added again under the name is held anew, or trusted anew with --trust.
-func Remove(ctx context.Context, file, name string) (changed string, isRunning bool, err error) {
-	unlock, err := lockComposition(file)
-	if err != nil {
-		return "", false, err
-	}
-	defer func() { _ = unlock() }()
-	c, err := host.ReadComposition(file, func(k string) (string, bool) {
-		v, _ := os.LookupEnv(k)
-		return v, true // only ids and names are read
-	})
-	if c == nil {
-		return "", false, err
-	}
-	// An id names an entry first, as everywhere; a serverName only
-	// when no id is name (one entry's serverName may be another's id).
-	var found, byServerName *host.Entry
-	var ids []string
-	for i := range c.Entries {
-		e := &c.Entries[i]
-		if e.Name != mcpclient.PluginName {
-			continue
-		}
-		ids = append(ids, e.ID)
-		cfg, _ := host.Decode[mcpclient.Config](e)
-		switch {
-		case e.ID == name && found == nil:
-			found = e
-		case cfg != nil && cfg.ServerName == name && byServerName == nil:
-			byServerName = e
-		}
-	}
-	if found == nil {
-		found = byServerName
-	}
-	if found == nil {
-		slices.Sort(ids)
-		return "", false, fmt.Errorf("%s has no MCP server %q (its servers: %s)", file, name, strings.Join(ids, ", "))
-	}
-	if err := removeEntry(found); err != nil {
-		return "", false, err
-	}
-	return found.File, running(ctx, file), nil
-}
-
-// removeEntry takes e out of the plugins list of the file that holds it.
-func removeEntry(e *host.Entry) error {
-	data, err := os.ReadFile(e.File)
-	if err != nil {
-		return err
-	}
-	f, err := yamledit.Parse(data)
-	if err != nil {
-		return fmt.Errorf("%s does not parse, so nothing is removed: %w", e.File, err)
-	}
-	i := -1
-	if f.Doc != nil && len(f.Doc.Content) > 0 && f.Doc.Content[0].Kind == yaml.MappingNode {
-		top := f.Doc.Content[0]
-		for k := 0; k+1 < len(top.Content); k += 2 {
-			if top.Content[k].Value == "plugins" && top.Content[k+1].Kind == yaml.SequenceNode {
-				i = slices.IndexFunc(top.Content[k+1].Content, func(n *yaml.Node) bool { return n.Line == e.Line })
-			}
-		}
-	}
-	if i < 0 {
-		return fmt.Errorf("%s:%d: the entry %s is not found where the composition has it; nothing was removed", e.File, e.Line, e.ID)
-	}
-	out, err := f.RemoveItem("plugins", i)
-	if err != nil {
-		return fmt.Errorf("%s: %w; nothing was removed: delete the entry %s by hand", e.File, err, e.ID)
-	}
-	return fsutil.Rewrite(target(e.File), out, 0o644)
 }
 
 // lockComposition serializes the adds and removes of one composition

@@ -8,7 +8,6 @@ package metricshttp
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,15 +92,14 @@ func Listen(s *host.Scope, g prometheus.Gatherer, addr, token string) (string, e
 }
 
 // requireToken answers 401 to a request without token, when there is
-// one; the comparison takes the same time whatever the token sent.
+// one; the check is the gateway's (bearer.HasStatic).
 func requireToken(next http.Handler, token string) http.Handler {
 	if token == "" {
 		return next
 	}
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearer.Token(r.Header.Get("Authorization"))
-		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if !bearer.HasStatic(r.Header.Get("Authorization"), want) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-host metrics"`)
 			http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the metrics entry's token (tokenEnv or tokenFile); Prometheus: authorization.credentials_file in the scrape config", http.StatusUnauthorized)
 			return

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // MaxBytes bounds what Read reads: a token is a line, and a
@@ -19,16 +20,28 @@ const MaxBytes = 4 << 10
 // break editors and `echo` add. Its caller reads it when its instance
 // starts (serve's start, or a reload that restarts the entry); an edit of
 // it alone takes effect at the next start. A file that cannot be
-// read, is empty, too long or holds more than one line is an error; no
-// error quotes the content.
+// read, is not a regular file, is empty, too long or holds more than one
+// line is an error; no error quotes the content, and none names the file:
+// its caller does, with the key that named it.
 func Read(file string) (string, error) {
-	f, err := os.Open(file)
+	// Without O_NONBLOCK, opening a FIFO waits for a writer that may never
+	// come, and the entry's start with it. The mode is checked on the
+	// opened file, not on the path before: a file swapped for a FIFO or a
+	// device between a check and the open is refused all the same.
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", fmt.Errorf("cannot read it: %w", errors.Unwrap(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("cannot read it: %w", errors.Unwrap(err))
+	}
+	switch mode := st.Mode(); {
+	case mode.IsDir():
 		return "", errors.New("is a directory; name the file holding the token")
+	case !mode.IsRegular():
+		return "", fmt.Errorf("is not a regular file (%s); name a file holding the token", kind(mode))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
@@ -49,6 +62,21 @@ func Read(file string) (string, error) {
 		return "", errors.New("the token starts or ends with spaces; write it without them")
 	}
 	return token, nil
+}
+
+// kind names a non-regular file's type for an error.
+func kind(mode os.FileMode) string {
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	case mode&os.ModeCharDevice != 0:
+		return "a character device"
+	case mode&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "type " + mode.Type().String()
 }
 
 // FromEnv returns the token in the environment variable name, as Read

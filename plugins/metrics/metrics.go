@@ -17,6 +17,7 @@ package metrics
 import (
 	"fmt"
 
+	"github.com/dsh-host/dsh-host/gateway/bearer"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/metricshttp"
 	"github.com/dsh-host/dsh-host/internal/tokenfile"
@@ -83,12 +84,9 @@ func (c *Config) toolLabel() tools.ToolLabel {
 	return tools.ToolLabel{None: c.ToolLabel == toolLabelNone, Limit: c.ToolLabelLimit}
 }
 
-// minTokenLen is the shortest token a listener beyond loopback takes, as
-// the gateway's (16 random bytes, hex-encoded).
-const minTokenLen = 32
-
 // token returns the bearer token scrapes must carry ("" for none), naming
-// the key whose source fails. No error shows the token.
+// the key whose source fails. Beyond loopback it is as long as the
+// gateway's must be (bearer.CheckStatic). No error shows the token.
 func (c *Config) token() (string, error) {
 	var token, key string
 	switch {
@@ -107,8 +105,8 @@ func (c *Config) token() (string, error) {
 	default:
 		return "", nil
 	}
-	if !metricshttp.Loopback(c.Listen) && len(token) < minTokenLen {
-		return "", host.KeyErrorf(key, "the token is %d bytes, too short for the non-loopback address %q: use at least %d, such as `openssl rand -hex 16` prints", len(token), c.Listen, minTokenLen)
+	if err := bearer.CheckStatic(token, c.Listen); err != nil {
+		return "", host.KeyErrorf(key, "%w", err)
 	}
 	return token, nil
 }

@@ -25,6 +25,10 @@ type Workspace struct {
 	dir    string
 	root   *os.Root
 	logger *slog.Logger
+	// environ is the host's environment run's commands start from
+	// (Scope.Environ; os.Environ for a Workspace made by Open alone),
+	// before childenv keeps what they may see of it.
+	environ func() []string
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/dsh-host/dsh-host/internal/childenv"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 )
 
@@ -50,7 +50,9 @@ func (w *Workspace) run(ctx context.Context, in runIn) (any, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", in.Command)
 	cmd.Dir = w.dir
-	cmd.Env = os.Environ()
+	// Not the host's whole environment: the model's command would read
+	// the API keys of chat's providers and the host's tokens.
+	cmd.Env = childenv.Keep(w.environ(), w.cfg.Env)
 	out := &capped{max: w.cfg.MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	ownGroup(cmd)

@@ -9,7 +9,9 @@
 // per component as the file is opened (no window between a check and
 // the open). run's command starts in the stdio servers' sandbox
 // (internal/sandbox): it may write the directory and nothing else of the
-// user's, and reach no network unless the entry says network: true.
+// user's, and reach no network unless the entry says network: true; and
+// it gets only the variables of the host's environment a program needs,
+// and those the entry's env lists.
 //
 // It is also the example of docs/writing-plugins.md: a config with
 // defaults and checks, tools made with tools.Func, and a resource (the
@@ -21,10 +23,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/childenv"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -49,6 +53,12 @@ type Config struct {
 	// MaxOutput caps what a command's output returns, in bytes (default
 	// 30000); the rest is counted, not kept.
 	MaxOutput int `yaml:"maxOutput"`
+	// Env names the variables of the host's environment that run's
+	// commands get besides the minimal ones (childenv.Minimal: PATH,
+	// HOME, LANG, LC_*, TERM, TMPDIR, USER, SHELL...). Nothing else of
+	// it reaches them: not the API keys of chat's model, nor the host's
+	// DSH_* settings and tokens.
+	Env []string `yaml:"env"`
 }
 
 // Defaults of the config.
@@ -76,6 +86,14 @@ func validate(c *Config) error {
 	}
 	if c.Dir != "" && !filepath.IsAbs(c.Dir) {
 		errs = append(errs, host.KeyErrorf("dir", "%q is not an absolute path", c.Dir))
+	}
+	for i, name := range c.Env {
+		key := fmt.Sprintf("env[%d]", i)
+		if err := childenv.CheckName(name); err != nil {
+			errs = append(errs, host.KeyErrorf(key, "%w", err))
+		} else if slices.Contains(c.Env[:i], name) {
+			errs = append(errs, host.KeyErrorf(key, "%s is listed twice", name))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -107,6 +125,9 @@ func apply(s *host.Scope, cfg Config) error {
 	}
 	s.OnDispose("workspace directory", w.Close)
 	w.logger = s.Logger()
+	// Less every variable an entry names as its secret (the gateway's
+	// token), even one env lists.
+	w.environ = s.Environ
 	reg := host.Get(s, tools.Key)
 	for _, d := range w.Definitions() {
 		if _, err := reg.Register(s, d); err != nil {
@@ -143,7 +164,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, host.KeyErrorf("dir", "%v", err)
 	}
-	return &Workspace{cfg: cfg, dir: real, root: root, logger: discard()}, nil
+	return &Workspace{cfg: cfg, dir: real, root: root, logger: discard(), environ: os.Environ}, nil
 }
 
 // Close releases the directory.

@@ -5,7 +5,7 @@
 // The environment (Env) is what Inherit keeps of the ambient one, with the
 // entry's own env on top: InheritScrub (the default) drops every variable
 // whose name or value looks like a secret (secretName, secretValue),
-// InheritMinimal keeps only what a program needs to run (minimalNames),
+// InheritMinimal keeps only what a program needs to run (childenv.Minimal),
 // InheritAll keeps everything.
 //
 // A line on the server's stdout that is not a JSON-RPC message (a banner

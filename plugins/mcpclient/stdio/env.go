@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/dsh-host/dsh-host/internal/childenv"
 )
 
 // Values of the inheritEnv key: what a stdio child inherits of the host's
@@ -16,7 +18,7 @@ const (
 	// secret (scrubbed).
 	InheritScrub = "scrub"
 	// InheritMinimal passes only what a program needs to run
-	// (minimalEnv).
+	// (childenv.Minimal).
 	InheritMinimal = "minimal"
 	// InheritAll passes the host's whole environment.
 	InheritAll = "all"
@@ -169,29 +171,6 @@ func LooksSecret(name, value string) bool {
 	return secretName(name) || secretValue(value) || secretPair(value)
 }
 
-// minimalNames are the variables InheritMinimal passes, besides LC_*: path,
-// home, user, shell, locale, terminal, temporary directory and time zone,
-// and their Windows counterparts.
-var minimalNames = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ",
-	"SystemRoot", "ComSpec", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
-	"TEMP", "TMP", "HOMEDRIVE", "HOMEPATH", "USERNAME", "windir",
-}
-
-// minimalName reports whether InheritMinimal passes name. fold compares
-// without case, as Windows does (Path is PATH there).
-func minimalName(name string, fold bool) bool {
-	if strings.HasPrefix(name, "LC_") || (fold && strings.HasPrefix(strings.ToUpper(name), "LC_")) {
-		return true
-	}
-	for _, m := range minimalNames {
-		if name == m || (fold && strings.EqualFold(name, m)) {
-			return true
-		}
-	}
-	return false
-}
-
 // Env returns the environment of a stdio server: what mode keeps of
 // ambient, then extra on top, so explicit entries always win. The result
 // is sorted for reproducibility.
@@ -206,7 +185,7 @@ func Env(ambient []string, extra map[string]string, mode string) []string {
 		switch mode {
 		case InheritAll:
 		case InheritMinimal:
-			if !minimalName(name, fold) {
+			if !childenv.Minimal(name, fold) {
 				continue
 			}
 		default:

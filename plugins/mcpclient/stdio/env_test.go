@@ -94,10 +94,6 @@ func TestInheritModes(t *testing.T) {
 			t.Errorf("inheritEnv %s (-want +got):\n%s", tt.mode, diff)
 		}
 	}
-	// Windows names have no case: Path is PATH there, and only there.
-	if !minimalName("Path", true) || minimalName("Path", false) || !minimalName("lc_all", true) {
-		t.Error("minimalName does not fold case on Windows only")
-	}
 }
 
 func TestChildEnv(t *testing.T) {
