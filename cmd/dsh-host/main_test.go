@@ -517,13 +517,16 @@ func TestRunReloadAndSignals(t *testing.T) {
 }
 
 // TestRunSIGHUPWhileStarting: a SIGHUP that comes while the composition
-// starts (here, a server that never answers, until its startup timeout) is
-// a reload once it has started, not SIGHUP's default, which would kill the
-// process without disposing anything.
+// starts (here, a server that answers only once the test releases it,
+// after the signal) is a reload once it has started, not SIGHUP's default,
+// which would kill the process without disposing anything.
 func TestRunSIGHUPWhileStarting(t *testing.T) {
 	marker := fmt.Sprintf("dsh-hup-%d-%d", os.Getpid(), time.Now().UnixNano())
 	fixture := mcptest.FixtureBinary(t)
-	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: slow\n    name: mcp-client\n    config:\n      serverName: slow\n      transport: stdio\n      command: %q\n      args: [-hang, -name, %q]\n      startupTimeoutMs: 2000\n", fixture, marker))
+	// Released by the test, not by a startup timeout that a loaded
+	// machine could reach before the signal is sent.
+	release := filepath.Join(t.TempDir(), "release")
+	file := writeComposition(t, fmt.Sprintf("plugins:\n  - id: slow\n    name: mcp-client\n    config:\n      serverName: slow\n      transport: stdio\n      command: %q\n      args: [-wait-file, %q, -name, %q]\n      sandbox: {read: [%q]}\n", fixture, release, marker, filepath.Dir(release)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	outR, outW := io.Pipe()
@@ -534,6 +537,10 @@ func TestRunSIGHUPWhileStarting(t *testing.T) {
 	go io.Copy(io.Discard, outR)
 	defer outW.Close()
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	// The signal is the process's by now; the server is still waiting.
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitLog(t, logs, "the SIGHUP", msg("SIGHUP: reloading"))

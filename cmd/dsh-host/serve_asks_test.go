@@ -126,7 +126,7 @@ func nextAsk(t *testing.T, events <-chan askbroker.Event) askbroker.Ask {
 // the trail says the console answered.
 func TestServeAsksReachTheConsole(t *testing.T) {
 	home := askHome(t)
-	file := consoleAskComposition(t, "1m")
+	file := consoleAskComposition(t, "10m") // past the test's bound: no timer races its answers
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	a, b := serveStdio(t, ctx, file), serveStdio(t, ctx, file)
@@ -262,10 +262,13 @@ func TestServeAskTimesOut(t *testing.T) {
 // is, naming --yes.
 func TestCallAsksTheConsole(t *testing.T) {
 	askHome(t)
-	file := consoleAskComposition(t, "2s")
+	// The approved call's askTimeout outlasts the test: a short one would
+	// race this test's answer on a loaded machine. The unanswered call
+	// has a composition (and a console) of its own, with a short one.
+	file, short := consoleAskComposition(t, "10m"), consoleAskComposition(t, "2s")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	call := func(text string) <-chan shouted {
+	call := func(file, text string) <-chan shouted {
 		ch := make(chan shouted, 1)
 		go func() {
 			cmd := exec.CommandContext(ctx, binary, "call", "-c", file, "mcp__fx__shout", `{"text":"`+text+`"}`)
@@ -274,7 +277,7 @@ func TestCallAsksTheConsole(t *testing.T) {
 		}()
 		return ch
 	}
-	if r := got(t, call("none")); !r.err || !strings.Contains(r.text, "pass --yes") {
+	if r := got(t, call(file, "none")); !r.err || !strings.Contains(r.text, "pass --yes") {
 		t.Errorf("no console: %+v, want the denial naming --yes", r)
 	}
 
@@ -284,7 +287,7 @@ func TestCallAsksTheConsole(t *testing.T) {
 	}
 	defer broker.Close()
 	events := broker.Subscribe(ctx)
-	approved := call("yes")
+	approved := call(file, "yes")
 	ask := nextAsk(t, events)
 	if ask.Caller != "call" || len(ask.Choices) == 0 || ask.Choices[0] != askbroker.Once {
 		t.Errorf("the console sees %+v", ask)
@@ -298,7 +301,12 @@ func TestCallAsksTheConsole(t *testing.T) {
 	if r := got(t, approved); r.err || !strings.Contains(r.text, "YES") {
 		t.Errorf("approved: %+v, want YES", r)
 	}
-	if r := got(t, call("late")); !r.err || !strings.Contains(r.text, "no answer within 2s") {
+	unanswering, err := askbroker.Listen(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unanswering.Close()
+	if r := got(t, call(short, "late")); !r.err || !strings.Contains(r.text, "no answer within 2s") {
 		t.Errorf("unanswered: %+v, want denied after askTimeout", r)
 	}
 }

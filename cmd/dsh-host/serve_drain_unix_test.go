@@ -21,13 +21,15 @@ import (
 )
 
 // gatewayProcess is a `dsh-host serve --http` process over the fixture
-// server fx, whose slow tool appends its events to events.
+// server fx, whose slow and hold tools append their events to events; a
+// hold call ends once release exists.
 type gatewayProcess struct {
-	cmd    *exec.Cmd
-	logs   <-chan map[string]any
-	base   string // http://ADDR, without /mcp
-	url    string // the MCP endpoint
-	events string
+	cmd     *exec.Cmd
+	logs    <-chan map[string]any
+	base    string // http://ADDR, without /mcp
+	url     string // the MCP endpoint
+	events  string
+	release string
 }
 
 // startGateway starts serve --http on a free port with extra args; the
@@ -35,8 +37,9 @@ type gatewayProcess struct {
 // composition may still be starting).
 func startGateway(t *testing.T, ctx context.Context, fixtureArgs []string, args ...string) *gatewayProcess {
 	t.Helper()
-	events := filepath.Join(t.TempDir(), "events")
-	fixtureArgs = append([]string{"--cancel-file", events}, fixtureArgs...)
+	dir := t.TempDir()
+	events, release := filepath.Join(dir, "events"), filepath.Join(dir, "release")
+	fixtureArgs = append([]string{"--cancel-file", events, "--hold-file", release}, fixtureArgs...)
 	quoted := make([]string, len(fixtureArgs))
 	for i, a := range fixtureArgs {
 		quoted[i] = fmt.Sprintf("%q", a)
@@ -50,7 +53,7 @@ func startGateway(t *testing.T, ctx context.Context, fixtureArgs []string, args 
 		url, _ = m["url"].(string)
 		return m["msg"] == "gateway listening"
 	})
-	return &gatewayProcess{cmd: cmd, logs: logs, base: strings.TrimSuffix(url, "/mcp"), url: url, events: events}
+	return &gatewayProcess{cmd: cmd, logs: logs, base: strings.TrimSuffix(url, "/mcp"), url: url, events: events, release: release}
 }
 
 // get answers GET path on the gateway, without token or Origin checks'
@@ -136,6 +139,34 @@ func (p *gatewayProcess) slowCall(t *testing.T, ctx context.Context, cs *mcp.Cli
 	return done
 }
 
+// heldCall starts the fixture's hold tool and returns its outcome's
+// channel, once the fixture has started it; the call ends at release.
+func (p *gatewayProcess) heldCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__fx__hold"})
+		switch {
+		case err != nil:
+		case res.IsError:
+			err = fmt.Errorf("tool error: %v", mcptest.Texts(res))
+		case strings.Join(mcptest.Texts(res), "") != "released":
+			err = fmt.Errorf("unexpected answer %v", mcptest.Texts(res))
+		}
+		done <- err
+	}()
+	p.waitEvent(t, "hold started")
+	return done
+}
+
+// releaseHeld ends the fixture's hold calls.
+func (p *gatewayProcess) releaseHeld(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(p.release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (p *gatewayProcess) signal(t *testing.T) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -186,8 +217,9 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	p.waitReady(t)
 	cs := p.connect(t, ctx)
 	defer cs.Close()
-	// Long enough for the checks below to run while it is in flight.
-	slow := p.slowCall(t, ctx, cs, 8000)
+	// In flight until released, after the checks below: however slow
+	// the machine, they run during the drain.
+	held := p.heldCall(t, ctx, cs)
 	p.signal(t)
 	waitLog(t, p.logs, "the drain", msg("gateway: draining: no new session or request is taken; waiting for the requests in flight"))
 	if code, body := p.get(t, "/readyz", nil); code != http.StatusServiceUnavailable || !strings.Contains(body, "draining") {
@@ -201,11 +233,12 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Error("a new request on an open session ran during the drain")
 	}
 	select {
-	case err := <-slow:
-		t.Fatalf("the slow call ended before the checks of the drain were done (%v); the machine is too slow for this test's 8 s call", err)
+	case err := <-held:
+		t.Fatalf("the held call ended before its release: %v", err)
 	default:
 	}
-	if err := <-slow; err != nil {
+	p.releaseHeld(t)
+	if err := <-held; err != nil {
 		t.Errorf("the call in flight at SIGTERM: %v, want it completed", err)
 	}
 	waitLog(t, p.logs, "the drain's end", msg("drained: no request in flight"))

@@ -81,7 +81,10 @@ func TestServeStdioFirstListsWaitForEagerServers(t *testing.T) {
 	c := newColdStart(t, mcptest.FixtureBinary(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := command(t, ctx, "serve", "--stdio", "--log-level", "error", "-c", c.file)
+	// s9 is past any bound; the others must be within it however loaded
+	// the machine, so the bound is wider than the default 5 s, at the
+	// cost of this test's waiting it out.
+	cmd := command(t, ctx, "serve", "--stdio", "--log-level", "error", "--list-wait", "15s", "-c", c.file)
 	cmd.Env = append(cmd.Env, "DSH_HOME="+c.home)
 	changed := make(chan struct{}, 100)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{

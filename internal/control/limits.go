@@ -33,10 +33,13 @@ type limits struct {
 	// streamWrite bounds the writing of one line of a streamed answer
 	// to a caller that does not read (streamWriteWait).
 	streamWrite time.Duration
+	// refuseEvery is the shortest time between two log lines of
+	// connections refused past conns.
+	refuseEvery time.Duration
 }
 
 func defaultLimits() limits {
-	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second, question: app.QuestionWait(), streamWrite: streamWriteWait}
+	return limits{conns: 64, body: 4 << 20, readHeader: 10 * time.Second, readBody: 30 * time.Second, idle: 60 * time.Second, question: app.QuestionWait(), streamWrite: streamWriteWait, refuseEvery: refuseEvery}
 }
 
 // rateLog writes a repeated event as one line per interval with the number

@@ -90,11 +90,14 @@ func TestControlBodyCapped(t *testing.T) {
 // TestControlIdleAndSilentConnectionsClosed: a connection that sends no
 // request, or stays idle after one, is closed.
 func TestControlIdleAndSilentConnectionsClosed(t *testing.T) {
-	lim := defaultLimits()
-	lim.readHeader, lim.idle = 100*time.Millisecond, 100*time.Millisecond
-	path := limitedServer(t, lim, quiet)
-	closedSoon(t, dialUnix(t, path))
-	c := dialUnix(t, path)
+	silent := defaultLimits()
+	silent.readHeader = 100 * time.Millisecond
+	closedSoon(t, dialUnix(t, limitedServer(t, silent, quiet)))
+	// Only the idle bound is short here: a short header bound would race
+	// this test's own sending of its request on a loaded machine.
+	idle := defaultLimits()
+	idle.idle = 100 * time.Millisecond
+	c := dialUnix(t, limitedServer(t, idle, quiet))
 	fmt.Fprint(c, "GET /v1/hello HTTP/1.1\r\nHost: dsh\r\n\r\n")
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
@@ -114,6 +117,9 @@ func TestControlConnectionsCapped(t *testing.T) {
 	const max, extra = 3, 20
 	lim := defaultLimits()
 	lim.conns = max
+	// One interval for the whole test, however slow the machine: the
+	// second line would otherwise come from a clock, not from a flood.
+	lim.refuseEvery = time.Hour
 	log := &mcptest.SyncBuffer{}
 	path := limitedServer(t, lim, slog.New(slog.NewTextHandler(log, nil)))
 	held := make([]net.Conn, max)

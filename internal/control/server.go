@@ -236,7 +236,7 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	slots := make(chan struct{}, lim.conns)
-	refused := &rateLog{every: refuseEvery, emit: func(n int) {
+	refused := &rateLog{every: lim.refuseEvery, emit: func(n int) {
 		logger.Warn("control socket: connections refused past the limit", "limit", lim.conns, "refused", n)
 	}}
 	listeners := []net.Listener{l}

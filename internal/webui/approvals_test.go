@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/internal/askbroker"
 	"github.com/dsh-host/dsh-host/internal/testkit/browsertest"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // asked is one host's ask and what it got back.
@@ -20,11 +21,12 @@ type asked struct {
 }
 
 // ask puts a to the composition's broker as a host does, in the
-// background.
+// background. It waits as long as an ask may: ctx, the test's bound, ends
+// it, not a timer that would race the test's clicks on a loaded machine.
 func ask(ctx context.Context, file string, a askbroker.Ask) <-chan asked {
 	ch := make(chan asked, 1)
 	go func() {
-		ans, err := askbroker.AskConsole(ctx, file, a, 30*time.Second)
+		ans, err := askbroker.AskConsole(ctx, file, a, askbroker.MaxTimeout)
 		ch <- asked{ans, err}
 	}()
 	return ch
@@ -36,12 +38,12 @@ func ask(ctx context.Context, file string, a askbroker.Ask) <-chan asked {
 // one the asking host gets, Allow or Deny.
 func TestApprovalsInBrowser(t *testing.T) {
 	r := startRig(t)
-	b := browsertest.Start(t, 60*time.Second)
+	b := browsertest.Start(t, 90*time.Second)
 	base := origin(r.con.URL())
 	b.Do(t, chromedp.Navigate(r.con.URL()), chromedp.WaitVisible("h1"))
 	b.Do(t, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible("#no-asks"))
 
-	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 80*time.Second)
 	defer cancel()
 	args, _ := json.Marshal(map[string]string{"path": `<img src="` + r.beacon.URL + `/ask">`})
 	first := ask(ctx, r.file, askbroker.Ask{Caller: "gateway claude-code", Server: "fx", Tool: "mcp__fx__count", Arguments: args,
@@ -70,10 +72,7 @@ func TestApprovalsInBrowser(t *testing.T) {
 	// and denied there.
 	second := ask(ctx, r.file, askbroker.Ask{Caller: "chat -p", Tool: "mcp__fx__shout", Rule: "rule 2 (ask)", Choices: []askbroker.Answer{askbroker.Once},
 		Preview: "+the second's change\n"})
-	deadline := time.Now().Add(10 * time.Second)
-	for len(r.con.Pending()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	mcptest.WaitFor(t, 30*time.Second, "the second ask at the console", func() bool { return len(r.con.Pending()) > 0 })
 	b.Do(t, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(`section.ask`))
 	// The page's own rendering shows the preview too.
 	if text, _ := chromedp.Run(b.Ctx, chromedp.Text(`section.ask`)); !strings.Contains(text, "+the second's change") {

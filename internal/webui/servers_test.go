@@ -50,7 +50,7 @@ func startServersRig(t *testing.T) *serversRig {
   - id: policy
     name: policy
     config:
-      askTimeout: 30s
+      askTimeout: 10m # past the test's own bounds: no timer races its clicks
       rules:
         - tools: ["mcp__fx__count"]
           action: ask

@@ -117,6 +117,7 @@ type options struct {
 	sample        bool // bridge.go
 	roots         bool // bridge.go
 	waitFile      string
+	holdFile      string // hold.go
 	startDelay    time.Duration
 	exitDelay     time.Duration
 	proxyOf       string // proxy.go
@@ -154,6 +155,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.prompts, "prompts", false, "offer the prompts echo and picture and the add-prompt tool (resources.go)")
 	fs.DurationVar(&o.exitDelay, "exit-delay", 0, "in stdio mode, linger this long after stdin ends before exiting (a server slow to exit, as Python ones are)")
 	fs.StringVar(&o.waitFile, "wait-file", "", "answer nothing until this file exists (a server slower than a host's startup timeout, released by the test)")
+	fs.StringVar(&o.holdFile, "hold-file", "", "register the hold tool, whose calls stay in flight until this file exists (hold.go)")
 	fs.DurationVar(&o.startDelay, "start-delay", 0, "answer nothing for this long after starting (a server slower to start than a host waits for its first lists)")
 	fs.BoolVar(&o.complete, "complete", false, "answer completion/complete with the words alpha, alpine and beta that start with the typed value (bridge.go)")
 	fs.BoolVar(&o.sample, "sample", false, "register the sample tool, which asks the client's model to complete a prompt (bridge.go)")
@@ -346,6 +348,9 @@ func newServer(o options) *mcp.Server {
 	}
 	if o.counter {
 		addCounterTool(server)
+	}
+	if o.holdFile != "" {
+		addHoldTool(server, o.holdFile, events)
 	}
 	if o.op {
 		addOpTool(server)
