@@ -62,15 +62,19 @@ type App interface {
 	// q.Follow those written later, until ctx ends or the loop stops.
 	Audit(ctx context.Context, q AuditQuery) (iter.Seq2[AuditRecord, error], error)
 
-	// Chat runs one turn of the agent's conversation, its events going
-	// to req.Events as they come.
+	// Chat runs one turn of the front end's conversation (the handle
+	// ChatSession gave it), its events going to req.Events as they come.
+	// A handle the host no longer keeps is ErrNoConversation.
 	Chat(ctx context.Context, req ChatRequest) (ChatResult, error)
 	// ChatCompact replaces the conversation's older turns by a summary.
-	ChatCompact(ctx context.Context) (ChatCompactResult, error)
-	// ChatSession starts a new conversation or resumes a recorded one.
+	ChatCompact(ctx context.Context, req ChatCompactRequest) (ChatCompactResult, error)
+	// ChatSession starts a new conversation or resumes a recorded one:
+	// a conversation of the front end's own, whose handle ChatInfo
+	// carries, unless req names the one it has.
 	ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error)
-	// ChatSessions lists the recorded sessions.
-	ChatSessions(ctx context.Context) (SessionList, error)
+	// ChatSessions lists the recorded sessions, marking the one req's
+	// conversation saves in.
+	ChatSessions(ctx context.Context, req ChatSessionsRequest) (SessionList, error)
 
 	// ToolDetail is one tool of Tools with its schemas (ui.go);
 	// Composition the file and the host's loads of it.
@@ -175,6 +179,10 @@ type CommandRequest struct {
 	Caller string `json:"caller,omitempty"`
 	// Answer is CallRequest.Answer for the command's questions.
 	Answer elicit.Answerer `json:"-"`
+	// Conversation is the chat front end's (ChatInfo.Conversation), which
+	// the agent's commands (/new, /compact, /context, /cost) act on;
+	// empty: the agent's main conversation.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // CommandInfo is one registered slash command, as /help lists it.

@@ -326,7 +326,7 @@ func TestChat(t *testing.T) {
 		}
 		var kinds []string
 		var answer strings.Builder
-		res, err := e.Chat(ctx, app.ChatRequest{Text: "What is 1+2?", Events: func(ev app.ChatEvent) {
+		res, err := e.Chat(ctx, app.ChatRequest{Text: "What is 1+2?", Conversation: info.Conversation, Events: func(ev app.ChatEvent) {
 			kinds = append(kinds, ev.Kind)
 			if ev.Kind == app.ChatText {
 				answer.WriteString(ev.Text)
@@ -348,7 +348,7 @@ func TestChat(t *testing.T) {
 		// The policy's ask during a turn goes to the turn's answerer.
 		yes := &answerWith{res: elicit.Result{Action: elicit.Accept, Content: map[string]any{elicit.ApprovalField: elicit.ApproveOnce}}}
 		var done []string
-		res, err = e.Chat(ctx, app.ChatRequest{Text: "count", Answer: yes, Events: func(ev app.ChatEvent) {
+		res, err = e.Chat(ctx, app.ChatRequest{Text: "count", Conversation: info.Conversation, Answer: yes, Events: func(ev app.ChatEvent) {
 			if ev.Kind == app.ChatCallDone {
 				done = append(done, ev.Result+ev.Error)
 			}
@@ -356,7 +356,7 @@ func TestChat(t *testing.T) {
 		if err != nil || res.Answer != "Counted." || yes.count() != 1 || len(done) != 1 || done[0] != "1" {
 			t.Errorf("asked turn: %+v, %v; %d questions, calls %q", res, err, yes.count(), done)
 		}
-		list, err := e.ChatSessions(ctx)
+		list, err := e.ChatSessions(ctx, app.ChatSessionsRequest{Conversation: info.Conversation})
 		if err != nil || len(list.Sessions) != 1 || !list.Sessions[0].Current || list.Sessions[0].ID != info.Session {
 			t.Errorf("sessions: %+v, %v", list, err)
 		}

@@ -17,11 +17,14 @@ import (
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-// ChatRequest is one turn of the agent's conversation: Text as the
+// ChatRequest is one turn of a conversation with the agent: Text as the
 // user's message, or, when Text is "/PROMPT ARGS" and PROMPT is an MCP
 // prompt the agent offers, that prompt's messages.
 type ChatRequest struct {
 	Text string `json:"text"`
+	// Conversation is the front end's (ChatInfo.Conversation); empty:
+	// the agent's main conversation.
+	Conversation string `json:"conversation,omitempty"`
 	// Record saves the conversation in a new session when it has none
 	// (ChatSession's Record does the same up front).
 	Record bool `json:"record,omitempty"`
@@ -158,6 +161,18 @@ func transcriptTail(said []sessions.Said) []ChatSaid {
 // model's output limit (ChatResult.Cut).
 var ErrCut = errors.New("the answer was cut: the model stopped at its output limit (finish_reason length); ask it to go on, or for a shorter answer")
 
+// ChatCompactRequest names the conversation to compact
+// (ChatInfo.Conversation; empty: the main one).
+type ChatCompactRequest struct {
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// ChatSessionsRequest names the conversation whose session the listing
+// marks Current (ChatInfo.Conversation; empty: the main one).
+type ChatSessionsRequest struct {
+	Conversation string `json:"conversation,omitempty"`
+}
+
 // ChatCompactResult says how many messages a summary replaced.
 type ChatCompactResult struct {
 	Replaced int       `json:"replaced"`
@@ -165,16 +180,23 @@ type ChatCompactResult struct {
 }
 
 // ChatSessionRequest starts a new conversation (Resume empty) or resumes
-// the recorded session Resume; Record saves a new one's turns.
+// the recorded session Resume; Record saves a new one's turns. Without
+// Conversation it is a new conversation of the front end's own (its
+// handle in ChatInfo); with it, that conversation starts anew (/resume
+// in a console).
 type ChatSessionRequest struct {
-	Resume string `json:"resume,omitempty"`
-	Record bool   `json:"record,omitempty"`
+	Resume       string `json:"resume,omitempty"`
+	Record       bool   `json:"record,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // ChatInfo is the conversation a front end now talks in.
 type ChatInfo struct {
-	Model   string `json:"model"`
-	Session string `json:"session,omitempty"`
+	// Conversation is the handle the front end's requests name
+	// (ChatRequest.Conversation...): random, 128 bits in hex.
+	Conversation string `json:"conversation"`
+	Model        string `json:"model"`
+	Session      string `json:"session,omitempty"`
 	// Turns is the turns a resumed session brought back, Messages the
 	// messages the conversation holds now; Warnings is what was wrong
 	// with the session's file but could be skipped.
@@ -259,7 +281,7 @@ func (w eventWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Chat runs one turn on the agent's main conversation.
+// Chat runs one turn on req's conversation.
 func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	a, err := l.agent()
 	if err != nil {
@@ -275,12 +297,15 @@ func (l *Local) Chat(ctx context.Context, req ChatRequest) (ChatResult, error) {
 	if req.PromptOnly && prompt == "" {
 		return ChatResult{NotPrompt: true}, nil
 	}
-	restarted := l.lastAgent(a)
+	// After that: a line that runs nothing takes no restart's news.
+	conv, restarted, err := l.conversation(a, req.Conversation, true)
+	if err != nil {
+		return ChatResult{}, err
+	}
 	if restarted && req.Events != nil {
 		// Before the turn's output: a front end says so first.
 		req.Events(ChatEvent{Kind: ChatRestarted})
 	}
-	conv := a.Main()
 	if req.Record && conv.Session() == nil {
 		// A session starts with the conversation's first turn (a new
 		// one, a restarted agent), so an empty one leaves no file; one
@@ -356,29 +381,41 @@ func (l *Local) chatOutput(emit func(ChatEvent)) agent.Output {
 	}
 }
 
-// ChatCompact summarizes the main conversation's older turns.
-func (l *Local) ChatCompact(ctx context.Context) (ChatCompactResult, error) {
+// ChatCompact summarizes the older turns of req's conversation.
+func (l *Local) ChatCompact(ctx context.Context, req ChatCompactRequest) (ChatCompactResult, error) {
 	a, err := l.agent()
 	if err != nil {
 		return ChatCompactResult{}, err
 	}
-	n, u, err := a.Main().Compact(ctx, agent.Output{})
+	conv, _, err := l.conversation(a, req.Conversation, false)
+	if err != nil {
+		return ChatCompactResult{}, err
+	}
+	n, u, err := conv.Compact(ctx, agent.Output{})
 	if err != nil {
 		return ChatCompactResult{}, err
 	}
 	return ChatCompactResult{Replaced: n, Usage: usageOf(u)}, nil
 }
 
-// ChatSession starts a new main conversation, or resumes a recorded one.
+// ChatSession starts a new conversation, or resumes a recorded one: in
+// req's conversation, else in a new one of the front end's own.
 func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatInfo, error) {
 	a, err := l.agent()
 	if err != nil {
 		return ChatInfo{}, err
 	}
-	conv := a.Main()
-	l.lastAgent(a)
-	info := ChatInfo{Model: a.Model(), Tools: l.agentTools(ctx, a)}
+	var conv *agent.Conversation
+	id := req.Conversation
+	if id != "" {
+		// A restart of the agent is not news to a session that starts
+		// anew: its next turn does not say it.
+		if conv, _, err = l.conversation(a, id, true); err != nil {
+			return ChatInfo{}, err
+		}
+	}
 	if req.Resume != "" {
+		// A session that does not open takes no handle.
 		dir, err := sessions.Dir()
 		if err != nil {
 			return ChatInfo{}, err
@@ -387,17 +424,33 @@ func (l *Local) ChatSession(ctx context.Context, req ChatSessionRequest) (ChatIn
 		if err != nil {
 			return ChatInfo{}, err
 		}
+		fresh := conv == nil
+		if fresh {
+			id, conv = l.newConversation(a)
+		}
 		if err := conv.Resume(ls); err != nil {
+			if fresh {
+				l.dropConversation(id)
+			}
 			return ChatInfo{}, err
 		}
+		info := ChatInfo{Conversation: id, Model: a.Model(), Tools: l.agentTools(ctx, a)}
 		info.Session, info.Turns, info.Warnings, info.Messages = ls.ID, ls.Info.Turns, ls.Warnings, conv.Len()
 		info.Pending, info.Spent = ls.Pending, usageOf(conv.Spent())
 		info.Transcript = transcriptTail(ls.Transcript)
 		return info, nil
 	}
+	fresh := conv == nil
+	if fresh {
+		id, conv = l.newConversation(a)
+	}
+	info := ChatInfo{Conversation: id, Model: a.Model(), Tools: l.agentTools(ctx, a)}
 	conv.Reset()
 	if req.Record {
 		if err := l.record(conv, info.Model); err != nil {
+			if fresh {
+				l.dropConversation(id)
+			}
 			return ChatInfo{}, err
 		}
 		info.Session = conv.Session().ID
@@ -424,8 +477,8 @@ func (l *Local) record(conv *agent.Conversation, model string) error {
 	return nil
 }
 
-// ChatSessions lists the recorded sessions.
-func (l *Local) ChatSessions(context.Context) (SessionList, error) {
+// ChatSessions lists the recorded sessions, marking req's conversation's.
+func (l *Local) ChatSessions(_ context.Context, req ChatSessionsRequest) (SessionList, error) {
 	dir, err := sessions.Dir()
 	if err != nil {
 		return SessionList{}, err
@@ -435,7 +488,11 @@ func (l *Local) ChatSessions(context.Context) (SessionList, error) {
 		return SessionList{}, err
 	}
 	if a, err := l.agent(); err == nil {
-		if s := a.Main().Session(); s != nil {
+		conv, _, err := l.conversation(a, req.Conversation, false)
+		if err != nil {
+			return SessionList{}, err
+		}
+		if s := conv.Session(); s != nil {
 			for i := range out.Sessions {
 				out.Sessions[i].Current = out.Sessions[i].ID == s.ID
 			}
@@ -463,8 +520,8 @@ func sessionOf(s sessions.Info) Session {
 		FirstLine: s.FirstLine, Turns: s.Turns, Unanswered: s.Unanswered}
 }
 
-// lastAgent notes a as the agent of this front end's turns and says
-// whether it replaced another (a reload restarted it: a new, empty
+// lastAgent notes a as the agent of the main conversation's turns and
+// says whether it replaced another (a reload restarted it: a new, empty
 // conversation).
 func (l *Local) lastAgent(a *agent.Agent) bool {
 	l.chatMu.Lock()

@@ -97,7 +97,7 @@ func TestChatSessionAbsolutePath(t *testing.T) {
 			if _, err := a.Chat(t.Context(), app.ChatRequest{Text: "q", Record: true}); err != nil {
 				t.Fatal(err)
 			}
-			list, err := a.ChatSessions(t.Context())
+			list, err := a.ChatSessions(t.Context(), app.ChatSessionsRequest{})
 			if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Composition != file {
 				t.Errorf("sessions: %+v, %v; want one of %s", list, err, file)
 			}

@@ -26,6 +26,9 @@
 //     declined;
 //   - a chat turn's text, reasoning, steps, tool calls and progress go to
 //     ChatRequest.Events;
+//   - each chat front end talks in a conversation of its own, whose
+//     handle ChatSession answers and its later requests name
+//     (conversations.go);
 //   - Watch follows the instances' state changes on a bounded channel: a
 //     follower that does not keep up loses changes, counted in the next
 //     event's Dropped, and never slows the host;

@@ -37,7 +37,8 @@ type Local struct {
 	AuditDir string
 
 	chatMu    sync.Mutex
-	chatAgent *agent.Agent // the agent of the last turn or session
+	chatAgent *agent.Agent  // the agent of the main conversation's last turn or session
+	convs     conversations // the front ends' own (conversations.go)
 }
 
 var _ App = (*Local)(nil)
@@ -134,6 +135,10 @@ func (l *Local) Command(ctx context.Context, req CommandRequest) (commands.Reply
 		return commands.Reply{}, ErrNoCommands
 	}
 	caller, err := frontEnd(req.Caller)
+	if err != nil {
+		return commands.Reply{}, err
+	}
+	ctx, err = l.commandContext(ctx, req.Conversation)
 	if err != nil {
 		return commands.Reply{}, err
 	}

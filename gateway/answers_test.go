@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -31,7 +32,9 @@ func TestHeldAnswersBudget(t *testing.T) {
 	reg := tools.New(nil)
 	bigTool(t, reg, size)
 	register(t, reg, echo("echo"))
-	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: size + size/2}}, serveOptions{write: 6 * wait})
+	// No write timeout that could let the held answer go while the test
+	// still counts on it: the test lets it go itself, closing the client.
+	l := serveLimited(t, reg, Config{Limits: Limits{MaxHeldAnswerBytes: size + size/2}}, serveOptions{write: time.Hour})
 	status, id, _ := openSession(t, l.url)
 	if status != http.StatusOK {
 		t.Fatalf("initialize: %d", status)
@@ -43,7 +46,7 @@ func TestHeldAnswersBudget(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
 		l.addr, id, len(call), call)
-	mcptest.WaitFor(t, 6*wait, "the never-read answer to be held", func() bool {
+	mcptest.WaitFor(t, 2*wait, "the never-read answer to be held", func() bool {
 		b := l.g.answers.Load()
 		return b != nil && b.held.Load() > size
 	})
@@ -58,7 +61,7 @@ func TestHeldAnswersBudget(t *testing.T) {
 	}
 
 	c.Close()
-	mcptest.WaitFor(t, 6*wait, "the held answer to be let go", func() bool { return l.g.answers.Load().held.Load() == 0 })
+	mcptest.WaitFor(t, 2*wait, "the held answer to be let go", func() bool { return l.g.answers.Load().held.Load() == 0 })
 	status, body = rawPost(t, l.url, id, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
 	if status != http.StatusOK || len(body) < size || strings.Contains(body[:min(len(body), 200)], `"error"`) {
 		t.Errorf("a big answer once the budget is free: %d, %d bytes, want it whole", status, len(body))

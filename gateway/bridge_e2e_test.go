@@ -101,8 +101,10 @@ func fixtureOffersMore(tools []*mcp.Tool) bool {
 	return slices.ContainsFunc(tools, func(tool *mcp.Tool) bool { return strings.HasSuffix(tool.Name, "add-resource") })
 }
 
+// ctxT bounds a whole test's requests (one context for all of them, a
+// dsh-host start included): a hang guard, so several times wait.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
 	t.Cleanup(cancel)
 	return ctx
 }

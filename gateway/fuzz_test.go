@@ -97,12 +97,12 @@ func newFuzzTarget(tb testing.TB) *fuzzTarget {
 	tb.Cleanup(stateless.Close)
 	ft := &fuzzTarget{stateful: stateful.URL, stateless: stateless.URL, hc: &http.Client{Transport: &http.Transport{}}, metrics: []prometheus.Gatherer{pr, prs}}
 	tb.Cleanup(ft.hc.CloseIdleConnections)
-	resp := ft.post(tb, ft.stateful, "", "", initialize)
+	resp := ft.must(tb, ft.stateful, "", "", initialize)
 	if resp.status != http.StatusOK || resp.session == "" {
 		tb.Fatalf("initialize: %d", resp.status)
 	}
 	ft.session = resp.session
-	ft.post(tb, ft.stateful, ft.session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ft.must(tb, ft.stateful, ft.session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return ft
 }
 
@@ -112,12 +112,23 @@ type fuzzAnswer struct {
 	body    string
 }
 
-// fuzzWait bounds one answer: a request may legitimately last (a
-// subscriptions/listen), and is then let go.
+// fuzzWait bounds the answer to a fuzzed body: a request may legitimately
+// last (a subscriptions/listen), and is then let go.
 const fuzzWait = 500 * time.Millisecond
 
+// post posts a fuzzed body, let go after fuzzWait.
 func (ft *fuzzTarget) post(tb testing.TB, url, session, version, body string) fuzzAnswer {
-	ctx, cancel := context.WithTimeout(context.Background(), fuzzWait)
+	return ft.postWithin(tb, fuzzWait, url, session, version, body)
+}
+
+// must posts a request the gateway must answer (an initialize, a ping):
+// bounded by wait, not fuzzWait, which a loaded machine can miss.
+func (ft *fuzzTarget) must(tb testing.TB, url, session, version, body string) fuzzAnswer {
+	return ft.postWithin(tb, wait, url, session, version, body)
+}
+
+func (ft *fuzzTarget) postWithin(tb testing.TB, d time.Duration, url, session, version, body string) fuzzAnswer {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -172,12 +183,12 @@ func FuzzGatewayRequest(f *testing.F) {
 		if n := panicsTotal(t, ft.metrics...); n != 0 {
 			t.Fatalf("%v panics recovered serving %q", n, body)
 		}
-		ping := ft.post(t, ft.stateful, ft.session, "2025-06-18", `{"jsonrpc":"2.0","id":"alive","method":"ping"}`)
+		ping := ft.must(t, ft.stateful, ft.session, "2025-06-18", `{"jsonrpc":"2.0","id":"alive","method":"ping"}`)
 		if ping.status != http.StatusOK || !strings.Contains(ping.body, `"alive"`) {
 			// The fuzzed body may have ended the session (a DELETE
 			// cannot come from a POST, but an error can close it):
 			// the gateway must still open a new one.
-			if again := ft.post(t, ft.stateful, "", "", initialize); again.status != http.StatusOK {
+			if again := ft.must(t, ft.stateful, "", "", initialize); again.status != http.StatusOK {
 				t.Fatalf("after %q the gateway answers neither the session's ping (%d %s) nor an initialize (%d %s)", body, ping.status, ping.body, again.status, again.body)
 			}
 		}

@@ -18,10 +18,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	removeBinaries()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := leaks.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
@@ -40,8 +40,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// wait bounds every wait for something that must happen.
-const wait = 10 * time.Second
+// wait bounds every wait for something that must happen. Only a test
+// that fails meets it, so it is generous: under -race on a loaded 2-core
+// machine, starting dsh-host and its servers, or encoding a large answer,
+// has taken past 10 s.
+const wait = 30 * time.Second
 
 // scope returns a scope for what a test registers or starts, disposed when
 // the test ends.

@@ -359,6 +359,10 @@ type serveOptions struct {
 	readHeader, readBody, idle, write time.Duration
 	// writeFailed is capListener.writeFailed (tests).
 	writeFailed func()
+	// tally is the interval of the listener's refusal lines; zero means
+	// tallyInterval (tests lengthen it, so that what they count is one
+	// line however slowly they run).
+	tally time.Duration
 }
 
 // listen serves g as Streamable HTTP at /mcp on addr until s is disposed,
@@ -393,6 +397,10 @@ func serve(s *host.Scope, g *Gateway, ln net.Listener, o serveOptions) string {
 	}
 	connRefusals := g.refusalTally("connections", "maxConnections")
 	sessionRefusals := g.refusalTally("sessions", "maxSessions")
+	if o.tally > 0 {
+		connRefusals.setInterval(o.tally)
+		sessionRefusals.setInterval(o.tally)
+	}
 	capped := newCapListener(ln, maxConns, connRefusals)
 	capped.writeTimeout, capped.writeFailed = o.write, o.writeFailed
 	capped.perCaller = perCaller(g.cfg.MaxConnectionsPerCaller, maxConns)

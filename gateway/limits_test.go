@@ -53,6 +53,15 @@ func serveLimited(t *testing.T, reg *tools.Registry, cfg Config, o serveOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each tally writes its line at the dispose, never mid-test: the tests
+	// count refusals as one line, which a 5 s interval split whenever a
+	// loaded machine made the test outlast it.
+	if o.tally == 0 {
+		o.tally = time.Hour
+	}
+	for _, tl := range []*tally{g.uninitialized, g.calls.refused} {
+		tl.setInterval(o.tally)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +175,9 @@ func httpSessions(g *Gateway) int {
 // log line with their number.
 func TestConnectionCap(t *testing.T) {
 	const max, extra = 8, 5
-	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{})
+	// The held connections send nothing: no header timeout may close
+	// them, and free their places, while the test counts on them.
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxConnections: max, MaxConnectionsPerCaller: max}}, serveOptions{readHeader: time.Hour})
 	held := make([]net.Conn, max)
 	for i := range held {
 		held[i] = l.dial(t)
@@ -340,7 +351,9 @@ func TestLongRequestsOutliveTimeouts(t *testing.T) {
 			}
 		},
 	})
-	l := serveLimited(t, reg, Config{}, serveOptions{readBody: short, idle: short, readHeader: short})
+	// The header timeout is not what this test is about: left at its
+	// default, a stalled client between dial and headers is not cut.
+	l := serveLimited(t, reg, Config{}, serveOptions{readBody: short, idle: short})
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "slow-client", Version: "0"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
@@ -409,20 +422,41 @@ func TestUndeliveredNotificationsOneLine(t *testing.T) {
 	}
 }
 
-// TestTally: events within an interval are one line; later events another.
+// TestTally: events within an interval are one line; later events another;
+// the line is written once the interval has passed, and at Stop.
+//
+// The grouping is driven by flush, what the interval's timer calls, under
+// an interval that never passes: with a short one, a test stalled past it
+// between two Adds (a loaded machine) would see them split.
 func TestTally(t *testing.T) {
 	lines := make(chan int, 10)
-	tl := newTally(20*time.Millisecond, func(n int) { lines <- n })
+	next := func() int {
+		t.Helper()
+		select {
+		case n := <-lines:
+			return n
+		case <-time.After(wait):
+			t.Fatal("no line written")
+			return 0
+		}
+	}
+	tl := newTally(time.Hour, func(n int) { lines <- n })
 	for range 100 {
 		tl.Add()
 	}
-	if n := <-lines; n != 100 {
+	tl.flush()
+	if n := next(); n != 100 {
 		t.Errorf("first line counts %d, want 100", n)
 	}
 	tl.Add()
 	tl.Add()
-	if n := <-lines; n != 2 {
+	tl.flush()
+	if n := next(); n != 2 {
 		t.Errorf("second line counts %d, want 2", n)
+	}
+	tl.flush()
+	if len(lines) != 0 {
+		t.Errorf("a line with nothing counted: %d", <-lines)
 	}
 	tl.Add()
 	tl.Stop() // writes the pending count at once
@@ -438,6 +472,14 @@ func TestTally(t *testing.T) {
 	tl.Stop()
 	if len(lines) != 0 {
 		t.Errorf("a line after Stop: %d", <-lines)
+	}
+
+	// The interval's timer writes the line on its own.
+	short := newTally(time.Millisecond, func(n int) { lines <- n })
+	defer short.Stop()
+	short.Add()
+	if n := next(); n != 1 {
+		t.Errorf("line after the interval counts %d, want 1", n)
 	}
 }
 
@@ -523,7 +565,9 @@ func TestUnsentBodyOfAnyMethodCut(t *testing.T) {
 // has room for; a slow body must not hold two places.
 func TestSessionCapCountsAnOpeningOnce(t *testing.T) {
 	const max = 2
-	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{})
+	// The slow body is held back until the test sends it: no body
+	// timeout may cut it first.
+	l := serveLimited(t, tools.New(nil), Config{Limits: Limits{MaxSessions: max, MaxSessionsPerCaller: max}}, serveOptions{readBody: time.Hour})
 	slow := l.dial(t)
 	req := rawInitialize(l.addr, "")
 	io.WriteString(slow, req[:len(req)-5]) // the body's end is held back

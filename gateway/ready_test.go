@@ -103,11 +103,43 @@ func TestListsWaitForTheServersStarting(t *testing.T) {
 		t.Errorf("/readyz while slow starts: %d %q, want 503 naming the entry", code, body)
 	}
 	cs := connect(t, url)
-	// The release comes while the list is (most likely) waiting; a list
-	// that does not wait is answered before it, without late.
-	release := time.AfterFunc(200*time.Millisecond, func() { close(slowGate(gate)) })
-	defer release.Stop()
-	if names := toolNames(t, cs); !slices.Contains(names, "late") || !slices.Contains(names, "echo") {
+	g, ok := host.Lookup(h, Key)
+	if !ok {
+		t.Fatal("no gateway")
+	}
+	// The release comes once the list is in the gateway (its only request
+	// in flight), not after a sleep: a list that does not wait is
+	// answered before it, without late.
+	type listed struct {
+		res *mcp.ListToolsResult
+		err error
+	}
+	first := make(chan listed, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		res, err := cs.ListTools(ctx, nil)
+		first <- listed{res, err}
+	}()
+	released := false
+	defer func() { // a test failed before the release still ends the start
+		if !released {
+			close(slowGate(gate))
+		}
+	}()
+	// (Or answered already: a list that does not wait.)
+	mcptest.WaitFor(t, wait, "the list in the gateway", func() bool { return g.posts.count() == 1 || len(first) > 0 })
+	close(slowGate(gate))
+	released = true
+	l := <-first
+	if l.err != nil {
+		t.Fatalf("the first tools/list: %v", l.err)
+	}
+	var names []string
+	for _, tl := range l.res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "late") || !slices.Contains(names, "echo") {
 		t.Errorf("the first tools/list = %q, want echo and late", names)
 	}
 	if err := <-updated; err != nil {
@@ -179,8 +211,9 @@ func TestListWaitEndsWithTheGateway(t *testing.T) {
 	if !ok {
 		t.Fatal("no gateway")
 	}
-	// Closed while the list (most likely) waits.
-	time.Sleep(100 * time.Millisecond)
+	// Closed while the list waits: once it is in the gateway (its only
+	// request in flight), not after a sleep.
+	mcptest.WaitFor(t, wait, "the list in the gateway", func() bool { return g.posts.count() == 1 || len(listed) > 0 })
 	closed := make(chan struct{})
 	go func() { g.Close(); close(closed) }()
 	select {

@@ -2,20 +2,32 @@ package host
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 )
 
 type contextTestKey struct{}
+
+// contextSeen receives the scope context of test-context instances.
+// Registered once in init, so the test runs again under -count.
+var contextSeen atomic.Pointer[chan context.Context]
+
+func init() {
+	Register(Definition[noopConfig]{Name: "test-context", Apply: func(s *Scope, _ noopConfig) error {
+		if c := contextSeen.Load(); c != nil {
+			*c <- s.Context()
+		}
+		return nil
+	}})
+}
 
 // TestOptionsContextReachesScopes: a value of Options.Context is in every
 // instance's scope context, and the base's cancellation ends no scope
 // (only Shutdown does).
 func TestOptionsContextReachesScopes(t *testing.T) {
 	seen := make(chan context.Context, 1)
-	Register(Definition[noopConfig]{Name: "test-context", Apply: func(s *Scope, _ noopConfig) error {
-		seen <- s.Context()
-		return nil
-	}})
+	contextSeen.Store(&seen)
+	t.Cleanup(func() { contextSeen.Store(nil) })
 	base, cancel := context.WithCancel(context.WithValue(context.Background(), contextTestKey{}, "telemetry"))
 	h := newHost(t, &Options{Context: base})
 	apply(t, h, "plugins:\n  - {id: a, name: test-context}\n")

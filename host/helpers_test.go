@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // rec records what the test plugins do, by instance id, in order.

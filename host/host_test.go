@@ -608,9 +608,11 @@ func TestShutdownBoundedWithStuckPlugin(t *testing.T) {
 	if !errors.Is(err, ErrDisposeTimeout) || !strings.Contains(err.Error(), `"stuck"`) {
 		t.Errorf("Shutdown = %v; want a dispose timeout naming the stuck disposer", err)
 	}
-	if got := rec.take(); !slices.Contains(got, "dispose n") {
-		t.Errorf("events %q: the healthy instance was not disposed", got)
-	}
+	// n is disposed first, under the same short timeout: on a loaded
+	// machine its idle goroutine may not end in time and its dispose goes
+	// on abandoned, so its last disposer is waited for, not looked up.
+	waitEvents(t, "dispose n")
+	rec.take()
 	if err := h.Update(context.Background(), parse(t, "plugins: []\n")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Apply after Shutdown = %v; want ErrClosed", err)
 	}

@@ -341,7 +341,13 @@ func (s *Scope) Dispose(timeout time.Duration) error {
 	s.mu.Unlock()
 
 	s.cancel()
+	// current names the disposer running; it starts at the first, so that
+	// a timeout that fires before the goroutine below got to run (a
+	// stalled machine) still names what is pending, not "".
 	var current atomic.Pointer[string]
+	if len(list) > 0 {
+		current.Store(&list[len(list)-1].label)
+	}
 	done := make(chan error, 1)
 	go func() {
 		var errs []error

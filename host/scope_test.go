@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,6 +102,22 @@ func TestScopeDisposeTimeout(t *testing.T) {
 	err := s.Dispose(20 * time.Millisecond)
 	if !errors.Is(err, ErrDisposeTimeout) || !strings.Contains(err.Error(), `"stuck"`) {
 		t.Errorf("Dispose = %v; want a timeout naming the stuck disposer", err)
+	}
+}
+
+// TestScopeDisposeTimeoutNamesThePendingDisposer: a timeout that fires
+// before the disposing goroutine got to run (a stalled machine; here a
+// 1ns timeout) names the disposer that was to run first, not "".
+func TestScopeDisposeTimeoutNamesThePendingDisposer(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	for range 50 {
+		s := NewScope(context.Background(), "t", slog.New(slog.DiscardHandler))
+		s.OnDispose("stuck", func() error { <-release; return nil })
+		err := s.Dispose(time.Nanosecond)
+		if !errors.Is(err, ErrDisposeTimeout) || !strings.Contains(err.Error(), `"stuck" still running`) {
+			t.Fatalf("Dispose = %v; want a timeout naming the stuck disposer", err)
+		}
 	}
 }
 

@@ -54,6 +54,17 @@ func watch(t *testing.T, h *Host, path string) (stop func()) {
 	return stop
 }
 
+// replaceFile saves data to path by renaming a temporary file over it, so
+// that a reader never sees it half written.
+func replaceFile(t *testing.T, path, data string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	writeFile(t, tmp, data)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitReloads waits until cond holds for h.Reloads().
 func waitReloads(t *testing.T, h *Host, cond func(ReloadStats) bool) {
 	t.Helper()
@@ -101,7 +112,11 @@ func TestWatchEditorSaves(t *testing.T) {
 		t.Run(sv.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "composition.yml")
 			writeFile(t, path, v1)
-			h := newHost(t, nil)
+			// The debounce is long next to a save, so that a stalled
+			// machine does not split one into a read of a half-written
+			// file (a failed reload) and another (a rename waits 20ms
+			// only, whatever the debounce).
+			h := newHost(t, &Options{Debounce: time.Second})
 			stop := watch(t, h, path)
 			b := scopes(h)["b"]
 
@@ -139,7 +154,10 @@ func TestWatchBadFileChangesNothing(t *testing.T) {
 	rec.take()
 	before := scopes(h)
 
-	writeFile(t, path, "plugins:\n  - id: a\n    name: test-noop\n    config:\n      greting: v2\n")
+	// Renamed into place: written in place, a reload could read the
+	// empty file between the truncate and the write and fail on that
+	// first, with another error.
+	replaceFile(t, path, "plugins:\n  - id: a\n    name: test-noop\n    config:\n      greting: v2\n")
 	waitReloads(t, h, func(st ReloadStats) bool { return st.Failed == 1 })
 	err := h.Reloads().LastError
 	for _, w := range []string{path + ":5:", `entry "a"`, "greting"} {
@@ -309,11 +327,7 @@ func TestWatchBurstOfSavesEndsAtTheLast(t *testing.T) {
 	b := scopes(h)["b"]
 	const last = 30
 	for i := 1; i <= last; i++ {
-		tmp := path + ".tmp"
-		writeFile(t, tmp, version(i))
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, path, version(i))
 	}
 	want := fmt.Sprintf("apply a v%d", last)
 	if err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool { return rec.count(want) == 1 }); err != nil {

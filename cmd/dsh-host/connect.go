@@ -22,7 +22,7 @@ func cmdConnect(ctx context.Context, args []string, io Stdio) int {
 	fs.StringVar(&r.Project, "project", "", "write the client's project file in `DIR` instead of the user's")
 	fs.StringVar(&r.Name, "name", clientconfig.DefaultName, "the entry's `name` in the client's file")
 	fs.BoolVar(&r.Move, "move", false, "move the client's other servers into the composition first")
-	fs.BoolVar(&r.Undo, "undo", false, "restore the client's file as it was before connect")
+	fs.BoolVar(&r.Undo, "undo", false, "undo connect on the client's file, keeping what the client wrote since")
 	list := fs.Bool("list", false, "show which clients reach dsh-host")
 	yes := fs.Bool("yes", false, "write without asking")
 	dryRun := fs.Bool("dry-run", false, "show the diff and write nothing")

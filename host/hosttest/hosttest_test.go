@@ -13,11 +13,12 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 type echoArgs struct {
 	Text string `json:"text"`

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/sandbox"
 
 	_ "github.com/dsh-host/dsh-host/gateway"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
 	_ "github.com/dsh-host/dsh-host/services/commands"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+	goleak.VerifyTestMain(leaktest.M(m), goleak.Cleanup(func(code int) {
 		os.RemoveAll(home)
 		os.Exit(code)
 	}))

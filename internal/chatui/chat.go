@@ -100,9 +100,8 @@ then export DEEPSEEK_API_KEY and run dsh-host chat again (dsh-host plugins lists
 // (or, with format json or stream-json, the turn as JSON) goes to stdout,
 // the rest to stderr. yes approves what the policy would ask. A Ctrl-C
 // from interrupts cancels the turn, which then fails; interrupted says
-// whether one did. The turn runs in the agent's one conversation, which
-// it starts anew (or resumes): on a running host, that is the
-// conversation its other front ends see.
+// whether one did. The turn runs in a conversation of its own, new or
+// resumed: on a running host, its other front ends talk in theirs.
 func (ch *Chat) Once(ctx context.Context, a app.App, prompt, format string, yes bool, interrupts <-chan os.Signal) (interrupted bool, err error) {
 	return chatOnce(ctx, a, ch.std, ch.resumed, prompt, format, yes, interrupts)
 }
@@ -165,7 +164,7 @@ func chatOnce(ctx context.Context, a app.App, std console.Stdio, resume, prompt,
 		calls = plainCalls{status}.event
 	}
 	events := turnEvents{reasoning: dimmed(std, std.Err, screen.Err), status: status, progress: live.report(), calls: calls}
-	res, err := a.Chat(ctx, app.ChatRequest{Text: prompt, Unattended: true, Yes: yes, Events: events.event})
+	res, err := a.Chat(ctx, app.ChatRequest{Text: prompt, Conversation: info.Conversation, Unattended: true, Yes: yes, Events: events.event})
 	if err != nil {
 		return false, err
 	}
@@ -267,7 +266,7 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 	defer quit()
 	live := newLiveProgress(std.LiveTerminal(std.Out), std.Out)
 	f := &chatFront{app: a, sessions: saved, out: live.before(screen.Out), reasoning: dimmed(std, std.Out, screen.Out), progress: live.report(), yes: yes,
-		pending: info.Pending, size: terminalSize(std.Out)}
+		pending: info.Pending, size: terminalSize(std.Out), conv: info.Conversation}
 	f.events = plainCalls{f.out}.event
 	if std.IsTerminal(std.Out) {
 		f.events = terminalCalls{out: f.out, live: live}.event
@@ -298,7 +297,9 @@ func chatConsole(ctx context.Context, yes bool, std console.Stdio, a app.App, in
 		hooks.Interrupt = func() { f.interrupt(func() { byCtrlC.Store(true); quit() }) }
 		defer ed.Close()
 	}
-	console.Run(ctx, a, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
+	// The console's commands name its conversation (the agent's /new,
+	// /compact, /context and /cost act on it).
+	console.Run(ctx, conversationApp{App: a, f: f}, std.In, screen.Out, std.LiveTerminal(std.Out), hooks)
 	quit()
 	wg.Wait() // no Ctrl-C is read past the console
 	return byCtrlC.Load()
@@ -316,6 +317,7 @@ type chatFront struct {
 	answer         elicit.Answerer     // the console's: asks the person (nil: the host's)
 
 	mu     sync.Mutex
+	conv   string             // the console's conversation on the host (conversation.go)
 	cancel context.CancelFunc // the running line's; nil at the prompt
 	armed  bool               // a Ctrl-C came at the prompt: the next quits
 	// pending is the line of the last turn that got no answer (failed or
@@ -391,7 +393,7 @@ func (f *chatFront) send(ctx context.Context, line string, promptOnly bool) bool
 	if f.md != nil {
 		events = f.md.around(events)
 	}
-	res, err := f.app.Chat(ctx, app.ChatRequest{Text: line, Record: f.sessions.dir != "", PromptOnly: promptOnly,
+	res, err := f.chat(ctx, app.ChatRequest{Text: line, Record: f.sessions.dir != "", PromptOnly: promptOnly,
 		Unattended: f.yes, Yes: f.yes, Answer: f.answer, Events: func(e app.ChatEvent) {
 			if e.Kind == app.ChatRestarted {
 				// A restarted instance starts with an empty conversation.

@@ -212,7 +212,7 @@ func TestResumeShowsTheTranscriptAndPicks(t *testing.T) {
 	}
 
 	// /resume of the other one, in the console, shows its transcript.
-	list, err := a.ChatSessions(ctx)
+	list, err := a.ChatSessions(ctx, app.ChatSessionsRequest{})
 	if err != nil || len(list.Sessions) != 2 {
 		t.Fatalf("sessions: %+v %v", list, err)
 	}

@@ -51,7 +51,7 @@ func (f *chatFront) command(ctx context.Context, name, rest string) bool {
 }
 
 func (f *chatFront) listSessions(ctx context.Context) {
-	list, err := f.app.ChatSessions(ctx)
+	list, err := f.app.ChatSessions(ctx, app.ChatSessionsRequest{Conversation: f.conversation()})
 	if err != nil {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
@@ -83,7 +83,12 @@ func (f *chatFront) resume(ctx context.Context, id string) {
 		fmt.Fprintln(f.out, "usage: /resume ID (/sessions lists them)")
 		return
 	}
-	info, err := f.app.ChatSession(ctx, app.ChatSessionRequest{Resume: id})
+	info, err := f.app.ChatSession(ctx, app.ChatSessionRequest{Resume: id, Conversation: f.conversation()})
+	if errors.Is(err, app.ErrNoConversation) {
+		// The host dropped the console's conversation: the session
+		// resumes in a new one.
+		info, err = f.app.ChatSession(ctx, app.ChatSessionRequest{Resume: id})
+	}
 	switch {
 	case errors.Is(err, app.ErrNoAgent):
 		fmt.Fprintln(f.out, "the agent is not running; /status says why")
@@ -92,6 +97,7 @@ func (f *chatFront) resume(ctx context.Context, id string) {
 		fmt.Fprintf(f.out, "error: %v\n", err)
 		return
 	}
+	f.setConversation(info.Conversation)
 	for _, w := range info.Warnings {
 		fmt.Fprintf(f.out, "warning: %s\n", w)
 	}

@@ -5,7 +5,6 @@ package clientconfig
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,11 +16,15 @@ import (
 // client's file; when the client's file cannot be written the composition
 // is put back. A file changed since Prepare read it is refused.
 func (p *Plan) Apply() error {
-	if err := unchanged(p.File, p.Exists, p.Old); err != nil {
+	while := "while connect ran (did the client write it?)"
+	if p.undo {
+		while = "while connect --undo ran (did the client write it?)"
+	}
+	if err := fsutil.Unchanged(p.File, p.Old, p.Exists, while); err != nil {
 		return err
 	}
 	if p.Comp != "" {
-		if err := unchanged(p.Comp, true, p.CompOld); err != nil {
+		if err := fsutil.Unchanged(p.Comp, p.CompOld, true, while); err != nil {
 			return err
 		}
 	}
@@ -53,7 +56,7 @@ func (p *Plan) Apply() error {
 		// connect created the file and it is gone already: undo has
 		// nothing to write (an empty file is not one the client reads).
 	default:
-		if p.undo {
+		if p.undo && !p.reversed {
 			mode = os.FileMode(p.rec.Mode)
 		}
 		if err = fsutil.MkdirAll(filepath.Dir(p.File), dirMode); err == nil {
@@ -73,13 +76,14 @@ func (p *Plan) Apply() error {
 }
 
 // saveRecord writes the backup before anything else is written. The first
-// connect's backup is kept while the file is still what connect wrote, so
-// that undo goes back to the file before dsh-host.
+// connect's backup is kept, so that undo goes back to the file before
+// dsh-host.
 func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
 	rec := p.rec
 	rec.Existed, rec.Original, rec.Mode = p.Exists, p.Old, uint32(mode)
-	if prev, err := loadRecord(recFile); err == nil && prev.Written == digest(p.Old) {
-		rec.Existed, rec.Original, rec.Mode = prev.Existed, prev.Original, prev.Mode
+	prev, err := loadRecord(recFile)
+	if err == nil {
+		rec.inherit(prev, digest(p.Old))
 		if prev.Comp != "" && p.Comp == "" {
 			rec.Comp, rec.CompOriginal, rec.CompWritten = prev.Comp, prev.CompOriginal, prev.CompWritten
 		}
@@ -87,6 +91,11 @@ func (p *Plan) saveRecord(recFile string, mode os.FileMode) error {
 	rec.Written = digest(p.New)
 	if p.Comp != "" {
 		rec.Comp, rec.CompOriginal, rec.CompWritten = p.Comp, p.CompOld, digest(p.CompNew)
+		// A second --move into the composition the first one wrote:
+		// undo goes back to it before the first.
+		if prev.Comp == p.Comp && prev.CompWritten == digest(p.CompOld) {
+			rec.CompOriginal = prev.CompOriginal
+		}
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -109,61 +118,4 @@ func loadRecord(path string) (record, error) {
 		return rec, fmt.Errorf("%s: %w", path, err)
 	}
 	return rec, nil
-}
-
-// unchanged fails when path is no longer what was read.
-func unchanged(path string, existed bool, old []byte) error {
-	cur, err := readFile(path)
-	if errors.Is(err, os.ErrNotExist) && !existed {
-		return nil
-	}
-	if err != nil || !existed || !bytes.Equal(cur, old) {
-		return fmt.Errorf("%s changed while connect ran (did the client write it?); nothing was written: run connect again", path)
-	}
-	return nil
-}
-
-// Undo computes the change that restores o.Client's file from the backup
-// of its first connect, and the composition when --move changed it and
-// nothing else has since.
-func Undo(o Options) (*Plan, error) {
-	c, err := findClient(o.Client)
-	if err != nil {
-		return nil, err
-	}
-	named := c.file(o.Env, o.Project)
-	file, exists, err := resolve(named)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := loadRecord(recordPath(o.StateDir, c.name, file))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no backup of %s: connect did not write it, or --undo already restored it", file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Client: c.name, File: file, Exists: exists, undo: true, rec: rec, recDir: o.StateDir}
-	if file != named {
-		p.Named = named
-	}
-	if exists {
-		if p.Old, err = readFile(file); err != nil {
-			return nil, err
-		}
-	}
-	if digest(p.Old) != rec.Written {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect wrote it: undo drops those changes too", file))
-	}
-	p.New, p.Remove = rec.Original, !rec.Existed && exists
-	if rec.Comp != "" {
-		cur, err := readFile(rec.Comp)
-		switch {
-		case err == nil && digest(cur) == rec.CompWritten:
-			p.Comp, p.CompOld, p.CompNew = rec.Comp, cur, rec.CompOriginal
-		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s changed since connect --move wrote it, so it is left as it is: remove the moved entries by hand if you want them gone", rec.Comp))
-		}
-	}
-	return p, nil
 }

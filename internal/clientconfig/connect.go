@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -77,10 +78,13 @@ type Plan struct {
 	// undo leaves.
 	Notes []string
 
-	undo    bool
-	project bool // the file is a project's
-	rec     record
-	recDir  string
+	undo bool
+	// reversed: the undo reverses connect's edits on the file as it is
+	// now, instead of restoring the backup.
+	reversed bool
+	project  bool // the file is a project's
+	rec      record
+	recDir   string
 }
 
 // record is a connect's backup, one per client file, kept until --undo.
@@ -94,6 +98,19 @@ type record struct {
 	Mode     uint32 `json:"mode"`
 	// Written is the sha256 of what connect wrote last.
 	Written string `json:"written"`
+	// Entries are the entries connect wrote since Original, by name, as
+	// JSON (null: not known, a record of an older dsh-host's), so that
+	// undo tells them from an entry the user put in their place.
+	Entries map[string]json.RawMessage `json:"entries,omitempty"`
+	// Replaced holds, by name, the entry connect's replaced when it
+	// first wrote that name; Moved, the servers --move took out of the
+	// client. Each is its text as the file had it, for undo to put back.
+	Replaced map[string]string `json:"replaced,omitempty"`
+	Moved    map[string]string `json:"moved,omitempty"`
+	// Edited says the file changed between two connects: Original is
+	// no longer what the file is without connect's edits, and undo
+	// reverses those edits instead of restoring it.
+	Edited bool `json:"edited,omitempty"`
 	// The composition, when --move changed it.
 	Comp         string `json:"composition,omitempty"`
 	CompOriginal []byte `json:"compositionOriginal,omitempty"`
@@ -151,7 +168,11 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if err := p.notSomeoneElses(c, o.Name); err != nil {
+	var doc any // nil when the file does not parse: planning says where
+	if len(bytes.TrimSpace(p.Old)) > 0 {
+		doc, _ = c.decode(p.Old)
+	}
+	if err := p.notSomeoneElses(c, doc, o.Name); err != nil {
 		return nil, err
 	}
 	var moveFrom []byte // the client's file without dsh-host's entries
@@ -171,6 +192,12 @@ func Prepare(o Options) (*Plan, error) {
 	}
 	p.New = lineEndings(p.Old, p.New)
 	p.rec = record{Client: c.name, File: file, Name: o.Name}
+	if p.rec.Entries, err = writtenEntry(c, o); err != nil {
+		return nil, err
+	}
+	if p.rec.Replaced, p.rec.Moved, err = c.taken(p.Old, doc, o.Name, p.Moved); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	if c.note != "" {
 		p.Notes = append(p.Notes, c.note)
 	}
@@ -184,23 +211,7 @@ func Prepare(o Options) (*Plan, error) {
 // dsh-host's: one that starts dsh-host serve, or one connect wrote (its
 // backup says so). A server of the user's that happens to have the name
 // is not overwritten.
-func (p *Plan) notSomeoneElses(c *client, name string) error {
-	if len(p.Old) == 0 {
-		return nil
-	}
-	var doc any
-	var err error
-	if c.format == formatTOML {
-		doc, err = decodeTOML(p.Old)
-	} else {
-		var r *jnode
-		if r, err = parseJSON(p.Old, c.format == formatJSONC); err == nil {
-			doc, err = decodeJSON(p.Old, r)
-		}
-	}
-	if err != nil {
-		return nil // planning reports it, with its line
-	}
+func (p *Plan) notSomeoneElses(c *client, doc any, name string) error {
 	e, ok := servers(doc, c.list(doc))[name]
 	if !ok {
 		return nil
@@ -429,34 +440,40 @@ func checkTOML(text, newText []byte, name string, ts []ttable, removed []string)
 		delete(list, k)
 	}
 	if ts != nil {
-		entry := map[string]any{}
-		for _, t := range ts {
-			m := entry
-			for _, k := range t.path[2:] {
-				next, ok := m[k].(map[string]any)
-				if !ok {
-					next = map[string]any{}
-					m[k] = next
-				}
-				m = next
-			}
-			for _, e := range t.keys {
-				m[e.k] = e.v
-				if a, ok := e.v.([]string); ok {
-					var l []any
-					for _, s := range a {
-						l = append(l, s)
-					}
-					m[e.k] = l
-				}
-			}
-		}
-		list[name] = entry
+		list[name] = tablesValue(ts)
 	}
 	if !reflect.DeepEqual(got, want) {
 		return errors.New("the edit would change more than the server entries, so nothing is written: please report this")
 	}
 	return nil
+}
+
+// tablesValue is the server entry of ts (a server's table and the tables
+// under it) as decodeTOML yields it.
+func tablesValue(ts []ttable) map[string]any {
+	entry := map[string]any{}
+	for _, t := range ts {
+		m := entry
+		for _, k := range t.path[2:] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		for _, e := range t.keys {
+			m[e.k] = e.v
+			if a, ok := e.v.([]string); ok {
+				var l []any
+				for _, s := range a {
+					l = append(l, s)
+				}
+				m[e.k] = l
+			}
+		}
+	}
+	return entry
 }
 
 // move imports the servers of moveFrom (the client's file without

@@ -465,23 +465,6 @@ func TestChangedMeanwhile(t *testing.T) {
 	}
 }
 
-// TestUndoAfterAnEdit: undo of a file edited since connect says so.
-func TestUndoAfterAnEdit(t *testing.T) {
-	o, file, orig := setup(t, "cursor", fixtureCmd)
-	connect(t, o)
-	os.WriteFile(file, append(read(t, file), ' '), 0o600)
-	p, err := Undo(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "changed since connect wrote it") {
-		t.Errorf("notes %v", p.Notes)
-	}
-	if err := p.Apply(); err != nil || !bytes.Equal(read(t, file), orig) {
-		t.Fatalf("undo: %v", err)
-	}
-}
-
 func TestExistingDshHostEntryReplaced(t *testing.T) {
 	o, file, _ := setup(t, "vscode", fixtureCmd)
 	text := "{\n\t\"servers\": {\n\t\t\"dsh\": {\"type\": \"stdio\", \"command\": \"/old/dsh-host\", \"args\": [\"serve\", \"--stdio\"]}, // old\n\t\t\"other\": {\"command\": \"x\"}\n\t}\n}\n"

@@ -118,3 +118,27 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Fatalf("want two hunks:\n%s", got)
 	}
 }
+
+// TestTOMLRemoveServer: a server's tables go with the comment above them;
+// taken from the end of the file, the blank line that separated them goes
+// too, so that adding and removing a server leaves the file as it was.
+func TestTOMLRemoveServer(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"at the end", "model = \"o3\"\n\n[mcp_servers.d]\ncommand = \"x\"\n\n[mcp_servers.d.tools.t]\na = 1\n", "model = \"o3\"\n"},
+		{"at the end, CRLF", "model = \"o3\"\r\n\r\n[mcp_servers.d]\r\ncommand = \"x\"\r\n", "model = \"o3\"\r\n"},
+		{"in the middle", "[a]\nx = 1\n\n# d's\n[mcp_servers.d]\ncommand = \"x\"\n\n[b]\ny = 2\n", "[a]\nx = 1\n\n[b]\ny = 2\n"},
+		{"alone", "[mcp_servers.d]\ncommand = \"x\"\n", ""},
+		{"absent", "[a]\nx = 1\n\n", "[a]\nx = 1\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := tomlSetServer([]byte(tt.in), "d", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tt.want {
+				t.Fatalf("got:\n%q\nwant:\n%q", out, tt.want)
+			}
+		})
+	}
+}

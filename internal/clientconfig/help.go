@@ -25,12 +25,13 @@ writes the project's file there instead (.mcp.json, .codex/config.toml,
 
 The change is shown as a diff and asked for on a terminal; every other byte
 of the file (settings, comments, order) stays as it was. The file before
-the first connect is kept under $DSH_HOME/connect, and --undo restores it
-exactly. --move first imports the client's other servers into the
-composition (as import --write does) and removes them from the client, so
-that it reaches them only through dsh-host: one place for policy, pins,
-audit and sandbox. --list shows which clients on this machine reach
-dsh-host, and which composition.
+the first connect is kept under $DSH_HOME/connect; --undo restores it
+exactly, or, once the client wrote the file since, takes out only what
+connect changed and keeps the rest. --move first imports the client's
+other servers into the composition (as import --write does) and removes
+them from the client, so that it reaches them only through dsh-host: one
+place for policy, pins, audit and sandbox. --list shows which clients on
+this machine reach dsh-host, and which composition.
 
   dsh-host connect claude-code -c ~/dsh/composition.yml
   dsh-host connect codex --move --dry-run
@@ -97,6 +98,8 @@ func (p *Plan) Summary() string {
 			return fmt.Sprintf("%s: removed (connect had created it)", p.File)
 		case !p.rec.Existed && !p.Exists:
 			return fmt.Sprintf("%s: gone already (connect had created it); its backup is dropped", p.File)
+		case p.reversed:
+			return fmt.Sprintf("%s: connect's change undone; what changed in it since is kept", p.File)
 		}
 		return fmt.Sprintf("%s: restored", p.File)
 	}

@@ -254,9 +254,13 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// rawJSON is a value's text as a file held it (undo puts an entry back
+// as it was written, comments and layout with it).
+type rawJSON []byte
+
 // render writes v as JSON: with unit != "" one member or element per line,
 // indented from ind; else on one line. Strings, numbers, booleans,
-// []string, []any and ordered only.
+// []string, []any, ordered and rawJSON (as it is) only.
 func render(v any, ind, unit string) string {
 	var b strings.Builder
 	var write func(v any, ind string)
@@ -290,6 +294,8 @@ func render(v any, ind, unit string) string {
 				b.WriteString(ind)
 			}
 			b.WriteString("}")
+		case rawJSON:
+			b.Write(v)
 		case []string:
 			// Arguments read best on one line, as clients write them.
 			b.WriteString("[")

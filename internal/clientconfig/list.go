@@ -58,16 +58,7 @@ func listFile(c *client, named, stateDir string) Connection {
 		cn.Err = err
 		return cn
 	}
-	var doc any
-	switch c.format {
-	case formatTOML:
-		doc, err = decodeTOML(text)
-	default:
-		var r *jnode
-		if r, err = parseJSON(text, c.format == formatJSONC); err == nil {
-			doc, err = decodeJSON(text, r)
-		}
-	}
+	doc, err := c.decode(text)
 	if err != nil {
 		cn.Err = fmt.Errorf("%s: %w", file, err)
 		return cn

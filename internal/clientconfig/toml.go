@@ -301,6 +301,34 @@ func renderTables(ts []ttable) string {
 // tomlSetServer returns text with server name's tables replaced by ts (or,
 // when ts is nil, removed). New tables go at the end of the file.
 func tomlSetServer(text []byte, name string, ts []ttable) ([]byte, error) {
+	add := ""
+	if ts != nil {
+		add = renderTables(ts)
+	}
+	return tomlSetServerText(text, name, add)
+}
+
+// tomlServerText returns server name's tables in text as they are written
+// there (the comment lines right above them too), or "".
+func tomlServerText(text []byte, name string) (string, error) {
+	hs, err := tomlHeaders(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, r := range tomlBlocks(text, hs, []string{"mcp_servers", name}) {
+		b.Write(text[r[0]:r[1]])
+	}
+	if b.Len() == 0 {
+		return "", nil
+	}
+	// The blank lines after them are the place's, not theirs.
+	return strings.TrimRight(b.String(), "\r\n") + "\n", nil
+}
+
+// tomlSetServerText is tomlSetServer with the tables' text, add ("":
+// removed).
+func tomlSetServerText(text []byte, name, add string) ([]byte, error) {
 	hs, err := tomlHeaders(text)
 	if err != nil {
 		return nil, err
@@ -313,10 +341,20 @@ func tomlSetServer(text []byte, name string, ts []ttable) ([]byte, error) {
 		out = splice(out, blocks[i][0], blocks[i][1], "")
 		at = blocks[i][0]
 	}
-	if ts == nil {
+	if add == "" {
+		// Tables taken from the end of the file take the blank lines
+		// that separated them with them, as they were added.
+		if n := len(blocks); n > 0 && blocks[n-1][1] == len(text) {
+			eol := "\n"
+			if bytes.HasSuffix(out, []byte("\r\n")) {
+				eol = "\r\n"
+			}
+			if t := bytes.TrimRight(out, "\r\n"); len(t) > 0 {
+				out = append(t[:len(t):len(t)], eol...)
+			}
+		}
 		return out, nil
 	}
-	add := renderTables(ts)
 	if at >= 0 {
 		// In place of the old tables, separated from what follows.
 		if at < len(out) {

@@ -11,6 +11,7 @@ import (
 	"iter"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -189,19 +190,24 @@ func (c *Client) Explain(ctx context.Context, req app.ExplainRequest) (r command
 	return r, c.post(ctx, pathExplain, req, &r)
 }
 
-// ChatCompact summarizes the host's conversation.
-func (c *Client) ChatCompact(ctx context.Context) (r app.ChatCompactResult, err error) {
-	return r, c.post(ctx, pathChatCompact, struct{}{}, &r)
+// ChatCompact summarizes req's conversation on the host.
+func (c *Client) ChatCompact(ctx context.Context, req app.ChatCompactRequest) (r app.ChatCompactResult, err error) {
+	return r, c.post(ctx, pathChatCompact, req, &r)
 }
 
-// ChatSession starts or resumes the host's conversation.
+// ChatSession starts or resumes a conversation on the host.
 func (c *Client) ChatSession(ctx context.Context, req app.ChatSessionRequest) (r app.ChatInfo, err error) {
 	return r, c.post(ctx, pathChatSession, req, &r)
 }
 
-// ChatSessions lists the recorded sessions.
-func (c *Client) ChatSessions(ctx context.Context) (r app.SessionList, err error) {
-	return r, c.get(ctx, pathChatSessions, &r)
+// ChatSessions lists the recorded sessions, marking req's
+// conversation's.
+func (c *Client) ChatSessions(ctx context.Context, req app.ChatSessionsRequest) (r app.SessionList, err error) {
+	path := pathChatSessions
+	if req.Conversation != "" {
+		path += "?" + url.Values{"conversation": {req.Conversation}}.Encode()
+	}
+	return r, c.get(ctx, path, &r)
 }
 
 // readResult is wireResult as the client reads it.
@@ -257,7 +263,7 @@ func (c *Client) Call(ctx context.Context, req app.CallRequest) (tools.Result, e
 	return out, nil
 }
 
-// Chat runs one turn of the host's conversation.
+// Chat runs one turn of req's conversation on the host.
 func (c *Client) Chat(ctx context.Context, req app.ChatRequest) (app.ChatResult, error) {
 	wire := chatWire{ChatRequest: req, WantEvents: req.Events != nil, Ask: req.Answer != nil}
 	var res *app.ChatResult

@@ -44,9 +44,9 @@ const (
 	pathAudit = "/v1/audit" // POST app.AuditQuery: NDJSON streamLine{audit}...
 
 	pathChat         = "/v1/chat"          // POST chatWire: NDJSON streamLine...
-	pathChatCompact  = "/v1/chat/compact"  // POST: app.ChatCompactResult
+	pathChatCompact  = "/v1/chat/compact"  // POST app.ChatCompactRequest: app.ChatCompactResult
 	pathChatSession  = "/v1/chat/session"  // POST app.ChatSessionRequest: app.ChatInfo
-	pathChatSessions = "/v1/chat/sessions" // GET: app.SessionList
+	pathChatSessions = "/v1/chat/sessions" // GET ?conversation=ID: app.SessionList
 )
 
 // Hello identifies the host behind a socket.
@@ -119,6 +119,9 @@ var errKinds = map[string]error{
 	"no-tools":    app.ErrNoTools,
 	"no-commands": app.ErrNoCommands,
 	"not-watched": app.ErrNotWatched,
+	// A chat front end's handle the host no longer keeps: it starts a
+	// new conversation.
+	"no-conversation": app.ErrNoConversation,
 }
 
 // kindOf is err's errKinds key, "" when it is none of them.
@@ -177,7 +180,10 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	get(pathHello, func(context.Context) (any, error) { return Hello{PID: os.Getpid(), File: file, Home: home}, nil })
 	get(pathStatus, func(ctx context.Context) (any, error) { return a.Status(ctx) })
 	get(pathCommands, func(ctx context.Context) (any, error) { return a.Commands(ctx) })
-	get(pathChatSessions, func(ctx context.Context) (any, error) { return a.ChatSessions(ctx) })
+	handle("GET "+pathChatSessions, func(w http.ResponseWriter, r *http.Request) {
+		req := app.ChatSessionsRequest{Conversation: r.URL.Query().Get("conversation")}
+		answer(w, func() (any, error) { return a.ChatSessions(r.Context(), req) })
+	})
 	handle("POST "+pathCommand, func(w http.ResponseWriter, r *http.Request) {
 		var req commandWire
 		if !readJSON(w, r, &req) {
@@ -197,7 +203,7 @@ func serve(l net.Listener, a app.App, file string, logger *slog.Logger, lim limi
 	post(handle, pathReview, func(ctx context.Context, req app.TrustRequest) (any, error) { return a.Review(ctx, req) })
 	post(handle, pathTrust, func(ctx context.Context, req app.TrustRequest) (any, error) { return a.Trust(ctx, req) })
 	post(handle, pathExplain, func(ctx context.Context, req app.ExplainRequest) (any, error) { return a.Explain(ctx, req) })
-	post(handle, pathChatCompact, func(ctx context.Context, _ struct{}) (any, error) { return a.ChatCompact(ctx) })
+	post(handle, pathChatCompact, func(ctx context.Context, req app.ChatCompactRequest) (any, error) { return a.ChatCompact(ctx, req) })
 	post(handle, pathChatSession, func(ctx context.Context, req app.ChatSessionRequest) (any, error) { return a.ChatSession(ctx, req) })
 	handle("POST "+pathAnswer, s.askers.serveAnswer)
 	handle("POST "+pathCall, func(w http.ResponseWriter, r *http.Request) {

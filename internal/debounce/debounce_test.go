@@ -8,10 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // The tests run in a synctest bubble, where time is virtual: the times they

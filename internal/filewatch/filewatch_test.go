@@ -15,10 +15,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // wait fails the test unless w signals within 10s.
@@ -101,7 +103,13 @@ func TestGlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	writeFile(t, filepath.Join(dir, "a.yml"), "x")
+	// Renamed into place: one event on a.yml. Written in place, its
+	// create and its write could fall on either side of a debounce on a
+	// stalled machine, and the second signal be taken for a.txt's.
+	writeFile(t, filepath.Join(dir, "a.tmp"), "x")
+	if err := os.Rename(filepath.Join(dir, "a.tmp"), filepath.Join(dir, "a.yml")); err != nil {
+		t.Fatal(err)
+	}
 	wait(t, w)
 	writeFile(t, filepath.Join(dir, "a.txt"), "x")
 	select {

@@ -353,7 +353,7 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 				return err
 			}
 		}
-		if err := unchangedSince(path, nil); err != nil {
+		if err := fsutil.Unchanged(path, nil, false, changedWhile); err != nil {
 			return err
 		}
 		return fsutil.WriteFile(path, out, 0o644)
@@ -370,25 +370,15 @@ func appendEntries(path string, servers []mcpservers.Imported, head string, chec
 			return err
 		}
 	}
-	if err := unchangedSince(path, orig); err != nil {
+	if err := fsutil.Unchanged(path, orig, true, changedWhile); err != nil {
 		return err
 	}
 	return fsutil.Rewrite(path, out, 0o644)
 }
 
-// unchangedSince fails when the file at path is no longer orig (nil: it
-// did not exist): someone saved it while the new content was made and
-// checked, and writing that would drop their change.
-func unchangedSince(path string, orig []byte) error {
-	cur, err := os.ReadFile(path)
-	switch {
-	case orig == nil && errors.Is(err, os.ErrNotExist):
-		return nil
-	case err == nil && orig != nil && bytes.Equal(cur, orig):
-		return nil
-	}
-	return fmt.Errorf("%s changed while it was being appended to (saved by an editor?); nothing was written: run it again", path)
-}
+// changedWhile is the refusal's when, for a composition someone saved
+// while its new content was made and checked.
+const changedWhile = "while it was being appended to (saved by an editor?)"
 
 // appended returns orig, the composition at path, with servers appended
 // to its plugins list, the first under the comment head, or an error when

@@ -11,10 +11,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/ptytest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 // rawOn is what the editor shows as it puts the terminal in raw mode
 // for an entry.

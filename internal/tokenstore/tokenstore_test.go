@@ -19,6 +19,8 @@ import (
 
 	"go.uber.org/goleak"
 	"golang.org/x/oauth2"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 		child(dir, os.Getenv("TOKENSTORE_TEST_CHILD_NAME"))
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 const server = "https://mcp.example.test/mcp"

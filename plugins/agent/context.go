@@ -98,13 +98,13 @@ func (u ContextUse) String() string {
 }
 
 // registerContextCommands registers /context and /compact, which act on
-// the main conversation.
+// the front end's conversation (WithConversation), else the main one.
 func registerContextCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 	if _, err := cmds.Register(s, commands.Command{
 		Name:        "context",
 		Description: "show what the next request spends of the model's context: system text, tools, history",
 		Handler: commands.Func(func(ctx context.Context, _ string) (string, error) {
-			u, err := a.Main().Context(ctx)
+			u, err := a.conversationIn(ctx).Context(ctx)
 			if err != nil {
 				return "", err
 			}
@@ -117,7 +117,7 @@ func registerContextCommands(s *host.Scope, cmds *commands.Registry, a *Agent) e
 		Name:        "compact",
 		Description: "summarise the conversation's earlier turns into one message, to free context",
 		Handler: commands.Func(func(ctx context.Context, _ string) (string, error) {
-			conv := a.Main()
+			conv := a.conversationIn(ctx)
 			before, err := conv.Context(ctx)
 			if err != nil {
 				return "", err

@@ -14,16 +14,19 @@ func registerCost(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 	_, err := cmds.Register(s, commands.Command{
 		Name:        "cost",
 		Description: "the conversation's tokens and cost so far, and the model's price now",
-		Handler: commands.Func(func(context.Context, string) (string, error) {
-			return a.costReport(), nil
+		Handler: commands.Func(func(ctx context.Context, _ string) (string, error) {
+			return a.costReportOf(a.conversationIn(ctx)), nil
 		}),
 	})
 	return err
 }
 
-// costReport is /cost's answer.
-func (a *Agent) costReport() string {
-	u := a.Main().Spent()
+// costReport is /cost's answer for the main conversation.
+func (a *Agent) costReport() string { return a.costReportOf(a.main) }
+
+// costReportOf is /cost's answer for conv.
+func (a *Agent) costReportOf(conv *Conversation) string {
+	u := conv.Spent()
 	var b strings.Builder
 	fmt.Fprintf(&b, "this conversation: %d prompt tokens (%d cached), %d completion tokens, %d ms waiting for the API\n",
 		u.Prompt, u.CachedPrompt, u.Completion, u.APIMillis)

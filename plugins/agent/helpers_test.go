@@ -23,6 +23,7 @@ import (
 
 	// The composition of the tests: the built-in services, an MCP client
 	// of the fixture server and folding.
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/plugins/agent/chatapi"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpclient"
 	_ "github.com/dsh-host/dsh-host/plugins/mcpfold"
@@ -35,7 +36,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // testKeyEnv is the variable the test agents read their key from.

@@ -82,8 +82,8 @@ func registerCommands(s *host.Scope, cmds *commands.Registry, a *Agent) error {
 	if _, err := cmds.Register(s, commands.Command{
 		Name:        "new",
 		Description: "start a new conversation with the model",
-		Handler: commands.Func(func(context.Context, string) (string, error) {
-			a.Main().Reset()
+		Handler: commands.Func(func(ctx context.Context, _ string) (string, error) {
+			a.conversationIn(ctx).Reset()
 			return "new conversation", nil
 		}),
 	}); err != nil {

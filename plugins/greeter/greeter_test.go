@@ -8,10 +8,11 @@ import (
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 // TestGreeterThroughHost runs the plugin as the binary does: from a
 // composition, on a host, called through the registry; a changed config

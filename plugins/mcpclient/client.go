@@ -280,13 +280,14 @@ func newClient(opt options) *client {
 }
 
 // setState publishes detail, and why calls fail while there is no
-// connection (empty when connected).
+// connection (empty when connected). The detail goes last, so that whoever
+// sees it (status, a test) also sees the metric and the calls' reason.
 func (c *client) setState(detail, unavailable string) {
-	c.publish(detail)
 	c.upstream.setUp(unavailable == "")
 	c.mu.Lock()
 	c.shared.unavailable = unavailable
 	c.mu.Unlock()
+	c.publish(detail)
 }
 
 // setConnected publishes the connected state with the number of tools.

@@ -327,7 +327,11 @@ func TestListChangedDuringStartupStillHolds(t *testing.T) {
 	var once atomic.Bool
 	listMiddleware(srv, func(*mcp.ListToolsResult) error {
 		if once.CompareAndSwap(false, true) {
-			srv.addTool("b", nil) // list_changed while the first discovery is in flight
+			// list_changed while the first discovery is in flight. (addTool
+			// waits for the client's subscription: go-sdk sends
+			// subscriptions/listen without waiting for it to be taken up,
+			// and a change told before is told to nobody.)
+			srv.addTool("b", nil)
 		}
 		return nil
 	})

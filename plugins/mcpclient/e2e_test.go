@@ -40,6 +40,11 @@ import (
 // machine running the tests may be slow and busy.
 const e2eWait = 30 * time.Second
 
+// callWait bounds a call (harness.call): the projection of a large result
+// for a model is CPU work, and a 2560×1440 image's downscale took 18 s of
+// e2eWait's 30 under -race at load 23 (TestE2EResultContent).
+const callWait = 2 * time.Minute
+
 // fixtureRawTools are the tools the fixture lists.
 var fixtureRawTools = mcptest.FixtureTools()
 
@@ -153,7 +158,7 @@ func (hs *harness) requireActive(id string) {
 // call executes a tool through the registry's whole pipeline.
 func (hs *harness) call(caller tools.Caller, name string, args any) tools.Result {
 	hs.t.Helper()
-	ctx, cancel := context.WithTimeout(hs.t.Context(), e2eWait)
+	ctx, cancel := context.WithTimeout(hs.t.Context(), callWait)
 	defer cancel()
 	return hs.callCtx(ctx, caller, name, args)
 }

@@ -250,17 +250,27 @@ func startInFlightSwitch(t *testing.T, name string, hints *mcp.ToolAnnotations) 
 		return textResult("free"), nil
 	})
 	svc := elicit.New()
-	// A close that did not wait for busy would time out while busy is held
-	// (the tests' sleep is longer than the timeout) and stop the server
-	// (closeConn's halt); a close after busy ends has time to spare even on
-	// a loaded machine.
-	sw.e = mustStart(t, testConfig(name), sw.srv, withElicit(svc), withCloseTimeout(200*time.Millisecond))
+	// The default close timeout: a switch that did not wait for busy is
+	// seen by its log (checkNotSwitched), not by a close that times out,
+	// which a loaded machine could reach after busy ends too.
+	sw.e = mustStart(t, testConfig(name), sw.srv, withElicit(svc))
 	t.Cleanup(svc.Install(elicit.AnswerFunc(func(context.Context, elicit.Request) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"ok": true}}, nil
 	})))
 	go func() { sw.busy <- sw.e.call(tools.Caller{}, "mcp__"+name+"__busy", "{}") }()
 	<-busyIn
 	return sw
+}
+
+// checkNotSwitched fails the test if the switch began while busy is held
+// (it logs as it begins): go-sdk's Close waits for busy, and meanwhile
+// the supervisor would be stuck, or give the server up at the close
+// timeout.
+func (sw *inFlightSwitch) checkNotSwitched(t *testing.T) {
+	t.Helper()
+	if sw.e.logs.Has(slog.LevelWarn, "reconnecting it on 2025-11-25") {
+		t.Error("the switch began while a call was in flight")
+	}
 }
 
 // The switch to 2025-11-25 waits for the calls still running on the
@@ -275,6 +285,7 @@ func TestRevisionSwitchWaitsForCallsInFlight(t *testing.T) {
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
 	time.Sleep(400 * time.Millisecond)
+	sw.checkNotSwitched(t)
 	close(sw.free)
 	if res := <-sw.busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))
@@ -301,6 +312,7 @@ func TestRevisionSwitchNotRepeatedWhileCallsInFlight(t *testing.T) {
 	// Not a timed assertion: time for a switch that did not wait to go
 	// wrong.
 	time.Sleep(400 * time.Millisecond)
+	sw.checkNotSwitched(t)
 	close(sw.free)
 	if res := <-sw.busy; res.Err != nil || resultText(res) != "free" {
 		t.Errorf("the call in flight: %v %q, want it answered", res.Err, resultText(res))

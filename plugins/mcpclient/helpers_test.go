@@ -60,23 +60,41 @@ type fakeServer struct {
 	// false (refuse) from it.
 	gate chan bool
 
-	mu        sync.Mutex
-	sessions  []*mcp.ServerSession
-	listening map[mcp.Session]bool
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+	// listening holds the sessions whose subscriptions/listen the server
+	// acknowledged: it has taken them up, and tells them of list changes.
+	// modern those on 2026-07-28 (server/discover), which listen; ended
+	// those closed.
+	listening, modern, ended map[mcp.Session]bool
 }
 
 func newFakeServer(t *testing.T, opts *mcp.ServerOptions) *fakeServer {
-	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts), listening: map[mcp.Session]bool{}}
+	f := &fakeServer{t: t, srv: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts), listening: map[mcp.Session]bool{},
+		modern: map[mcp.Session]bool{}, ended: map[mcp.Session]bool{}}
 	// go-sdk's ServerSession.Close deadlocks when it races the start of a
-	// subscriptions/listen request, so crash waits for the subscription.
-	f.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	// subscriptions/listen request, so crash waits for the subscription;
+	// and a list change before it is taken up is told to nobody
+	// (waitListening). The acknowledgement is sent once it is.
+	f.srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "subscriptions/listen" {
+			if method == "notifications/subscriptions/acknowledged" {
 				f.mu.Lock()
 				f.listening[req.GetSession()] = true
 				f.mu.Unlock()
 			}
 			return next(ctx, method, req)
+		}
+	})
+	f.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "server/discover" && err == nil {
+				f.mu.Lock()
+				f.modern[req.GetSession()] = true
+				f.mu.Unlock()
+			}
+			return res, err
 		}
 	})
 	t.Cleanup(func() {
@@ -103,6 +121,19 @@ func (f *fakeServer) addReadOnlyTool(name string, h mcp.ToolHandler) {
 }
 
 func (f *fakeServer) addToolHints(name string, hints *mcp.ToolAnnotations, h mcp.ToolHandler) {
+	// The change is told only to the sessions listening by then: wait for
+	// the newest one, as a server that changes its tools a while after
+	// its client connected would.
+	f.mu.Lock()
+	var newest *mcp.ServerSession
+	if n := len(f.sessions); n > 0 {
+		newest = f.sessions[n-1]
+	}
+	modern := newest != nil && f.modern[newest]
+	f.mu.Unlock()
+	if modern {
+		f.waitListening(newest)
+	}
 	if h == nil {
 		h = func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult(req.Params.Name + ":" + string(req.Params.Arguments)), nil
@@ -128,6 +159,12 @@ func (f *fakeServer) factory() transportFactory {
 		f.mu.Lock()
 		f.sessions = append(f.sessions, ss)
 		f.mu.Unlock()
+		go func() {
+			_ = ss.Wait() // returns at the latest at the cleanup's Close
+			f.mu.Lock()
+			f.ended[ss] = true
+			f.mu.Unlock()
+		}()
 		if f.wrap != nil {
 			return wrapTransport{ct, f.wrap}
 		}
@@ -140,12 +177,20 @@ func (f *fakeServer) crash() {
 	f.mu.Lock()
 	ss := f.sessions[len(f.sessions)-1]
 	f.mu.Unlock()
+	f.waitListening(ss)
+	_ = ss.Close()
+}
+
+// waitListening waits until the server has taken up the subscriptions/listen
+// of ss (2026-07-28), or ss ended: go-sdk's client does not wait for it,
+// and the server tells a list change only to the sessions listening when
+// it sends it.
+func (f *fakeServer) waitListening(ss mcp.Session) {
 	eventually(f.t, "the session's subscription", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return f.listening[ss]
+		return f.listening[ss] || f.ended[ss]
 	})
-	_ = ss.Close()
 }
 
 type failTransport struct{ err error }

@@ -184,6 +184,10 @@ func (c *client) begin(ctx context.Context) {
 			c.markReady()
 		} else {
 			cachedTools := c.tools.Len()
+			// "connecting" before the timer is armed: a timer that fired
+			// before the attempt said so would find another detail and
+			// leave Apply waiting for the whole attempt.
+			c.setState("connecting", "the server is still connecting")
 			stop := time.AfterFunc(ms(c.opt.cfg.StartupTimeoutMs), func() { c.pastStartupTimeout(cachedTools) })
 			defer stop.Stop()
 		}

@@ -121,12 +121,10 @@ func TestLazyStartAndIdle(t *testing.T) {
 	if n := countLinesIn(t, starts); n != 2 {
 		t.Fatalf("%d starts after concurrent first calls, want 2 (the warm-up and one)", n)
 	}
-	if st := hs.status("lz"); st.Dormant || !st.Lazy {
-		t.Errorf("after the first call: Dormant %v, Lazy %v; want awake, still lazy", st.Dormant, st.Lazy)
-	}
 
 	// A call in flight keeps it running, past idleTimeoutMs: exactly one
-	// process.
+	// process. (The status is read during the call: after the first calls
+	// alone, a test slower than idleTimeoutMs would find it stopped.)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan tools.Result, 1)
 	go func() {
@@ -135,6 +133,9 @@ func TestLazyStartAndIdle(t *testing.T) {
 	eventually(t, "the slow call in flight", func() bool { return countLinesIn(t, events) == 1 })
 	if pids := mcptest.ChildProcesses(t, fixture); len(pids) != 1 {
 		t.Errorf("%d fixture processes during a call, want 1: %v", len(pids), pids)
+	}
+	if st := hs.status("lz"); st.Dormant || !st.Lazy {
+		t.Errorf("during a call: Dormant %v, Lazy %v; want awake, still lazy", st.Dormant, st.Lazy)
 	}
 	cancel()
 	<-done

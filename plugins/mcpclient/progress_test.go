@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,11 +63,16 @@ func progressCall(e *testEnv, tool string) (tools.Result, []tools.Progress) {
 	return res, got
 }
 
+// In a synctest bubble, on its fake clock: the server's gaps and the
+// client's timeouts are exact, whatever the load.
 func TestProgressResetsTheSilenceTimeout(t *testing.T) {
+	synctest.Test(t, testProgressResetsTheSilenceTimeout)
+}
+
+func testProgressResetsTheSilenceTimeout(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	// 25 steps 100ms apart: 2.5s in all, two and a half times the silence
-	// allowed, and every gap a tenth of it, room enough for a loaded
-	// machine under -race.
+	// allowed, and every gap a tenth of it.
 	srv.addTool("long", progressTool(25, 100*time.Millisecond, false))
 	srv.addTool("stalls", progressTool(2, 10*time.Millisecond, true))
 	srv.addTool("endless", progressTool(-1, 20*time.Millisecond, false))
@@ -334,9 +340,14 @@ func testElicitation(t *testing.T, opts *mcp.ServerOptions) {
 	}
 }
 
+// The tests of held calls run in synctest bubbles: the person's time and
+// the silence allowed are on the fake clock, so the round trips before
+// the hold never count against it, whatever the load.
 func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 	for _, rev := range revisions {
-		t.Run(rev.name, func(t *testing.T) { testHold(t, rev.opts) })
+		t.Run(rev.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testHold(t, rev.opts) })
+		})
 	}
 }
 
@@ -347,28 +358,32 @@ func TestElicitationHoldsTheSilenceTimer(t *testing.T) {
 func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev.name, func(t *testing.T) {
-			srv := newFakeServer(t, rev.opts)
-			ask := askTool(okSchema)
-			srv.addTool("ask-then-hang", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if _, answered := req.Params.InputResponses["q"]; !answered {
-					return ask(ctx, req)
-				}
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})
-			e := startWithSlowPerson(t, "quiet", srv)
-			// The test's own bound cancels the call, so that a failure
-			// ends the call (and the server's handler) too.
-			ctx, cancel := context.WithTimeout(context.Background(), personTakes+waitTimeout)
-			defer cancel()
-			res := e.reg.Execute(ctx, tools.Caller{}, "mcp__quiet__ask-then-hang", []byte("{}"))
-			if ctx.Err() != nil {
-				t.Fatal("a tool silent after the answer was never cut")
-			}
-			if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "toolCallTimeoutMs (1500ms)") {
-				t.Errorf("a tool silent after the answer: err %v, want the toolCallTimeoutMs timeout", res.Err)
-			}
+			synctest.Test(t, func(t *testing.T) { testSilenceAfterAnswer(t, rev.opts) })
 		})
+	}
+}
+
+func testSilenceAfterAnswer(t *testing.T, opts *mcp.ServerOptions) {
+	srv := newFakeServer(t, opts)
+	ask := askTool(okSchema)
+	srv.addTool("ask-then-hang", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, answered := req.Params.InputResponses["q"]; !answered {
+			return ask(ctx, req)
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	e := startWithSlowPerson(t, "quiet", srv)
+	// The test's own bound cancels the call, so that a failure
+	// ends the call (and the server's handler) too.
+	ctx, cancel := context.WithTimeout(context.Background(), personTakes+waitTimeout)
+	defer cancel()
+	res := e.reg.Execute(ctx, tools.Caller{}, "mcp__quiet__ask-then-hang", []byte("{}"))
+	if ctx.Err() != nil {
+		t.Fatal("a tool silent after the answer was never cut")
+	}
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "toolCallTimeoutMs (1500ms)") {
+		t.Errorf("a tool silent after the answer: err %v, want the toolCallTimeoutMs timeout", res.Err)
 	}
 }
 
@@ -376,6 +391,12 @@ func TestSilenceCountsAgainAfterTheAnswer(t *testing.T) {
 // waits for it, past the close timeout, and the call must still end at
 // toolCallTimeoutMs rather than whenever the server answers.
 func TestTimeoutsOutliveDispose(t *testing.T) {
+	// On a synctest bubble's clock: the close timeout and the call's are
+	// exact, whatever the load.
+	synctest.Test(t, testTimeoutsOutliveDispose)
+}
+
+func testTimeoutsOutliveDispose(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	started := make(chan struct{}, 1)
 	srv.addTool("quiet", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -408,9 +429,9 @@ func TestTimeoutsOutliveDispose(t *testing.T) {
 	}
 }
 
-// The silence a call waiting for a person is allowed in the tests: seconds
-// of room for round trips on a loaded machine under -race, and the time
-// the person takes, well past it: a call not held is cut.
+// The silence a call waiting for a person is allowed in the tests, and
+// the time the person takes, well past it: a call not held is cut. (On a
+// synctest bubble's clock: seconds that cost no time.)
 const (
 	holdSilenceMs = 1500
 	personTakes   = 3500 * time.Millisecond

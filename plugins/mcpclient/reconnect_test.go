@@ -18,13 +18,17 @@ import (
 )
 
 func TestReconnectsAndServesCalls(t *testing.T) {
+	// The attempts are scripted (gate), not refused for a while: retries
+	// 1ms, 2ms and 4ms apart outran a test slow to lift a refusal, which
+	// then saw the budget spent.
 	srv := echoServer(t, "a")
+	srv.gate = make(chan bool)
+	go func() { srv.gate <- true }()
 	e := mustStart(t, testConfig("rc"), srv)
 
 	// An outage: the tools stay registered and fail.
-	srv.refuse.Store(true)
 	srv.crash()
-	eventually(t, "the first retry to fail", func() bool { return srv.attempts.Load() >= 2 })
+	srv.gate <- false // attempt 1/3 fails; attempt 2/3 waits on the gate
 	res := e.call(tools.Caller{}, "mcp__rc__a", "{}")
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "mcp-client(rc): not connected") {
 		t.Errorf("call during the outage: %v", res.Err)
@@ -33,7 +37,7 @@ func TestReconnectsAndServesCalls(t *testing.T) {
 		t.Errorf("registered during the outage (-want +got):\n%s", diff)
 	}
 
-	srv.refuse.Store(false)
+	srv.gate <- true
 	eventually(t, "recovery", func() bool { return e.logs.Has(slog.LevelInfo, "reconnected and re-synced tools") })
 	if !e.logs.Has(slog.LevelWarn, "mcp-client(rc): connection lost; reconnecting in 1ms (attempt 1/3)") {
 		t.Errorf("no reconnecting log:\n%s", e.logs.Dump())
@@ -341,7 +345,12 @@ func TestReconnectDisabled(t *testing.T) {
 // during an outage, and dsh_upstream_reconnects_total counts the attempts
 // (0 from the start, so that an alert on increase() sees the first).
 func TestReconnectsAreMetered(t *testing.T) {
+	// Scripted attempts (gate): with a refusal lifted by the test, the
+	// retry that read it could be the first or a later one, or none before
+	// the budget was spent.
 	srv := echoServer(t, "a")
+	srv.gate = make(chan bool)
+	go func() { srv.gate <- true }()
 	e := mustStart(t, testConfig("rc"), srv)
 	value := func(name string) float64 {
 		families, err := e.scope.Gatherer().Gather()
@@ -360,15 +369,15 @@ func TestReconnectsAreMetered(t *testing.T) {
 	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects != 0 {
 		t.Errorf("connected: up %v, reconnects %v; want 1 and 0", up, reconnects)
 	}
-	srv.refuse.Store(true)
 	srv.crash()
-	eventually(t, "the first retry to fail", func() bool { return srv.attempts.Load() >= 2 })
+	srv.gate <- false // attempt 1/3 fails
+	// Attempt 2/3 waits on the gate: the outage goes on.
 	if up := value("dsh_upstream_up"); up != 0 {
 		t.Errorf("during the outage: up %v, want 0", up)
 	}
-	srv.refuse.Store(false)
+	srv.gate <- true // attempt 2/3 connects
 	eventually(t, "recovery", func() bool { return e.Detail() == "connected, 1 tool" })
-	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects < 2 {
-		t.Errorf("after recovery: up %v, reconnects %v; want 1 and at least 2 attempts", up, reconnects)
+	if up, reconnects := value("dsh_upstream_up"), value("dsh_upstream_reconnects_total"); up != 1 || reconnects != 2 {
+		t.Errorf("after recovery: up %v, reconnects %v; want 1 and 2 attempts", up, reconnects)
 	}
 }

@@ -189,7 +189,10 @@ func TestStreamableHTTPHeadersAndExpiredSession(t *testing.T) {
 func TestStreamableHTTPCallRelease(t *testing.T) {
 	t.Run("the server ends each stream", func(t *testing.T) {
 		h := newHTTPServer(t)
-		e := mustStart(t, httpConfig(h), nil, withTransport)
+		// The release is an hour away, so the server's end of the stream
+		// always comes first; with the default second it raced the
+		// server's 20ms on a loaded machine.
+		e := mustStart(t, httpConfig(h), nil, withTransport, func(_ *testEnv, o *options) { o.releaseDelay = time.Hour })
 		// 20ms between the response and the end of its stream: a client
 		// that cancels the call's context on return aborts every stream,
 		// and with it the connection.

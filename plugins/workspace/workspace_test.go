@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/plugins/workspace"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	_ "github.com/dsh-host/dsh-host/services/policy"
@@ -22,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // run's commands start through this binary's sandbox hook
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // approver answers chat's approvals with answer ("" declines) and

@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }

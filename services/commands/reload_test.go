@@ -87,9 +87,15 @@ func TestFailedReloadKeepsTheOldInstance(t *testing.T) {
 			entry := func(cfg string) string {
 				return "plugins:\n  - {id: clock, name: " + plugin + ", config: {" + cfg + "}}\n"
 			}
+			// Saved by rename: written in place, the watcher could read
+			// the empty file between the truncate and the write, a failed
+			// reload that waitReloads would count for the edit's.
 			write := func(text string) {
 				t.Helper()
-				if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+				if err := os.WriteFile(path+".tmp", []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(path+".tmp", path); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 // TestMain runs the tests with a DSH_HOME of their own: DefaultConfig's
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+	goleak.VerifyTestMain(leaktest.M(m), goleak.Cleanup(func(code int) {
 		os.RemoveAll(home)
 		os.Exit(code)
 	}))

@@ -19,12 +19,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 func scope(t *testing.T, id string) *host.Scope {
 	s := host.NewScope(context.Background(), id, nil)

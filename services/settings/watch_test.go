@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 type event struct {
@@ -163,7 +164,7 @@ func TestWatchEndsWithScope(t *testing.T) {
 		t.Errorf("scope effects = %q, want the two live watches", got)
 	}
 	write(t, st, "ui:\n  theme: light\n")
-	if next(t, ch).v.Theme != "light" || next(t, ch2).v.Theme != "light" {
+	if nextAfterWrite(t, ch).v.Theme != "light" || nextAfterWrite(t, ch2).v.Theme != "light" {
 		t.Fatal("watch did not see the edit")
 	}
 	if err := s.Dispose(5 * time.Second); err != nil {
@@ -272,7 +273,7 @@ func TestSymlinkedFile(t *testing.T) {
 	if err := os.WriteFile(target, []byte("ui:\n  theme: blue\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, ch); ev.err != nil || ev.v.Theme != "blue" {
+	if ev := nextAfterWrite(t, ch); ev.err != nil || ev.v.Theme != "blue" {
 		t.Fatalf("%+v", ev)
 	}
 }

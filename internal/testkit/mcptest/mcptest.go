@@ -282,16 +282,24 @@ func NodeServer(t testing.TB, pkg string, args ...string) (command string, argv 
 
 // Connect connects a go-sdk client with opts (nil for the defaults) over
 // tr, failing the test when that takes longer than the helpers' start
-// timeout, and closes the session when the test ends.
+// timeout, and closes the session when the test ends. A client that
+// listens for list changes (2026-07-28) is returned once the server has
+// taken its subscription up, so that it hears every change made after.
 func Connect(t testing.TB, tr mcp.Transport, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "0"}, opts).Connect(ctx, tr, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "0"}, opts)
+	mw, acked := listenAcked()
+	client.AddReceivingMiddleware(mw)
+	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatalf("mcptest: connect: %v", err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
+	if !waitListening(cs, opts, acked, startTimeout) {
+		t.Fatalf("mcptest: the server did not acknowledge subscriptions/listen within %s", startTimeout)
+	}
 	return cs
 }
 

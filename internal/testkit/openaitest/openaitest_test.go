@@ -11,10 +11,11 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 // TestWireFormat reads a scripted answer with the official SDK, over the
 // socket and in-process: its accumulator rebuilds the content and the tool

@@ -22,11 +22,17 @@ import (
 type Load struct {
 	URL     string
 	Workers int
-	// CallTimeout bounds each call and each connect (default 10s).
+	// CallTimeout bounds each call and each connect (default 30s). A
+	// call is lost only if it fails: the bound is a hang guard, wide
+	// enough for a slow call cut by a drain and retried elsewhere on a
+	// loaded machine (3 s twice, plus the drain, in a test).
 	CallTimeout time.Duration
 	// SlowMS, if positive, has every call be the fixture's slow tool for
 	// that many milliseconds, so that calls are in flight at any moment.
 	SlowMS int
+	// Connected, when set, is called after each session opened (its
+	// handshake done).
+	Connected func()
 }
 
 // LoadResult counts what a Load did.
@@ -67,7 +73,7 @@ const (
 func (l Load) Run(ctx context.Context, stop <-chan struct{}) LoadResult {
 	timeout := l.CallTimeout
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = 30 * time.Second
 	}
 	var (
 		calls, failed, connects, connectFailed atomic.Int64
@@ -128,6 +134,9 @@ func (l Load) Run(ctx context.Context, stop <-chan struct{}) LoadResult {
 						continue
 					}
 					connects.Add(1)
+					if l.Connected != nil {
+						l.Connected()
+					}
 				}
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				var err error

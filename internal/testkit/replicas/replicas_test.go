@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
@@ -30,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dshHost.dir)
 	}
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := leaks.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}

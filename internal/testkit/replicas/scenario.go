@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,8 +61,19 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 	}()
 	stop := make(chan struct{})
 	results := make(chan LoadResult, 1)
+	// Every worker's session is open before the SIGTERM: one whose
+	// handshake the victim began and its drain refused half-way would be
+	// a failed connect, which the scenario's tests count as loss, decided
+	// by whether a loaded machine had opened the sessions by halfway.
+	var connects atomic.Int64
+	allConnected := make(chan struct{})
+	connected := func() {
+		if connects.Add(1) == int64(s.Workers) {
+			close(allConnected)
+		}
+	}
 	go func() {
-		results <- Load{URL: c.URL, Workers: s.Workers, SlowMS: s.SlowMS}.Run(ctx, stop)
+		results <- Load{URL: c.URL, Workers: s.Workers, SlowMS: s.SlowMS, Connected: connected}.Run(ctx, stop)
 	}()
 	timer := time.NewTimer(s.Duration)
 	defer timer.Stop()
@@ -72,6 +84,10 @@ func (s Scenario) Run(ctx context.Context) (out Outcome, err error) {
 		case <-ctx.Done():
 		}
 		half.Stop()
+		select {
+		case <-allConnected:
+		case <-ctx.Done():
+		}
 		victim := c.Replicas[0]
 		out.Terminated = victim.Name
 		// The SIGTERM goes when HAProxy has a request on the victim (for

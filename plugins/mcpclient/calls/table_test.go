@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -62,8 +63,14 @@ func TestStartAndFinish(t *testing.T) {
 
 // Progress starts the silence again and reaches the caller; a call that
 // stays silent is cancelled with a Timeout that says how much progress
-// came; a held call (a person answering) is not.
+// came; a held call (a person answering) is not. In a synctest bubble, on
+// its fake clock: a sleep of half the silence cannot outlast it on a
+// loaded machine.
 func TestSilenceTimeout(t *testing.T) {
+	synctest.Test(t, testSilenceTimeout)
+}
+
+func testSilenceTimeout(t *testing.T) {
 	tb := newTable(Options{TimeoutMs: 100})
 	var reported atomic.Int32
 	ch := &tools.Channels{Progress: func(tools.Progress) { reported.Add(1) }}
