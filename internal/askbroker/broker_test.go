@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
 
 // composition sets DSH_HOME to a short new directory (socket paths are
 // bounded) and returns a composition file's path.

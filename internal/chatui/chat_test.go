@@ -18,6 +18,7 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 	"github.com/dsh-host/dsh-host/services/tools"
@@ -38,7 +39,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 // chatComposition is the fixture server (folded) and an agent on srv whose

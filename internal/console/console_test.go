@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/control"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 
 	// What the test compositions run, as the binary builds them in.
@@ -40,7 +41,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 const greeterComposition = `plugins:

@@ -6,9 +6,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 
 	// What the test compositions run, as the binary builds them in.
@@ -39,7 +40,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }
 
 var quiet = slog.New(slog.DiscardHandler)
