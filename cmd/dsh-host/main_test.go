@@ -22,6 +22,7 @@ import (
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
@@ -44,7 +45,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	// leaktest lets goroutines on their way out (a process's waiter, an
+	// idle connection's reader) end before goleak looks.
+	code := leaktest.M(m).Run()
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
