@@ -3,11 +3,13 @@ package metrics_test
 import (
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	leaks.VerifyTestMain(m)
+	goleak.VerifyTestMain(leaktest.M(m))
 }

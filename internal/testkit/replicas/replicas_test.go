@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
@@ -24,12 +26,12 @@ var dshHost struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := leaktest.M(m).Run() // the tests, then their goroutines ending
 	if dshHost.dir != "" {
 		os.RemoveAll(dshHost.dir)
 	}
 	if code == 0 {
-		if err := leaks.Find(); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}
