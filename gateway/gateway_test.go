@@ -18,22 +18,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main()              // this binary launches the sandboxed stdio servers
-	code := leaktest.M(m).Run() // the tests, then their goroutines ending
+	sandbox.Main() // this binary launches the sandboxed stdio servers
+	code := m.Run()
 	removeBinaries()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := leaks.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}

@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
@@ -26,12 +24,12 @@ var dshHost struct {
 }
 
 func TestMain(m *testing.M) {
-	code := leaktest.M(m).Run() // the tests, then their goroutines ending
+	code := m.Run()
 	if dshHost.dir != "" {
 		os.RemoveAll(dshHost.dir)
 	}
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := leaks.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}
