@@ -236,25 +236,27 @@ func (l *Local) Read(ctx context.Context, req ReadRequest) (ReadAnswer, error) {
 // instances are retried) and returns once that is done, or ctx ends. The
 // host must be watching its file (host.Watch).
 func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
-	before := l.Host.Reloads()
-	if !l.Host.Reload() {
+	ticket, ok := l.Host.RequestReload()
+	if !ok {
 		// Nothing follows the file (a host of chat or a one-shot
 		// command): no outcome would ever come.
 		return ReloadResult{}, ErrNotWatched
 	}
 	// The watcher's counters change under the host's status signal
 	// (WaitStatus wakes on each), so the outcome is seen as it lands,
-	// without polling.
+	// without polling. The ticket's load, not whichever load ends next:
+	// a save's load under way when a front end edited the file read it
+	// before the edit.
 	var st host.ReloadStats
 	err := l.Host.WaitStatus(ctx, func([]host.InstanceStatus) bool {
 		st = l.Host.Reloads()
-		return st.Applied+st.Failed > before.Applied+before.Failed
+		return st.Through >= ticket
 	})
 	if err != nil {
 		return ReloadResult{}, ctx.Err()
 	}
 	res := ReloadResult{Instances: l.Host.Status()}
-	if st.Failed > before.Failed && st.LastError != nil {
+	if st.LastError != nil {
 		res.Error = st.LastError.Error()
 	} else {
 		res.Outcomes = st.Outcomes

@@ -12,13 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }
 
 // rec records what the test plugins do, by instance id, in order.

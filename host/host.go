@@ -57,6 +57,9 @@ type Host struct {
 	notes    []InstanceStatus
 	stats    ReloadStats
 	reload   chan struct{} // the running Watch's reload signal, or nil
+	// reloadsAsked counts Reload requests: each one's ticket
+	// (ReloadStats.Through says which are answered).
+	reloadsAsked uint64
 
 	statusHooks hookList[func(InstanceStatus)]
 	notifyMu    sync.Mutex // serializes OnStatus deliveries, in order

@@ -150,6 +150,10 @@ type ReloadStats struct {
 	LastError error
 	// LastApplied is when a composition was last applied.
 	LastApplied time.Time
+	// Through is the ticket of the last Reload request answered: every
+	// RequestReload ticket up to it has had a forced load of the file
+	// that began after the request, applied or failed.
+	Through uint64
 	// Outcomes says how each entry the last applied composition started,
 	// restarted or disposed came out, in composition order.
 	Outcomes []Outcome

@@ -138,7 +138,19 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 					return
 				}
 				forced := forced.Swap(false)
+				// Read after the swap: every request counted here set
+				// forced before (or is about to, and brings another
+				// load), so this load answers them all.
+				h.mu.Lock()
+				through := h.reloadsAsked
+				h.mu.Unlock()
 				r.load(ctx, forced, forced)
+				if forced {
+					h.mu.Lock()
+					h.stats.Through = max(h.stats.Through, through)
+					h.touchLocked()
+					h.mu.Unlock()
+				}
 			}
 		}
 	})
@@ -210,18 +222,32 @@ func watchable(files []string) []string {
 // was down). A reload caused by a change on disk retries nothing. It
 // reports false when no Watch runs, so no reload will come.
 func (h *Host) Reload() bool {
+	_, ok := h.RequestReload()
+	return ok
+}
+
+// RequestReload is Reload, returning the request's ticket: the reload
+// that answers it is done once Reloads().Through reaches the ticket. A
+// load that was under way when the request came (a save's, read before a
+// front end's edit) does not answer it, so a caller that edited the file,
+// then asked, sees its own edit's outcome.
+func (h *Host) RequestReload() (ticket uint64, ok bool) {
 	h.mu.Lock()
 	signal := h.reload
+	if signal != nil {
+		h.reloadsAsked++
+		ticket = h.reloadsAsked
+	}
 	h.mu.Unlock()
 	if signal == nil {
 		h.log.Warn("reload requested, but no composition file is watched")
-		return false
+		return 0, false
 	}
 	select {
 	case signal <- struct{}{}:
 	default:
 	}
-	return true
+	return ticket, true
 }
 
 // reloader reads and applies one watched composition; only the Watch

@@ -376,3 +376,48 @@ func TestWatchDebounceHasAMaximum(t *testing.T) {
 		t.Fatalf("a file rewritten without pause was never reloaded: %v", err)
 	}
 }
+
+// TestReloadTicketAnswersAfterTheEdit: a front end that edits the file
+// and asks for a reload while a save's load is still applying the file as
+// it was before gets its answer from a load that read its edit, not from
+// the one under way (app's SetDisabled saw the entry still disabled).
+func TestReloadTicketAnswersAfterTheEdit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v1}}\n")
+	h := newHost(t, nil)
+	watch(t, h, path)
+
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v2}}\n  - {id: s, name: test-slow}\n")
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop, config: {greeting: v3}}\n  - {id: s, name: test-slow}\n")
+	ticket, ok := h.RequestReload()
+	if !ok || ticket == 0 {
+		t.Fatalf("RequestReload = %d, %v", ticket, ok)
+	}
+	if th := h.Reloads().Through; th >= ticket {
+		t.Fatalf("Through %d before the load that answers ticket %d", th, ticket)
+	}
+	close(gate)
+	var applied int
+	err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool {
+		if h.Reloads().Through < ticket {
+			return false
+		}
+		applied = rec.count("apply n v3")
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != 1 {
+		t.Errorf("ticket %d answered with v3 applied %d times; want the edit applied by then", ticket, applied)
+	}
+	if next, _ := h.RequestReload(); next != ticket+1 {
+		t.Errorf("the next ticket is %d, want %d", next, ticket+1)
+	}
+}

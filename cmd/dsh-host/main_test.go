@@ -17,12 +17,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
@@ -45,12 +44,12 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	// leaktest lets goroutines on their way out (a process's waiter, an
-	// idle connection's reader) end before goleak looks.
-	code := leaktest.M(m).Run()
+	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		// leaks.Find lets goroutines on their way out (a process's
+		// waiter, an idle connection's reader) end before it reports.
+		if err := leaks.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}

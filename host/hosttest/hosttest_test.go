@@ -9,16 +9,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/services/commands"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
+func TestMain(m *testing.M) { leaks.VerifyTestMain(m) }
 
 type echoArgs struct {
 	Text string `json:"text"`

@@ -3,13 +3,11 @@ package control
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }

@@ -13,14 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/internal/cli"
 	"github.com/dsh-host/dsh-host/internal/console"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 
 	// What the test compositions run, as the binary builds them in.
@@ -40,7 +38,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // this binary launches the sandboxed stdio servers
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -17,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"golang.org/x/oauth2"
 
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 		child(dir, os.Getenv("TOKENSTORE_TEST_CHILD_NAME"))
 		return
 	}
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }
 
 const server = "https://mcp.example.test/mcp"

@@ -4,15 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-host/dsh-host/host"
 	"github.com/dsh-host/dsh-host/host/hosttest"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	_ "github.com/dsh-host/dsh-host/plugins/greeter"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
+func TestMain(m *testing.M) { leaks.VerifyTestMain(m) }
 
 // TestGreeterThroughHost runs the plugin as the binary does: from a
 // composition, on a host, called through the registry; a changed config

@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-host/dsh-host/host/hosttest"
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/plugins/workspace"
 	"github.com/dsh-host/dsh-host/services/elicit"
 	_ "github.com/dsh-host/dsh-host/services/policy"
@@ -23,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // run's commands start through this binary's sandbox hook
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }
 
 // approver answers chat's approvals with answer ("" declines) and

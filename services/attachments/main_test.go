@@ -3,11 +3,9 @@ package attachments
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(leaktest.M(m))
+	leaks.VerifyTestMain(m)
 }

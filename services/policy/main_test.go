@@ -5,10 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-host/dsh-host/internal/sandbox"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
 // TestMain runs the tests with a DSH_HOME of their own: DefaultConfig's
@@ -24,8 +22,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	goleak.VerifyTestMain(leaktest.M(m), goleak.Cleanup(func(code int) {
-		os.RemoveAll(home)
-		os.Exit(code)
-	}))
+	code := m.Run()
+	if code == 0 {
+		if err := leaks.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left behind: %v\n", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(home)
+	os.Exit(code)
 }

@@ -16,16 +16,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/dsh-host/dsh-host/host"
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 	"github.com/dsh-host/dsh-host/services/attachments"
 	"github.com/dsh-host/dsh-host/services/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
+func TestMain(m *testing.M) { leaks.VerifyTestMain(m) }
 
 func scope(t *testing.T, id string) *host.Scope {
 	s := host.NewScope(context.Background(), id, nil)

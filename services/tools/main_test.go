@@ -3,9 +3,7 @@ package tools_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
+func TestMain(m *testing.M) { leaks.VerifyTestMain(m) }

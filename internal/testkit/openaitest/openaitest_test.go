@@ -9,13 +9,12 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"go.uber.org/goleak"
 
-	"github.com/dsh-host/dsh-host/internal/testkit/leaktest"
+	"github.com/dsh-host/dsh-host/internal/testkit/leaks"
 	"github.com/dsh-host/dsh-host/internal/testkit/openaitest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(leaktest.M(m)) }
+func TestMain(m *testing.M) { leaks.VerifyTestMain(m) }
 
 // TestWireFormat reads a scripted answer with the official SDK, over the
 // socket and in-process: its accumulator rebuilds the content and the tool
