@@ -250,10 +250,15 @@ func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 	var st host.ReloadStats
 	err := l.Host.WaitStatus(ctx, func([]host.InstanceStatus) bool {
 		st = l.Host.Reloads()
-		return st.Through >= ticket
+		return st.Through >= ticket || st.Dropped >= ticket
 	})
 	if err != nil {
 		return ReloadResult{}, ctx.Err()
+	}
+	if st.Through < ticket {
+		// The watch ended (the host is stopping) before a load read the
+		// file: no outcome will come.
+		return ReloadResult{}, ErrNotWatched
 	}
 	res := ReloadResult{Instances: l.Host.Status()}
 	if st.LastError != nil {

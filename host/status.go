@@ -154,6 +154,10 @@ type ReloadStats struct {
 	// RequestReload ticket up to it has had a forced load of the file
 	// that began after the request, applied or failed.
 	Through uint64
+	// Dropped is the last ticket asked of a Watch that ended: a ticket
+	// up to it and past Through will not be answered (no load follows
+	// the file), so a caller waiting on it stops.
+	Dropped uint64
 	// Outcomes says how each entry the last applied composition started,
 	// restarted or disposed came out, in composition order.
 	Outcomes []Outcome

@@ -91,10 +91,23 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 	}
 	h.reload = signal
 	h.mu.Unlock()
+	// Tickets still unanswered when both this Watch stops taking requests
+	// and its worker stops loading never will be: whichever of the two ends
+	// last marks them dropped, so their waiters stop.
+	ends := 1 // this Watch's own end; the worker, once started, adds one
+	end := func() {
+		h.mu.Lock()
+		if ends--; ends == 0 {
+			h.stats.Dropped = h.reloadsAsked
+			h.touchLocked()
+		}
+		h.mu.Unlock()
+	}
 	defer func() {
 		h.mu.Lock()
 		h.reload = nil
 		h.mu.Unlock()
+		end()
 	}()
 
 	// rewatch carries the files a load found the composition to be made
@@ -128,7 +141,9 @@ func (h *Host) Watch(ctx context.Context, path string) error {
 		h.mu.Unlock()
 		return nil
 	}
+	ends++
 	h.wg.Go(func() {
+		defer end()
 		for {
 			select {
 			case <-stop:

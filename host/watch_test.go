@@ -421,3 +421,40 @@ func TestReloadTicketAnswersAfterTheEdit(t *testing.T) {
 		t.Errorf("the next ticket is %d, want %d", next, ticket+1)
 	}
 }
+
+// TestReloadTicketDroppedWhenWatchEnds: a ticket asked of a Watch that ends
+// before a load answers it is marked dropped, so a caller waiting on it
+// (app's Reload, whose context may have no deadline) hears that no answer
+// will come instead of waiting forever.
+func TestReloadTicketDroppedWhenWatchEnds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "composition.yml")
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop}\n")
+	h := newHost(t, nil)
+	stop := watch(t, h, path)
+
+	gate := make(chan struct{})
+	applyGate.Store(&gate)
+	defer applyGate.Store(nil)
+	writeFile(t, path, "plugins:\n  - {id: n, name: test-noop}\n  - {id: s, name: test-slow}\n")
+	if err := h.WaitStatus(waitCtx(t), func(st []InstanceStatus) bool { return Find(st, "s").State == StateStarting }); err != nil {
+		t.Fatal(err)
+	}
+	// The worker is held in the save's load: the request is queued, then
+	// Watch ends before the worker comes back for it.
+	ticket, ok := h.RequestReload()
+	if !ok {
+		t.Fatal("RequestReload: no Watch")
+	}
+	stop()
+	close(gate)
+	err := h.WaitStatus(waitCtx(t), func([]InstanceStatus) bool {
+		st := h.Reloads()
+		return st.Through >= ticket || st.Dropped >= ticket
+	})
+	if err != nil {
+		t.Fatalf("ticket %d neither answered nor dropped after Watch ended: %v", ticket, err)
+	}
+	if st := h.Reloads(); st.Through >= ticket {
+		t.Errorf("ticket %d answered (Through %d) by a load that never ran", ticket, st.Through)
+	}
+}
