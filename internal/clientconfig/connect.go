@@ -208,8 +208,8 @@ func Prepare(o Options) (*Plan, error) {
 }
 
 // notSomeoneElses refuses to replace an entry called name that is not
-// dsh-host's: one that starts dsh-host serve, or one connect wrote (its
-// backup says so). A server of the user's that happens to have the name
+// dsh-host's: one that starts dsh-host serve, or one connect wrote under
+// that name (its backup says so). A server of the user's that happens to have the name
 // is not overwritten.
 func (p *Plan) notSomeoneElses(c *client, doc any, name string) error {
 	e, ok := servers(doc, c.list(doc))[name]
@@ -219,7 +219,9 @@ func (p *Plan) notSomeoneElses(c *client, doc any, name string) error {
 	if _, dsh := isDshHost(e); dsh {
 		return nil
 	}
-	if rec, err := loadRecord(recordPath(p.recDir, c.name, p.File)); err == nil && rec.Name == name {
+	// Any name connect wrote, not only the last one: a record names them
+	// all (connect under another name, then again under the first).
+	if rec, err := loadRecord(recordPath(p.recDir, c.name, p.File)); err == nil && slices.Contains(rec.names(), name) {
 		return nil
 	}
 	return fmt.Errorf("%s: a server named %q is already there and it is not dsh-host's; it is left alone: choose another name with --name", p.File, name)

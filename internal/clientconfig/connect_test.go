@@ -674,3 +674,31 @@ func TestBadTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestReconnectHTTPUnderAnEarlierName: HTTP entries connect wrote under
+// two names are both its own: List shows both, and connecting --http again
+// under the first name replaces its entry, though the record's last name
+// is the second (it was refused as not dsh-host's).
+func TestReconnectHTTPUnderAnEarlierName(t *testing.T) {
+	o, _, _ := setup(t, "gemini", fixtureCmd)
+	o.Target = Target{URL: "http://127.0.0.1:1/mcp"}
+	o.Name = "first"
+	connect(t, o)
+	o.Name = "second"
+	connect(t, o)
+	if got := connected(List(o.Env, "", o.StateDir), "gemini"); got != "first → http://127.0.0.1:1/mcp; second → http://127.0.0.1:1/mcp" {
+		t.Errorf("list says %q", got)
+	}
+	o.Name = "first"
+	o.Target.URL = "http://127.0.0.1:2/mcp"
+	p, err := Prepare(o)
+	if err != nil {
+		t.Fatalf("reconnect under the earlier name: %v", err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if got := connected(List(o.Env, "", o.StateDir), "gemini"); got != "first → http://127.0.0.1:2/mcp; second → http://127.0.0.1:1/mcp" {
+		t.Errorf("after the reconnect list says %q", got)
+	}
+}

@@ -64,13 +64,16 @@ func listFile(c *client, named, stateDir string) Connection {
 		return cn
 	}
 	list := servers(doc, c.list(doc))
-	rec, recErr := loadRecord(recordPath(stateDir, c.name, file))
+	var recNames []string // every name connect wrote, not only the last
+	if rec, err := loadRecord(recordPath(stateDir, c.name, file)); err == nil {
+		recNames = rec.names()
+	}
 	for _, k := range slices.Sorted(maps.Keys(list)) {
 		if comp, ok := isDshHost(list[k]); ok {
 			cn.Entries = append(cn.Entries, k+" → "+comp)
 			continue
 		}
-		if recErr == nil && rec.Name == k {
+		if slices.Contains(recNames, k) {
 			m, _ := list[k].(map[string]any)
 			for _, key := range []string{"url", "httpUrl"} {
 				if u, ok := m[key].(string); ok {
