@@ -258,7 +258,7 @@ func (l *Local) Reload(ctx context.Context) (ReloadResult, error) {
 	if st.Through < ticket {
 		// The watch ended (the host is stopping) before a load read the
 		// file: no outcome will come.
-		return ReloadResult{}, ErrNotWatched
+		return ReloadResult{}, fmt.Errorf("the host stopped following its composition file before the reload ran: %w", ErrNotWatched)
 	}
 	res := ReloadResult{Instances: l.Host.Status()}
 	if st.LastError != nil {
