@@ -130,9 +130,15 @@ func compositionItems(c *host.Composition) (items []item, unread []string) {
 		if list == nil || list.Kind != yaml.SequenceNode {
 			continue
 		}
+		// The host locates an entry by its line only: entries sharing one
+		// (a flow list, [{...}, {...}]) are each read from their text.
+		perLine := map[int]int{}
+		for _, n := range list.Content {
+			perLine[n.Line]++
+		}
 		for i, n := range list.Content {
 			it := item{file: file, f: f, index: i, line: n.Line}
-			if e := parsed[at{file, n.Line}]; e != nil {
+			if e := parsed[at{file, n.Line}]; e != nil && perLine[n.Line] == 1 {
 				it.id, it.plugin = e.ID, e.Name
 				it.serverName, _ = e.Config["serverName"].(string)
 			} else {

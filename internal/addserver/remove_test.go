@@ -130,3 +130,28 @@ func TestRemoveNamesWhatItCouldNotRead(t *testing.T) {
 		t.Errorf("the main file changed:\n%s", got)
 	}
 }
+
+// TestRemoveFromAOneLineList: entries written on one line (a YAML flow
+// list) are told apart by their own text, not by the line the host
+// located each at: the host's entries of that line all looked like its
+// last one, so remove said the composition had no such MCP server (and
+// listed none). Now the entry is found, and the edit refused for what it
+// is: remove edits block lists only; the file is left as it was.
+func TestRemoveFromAOneLineList(t *testing.T) {
+	const orig = "plugins: [{id: a, name: mcp-client, config: {transport: stdio, serverName: sa, command: a}}, " +
+		"{id: b, name: mcp-client, config: {transport: stdio, serverName: sb, command: b}}, {id: fold, name: mcp-fold}]\n"
+	for _, name := range []string{"a", "sa", "b"} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "composition.yml")
+			if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := addserver.RemoveText(t.Context(), file, name); err == nil || !strings.Contains(err.Error(), "flow list") {
+				t.Errorf("remove %s: %v; want the flow list refused", name, err)
+			}
+			if got, _ := os.ReadFile(file); string(got) != orig {
+				t.Errorf("the file changed:\n%s", got)
+			}
+		})
+	}
+}
