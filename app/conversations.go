@@ -25,34 +25,26 @@ const maxConversations = 32
 // keep (never handed out, or dropped as the least recently used).
 var ErrNoConversation = fmt.Errorf("the host keeps no such conversation (it keeps the %d used last, none from before it started): start a new one", maxConversations)
 
-// conversations are the handed-out conversations of one agent, by handle.
-// Guarded by Local.chatMu.
+// conversations are the handed-out conversations, by handle. Guarded by
+// Local.chatMu.
 type conversations struct {
-	// agent is the agent they are of: another one (a reload restarted
-	// it) drops them all, each handle starting anew at its next request.
-	agent *agent.Agent
-	byID  map[string]*handle
-	tick  uint64 // the last use's count
+	byID map[string]*handle
+	tick uint64 // the last use's count
 }
 
 // handle is one handed-out conversation.
 type handle struct {
-	conv *agent.Conversation // nil: dropped by a restart of the agent
-	used uint64
+	conv *agent.Conversation
+	// agent is conv's: a request on another one (a reload restarted
+	// it) starts the handle anew. Each handle compares its own, not all
+	// of them against the last agent seen: a request that looked the
+	// agent up just before a reload would drop the conversations of the
+	// front ends already on the new one.
+	agent *agent.Agent
+	used  uint64
 	// restarted: conv replaced one dropped by a restart, which the
 	// handle's next turn has yet to say (ChatResult.Restarted).
 	restarted bool
-}
-
-// follow drops the conversations of an agent other than a. l.chatMu is held.
-func (cs *conversations) follow(a *agent.Agent) {
-	if cs.agent == a {
-		return
-	}
-	cs.agent = a
-	for _, h := range cs.byID {
-		h.conv = nil
-	}
 }
 
 // newConversation hands out a new empty conversation of a, dropping the
@@ -64,7 +56,6 @@ func (l *Local) newConversation(a *agent.Agent) (string, *agent.Conversation) {
 	l.chatMu.Lock()
 	defer l.chatMu.Unlock()
 	cs := &l.convs
-	cs.follow(a)
 	if cs.byID == nil {
 		cs.byID = map[string]*handle{}
 	}
@@ -79,7 +70,7 @@ func (l *Local) newConversation(a *agent.Agent) (string, *agent.Conversation) {
 	}
 	cs.tick++
 	conv := a.NewConversation()
-	cs.byID[id] = &handle{conv: conv, used: cs.tick}
+	cs.byID[id] = &handle{conv: conv, agent: a, used: cs.tick}
 	return id, conv
 }
 
@@ -106,15 +97,14 @@ func (l *Local) conversation(a *agent.Agent, id string, take bool) (conv *agent.
 	l.chatMu.Lock()
 	defer l.chatMu.Unlock()
 	cs := &l.convs
-	cs.follow(a)
 	h := cs.byID[id]
 	if h == nil {
 		return nil, false, ErrNoConversation
 	}
 	cs.tick++
 	h.used = cs.tick
-	if h.conv == nil {
-		h.conv, h.restarted = a.NewConversation(), true
+	if h.agent != a {
+		h.conv, h.agent, h.restarted = a.NewConversation(), a, true
 	}
 	if take {
 		restarted, h.restarted = h.restarted, false
