@@ -318,6 +318,10 @@ func (in editIn) apply(text string) (string, error) {
 		return "", fmt.Errorf("old_string does not occur in %s (it must match exactly, whitespace too)", in.Path)
 	case n > 1 && !in.ReplaceAll:
 		return "", fmt.Errorf("old_string occurs %d times in %s: give more context to make it unique, or set replace_all", n, in.Path)
+	case int64(len(text))+int64(n)*(int64(len(in.NewString))-int64(len(in.OldString))) > maxFileBytes:
+		// Counted before building it: a short string replaced by a long
+		// one across a large file would otherwise take gigabytes.
+		return "", fmt.Errorf("the edit would make %s larger than the %d bytes these tools read", in.Path, maxFileBytes)
 	}
 	if in.ReplaceAll {
 		return strings.ReplaceAll(text, in.OldString, in.NewString), nil
