@@ -2,13 +2,12 @@ package addserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -159,17 +158,12 @@ func compositionItems(c *host.Composition) (items []item, unread []string) {
 // file within host.MaxCompositionSize): an include glob may match a FIFO,
 // which a plain open would wait on for a writer that never comes.
 func readText(file string) ([]byte, error) {
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	data, err := fsutil.ReadRegular(file, host.MaxCompositionSize)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, host.MaxCompositionSize+1))
-	if err == nil && len(data) > host.MaxCompositionSize {
-		err = fmt.Errorf("%s is larger than %d bytes", file, host.MaxCompositionSize)
+		var notRegular *fsutil.NotRegularError
+		if errors.As(err, &notRegular) || errors.Is(err, fsutil.ErrTooLarge) {
+			return nil, fmt.Errorf("%s %w", file, err)
+		}
 	}
 	return data, err
 }

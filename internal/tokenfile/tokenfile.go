@@ -6,10 +6,11 @@ package tokenfile
 import (
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"strings"
-	"syscall"
+
+	"github.com/dsh-host/dsh-host/internal/fsutil"
 )
 
 // MaxBytes bounds what Read reads: a token is a line, and a
@@ -24,31 +25,24 @@ const MaxBytes = 4 << 10
 // line is an error; no error quotes the content, and none names the file:
 // its caller does, with the key that named it.
 func Read(file string) (string, error) {
-	// Without O_NONBLOCK, opening a FIFO waits for a writer that may never
-	// come, and the entry's start with it. The mode is checked on the
-	// opened file, not on the path before: a file swapped for a FIFO or a
-	// device between a check and the open is refused all the same.
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", fmt.Errorf("cannot read it: %w", errors.Unwrap(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("cannot read it: %w", errors.Unwrap(err))
-	}
-	switch mode := st.Mode(); {
-	case mode.IsDir():
+	// Opened without blocking, its mode checked on the opened file
+	// (fsutil.ReadRegular): a FIFO named here, or swapped in after a
+	// check, must not hold the entry's start waiting for a writer.
+	b, err := fsutil.ReadRegular(file, MaxBytes)
+	var notRegular *fsutil.NotRegularError
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &notRegular) && notRegular.Kind == "a directory":
 		return "", errors.New("is a directory; name the file holding the token")
-	case !mode.IsRegular():
-		return "", fmt.Errorf("is not a regular file (%s); name a file holding the token", kind(mode))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("cannot read it: %w", err)
-	}
-	if len(b) > MaxBytes {
+	case errors.As(err, &notRegular):
+		return "", fmt.Errorf("is not a regular file (%s); name a file holding the token", notRegular.Kind)
+	case errors.Is(err, fsutil.ErrTooLarge):
 		return "", fmt.Errorf("is longer than %d bytes: a token is one line, such as `openssl rand -hex 32` prints", MaxBytes)
+	case errors.As(err, &pathErr):
+		// The caller names the file.
+		return "", fmt.Errorf("cannot read it: %w", pathErr.Err)
+	case err != nil:
+		return "", fmt.Errorf("cannot read it: %w", err)
 	}
 	token := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	switch {
@@ -62,21 +56,6 @@ func Read(file string) (string, error) {
 		return "", errors.New("the token starts or ends with spaces; write it without them")
 	}
 	return token, nil
-}
-
-// kind names a non-regular file's type for an error.
-func kind(mode os.FileMode) string {
-	switch {
-	case mode&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case mode&os.ModeSocket != 0:
-		return "a socket"
-	case mode&os.ModeCharDevice != 0:
-		return "a character device"
-	case mode&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "type " + mode.Type().String()
 }
 
 // FromEnv returns the token in the environment variable name, as Read
