@@ -3,10 +3,12 @@ package addserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -116,7 +118,7 @@ func compositionItems(c *host.Composition) (items []item, unread []string) {
 		parsed[at{e.File, e.Line}] = e
 	}
 	for _, file := range compositionFiles(c.File) {
-		data, err := os.ReadFile(file)
+		data, err := readText(file)
 		if err != nil {
 			unread = append(unread, file)
 			continue
@@ -153,12 +155,31 @@ func compositionItems(c *host.Composition) (items []item, unread []string) {
 	return items, unread
 }
 
+// readText reads a composition file's text as the host does (a regular
+// file within host.MaxCompositionSize): an include glob may match a FIFO,
+// which a plain open would wait on for a writer that never comes.
+func readText(file string) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, host.MaxCompositionSize+1))
+	if err == nil && len(data) > host.MaxCompositionSize {
+		err = fmt.Errorf("%s is larger than %d bytes", file, host.MaxCompositionSize)
+	}
+	return data, err
+}
+
 // compositionFiles are file and the files its include list names, as the
 // host finds them (host.ParseComposition): patterns relative to file's
 // directory, each glob's files sorted, each file once.
 func compositionFiles(file string) []string {
 	files := []string{file}
-	data, err := os.ReadFile(file)
+	data, err := readText(file)
 	if err != nil {
 		return files
 	}

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -20,18 +19,36 @@ type Options struct {
 	Dir    string
 }
 
+// maxSource bounds what Run reads: a client's config is kilobytes, and a
+// path or a pipe named by mistake (a device, a log) must not be read whole.
+const maxSource = 16 << 20
+
+// readSource reads o.Source ("-": o.In), refusing one past maxSource.
+func readSource(o Options) ([]byte, error) {
+	in := o.In
+	if o.Source != "-" {
+		f, err := os.Open(o.Source)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, maxSource+1))
+	if err == nil && len(data) > maxSource {
+		name := o.Source
+		if name == "-" {
+			name = "the standard input"
+		}
+		err = fmt.Errorf("%s is larger than %d MiB: name a client's config file", name, maxSource>>20)
+	}
+	return data, err
+}
+
 // Run imports o.Source as `dsh-host import` does: notes on the servers it
 // converted go to notes, the entries or what was written to out.
 func Run(o Options, out, notes io.Writer) error {
-	var data []byte
-	var err error
-	if o.Source == "-" {
-		var b bytes.Buffer
-		_, err = b.ReadFrom(o.In)
-		data = b.Bytes()
-	} else {
-		data, err = os.ReadFile(o.Source)
-	}
+	data, err := readSource(o)
 	if err != nil {
 		return err
 	}

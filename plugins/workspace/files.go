@@ -289,29 +289,42 @@ func (w *Workspace) edit(_ context.Context, in editIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.OldString == "" {
-		return nil, fmt.Errorf("old_string is empty: to create a file, use write")
-	}
-	if in.OldString == in.NewString {
-		return nil, fmt.Errorf("old_string and new_string are the same: nothing to change")
-	}
 	data, perm, err := w.readText(in.Path, rel)
 	if err != nil {
 		return nil, err
 	}
 	text := string(data)
-	switch n := strings.Count(text, in.OldString); {
-	case n == 0:
-		return nil, fmt.Errorf("old_string does not occur in %s (it must match exactly, whitespace too)", in.Path)
-	case n > 1 && !in.ReplaceAll:
-		return nil, fmt.Errorf("old_string occurs %d times in %s: give more context to make it unique, or set replace_all", n, in.Path)
-	}
-	next := strings.Replace(text, in.OldString, in.NewString, 1)
-	if in.ReplaceAll {
-		next = strings.ReplaceAll(text, in.OldString, in.NewString)
+	next, err := in.apply(text)
+	if err != nil {
+		return nil, err
 	}
 	if err := w.save(in.Path, rel, []byte(next), perm); err != nil {
 		return nil, err
 	}
 	return Diff(in.Path, text, next), nil
+}
+
+// apply is the text the edit makes of text, or why it cannot: one place
+// for the edit and the preview a person approves, so the two never differ.
+func (in editIn) apply(text string) (string, error) {
+	if in.OldString == "" {
+		return "", fmt.Errorf("old_string is empty: to create a file, use write")
+	}
+	if in.OldString == in.NewString {
+		return "", fmt.Errorf("old_string and new_string are the same: nothing to change")
+	}
+	switch n := strings.Count(text, in.OldString); {
+	case n == 0:
+		return "", fmt.Errorf("old_string does not occur in %s (it must match exactly, whitespace too)", in.Path)
+	case n > 1 && !in.ReplaceAll:
+		return "", fmt.Errorf("old_string occurs %d times in %s: give more context to make it unique, or set replace_all", n, in.Path)
+	case int64(len(text))+int64(n)*(int64(len(in.NewString))-int64(len(in.OldString))) > maxFileBytes:
+		// Counted before building it: a short string replaced by a long
+		// one across a large file would otherwise take gigabytes.
+		return "", fmt.Errorf("the edit would make %s larger than the %d bytes these tools read", in.Path, maxFileBytes)
+	}
+	if in.ReplaceAll {
+		return strings.ReplaceAll(text, in.OldString, in.NewString), nil
+	}
+	return strings.Replace(text, in.OldString, in.NewString, 1), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/dsh-host/dsh-host/services/tools"
 )
@@ -14,7 +13,7 @@ import (
 // to approve it; "" when the edit would fail (the call then says why).
 func (w *Workspace) previewEdit(call tools.Call) string {
 	var in editIn
-	if json.Unmarshal(call.Args, &in) != nil || in.OldString == "" {
+	if json.Unmarshal(call.Args, &in) != nil {
 		return ""
 	}
 	rel, err := w.rel(in.Path)
@@ -25,14 +24,11 @@ func (w *Workspace) previewEdit(call tools.Call) string {
 	if err != nil {
 		return ""
 	}
-	text := string(data)
-	switch n := strings.Count(text, in.OldString); {
-	case n == 0, n > 1 && !in.ReplaceAll:
+	next, err := in.apply(string(data))
+	if err != nil {
 		return ""
-	case in.ReplaceAll:
-		return Diff(in.Path, text, strings.ReplaceAll(text, in.OldString, in.NewString))
 	}
-	return Diff(in.Path, text, strings.Replace(text, in.OldString, in.NewString, 1))
+	return Diff(in.Path, string(data), next)
 }
 
 // previewWrite is the diff from the file's content, or says it is new.

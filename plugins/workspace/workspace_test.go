@@ -417,3 +417,19 @@ func TestRunHugeTimeout(t *testing.T) {
 		t.Errorf("run with a huge timeout: %q, %v; want it run", out, err)
 	}
 }
+
+// TestEditReplaceAllBounded: a replace_all that would grow the file past
+// what the tools read (one byte replaced by many, a million times) is
+// refused before the text is built, and the file is left as it was.
+func TestEditReplaceAllBounded(t *testing.T) {
+	w := start(t, "")
+	orig := strings.Repeat("a", 1<<20)
+	w.file("a.txt", orig)
+	_, err := w.text("edit", `{"path":"a.txt","old_string":"a","new_string":"bbbbbbbbbbbbbbbb","replace_all":true}`)
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("the growing replace_all: %v, want it refused as too large", err)
+	}
+	if got := w.read("a.txt"); got != orig {
+		t.Errorf("the refused edit changed the file (%d bytes)", len(got))
+	}
+}

@@ -109,13 +109,14 @@ func apply(s *host.Scope, cfg Config) error {
 }
 
 func detail(cfg Config) string {
-	s := strconv.Itoa(len(cfg.Rules)) + " rules, default " + cfg.Default
+	s := strconv.Itoa(len(cfg.Rules)) + " rules"
 	switch len(cfg.Rules) {
 	case 0:
-		s = "no rules, default " + cfg.Default
+		s = "no rules"
 	case 1:
-		s = "1 rule, default " + cfg.Default
+		s = "1 rule"
 	}
+	s += ", default " + cfg.Default
 	if rules.ChatDefault(cfg.Rules) {
 		s += "; chat asks before a tool not marked readOnlyHint"
 	}
