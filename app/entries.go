@@ -27,24 +27,32 @@ type EntryRequest struct {
 // hold in block style (one of an included file, or written {id: ...})
 // is an error naming it; nothing is written then.
 func (l *Local) SetDisabled(ctx context.Context, req EntryRequest) (ReloadResult, error) {
+	if err := l.setDisabledInFile(req); err != nil {
+		return ReloadResult{}, err
+	}
+	return l.Reload(ctx)
+}
+
+// setDisabledInFile is SetDisabled's edit of the file, one at a time.
+func (l *Local) setDisabledInFile(req EntryRequest) error {
+	l.editMu.Lock()
+	defer l.editMu.Unlock()
 	path, err := filepath.EvalSymlinks(l.File) // write the file, not over its link
 	if err != nil {
-		return ReloadResult{}, err
+		return err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ReloadResult{}, err
+		return err
 	}
 	out, err := setDisabled(data, req.ID, req.Disabled)
 	if err != nil {
-		return ReloadResult{}, fmt.Errorf("%s: %w", l.File, err)
+		return fmt.Errorf("%s: %w", l.File, err)
 	}
-	if !bytes.Equal(out, data) {
-		if err := fsutil.Rewrite(path, out, 0o644); err != nil {
-			return ReloadResult{}, err
-		}
+	if bytes.Equal(out, data) {
+		return nil
 	}
-	return l.Reload(ctx)
+	return fsutil.Rewrite(path, out, 0o644)
 }
 
 // setDisabled returns data with entry id's disabled key set, by editing

@@ -1,12 +1,15 @@
 package app_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-host/dsh-host/app"
 	"github.com/dsh-host/dsh-host/host"
+	"github.com/dsh-host/dsh-host/internal/testkit/mcptest"
 )
 
 // TestSetDisabled: disabling an entry edits its line of the file (a
@@ -51,4 +54,34 @@ func TestSetDisabled(t *testing.T) {
 			t.Errorf("a refused edit changed the file:\n%s", after)
 		}
 	})
+}
+
+// TestSetDisabledConcurrent: front ends disabling entries at once each
+// read, edit and write the file: none's edit is lost to another's write.
+func TestSetDisabledConcurrent(t *testing.T) {
+	fx := mcptest.FixtureBinary(t)
+	composition := "plugins:\n"
+	var ids []string
+	for i := range 8 {
+		id := fmt.Sprintf("b%d", i)
+		ids = append(ids, id)
+		composition += fmt.Sprintf("  - id: %s\n    name: mcp-client\n    config:\n      serverName: %s\n      transport: stdio\n      command: %q\n      args: [-crash-on-start]\n      reconnect: {enabled: false}\n", id, id, fx)
+	}
+	h, file := start(t, composition)
+	e := &app.Local{Host: h, File: file}
+	{
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Go(func() {
+				if _, err := e.SetDisabled(t.Context(), app.EntryRequest{ID: id, Disabled: true}); err != nil {
+					t.Errorf("disable %s: %v", id, err)
+				}
+			})
+		}
+		wg.Wait()
+		b, _ := os.ReadFile(e.File)
+		if n := strings.Count(string(b), "disabled: true"); n != len(ids) {
+			t.Errorf("%d of %d entries disabled in the file:\n%s", n, len(ids), b)
+		}
+	}
 }

@@ -36,6 +36,10 @@ type Local struct {
 	// names none; empty: $DSH_HOME/audit.
 	AuditDir string
 
+	// editMu serializes SetDisabled's read, edit and write of File: two
+	// front ends' edits at once would each write over the other's.
+	editMu sync.Mutex
+
 	chatMu    sync.Mutex
 	chatAgent *agent.Agent  // the agent of the main conversation's last turn or session
 	convs     conversations // the front ends' own (conversations.go)

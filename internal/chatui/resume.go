@@ -61,7 +61,7 @@ func showTranscript(w io.Writer, info app.ChatInfo, cols int) {
 		case "user":
 			line := "> " + flatLine(s.Text, 4*cols)
 			if s.Unanswered {
-				why := s.Error
+				why := flatLine(s.Error, 4*cols) // an error may span lines
 				if why == "" {
 					why = "no answer"
 				}
